@@ -1,0 +1,671 @@
+package ir
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"unicode/utf8"
+
+	pb "github.com/hopctl/hopctl/proto/hopctlpb"
+	"google.golang.org/protobuf/encoding/protojson"
+	"google.golang.org/protobuf/encoding/prototext"
+	"google.golang.org/protobuf/proto"
+)
+
+// Encoding is one of the three encodings of the interchange format.
+type Encoding uint8
+
+// The encodings.
+const (
+	EncodingUnknown Encoding = iota
+	Binary                   // .pb
+	JSON                     // .json
+	Text                     // .pbtxt
+)
+
+func (e Encoding) String() string {
+	switch e {
+	case Binary:
+		return "binary"
+	case JSON:
+		return "json"
+	case Text:
+		return "text"
+	}
+	return "unknown"
+}
+
+// ParseEncoding parses "pb"/"binary", "json", "pbtxt"/"text".
+func ParseEncoding(s string) (Encoding, error) {
+	switch strings.ToLower(s) {
+	case "pb", "binary", "bin":
+		return Binary, nil
+	case "json":
+		return JSON, nil
+	case "pbtxt", "text", "txtpb", "textproto":
+		return Text, nil
+	}
+	return EncodingUnknown, fmt.Errorf("unknown encoding %q (want pb, json or pbtxt)", s)
+}
+
+// EncodingForPath returns the encoding an extension names, or EncodingUnknown.
+func EncodingForPath(path string) Encoding {
+	switch strings.ToLower(filepath.Ext(path)) {
+	case ".pb", ".bin", ".binpb":
+		return Binary
+	case ".json":
+		return JSON
+	case ".pbtxt", ".txtpb", ".textproto", ".prototxt":
+		return Text
+	}
+	return EncodingUnknown
+}
+
+// SniffEncoding guesses the encoding from the content: JSON starts with '{',
+// text format is valid UTF-8 without control bytes, anything else is binary.
+func SniffEncoding(data []byte) Encoding {
+	t := bytes.TrimLeft(data, " \t\r\n")
+	if len(t) > 0 && t[0] == '{' {
+		return JSON
+	}
+	if len(data) > 0 && utf8.Valid(data) && !bytes.ContainsFunc(data, func(r rune) bool {
+		return r < 0x20 && r != '\n' && r != '\r' && r != '\t'
+	}) {
+		return Text
+	}
+	return Binary
+}
+
+// LoadFile reads a graph file in the encoding its extension names (or its
+// content suggests). It does not run Verify.
+func LoadFile(path string) (*Module, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, &DecodeError{Loc: Location{File: path}, Err: err}
+	}
+	enc := EncodingForPath(path)
+	if enc == EncodingUnknown {
+		enc = SniffEncoding(data)
+	}
+	return Decode(data, enc, path)
+}
+
+// Load reads and verifies a graph file.
+func Load(path string) (*Module, error) {
+	m, err := LoadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	if err := Verify(m, path); err != nil {
+		return nil, err
+	}
+	return m, nil
+}
+
+// Decode decodes data in the given encoding. file names the input in errors.
+func Decode(data []byte, enc Encoding, file string) (*Module, error) {
+	f := &pb.File{}
+	var err error
+	switch enc {
+	case Binary:
+		err = proto.Unmarshal(data, f)
+	case JSON:
+		err = protojson.Unmarshal(data, f)
+	case Text:
+		err = prototext.Unmarshal(data, f)
+	default:
+		err = fmt.Errorf("unknown encoding")
+	}
+	if err != nil {
+		msg := fmt.Errorf("cannot decode as %s hopctl graph: %w", enc, err)
+		if s := SniffEncoding(data); s != enc && len(data) > 0 {
+			msg = fmt.Errorf("%w (the content looks like %s encoding)", msg, s)
+		}
+		return nil, &DecodeError{Loc: Location{File: file}, Err: msg}
+	}
+	return FromProto(f, file)
+}
+
+// FromProto converts a decoded file into the IR.
+func FromProto(f *pb.File, file string) (*Module, error) {
+	fv := f.GetFormatVersion()
+	if fv == nil || fv.GetMajor() == 0 {
+		return nil, &DecodeError{Loc: Location{File: file}, Err: errors.New("missing format_version: not a hopctl graph file")}
+	}
+	if fv.GetMajor() > FormatMajor {
+		return nil, &DecodeError{Loc: Location{File: file}, Err: fmt.Errorf("format version %d.%d is newer than this hopctl reads (%d.x); upgrade hopctl", fv.GetMajor(), fv.GetMinor(), FormatMajor)}
+	}
+	if f.GetGraph() == nil {
+		return nil, &DecodeError{Loc: Location{File: file}, Err: errors.New("missing root graph")}
+	}
+	m := &Module{
+		FormatMajor:  fv.GetMajor(),
+		FormatMinor:  fv.GetMinor(),
+		Producer:     f.GetProducer(),
+		TorchVersion: f.GetTorchVersion(),
+	}
+	root, err := graphFromProto("", f.GetGraph(), file)
+	if err != nil {
+		return nil, err
+	}
+	m.Graphs = append(make([]*Graph, 0, 1+len(f.GetSubmodules())), root)
+	for _, sm := range f.GetSubmodules() {
+		g, err := graphFromProto(sm.GetQualifiedName(), sm.GetGraph(), file)
+		if err != nil {
+			return nil, err
+		}
+		m.Graphs = append(m.Graphs, g)
+	}
+	for _, a := range f.GetAttributes() {
+		m.Attributes = append(m.Attributes, Attribute{Name: a.GetQualifiedName(), Meta: tensorFromProto(a.GetMeta()), Data: a.GetData()})
+	}
+	for _, s := range f.GetSchemas() {
+		m.Schemas = append(m.Schemas, SchemaText{Name: s.GetName(), Schema: s.GetSchema()})
+	}
+	for _, a := range f.GetAnnotations() {
+		m.Annotations = append(m.Annotations, Annotation{Key: a.GetKey(), Value: a.GetValue()})
+	}
+	return m, nil
+}
+
+func graphFromProto(name string, pg *pb.Graph, file string) (*Graph, error) {
+	g := &Graph{Name: name, Nodes: make([]Node, len(pg.GetNodes()))}
+	for i, pn := range pg.GetNodes() {
+		n := &g.Nodes[i]
+		n.Name = pn.GetName()
+		n.Op = OpKind(pn.GetOp())
+		if pn.GetOp() < 0 || int(pn.GetOp()) >= len(opKindNames) {
+			n.Op = OpUnspecified
+		}
+		n.Target = pn.GetTarget()
+		if len(pn.GetArgs()) > 0 {
+			n.Args = make([]Arg, len(pn.GetArgs()))
+			for j, a := range pn.GetArgs() {
+				if err := argFromProto(&n.Args[j], a); err != nil {
+					return nil, &DecodeError{Loc: At(file, name, n.Name), Err: fmt.Errorf("argument %d: %w", j, err)}
+				}
+			}
+		}
+		if len(pn.GetKwargs()) > 0 {
+			n.Kwargs = make([]Kwarg, len(pn.GetKwargs()))
+			for j, kw := range pn.GetKwargs() {
+				n.Kwargs[j].Name = kw.GetName()
+				if err := argFromProto(&n.Kwargs[j].Value, kw.GetValue()); err != nil {
+					return nil, &DecodeError{Loc: At(file, name, n.Name), Err: fmt.Errorf("keyword argument %q: %w", kw.GetName(), err)}
+				}
+			}
+		}
+		if pn.GetVal() != nil {
+			v := valueFromProto(pn.GetVal())
+			n.Val = &v
+		}
+		if pm := pn.GetMeta(); pm != nil {
+			n.Meta = metaFromProto(pm)
+		}
+	}
+	g.Reindex()
+	for i := range g.Nodes {
+		g.Nodes[i].WalkRefs(func(a *Arg) {
+			if id, ok := g.index[a.S]; ok {
+				a.Ref = id
+			}
+		})
+	}
+	return g, nil
+}
+
+// argFromProto converts iteratively-enough: list nesting is bounded by the
+// protobuf decoder's recursion limit.
+func argFromProto(dst *Arg, a *pb.Arg) error {
+	if a == nil {
+		return errors.New("missing argument value")
+	}
+	switch k := a.GetKind().(type) {
+	case *pb.Arg_Node:
+		*dst = Arg{Kind: ArgNode, S: k.Node, Ref: NoNode}
+	case *pb.Arg_Int:
+		*dst = Arg{Kind: ArgInt, I: k.Int}
+	case *pb.Arg_Float:
+		*dst = Arg{Kind: ArgFloat, F: k.Float}
+	case *pb.Arg_Bool:
+		*dst = Arg{Kind: ArgBool, B: k.Bool}
+	case *pb.Arg_Str:
+		*dst = Arg{Kind: ArgStr, S: k.Str}
+	case *pb.Arg_None:
+		*dst = Arg{Kind: ArgNone}
+	case *pb.Arg_List:
+		return argListFromProto(dst, ArgList, k.List.GetItems())
+	case *pb.Arg_Tuple:
+		return argListFromProto(dst, ArgTuple, k.Tuple.GetItems())
+	case *pb.Arg_Dtype:
+		*dst = Arg{Kind: ArgDtype, S: k.Dtype}
+	case *pb.Arg_Device:
+		*dst = Arg{Kind: ArgDevice, S: k.Device}
+	case *pb.Arg_Layout:
+		*dst = Arg{Kind: ArgLayout, S: k.Layout}
+	case *pb.Arg_MemoryFormat:
+		*dst = Arg{Kind: ArgMemoryFormat, S: k.MemoryFormat}
+	case *pb.Arg_Sym:
+		*dst = Arg{Kind: ArgSym, Sym: symFromProto(k.Sym)}
+	case *pb.Arg_Op:
+		*dst = Arg{Kind: ArgOp, S: k.Op}
+	case *pb.Arg_Dict:
+		entries := k.Dict.GetEntries()
+		*dst = Arg{Kind: ArgDict, Elems: make([]Arg, len(entries)), Keys: make([]string, len(entries))}
+		for i, e := range entries {
+			dst.Keys[i] = e.GetName()
+			if err := argFromProto(&dst.Elems[i], e.GetValue()); err != nil {
+				return err
+			}
+		}
+	case *pb.Arg_Complex:
+		*dst = Arg{Kind: ArgComplex, F: k.Complex.GetReal(), Imag: k.Complex.GetImag()}
+	default:
+		return errors.New("argument has no value set")
+	}
+	return nil
+}
+
+func argListFromProto(dst *Arg, kind ArgKind, items []*pb.Arg) error {
+	*dst = Arg{Kind: kind, Elems: make([]Arg, len(items))}
+	for i, it := range items {
+		if err := argFromProto(&dst.Elems[i], it); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func symFromProto(s *pb.SymExpr) *SymExpr {
+	return &SymExpr{Kind: SymKind(s.GetKind()), Expr: s.GetExpr(), Hint: s.GetHint(), HasHint: s.Hint != nil}
+}
+
+func dimFromProto(d *pb.Dim) Dim {
+	if d == nil {
+		return Dim{}
+	}
+	if e, ok := d.GetKind().(*pb.Dim_Expr); ok {
+		return Dim{Expr: e.Expr}
+	}
+	return Dim{Val: d.GetValue()}
+}
+
+func dimsFromProto(ds []*pb.Dim) []Dim {
+	if len(ds) == 0 {
+		return nil
+	}
+	out := make([]Dim, len(ds))
+	for i, d := range ds {
+		out[i] = dimFromProto(d)
+	}
+	return out
+}
+
+func tensorFromProto(t *pb.TensorMeta) TensorMeta {
+	tm := TensorMeta{
+		Shape:         dimsFromProto(t.GetShape()),
+		Stride:        dimsFromProto(t.GetStride()),
+		StorageOffset: dimFromProto(t.GetStorageOffset()),
+		Dtype:         t.GetDtype(),
+		Device:        t.GetDevice(),
+		Layout:        t.GetLayout(),
+		MemoryFormat:  t.GetMemoryFormat(),
+		RequiresGrad:  t.GetRequiresGrad(),
+		IsQuantized:   t.GetIsQuantized(),
+		StorageID:     t.GetStorageId(),
+		HasStorageID:  t.StorageId != nil,
+	}
+	if q := t.GetQparams(); q != nil {
+		tm.QParams = &QParams{QScheme: q.GetQscheme(), Scale: q.GetScale(), ZeroPoint: q.GetZeroPoint(), Scales: q.GetScales(), ZeroPoints: q.GetZeroPoints(), Axis: q.GetAxis()}
+	}
+	return tm
+}
+
+func valueFromProto(v *pb.Value) Value {
+	switch k := v.GetKind().(type) {
+	case *pb.Value_Tensor:
+		t := tensorFromProto(k.Tensor)
+		return Value{Kind: ValTensor, Tensor: &t}
+	case *pb.Value_Sym:
+		return Value{Kind: ValSym, Sym: symFromProto(k.Sym)}
+	case *pb.Value_List:
+		return valueListFromProto(ValList, k.List.GetItems())
+	case *pb.Value_Tuple:
+		return valueListFromProto(ValTuple, k.Tuple.GetItems())
+	case *pb.Value_None:
+		return Value{Kind: ValNone}
+	case *pb.Value_Int:
+		return Value{Kind: ValInt, I: k.Int}
+	case *pb.Value_Float:
+		return Value{Kind: ValFloat, F: k.Float}
+	case *pb.Value_Bool:
+		return Value{Kind: ValBool, B: k.Bool}
+	case *pb.Value_Opaque:
+		return Value{Kind: ValOpaque, S: k.Opaque}
+	}
+	return Value{Kind: ValUnset}
+}
+
+func valueListFromProto(kind ValueKind, items []*pb.Value) Value {
+	v := Value{Kind: kind, Elems: make([]Value, len(items))}
+	for i, it := range items {
+		v.Elems[i] = valueFromProto(it)
+	}
+	return v
+}
+
+func stackFromProto(es []*pb.ModuleStackEntry) []ModuleStackEntry {
+	if len(es) == 0 {
+		return nil
+	}
+	out := make([]ModuleStackEntry, len(es))
+	for i, e := range es {
+		out[i] = ModuleStackEntry{Key: e.GetKey(), Path: e.GetPath(), Type: e.GetType()}
+	}
+	return out
+}
+
+func metaFromProto(pm *pb.NodeMeta) *Meta {
+	m := &Meta{
+		StackTrace:    pm.GetStackTrace(),
+		NNModuleStack: stackFromProto(pm.GetNnModuleStack()),
+		SourceFnStack: stackFromProto(pm.GetSourceFnStack()),
+		SeqNr:         pm.GetSeqNr(),
+		HasSeqNr:      pm.SeqNr != nil,
+		FwdSource:     pm.GetFwdSource(),
+	}
+	for _, a := range pm.GetExtra() {
+		m.Extra = append(m.Extra, Annotation{Key: a.GetKey(), Value: a.GetValue()})
+	}
+	return m
+}
+
+// ToProto converts the IR back into the interchange format.
+func ToProto(m *Module) *pb.File {
+	f := &pb.File{
+		FormatVersion: &pb.FormatVersion{Major: m.FormatMajor, Minor: m.FormatMinor},
+		Producer:      m.Producer,
+		TorchVersion:  m.TorchVersion,
+	}
+	if f.FormatVersion.Major == 0 {
+		f.FormatVersion = &pb.FormatVersion{Major: FormatMajor, Minor: FormatMinor}
+	}
+	for i, g := range m.Graphs {
+		pg := graphToProto(g)
+		if i == 0 {
+			f.Graph = pg
+			continue
+		}
+		f.Submodules = append(f.Submodules, &pb.Submodule{QualifiedName: g.Name, Graph: pg})
+	}
+	for _, a := range m.Attributes {
+		f.Attributes = append(f.Attributes, &pb.Attribute{QualifiedName: a.Name, Meta: tensorToProto(&a.Meta), Data: a.Data})
+	}
+	for _, s := range m.Schemas {
+		f.Schemas = append(f.Schemas, &pb.OpSchema{Name: s.Name, Schema: s.Schema})
+	}
+	for _, a := range m.Annotations {
+		f.Annotations = append(f.Annotations, &pb.Annotation{Key: a.Key, Value: a.Value})
+	}
+	return f
+}
+
+func graphToProto(g *Graph) *pb.Graph {
+	pg := &pb.Graph{Nodes: make([]*pb.Node, len(g.Nodes))}
+	for i := range g.Nodes {
+		n := &g.Nodes[i]
+		pn := &pb.Node{Name: n.Name, Op: pb.OpKind(n.Op), Target: n.Target}
+		for j := range n.Args {
+			pn.Args = append(pn.Args, argToProto(&n.Args[j]))
+		}
+		for j := range n.Kwargs {
+			pn.Kwargs = append(pn.Kwargs, &pb.Kwarg{Name: n.Kwargs[j].Name, Value: argToProto(&n.Kwargs[j].Value)})
+		}
+		if n.Val != nil {
+			pn.Val = valueToProto(n.Val)
+		}
+		if n.Meta != nil {
+			pn.Meta = metaToProto(n.Meta)
+		}
+		pg.Nodes[i] = pn
+	}
+	return pg
+}
+
+func argToProto(a *Arg) *pb.Arg {
+	switch a.Kind {
+	case ArgNode:
+		return &pb.Arg{Kind: &pb.Arg_Node{Node: a.S}}
+	case ArgInt:
+		return &pb.Arg{Kind: &pb.Arg_Int{Int: a.I}}
+	case ArgFloat:
+		return &pb.Arg{Kind: &pb.Arg_Float{Float: a.F}}
+	case ArgBool:
+		return &pb.Arg{Kind: &pb.Arg_Bool{Bool: a.B}}
+	case ArgStr:
+		return &pb.Arg{Kind: &pb.Arg_Str{Str: a.S}}
+	case ArgList:
+		return &pb.Arg{Kind: &pb.Arg_List{List: &pb.ArgList{Items: argsToProto(a.Elems)}}}
+	case ArgTuple:
+		return &pb.Arg{Kind: &pb.Arg_Tuple{Tuple: &pb.ArgList{Items: argsToProto(a.Elems)}}}
+	case ArgDtype:
+		return &pb.Arg{Kind: &pb.Arg_Dtype{Dtype: a.S}}
+	case ArgDevice:
+		return &pb.Arg{Kind: &pb.Arg_Device{Device: a.S}}
+	case ArgLayout:
+		return &pb.Arg{Kind: &pb.Arg_Layout{Layout: a.S}}
+	case ArgMemoryFormat:
+		return &pb.Arg{Kind: &pb.Arg_MemoryFormat{MemoryFormat: a.S}}
+	case ArgSym:
+		return &pb.Arg{Kind: &pb.Arg_Sym{Sym: symToProto(a.Sym)}}
+	case ArgOp:
+		return &pb.Arg{Kind: &pb.Arg_Op{Op: a.S}}
+	case ArgDict:
+		d := &pb.ArgDict{}
+		for i := range a.Elems {
+			d.Entries = append(d.Entries, &pb.Kwarg{Name: a.Keys[i], Value: argToProto(&a.Elems[i])})
+		}
+		return &pb.Arg{Kind: &pb.Arg_Dict{Dict: d}}
+	case ArgComplex:
+		return &pb.Arg{Kind: &pb.Arg_Complex{Complex: &pb.Complex{Real: a.F, Imag: a.Imag}}}
+	}
+	return &pb.Arg{Kind: &pb.Arg_None{None: &pb.Empty{}}}
+}
+
+func argsToProto(as []Arg) []*pb.Arg {
+	out := make([]*pb.Arg, len(as))
+	for i := range as {
+		out[i] = argToProto(&as[i])
+	}
+	return out
+}
+
+func symToProto(s *SymExpr) *pb.SymExpr {
+	if s == nil {
+		return &pb.SymExpr{}
+	}
+	p := &pb.SymExpr{Kind: pb.SymKind(s.Kind), Expr: s.Expr}
+	if s.HasHint {
+		h := s.Hint
+		p.Hint = &h
+	}
+	return p
+}
+
+func dimToProto(d Dim) *pb.Dim {
+	if d.Expr != "" {
+		return &pb.Dim{Kind: &pb.Dim_Expr{Expr: d.Expr}}
+	}
+	return &pb.Dim{Kind: &pb.Dim_Value{Value: d.Val}}
+}
+
+func dimsToProto(ds []Dim) []*pb.Dim {
+	if len(ds) == 0 {
+		return nil
+	}
+	out := make([]*pb.Dim, len(ds))
+	for i, d := range ds {
+		out[i] = dimToProto(d)
+	}
+	return out
+}
+
+func tensorToProto(t *TensorMeta) *pb.TensorMeta {
+	p := &pb.TensorMeta{
+		Shape:         dimsToProto(t.Shape),
+		Stride:        dimsToProto(t.Stride),
+		StorageOffset: dimToProto(t.StorageOffset),
+		Dtype:         t.Dtype,
+		Device:        t.Device,
+		Layout:        t.Layout,
+		MemoryFormat:  t.MemoryFormat,
+		RequiresGrad:  t.RequiresGrad,
+		IsQuantized:   t.IsQuantized,
+	}
+	if t.HasStorageID {
+		id := t.StorageID
+		p.StorageId = &id
+	}
+	if q := t.QParams; q != nil {
+		p.Qparams = &pb.QParams{Qscheme: q.QScheme, Scale: q.Scale, ZeroPoint: q.ZeroPoint, Scales: q.Scales, ZeroPoints: q.ZeroPoints, Axis: q.Axis}
+	}
+	return p
+}
+
+func valueToProto(v *Value) *pb.Value {
+	switch v.Kind {
+	case ValTensor:
+		return &pb.Value{Kind: &pb.Value_Tensor{Tensor: tensorToProto(v.Tensor)}}
+	case ValSym:
+		return &pb.Value{Kind: &pb.Value_Sym{Sym: symToProto(v.Sym)}}
+	case ValList:
+		return &pb.Value{Kind: &pb.Value_List{List: valuesToProto(v.Elems)}}
+	case ValTuple:
+		return &pb.Value{Kind: &pb.Value_Tuple{Tuple: valuesToProto(v.Elems)}}
+	case ValNone:
+		return &pb.Value{Kind: &pb.Value_None{None: &pb.Empty{}}}
+	case ValInt:
+		return &pb.Value{Kind: &pb.Value_Int{Int: v.I}}
+	case ValFloat:
+		return &pb.Value{Kind: &pb.Value_Float{Float: v.F}}
+	case ValBool:
+		return &pb.Value{Kind: &pb.Value_Bool{Bool: v.B}}
+	case ValOpaque:
+		return &pb.Value{Kind: &pb.Value_Opaque{Opaque: v.S}}
+	}
+	return &pb.Value{}
+}
+
+func valuesToProto(vs []Value) *pb.ValueList {
+	l := &pb.ValueList{Items: make([]*pb.Value, len(vs))}
+	for i := range vs {
+		l.Items[i] = valueToProto(&vs[i])
+	}
+	return l
+}
+
+func stackToProto(es []ModuleStackEntry) []*pb.ModuleStackEntry {
+	if len(es) == 0 {
+		return nil
+	}
+	out := make([]*pb.ModuleStackEntry, len(es))
+	for i, e := range es {
+		out[i] = &pb.ModuleStackEntry{Key: e.Key, Path: e.Path, Type: e.Type}
+	}
+	return out
+}
+
+func metaToProto(m *Meta) *pb.NodeMeta {
+	p := &pb.NodeMeta{
+		StackTrace:    m.StackTrace,
+		NnModuleStack: stackToProto(m.NNModuleStack),
+		SourceFnStack: stackToProto(m.SourceFnStack),
+		FwdSource:     m.FwdSource,
+	}
+	if m.HasSeqNr {
+		s := m.SeqNr
+		p.SeqNr = &s
+	}
+	for _, a := range m.Extra {
+		p.Extra = append(p.Extra, &pb.Annotation{Key: a.Key, Value: a.Value})
+	}
+	return p
+}
+
+// Encode serialises the module. Binary output is deterministic; JSON output
+// is re-indented so it is byte-stable (protobuf-go varies whitespace on
+// purpose); text output is stable for a given hopctl build.
+func Encode(m *Module, enc Encoding) ([]byte, error) {
+	f := ToProto(m)
+	switch enc {
+	case Binary:
+		return proto.MarshalOptions{Deterministic: true}.Marshal(f)
+	case JSON:
+		raw, err := protojson.MarshalOptions{UseProtoNames: true}.Marshal(f)
+		if err != nil {
+			return nil, err
+		}
+		var compact, out bytes.Buffer
+		if err := json.Compact(&compact, raw); err != nil {
+			return nil, err
+		}
+		if err := json.Indent(&out, compact.Bytes(), "", "  "); err != nil {
+			return nil, err
+		}
+		out.WriteByte('\n')
+		return out.Bytes(), nil
+	case Text:
+		b, err := prototext.MarshalOptions{Multiline: true, Indent: "  "}.Marshal(f)
+		if err != nil {
+			return nil, err
+		}
+		header := "# proto-file: proto/hopctl/v1/graph.proto\n# proto-message: hopctl.v1.File\n"
+		return append([]byte(header), b...), nil
+	}
+	return nil, fmt.Errorf("unknown encoding")
+}
+
+// SaveFile encodes the module in the encoding the path's extension names
+// (binary when it names none) and writes it atomically.
+func SaveFile(path string, m *Module) error {
+	enc := EncodingForPath(path)
+	if enc == EncodingUnknown {
+		enc = Binary
+	}
+	data, err := Encode(m, enc)
+	if err != nil {
+		return fmt.Errorf("%s: encode: %w", path, err)
+	}
+	return WriteFileAtomic(path, data)
+}
+
+// WriteFileAtomic writes data to a temporary file next to path and renames
+// it into place, so a failed write never leaves a partial or clobbered file.
+func WriteFileAtomic(path string, data []byte) error {
+	dir := filepath.Dir(path)
+	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp*")
+	if err != nil {
+		return err
+	}
+	name := tmp.Name()
+	_, werr := tmp.Write(data)
+	serr := tmp.Sync()
+	cerr := tmp.Close()
+	if err := errors.Join(werr, serr, cerr); err != nil {
+		os.Remove(name)
+		return fmt.Errorf("%s: write: %w", path, err)
+	}
+	if err := os.Chmod(name, 0o644); err != nil {
+		os.Remove(name)
+		return err
+	}
+	if err := os.Rename(name, path); err != nil {
+		os.Remove(name)
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	return nil
+}

@@ -1,0 +1,117 @@
+package ir
+
+import (
+	"gonum.org/v1/gonum/graph"
+	"gonum.org/v1/gonum/graph/iterator"
+	"gonum.org/v1/gonum/graph/simple"
+)
+
+// DefUse is the def-use index of one graph: for each node the distinct nodes
+// it reads (Operands) and the distinct nodes that read it (Users), both in
+// node order. Self references and unresolved references are left out.
+//
+// DefUse implements gonum's graph.Directed, with an edge from each definition
+// to each of its users, so gonum's algorithms run on the IR directly.
+type DefUse struct {
+	g        *Graph
+	Operands [][]NodeID
+	Users    [][]NodeID
+}
+
+// NewDefUse builds the def-use index of g in one pass over its nodes.
+func NewDefUse(g *Graph) *DefUse {
+	n := len(g.Nodes)
+	du := &DefUse{g: g, Operands: make([][]NodeID, n), Users: make([][]NodeID, n)}
+	seen := make([]int32, n) // last user index+1 that recorded an edge to this def
+	for i := range g.Nodes {
+		uid := NodeID(i)
+		g.Nodes[i].WalkRefs(func(a *Arg) {
+			d := a.Ref
+			if d < 0 || int(d) >= n || d == uid || seen[d] == int32(i)+1 {
+				return
+			}
+			seen[d] = int32(i) + 1
+			du.Operands[i] = append(du.Operands[i], d)
+		})
+	}
+	for u, ops := range du.Operands {
+		for _, d := range ops {
+			du.Users[d] = append(du.Users[d], NodeID(u))
+		}
+	}
+	return du
+}
+
+func (du *DefUse) valid(id int64) bool { return id >= 0 && id < int64(len(du.g.Nodes)) }
+
+func idsToNodes(ids []NodeID) graph.Nodes {
+	if len(ids) == 0 {
+		return graph.Empty
+	}
+	ns := make([]graph.Node, len(ids))
+	for i, id := range ids {
+		ns[i] = simple.Node(id)
+	}
+	return iterator.NewOrderedNodes(ns)
+}
+
+// Node implements graph.Graph.
+func (du *DefUse) Node(id int64) graph.Node {
+	if !du.valid(id) {
+		return nil
+	}
+	return simple.Node(id)
+}
+
+// Nodes implements graph.Graph, in node order.
+func (du *DefUse) Nodes() graph.Nodes {
+	ns := make([]graph.Node, len(du.g.Nodes))
+	for i := range ns {
+		ns[i] = simple.Node(i)
+	}
+	return iterator.NewOrderedNodes(ns)
+}
+
+// From implements graph.Graph: the users of id.
+func (du *DefUse) From(id int64) graph.Nodes {
+	if !du.valid(id) {
+		return graph.Empty
+	}
+	return idsToNodes(du.Users[id])
+}
+
+// To implements graph.Directed: the operands of id.
+func (du *DefUse) To(id int64) graph.Nodes {
+	if !du.valid(id) {
+		return graph.Empty
+	}
+	return idsToNodes(du.Operands[id])
+}
+
+// HasEdgeFromTo implements graph.Directed.
+func (du *DefUse) HasEdgeFromTo(uid, vid int64) bool {
+	if !du.valid(uid) || !du.valid(vid) {
+		return false
+	}
+	for _, d := range du.Operands[vid] {
+		if int64(d) == uid {
+			return true
+		}
+	}
+	return false
+}
+
+// HasEdgeBetween implements graph.Graph.
+func (du *DefUse) HasEdgeBetween(xid, yid int64) bool {
+	return du.HasEdgeFromTo(xid, yid) || du.HasEdgeFromTo(yid, xid)
+}
+
+// Edge implements graph.Graph.
+func (du *DefUse) Edge(uid, vid int64) graph.Edge {
+	if !du.HasEdgeFromTo(uid, vid) {
+		return nil
+	}
+	return simple.Edge{F: simple.Node(uid), T: simple.Node(vid)}
+}
+
+var _ graph.Directed = (*DefUse)(nil)

@@ -1,0 +1,403 @@
+// Package ir is hopctl's own in-memory form of an FX GraphModule: the root
+// graph, every nested HOP subgraph, tensor attributes and op schemas.
+//
+// Nodes live in dense slices and reference each other by index (NodeID), so
+// analyses can keep per-node state in slices instead of maps. The IR is
+// produced from the protobuf interchange format by Load/Decode and written
+// back by Save/Encode without loss; Verify checks its structural invariants.
+// Only this package touches the generated protobuf types.
+package ir
+
+import "strings"
+
+// FormatMajor is the newest major format version this build reads and the
+// one it writes. FormatMinor is the minor version it writes.
+const (
+	FormatMajor = 1
+	FormatMinor = 0
+)
+
+// OpKind is an FX node's op.
+type OpKind uint8
+
+// The FX node kinds.
+const (
+	OpUnspecified OpKind = iota
+	OpPlaceholder
+	OpGetAttr
+	OpCallFunction
+	OpCallMethod
+	OpCallModule
+	OpOutput
+)
+
+var opKindNames = [...]string{"unspecified", "placeholder", "get_attr", "call_function", "call_method", "call_module", "output"}
+
+func (k OpKind) String() string {
+	if int(k) < len(opKindNames) {
+		return opKindNames[k]
+	}
+	return "unknown"
+}
+
+// NodeID indexes Graph.Nodes. NoNode marks a reference that did not resolve.
+type NodeID int32
+
+// NoNode is the NodeID of an unresolved reference.
+const NoNode NodeID = -1
+
+// Module is one file's GraphModule: Graphs[0] is the root graph (Name ""),
+// the rest are submodule graphs by qualified name in file order.
+type Module struct {
+	FormatMajor, FormatMinor uint32
+	Producer                 string
+	TorchVersion             string
+	Graphs                   []*Graph
+	Attributes               []Attribute
+	Schemas                  []SchemaText
+	Annotations              []Annotation
+}
+
+// Root returns the root graph.
+func (m *Module) Root() *Graph { return m.Graphs[0] }
+
+// Graph returns the graph with the given qualified name, or nil.
+func (m *Module) Graph(qualname string) *Graph {
+	for _, g := range m.Graphs {
+		if g.Name == qualname {
+			return g
+		}
+	}
+	return nil
+}
+
+// Attribute returns the tensor attribute with the given qualified name, or nil.
+func (m *Module) Attribute(qualname string) *Attribute {
+	for i := range m.Attributes {
+		if m.Attributes[i].Name == qualname {
+			return &m.Attributes[i]
+		}
+	}
+	return nil
+}
+
+// Annotation returns the value of the annotation key and whether it exists.
+func (m *Module) Annotation(key string) (string, bool) {
+	for _, a := range m.Annotations {
+		if a.Key == key {
+			return a.Value, true
+		}
+	}
+	return "", false
+}
+
+// SetAnnotation sets (or replaces) the annotation key.
+func (m *Module) SetAnnotation(key, value string) {
+	for i := range m.Annotations {
+		if m.Annotations[i].Key == key {
+			m.Annotations[i].Value = value
+			return
+		}
+	}
+	m.Annotations = append(m.Annotations, Annotation{Key: key, Value: value})
+}
+
+// Qualify resolves a get_attr or call_module target written in graph g to a
+// qualified name relative to the root.
+func Qualify(g *Graph, target string) string {
+	if g.Name == "" {
+		return target
+	}
+	return g.Name + "." + target
+}
+
+// DisplayName is how a graph is named in messages: its qualified name, or
+// "<root>" for the root graph.
+func DisplayName(qualname string) string {
+	if qualname == "" {
+		return "<root>"
+	}
+	return qualname
+}
+
+// Graph is one FX graph.
+type Graph struct {
+	Name  string // qualified name; "" for the root
+	Nodes []Node
+	index map[string]NodeID
+}
+
+// Lookup returns the first node with the given name.
+func (g *Graph) Lookup(name string) (NodeID, bool) {
+	if g.index == nil {
+		g.Reindex()
+	}
+	id, ok := g.index[name]
+	return id, ok
+}
+
+// Reindex rebuilds the name index after nodes were added or renamed.
+func (g *Graph) Reindex() {
+	g.index = make(map[string]NodeID, len(g.Nodes))
+	for i := len(g.Nodes) - 1; i >= 0; i-- {
+		g.index[g.Nodes[i].Name] = NodeID(i)
+	}
+}
+
+// Placeholders returns the ids of the placeholder nodes in order.
+func (g *Graph) Placeholders() []NodeID {
+	var out []NodeID
+	for i := range g.Nodes {
+		if g.Nodes[i].Op == OpPlaceholder {
+			out = append(out, NodeID(i))
+		}
+	}
+	return out
+}
+
+// OutputNode returns the id of the last output node, or NoNode.
+func (g *Graph) OutputNode() NodeID {
+	for i := len(g.Nodes) - 1; i >= 0; i-- {
+		if g.Nodes[i].Op == OpOutput {
+			return NodeID(i)
+		}
+	}
+	return NoNode
+}
+
+// Node is one FX node.
+type Node struct {
+	Name   string
+	Op     OpKind
+	Target string
+	Args   []Arg
+	Kwargs []Kwarg
+	Val    *Value // nil when the node has no recorded value
+	Meta   *Meta  // nil when the node has no metadata
+}
+
+// Kwarg returns the keyword argument with the given name.
+func (n *Node) Kwarg(name string) (*Arg, bool) {
+	for i := range n.Kwargs {
+		if n.Kwargs[i].Name == name {
+			return &n.Kwargs[i].Value, true
+		}
+	}
+	return nil, false
+}
+
+// Kwarg is a named argument.
+type Kwarg struct {
+	Name  string
+	Value Arg
+}
+
+// ArgKind says which field of an Arg is set.
+type ArgKind uint8
+
+// Argument kinds.
+const (
+	ArgNone ArgKind = iota
+	ArgNode
+	ArgInt
+	ArgFloat
+	ArgBool
+	ArgStr
+	ArgList
+	ArgTuple
+	ArgDtype
+	ArgDevice
+	ArgLayout
+	ArgMemoryFormat
+	ArgSym
+	ArgOp
+	ArgDict
+	ArgComplex
+)
+
+// Arg is a node of a typed argument tree.
+//
+//   - ArgNode: S is the referenced node's name, Ref its id (NoNode if the
+//     name does not resolve).
+//   - ArgInt: I. ArgFloat: F. ArgBool: B. ArgComplex: F real, Imag.
+//   - ArgStr, ArgDtype, ArgDevice, ArgLayout, ArgMemoryFormat, ArgOp: S.
+//   - ArgSym: Sym.
+//   - ArgList, ArgTuple: Elems. ArgDict: Keys[i] → Elems[i].
+type Arg struct {
+	Kind  ArgKind
+	B     bool
+	Ref   NodeID
+	I     int64
+	F     float64
+	Imag  float64
+	S     string
+	Sym   *SymExpr
+	Elems []Arg
+	Keys  []string
+}
+
+// NodeArg returns an argument that references node id named name.
+func NodeArg(id NodeID, name string) Arg { return Arg{Kind: ArgNode, Ref: id, S: name} }
+
+// WalkRefs calls fn for every node reference in the argument tree, in order.
+func (a *Arg) WalkRefs(fn func(a *Arg)) {
+	// Iterative to stay safe on adversarially deep trees.
+	stack := []*Arg{a}
+	for len(stack) > 0 {
+		x := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		if x.Kind == ArgNode {
+			fn(x)
+			continue
+		}
+		for i := len(x.Elems) - 1; i >= 0; i-- {
+			stack = append(stack, &x.Elems[i])
+		}
+	}
+}
+
+// WalkRefs calls fn for every node reference in the node's args then kwargs.
+func (n *Node) WalkRefs(fn func(a *Arg)) {
+	for i := range n.Args {
+		n.Args[i].WalkRefs(fn)
+	}
+	for i := range n.Kwargs {
+		n.Kwargs[i].Value.WalkRefs(fn)
+	}
+}
+
+// SymKind is the kind of a symbolic scalar.
+type SymKind uint8
+
+// Symbolic scalar kinds.
+const (
+	SymUnspecified SymKind = iota
+	SymInt
+	SymFloat
+	SymBool
+)
+
+// SymExpr is a symbolic scalar written as an expression.
+type SymExpr struct {
+	Kind    SymKind
+	Expr    string
+	Hint    string
+	HasHint bool
+}
+
+// ValueKind says which field of a Value is set.
+type ValueKind uint8
+
+// Value kinds.
+const (
+	ValUnset ValueKind = iota
+	ValTensor
+	ValSym
+	ValList
+	ValTuple
+	ValNone
+	ValInt
+	ValFloat
+	ValBool
+	ValOpaque
+)
+
+// Value is a node's meta["val"].
+type Value struct {
+	Kind   ValueKind
+	Tensor *TensorMeta
+	Sym    *SymExpr
+	Elems  []Value
+	I      int64
+	F      float64
+	B      bool
+	S      string // opaque type name
+}
+
+// Dim is a size, stride or offset: concrete when Expr is empty.
+type Dim struct {
+	Expr string
+	Val  int64
+}
+
+// IsSymbolic reports whether the dimension is an expression.
+func (d Dim) IsSymbolic() bool { return d.Expr != "" }
+
+// TensorMeta is the metadata of a tensor value.
+type TensorMeta struct {
+	Shape         []Dim
+	Stride        []Dim
+	StorageOffset Dim
+	Dtype         string
+	Device        string
+	Layout        string
+	MemoryFormat  string
+	RequiresGrad  bool
+	IsQuantized   bool
+	QParams       *QParams
+	StorageID     int64
+	HasStorageID  bool
+}
+
+// QParams are quantization parameters.
+type QParams struct {
+	QScheme    string
+	Scale      float64
+	ZeroPoint  int64
+	Scales     []float64
+	ZeroPoints []int64
+	Axis       int64
+}
+
+// Meta is the node metadata hopctl keeps.
+type Meta struct {
+	StackTrace    string
+	NNModuleStack []ModuleStackEntry
+	SourceFnStack []ModuleStackEntry
+	SeqNr         int64
+	HasSeqNr      bool
+	FwdSource     string
+	Extra         []Annotation
+}
+
+// ModuleStackEntry is one entry of nn_module_stack or source_fn_stack.
+type ModuleStackEntry struct {
+	Key, Path, Type string
+}
+
+// Annotation is a key/value pair.
+type Annotation struct {
+	Key, Value string
+}
+
+// Attribute is a tensor read by get_attr nodes.
+type Attribute struct {
+	Name string
+	Meta TensorMeta
+	Data []byte
+}
+
+// SchemaText is an op schema as PyTorch prints it.
+type SchemaText struct {
+	Name   string // "aten::add.Tensor"
+	Schema string
+}
+
+// SchemaName converts a canonical call_function target ("aten.add.Tensor",
+// "aten.relu.default") to the schema name PyTorch uses ("aten::add.Tensor",
+// "aten::relu"). ok is false for targets that are not namespace.op.overload.
+func SchemaName(target string) (name string, ok bool) {
+	ns, rest, found := strings.Cut(target, ".")
+	if !found || ns == "" {
+		return "", false
+	}
+	dot := strings.LastIndexByte(rest, '.')
+	if dot <= 0 || dot == len(rest)-1 {
+		return "", false
+	}
+	op, overload := rest[:dot], rest[dot+1:]
+	if overload == "default" {
+		return ns + "::" + op, true
+	}
+	return ns + "::" + op + "." + overload, true
+}

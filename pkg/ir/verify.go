@@ -1,0 +1,156 @@
+package ir
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+
+	"gonum.org/v1/gonum/graph/topo"
+)
+
+// MaxProblems bounds how many problems Verify lists; a summary line says how
+// many more there were.
+const MaxProblems = 1000
+
+// Verify checks the module's structural invariants and returns a
+// *VerifyError listing every problem, each naming file, graph and node:
+// empty and duplicate node names, unknown op kinds, dangling references,
+// uses before definition, cycles, a missing, repeated or misplaced output
+// node, get_attr/call_module targets that do not exist, and duplicate or
+// empty submodule names. file names the input in messages.
+func Verify(m *Module, file string) error {
+	v := &verifier{file: file}
+	if len(m.Graphs) == 0 {
+		v.add(Location{File: file}, "module has no root graph")
+		return v.err()
+	}
+	seen := make(map[string]bool, len(m.Graphs))
+	for i, g := range m.Graphs {
+		if i > 0 && g.Name == "" {
+			v.add(Location{File: file}, fmt.Sprintf("submodule %d has an empty qualified name", i))
+			continue
+		}
+		if seen[g.Name] {
+			v.add(InGraph(file, g.Name), "duplicate submodule name")
+		}
+		seen[g.Name] = true
+	}
+	attrs := make(map[string]bool, len(m.Attributes))
+	for _, a := range m.Attributes {
+		if attrs[a.Name] {
+			v.add(Location{File: file}, fmt.Sprintf("duplicate attribute %q", a.Name))
+		}
+		attrs[a.Name] = true
+	}
+	for _, g := range m.Graphs {
+		v.graph(g, seen, attrs)
+	}
+	return v.err()
+}
+
+type verifier struct {
+	file     string
+	problems []Problem
+	dropped  int
+}
+
+func (v *verifier) add(loc Location, msg string) {
+	if len(v.problems) >= MaxProblems {
+		v.dropped++
+		return
+	}
+	v.problems = append(v.problems, Problem{Loc: loc, Msg: msg})
+}
+
+func (v *verifier) err() error {
+	if len(v.problems) == 0 {
+		return nil
+	}
+	if v.dropped > 0 {
+		v.problems = append(v.problems, Problem{Loc: Location{File: v.file}, Msg: fmt.Sprintf("... and %d more problems", v.dropped)})
+	}
+	return &VerifyError{Problems: v.problems}
+}
+
+func (v *verifier) graph(g *Graph, graphs, attrs map[string]bool) {
+	names := make(map[string]NodeID, len(g.Nodes))
+	outputs := 0
+	forward := false
+	for i := range g.Nodes {
+		n := &g.Nodes[i]
+		loc := At(v.file, g.Name, n.Name)
+		if n.Name == "" {
+			loc.Node = fmt.Sprintf("#%d", i)
+			v.add(loc, "node has an empty name")
+		} else if first, dup := names[n.Name]; dup {
+			v.add(loc, fmt.Sprintf("duplicate node name (first defined as node #%d)", first))
+		} else {
+			names[n.Name] = NodeID(i)
+		}
+		if n.Op == OpUnspecified {
+			v.add(loc, "node has no op kind")
+		}
+		n.WalkRefs(func(a *Arg) {
+			switch {
+			case a.Ref == NoNode:
+				v.add(loc, fmt.Sprintf("dangling reference to %q: no such node in this graph", a.S))
+			case int(a.Ref) == i:
+				v.add(loc, "node uses itself (cycle)")
+			case int(a.Ref) > i:
+				forward = true
+				v.add(loc, fmt.Sprintf("use of %q before its definition", a.S))
+			}
+		})
+		switch n.Op {
+		case OpOutput:
+			outputs++
+			if outputs > 1 {
+				v.add(loc, "extra output node: a graph has exactly one")
+			} else if i != len(g.Nodes)-1 {
+				v.add(loc, fmt.Sprintf("output node is not last: %d nodes follow it", len(g.Nodes)-1-i))
+			}
+		case OpGetAttr:
+			q := Qualify(g, n.Target)
+			if !graphs[q] && !attrs[q] {
+				v.add(loc, fmt.Sprintf("get_attr target %q does not exist: no submodule or attribute %q", n.Target, q))
+			}
+		case OpCallModule:
+			if q := Qualify(g, n.Target); !graphs[q] {
+				v.add(loc, fmt.Sprintf("call_module target %q does not exist: no submodule %q", n.Target, q))
+			}
+		}
+	}
+	if outputs == 0 {
+		v.add(InGraph(v.file, g.Name), "missing output node")
+	}
+	if forward {
+		v.cycles(g)
+	}
+}
+
+// cycles reports every strongly connected component of more than one node.
+// It runs only when some reference points forward, since a graph whose
+// references all point backward is acyclic.
+func (v *verifier) cycles(g *Graph) {
+	_, err := topo.Sort(NewDefUse(g))
+	var un topo.Unorderable
+	if !errors.As(err, &un) {
+		return
+	}
+	for _, comp := range un {
+		in := make(map[int]bool, len(comp))
+		minID := int(comp[0].ID())
+		for _, n := range comp {
+			in[int(n.ID())] = true
+			minID = min(minID, int(n.ID()))
+		}
+		// Report the cycle at its first node in graph order, names in order.
+		var names []string
+		for i := range g.Nodes {
+			if in[i] {
+				names = append(names, g.Nodes[i].Name)
+			}
+		}
+		v.add(At(v.file, g.Name, g.Nodes[minID].Name), "cycle through nodes "+strings.Join(names, ", "))
+	}
+}
