@@ -1,0 +1,156 @@
+package ir
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"google.golang.org/protobuf/testing/protocmp"
+)
+
+// richFile uses every argument kind, value kind and metadata field.
+const richFile = `format_version { major: 1 minor: 0 }
+producer: "test" torch_version: "2.6.0"
+graph {
+  nodes { name: "x" op: PLACEHOLDER target: "x"
+    val { tensor { shape { value: 4 } shape { expr: "s0" } stride { expr: "s0" } stride { value: 1 }
+      storage_offset { value: 0 } dtype: "float32" device: "cpu" requires_grad: true
+      memory_format: "contiguous_format" storage_id: 0 layout: "strided" } } }
+  nodes { name: "n" op: PLACEHOLDER target: "n" val { sym { kind: SYM_INT expr: "s0" hint: "3" } } }
+  nodes { name: "c" op: CALL_FUNCTION target: "aten.full.default"
+    args { list { items { int: 2 } items { sym { kind: SYM_INT expr: "s0" } } } }
+    args { float: -1.5 }
+    kwargs { name: "dtype" value { dtype: "float32" } }
+    kwargs { name: "layout" value { layout: "strided" } }
+    kwargs { name: "device" value { device: "cpu" } }
+    kwargs { name: "pin_memory" value { bool: false } }
+    kwargs { name: "memory_format" value { memory_format: "contiguous_format" } }
+    kwargs { name: "d" value { dict { entries { name: "k" value { str: "v" } } } } }
+    kwargs { name: "z" value { complex { real: 1 imag: -2 } } }
+    kwargs { name: "none" value { none {} } }
+    kwargs { name: "op" value { op: "aten.add.Tensor" } }
+    val { tuple { items { none {} } items { int: 3 } items { float: 2.5 } items { bool: true } items { opaque: "torch.Generator" }
+      items { list { items { tensor { dtype: "int64" is_quantized: true qparams { qscheme: "per_tensor_affine" scale: 0.5 zero_point: 3 } } } } } } }
+    meta { stack_trace: "File \"m.py\", line 3, in forward\n    x + 1" seq_nr: 7 fwd_source: "add"
+      nn_module_stack { key: "l" path: "L['self'].l" type: "torch.nn.Linear" }
+      source_fn_stack { key: "add" path: "add" type: "operator.add" }
+      extra { key: "k" value: "v" } } }
+  nodes { name: "g" op: GET_ATTR target: "sub" }
+  nodes { name: "p" op: GET_ATTR target: "_tensor_constant0" }
+  nodes { name: "output" op: OUTPUT target: "output" args { tuple { items { node: "c" } items { node: "p" } } } }
+}
+submodules { qualified_name: "sub" graph { nodes { name: "output" op: OUTPUT target: "output" args { tuple { } } } } }
+attributes { qualified_name: "_tensor_constant0" meta { shape { value: 2 } dtype: "float32" } data: "\000\000\200?\000\000\000@" }
+schemas { name: "aten::full" schema: "aten::full(SymInt[] size, Scalar fill_value, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor" }
+annotations { key: "hopctl.joint.masks" value: "1,0" }
+`
+
+func TestRoundTripAllEncodings(t *testing.T) {
+	m, err := Decode([]byte(richFile), Text, "rich.pbtxt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := Verify(m, "rich.pbtxt"); err != nil {
+		t.Fatal(err)
+	}
+	want := ToProto(m)
+	for _, enc := range []Encoding{Binary, JSON, Text} {
+		data, err := Encode(m, enc)
+		if err != nil {
+			t.Fatalf("%s: %v", enc, err)
+		}
+		again, err := Encode(m, enc)
+		if err != nil || string(again) != string(data) {
+			t.Errorf("%s: encoding is not deterministic", enc)
+		}
+		m2, err := Decode(data, enc, "x")
+		if err != nil {
+			t.Fatalf("%s: decode: %v", enc, err)
+		}
+		if d := cmp.Diff(want, ToProto(m2), protocmp.Transform()); d != "" {
+			t.Errorf("%s round trip differs (-want +got):\n%s", enc, d)
+		}
+	}
+}
+
+func TestDecodeErrors(t *testing.T) {
+	good, err := Encode(decodeText(t, richFile), Binary)
+	if err != nil {
+		t.Fatal(err)
+	}
+	jsonData, err := Encode(decodeText(t, richFile), JSON)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cases := []struct {
+		name string
+		data []byte
+		enc  Encoding
+		want string
+	}{
+		{"truncated binary", good[:len(good)/2], Binary, "cannot decode as binary"},
+		{"json in a .pb", jsonData, Binary, "looks like json"},
+		{"garbage text", []byte("graph { nodes { name: 3"), Text, "cannot decode as text"},
+		{"newer major", []byte("format_version { major: 2 } graph {}"), Text, "format version 2.0 is newer"},
+		{"no version", []byte("graph {}"), Text, "missing format_version"},
+		{"no root", []byte("format_version { major: 1 }"), Text, "missing root graph"},
+		{"empty arg", []byte(`format_version { major: 1 } graph { nodes { name: "a" op: CALL_FUNCTION args {} } }`), Text, "node a: argument 0: argument has no value set"},
+		{"empty file", nil, Binary, "missing format_version"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := Decode(tc.data, tc.enc, "in.file")
+			var ie InputError
+			if !errors.As(err, &ie) {
+				t.Fatalf("err = %v, want an InputError", err)
+			}
+			if !strings.Contains(err.Error(), tc.want) || !strings.HasPrefix(err.Error(), "in.file") {
+				t.Errorf("err = %q, want it to name the file and contain %q", err, tc.want)
+			}
+		})
+	}
+}
+
+func TestSniffEncoding(t *testing.T) {
+	for in, want := range map[string]Encoding{"  {\"a\":1}": JSON, "graph {}": Text, "\x0a\x02\x08\x01": Binary} {
+		if got := SniffEncoding([]byte(in)); got != want {
+			t.Errorf("SniffEncoding(%q) = %s, want %s", in, got, want)
+		}
+	}
+}
+
+func TestSchemaName(t *testing.T) {
+	for target, want := range map[string]string{
+		"aten.add.Tensor": "aten::add.Tensor", "aten.relu.default": "aten::relu",
+		"aten.add_.Tensor": "aten::add_.Tensor", "quantized.linear.default": "quantized::linear",
+		"_operator.getitem": "", "higher_order.cond": "", "aten.": "",
+	} {
+		got, ok := SchemaName(target)
+		if got != want || ok != (want != "") {
+			t.Errorf("SchemaName(%q) = %q, %v; want %q", target, got, ok, want)
+		}
+	}
+}
+
+func TestWriteFileAtomicKeepsDestinationOnFailure(t *testing.T) {
+	dir := t.TempDir()
+	dst := filepath.Join(dir, "out.pb")
+	if err := os.WriteFile(dst, []byte("old"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	// A destination inside a missing directory cannot be written.
+	if err := WriteFileAtomic(filepath.Join(dir, "missing", "out.pb"), []byte("new")); err == nil {
+		t.Fatal("expected an error")
+	}
+	if err := WriteFileAtomic(dst, []byte("new")); err != nil {
+		t.Fatal(err)
+	}
+	got, _ := os.ReadFile(dst)
+	entries, _ := os.ReadDir(dir)
+	if string(got) != "new" || len(entries) != 1 {
+		t.Fatalf("got %q and %d entries", got, len(entries))
+	}
+}

@@ -1,0 +1,157 @@
+package ir
+
+import (
+	"errors"
+	"strings"
+	"testing"
+)
+
+// pbtxtModule wraps a root graph body (and optional extra top-level fields)
+// into a text-format file.
+func pbtxtModule(root string, extra string) string {
+	return "format_version { major: 1 }\ngraph {\n" + root + "\n}\n" + extra
+}
+
+const validRoot = `
+nodes { name: "x" op: PLACEHOLDER target: "x" }
+nodes { name: "sin" op: CALL_FUNCTION target: "aten.sin.default" args { node: "x" } }
+nodes { name: "output" op: OUTPUT target: "output" args { tuple { items { node: "sin" } } } }
+`
+
+func decodeText(t *testing.T, src string) *Module {
+	t.Helper()
+	m, err := Decode([]byte(src), Text, "t.pbtxt")
+	if err != nil {
+		t.Fatalf("decode: %v", err)
+	}
+	return m
+}
+
+func TestVerifyValid(t *testing.T) {
+	m := decodeText(t, pbtxtModule(validRoot, ""))
+	if err := Verify(m, "t.pbtxt"); err != nil {
+		t.Fatalf("valid graph: %v", err)
+	}
+}
+
+func TestVerifyDefects(t *testing.T) {
+	cases := []struct {
+		name  string
+		root  string
+		extra string
+		want  []string // each must appear in some problem line
+	}{
+		{
+			name: "use before definition",
+			root: `nodes { name: "x" op: PLACEHOLDER target: "x" }
+nodes { name: "a" op: CALL_FUNCTION target: "aten.sin.default" args { node: "b" } }
+nodes { name: "b" op: CALL_FUNCTION target: "aten.cos.default" args { node: "x" } }
+nodes { name: "output" op: OUTPUT target: "output" args { node: "a" } }`,
+			want: []string{`t.pbtxt: graph <root>: node a: use of "b" before its definition`},
+		},
+		{
+			name: "dangling reference",
+			root: `nodes { name: "x" op: PLACEHOLDER target: "x" }
+nodes { name: "a" op: CALL_FUNCTION target: "aten.sin.default" args { list { items { node: "nope" } } } }
+nodes { name: "output" op: OUTPUT target: "output" args { node: "a" } }`,
+			want: []string{`node a: dangling reference to "nope"`},
+		},
+		{
+			name: "duplicate names",
+			root: `nodes { name: "x" op: PLACEHOLDER target: "x" }
+nodes { name: "x" op: CALL_FUNCTION target: "aten.sin.default" }
+nodes { name: "output" op: OUTPUT target: "output" args { node: "x" } }`,
+			want: []string{`node x: duplicate node name`},
+		},
+		{
+			name: "missing output",
+			root: `nodes { name: "x" op: PLACEHOLDER target: "x" }`,
+			want: []string{`graph <root>: missing output node`},
+		},
+		{
+			name: "extra output",
+			root: `nodes { name: "x" op: PLACEHOLDER target: "x" }
+nodes { name: "output" op: OUTPUT target: "output" args { node: "x" } }
+nodes { name: "output_1" op: OUTPUT target: "output" args { node: "x" } }`,
+			want: []string{`node output: output node is not last`, `node output_1: extra output node`},
+		},
+		{
+			name: "get_attr missing",
+			root: `nodes { name: "g" op: GET_ATTR target: "true_graph_0" }
+nodes { name: "output" op: OUTPUT target: "output" args { node: "g" } }`,
+			want: []string{`node g: get_attr target "true_graph_0" does not exist`},
+		},
+		{
+			name: "nested get_attr resolves relative to its graph",
+			root: `nodes { name: "g" op: GET_ATTR target: "body" }
+nodes { name: "output" op: OUTPUT target: "output" args { node: "g" } }`,
+			extra: `submodules { qualified_name: "outer" graph {
+  nodes { name: "inner" op: GET_ATTR target: "body" }
+  nodes { name: "output" op: OUTPUT target: "output" args { node: "inner" } } } }`,
+			want: []string{`graph <root>: node g: get_attr target "body"`, `graph outer: node inner: get_attr target "body" does not exist: no submodule or attribute "outer.body"`},
+		},
+		{
+			name: "cycle",
+			root: `nodes { name: "x" op: PLACEHOLDER target: "x" }
+nodes { name: "a" op: CALL_FUNCTION target: "aten.add.Tensor" args { node: "x" } args { node: "b" } }
+nodes { name: "b" op: CALL_FUNCTION target: "aten.sin.default" args { node: "a" } }
+nodes { name: "c" op: CALL_FUNCTION target: "aten.sin.default" args { node: "c" } }
+nodes { name: "output" op: OUTPUT target: "output" args { node: "b" } }`,
+			want: []string{`node a: use of "b" before its definition`, `node a: cycle through nodes a, b`, `node c: node uses itself (cycle)`},
+		},
+		{
+			name: "no op kind and empty name",
+			root: `nodes { name: "" op: PLACEHOLDER target: "x" }
+nodes { name: "y" target: "x" }
+nodes { name: "output" op: OUTPUT target: "output" args { node: "y" } }`,
+			want: []string{`node #0: node has an empty name`, `node y: node has no op kind`},
+		},
+		{
+			name:  "duplicate submodule",
+			root:  validRoot,
+			extra: `submodules { qualified_name: "s" graph { nodes { name: "output" op: OUTPUT target: "output" } } } submodules { qualified_name: "s" graph { nodes { name: "output" op: OUTPUT target: "output" } } }`,
+			want:  []string{`graph s: duplicate submodule name`},
+		},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			m := decodeText(t, pbtxtModule(tc.root, tc.extra))
+			err := Verify(m, "t.pbtxt")
+			var ve *VerifyError
+			if !errors.As(err, &ve) {
+				t.Fatalf("Verify = %v, want *VerifyError", err)
+			}
+			var ie InputError
+			if !errors.As(err, &ie) {
+				t.Fatalf("VerifyError is not an InputError")
+			}
+			msg := err.Error()
+			for _, w := range tc.want {
+				if !strings.Contains(msg, w) {
+					t.Errorf("missing %q in:\n%s", w, msg)
+				}
+			}
+			if got, want := len(ve.Problems), len(tc.want); got != want {
+				t.Errorf("got %d problems, want %d:\n%s", got, want, msg)
+			}
+		})
+	}
+}
+
+func TestVerifyManyProblemsBounded(t *testing.T) {
+	var b strings.Builder
+	b.WriteString(`nodes { name: "a" op: CALL_FUNCTION target: "aten.cat.default" args { list {`)
+	for i := 0; i < 3000; i++ {
+		b.WriteString(` items { node: "missing" }`)
+	}
+	b.WriteString(` } } }
+nodes { name: "output" op: OUTPUT target: "output" args { node: "a" } }`)
+	m := decodeText(t, pbtxtModule(b.String(), ""))
+	var ve *VerifyError
+	if err := Verify(m, "t.pbtxt"); !errors.As(err, &ve) {
+		t.Fatalf("want VerifyError, got %v", err)
+	}
+	if len(ve.Problems) != MaxProblems+1 || !strings.Contains(ve.Problems[MaxProblems].Msg, "2000 more problems") {
+		t.Fatalf("got %d problems, last %q", len(ve.Problems), ve.Problems[len(ve.Problems)-1].Msg)
+	}
+}
