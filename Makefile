@@ -10,12 +10,13 @@ GO      ?= go
 # Debian's torch lives under /usr/bin/python3; override with PYTHON=... if needed.
 PYTHON  ?= $(shell scripts/find-python.sh)
 BIN     := bin/hopctl
+VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo 0.1.0-dev)
 FUZZTIME ?= 3s
 
 .PHONY: build test gotest pytest fuzz-short proto testdata demo clean
 
 build:
-	$(GO) build -o $(BIN) ./cmd/hopctl
+	$(GO) build -ldflags "-X github.com/hopctl/hopctl/internal/build.Version=$(VERSION)" -o $(BIN) ./cmd/hopctl
 
 test: build gotest fuzz-short pytest
 

@@ -281,6 +281,9 @@ func argListFromProto(dst *Arg, kind ArgKind, items []*pb.Arg) error {
 }
 
 func symFromProto(s *pb.SymExpr) *SymExpr {
+	if s == nil {
+		return &SymExpr{}
+	}
 	return &SymExpr{Kind: SymKind(s.GetKind()), Expr: s.GetExpr(), Hint: s.GetHint(), HasHint: s.Hint != nil}
 }
 
@@ -306,6 +309,9 @@ func dimsFromProto(ds []*pb.Dim) []Dim {
 }
 
 func tensorFromProto(t *pb.TensorMeta) TensorMeta {
+	if t == nil {
+		return TensorMeta{}
+	}
 	tm := TensorMeta{
 		Shape:         dimsFromProto(t.GetShape()),
 		Stride:        dimsFromProto(t.GetStride()),
@@ -328,6 +334,9 @@ func tensorFromProto(t *pb.TensorMeta) TensorMeta {
 func valueFromProto(v *pb.Value) Value {
 	switch k := v.GetKind().(type) {
 	case *pb.Value_Tensor:
+		if k.Tensor == nil {
+			return Value{Kind: ValTensor, Tensor: &TensorMeta{}}
+		}
 		t := tensorFromProto(k.Tensor)
 		return Value{Kind: ValTensor, Tensor: &t}
 	case *pb.Value_Sym:

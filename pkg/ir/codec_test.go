@@ -154,3 +154,18 @@ func TestWriteFileAtomicKeepsDestinationOnFailure(t *testing.T) {
 		t.Fatalf("got %q and %d entries", got, len(entries))
 	}
 }
+
+func TestDecodeToleratesMissingSubmessages(t *testing.T) {
+	src := `format_version { major: 1 }
+graph { nodes { name: "x" op: PLACEHOLDER target: "x" val { tensor {} } }
+  nodes { name: "s" op: CALL_FUNCTION target: "aten.sin.default" args { node: "x" } args { sym {} } val { sym {} } }
+  nodes { name: "output" op: OUTPUT target: "output" args { node: "s" } } }
+attributes { qualified_name: "w" }`
+	m := decodeText(t, src)
+	if err := Verify(m, "t"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Encode(m, JSON); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -1,0 +1,52 @@
+package version
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/hopctl/hopctl/internal/build"
+	"github.com/hopctl/hopctl/internal/cmdutil"
+	"github.com/hopctl/hopctl/internal/iostreams"
+)
+
+func TestVersionRun(t *testing.T) {
+	saved := build.Version
+	t.Cleanup(func() { build.Version = saved })
+	build.Version = "9.8.7" // as -ldflags -X would set it
+
+	ios, _, out, _ := iostreams.Test()
+	if err := versionRun(&Options{IO: ios, Format: "text"}); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(out.String(), "hopctl 9.8.7\ngraph format 1.0\ngo") {
+		t.Errorf("text output %q", out)
+	}
+	out.Reset()
+	if err := versionRun(&Options{IO: ios, Format: "json"}); err != nil {
+		t.Fatal(err)
+	}
+	var info Info
+	if err := json.Unmarshal(out.Bytes(), &info); err != nil {
+		t.Fatal(err)
+	}
+	if info != Current() || info.Version != "9.8.7" {
+		t.Errorf("json output %+v, want %+v", info, Current())
+	}
+}
+
+func TestNewCmdVersion(t *testing.T) {
+	ios, _, _, _ := iostreams.Test()
+	var got *Options
+	cmd := NewCmdVersion(&cmdutil.Factory{IOStreams: ios}, func(o *Options) error { got = o; return nil })
+	cmd.SetArgs([]string{"--format", "json"})
+	if err := cmd.Execute(); err != nil {
+		t.Fatal(err)
+	}
+	if got.Format != "json" {
+		t.Errorf("format = %q", got.Format)
+	}
+	if cmdutil.UsesConfig(cmd) {
+		t.Error("version loads the configuration")
+	}
+}

@@ -1,0 +1,243 @@
+// Package config is hopctl's typed, versioned configuration: what a
+// .hopctl.yaml file may say, how it is layered with HOPCTL_* environment
+// variables and flags (file < environment < flag, through one viper
+// instance per invocation), and how it is validated.
+//
+// A configuration file looks like:
+//
+//	version: 1
+//	lint:
+//	  fail-on: warning          # error | warning | note | none
+//	  suppress:
+//	    - rule: hop-input-mutation
+//	      path: "exported/*.pb"  # glob on the input file path
+//	      graph: true_graph_0    # qualified graph name
+//	      node: add_1
+//
+// Unknown keys, a missing version and versions this build does not know are
+// errors.
+package config
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path"
+	"path/filepath"
+	"reflect"
+	"regexp"
+	"strings"
+
+	"github.com/spf13/viper"
+	"go.yaml.in/yaml/v3"
+)
+
+// Version is the configuration format version this build reads.
+const Version = 1
+
+// DefaultFile is the configuration file looked for in the current
+// directory when neither --config nor HOPCTL_CONFIG names one.
+const DefaultFile = ".hopctl.yaml"
+
+// EnvPrefix prefixes the environment variables that set configuration
+// keys: lint.fail-on is HOPCTL_LINT_FAIL_ON.
+const EnvPrefix = "HOPCTL"
+
+// KeyConfig is the viper key of the configuration file path itself
+// (--config, HOPCTL_CONFIG). It is not a key a file may contain.
+const KeyConfig = "config"
+
+// Keys of the layered settings.
+const (
+	KeyLintFailOn   = "lint.fail-on"
+	KeyLintSuppress = "lint.suppress"
+)
+
+// FailOn levels, most to least severe. "none" never fails.
+var FailOnLevels = []string{"error", "warning", "note", "none"}
+
+// Config is the validated configuration of one invocation.
+type Config struct {
+	// File is the configuration file it was read from, "" if none.
+	File    string `mapstructure:"-" yaml:"-"`
+	Version int    `mapstructure:"version" yaml:"version"`
+	Lint    Lint   `mapstructure:"lint" yaml:"lint"`
+}
+
+// Lint configures hopctl lint.
+type Lint struct {
+	// FailOn is the least severe finding level that makes lint exit 1.
+	FailOn string `mapstructure:"fail-on" yaml:"fail-on"`
+	// Suppress lists findings not to report.
+	Suppress []Suppression `mapstructure:"suppress" yaml:"suppress"`
+}
+
+// Suppression silences the findings that match all of its non-empty fields.
+type Suppression struct {
+	Rule  string `mapstructure:"rule" yaml:"rule"`
+	Path  string `mapstructure:"path" yaml:"path,omitempty"`   // path.Match glob on the input file
+	Graph string `mapstructure:"graph" yaml:"graph,omitempty"` // qualified graph name, "" any
+	Node  string `mapstructure:"node" yaml:"node,omitempty"`
+}
+
+// Error is a configuration problem: an unreadable or invalid file, or a bad
+// value from the environment or a flag.
+type Error struct {
+	File string // "" when the problem is not in a file
+	Err  error
+}
+
+func (e *Error) Error() string {
+	if e.File == "" {
+		return "config: " + e.Err.Error()
+	}
+	return e.File + ": " + e.Err.Error()
+}
+
+func (e *Error) Unwrap() error { return e.Err }
+
+// NewViper returns the viper instance of one invocation, reading HOPCTL_*
+// environment variables for every key ('-' and '.' become '_').
+func NewViper() *viper.Viper {
+	v := viper.New()
+	v.SetEnvPrefix(EnvPrefix)
+	v.SetEnvKeyReplacer(strings.NewReplacer("-", "_", ".", "_"))
+	v.AutomaticEnv()
+	// Defaults make the keys known to viper, so that environment variables
+	// apply to them even when no file sets them.
+	v.SetDefault(KeyLintFailOn, "error")
+	v.SetDefault(KeyLintSuppress, []Suppression{})
+	return v
+}
+
+// Path returns the configuration file to read: the one --config or
+// HOPCTL_CONFIG names (which must exist), else DefaultFile in dir if it
+// exists, else "".
+func Path(v *viper.Viper, dir string) string {
+	if p := v.GetString(KeyConfig); p != "" {
+		return p
+	}
+	p := filepath.Join(dir, DefaultFile)
+	if _, err := os.Stat(p); err == nil {
+		return p
+	}
+	return ""
+}
+
+// Load reads file (none when "") into v, validates it, and returns the
+// configuration with the environment variables and flags bound to v
+// layered on top.
+func Load(v *viper.Viper, file string) (*Config, error) {
+	version := Version
+	if file != "" {
+		data, err := os.ReadFile(file)
+		if err != nil {
+			return nil, &Error{File: file, Err: err}
+		}
+		fc, err := decodeStrict(data)
+		if err != nil {
+			return nil, &Error{File: file, Err: err}
+		}
+		switch {
+		case fc.Version == 0:
+			return nil, &Error{File: file, Err: fmt.Errorf("missing version: the file must say 'version: %d'", Version)}
+		case fc.Version > Version:
+			return nil, &Error{File: file, Err: fmt.Errorf("config version %d is newer than this hopctl reads (%d); upgrade hopctl", fc.Version, Version)}
+		case fc.Version < 0:
+			return nil, &Error{File: file, Err: fmt.Errorf("invalid version %d (want %d)", fc.Version, Version)}
+		}
+		version = fc.Version
+		v.SetConfigType("yaml")
+		if err := v.ReadConfig(bytes.NewReader(data)); err != nil {
+			return nil, &Error{File: file, Err: err}
+		}
+	}
+	c := &Config{}
+	if err := v.Unmarshal(c); err != nil {
+		return nil, &Error{Err: err}
+	}
+	c.File = file
+	c.Version = version
+	if err := c.Validate(); err != nil {
+		return nil, &Error{File: file, Err: err}
+	}
+	return c, nil
+}
+
+// decodeStrict decodes a configuration file, refusing unknown keys.
+func decodeStrict(data []byte) (*Config, error) {
+	var c Config
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	dec.KnownFields(true)
+	err := dec.Decode(&c)
+	var te *yaml.TypeError
+	switch {
+	case err == nil || errors.Is(err, io.EOF):
+		return &c, nil
+	case errors.As(err, &te):
+		msgs := make([]string, len(te.Errors))
+		for i, m := range te.Errors {
+			msgs[i] = explainYAML(m)
+		}
+		return nil, errors.New(strings.Join(msgs, "; "))
+	}
+	return nil, errors.New(strings.TrimPrefix(err.Error(), "yaml: "))
+}
+
+// yamlKeys are the keys each configuration type accepts, by the type name
+// yaml.v3 puts in its "field x not found in type config.T" errors.
+var yamlKeys = map[string]reflect.Type{
+	"config.Config":      reflect.TypeFor[Config](),
+	"config.Lint":        reflect.TypeFor[Lint](),
+	"config.Suppression": reflect.TypeFor[Suppression](),
+}
+
+var unknownFieldRE = regexp.MustCompile(`^(line \d+): field (.+) not found in type (\S+)$`)
+
+// explainYAML rewrites yaml.v3's unknown-field message as
+// `line 3: unknown key "fail_on" (want fail-on, suppress)`.
+func explainYAML(msg string) string {
+	m := unknownFieldRE.FindStringSubmatch(msg)
+	if m == nil {
+		return msg
+	}
+	out := fmt.Sprintf("%s: unknown key %q", m[1], m[2])
+	if t, ok := yamlKeys[m[3]]; ok {
+		var keys []string
+		for i := range t.NumField() {
+			if k, _, _ := strings.Cut(t.Field(i).Tag.Get("yaml"), ","); k != "" && k != "-" {
+				keys = append(keys, k)
+			}
+		}
+		out += fmt.Sprintf(" (want %s)", strings.Join(keys, ", "))
+	}
+	return out
+}
+
+// Validate checks the values of c.
+func (c *Config) Validate() error {
+	var errs []error
+	if !contains(FailOnLevels, c.Lint.FailOn) {
+		errs = append(errs, fmt.Errorf("lint.fail-on: invalid level %q (want %s)", c.Lint.FailOn, strings.Join(FailOnLevels, ", ")))
+	}
+	for i, s := range c.Lint.Suppress {
+		if s.Rule == "" {
+			errs = append(errs, fmt.Errorf("lint.suppress[%d]: missing rule", i))
+		}
+		if _, err := path.Match(s.Path, ""); err != nil {
+			errs = append(errs, fmt.Errorf("lint.suppress[%d]: invalid path glob %q: %w", i, s.Path, err))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,777 @@
+package ir
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"math"
+	"regexp"
+	"strconv"
+	"strings"
+)
+
+// This file holds the two text forms of the IR:
+//
+//   - FormatNode, the canonical one-line form of a node used in error
+//     messages, DOT labels and goldens:
+//     %add_1 = aten.add.Tensor(%x, 1) : f32[4, 8]
+//   - PrintReadable, the form torch.fx.GraphModule.print_readable() prints
+//     (torch 2.x style, with "f32[4, 8]" annotations, subgraphs as nested
+//     classes and "# File: ..." stack trace summaries).
+
+// dtypeAbbrs is torch.utils._dtype_abbrs.dtype_abbrs (formerly dtype_abbrs in
+// torch/fx/graph.py), keyed by the dtype name without "torch.".
+var dtypeAbbrs = map[string]string{
+	"bfloat16":          "bf16",
+	"float64":           "f64",
+	"float32":           "f32",
+	"float16":           "f16",
+	"float8_e4m3fn":     "f8e4m3fn",
+	"float8_e5m2":       "f8e5m2",
+	"float8_e4m3fnuz":   "f8e4m3fnuz",
+	"float8_e5m2fnuz":   "f8e5m2fnuz",
+	"float8_e8m0fnu":    "f8e8m0fnu",
+	"float8_e8m0fnu_x4": "f8e8m0fnu_x4",
+	"float4_e2m1fn_x2":  "f4e2m1fnx2",
+	"complex32":         "c32",
+	"complex64":         "c64",
+	"complex128":        "c128",
+	"int8":              "i8",
+	"int16":             "i16",
+	"int32":             "i32",
+	"int64":             "i64",
+	"bool":              "b8",
+	"uint8":             "u8",
+	"uint16":            "u16",
+	"uint32":            "u32",
+	"uint64":            "u64",
+	"bits16":            "b16",
+	"bits1x8":           "b1x8",
+	// Aliases torch accepts for the same dtypes.
+	"float":   "f32",
+	"double":  "f64",
+	"half":    "f16",
+	"long":    "i64",
+	"int":     "i32",
+	"short":   "i16",
+	"cfloat":  "c64",
+	"cdouble": "c128",
+}
+
+// DtypeAbbr returns PyTorch's abbreviation of a dtype ("float32" → "f32").
+// Dtypes without an abbreviation (quint8, ...) are returned unchanged; an
+// empty dtype is "?".
+func DtypeAbbr(dtype string) string {
+	d := strings.TrimPrefix(dtype, "torch.")
+	if a, ok := dtypeAbbrs[d]; ok {
+		return a
+	}
+	if d == "" {
+		return "?"
+	}
+	return d
+}
+
+func writeDims(b *strings.Builder, ds []Dim) {
+	b.WriteByte('[')
+	for i, d := range ds {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		if d.Expr != "" {
+			b.WriteString(d.Expr)
+		} else {
+			b.WriteString(strconv.FormatInt(d.Val, 10))
+		}
+	}
+	b.WriteByte(']')
+}
+
+// ShortTensor is the short form of a tensor's metadata as PyTorch prints it
+// in print_readable annotations: dtype abbreviation and shape, "f32[4, 8]",
+// "i64[]", "f32[s0, 8]".
+func ShortTensor(t *TensorMeta) string {
+	if t == nil {
+		return "?"
+	}
+	var b strings.Builder
+	b.WriteString(DtypeAbbr(t.Dtype))
+	writeDims(&b, t.Shape)
+	return b.String()
+}
+
+// ShortValue is the short form of a node value: tensors as ShortTensor,
+// symbolic scalars as their expression, tuples "(f32[2], f32[2])", lists
+// "[f32[2]]", Python literals for constants. A nil value is "".
+func ShortValue(v *Value) string {
+	if v == nil {
+		return ""
+	}
+	var b strings.Builder
+	writeShortValue(&b, v, 0)
+	return b.String()
+}
+
+// maxDepth bounds recursion when printing adversarially deep trees.
+const maxDepth = 64
+
+func writeShortValue(b *strings.Builder, v *Value, depth int) {
+	if depth > maxDepth {
+		b.WriteString("...")
+		return
+	}
+	switch v.Kind {
+	case ValTensor:
+		b.WriteString(ShortTensor(v.Tensor))
+	case ValSym:
+		b.WriteString(symString(v.Sym))
+	case ValList, ValTuple:
+		open, close := "[", "]"
+		if v.Kind == ValTuple {
+			open, close = "(", ")"
+		}
+		b.WriteString(open)
+		for i := range v.Elems {
+			if i > 0 {
+				b.WriteString(", ")
+			}
+			writeShortValue(b, &v.Elems[i], depth+1)
+		}
+		if v.Kind == ValTuple && len(v.Elems) == 1 {
+			b.WriteByte(',')
+		}
+		b.WriteString(close)
+	case ValNone:
+		b.WriteString("None")
+	case ValInt:
+		b.WriteString(strconv.FormatInt(v.I, 10))
+	case ValFloat:
+		b.WriteString(pyFloat(v.F))
+	case ValBool:
+		b.WriteString(pyBool(v.B))
+	case ValOpaque:
+		b.WriteString(v.S)
+	default:
+		b.WriteByte('?')
+	}
+}
+
+func symString(s *SymExpr) string {
+	if s == nil || s.Expr == "" {
+		return "?"
+	}
+	return s.Expr
+}
+
+// FormatNode is the canonical one-line form of node id of g, used in error
+// messages and goldens:
+//
+//	%add_1 = aten.add.Tensor(%x, 1) : f32[4, 8]
+//	%x = placeholder : f32[4, 8]
+//	%true_graph_0 = get_attr[true_graph_0]
+//	%view = call_method[view](%x, [2, -1]) : f32[2, 16]
+//	%output = output((%add_1,))
+//
+// Node references are %name, kwargs name=value, dtypes torch.float32; the
+// value's short form follows " : " when the node has one.
+func FormatNode(g *Graph, id NodeID) string {
+	if g == nil || id < 0 || int(id) >= len(g.Nodes) {
+		return fmt.Sprintf("<no node #%d>", id)
+	}
+	n := &g.Nodes[id]
+	var b strings.Builder
+	b.WriteByte('%')
+	b.WriteString(n.Name)
+	b.WriteString(" = ")
+	switch n.Op {
+	case OpCallFunction:
+		b.WriteString(n.Target)
+	case OpPlaceholder:
+		b.WriteString("placeholder")
+		if n.Target != n.Name && n.Target != "" {
+			b.WriteString("[" + n.Target + "]")
+		}
+	case OpOutput:
+		b.WriteString("output")
+	case OpUnspecified:
+		b.WriteString("?[" + n.Target + "]")
+	default:
+		b.WriteString(n.Op.String() + "[" + n.Target + "]")
+	}
+	if n.Op != OpPlaceholder && n.Op != OpGetAttr || len(n.Args) > 0 || len(n.Kwargs) > 0 {
+		b.WriteByte('(')
+		for i := range n.Args {
+			if i > 0 {
+				b.WriteString(", ")
+			}
+			writeArg(&b, &n.Args[i], compactArgs, 0)
+		}
+		for i := range n.Kwargs {
+			if i > 0 || len(n.Args) > 0 {
+				b.WriteString(", ")
+			}
+			b.WriteString(n.Kwargs[i].Name)
+			b.WriteByte('=')
+			writeArg(&b, &n.Kwargs[i].Value, compactArgs, 0)
+		}
+		b.WriteByte(')')
+	}
+	if n.Val != nil && n.Val.Kind != ValUnset {
+		b.WriteString(" : ")
+		writeShortValue(&b, n.Val, 0)
+	}
+	return b.String()
+}
+
+// argStyle selects how arguments are rendered: compactly for FormatNode or as
+// the Python repr FX's code generator emits.
+type argStyle uint8
+
+const (
+	compactArgs argStyle = iota
+	pythonArgs
+)
+
+func writeArg(b *strings.Builder, a *Arg, style argStyle, depth int) {
+	if depth > maxDepth {
+		b.WriteString("...")
+		return
+	}
+	switch a.Kind {
+	case ArgNode:
+		if style == compactArgs {
+			b.WriteByte('%')
+		}
+		b.WriteString(a.S)
+	case ArgNone:
+		b.WriteString("None")
+	case ArgInt:
+		b.WriteString(strconv.FormatInt(a.I, 10))
+	case ArgFloat:
+		b.WriteString(pyFloat(a.F))
+	case ArgBool:
+		b.WriteString(pyBool(a.B))
+	case ArgStr:
+		b.WriteString(pyStr(a.S))
+	case ArgList, ArgTuple:
+		open, close := "[", "]"
+		if a.Kind == ArgTuple {
+			open, close = "(", ")"
+		}
+		b.WriteString(open)
+		for i := range a.Elems {
+			if i > 0 {
+				b.WriteString(", ")
+			}
+			writeArg(b, &a.Elems[i], style, depth+1)
+		}
+		if a.Kind == ArgTuple && len(a.Elems) == 1 {
+			b.WriteByte(',')
+		}
+		b.WriteString(close)
+	case ArgDict:
+		b.WriteByte('{')
+		for i := range a.Elems {
+			if i > 0 {
+				b.WriteString(", ")
+			}
+			if i < len(a.Keys) {
+				b.WriteString(pyStr(a.Keys[i]))
+			}
+			b.WriteString(": ")
+			writeArg(b, &a.Elems[i], style, depth+1)
+		}
+		b.WriteByte('}')
+	case ArgDtype, ArgLayout, ArgMemoryFormat:
+		b.WriteString(torchName(a.S))
+	case ArgDevice:
+		if style == compactArgs {
+			b.WriteString(a.S)
+		} else {
+			b.WriteString(pyDevice(a.S))
+		}
+	case ArgSym:
+		b.WriteString(symString(a.Sym))
+	case ArgOp:
+		if style == compactArgs {
+			b.WriteString(a.S)
+		} else {
+			b.WriteString(pyTarget(a.S))
+		}
+	case ArgComplex:
+		b.WriteString(pyComplex(a.F, a.Imag))
+	default:
+		b.WriteByte('?')
+	}
+}
+
+func torchName(s string) string {
+	if strings.HasPrefix(s, "torch.") {
+		return s
+	}
+	return "torch." + s
+}
+
+func pyBool(v bool) string {
+	if v {
+		return "True"
+	}
+	return "False"
+}
+
+// pyFloat formats f as Python's repr(float) does: shortest round-trip
+// digits, ".0" for integral values, exponent form outside [1e-4, 1e16).
+// inf and nan print as FX's generated code spells them.
+func pyFloat(f float64) string {
+	switch {
+	case math.IsInf(f, 1):
+		return "inf"
+	case math.IsInf(f, -1):
+		return "-inf"
+	case math.IsNaN(f):
+		return "nan"
+	}
+	if a := math.Abs(f); a != 0 && (a < 1e-4 || a >= 1e16) {
+		return strconv.FormatFloat(f, 'e', -1, 64) // 1e-05, 1.5e+16: as Python
+	}
+	s := strconv.FormatFloat(f, 'f', -1, 64)
+	if !strings.ContainsAny(s, ".") {
+		s += ".0"
+	}
+	return s
+}
+
+// pyComplex formats a complex number as Python's repr does: "(1+2j)", "2j".
+func pyComplex(re, im float64) string {
+	imag := func(f float64) string {
+		s := pyFloat(f)
+		return strings.TrimSuffix(s, ".0") + "j"
+	}
+	if re == 0 && !math.Signbit(re) {
+		return imag(im)
+	}
+	r := strings.TrimSuffix(pyFloat(re), ".0")
+	i := imag(im)
+	if !strings.HasPrefix(i, "-") {
+		i = "+" + i
+	}
+	return "(" + r + i + ")"
+}
+
+// pyStr formats s as Python's repr(str) does (single quotes unless the
+// string holds a single quote and no double quote).
+func pyStr(s string) string {
+	q := byte('\'')
+	if strings.IndexByte(s, '\'') >= 0 && strings.IndexByte(s, '"') < 0 {
+		q = '"'
+	}
+	var b strings.Builder
+	b.WriteByte(q)
+	for _, r := range s {
+		switch {
+		case r == rune(q) || r == '\\':
+			b.WriteByte('\\')
+			b.WriteRune(r)
+		case r == '\n':
+			b.WriteString(`\n`)
+		case r == '\r':
+			b.WriteString(`\r`)
+		case r == '\t':
+			b.WriteString(`\t`)
+		case r < 0x20 || r == 0x7f:
+			fmt.Fprintf(&b, `\x%02x`, r)
+		default:
+			b.WriteRune(r)
+		}
+	}
+	b.WriteByte(q)
+	return b.String()
+}
+
+// pyDevice formats a device string as repr(torch.device) does:
+// "cuda:0" → device(type='cuda', index=0).
+func pyDevice(s string) string {
+	typ, idx, ok := strings.Cut(s, ":")
+	if ok {
+		return fmt.Sprintf("device(type=%s, index=%s)", pyStr(typ), idx)
+	}
+	return fmt.Sprintf("device(type=%s)", pyStr(typ))
+}
+
+// pythonModules are target prefixes that name Python modules rather than
+// torch.ops namespaces.
+var pythonModules = map[string]bool{
+	"torch": true, "builtins": true, "operator": true, "_operator": true, "math": true,
+}
+
+// opNamespaces are torch.ops namespaces whose targets may lack an overload
+// (OpOverloadPacket targets such as "aten.add").
+var opNamespaces = map[string]bool{
+	"aten": true, "prims": true, "higher_order": true, "quantized": true,
+	"_quantized": true, "rngprims": true, "_c10d_functional": true,
+	"c10d_functional": true, "_dtensor": true, "torchvision": true,
+}
+
+// pyTarget is the name FX's generated code uses for a call_function target:
+// torch.ops.aten.add.Tensor, torch.ops.higher_order.cond, operator.add,
+// getattr, torch.sym_size.
+func pyTarget(target string) string {
+	ns, name, _ := strings.Cut(target, ".")
+	switch {
+	case ns == "builtins":
+		return name
+	case ns == "_operator":
+		return "operator." + name
+	case pythonModules[ns]:
+		return target
+	case opNamespaces[ns]:
+		return "torch.ops." + target
+	}
+	if _, ok := SchemaName(target); ok {
+		return "torch.ops." + target
+	}
+	return target
+}
+
+// magicMethods and inplaceMethods are FX's tables of the same names
+// (torch/fx/graph.py): call_function targets in the operator module that
+// print as Python syntax.
+var magicMethods = map[string]string{
+	"eq": "{} == {}", "ne": "{} != {}", "lt": "{} < {}", "gt": "{} > {}",
+	"le": "{} <= {}", "ge": "{} >= {}", "pos": "+{}", "neg": "-{}", "invert": "~{}",
+	"add": "{} + {}", "sub": "{} - {}", "mul": "{} * {}", "floordiv": "{} // {}",
+	"truediv": "{} / {}", "div": "{} / {}", "mod": "{} % {}", "pow": "{} ** {}",
+	"lshift": "{} << {}", "rshift": "{} >> {}", "and_": "{} & {}", "or_": "{} | {}",
+	"xor": "{} ^ {}", "getitem": "{}[{}]", "matmul": "{} @ {}",
+}
+
+var inplaceMethods = map[string]string{
+	"iadd": "{} += {}", "iand": "{} &= {}", "ifloordiv": "{} //= {}",
+	"ilshift": "{} <<= {}", "imod": "{} %= {}", "imul": "{} *= {}",
+	"imatmul": "{} @= {}", "ior": "{} |= {}", "ipow": "{} **= {}",
+	"irshift": "{} >>= {}", "isub": "{} -= {}", "itruediv": "{} /= {}",
+	"ixor": "{} ^= {}", "setitem": "{}[{}] = {}",
+}
+
+// fillForm substitutes args into a "{} + {}" form; ok is false when the
+// number of arguments does not match.
+func fillForm(form string, args []string) (string, bool) {
+	if strings.Count(form, "{}") != len(args) {
+		return "", false
+	}
+	for _, a := range args {
+		form = strings.Replace(form, "{}", a, 1)
+	}
+	return form, true
+}
+
+func operatorName(target string) (string, bool) {
+	for _, p := range []string{"_operator.", "operator."} {
+		if name, ok := strings.CutPrefix(target, p); ok {
+			return name, true
+		}
+	}
+	return "", false
+}
+
+// isIdentifier reports whether s is a Python identifier (ASCII subset).
+func isIdentifier(s string) bool {
+	if s == "" {
+		return false
+	}
+	for i, r := range s {
+		switch {
+		case r == '_' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z':
+		case i > 0 && r >= '0' && r <= '9':
+		case r > 0x7f:
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+// formatTarget is FX's _format_target: base.a.b, with getattr(base, "1")
+// for components that are not identifiers.
+func formatTarget(base, target string) string {
+	r := base
+	for _, e := range strings.Split(target, ".") {
+		if isIdentifier(e) {
+			r += "." + e
+		} else {
+			r = fmt.Sprintf("getattr(%s, %s)", r, strconv.Quote(e))
+		}
+	}
+	return r
+}
+
+// PrintReadable writes m as torch.fx.GraphModule.print_readable() does in
+// torch 2.x: the root graph as "class GraphModule(torch.nn.Module)" with a
+// forward method whose parameters and assignments carry "f32[4, 8]"
+// annotations, and each submodule graph as a class nested, after forward,
+// inside the class of the module that owns it. Lines that print_readable
+// leaves with trailing whitespace are written empty.
+func PrintReadable(w io.Writer, m *Module) error {
+	return PrintReadableAs(w, m, "GraphModule")
+}
+
+// PrintReadableAs is PrintReadable with the root class named className.
+func PrintReadableAs(w io.Writer, m *Module, className string) error {
+	if m == nil || len(m.Graphs) == 0 {
+		return fmt.Errorf("print: module has no root graph")
+	}
+	bw := bufio.NewWriter(w)
+	p := &readablePrinter{w: bw, m: m, children: childGraphs(m)}
+	p.module(0, className, 0)
+	return bw.Flush()
+}
+
+// childGraphs maps each graph index to the indices of the graphs it owns
+// directly (qualified name one component longer), in file order. A graph
+// whose parent is not in the file is attached to its nearest present
+// ancestor, ultimately the root, so that nothing is left out.
+func childGraphs(m *Module) [][]int {
+	byName := make(map[string]int, len(m.Graphs))
+	for i, g := range m.Graphs {
+		if _, dup := byName[g.Name]; !dup {
+			byName[g.Name] = i
+		}
+	}
+	children := make([][]int, len(m.Graphs))
+	for i, g := range m.Graphs {
+		if i == 0 || byName[g.Name] != i {
+			continue // the root, or a duplicate name: printed once
+		}
+		parent := 0
+		for name := g.Name; ; {
+			dot := strings.LastIndexByte(name, '.')
+			if dot < 0 {
+				break
+			}
+			name = name[:dot]
+			if j, ok := byName[name]; ok {
+				parent = j
+				break
+			}
+		}
+		children[parent] = append(children[parent], i)
+	}
+	return children
+}
+
+type readablePrinter struct {
+	w        *bufio.Writer
+	m        *Module
+	children [][]int
+}
+
+func (p *readablePrinter) line(indent int, s string) {
+	if s != "" {
+		for range indent {
+			p.w.WriteString("    ")
+		}
+		p.w.WriteString(s)
+	}
+	p.w.WriteByte('\n')
+}
+
+func (p *readablePrinter) module(gi int, className string, indent int) {
+	g := p.m.Graphs[gi]
+	p.line(indent, "class "+className+"(torch.nn.Module):")
+	def, body := ReadableForward(g)
+	p.line(indent+1, def)
+	for _, l := range body {
+		p.line(indent+2, l)
+	}
+	for _, ci := range p.children[gi] {
+		p.line(0, "")
+		name := p.m.Graphs[ci].Name
+		if g.Name != "" {
+			name = strings.TrimPrefix(name, g.Name+".")
+		}
+		p.module(ci, name, indent+1)
+	}
+}
+
+// annotation is the print_readable type annotation of a node's value:
+// ': "f32[4, 8]"' for tensors, ': "Sym(s0)"' for symbolic scalars.
+func annotation(n *Node) string {
+	if n.Val == nil {
+		return ""
+	}
+	switch n.Val.Kind {
+	case ValTensor:
+		return `: "` + ShortTensor(n.Val.Tensor) + `"`
+	case ValSym:
+		return `: "Sym(` + symString(n.Val.Sym) + `)"`
+	}
+	return ""
+}
+
+var stackFrameRE = regexp.MustCompile(`^File "(.+)", line (\d+), in (.+)$`)
+
+// StackSummary summarises a Python stack trace by its innermost frame, as
+// torch 2.x's _parse_stack_trace does:
+// "File: model.py:12 in forward, code: return x + 1". ok is false when the
+// trace has no frame line followed by a code line.
+func StackSummary(trace string) (string, bool) {
+	lines := strings.Split(strings.TrimSpace(trace), "\n")
+	for i := len(lines) - 2; i >= 0; i-- {
+		m := stackFrameRE.FindStringSubmatch(strings.TrimSpace(lines[i]))
+		if m != nil {
+			code := strings.TrimSpace(lines[i+1])
+			return fmt.Sprintf("File: %s:%s in %s, code: %s", m[1], m[2], m[3], code), true
+		}
+	}
+	return "", false
+}
+
+const noStackTrace = "No stacktrace found for following nodes"
+
+// ReadableForward returns the "def forward(self, ...):" line of g and the
+// lines of its body, unindented, as torch 2.x's FX code generator emits
+// them with verbose=True: stack trace summaries, one statement per node
+// with the values freed after their last use ("; x = None"), and the
+// return statement.
+func ReadableForward(g *Graph) (def string, body []string) {
+	n := len(g.Nodes)
+	// Last uses: walking backwards, the first user seen of each node is its
+	// last use (torch.fx.graph's register_last_uses). DefUse lists each
+	// node's distinct operands in order of first use, as Node._input_nodes.
+	inputs := NewDefUse(g).Operands
+	lastUser := make([]bool, n)
+	toDelete := make([][]NodeID, n)
+	for i := n - 1; i >= 0; i-- {
+		for _, d := range inputs[i] {
+			if !lastUser[d] {
+				lastUser[d] = true
+				toDelete[i] = append(toDelete[i], d)
+			}
+		}
+	}
+
+	var params []string
+	var out []string // body text; "\n" separates statements as in torch
+	prevSummary := ""
+	for i := range g.Nodes {
+		nd := &g.Nodes[i]
+		if nd.Op != OpPlaceholder && nd.Op != OpOutput {
+			summary := noStackTrace
+			if nd.Meta != nil && nd.Meta.StackTrace != "" {
+				if s, ok := StackSummary(nd.Meta.StackTrace); ok {
+					summary = s
+				}
+			}
+			if summary != prevSummary {
+				prevSummary = summary
+				out = append(out, "", "# "+summary)
+			}
+		}
+		stmt, isParam := readableStmt(g, nd)
+		if isParam {
+			params = append(params, stmt)
+			if t := nd.Target; t != "" && strings.ReplaceAll(t, "*", "") != nd.Name {
+				out = append(out, nd.Name+" = "+strings.ReplaceAll(t, "*", ""))
+			}
+			continue
+		}
+		if nd.Op != OpOutput {
+			// Unlike torch >= 2.6, values nobody uses are not freed on
+			// their own line: this matches torch 1.13 to 2.5 exactly.
+			if del := toDelete[i]; len(del) > 0 {
+				names := make([]string, 0, len(del)+1)
+				for _, d := range del {
+					names = append(names, g.Nodes[d].Name)
+				}
+				stmt += ";  " + strings.Join(append(names, "None"), " = ")
+			}
+		}
+		out = append(out, stmt)
+	}
+	for len(out) > 0 && out[0] == "" {
+		out = out[1:]
+	}
+	if len(out) == 0 {
+		out = []string{"pass"}
+	}
+	def = "def forward(" + strings.Join(append([]string{"self"}, params...), ", ") + "):"
+	return def, out
+}
+
+// readableStmt renders one node as a statement, or (isParam) a placeholder
+// as a forward parameter.
+func readableStmt(g *Graph, n *Node) (stmt string, isParam bool) {
+	ann := annotation(n)
+	lhs := n.Name + ann + " = "
+	args := func(as []Arg, kws []Kwarg) string {
+		var b strings.Builder
+		for i := range as {
+			if i > 0 {
+				b.WriteString(", ")
+			}
+			writeArg(&b, &as[i], pythonArgs, 0)
+		}
+		for i := range kws {
+			if i > 0 || len(as) > 0 {
+				b.WriteString(", ")
+			}
+			b.WriteString(kws[i].Name + " = ")
+			writeArg(&b, &kws[i].Value, pythonArgs, 0)
+		}
+		return b.String()
+	}
+	repr := func(a *Arg) string {
+		var b strings.Builder
+		writeArg(&b, a, pythonArgs, 0)
+		return b.String()
+	}
+	switch n.Op {
+	case OpPlaceholder:
+		name := n.Target
+		if name == "" {
+			name = n.Name
+		}
+		s := name + ann
+		if len(n.Args) > 0 {
+			s += " = " + repr(&n.Args[0])
+		}
+		return s, true
+	case OpOutput:
+		if len(n.Args) == 0 {
+			return "return None", false
+		}
+		return "return " + repr(&n.Args[0]), false
+	case OpGetAttr:
+		return lhs + formatTarget("self", n.Target), false
+	case OpCallModule:
+		return lhs + formatTarget("self", n.Target) + "(" + args(n.Args, n.Kwargs) + ")", false
+	case OpCallMethod:
+		if len(n.Args) == 0 {
+			return lhs + "?." + n.Target + "(" + args(nil, n.Kwargs) + ")", false
+		}
+		return lhs + formatTarget(repr(&n.Args[0]), n.Target) + "(" + args(n.Args[1:], n.Kwargs) + ")", false
+	case OpCallFunction:
+		if op, ok := operatorName(n.Target); ok && len(n.Kwargs) == 0 {
+			reprs := make([]string, len(n.Args))
+			for i := range n.Args {
+				reprs[i] = repr(&n.Args[i])
+			}
+			if form, ok := magicMethods[op]; ok {
+				if s, ok := fillForm(form, reprs); ok {
+					return lhs + s, false
+				}
+			}
+			if form, ok := inplaceMethods[op]; ok && len(reprs) > 0 {
+				if s, ok := fillForm(form, reprs); ok {
+					return s + ";  " + n.Name + ann + " = " + reprs[0], false
+				}
+			}
+		}
+		fn := pyTarget(n.Target)
+		if fn == "getattr" && len(n.Args) == 2 && len(n.Kwargs) == 0 && n.Args[1].Kind == ArgStr && isIdentifier(n.Args[1].S) {
+			return lhs + formatTarget(repr(&n.Args[0]), n.Args[1].S), false
+		}
+		return lhs + fn + "(" + args(n.Args, n.Kwargs) + ")", false
+	}
+	return lhs + "?(" + args(n.Args, n.Kwargs) + ")", false
+}
