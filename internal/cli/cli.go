@@ -5,6 +5,7 @@ package cli
 import (
 	"errors"
 	"fmt"
+	analyzecmd "github.com/hopctl/hopctl/internal/cmd/analyze"
 	"io"
 	"strings"
 	"sync"
@@ -138,6 +139,7 @@ configuration error, 3 unreadable or invalid input.`,
 	cmdutil.BindFlag(cmd, "config", hopconfig.KeyConfig)
 
 	cmd.AddCommand(
+		analyzecmd.NewCmdAnalyze(f, nil),
 		printcmd.NewCmdPrint(f, nil),
 		convert.NewCmdConvert(f, nil),
 		config.NewCmdConfig(f, nil),

@@ -1,0 +1,280 @@
+// Package analyze is hopctl's analyzer framework, modelled on
+// golang.org/x/tools/go/analysis: an Analyzer is data (name, doc, the
+// analyzers it requires, a Run function); the driver runs analyzers over every
+// graph of a module, subgraph bodies before the graphs that call them, so an
+// analyzer can read the summaries ("facts") it exported for a callee when it
+// analyses a call site. Analyzers never print, read files or parse flags.
+package analyze
+
+import (
+	"fmt"
+	"sort"
+
+	"github.com/hopctl/hopctl/pkg/ir"
+	"github.com/hopctl/hopctl/pkg/opschema"
+	"gonum.org/v1/gonum/graph"
+	"gonum.org/v1/gonum/graph/simple"
+	"gonum.org/v1/gonum/graph/topo"
+)
+
+// Severity orders findings.
+type Severity int
+
+// Severities, lowest first.
+const (
+	Info Severity = iota
+	Warning
+	Error
+)
+
+func (s Severity) String() string {
+	switch s {
+	case Info:
+		return "info"
+	case Warning:
+		return "warning"
+	}
+	return "error"
+}
+
+// ParseSeverity parses "info", "warning" or "error".
+func ParseSeverity(s string) (Severity, error) {
+	switch s {
+	case "info":
+		return Info, nil
+	case "warning":
+		return Warning, nil
+	case "error":
+		return Error, nil
+	}
+	return 0, fmt.Errorf("unknown severity %q (want info, warning or error)", s)
+}
+
+// Finding is one diagnostic, located at a node of a graph.
+type Finding struct {
+	Rule     string
+	Severity Severity
+	Graph    string // qualified name of the graph holding Node; "" is the root
+	Node     string
+	Message  string
+	// Provenance explains the finding; nil when there is nothing to add.
+	Provenance *Provenance
+}
+
+// Provenance traces a finding back to its cause.
+type Provenance struct {
+	// Input is the caller-graph input involved (placeholder name) and its
+	// index among the graph's inputs; InputIndex is -1 when no input is.
+	Input      string
+	InputIndex int
+	// Views is the chain of view nodes from the input to the accessed value.
+	Views []string
+	// Node is the node that writes or returns the value, in the innermost
+	// graph; Path is the way there from the finding's node through nested
+	// subgraphs: ["cond", "true_graph_0", "add_"].
+	Node string
+	Path []string
+	// StackTrace is Node's stack_trace, when the file has one.
+	StackTrace string
+}
+
+// Analyzer describes one analysis.
+type Analyzer struct {
+	Name     string
+	Doc      string
+	Requires []*Analyzer
+	// Run analyses pass.Graph and returns its result, which later analyzers of
+	// the same graph read from Pass.ResultOf and callers read through
+	// Pass.Callee.
+	Run func(*Pass) (any, error)
+}
+
+// Pass is what an analyzer sees of one graph.
+type Pass struct {
+	Analyzer *Analyzer
+	File     string
+	Module   *ir.Module
+	Graph    *ir.Graph
+	DefUse   *ir.DefUse
+	Schemas  *opschema.Registry
+	// ResultOf holds the results of the required analyzers on this graph.
+	ResultOf map[*Analyzer]any
+	// Callee returns this analyzer's result for an already analysed graph
+	// (a subgraph called from this one), or nil.
+	Callee func(qualname string) any
+	report func(Finding)
+}
+
+// Report records a finding located in this pass's graph.
+func (p *Pass) Report(f Finding) {
+	f.Graph = p.Graph.Name
+	p.report(f)
+}
+
+// Result is everything the analyzers produced for a module.
+type Result struct {
+	// Order is the order graphs were analysed in: callees first.
+	Order []string
+	// Results[analyzer][graph] is the analyzer's result on that graph.
+	Results  map[*Analyzer]map[string]any
+	Findings []Finding
+}
+
+// CallOrder returns the module's graphs ordered so that every subgraph comes
+// before the graphs that reference it (through get_attr or call_module),
+// ties broken by file order. It uses gonum's stabilised topological sort.
+func CallOrder(m *ir.Module) ([]*ir.Graph, error) {
+	index := make(map[string]int64, len(m.Graphs))
+	g := simple.NewDirectedGraph()
+	for i, gr := range m.Graphs {
+		index[gr.Name] = int64(i)
+		g.AddNode(simple.Node(i))
+	}
+	for i, gr := range m.Graphs {
+		for j := range gr.Nodes {
+			n := &gr.Nodes[j]
+			if n.Op != ir.OpGetAttr && n.Op != ir.OpCallModule {
+				continue
+			}
+			callee, ok := index[ir.Qualify(gr, n.Target)]
+			if !ok || callee == int64(i) {
+				continue
+			}
+			// Edge callee → caller: callees sort first.
+			g.SetEdge(simple.Edge{F: simple.Node(callee), T: simple.Node(i)})
+		}
+	}
+	sorted, err := topo.SortStabilized(g, func(ns []graph.Node) {
+		sort.Slice(ns, func(a, b int) bool { return ns[a].ID() < ns[b].ID() })
+	})
+	if err != nil {
+		return nil, fmt.Errorf("subgraphs call each other in a cycle: %w", err)
+	}
+	out := make([]*ir.Graph, len(sorted))
+	for i, n := range sorted {
+		out[i] = m.Graphs[n.ID()]
+	}
+	return out, nil
+}
+
+// Run runs the analyzers (and what they require) over every graph of m.
+// Findings are sorted by graph order in the file, then node order, then rule.
+func Run(m *ir.Module, file string, reg *opschema.Registry, analyzers ...*Analyzer) (*Result, error) {
+	order, err := CallOrder(m)
+	if err != nil {
+		return nil, err
+	}
+	all := expand(analyzers)
+	res := &Result{Results: make(map[*Analyzer]map[string]any, len(all))}
+	for _, a := range all {
+		res.Results[a] = make(map[string]any, len(m.Graphs))
+	}
+	for _, g := range order {
+		res.Order = append(res.Order, g.Name)
+		du := ir.NewDefUse(g)
+		local := make(map[*Analyzer]any, len(all))
+		for _, a := range all {
+			results := res.Results[a]
+			pass := &Pass{
+				Analyzer: a, File: file, Module: m, Graph: g, DefUse: du, Schemas: reg,
+				ResultOf: local,
+				Callee:   func(q string) any { return results[q] },
+				report:   func(f Finding) { res.Findings = append(res.Findings, f) },
+			}
+			r, err := a.Run(pass)
+			if err != nil {
+				return nil, fmt.Errorf("%s: analyzer %s: %w", ir.InGraph(file, g.Name), a.Name, err)
+			}
+			local[a] = r
+			results[g.Name] = r
+		}
+	}
+	SortFindings(m, res.Findings)
+	return res, nil
+}
+
+// SortFindings orders findings by graph file order, node order, rule and
+// message, so output never depends on analysis order.
+func SortFindings(m *ir.Module, fs []Finding) {
+	gi := make(map[string]int, len(m.Graphs))
+	for i, g := range m.Graphs {
+		gi[g.Name] = i
+	}
+	ni := func(f *Finding) int {
+		g := m.Graph(f.Graph)
+		if g == nil {
+			return -1
+		}
+		id, ok := g.Lookup(f.Node)
+		if !ok {
+			return -1
+		}
+		return int(id)
+	}
+	sort.SliceStable(fs, func(a, b int) bool {
+		x, y := &fs[a], &fs[b]
+		if gi[x.Graph] != gi[y.Graph] {
+			return gi[x.Graph] < gi[y.Graph]
+		}
+		if nx, ny := ni(x), ni(y); nx != ny {
+			return nx < ny
+		}
+		if x.Rule != y.Rule {
+			return x.Rule < y.Rule
+		}
+		return x.Message < y.Message
+	})
+}
+
+// expand returns the analyzers and their requirements, requirements first.
+func expand(as []*Analyzer) []*Analyzer {
+	var out []*Analyzer
+	seen := map[*Analyzer]bool{}
+	var visit func(a *Analyzer)
+	visit = func(a *Analyzer) {
+		if seen[a] {
+			return
+		}
+		seen[a] = true
+		for _, r := range a.Requires {
+			visit(r)
+		}
+		out = append(out, a)
+	}
+	for _, a := range as {
+		visit(a)
+	}
+	return out
+}
+
+// NewRegistry builds the schema registry of a module: its own schema table
+// first, then the built-in ATen table and hopctl's HOP definitions. A schema
+// that does not parse is an input error naming the file and the schema.
+func NewRegistry(m *ir.Module, file string) (*opschema.Registry, error) {
+	fs := make([]opschema.FileSchema, len(m.Schemas))
+	for i, s := range m.Schemas {
+		fs[i] = opschema.FileSchema{Name: s.Name, Schema: s.Schema}
+	}
+	reg, err := opschema.NewRegistry(fs)
+	if err != nil {
+		return nil, &ir.DecodeError{Loc: ir.Location{File: file}, Err: fmt.Errorf("schema table: %w", err)}
+	}
+	return reg, nil
+}
+
+// RunFile loads and verifies a graph file, then runs the analyzers on it.
+func RunFile(path string, analyzers ...*Analyzer) (*ir.Module, *Result, error) {
+	m, err := ir.Load(path)
+	if err != nil {
+		return nil, nil, err
+	}
+	reg, err := NewRegistry(m, path)
+	if err != nil {
+		return nil, nil, err
+	}
+	res, err := Run(m, path, reg, analyzers...)
+	if err != nil {
+		return nil, nil, err
+	}
+	return m, res, nil
+}

@@ -1,0 +1,537 @@
+// Package alias is the alias and mutation analyzer: for every graph it
+// computes the four results of PyTorch's check_input_alias_and_mutation
+// (inp_inp_alias, inp_out_alias, out_out_alias, mutated_inputs) statically
+// from op schemas, analyses HOP calls through their subgraphs, checks each
+// HOP's restrictions at every call site, and records provenance.
+//
+// Conventions (PyTorch's, torch/_higher_order_ops/utils.py):
+//   - inputs are the placeholders that carry a value (meta["val"]); when no
+//     placeholder carries one, all placeholders are inputs;
+//   - outputs are the pytree leaves of the output node's argument;
+//   - storage maps are built so the last index sharing a storage wins;
+//   - mutated_inputs lists input indices in first-write order, no repeats.
+//
+// Where hopctl differs from PyTorch's static checker, on purpose: it sees
+// writes through keyword arguments (out=) and inside nested HOPs, and
+// applies the schema corrections of package opschema (native_batch_norm).
+// Those are what the runtime check (version counters) observes.
+package alias
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/hopctl/hopctl/pkg/analyze"
+	"github.com/hopctl/hopctl/pkg/ir"
+)
+
+// Rule ids of the findings this analyzer reports.
+const (
+	RuleHOPMutation = "hop-input-mutation"
+	RuleHOPAlias    = "hop-input-alias"
+	RuleUnknownOp   = "unknown-op"
+	RuleBadHOPCall  = "hop-call"
+)
+
+// Analyzer is the alias/mutation analyzer. Its result is a *Summary.
+var Analyzer = &analyze.Analyzer{
+	Name: "alias",
+	Doc:  "inputs a graph mutates, input/output aliasing, and HOP alias/mutation restrictions",
+	Run:  run,
+}
+
+// Pair maps an input or output index to another.
+type Pair struct{ From, To int }
+
+// Mutation records the first write to one input.
+type Mutation struct {
+	Input int // input index
+	Prov  analyze.Provenance
+}
+
+// Alias records why an output aliases an input or another output.
+type Alias struct {
+	Output int // output index
+	Input  int // input index, or -1 for output-output aliasing
+	Other  int // the other output index for output-output aliasing
+	Prov   analyze.Provenance
+}
+
+// Summary is the analyzer's result for one graph: the four results plus
+// what callers need to analyse a call of this graph.
+type Summary struct {
+	Graph string
+	// Inputs are the input placeholders; InputPos[i] is input i's position
+	// among all placeholders.
+	Inputs     []string
+	InputPos   []int
+	NumOutputs int
+
+	InpInpAlias   []Pair // sorted by From
+	InpOutAlias   []Pair
+	OutOutAlias   []Pair
+	MutatedInputs []int
+
+	Mutations []Mutation // one per mutated input, first-write order
+	Aliases   []Alias    // every input-output and output-output alias
+	// OutputInputs[j] lists every placeholder position output j may alias.
+	OutputInputs [][]int
+	// MutatedPlaceholders lists written placeholder positions with the
+	// mutation that wrote them first.
+	MutatedPlaceholders []phMutation
+}
+
+type phMutation struct {
+	Pos  int
+	Prov analyze.Provenance
+}
+
+// HasAlias reports whether any of the three alias maps is non-empty.
+func (s *Summary) HasAlias() bool {
+	return len(s.InpInpAlias) > 0 || len(s.InpOutAlias) > 0 || len(s.OutOutAlias) > 0
+}
+
+// storage is an abstract storage id.
+type storage = int32
+
+// aval is the abstract value of a node or tuple element: the storages a
+// tensor may live in (nil for non-tensors), or elements for sequences.
+type aval struct {
+	stor  []storage
+	elems []aval
+	seq   bool
+	// fresh sequences make a new storage per element on first access.
+	freshSeq bool
+}
+
+type state struct {
+	pass *analyze.Pass
+	g    *ir.Graph
+	vals []aval
+	// viewOf[n] is the node whose storage n's value aliases (-1 if none).
+	viewOf []ir.NodeID
+	// storInputs[s] are the input indices in storage s, ascending.
+	storInputs [][]int
+	// storPH[s] are the placeholder positions in storage s.
+	storPH   [][]int
+	inputs   []ir.NodeID
+	inputOf  map[ir.NodeID]int
+	phPos    map[ir.NodeID]int
+	mutated  []Mutation
+	mutSeen  map[int]bool
+	phMut    []phMutation
+	phSeen   map[int]bool
+	freshSeq map[[2]int]storage
+}
+
+func (st *state) newStorage() storage {
+	st.storInputs = append(st.storInputs, nil)
+	st.storPH = append(st.storPH, nil)
+	return storage(len(st.storInputs) - 1)
+}
+
+func run(pass *analyze.Pass) (any, error) {
+	g := pass.Graph
+	st := &state{
+		pass: pass, g: g,
+		vals:     make([]aval, len(g.Nodes)),
+		viewOf:   make([]ir.NodeID, len(g.Nodes)),
+		inputOf:  map[ir.NodeID]int{},
+		phPos:    map[ir.NodeID]int{},
+		mutSeen:  map[int]bool{},
+		phSeen:   map[int]bool{},
+		freshSeq: map[[2]int]storage{},
+	}
+	for i := range st.viewOf {
+		st.viewOf[i] = ir.NoNode
+	}
+	st.placeholders()
+	for i := range g.Nodes {
+		if err := st.node(ir.NodeID(i)); err != nil {
+			return nil, err
+		}
+	}
+	return st.summarize(), nil
+}
+
+// placeholders assigns storages: placeholders with equal storage_id share
+// one; every other tensor placeholder gets its own.
+func (st *state) placeholders() {
+	g := st.g
+	anyVal := false
+	for i := range g.Nodes {
+		if g.Nodes[i].Op == ir.OpPlaceholder && g.Nodes[i].Val != nil {
+			anyVal = true
+		}
+	}
+	byID := map[int64]storage{}
+	pos := 0
+	for i := range g.Nodes {
+		n := &g.Nodes[i]
+		if n.Op != ir.OpPlaceholder {
+			continue
+		}
+		id := ir.NodeID(i)
+		st.phPos[id] = pos
+		isInput := n.Val != nil || !anyVal
+		if isInput {
+			st.inputOf[id] = len(st.inputs)
+			st.inputs = append(st.inputs, id)
+		}
+		isTensor := n.Val == nil || n.Val.Kind == ir.ValTensor
+		if isTensor {
+			var s storage
+			if t := tensorOf(n.Val); t != nil && t.HasStorageID {
+				var ok bool
+				if s, ok = byID[t.StorageID]; !ok {
+					s = st.newStorage()
+					byID[t.StorageID] = s
+				}
+			} else {
+				s = st.newStorage()
+			}
+			st.vals[i] = aval{stor: []storage{s}}
+			st.storPH[s] = append(st.storPH[s], pos)
+			if isInput {
+				st.storInputs[s] = append(st.storInputs[s], st.inputOf[id])
+			}
+		}
+		pos++
+	}
+}
+
+func tensorOf(v *ir.Value) *ir.TensorMeta {
+	if v != nil && v.Kind == ir.ValTensor {
+		return v.Tensor
+	}
+	return nil
+}
+
+// freshFor makes the abstract value of a fresh result shaped like val.
+func (st *state) freshFor(v *ir.Value) aval {
+	if v == nil {
+		return aval{stor: []storage{st.newStorage()}}
+	}
+	switch v.Kind {
+	case ir.ValTensor:
+		return aval{stor: []storage{st.newStorage()}}
+	case ir.ValList, ir.ValTuple:
+		a := aval{seq: true, elems: make([]aval, len(v.Elems))}
+		for i := range v.Elems {
+			a.elems[i] = st.freshFor(&v.Elems[i])
+		}
+		return a
+	}
+	return aval{}
+}
+
+// argVal is the abstract value of an argument tree.
+func (st *state) argVal(a *ir.Arg) aval {
+	switch a.Kind {
+	case ir.ArgNode:
+		if a.Ref >= 0 && int(a.Ref) < len(st.vals) {
+			return st.vals[a.Ref]
+		}
+	case ir.ArgList, ir.ArgTuple:
+		v := aval{seq: true, elems: make([]aval, len(a.Elems))}
+		for i := range a.Elems {
+			v.elems[i] = st.argVal(&a.Elems[i])
+		}
+		return v
+	}
+	return aval{}
+}
+
+// storages flattens every storage in an abstract value.
+func (v aval) storages() []storage {
+	if !v.seq {
+		return v.stor
+	}
+	var out []storage
+	for _, e := range v.elems {
+		out = append(out, e.storages()...)
+	}
+	return out
+}
+
+func union(a, b []storage) []storage {
+	out := append([]storage(nil), a...)
+	for _, s := range b {
+		found := false
+		for _, t := range out {
+			if s == t {
+				found = true
+				break
+			}
+		}
+		if !found {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// element returns element i of a sequence value.
+func (st *state) element(owner ir.NodeID, v aval, i int) aval {
+	if v.seq {
+		if i >= 0 && i < len(v.elems) {
+			return v.elems[i]
+		}
+		if v.freshSeq {
+			key := [2]int{int(owner), i}
+			s, ok := st.freshSeq[key]
+			if !ok {
+				s = st.newStorage()
+				st.freshSeq[key] = s
+			}
+			return aval{stor: []storage{s}}
+		}
+		return aval{}
+	}
+	// A list of views typed as one value: every element shares its storages.
+	return aval{stor: v.stor}
+}
+
+// chain returns the input placeholder a value derives from through view
+// nodes, and the view nodes in between (oldest first).
+func (st *state) chain(id ir.NodeID) (input ir.NodeID, views []string) {
+	var rev []string
+	seen := 0
+	for id >= 0 && seen <= len(st.g.Nodes) {
+		seen++
+		n := &st.g.Nodes[id]
+		if n.Op == ir.OpPlaceholder {
+			input = id
+			for i := len(rev) - 1; i >= 0; i-- {
+				views = append(views, rev[i])
+			}
+			return input, views
+		}
+		rev = append(rev, n.Name)
+		id = st.viewOf[id]
+	}
+	return ir.NoNode, nil
+}
+
+func (st *state) stackTrace(id ir.NodeID) string {
+	if m := st.g.Nodes[id].Meta; m != nil {
+		return m.StackTrace
+	}
+	return ""
+}
+
+// write records that node id writes the storages of value v, reached
+// through node via (the argument node, for provenance). inner, when set, is
+// the provenance inside a called subgraph.
+func (st *state) write(id ir.NodeID, via ir.NodeID, v []storage, inner *analyze.Provenance, hop string) {
+	for _, s := range v {
+		prov := st.provenance(id, via, inner, hop)
+		for _, pos := range st.storPH[s] {
+			if !st.phSeen[pos] {
+				st.phSeen[pos] = true
+				st.phMut = append(st.phMut, phMutation{Pos: pos, Prov: prov})
+			}
+		}
+		ins := st.storInputs[s]
+		if len(ins) == 0 {
+			continue
+		}
+		last := ins[len(ins)-1]
+		if st.mutSeen[last] {
+			continue
+		}
+		st.mutSeen[last] = true
+		st.mutated = append(st.mutated, Mutation{Input: last, Prov: prov})
+	}
+}
+
+// provenance builds the provenance of an access by node id through the
+// value of node via.
+func (st *state) provenance(id, via ir.NodeID, inner *analyze.Provenance, hop string) analyze.Provenance {
+	p := analyze.Provenance{InputIndex: -1, Node: st.g.Nodes[id].Name, Path: []string{st.g.Nodes[id].Name}, StackTrace: st.stackTrace(id)}
+	if via >= 0 {
+		in, views := st.chain(via)
+		if in >= 0 {
+			p.Input = st.g.Nodes[in].Name
+			if idx, ok := st.inputOf[in]; ok {
+				p.InputIndex = idx
+			}
+			p.Views = views
+		}
+	}
+	if inner != nil {
+		p.Node = inner.Node
+		p.Path = append([]string{st.g.Nodes[id].Name, hop}, inner.Path...)
+		p.StackTrace = inner.StackTrace
+	}
+	return p
+}
+
+func (st *state) node(id ir.NodeID) error {
+	n := &st.g.Nodes[id]
+	switch n.Op {
+	case ir.OpPlaceholder, ir.OpOutput:
+		return nil
+	case ir.OpGetAttr:
+		if st.pass.Module.Graph(ir.Qualify(st.g, n.Target)) == nil {
+			st.vals[id] = st.freshFor(n.Val)
+		}
+		return nil
+	case ir.OpCallModule:
+		return st.callModule(id)
+	case ir.OpCallMethod:
+		return st.callOp(id, "aten."+n.Target+".default", n.Args, n.Kwargs)
+	case ir.OpCallFunction:
+		switch {
+		case n.Target == "_operator.getitem":
+			st.getitem(id)
+			return nil
+		case analyze.IsHOP(n.Target):
+			return st.hop(id)
+		case strings.HasPrefix(n.Target, "_operator.") || strings.HasPrefix(n.Target, "builtins.") || strings.HasPrefix(n.Target, "math."):
+			// Python scalar arithmetic on SymInts: no tensors involved.
+			if tensorOf(n.Val) != nil {
+				st.unknown(id, fmt.Sprintf("no schema for %s, which returns a tensor: its aliasing and writes are unknown", n.Target))
+				st.vals[id] = st.freshFor(n.Val)
+			}
+			return nil
+		}
+		return st.callOp(id, n.Target, n.Args, n.Kwargs)
+	}
+	return nil
+}
+
+func (st *state) unknown(id ir.NodeID, msg string) {
+	n := &st.g.Nodes[id]
+	st.pass.Report(analyze.Finding{Rule: RuleUnknownOp, Severity: analyze.Warning, Node: n.Name, Message: msg,
+		Provenance: &analyze.Provenance{InputIndex: -1, Node: n.Name, StackTrace: st.stackTrace(id)}})
+}
+
+func (st *state) getitem(id ir.NodeID) {
+	n := &st.g.Nodes[id]
+	if len(n.Args) < 2 || n.Args[0].Kind != ir.ArgNode || n.Args[0].Ref < 0 || n.Args[1].Kind != ir.ArgInt {
+		st.vals[id] = st.freshFor(n.Val)
+		return
+	}
+	src := n.Args[0].Ref
+	v := st.element(src, st.vals[src], int(n.Args[1].I))
+	st.vals[id] = v
+	if len(v.storages()) > 0 {
+		st.viewOf[id] = src
+	}
+}
+
+// summarize computes the four results from the final state.
+func (st *state) summarize() *Summary {
+	g := st.g
+	sum := &Summary{Graph: g.Name, MutatedInputs: []int{}}
+	for _, in := range st.inputs {
+		sum.Inputs = append(sum.Inputs, g.Nodes[in].Name)
+		sum.InputPos = append(sum.InputPos, st.phPos[in])
+	}
+	// Outputs: pytree leaves of the output node's first argument.
+	var leaves []*ir.Arg
+	if out := g.OutputNode(); out >= 0 && len(g.Nodes[out].Args) > 0 {
+		leaves = flattenLeaves(&g.Nodes[out].Args[0])
+	}
+	sum.NumOutputs = len(leaves)
+	outVals := make([]aval, len(leaves))
+	for j, l := range leaves {
+		outVals[j] = st.argVal(l)
+	}
+	// Last index wins, as in PyTorch's dict comprehensions.
+	inpLast := map[storage]int{}
+	for i, in := range st.inputs {
+		for _, s := range st.vals[in].stor {
+			inpLast[s] = i
+		}
+	}
+	outLast := map[storage]int{}
+	for j, v := range outVals {
+		for _, s := range v.storages() {
+			outLast[s] = j
+		}
+	}
+	for i, in := range st.inputs {
+		stor := st.vals[in].stor
+		if len(stor) == 0 {
+			continue
+		}
+		if last := inpLast[stor[0]]; last != i {
+			sum.InpInpAlias = append(sum.InpInpAlias, Pair{i, last})
+		}
+		if j, ok := outLast[stor[0]]; ok {
+			sum.InpOutAlias = append(sum.InpOutAlias, Pair{i, j})
+		}
+	}
+	sum.OutputInputs = make([][]int, len(leaves))
+	for j, v := range outVals {
+		stor := v.storages()
+		rep := -1
+		for _, s := range stor {
+			rep = max(rep, outLast[s])
+			for _, pos := range st.storPH[s] {
+				sum.OutputInputs[j] = appendUnique(sum.OutputInputs[j], pos)
+			}
+		}
+		if rep >= 0 && rep != j {
+			sum.OutOutAlias = append(sum.OutOutAlias, Pair{j, rep})
+			sum.Aliases = append(sum.Aliases, Alias{Output: j, Input: -1, Other: rep, Prov: st.returnProv(leaves[j], -1)})
+		}
+		for _, s := range stor {
+			for _, i := range st.storInputs[s] {
+				sum.Aliases = append(sum.Aliases, Alias{Output: j, Input: i, Other: -1, Prov: st.returnProv(leaves[j], i)})
+			}
+		}
+	}
+	for _, m := range st.mutated {
+		sum.MutatedInputs = append(sum.MutatedInputs, m.Input)
+	}
+	sum.Mutations = st.mutated
+	sum.MutatedPlaceholders = st.phMut
+	return sum
+}
+
+// returnProv is the provenance of output leaf l aliasing input i.
+func (st *state) returnProv(l *ir.Arg, input int) analyze.Provenance {
+	out := st.g.OutputNode()
+	p := analyze.Provenance{InputIndex: input, Node: st.g.Nodes[out].Name}
+	if l.Kind == ir.ArgNode && l.Ref >= 0 {
+		p.Node = l.S
+		p.Path = []string{l.S}
+		p.StackTrace = st.stackTrace(l.Ref)
+		in, views := st.chain(l.Ref)
+		if in >= 0 {
+			p.Input = st.g.Nodes[in].Name
+			p.Views = views
+			if idx, ok := st.inputOf[in]; ok && input >= 0 {
+				p.InputIndex = idx
+			}
+		}
+	}
+	if input >= 0 && input < len(st.inputs) {
+		p.Input = st.g.Nodes[st.inputs[input]].Name
+	}
+	return p
+}
+
+func appendUnique(xs []int, x int) []int {
+	for _, y := range xs {
+		if y == x {
+			return xs
+		}
+	}
+	return append(xs, x)
+}
+
+// flattenLeaves returns the pytree leaves of an argument tree, in order.
+func flattenLeaves(a *ir.Arg) []*ir.Arg {
+	if a.Kind != ir.ArgList && a.Kind != ir.ArgTuple && a.Kind != ir.ArgDict {
+		return []*ir.Arg{a}
+	}
+	var out []*ir.Arg
+	for i := range a.Elems {
+		out = append(out, flattenLeaves(&a.Elems[i])...)
+	}
+	return out
+}

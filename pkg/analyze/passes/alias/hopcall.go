@@ -1,0 +1,216 @@
+package alias
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/hopctl/hopctl/pkg/analyze"
+	"github.com/hopctl/hopctl/pkg/ir"
+)
+
+// hop analyses a higher-order operator call through the summaries of its
+// subgraphs, which the driver analysed first.
+func (st *state) hop(id ir.NodeID) error {
+	n := &st.g.Nodes[id]
+	name := strings.TrimPrefix(n.Target, "higher_order.")
+	switch name {
+	case "with_effects":
+		return st.withEffects(id)
+	case "auto_functionalized", "auto_functionalized_v2":
+		// Functional by construction: the op's outputs and the new values of
+		// its mutable arguments are fresh tensors; nothing is written.
+		st.vals[id] = st.freshFor(n.Val)
+		st.vals[id].seq, st.vals[id].freshSeq = true, true
+		return nil
+	}
+	call, err := analyze.DecodeHOP(st.pass.Module, st.g, id)
+	if err != nil {
+		st.pass.Report(analyze.Finding{Rule: RuleBadHOPCall, Severity: analyze.Error, Node: n.Name, Message: err.Error()})
+		st.vals[id] = st.freshFor(n.Val)
+		return nil
+	}
+	if call == nil {
+		st.unknown(id, fmt.Sprintf("unknown higher-order operator %s: its aliasing and writes are unknown", n.Target))
+		st.vals[id] = st.freshFor(n.Val)
+		return nil
+	}
+	outs := map[int][]storage{}
+	nOut := numOutputs(n)
+	for i := range call.Subgraphs {
+		sc := &call.Subgraphs[i]
+		nOut = max(nOut, len(sc.Outputs))
+		if err := st.subgraphCall(id, sc, outs); err != nil {
+			return err
+		}
+	}
+	v := aval{seq: true, elems: make([]aval, max(nOut, 0))}
+	for j := range v.elems {
+		if s := outs[j]; len(s) > 0 {
+			v.elems[j] = aval{stor: s}
+			continue
+		}
+		var ev *ir.Value
+		if n.Val != nil && j < len(n.Val.Elems) {
+			ev = &n.Val.Elems[j]
+		}
+		v.elems[j] = st.freshFor(ev)
+	}
+	if nOut < 0 {
+		v.freshSeq = true
+	}
+	st.vals[id] = v
+	return nil
+}
+
+func numOutputs(n *ir.Node) int {
+	if n.Val != nil && (n.Val.Kind == ir.ValTuple || n.Val.Kind == ir.ValList) {
+		return len(n.Val.Elems)
+	}
+	return -1
+}
+
+// subgraphCall applies one subgraph's summary at the call site: its writes
+// become writes of the caller's operands, its outputs alias the operands
+// they alias, and the HOP's restrictions are checked.
+func (st *state) subgraphCall(id ir.NodeID, sc *analyze.SubgraphCall, outs map[int][]storage) error {
+	n := &st.g.Nodes[id]
+	sum, _ := st.pass.Callee(sc.Graph).(*Summary)
+	if sum == nil {
+		return fmt.Errorf("node %s: subgraph %s was not analysed before its caller", n.Name, sc.Graph)
+	}
+	callee := st.pass.Module.Graph(sc.Graph)
+	nph := len(callee.Placeholders())
+	if nph != len(sc.Operands) {
+		st.pass.Report(analyze.Finding{Rule: RuleBadHOPCall, Severity: analyze.Error, Node: n.Name,
+			Message: fmt.Sprintf("%s subgraph %s takes %d inputs but the call passes %d", sc.Role, sc.Graph, nph, len(sc.Operands))})
+		return nil
+	}
+	opStor := make([][]storage, nph)
+	opVia := make([]ir.NodeID, nph)
+	for k, op := range sc.Operands {
+		opVia[k] = ir.NoNode
+		if op.Arg == nil {
+			continue
+		}
+		opStor[k] = st.argVal(op.Arg).storages()
+		if op.Arg.Kind == ir.ArgNode {
+			opVia[k] = op.Arg.Ref
+		}
+	}
+	path := sc.Graph
+	for _, m := range sum.MutatedPlaceholders {
+		prov := m.Prov
+		st.write(id, opVia[m.Pos], opStor[m.Pos], &prov, path)
+	}
+	if sc.ForbidAlias {
+		if prov, ok := st.aliasAtCall(id, sc, sum, opStor, opVia); ok {
+			st.pass.Report(analyze.Finding{Rule: RuleHOPAlias, Severity: analyze.Error, Node: n.Name,
+				Message: sc.Name + " might be aliasing the input or the output!", Provenance: &prov})
+		}
+	}
+	if sc.ForbidMutation && len(sum.MutatedPlaceholders) > 0 {
+		m := sum.MutatedPlaceholders[0]
+		prov := st.provenance(id, opVia[m.Pos], &m.Prov, path)
+		msg := sc.MutationMessage
+		if msg == "" {
+			msg = sc.Name + " might be modifying the input!"
+		}
+		st.pass.Report(analyze.Finding{Rule: RuleHOPMutation, Severity: analyze.Error, Node: n.Name, Message: msg, Provenance: &prov})
+	}
+	for j, b := range sc.Outputs {
+		if b < 0 || b >= len(sum.OutputInputs) {
+			continue
+		}
+		for _, pos := range sum.OutputInputs[b] {
+			outs[j] = union(outs[j], opStor[pos])
+			if len(opStor[pos]) > 0 && st.viewOf[id] < 0 {
+				st.viewOf[id] = opVia[pos]
+			}
+		}
+	}
+	return nil
+}
+
+// aliasAtCall finds aliasing PyTorch would see when it re-traces the
+// subgraph with this call's operands: aliasing inside the subgraph, or two
+// (unsliced) operands sharing a storage.
+func (st *state) aliasAtCall(id ir.NodeID, sc *analyze.SubgraphCall, sum *Summary, opStor [][]storage, opVia []ir.NodeID) (analyze.Provenance, bool) {
+	if len(sum.Aliases) > 0 {
+		a := sum.Aliases[0]
+		inner := a.Prov
+		via := ir.NoNode
+		if a.Input >= 0 && a.Input < len(sum.InputPos) {
+			via = opVia[sum.InputPos[a.Input]]
+		}
+		return st.provenance(id, via, &inner, sc.Graph), true
+	}
+	if len(sum.InpInpAlias) > 0 {
+		p := sum.InpInpAlias[0]
+		return analyze.Provenance{InputIndex: -1, Node: st.g.Nodes[id].Name,
+			Path: []string{st.g.Nodes[id].Name, sc.Graph, sum.Inputs[p.From], sum.Inputs[p.To]}}, true
+	}
+	for a := range sc.Operands {
+		if sc.Operands[a].Sliced {
+			continue
+		}
+		for b := a + 1; b < len(sc.Operands); b++ {
+			if sc.Operands[b].Sliced || !overlaps(opStor[a], opStor[b]) {
+				continue
+			}
+			prov := st.provenance(id, opVia[b], nil, "")
+			prov.Path = append(prov.Path, fmt.Sprintf("operands %d and %d share a storage", a, b))
+			return prov, true
+		}
+	}
+	return analyze.Provenance{}, false
+}
+
+func overlaps(a, b []storage) bool {
+	for _, x := range a {
+		for _, y := range b {
+			if x == y {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// callModule analyses a call_module of a graph submodule like an
+// invoke_subgraph call without restrictions.
+func (st *state) callModule(id ir.NodeID) error {
+	n := &st.g.Nodes[id]
+	q := ir.Qualify(st.g, n.Target)
+	if st.pass.Module.Graph(q) == nil {
+		st.unknown(id, fmt.Sprintf("call_module %s is not a graph submodule: its aliasing and writes are unknown", n.Target))
+		st.vals[id] = st.freshFor(n.Val)
+		return nil
+	}
+	sc := analyze.SubgraphCall{Role: "module", Name: n.Target, GetAttr: ir.NoNode, Graph: q}
+	for i := range n.Args {
+		sc.Operands = append(sc.Operands, analyze.Operand{Arg: &n.Args[i]})
+	}
+	if sum, _ := st.pass.Callee(q).(*Summary); sum != nil {
+		for j := 0; j < sum.NumOutputs; j++ {
+			sc.Outputs = append(sc.Outputs, j)
+		}
+	}
+	outs := map[int][]storage{}
+	if err := st.subgraphCall(id, &sc, outs); err != nil {
+		return err
+	}
+	v := aval{seq: true, elems: make([]aval, len(sc.Outputs))}
+	for j := range v.elems {
+		if s := outs[j]; len(s) > 0 {
+			v.elems[j] = aval{stor: s}
+		} else {
+			v.elems[j] = aval{stor: []storage{st.newStorage()}}
+		}
+	}
+	// A module returning a single value is not a tuple.
+	if len(v.elems) == 1 && (n.Val == nil || n.Val.Kind == ir.ValTensor) {
+		v = v.elems[0]
+	}
+	st.vals[id] = v
+	return nil
+}

@@ -1,0 +1,186 @@
+package alias
+
+import (
+	"fmt"
+
+	"github.com/hopctl/hopctl/pkg/analyze"
+	"github.com/hopctl/hopctl/pkg/ir"
+	"github.com/hopctl/hopctl/pkg/opschema"
+)
+
+// callOp analyses a call of an op with a schema: written arguments mark
+// their storages written, returns that share an alias set with an argument
+// share its storage, other returns are fresh.
+func (st *state) callOp(id ir.NodeID, target string, args []ir.Arg, kwargs []ir.Kwarg) error {
+	n := &st.g.Nodes[id]
+	s, ok := st.lookup(target)
+	if !ok {
+		st.unknown(id, fmt.Sprintf("no schema for %s: its aliasing and writes are unknown", target))
+		st.vals[id] = st.freshFor(n.Val)
+		return nil
+	}
+	st.vals[id] = st.applySchema(id, s, args, kwargs, n.Val)
+	return nil
+}
+
+func (st *state) lookup(target string) (*opschema.Schema, bool) {
+	if st.pass.Schemas == nil {
+		return nil, false
+	}
+	s, _, ok := st.pass.Schemas.Lookup(target)
+	return s, ok
+}
+
+// bind matches actual arguments to schema parameters: positional args in
+// order (extra ones of a vararg schema are dropped), kwargs by name.
+func bind(s *opschema.Schema, args []ir.Arg, kwargs []ir.Kwarg) []*ir.Arg {
+	bound := make([]*ir.Arg, len(s.Arguments))
+	for i := range args {
+		if i < len(bound) {
+			bound[i] = &args[i]
+		}
+	}
+	for i := range kwargs {
+		if j := s.Argument(kwargs[i].Name); j >= 0 {
+			bound[j] = &kwargs[i].Value
+		}
+	}
+	return bound
+}
+
+func refOf(a *ir.Arg) ir.NodeID {
+	if a != nil && a.Kind == ir.ArgNode {
+		return a.Ref
+	}
+	return ir.NoNode
+}
+
+// applySchema records the writes of a call of s and returns its result.
+func (st *state) applySchema(id ir.NodeID, s *opschema.Schema, args []ir.Arg, kwargs []ir.Kwarg, val *ir.Value) aval {
+	bound := bind(s, args, kwargs)
+	for i := range s.Arguments {
+		if s.Arguments[i].IsWrite() && bound[i] != nil {
+			st.write(id, refOf(bound[i]), st.argVal(bound[i]).storages(), nil, "")
+		}
+	}
+	for _, cw := range st.pass.Schemas.ConditionalWrites(s) {
+		if !conditionHolds(s, bound, cw.Condition) {
+			continue
+		}
+		for _, name := range cw.Arguments {
+			if j := s.Argument(name); j >= 0 && bound[j] != nil {
+				st.write(id, refOf(bound[j]), st.argVal(bound[j]).storages(), nil, "")
+			}
+		}
+	}
+	rets := make([]aval, len(s.Returns))
+	aliased := make([]bool, len(s.Returns))
+	for _, ra := range s.ReturnAliases() {
+		a := bound[ra.Arg]
+		if a == nil {
+			continue
+		}
+		stor := st.argVal(a).storages()
+		if len(stor) == 0 {
+			continue
+		}
+		rets[ra.Return].stor = union(rets[ra.Return].stor, stor)
+		aliased[ra.Return] = true
+		if st.viewOf[id] < 0 {
+			st.viewOf[id] = refOf(a)
+		}
+	}
+	for ri := range s.Returns {
+		r := &s.Returns[ri]
+		if !aliased[ri] && r.Alias != nil && r.Alias.IsWildcardBefore() {
+			// A return in the wildcard set may alias any argument in it, or
+			// any tensor argument when none is marked.
+			for i := range s.Arguments {
+				if b := bound[i]; b != nil && (s.Arguments[i].Alias == nil || s.Arguments[i].Alias.IsWildcardAfter() || s.Arguments[i].Alias.IsWildcardBefore()) {
+					rets[ri].stor = union(rets[ri].stor, st.argVal(b).storages())
+				}
+			}
+			aliased[ri] = len(rets[ri].stor) > 0
+		}
+		if aliased[ri] {
+			continue
+		}
+		var rv *ir.Value
+		if val != nil {
+			if len(s.Returns) == 1 {
+				rv = val
+			} else if (val.Kind == ir.ValTuple || val.Kind == ir.ValList) && ri < len(val.Elems) {
+				rv = &val.Elems[ri]
+			}
+		}
+		rets[ri] = st.freshFor(rv)
+		if r.Type != nil && r.Type.Unwrap().Kind == opschema.KindList && rv == nil {
+			rets[ri] = aval{seq: true, freshSeq: true}
+		}
+	}
+	switch len(rets) {
+	case 0:
+		return aval{}
+	case 1:
+		return rets[0]
+	}
+	return aval{seq: true, elems: rets}
+}
+
+// conditionHolds reports whether the named bool argument is true in this
+// call (its literal value, else its default). A non-literal value counts as
+// true: the write may happen.
+func conditionHolds(s *opschema.Schema, bound []*ir.Arg, name string) bool {
+	if name == "" {
+		return true
+	}
+	j := s.Argument(name)
+	if j < 0 {
+		return false
+	}
+	if a := bound[j]; a != nil {
+		if a.Kind == ir.ArgBool {
+			return a.B
+		}
+		return true
+	}
+	if d := s.Arguments[j].Default; d != nil {
+		return d.String() == "True"
+	}
+	return false
+}
+
+// withEffects analyses with_effects(token, op, *args, **kwargs), whose
+// result is (new_token, *op_results).
+func (st *state) withEffects(id ir.NodeID) error {
+	n := &st.g.Nodes[id]
+	if len(n.Args) < 2 || n.Args[1].Kind != ir.ArgOp {
+		st.pass.Report(badCall(n, "with_effects call: argument 1 must be the op"))
+		st.vals[id] = st.freshFor(n.Val)
+		return nil
+	}
+	target := n.Args[1].S
+	s, ok := st.lookup(target)
+	if !ok {
+		st.unknown(id, fmt.Sprintf("no schema for %s (called through with_effects): its aliasing and writes are unknown", target))
+		st.vals[id] = st.freshFor(n.Val)
+		return nil
+	}
+	var rv *ir.Value
+	if n.Val != nil && (n.Val.Kind == ir.ValTuple || n.Val.Kind == ir.ValList) && len(n.Val.Elems) == 2 {
+		rv = &n.Val.Elems[1]
+	}
+	res := st.applySchema(id, s, n.Args[2:], n.Kwargs, rv)
+	v := aval{seq: true, elems: []aval{{stor: []storage{st.newStorage()}}}}
+	if res.seq && len(s.Returns) > 1 {
+		v.elems = append(v.elems, res.elems...)
+	} else {
+		v.elems = append(v.elems, res)
+	}
+	st.vals[id] = v
+	return nil
+}
+
+func badCall(n *ir.Node, msg string) analyze.Finding {
+	return analyze.Finding{Rule: RuleBadHOPCall, Severity: analyze.Error, Node: n.Name, Message: msg}
+}

@@ -1,0 +1,234 @@
+// Package report holds hopctl's versioned machine-readable documents (JSON
+// DTOs) and the printers that render analysis results as text or JSON.
+// Everything here is deterministic: no map iteration order reaches output.
+package report
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+
+	"github.com/hopctl/hopctl/pkg/analyze"
+	"github.com/hopctl/hopctl/pkg/analyze/passes/alias"
+	"github.com/hopctl/hopctl/pkg/ir"
+)
+
+// AnalyzeSchemaVersion is the version of the `hopctl analyze --format json`
+// document. It changes only when a key is removed or changes meaning.
+const AnalyzeSchemaVersion = 1
+
+// AnalyzeDoc is the `hopctl analyze --format json` document.
+type AnalyzeDoc struct {
+	SchemaVersion int           `json:"schema_version"`
+	Files         []AnalyzeFile `json:"files"`
+}
+
+// AnalyzeFile is one analysed file.
+type AnalyzeFile struct {
+	Path   string         `json:"path"`
+	Graphs []AnalyzeGraph `json:"graphs"`
+}
+
+// AnalyzeGraph is one graph's results. Map keys are input/output indices.
+type AnalyzeGraph struct {
+	Name          string    `json:"name"`
+	Inputs        []string  `json:"inputs"`
+	NumOutputs    int       `json:"num_outputs"`
+	InpInpAlias   IndexMap  `json:"inp_inp_alias"`
+	InpOutAlias   IndexMap  `json:"inp_out_alias"`
+	OutOutAlias   IndexMap  `json:"out_out_alias"`
+	MutatedInputs []int     `json:"mutated_inputs"`
+	Findings      []Finding `json:"findings"`
+}
+
+// Finding is a finding as JSON.
+type Finding struct {
+	Rule       string      `json:"rule"`
+	Severity   string      `json:"severity"`
+	Graph      string      `json:"graph"`
+	Node       string      `json:"node"`
+	Message    string      `json:"message"`
+	Provenance *Provenance `json:"provenance,omitempty"`
+}
+
+// Provenance is analyze.Provenance as JSON.
+type Provenance struct {
+	Input      string   `json:"input,omitempty"`
+	InputIndex int      `json:"input_index"`
+	Views      []string `json:"views,omitempty"`
+	Node       string   `json:"node,omitempty"`
+	Path       []string `json:"path,omitempty"`
+	StackTrace string   `json:"stack_trace,omitempty"`
+}
+
+// IndexMap is an int→int map that marshals as a JSON object with string
+// keys in ascending numeric order.
+type IndexMap []alias.Pair
+
+// MarshalJSON implements json.Marshaler.
+func (m IndexMap) MarshalJSON() ([]byte, error) {
+	var b bytes.Buffer
+	b.WriteByte('{')
+	for i, p := range m {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		fmt.Fprintf(&b, "%q:%d", strconv.Itoa(p.From), p.To)
+	}
+	b.WriteByte('}')
+	return b.Bytes(), nil
+}
+
+// UnmarshalJSON implements json.Unmarshaler.
+func (m *IndexMap) UnmarshalJSON(data []byte) error {
+	var raw map[string]int
+	if err := json.Unmarshal(data, &raw); err != nil {
+		return err
+	}
+	*m = (*m)[:0]
+	for k, v := range raw {
+		i, err := strconv.Atoi(k)
+		if err != nil {
+			return fmt.Errorf("index map key %q is not an int", k)
+		}
+		*m = append(*m, alias.Pair{From: i, To: v})
+	}
+	sortPairs(*m)
+	return nil
+}
+
+func sortPairs(ps []alias.Pair) {
+	for i := 1; i < len(ps); i++ {
+		for j := i; j > 0 && ps[j].From < ps[j-1].From; j-- {
+			ps[j], ps[j-1] = ps[j-1], ps[j]
+		}
+	}
+}
+
+// NewFinding converts an analysis finding.
+func NewFinding(f analyze.Finding) Finding {
+	out := Finding{Rule: f.Rule, Severity: f.Severity.String(), Graph: f.Graph, Node: f.Node, Message: f.Message}
+	if p := f.Provenance; p != nil {
+		out.Provenance = &Provenance{Input: p.Input, InputIndex: p.InputIndex, Views: p.Views, Node: p.Node, Path: p.Path, StackTrace: p.StackTrace}
+	}
+	return out
+}
+
+// NewAnalyzeFile builds the document entry of one analysed module, graphs in
+// file order, each with the findings located in it.
+func NewAnalyzeFile(path string, m *ir.Module, res *analyze.Result) AnalyzeFile {
+	af := AnalyzeFile{Path: path, Graphs: []AnalyzeGraph{}}
+	sums := res.Results[alias.Analyzer]
+	for _, g := range m.Graphs {
+		ag := AnalyzeGraph{Name: g.Name, Inputs: []string{}, InpInpAlias: IndexMap{}, InpOutAlias: IndexMap{}, OutOutAlias: IndexMap{}, MutatedInputs: []int{}, Findings: []Finding{}}
+		if s, ok := sums[g.Name].(*alias.Summary); ok {
+			ag.Inputs = append(ag.Inputs, s.Inputs...)
+			ag.NumOutputs = s.NumOutputs
+			ag.InpInpAlias = append(ag.InpInpAlias, s.InpInpAlias...)
+			ag.InpOutAlias = append(ag.InpOutAlias, s.InpOutAlias...)
+			ag.OutOutAlias = append(ag.OutOutAlias, s.OutOutAlias...)
+			ag.MutatedInputs = append(ag.MutatedInputs, s.MutatedInputs...)
+		}
+		for _, f := range res.Findings {
+			if f.Graph == g.Name {
+				ag.Findings = append(ag.Findings, NewFinding(f))
+			}
+		}
+		af.Graphs = append(af.Graphs, ag)
+	}
+	return af
+}
+
+// WriteJSON writes v as indented JSON followed by a newline.
+func WriteJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(false)
+	return enc.Encode(v)
+}
+
+// WriteAnalyzeText renders the document for people.
+func WriteAnalyzeText(w io.Writer, doc *AnalyzeDoc) error {
+	var b strings.Builder
+	for fi, f := range doc.Files {
+		if fi > 0 {
+			b.WriteByte('\n')
+		}
+		fmt.Fprintf(&b, "%s\n", f.Path)
+		nfind := 0
+		for _, g := range f.Graphs {
+			fmt.Fprintf(&b, "  graph %s (%d inputs, %d outputs)\n", ir.DisplayName(g.Name), len(g.Inputs), g.NumOutputs)
+			fmt.Fprintf(&b, "    mutated_inputs: %s\n", indexList(g.MutatedInputs, g.Inputs))
+			fmt.Fprintf(&b, "    inp_inp_alias: %s  inp_out_alias: %s  out_out_alias: %s\n",
+				pairs(g.InpInpAlias), pairs(g.InpOutAlias), pairs(g.OutOutAlias))
+			nfind += len(g.Findings)
+		}
+		if nfind == 0 {
+			b.WriteString("  no findings\n")
+			continue
+		}
+		fmt.Fprintf(&b, "  findings (%d):\n", nfind)
+		for _, g := range f.Graphs {
+			for _, fd := range g.Findings {
+				writeFindingText(&b, f.Path, fd)
+			}
+		}
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+func writeFindingText(b *strings.Builder, path string, f Finding) {
+	fmt.Fprintf(b, "    %s: %s: graph %s: node %s: %s [%s]\n", f.Severity, path, ir.DisplayName(f.Graph), f.Node, f.Message, f.Rule)
+	p := f.Provenance
+	if p == nil {
+		return
+	}
+	var chain []string
+	if p.Input != "" {
+		in := "input " + p.Input
+		if p.InputIndex >= 0 {
+			in += fmt.Sprintf(" (index %d)", p.InputIndex)
+		}
+		chain = append(chain, in)
+	}
+	chain = append(chain, p.Views...)
+	if len(p.Path) > 0 {
+		chain = append(chain, strings.Join(p.Path, " → "))
+	} else if p.Node != "" {
+		chain = append(chain, p.Node)
+	}
+	if len(chain) > 0 {
+		fmt.Fprintf(b, "      via %s\n", strings.Join(chain, " → "))
+	}
+	if p.StackTrace != "" {
+		for _, line := range strings.Split(strings.TrimRight(p.StackTrace, "\n"), "\n") {
+			fmt.Fprintf(b, "      | %s\n", line)
+		}
+	}
+}
+
+func indexList(xs []int, names []string) string {
+	if len(xs) == 0 {
+		return "[]"
+	}
+	parts := make([]string, len(xs))
+	for i, x := range xs {
+		parts[i] = strconv.Itoa(x)
+		if x >= 0 && x < len(names) {
+			parts[i] += " (" + names[x] + ")"
+		}
+	}
+	return "[" + strings.Join(parts, ", ") + "]"
+}
+
+func pairs(m IndexMap) string {
+	parts := make([]string, len(m))
+	for i, p := range m {
+		parts[i] = fmt.Sprintf("%d: %d", p.From, p.To)
+	}
+	return "{" + strings.Join(parts, ", ") + "}"
+}
