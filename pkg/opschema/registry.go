@@ -1,0 +1,177 @@
+package opschema
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+)
+
+// Source says which layer of a [Registry] a schema came from.
+type Source int
+
+// The registry's layers, in lookup order.
+const (
+	SourceNone    Source = iota // not found
+	SourceFile                  // the graph file's own schema table
+	SourceBuiltin               // the built-in table generated from torch (BuiltinTable)
+	SourceHOP                   // hopctl's definitions of the higher-order operators (HOPs)
+)
+
+// String returns "none", "file", "builtin" or "hop".
+func (s Source) String() string {
+	switch s {
+	case SourceFile:
+		return "file"
+	case SourceBuiltin:
+		return "builtin"
+	case SourceHOP:
+		return "hop"
+	}
+	return "none"
+}
+
+// FileSchema is one entry of a graph file's schema table.
+type FileSchema struct {
+	// Name is the overload the entry is for, "aten::add.Tensor" (a target
+	// spelling such as "aten.add.Tensor" is accepted too). When set, it must
+	// name the schema's own overload. It may be empty.
+	Name string
+	// Schema is the schema string, as str(torch.FunctionSchema) prints it.
+	Schema string
+}
+
+// SchemaError reports a file schema that could not be used.
+type SchemaError struct {
+	Index  int    // position in the list given to NewRegistry
+	Name   string // the entry's Name
+	Schema string // the entry's Schema
+	Err    error  // a *ParseError, or what else is wrong
+}
+
+func (e *SchemaError) Error() string {
+	name := e.Name
+	if name == "" {
+		name = truncate(e.Schema, 80)
+	}
+	return fmt.Sprintf("file schema %d (%s): %v", e.Index, name, e.Err)
+}
+
+func (e *SchemaError) Unwrap() error { return e.Err }
+
+// Registry resolves FX call targets to schemas. It consults, in order:
+//
+//  1. the schemas carried by the graph file (SourceFile),
+//  2. the built-in table of torch's schemas (SourceBuiltin, see BuiltinTable),
+//  3. hopctl's definitions of the higher-order operators (SourceHOP, see HOPs).
+//
+// A Registry is immutable and safe for concurrent use.
+type Registry struct {
+	file  map[OpName]*Schema
+	names []OpName // keys of file, sorted by OpName.Compare
+}
+
+// NewRegistry builds a registry over the graph file's schema table. Entries
+// that do not parse, whose Name disagrees with the schema, or that repeat an
+// overload with a different schema are left out and reported, in input
+// order, as *SchemaError values joined into the returned error; the registry
+// is usable either way and holds every other entry.
+func NewRegistry(file []FileSchema) (*Registry, error) {
+	r := &Registry{file: make(map[OpName]*Schema, len(file))}
+	var errs []error
+	for i, fs := range file {
+		fail := func(err error) {
+			errs = append(errs, &SchemaError{Index: i, Name: fs.Name, Schema: fs.Schema, Err: err})
+		}
+		s, err := Parse(fs.Schema)
+		if err != nil {
+			fail(err)
+			continue
+		}
+		name := s.OpName()
+		if fs.Name != "" {
+			n, err := ParseTarget(fs.Name)
+			if err != nil {
+				fail(err)
+				continue
+			}
+			if n != name {
+				fail(fmt.Errorf("entry is named %s but the schema is for %s", fs.Name, name))
+				continue
+			}
+		}
+		if prev, dup := r.file[name]; dup {
+			if prev.String() != s.String() {
+				fail(fmt.Errorf("second, different schema for %s", name))
+			}
+			continue
+		}
+		r.file[name] = s
+		r.names = append(r.names, name)
+	}
+	slices.SortFunc(r.names, OpName.Compare)
+	return r, errors.Join(errs...)
+}
+
+// Lookup resolves a target (aten.add_.Tensor, aten.relu.default,
+// higher_order.cond, or the schema spelling aten::add_.Tensor; see
+// ParseTarget) to its schema and the layer that supplied it. It returns
+// false for a target no layer knows, and for a malformed target.
+//
+// For a higher-order operator the schema is hopctl's calling-convention
+// schema (see HOP); use Registry.HOP for its subgraph arguments.
+func (r *Registry) Lookup(target string) (*Schema, Source, bool) {
+	n, err := ParseTarget(target)
+	if err != nil {
+		return nil, SourceNone, false
+	}
+	return r.LookupName(n)
+}
+
+// LookupName is Lookup for an already parsed name.
+func (r *Registry) LookupName(n OpName) (*Schema, Source, bool) {
+	if r != nil {
+		if s, ok := r.file[n]; ok {
+			return s, SourceFile, true
+		}
+	}
+	if s, ok := BuiltinTable().Lookup(n); ok {
+		return s, SourceBuiltin, true
+	}
+	if n.Namespace == HigherOrderNamespace && n.Overload == "" {
+		if h, ok := LookupHOP(n.Name); ok && h.schema != nil {
+			return h.schema, SourceHOP, true
+		}
+	}
+	return nil, SourceNone, false
+}
+
+// HOP returns hopctl's definition of the higher-order operator a target
+// names (higher_order.cond, or torch.ops.higher_order.cond).
+func (r *Registry) HOP(target string) (*HOP, bool) {
+	n, err := ParseTarget(target)
+	if err != nil || n.Namespace != HigherOrderNamespace || n.Overload != "" {
+		return nil, false
+	}
+	return LookupHOP(n.Name)
+}
+
+// ConditionalWrites returns the writes that schema s does not annotate but
+// the op performs (see the corrections table, Corrections).
+func (r *Registry) ConditionalWrites(s *Schema) []ConditionalWrite {
+	return ConditionalWrites(s)
+}
+
+// FileSchemas returns the schemas taken from the graph file, sorted by
+// namespace, name and overload (OpName.Compare).
+func (r *Registry) FileSchemas() []*Schema {
+	out := make([]*Schema, len(r.names))
+	for i, n := range r.names {
+		out[i] = r.file[n]
+	}
+	return out
+}
+
+// String summarises the registry for debugging.
+func (r *Registry) String() string {
+	return fmt.Sprintf("opschema.Registry{file: %d, builtin: torch %s}", len(r.names), BuiltinTable().TorchVersion())
+}

@@ -1,0 +1,87 @@
+package opschema
+
+import (
+	"strings"
+	"sync"
+	"testing"
+)
+
+func TestParseTable(t *testing.T) {
+	text := "# torch 9.9: 3 schemas\n" +
+		"\n" +
+		"aten::b(Tensor x) -> Tensor\n" +
+		"aten::a.out(Tensor x, *, Tensor(a!) out) -> Tensor(a!)\r\n" +
+		"# a comment\n" +
+		"aten::broken(Tensor x -> Tensor\n" +
+		"aten::b(Tensor y) -> Tensor\n"
+	tab := ParseTable("t.txt", text)
+	if tab.TorchVersion() != "9.9" {
+		t.Errorf("version %q", tab.TorchVersion())
+	}
+	if tab.Len() != 2 {
+		t.Fatalf("Len = %d", tab.Len())
+	}
+	s := tab.Schemas()
+	if s[0].OpName().Key() != "aten::a.out" || s[1].OpName().Key() != "aten::b" {
+		t.Errorf("not sorted: %s, %s", s[0].OpName(), s[1].OpName())
+	}
+	if b, _ := tab.Lookup(OpName{"aten", "b", ""}); b.Arguments[0].Name != "x" {
+		t.Error("first schema for an overload should win")
+	}
+	errs := tab.Errors()
+	if len(errs) != 2 || !strings.HasPrefix(errs[0].Error(), "t.txt:6: ") || !strings.Contains(errs[1].Error(), "t.txt:7: second schema for aten::b") {
+		t.Errorf("errors = %v", errs)
+	}
+}
+
+func TestBuiltinTableConcurrent(t *testing.T) {
+	var wg sync.WaitGroup
+	tabs := make([]*Table, 8)
+	for i := range tabs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			tabs[i] = BuiltinTable()
+		}()
+	}
+	wg.Wait()
+	for _, tab := range tabs {
+		if tab != tabs[0] {
+			t.Fatal("BuiltinTable built more than once")
+		}
+	}
+}
+
+// BenchmarkBuiltinTable measures parsing the whole embedded table, the cost
+// the first Lookup of a process pays once.
+func BenchmarkBuiltinTable(b *testing.B) {
+	b.SetBytes(int64(len(atenSchemas)))
+	for b.Loop() {
+		tab := ParseTable("aten_schemas.txt", atenSchemas)
+		if tab.Len() == 0 {
+			b.Fatal("empty")
+		}
+	}
+}
+
+// BenchmarkLookup measures resolving a target once the table is built.
+func BenchmarkLookup(b *testing.B) {
+	r, _ := NewRegistry(nil)
+	BuiltinTable()
+	for b.Loop() {
+		if _, _, ok := r.Lookup("aten.add_.Tensor"); !ok {
+			b.Fatal("not found")
+		}
+	}
+}
+
+// BenchmarkParse measures parsing one typical schema.
+func BenchmarkParse(b *testing.B) {
+	const s = "aten::native_batch_norm.out(Tensor input, Tensor? weight, Tensor? bias, Tensor? running_mean, Tensor? running_var, bool training, float momentum, float eps, *, Tensor(a!) out, Tensor(b!) save_mean, Tensor(c!) save_invstd) -> (Tensor(a!), Tensor(b!), Tensor(c!))"
+	b.SetBytes(int64(len(s)))
+	for b.Loop() {
+		if _, err := Parse(s); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
