@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	analyzecmd "github.com/hopctl/hopctl/internal/cmd/analyze"
+	synthcmd "github.com/hopctl/hopctl/internal/cmd/synth"
 	"io"
 	"strings"
 	"sync"
@@ -141,6 +142,7 @@ configuration error, 3 unreadable or invalid input.`,
 	cmd.AddCommand(
 		analyzecmd.NewCmdAnalyze(f, nil),
 		printcmd.NewCmdPrint(f, nil),
+		synthcmd.NewCmdSynth(f, nil),
 		convert.NewCmdConvert(f, nil),
 		config.NewCmdConfig(f, nil),
 		version.NewCmdVersion(f, nil),

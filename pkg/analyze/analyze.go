@@ -95,7 +95,6 @@ type Pass struct {
 	File     string
 	Module   *ir.Module
 	Graph    *ir.Graph
-	DefUse   *ir.DefUse
 	Schemas  *opschema.Registry
 	// ResultOf holds the results of the required analyzers on this graph.
 	ResultOf map[*Analyzer]any
@@ -103,7 +102,12 @@ type Pass struct {
 	// (a subgraph called from this one), or nil.
 	Callee func(qualname string) any
 	report func(Finding)
+	defUse func() *ir.DefUse
 }
+
+// DefUse returns the graph's def-use index, built on first use and shared
+// by every analyzer of the graph.
+func (p *Pass) DefUse() *ir.DefUse { return p.defUse() }
 
 // Report records a finding located in this pass's graph.
 func (p *Pass) Report(f Finding) {
@@ -171,12 +175,18 @@ func Run(m *ir.Module, file string, reg *opschema.Registry, analyzers ...*Analyz
 	}
 	for _, g := range order {
 		res.Order = append(res.Order, g.Name)
-		du := ir.NewDefUse(g)
+		var du *ir.DefUse
+		defUse := func() *ir.DefUse {
+			if du == nil {
+				du = ir.NewDefUse(g)
+			}
+			return du
+		}
 		local := make(map[*Analyzer]any, len(all))
 		for _, a := range all {
 			results := res.Results[a]
 			pass := &Pass{
-				Analyzer: a, File: file, Module: m, Graph: g, DefUse: du, Schemas: reg,
+				Analyzer: a, File: file, Module: m, Graph: g, Schemas: reg, defUse: defUse,
 				ResultOf: local,
 				Callee:   func(q string) any { return results[q] },
 				report:   func(f Finding) { res.Findings = append(res.Findings, f) },

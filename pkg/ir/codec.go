@@ -91,7 +91,7 @@ func LoadFile(path string) (*Module, error) {
 	if enc == EncodingUnknown {
 		enc = SniffEncoding(data)
 	}
-	return Decode(data, enc, path)
+	return decode(data, enc, path, true)
 }
 
 // Load reads and verifies a graph file.
@@ -108,11 +108,24 @@ func Load(path string) (*Module, error) {
 
 // Decode decodes data in the given encoding. file names the input in errors.
 func Decode(data []byte, enc Encoding, file string) (*Module, error) {
+	return decode(data, enc, file, false)
+}
+
+// decode is Decode; alias lets the binary decoder share string memory with
+// data, which the caller must then never modify.
+func decode(data []byte, enc Encoding, file string, alias bool) (*Module, error) {
+	if enc == Binary {
+		m, err := decodeBinary(data, file, alias)
+		if err != nil && SniffEncoding(data) != Binary && len(data) > 0 {
+			if de, ok := err.(*DecodeError); ok && strings.HasPrefix(de.Err.Error(), "cannot decode") {
+				de.Err = fmt.Errorf("%w (the content looks like %s encoding)", de.Err, SniffEncoding(data))
+			}
+		}
+		return m, err
+	}
 	f := &pb.File{}
 	var err error
 	switch enc {
-	case Binary:
-		err = proto.Unmarshal(data, f)
 	case JSON:
 		err = protojson.Unmarshal(data, f)
 	case Text:
@@ -222,7 +235,7 @@ func graphFromProto(name string, pg *pb.Graph, file string) (*Graph, error) {
 // protobuf decoder's recursion limit.
 func argFromProto(dst *Arg, a *pb.Arg) error {
 	if a == nil {
-		return errors.New("missing argument value")
+		return errors.New("argument has no value set")
 	}
 	switch k := a.GetKind().(type) {
 	case *pb.Arg_Node:

@@ -4,6 +4,9 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	pb "github.com/hopctl/hopctl/proto/hopctlpb"
+	"google.golang.org/protobuf/proto"
 )
 
 // addCorpusSeeds seeds a fuzz target with every shipped graph re-encoded in enc.
@@ -60,4 +63,29 @@ func FuzzDecodeJSON(f *testing.F) {
 func FuzzDecodeText(f *testing.F) {
 	addCorpusSeeds(f, Text)
 	f.Fuzz(func(t *testing.T, data []byte) { fuzzDecode(t, data, Text) })
+}
+
+// FuzzWireMatchesProto checks the streaming binary decoder against
+// protobuf-go's Unmarshal followed by FromProto: both accept or both
+// reject, and accepted inputs give equal modules.
+func FuzzWireMatchesProto(f *testing.F) {
+	addCorpusSeeds(f, Binary)
+	f.Fuzz(func(t *testing.T, data []byte) {
+		fast, ferr := decodeBinary(data, "fuzz", false)
+		pf := &pb.File{}
+		var slow *Module
+		serr := proto.Unmarshal(data, pf)
+		if serr == nil {
+			slow, serr = FromProto(pf, "fuzz")
+		}
+		if (ferr == nil) != (serr == nil) {
+			t.Fatalf("streaming decoder err=%v, protobuf-go err=%v", ferr, serr)
+		}
+		if ferr != nil {
+			return
+		}
+		if !proto.Equal(ToProto(fast), ToProto(slow)) {
+			t.Fatalf("decoders disagree:\nfast %v\nslow %v", ToProto(fast), ToProto(slow))
+		}
+	})
 }

@@ -8,7 +8,10 @@
 // Only this package touches the generated protobuf types.
 package ir
 
-import "strings"
+import (
+	"strconv"
+	"strings"
+)
 
 // FormatMajor is the newest major format version this build reads and the
 // one it writes. FormatMinor is the minor version it writes.
@@ -125,6 +128,8 @@ type Graph struct {
 	Name  string // qualified name; "" for the root
 	Nodes []Node
 	index map[string]NodeID
+	fresh map[string]int // FreshName's next suffix per base name
+	dups  int            // nodes whose name an earlier node has
 }
 
 // Lookup returns the first node with the given name.
@@ -139,7 +144,12 @@ func (g *Graph) Lookup(name string) (NodeID, bool) {
 // Reindex rebuilds the name index after nodes were added or renamed.
 func (g *Graph) Reindex() {
 	g.index = make(map[string]NodeID, len(g.Nodes))
-	for i := len(g.Nodes) - 1; i >= 0; i-- {
+	g.dups = 0
+	for i := range g.Nodes {
+		if _, dup := g.index[g.Nodes[i].Name]; dup {
+			g.dups++
+			continue
+		}
 		g.index[g.Nodes[i].Name] = NodeID(i)
 	}
 }
@@ -172,8 +182,11 @@ type Node struct {
 	Target string
 	Args   []Arg
 	Kwargs []Kwarg
-	Val    *Value // nil when the node has no recorded value
-	Meta   *Meta  // nil when the node has no metadata
+	// Val is nil when the node has no recorded value. Values are
+	// immutable: decoders share one Value between nodes with equal
+	// metadata, so replace a node's Val rather than modifying it.
+	Val  *Value
+	Meta *Meta // nil when the node has no metadata
 }
 
 // Kwarg returns the keyword argument with the given name.
@@ -400,4 +413,77 @@ func SchemaName(target string) (name string, ok bool) {
 		return ns + "::" + op, true
 	}
 	return ns + "::" + op + "." + overload, true
+}
+
+// NewGraph returns an empty graph with the given qualified name.
+func NewGraph(name string) *Graph {
+	return &Graph{Name: name, index: map[string]NodeID{}}
+}
+
+// Append adds n at the end of the graph and returns its id. n.Name must not
+// be in use (see FreshName).
+func (g *Graph) Append(n Node) NodeID {
+	if g.index == nil {
+		g.Reindex()
+	}
+	id := NodeID(len(g.Nodes))
+	g.Nodes = append(g.Nodes, n)
+	if _, dup := g.index[n.Name]; !dup {
+		g.index[n.Name] = id
+	} else {
+		g.dups++
+	}
+	return id
+}
+
+// FreshName returns base if no node has that name, else base_1, base_2, …,
+// the first free one, as FX names nodes.
+func (g *Graph) FreshName(base string) string {
+	if g.index == nil {
+		g.Reindex()
+	}
+	if _, used := g.index[base]; !used {
+		return base
+	}
+	if g.fresh == nil {
+		g.fresh = map[string]int{}
+	}
+	for i := max(g.fresh[base], 1); ; i++ {
+		name := base + "_" + strconv.Itoa(i)
+		if _, used := g.index[name]; !used {
+			g.fresh[base] = i + 1
+			return name
+		}
+	}
+}
+
+// Clone returns a deep copy of v.
+func (v *Value) Clone() *Value {
+	if v == nil {
+		return nil
+	}
+	c := *v
+	if v.Tensor != nil {
+		t := *v.Tensor
+		t.Shape = append([]Dim(nil), v.Tensor.Shape...)
+		t.Stride = append([]Dim(nil), v.Tensor.Stride...)
+		if q := v.Tensor.QParams; q != nil {
+			qc := *q
+			qc.Scales = append([]float64(nil), q.Scales...)
+			qc.ZeroPoints = append([]int64(nil), q.ZeroPoints...)
+			t.QParams = &qc
+		}
+		c.Tensor = &t
+	}
+	if v.Sym != nil {
+		s := *v.Sym
+		c.Sym = &s
+	}
+	if v.Elems != nil {
+		c.Elems = make([]Value, len(v.Elems))
+		for i := range v.Elems {
+			c.Elems[i] = *v.Elems[i].Clone()
+		}
+	}
+	return &c
 }

@@ -73,7 +73,9 @@ func (v *verifier) err() error {
 }
 
 func (v *verifier) graph(g *Graph, graphs, attrs map[string]bool) {
-	names := make(map[string]NodeID, len(g.Nodes))
+	if g.index == nil {
+		g.Reindex()
+	}
 	outputs := 0
 	forward := false
 	for i := range g.Nodes {
@@ -82,10 +84,11 @@ func (v *verifier) graph(g *Graph, graphs, attrs map[string]bool) {
 		if n.Name == "" {
 			loc.Node = fmt.Sprintf("#%d", i)
 			v.add(loc, "node has an empty name")
-		} else if first, dup := names[n.Name]; dup {
-			v.add(loc, fmt.Sprintf("duplicate node name (first defined as node #%d)", first))
-		} else {
-			names[n.Name] = NodeID(i)
+		} else if g.dups > 0 {
+			// The index maps each name to its first node.
+			if first := g.index[n.Name]; first != NodeID(i) {
+				v.add(loc, fmt.Sprintf("duplicate node name (first defined as node #%d)", first))
+			}
 		}
 		if n.Op == OpUnspecified {
 			v.add(loc, "node has no op kind")

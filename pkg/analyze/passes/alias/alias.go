@@ -110,10 +110,16 @@ type state struct {
 	vals []aval
 	// viewOf[n] is the node whose storage n's value aliases (-1 if none).
 	viewOf []ir.NodeID
-	// storInputs[s] are the input indices in storage s, ascending.
+	// storInputs[s] are the input indices in storage s, ascending, and
+	// storPH[s] the placeholder positions; both only cover the storages
+	// of placeholders, which are numbered first.
 	storInputs [][]int
-	// storPH[s] are the placeholder positions in storage s.
-	storPH   [][]int
+	storPH     [][]int
+	nstor      storage
+	// arena backs the one-element storage sets of most values.
+	arena []storage
+	// ops caches schema facts per call target.
+	ops      map[string]*opInfo
 	inputs   []ir.NodeID
 	inputOf  map[ir.NodeID]int
 	phPos    map[ir.NodeID]int
@@ -125,9 +131,39 @@ type state struct {
 }
 
 func (st *state) newStorage() storage {
+	st.nstor++
+	return st.nstor - 1
+}
+
+// phStorage makes a storage for placeholders.
+func (st *state) phStorage() storage {
 	st.storInputs = append(st.storInputs, nil)
 	st.storPH = append(st.storPH, nil)
-	return storage(len(st.storInputs) - 1)
+	return st.newStorage()
+}
+
+func (st *state) inputsIn(s storage) []int {
+	if int(s) < len(st.storInputs) {
+		return st.storInputs[s]
+	}
+	return nil
+}
+
+func (st *state) placeholdersIn(s storage) []int {
+	if int(s) < len(st.storPH) {
+		return st.storPH[s]
+	}
+	return nil
+}
+
+// one returns the abstract value of a tensor in storage s.
+func (st *state) one(s storage) aval {
+	if len(st.arena) == cap(st.arena) {
+		st.arena = make([]storage, 0, 4096)
+	}
+	st.arena = append(st.arena, s)
+	n := len(st.arena)
+	return aval{stor: st.arena[n-1 : n : n]}
 }
 
 func run(pass *analyze.Pass) (any, error) {
@@ -141,6 +177,7 @@ func run(pass *analyze.Pass) (any, error) {
 		mutSeen:  map[int]bool{},
 		phSeen:   map[int]bool{},
 		freshSeq: map[[2]int]storage{},
+		ops:      map[string]*opInfo{},
 	}
 	for i := range st.viewOf {
 		st.viewOf[i] = ir.NoNode
@@ -184,13 +221,13 @@ func (st *state) placeholders() {
 			if t := tensorOf(n.Val); t != nil && t.HasStorageID {
 				var ok bool
 				if s, ok = byID[t.StorageID]; !ok {
-					s = st.newStorage()
+					s = st.phStorage()
 					byID[t.StorageID] = s
 				}
 			} else {
-				s = st.newStorage()
+				s = st.phStorage()
 			}
-			st.vals[i] = aval{stor: []storage{s}}
+			st.vals[i] = st.one(s)
 			st.storPH[s] = append(st.storPH[s], pos)
 			if isInput {
 				st.storInputs[s] = append(st.storInputs[s], st.inputOf[id])
@@ -210,11 +247,11 @@ func tensorOf(v *ir.Value) *ir.TensorMeta {
 // freshFor makes the abstract value of a fresh result shaped like val.
 func (st *state) freshFor(v *ir.Value) aval {
 	if v == nil {
-		return aval{stor: []storage{st.newStorage()}}
+		return st.one(st.newStorage())
 	}
 	switch v.Kind {
 	case ir.ValTensor:
-		return aval{stor: []storage{st.newStorage()}}
+		return st.one(st.newStorage())
 	case ir.ValList, ir.ValTuple:
 		a := aval{seq: true, elems: make([]aval, len(v.Elems))}
 		for i := range v.Elems {
@@ -284,7 +321,7 @@ func (st *state) element(owner ir.NodeID, v aval, i int) aval {
 				s = st.newStorage()
 				st.freshSeq[key] = s
 			}
-			return aval{stor: []storage{s}}
+			return st.one(s)
 		}
 		return aval{}
 	}
@@ -326,13 +363,13 @@ func (st *state) stackTrace(id ir.NodeID) string {
 func (st *state) write(id ir.NodeID, via ir.NodeID, v []storage, inner *analyze.Provenance, hop string) {
 	for _, s := range v {
 		prov := st.provenance(id, via, inner, hop)
-		for _, pos := range st.storPH[s] {
+		for _, pos := range st.placeholdersIn(s) {
 			if !st.phSeen[pos] {
 				st.phSeen[pos] = true
 				st.phMut = append(st.phMut, phMutation{Pos: pos, Prov: prov})
 			}
 		}
-		ins := st.storInputs[s]
+		ins := st.inputsIn(s)
 		if len(ins) == 0 {
 			continue
 		}
@@ -470,7 +507,7 @@ func (st *state) summarize() *Summary {
 		rep := -1
 		for _, s := range stor {
 			rep = max(rep, outLast[s])
-			for _, pos := range st.storPH[s] {
+			for _, pos := range st.placeholdersIn(s) {
 				sum.OutputInputs[j] = appendUnique(sum.OutputInputs[j], pos)
 			}
 		}
@@ -479,7 +516,7 @@ func (st *state) summarize() *Summary {
 			sum.Aliases = append(sum.Aliases, Alias{Output: j, Input: -1, Other: rep, Prov: st.returnProv(leaves[j], -1)})
 		}
 		for _, s := range stor {
-			for _, i := range st.storInputs[s] {
+			for _, i := range st.inputsIn(s) {
 				sum.Aliases = append(sum.Aliases, Alias{Output: j, Input: i, Other: -1, Prov: st.returnProv(leaves[j], i)})
 			}
 		}

@@ -204,7 +204,7 @@ func (st *state) callModule(id ir.NodeID) error {
 		if s := outs[j]; len(s) > 0 {
 			v.elems[j] = aval{stor: s}
 		} else {
-			v.elems[j] = aval{stor: []storage{st.newStorage()}}
+			v.elems[j] = st.one(st.newStorage())
 		}
 	}
 	// A module returning a single value is not a tuple.

@@ -13,22 +13,36 @@ import (
 // share its storage, other returns are fresh.
 func (st *state) callOp(id ir.NodeID, target string, args []ir.Arg, kwargs []ir.Kwarg) error {
 	n := &st.g.Nodes[id]
-	s, ok := st.lookup(target)
+	info, ok := st.lookup(target)
 	if !ok {
 		st.unknown(id, fmt.Sprintf("no schema for %s: its aliasing and writes are unknown", target))
 		st.vals[id] = st.freshFor(n.Val)
 		return nil
 	}
-	st.vals[id] = st.applySchema(id, s, args, kwargs, n.Val)
+	st.vals[id] = st.applySchema(id, info, args, kwargs, n.Val)
 	return nil
 }
 
-func (st *state) lookup(target string) (*opschema.Schema, bool) {
-	if st.pass.Schemas == nil {
-		return nil, false
+// opInfo caches what the analysis reads of one op's schema.
+type opInfo struct {
+	schema  *opschema.Schema
+	rets    []opschema.ReturnAlias
+	writes  []opschema.ConditionalWrite
+	written []int // arguments the schema annotates as written
+}
+
+func (st *state) lookup(target string) (*opInfo, bool) {
+	if info, ok := st.ops[target]; ok {
+		return info, info != nil
 	}
-	s, _, ok := st.pass.Schemas.Lookup(target)
-	return s, ok
+	var info *opInfo
+	if st.pass.Schemas != nil {
+		if s, _, ok := st.pass.Schemas.Lookup(target); ok {
+			info = &opInfo{schema: s, rets: s.ReturnAliases(), writes: st.pass.Schemas.ConditionalWrites(s), written: s.MutatedArguments()}
+		}
+	}
+	st.ops[target] = info
+	return info, info != nil
 }
 
 // bind matches actual arguments to schema parameters: positional args in
@@ -56,14 +70,15 @@ func refOf(a *ir.Arg) ir.NodeID {
 }
 
 // applySchema records the writes of a call of s and returns its result.
-func (st *state) applySchema(id ir.NodeID, s *opschema.Schema, args []ir.Arg, kwargs []ir.Kwarg, val *ir.Value) aval {
+func (st *state) applySchema(id ir.NodeID, info *opInfo, args []ir.Arg, kwargs []ir.Kwarg, val *ir.Value) aval {
+	s := info.schema
 	bound := bind(s, args, kwargs)
-	for i := range s.Arguments {
-		if s.Arguments[i].IsWrite() && bound[i] != nil {
+	for _, i := range info.written {
+		if bound[i] != nil {
 			st.write(id, refOf(bound[i]), st.argVal(bound[i]).storages(), nil, "")
 		}
 	}
-	for _, cw := range st.pass.Schemas.ConditionalWrites(s) {
+	for _, cw := range info.writes {
 		if !conditionHolds(s, bound, cw.Condition) {
 			continue
 		}
@@ -75,7 +90,7 @@ func (st *state) applySchema(id ir.NodeID, s *opschema.Schema, args []ir.Arg, kw
 	}
 	rets := make([]aval, len(s.Returns))
 	aliased := make([]bool, len(s.Returns))
-	for _, ra := range s.ReturnAliases() {
+	for _, ra := range info.rets {
 		a := bound[ra.Arg]
 		if a == nil {
 			continue
@@ -160,7 +175,7 @@ func (st *state) withEffects(id ir.NodeID) error {
 		return nil
 	}
 	target := n.Args[1].S
-	s, ok := st.lookup(target)
+	info, ok := st.lookup(target)
 	if !ok {
 		st.unknown(id, fmt.Sprintf("no schema for %s (called through with_effects): its aliasing and writes are unknown", target))
 		st.vals[id] = st.freshFor(n.Val)
@@ -170,8 +185,9 @@ func (st *state) withEffects(id ir.NodeID) error {
 	if n.Val != nil && (n.Val.Kind == ir.ValTuple || n.Val.Kind == ir.ValList) && len(n.Val.Elems) == 2 {
 		rv = &n.Val.Elems[1]
 	}
-	res := st.applySchema(id, s, n.Args[2:], n.Kwargs, rv)
-	v := aval{seq: true, elems: []aval{{stor: []storage{st.newStorage()}}}}
+	s := info.schema
+	res := st.applySchema(id, info, n.Args[2:], n.Kwargs, rv)
+	v := aval{seq: true, elems: []aval{st.one(st.newStorage())}}
 	if res.seq && len(s.Returns) > 1 {
 		v.elems = append(v.elems, res.elems...)
 	} else {

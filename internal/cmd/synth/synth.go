@@ -1,0 +1,53 @@
+// Package synth implements `hopctl synth`: synthetic forward graphs of a
+// chosen size for benchmarks (see pkg/synth).
+package synth
+
+import (
+	"github.com/spf13/cobra"
+
+	"github.com/hopctl/hopctl/internal/cmdutil"
+	"github.com/hopctl/hopctl/internal/iostreams"
+	"github.com/hopctl/hopctl/pkg/ir"
+	"github.com/hopctl/hopctl/pkg/synth"
+)
+
+// Options are the inputs of `hopctl synth`.
+type Options struct {
+	IO    *iostreams.IOStreams
+	Out   string
+	Synth synth.Options
+}
+
+// NewCmdSynth returns the synth command; runF replaces synthRun in tests.
+func NewCmdSynth(f *cmdutil.Factory, runF func(*Options) error) *cobra.Command {
+	opts := &Options{IO: f.IOStreams}
+	cmd := &cobra.Command{
+		Use:   "synth -o OUT",
+		Short: "Write a synthetic forward graph of about N nodes (for benchmarks)",
+		Long: `Write a synthetic forward graph of about N nodes: the op mix of real
+make_fx exports (t + addmm, native_layer_norm and its getitems, GELU,
+reductions, views, in-place ops on views of intermediates), with --hops
+cond subgraphs and scans nested in some branches. The same options give a
+byte-identical file.`,
+		Example: `  hopctl synth -n 1000000 --hops -o big.pb`,
+		Args:    cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if opts.Out == "" {
+				return cmdutil.FlagErrorf("-o OUT is required")
+			}
+			if opts.Synth.Nodes < 2 {
+				return cmdutil.FlagErrorf("-n must be at least 2")
+			}
+			if runF != nil {
+				return runF(opts)
+			}
+			return ir.SaveFile(opts.Out, synth.Generate(opts.Synth))
+		},
+	}
+	cmd.Flags().StringVarP(&opts.Out, "output", "o", "", "output file (.pb, .json or .pbtxt)")
+	cmd.Flags().IntVarP(&opts.Synth.Nodes, "nodes", "n", 10000, "approximate number of nodes")
+	cmd.Flags().Uint64Var(&opts.Synth.Seed, "seed", 1, "seed of the op mix")
+	cmd.Flags().BoolVar(&opts.Synth.HOPs, "hops", false, "add cond subgraphs (with nested scans)")
+	cmdutil.DisableConfig(cmd)
+	return cmd
+}

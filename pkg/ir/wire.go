@@ -1,0 +1,697 @@
+package ir
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"unicode/utf8"
+	"unsafe"
+
+	"google.golang.org/protobuf/encoding/protowire"
+)
+
+// A streaming decoder for the binary encoding: it reads the wire format
+// straight into the IR, without building the generated protobuf objects
+// first, which halves peak memory and is several times faster on large
+// graphs. It follows protobuf-go's semantics exactly (last scalar wins,
+// repeated singular messages merge, fields with an unexpected wire type
+// are unknown and skipped, proto3 strings must be valid UTF-8, nesting is
+// limited), and FuzzWireMatchesProto checks it against proto.Unmarshal +
+// FromProto.
+
+// maxWireDepth is protobuf-go's default recursion limit.
+const maxWireDepth = 10000
+
+var errWireDepth = errors.New("exceeded maximum recursion depth")
+
+type wireDecoder struct {
+	// alias makes strings share memory with the input instead of copying;
+	// only for inputs nobody modifies afterwards (LoadFile's own buffer).
+	alias bool
+	depth int
+	// hasVersion, hasGraph record presence of File fields.
+	hasVersion, hasGraph bool
+	// vals hash-conses node values by their encoded bytes: graphs repeat
+	// the same few tensor metadata many times, and sharing them saves most
+	// of the decoding time and memory. Values are immutable in the IR.
+	vals map[string]*Value
+}
+
+// decodeBinary decodes a binary-encoded file into the IR.
+func decodeBinary(data []byte, file string, alias bool) (*Module, error) {
+	d := &wireDecoder{alias: alias, vals: map[string]*Value{}}
+	m := &Module{}
+	root := &Graph{}
+	subs := []*Graph{}
+	if err := d.file(data, m, root, &subs); err != nil {
+		return nil, &DecodeError{Loc: Location{File: file}, Err: fmt.Errorf("cannot decode as binary hopctl graph: %w", err)}
+	}
+	if !d.hasVersion || m.FormatMajor == 0 {
+		return nil, &DecodeError{Loc: Location{File: file}, Err: errors.New("missing format_version: not a hopctl graph file")}
+	}
+	if m.FormatMajor > FormatMajor {
+		return nil, &DecodeError{Loc: Location{File: file}, Err: fmt.Errorf("format version %d.%d is newer than this hopctl reads (%d.x); upgrade hopctl", m.FormatMajor, m.FormatMinor, FormatMajor)}
+	}
+	if !d.hasGraph {
+		return nil, &DecodeError{Loc: Location{File: file}, Err: errors.New("missing root graph")}
+	}
+	m.Graphs = append(make([]*Graph, 0, 1+len(subs)), root)
+	m.Graphs = append(m.Graphs, subs...)
+	for _, g := range m.Graphs {
+		if err := finishGraph(g, file); err != nil {
+			return nil, err
+		}
+	}
+	return m, nil
+}
+
+// finishGraph indexes names, resolves references and reports arguments that
+// have no value, as FromProto does.
+func finishGraph(g *Graph, file string) error {
+	g.Reindex()
+	for i := range g.Nodes {
+		n := &g.Nodes[i]
+		for j := range n.Args {
+			if bad := unsetArg(&n.Args[j]); bad {
+				return &DecodeError{Loc: At(file, g.Name, n.Name), Err: fmt.Errorf("argument %d: argument has no value set", j)}
+			}
+		}
+		for j := range n.Kwargs {
+			if bad := unsetArg(&n.Kwargs[j].Value); bad {
+				return &DecodeError{Loc: At(file, g.Name, n.Name), Err: fmt.Errorf("keyword argument %q: argument has no value set", n.Kwargs[j].Name)}
+			}
+		}
+		n.WalkRefs(func(a *Arg) {
+			if id, ok := g.index[a.S]; ok {
+				a.Ref = id
+			}
+		})
+	}
+	return nil
+}
+
+// argUnset marks an Arg whose oneof was never set while decoding.
+const argUnset ArgKind = 255
+
+func unsetArg(a *Arg) bool {
+	// Iterative: argument trees can be deep.
+	stack := []*Arg{a}
+	for len(stack) > 0 {
+		x := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		if x.Kind == argUnset {
+			return true
+		}
+		for i := range x.Elems {
+			stack = append(stack, &x.Elems[i])
+		}
+	}
+	return false
+}
+
+// field reads one field header and returns its number, type and value
+// bytes (for BytesType) or scalar (for varint/fixed types).
+type wireField struct {
+	num  protowire.Number
+	typ  protowire.Type
+	v    uint64
+	body []byte
+}
+
+func nextField(b []byte) (wireField, int, error) {
+	num, typ, n := protowire.ConsumeTag(b)
+	if n < 0 {
+		return wireField{}, 0, protowire.ParseError(n)
+	}
+	f := wireField{num: num, typ: typ}
+	rest := b[n:]
+	var m int
+	switch typ {
+	case protowire.VarintType:
+		f.v, m = protowire.ConsumeVarint(rest)
+	case protowire.Fixed64Type:
+		f.v, m = protowire.ConsumeFixed64(rest)
+	case protowire.Fixed32Type:
+		var v32 uint32
+		v32, m = protowire.ConsumeFixed32(rest)
+		f.v = uint64(v32)
+	case protowire.BytesType:
+		f.body, m = protowire.ConsumeBytes(rest)
+	default:
+		m = protowire.ConsumeFieldValue(num, typ, rest)
+	}
+	if m < 0 {
+		return wireField{}, 0, protowire.ParseError(m)
+	}
+	return f, n + m, nil
+}
+
+// each calls fn for every field of message b.
+func (d *wireDecoder) each(b []byte, fn func(f wireField) error) error {
+	d.depth++
+	defer func() { d.depth-- }()
+	if d.depth > maxWireDepth {
+		return errWireDepth
+	}
+	for len(b) > 0 {
+		f, n, err := nextField(b)
+		if err != nil {
+			return err
+		}
+		if err := fn(f); err != nil {
+			return err
+		}
+		b = b[n:]
+	}
+	return nil
+}
+
+func (d *wireDecoder) str(f wireField) (string, error) {
+	if !utf8.Valid(f.body) {
+		return "", errors.New("string field contains invalid UTF-8")
+	}
+	if len(f.body) == 0 {
+		return "", nil
+	}
+	if d.alias {
+		return unsafe.String(&f.body[0], len(f.body)), nil
+	}
+	return string(f.body), nil
+}
+
+func isBytes(f wireField) bool  { return f.typ == protowire.BytesType }
+func isVarint(f wireField) bool { return f.typ == protowire.VarintType }
+func isFixed64(f wireField) bool {
+	return f.typ == protowire.Fixed64Type
+}
+
+func (d *wireDecoder) file(b []byte, m *Module, root *Graph, subs *[]*Graph) error {
+	return d.each(b, func(f wireField) error {
+		switch {
+		case f.num == 1 && isBytes(f):
+			d.hasVersion = true
+			return d.each(f.body, func(g wireField) error {
+				switch {
+				case g.num == 1 && isVarint(g):
+					m.FormatMajor = uint32(g.v)
+				case g.num == 2 && isVarint(g):
+					m.FormatMinor = uint32(g.v)
+				}
+				return nil
+			})
+		case f.num == 2 && isBytes(f):
+			s, err := d.str(f)
+			m.Producer = s
+			return err
+		case f.num == 3 && isBytes(f):
+			s, err := d.str(f)
+			m.TorchVersion = s
+			return err
+		case f.num == 4 && isBytes(f):
+			d.hasGraph = true
+			return d.graph(f.body, root)
+		case f.num == 5 && isBytes(f):
+			g := &Graph{}
+			*subs = append(*subs, g)
+			return d.each(f.body, func(h wireField) error {
+				switch {
+				case h.num == 1 && isBytes(h):
+					s, err := d.str(h)
+					g.Name = s
+					return err
+				case h.num == 2 && isBytes(h):
+					return d.graph(h.body, g)
+				}
+				return nil
+			})
+		case f.num == 6 && isBytes(f):
+			var a Attribute
+			err := d.each(f.body, func(h wireField) error {
+				switch {
+				case h.num == 1 && isBytes(h):
+					s, err := d.str(h)
+					a.Name = s
+					return err
+				case h.num == 2 && isBytes(h):
+					return d.tensor(h.body, &a.Meta)
+				case h.num == 3 && isBytes(h):
+					a.Data = append([]byte{}, h.body...)
+				}
+				return nil
+			})
+			m.Attributes = append(m.Attributes, a)
+			return err
+		case f.num == 7 && isBytes(f):
+			var s SchemaText
+			err := d.pair(f.body, &s.Name, &s.Schema)
+			m.Schemas = append(m.Schemas, s)
+			return err
+		case f.num == 8 && isBytes(f):
+			var a Annotation
+			err := d.pair(f.body, &a.Key, &a.Value)
+			m.Annotations = append(m.Annotations, a)
+			return err
+		}
+		return nil
+	})
+}
+
+// pair decodes a message of two string fields 1 and 2.
+func (d *wireDecoder) pair(b []byte, one, two *string) error {
+	return d.each(b, func(f wireField) error {
+		var err error
+		switch {
+		case f.num == 1 && isBytes(f):
+			*one, err = d.str(f)
+		case f.num == 2 && isBytes(f):
+			*two, err = d.str(f)
+		}
+		return err
+	})
+}
+
+func (d *wireDecoder) graph(b []byte, g *Graph) error {
+	if g.Nodes == nil {
+		// Count nodes first so the slice is allocated once.
+		count := 0
+		for rest := b; len(rest) > 0; {
+			f, n, err := nextField(rest)
+			if err != nil {
+				break
+			}
+			if f.num == 1 && isBytes(f) {
+				count++
+			}
+			rest = rest[n:]
+		}
+		g.Nodes = make([]Node, 0, count)
+	}
+	return d.each(b, func(f wireField) error {
+		if f.num != 1 || !isBytes(f) {
+			return nil
+		}
+		g.Nodes = append(g.Nodes, Node{})
+		return d.node(f.body, &g.Nodes[len(g.Nodes)-1])
+	})
+}
+
+// maxSharedValues bounds the value cache.
+const maxSharedValues = 1 << 16
+
+func (d *wireDecoder) node(b []byte, n *Node) error {
+	op := int32(0)
+	shared := false
+	err := d.each(b, func(f wireField) error {
+		var err error
+		switch {
+		case f.num == 1 && isBytes(f):
+			n.Name, err = d.str(f)
+		case f.num == 2 && isVarint(f):
+			op = int32(f.v)
+		case f.num == 3 && isBytes(f):
+			n.Target, err = d.str(f)
+		case f.num == 4 && isBytes(f):
+			n.Args = append(n.Args, Arg{Kind: argUnset})
+			err = d.arg(f.body, &n.Args[len(n.Args)-1])
+		case f.num == 5 && isBytes(f):
+			n.Kwargs = append(n.Kwargs, Kwarg{Value: Arg{Kind: argUnset}})
+			err = d.kwarg(f.body, &n.Kwargs[len(n.Kwargs)-1])
+		case f.num == 6 && isBytes(f):
+			if n.Val == nil {
+				if v, ok := d.vals[string(f.body)]; ok {
+					n.Val, shared = v, true
+					return nil
+				}
+				n.Val = &Value{}
+				err = d.value(f.body, n.Val)
+				if err == nil && len(d.vals) < maxSharedValues {
+					d.vals[string(f.body)] = n.Val
+					shared = true
+				}
+				return err
+			}
+			if shared {
+				// A second val field merges into the first: unshare first.
+				n.Val, shared = n.Val.Clone(), false
+			}
+			err = d.value(f.body, n.Val)
+		case f.num == 7 && isBytes(f):
+			if n.Meta == nil {
+				n.Meta = &Meta{}
+			}
+			err = d.meta(f.body, n.Meta)
+		}
+		return err
+	})
+	n.Op = OpKind(op)
+	if op < 0 || int(op) >= len(opKindNames) {
+		n.Op = OpUnspecified
+	}
+	return err
+}
+
+func (d *wireDecoder) kwarg(b []byte, kw *Kwarg) error {
+	return d.each(b, func(f wireField) error {
+		var err error
+		switch {
+		case f.num == 1 && isBytes(f):
+			kw.Name, err = d.str(f)
+		case f.num == 2 && isBytes(f):
+			err = d.arg(f.body, &kw.Value)
+		}
+		return err
+	})
+}
+
+// arg decodes an Arg message into a (merging into its current kind, as
+// protobuf does for a repeated oneof message field).
+func (d *wireDecoder) arg(b []byte, a *Arg) error {
+	return d.each(b, func(f wireField) error {
+		setStr := func(kind ArgKind) error {
+			s, err := d.str(f)
+			*a = Arg{Kind: kind, S: s, Ref: NoNode}
+			if kind != ArgNode {
+				a.Ref = 0
+			}
+			return err
+		}
+		switch f.num {
+		case 1, 5, 9, 10, 11, 12, 14:
+			if !isBytes(f) {
+				return nil
+			}
+			return setStr(stringArgKind(f.num))
+		case 2:
+			if isVarint(f) {
+				*a = Arg{Kind: ArgInt, I: int64(f.v)}
+			}
+		case 3:
+			if isFixed64(f) {
+				*a = Arg{Kind: ArgFloat, F: math.Float64frombits(f.v)}
+			}
+		case 4:
+			if isVarint(f) {
+				*a = Arg{Kind: ArgBool, B: f.v != 0}
+			}
+		case 6:
+			if isBytes(f) {
+				*a = Arg{Kind: ArgNone}
+				return d.each(f.body, func(wireField) error { return nil })
+			}
+		case 7, 8:
+			if !isBytes(f) {
+				return nil
+			}
+			kind := ArgList
+			if f.num == 8 {
+				kind = ArgTuple
+			}
+			if a.Kind != kind {
+				*a = Arg{Kind: kind}
+			}
+			return d.each(f.body, func(g wireField) error {
+				if g.num != 1 || !isBytes(g) {
+					return nil
+				}
+				a.Elems = append(a.Elems, Arg{Kind: argUnset})
+				return d.arg(g.body, &a.Elems[len(a.Elems)-1])
+			})
+		case 13:
+			if !isBytes(f) {
+				return nil
+			}
+			if a.Kind != ArgSym || a.Sym == nil {
+				*a = Arg{Kind: ArgSym, Sym: &SymExpr{}}
+			}
+			return d.sym(f.body, a.Sym)
+		case 15:
+			if !isBytes(f) {
+				return nil
+			}
+			if a.Kind != ArgDict {
+				*a = Arg{Kind: ArgDict, Elems: []Arg{}, Keys: []string{}}
+			}
+			return d.each(f.body, func(g wireField) error {
+				if g.num != 1 || !isBytes(g) {
+					return nil
+				}
+				kw := Kwarg{Value: Arg{Kind: argUnset}}
+				err := d.kwarg(g.body, &kw)
+				a.Keys = append(a.Keys, kw.Name)
+				a.Elems = append(a.Elems, kw.Value)
+				return err
+			})
+		case 16:
+			if !isBytes(f) {
+				return nil
+			}
+			if a.Kind != ArgComplex {
+				*a = Arg{Kind: ArgComplex}
+			}
+			return d.each(f.body, func(g wireField) error {
+				switch {
+				case g.num == 1 && isFixed64(g):
+					a.F = math.Float64frombits(g.v)
+				case g.num == 2 && isFixed64(g):
+					a.Imag = math.Float64frombits(g.v)
+				}
+				return nil
+			})
+		}
+		return nil
+	})
+}
+
+// stringArgKind maps the Arg oneof's string fields to their kinds.
+func stringArgKind(num protowire.Number) ArgKind {
+	switch num {
+	case 1:
+		return ArgNode
+	case 5:
+		return ArgStr
+	case 9:
+		return ArgDtype
+	case 10:
+		return ArgDevice
+	case 11:
+		return ArgLayout
+	case 12:
+		return ArgMemoryFormat
+	}
+	return ArgOp
+}
+
+func (d *wireDecoder) sym(b []byte, s *SymExpr) error {
+	return d.each(b, func(f wireField) error {
+		var err error
+		switch {
+		case f.num == 1 && isVarint(f):
+			s.Kind = SymKind(int32(f.v))
+		case f.num == 2 && isBytes(f):
+			s.Expr, err = d.str(f)
+		case f.num == 3 && isBytes(f):
+			s.Hint, err = d.str(f)
+			s.HasHint = true
+		}
+		return err
+	})
+}
+
+func (d *wireDecoder) dim(b []byte, x *Dim) error {
+	return d.each(b, func(f wireField) error {
+		var err error
+		switch {
+		case f.num == 1 && isVarint(f):
+			*x = Dim{Val: int64(f.v)}
+		case f.num == 2 && isBytes(f):
+			var s string
+			s, err = d.str(f)
+			*x = Dim{Expr: s}
+		}
+		return err
+	})
+}
+
+func (d *wireDecoder) tensor(b []byte, t *TensorMeta) error {
+	return d.each(b, func(f wireField) error {
+		var err error
+		switch {
+		case f.num == 1 && isBytes(f):
+			t.Shape = append(t.Shape, Dim{})
+			err = d.dim(f.body, &t.Shape[len(t.Shape)-1])
+		case f.num == 2 && isBytes(f):
+			t.Stride = append(t.Stride, Dim{})
+			err = d.dim(f.body, &t.Stride[len(t.Stride)-1])
+		case f.num == 3 && isBytes(f):
+			err = d.dim(f.body, &t.StorageOffset)
+		case f.num == 4 && isBytes(f):
+			t.Dtype, err = d.str(f)
+		case f.num == 5 && isBytes(f):
+			t.Device, err = d.str(f)
+		case f.num == 6 && isVarint(f):
+			t.RequiresGrad = f.v != 0
+		case f.num == 7 && isBytes(f):
+			t.MemoryFormat, err = d.str(f)
+		case f.num == 8 && isVarint(f):
+			t.IsQuantized = f.v != 0
+		case f.num == 9 && isBytes(f):
+			if t.QParams == nil {
+				t.QParams = &QParams{}
+			}
+			err = d.qparams(f.body, t.QParams)
+		case f.num == 10 && isVarint(f):
+			t.StorageID, t.HasStorageID = int64(f.v), true
+		case f.num == 11 && isBytes(f):
+			t.Layout, err = d.str(f)
+		}
+		return err
+	})
+}
+
+func (d *wireDecoder) qparams(b []byte, q *QParams) error {
+	return d.each(b, func(f wireField) error {
+		var err error
+		switch {
+		case f.num == 1 && isBytes(f):
+			q.QScheme, err = d.str(f)
+		case f.num == 2 && isFixed64(f):
+			q.Scale = math.Float64frombits(f.v)
+		case f.num == 3 && isVarint(f):
+			q.ZeroPoint = int64(f.v)
+		case f.num == 4 && isFixed64(f):
+			q.Scales = append(q.Scales, math.Float64frombits(f.v))
+		case f.num == 4 && isBytes(f):
+			for p := f.body; len(p) > 0; {
+				v, n := protowire.ConsumeFixed64(p)
+				if n < 0 {
+					return protowire.ParseError(n)
+				}
+				q.Scales = append(q.Scales, math.Float64frombits(v))
+				p = p[n:]
+			}
+		case f.num == 5 && isVarint(f):
+			q.ZeroPoints = append(q.ZeroPoints, int64(f.v))
+		case f.num == 5 && isBytes(f):
+			for p := f.body; len(p) > 0; {
+				v, n := protowire.ConsumeVarint(p)
+				if n < 0 {
+					return protowire.ParseError(n)
+				}
+				q.ZeroPoints = append(q.ZeroPoints, int64(v))
+				p = p[n:]
+			}
+		case f.num == 6 && isVarint(f):
+			q.Axis = int64(f.v)
+		}
+		return err
+	})
+}
+
+func (d *wireDecoder) value(b []byte, v *Value) error {
+	return d.each(b, func(f wireField) error {
+		switch f.num {
+		case 1:
+			if !isBytes(f) {
+				return nil
+			}
+			if v.Kind != ValTensor || v.Tensor == nil {
+				*v = Value{Kind: ValTensor, Tensor: &TensorMeta{}}
+			}
+			return d.tensor(f.body, v.Tensor)
+		case 2:
+			if !isBytes(f) {
+				return nil
+			}
+			if v.Kind != ValSym || v.Sym == nil {
+				*v = Value{Kind: ValSym, Sym: &SymExpr{}}
+			}
+			return d.sym(f.body, v.Sym)
+		case 3, 4:
+			if !isBytes(f) {
+				return nil
+			}
+			kind := ValList
+			if f.num == 4 {
+				kind = ValTuple
+			}
+			if v.Kind != kind {
+				*v = Value{Kind: kind, Elems: []Value{}}
+			}
+			return d.each(f.body, func(g wireField) error {
+				if g.num != 1 || !isBytes(g) {
+					return nil
+				}
+				v.Elems = append(v.Elems, Value{})
+				return d.value(g.body, &v.Elems[len(v.Elems)-1])
+			})
+		case 5:
+			if isBytes(f) {
+				*v = Value{Kind: ValNone}
+				return d.each(f.body, func(wireField) error { return nil })
+			}
+		case 6:
+			if isVarint(f) {
+				*v = Value{Kind: ValInt, I: int64(f.v)}
+			}
+		case 7:
+			if isFixed64(f) {
+				*v = Value{Kind: ValFloat, F: math.Float64frombits(f.v)}
+			}
+		case 8:
+			if isVarint(f) {
+				*v = Value{Kind: ValBool, B: f.v != 0}
+			}
+		case 9:
+			if isBytes(f) {
+				s, err := d.str(f)
+				*v = Value{Kind: ValOpaque, S: s}
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+func (d *wireDecoder) stackEntry(b []byte) (ModuleStackEntry, error) {
+	var e ModuleStackEntry
+	err := d.each(b, func(f wireField) error {
+		var err error
+		switch {
+		case f.num == 1 && isBytes(f):
+			e.Key, err = d.str(f)
+		case f.num == 2 && isBytes(f):
+			e.Path, err = d.str(f)
+		case f.num == 3 && isBytes(f):
+			e.Type, err = d.str(f)
+		}
+		return err
+	})
+	return e, err
+}
+
+func (d *wireDecoder) meta(b []byte, m *Meta) error {
+	return d.each(b, func(f wireField) error {
+		var err error
+		switch {
+		case f.num == 1 && isBytes(f):
+			m.StackTrace, err = d.str(f)
+		case (f.num == 2 || f.num == 3) && isBytes(f):
+			var e ModuleStackEntry
+			e, err = d.stackEntry(f.body)
+			if f.num == 2 {
+				m.NNModuleStack = append(m.NNModuleStack, e)
+			} else {
+				m.SourceFnStack = append(m.SourceFnStack, e)
+			}
+		case f.num == 4 && isVarint(f):
+			m.SeqNr, m.HasSeqNr = int64(f.v), true
+		case f.num == 5 && isBytes(f):
+			m.FwdSource, err = d.str(f)
+		case f.num == 6 && isBytes(f):
+			var a Annotation
+			err = d.pair(f.body, &a.Key, &a.Value)
+			m.Extra = append(m.Extra, a)
+		}
+		return err
+	})
+}
