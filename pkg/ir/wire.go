@@ -4,6 +4,9 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"runtime"
+	"slices"
+	"sync"
 	"unicode/utf8"
 	"unsafe"
 
@@ -69,7 +72,33 @@ func decodeBinary(data []byte, file string, alias bool) (*Module, error) {
 // have no value, as FromProto does.
 func finishGraph(g *Graph, file string) error {
 	g.Reindex()
-	for i := range g.Nodes {
+	// Resolve references on all cores: the index is only read now.
+	workers := 1
+	if len(g.Nodes) >= parallelNodes {
+		workers = min(runtime.GOMAXPROCS(0), 4)
+	}
+	chunk := (len(g.Nodes) + workers - 1) / workers
+	errs := make([]error, workers)
+	var wg sync.WaitGroup
+	for w := range workers {
+		lo, hi := w*chunk, min((w+1)*chunk, len(g.Nodes))
+		wg.Go(func() { errs[w] = resolveRange(g, file, lo, hi) })
+	}
+	wg.Wait()
+	return firstError(errs)
+}
+
+func firstError(errs []error) error {
+	for _, err := range errs {
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func resolveRange(g *Graph, file string, lo, hi int) error {
+	for i := lo; i < hi; i++ {
 		n := &g.Nodes[i]
 		for j := range n.Args {
 			if bad := unsetArg(&n.Args[j]); bad {
@@ -270,29 +299,55 @@ func (d *wireDecoder) pair(b []byte, one, two *string) error {
 	})
 }
 
+// parallelNodes is the graph size above which nodes decode on all cores.
+const parallelNodes = 20000
+
 func (d *wireDecoder) graph(b []byte, g *Graph) error {
-	if g.Nodes == nil {
-		// Count nodes first so the slice is allocated once.
-		count := 0
-		for rest := b; len(rest) > 0; {
-			f, n, err := nextField(rest)
-			if err != nil {
-				break
-			}
-			if f.num == 1 && isBytes(f) {
-				count++
-			}
-			rest = rest[n:]
+	// Find the node messages first, so the slice is allocated once and
+	// large graphs can be split between cores.
+	var bodies [][]byte
+	for rest := b; len(rest) > 0; {
+		f, n, err := nextField(rest)
+		if err != nil {
+			bodies = nil // let the sequential decode report it
+			break
 		}
-		g.Nodes = make([]Node, 0, count)
+		if f.num == 1 && isBytes(f) {
+			bodies = append(bodies, f.body)
+		}
+		rest = rest[n:]
 	}
-	return d.each(b, func(f wireField) error {
-		if f.num != 1 || !isBytes(f) {
-			return nil
-		}
-		g.Nodes = append(g.Nodes, Node{})
-		return d.node(f.body, &g.Nodes[len(g.Nodes)-1])
-	})
+	workers := min(runtime.GOMAXPROCS(0), 4)
+	if len(bodies) < parallelNodes || workers < 2 || d.depth+1 > maxWireDepth {
+		g.Nodes = slices.Grow(g.Nodes, len(bodies))
+		return d.each(b, func(f wireField) error {
+			if f.num != 1 || !isBytes(f) {
+				return nil
+			}
+			g.Nodes = append(g.Nodes, Node{})
+			return d.node(f.body, &g.Nodes[len(g.Nodes)-1])
+		})
+	}
+	base := len(g.Nodes)
+	g.Nodes = append(g.Nodes, make([]Node, len(bodies))...)
+	errs := make([]error, workers)
+	chunk := (len(bodies) + workers - 1) / workers
+	var wg sync.WaitGroup
+	for w := range workers {
+		lo, hi := w*chunk, min((w+1)*chunk, len(bodies))
+		wd := &wireDecoder{alias: d.alias, depth: d.depth + 1, vals: map[string]*Value{}}
+		wg.Go(func() {
+			for i := lo; i < hi; i++ {
+				if err := wd.node(bodies[i], &g.Nodes[base+i]); err != nil {
+					errs[w] = err
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	// The first error in node order, as a sequential decode reports it.
+	return firstError(errs)
 }
 
 // maxSharedValues bounds the value cache.
