@@ -18,7 +18,7 @@ BIN     := bin/hopctl
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo 0.1.0-dev)
 FUZZTIME ?= 3s
 
-.PHONY: deps build test gotest pytest fuzz-short fuzz proto testdata demo clean
+.PHONY: deps build test gotest pytest fuzz-short fuzz bench proto testdata demo clean
 
 build:
 	$(GO) build -ldflags "-X github.com/hopctl/hopctl/internal/build.Version=$(VERSION)" -o $(BIN) ./cmd/hopctl
@@ -40,6 +40,9 @@ fuzz:
 
 pytest: build
 	PYTHONPATH=python HOPCTL=$(CURDIR)/$(BIN) $(PYTHON) -m unittest discover -s python/tests -v
+
+bench:
+	scripts/bench.sh
 
 proto:
 	protoc --plugin=protoc-gen-go="$$($(GO) tool -n protoc-gen-go)" \

@@ -1,0 +1,133 @@
+// Package benchmarks holds hopctl's benchmark suite (`make bench`): each
+// stage of the main jobs on synthetic graphs (pkg/synth) of 10k, 100k and
+// 1M nodes, reporting ns/node so per-node cost can be compared across
+// sizes. Results and how they were measured are in the README.
+package benchmarks
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"sync"
+	"testing"
+
+	"github.com/hopctl/hopctl/pkg/analyze"
+	"github.com/hopctl/hopctl/pkg/analyze/passes/alias"
+	"github.com/hopctl/hopctl/pkg/ir"
+	"github.com/hopctl/hopctl/pkg/synth"
+)
+
+var sizes = []int{10_000, 100_000, 1_000_000}
+
+var (
+	filesOnce sync.Once
+	files     map[int]string
+	filesErr  error
+)
+
+// graphFile returns a binary synthetic graph of about n nodes with HOPs,
+// generated once per run into a temporary directory.
+func graphFile(b *testing.B, n int) string {
+	filesOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "hopctl-bench")
+		if err != nil {
+			filesErr = err
+			return
+		}
+		files = map[int]string{}
+		for _, size := range sizes {
+			path := filepath.Join(dir, fmt.Sprintf("synth-%d.pb", size))
+			if err := ir.SaveFile(path, synth.Generate(synth.Options{Nodes: size, Seed: 1, HOPs: true})); err != nil {
+				filesErr = err
+				return
+			}
+			files[size] = path
+		}
+	})
+	if filesErr != nil {
+		b.Fatal(filesErr)
+	}
+	return files[n]
+}
+
+func nodes(m *ir.Module) int {
+	total := 0
+	for _, g := range m.Graphs {
+		total += len(g.Nodes)
+	}
+	return total
+}
+
+func perNode(b *testing.B, n int) {
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(n), "ns/node")
+}
+
+func forSizes(b *testing.B, fn func(b *testing.B, path string)) {
+	for _, n := range sizes {
+		b.Run(fmt.Sprintf("%dk", n/1000), func(b *testing.B) { fn(b, graphFile(b, n)) })
+	}
+}
+
+func BenchmarkDecode(b *testing.B) {
+	forSizes(b, func(b *testing.B, path string) {
+		var n int
+		for b.Loop() {
+			m, err := ir.LoadFile(path)
+			if err != nil {
+				b.Fatal(err)
+			}
+			n = nodes(m)
+		}
+		perNode(b, n)
+	})
+}
+
+func BenchmarkVerify(b *testing.B) {
+	forSizes(b, func(b *testing.B, path string) {
+		m, err := ir.LoadFile(path)
+		if err != nil {
+			b.Fatal(err)
+		}
+		for b.Loop() {
+			if err := ir.Verify(m, path); err != nil {
+				b.Fatal(err)
+			}
+		}
+		perNode(b, nodes(m))
+	})
+}
+
+func BenchmarkAnalyze(b *testing.B) {
+	forSizes(b, func(b *testing.B, path string) {
+		m, err := ir.Load(path)
+		if err != nil {
+			b.Fatal(err)
+		}
+		reg, err := analyze.NewRegistry(m, path)
+		if err != nil {
+			b.Fatal(err)
+		}
+		for b.Loop() {
+			if _, err := analyze.Run(m, path, reg, alias.Analyzer); err != nil {
+				b.Fatal(err)
+			}
+		}
+		perNode(b, nodes(m))
+	})
+}
+
+// BenchmarkAnalyzeFile is the whole `hopctl analyze` job in process:
+// decode, verify, registry, analysis.
+func BenchmarkAnalyzeFile(b *testing.B) {
+	forSizes(b, func(b *testing.B, path string) {
+		var n int
+		for b.Loop() {
+			m, _, err := analyze.RunFile(path, alias.Analyzer)
+			if err != nil {
+				b.Fatal(err)
+			}
+			n = nodes(m)
+		}
+		perNode(b, n)
+	})
+}
