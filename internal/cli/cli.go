@@ -8,6 +8,8 @@ import (
 	analyzecmd "github.com/hopctl/hopctl/internal/cmd/analyze"
 	synthcmd "github.com/hopctl/hopctl/internal/cmd/synth"
 	"io"
+	"os"
+	"runtime/pprof"
 	"strings"
 	"sync"
 
@@ -16,6 +18,9 @@ import (
 	"github.com/hopctl/hopctl/internal/build"
 	"github.com/hopctl/hopctl/internal/cmd/config"
 	"github.com/hopctl/hopctl/internal/cmd/convert"
+	jointcmd "github.com/hopctl/hopctl/internal/cmd/joint"
+	lintcmd "github.com/hopctl/hopctl/internal/cmd/lint"
+	metadiffcmd "github.com/hopctl/hopctl/internal/cmd/metadiff"
 	printcmd "github.com/hopctl/hopctl/internal/cmd/print"
 	"github.com/hopctl/hopctl/internal/cmd/version"
 	"github.com/hopctl/hopctl/internal/cmdutil"
@@ -60,6 +65,16 @@ func Main(args []string, ios *iostreams.IOStreams) int {
 	if args == nil {
 		args = []string{} // cobra would read os.Args for nil
 	}
+	if path := os.Getenv("HOPCTL_CPUPROFILE"); path != "" {
+		// A developer knob for `make bench` profiling: a CPU profile of
+		// the whole run (go tool pprof bin/hopctl FILE).
+		if f, err := os.Create(path); err == nil {
+			defer f.Close()
+			if pprof.StartCPUProfile(f) == nil {
+				defer pprof.StopCPUProfile()
+			}
+		}
+	}
 	root := NewCmdRoot(NewFactory(ios))
 	root.SetArgs(args)
 	return Execute(root, ios.ErrOut)
@@ -76,14 +91,29 @@ func Execute(root *cobra.Command, errOut io.Writer) int {
 	return ExitCode(err)
 }
 
-// printError writes err as "hopctl: " lines: one per problem of a
-// verification error, otherwise one for the message (continuation lines
-// as they are).
+// printError writes err as "hopctl: " lines: each error of a joined error
+// in turn (a command that read several files), one per problem of a
+// verification error (its continuation lines indented), otherwise one for
+// the message (continuation lines as they are).
 func printError(w io.Writer, err error) {
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		for _, e := range j.Unwrap() {
+			printError(w, e)
+		}
+		return
+	}
 	var ve *ir.VerifyError
 	if errors.As(err, &ve) && len(ve.Problems) > 0 {
 		for _, p := range ve.Problems {
-			fmt.Fprintf(w, "hopctl: %s\n", p)
+			// A problem's continuation lines (the schema a call does not
+			// fit) are indented under it.
+			first, rest, _ := strings.Cut(strings.TrimRight(p.String(), "\n"), "\n")
+			fmt.Fprintf(w, "hopctl: %s\n", first)
+			for _, l := range strings.Split(rest, "\n") {
+				if l != "" {
+					fmt.Fprintf(w, "hopctl:     %s\n", l)
+				}
+			}
 		}
 		return
 	}
@@ -141,6 +171,9 @@ configuration error, 3 unreadable or invalid input.`,
 
 	cmd.AddCommand(
 		analyzecmd.NewCmdAnalyze(f, nil),
+		jointcmd.NewCmdJoint(f, nil),
+		lintcmd.NewCmdLint(f, nil),
+		metadiffcmd.NewCmdMetaDiff(f, nil),
 		printcmd.NewCmdPrint(f, nil),
 		synthcmd.NewCmdSynth(f, nil),
 		convert.NewCmdConvert(f, nil),
@@ -173,10 +206,44 @@ func requireSubcommand(cmd *cobra.Command) {
 		if c.HasParent() {
 			msg += fmt.Sprintf(" for %q", c.CommandPath())
 		}
-		if s := c.SuggestionsFor(args[0]); len(s) > 0 {
-			msg += fmt.Sprintf(" (did you mean %q?)", s[0])
+		if s := closest(args[0], c.SuggestionsFor(args[0])); s != "" {
+			msg += fmt.Sprintf(" (did you mean %q?)", s)
 		}
 		return cmdutil.FlagErrorf("%s; see '%s --help'", msg, c.CommandPath())
 	}
 	cmd.RunE = func(c *cobra.Command, args []string) error { return c.Help() }
+}
+
+// closest returns the suggestion nearest to typed in edit distance (cobra
+// lists its suggestions alphabetically: "prnt" must suggest "print", not
+// "lint"), the first of equals; "" if there is none.
+func closest(typed string, suggestions []string) string {
+	best, bestD := "", -1
+	for _, s := range suggestions {
+		if d := editDistance(strings.ToLower(typed), strings.ToLower(s)); bestD < 0 || d < bestD {
+			best, bestD = s, d
+		}
+	}
+	return best
+}
+
+// editDistance is the Levenshtein distance of a and b.
+func editDistance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(b)]
 }

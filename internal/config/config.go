@@ -7,7 +7,7 @@
 //
 //	version: 1
 //	lint:
-//	  fail-on: warning          # error | warning | note | none
+//	  fail-on: warning          # error | warning | info (or note) | none
 //	  suppress:
 //	    - rule: hop-input-mutation
 //	      path: "exported/*.pb"  # glob on the input file path
@@ -55,8 +55,9 @@ const (
 	KeyLintSuppress = "lint.suppress"
 )
 
-// FailOn levels, most to least severe. "none" never fails.
-var FailOnLevels = []string{"error", "warning", "note", "none"}
+// FailOn levels, most to least severe. "note" is SARIF's name for "info";
+// "none" never fails.
+var FailOnLevels = []string{"error", "warning", "info", "note", "none"}
 
 // Config is the validated configuration of one invocation.
 type Config struct {
@@ -74,11 +75,15 @@ type Lint struct {
 	Suppress []Suppression `mapstructure:"suppress" yaml:"suppress"`
 }
 
-// Suppression silences the findings that match all of its non-empty fields.
+// Suppression silences the findings that match all of its non-empty
+// fields. Every field is a path.Match glob: rule on the rule id ("hop-*"),
+// path on the input file path as given (and on its base name when the glob
+// has no slash), graph on the qualified graph name ("<root>" is the root),
+// node on the node name.
 type Suppression struct {
 	Rule  string `mapstructure:"rule" yaml:"rule"`
-	Path  string `mapstructure:"path" yaml:"path,omitempty"`   // path.Match glob on the input file
-	Graph string `mapstructure:"graph" yaml:"graph,omitempty"` // qualified graph name, "" any
+	Path  string `mapstructure:"path" yaml:"path,omitempty"`
+	Graph string `mapstructure:"graph" yaml:"graph,omitempty"`
 	Node  string `mapstructure:"node" yaml:"node,omitempty"`
 }
 
@@ -226,8 +231,10 @@ func (c *Config) Validate() error {
 		if s.Rule == "" {
 			errs = append(errs, fmt.Errorf("lint.suppress[%d]: missing rule", i))
 		}
-		if _, err := path.Match(s.Path, ""); err != nil {
-			errs = append(errs, fmt.Errorf("lint.suppress[%d]: invalid path glob %q: %w", i, s.Path, err))
+		for _, g := range []struct{ name, glob string }{{"rule", s.Rule}, {"path", s.Path}, {"graph", s.Graph}, {"node", s.Node}} {
+			if _, err := path.Match(g.glob, ""); err != nil {
+				errs = append(errs, fmt.Errorf("lint.suppress[%d]: invalid %s glob %q: %w", i, g.name, g.glob, err))
+			}
 		}
 	}
 	return errors.Join(errs...)

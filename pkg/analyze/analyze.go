@@ -59,6 +59,10 @@ type Finding struct {
 	Message  string
 	// Provenance explains the finding; nil when there is nothing to add.
 	Provenance *Provenance
+	// FileWide marks a finding about the whole file rather than a graph
+	// (Graph and Node are then empty): a schema table entry that does not
+	// parse, subgraphs that call each other.
+	FileWide bool
 }
 
 // Provenance traces a finding back to its cause.

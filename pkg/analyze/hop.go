@@ -344,3 +344,57 @@ func decodeFlex(n *ir.Node, sub subFn) (*HOPCall, error) {
 	}
 	return call, nil
 }
+
+// CheckOperands checks that the subgraph sc calls takes as many inputs
+// (placeholders) as the call passes it.
+func CheckOperands(m *ir.Module, sc *SubgraphCall) error {
+	callee := m.Graph(sc.Graph)
+	if callee == nil {
+		return fmt.Errorf("%s subgraph %s does not exist", sc.Role, sc.Graph)
+	}
+	nph := 0
+	for i := range callee.Nodes {
+		if callee.Nodes[i].Op == ir.OpPlaceholder {
+			nph++
+		}
+	}
+	if nph != len(sc.Operands) {
+		return fmt.Errorf("%s subgraph %s takes %d inputs but the call passes %d", sc.Role, sc.Graph, nph, len(sc.Operands))
+	}
+	return nil
+}
+
+// CheckCall checks that node id of g, if it calls subgraphs, matches them:
+// a HOP's subgraph arguments are get_attr nodes of existing subgraphs, its
+// operand lists are lists, and each subgraph takes as many inputs as the
+// call passes; with_effects names its op; a call_module of a graph
+// submodule passes as many arguments as the graph has placeholders. A call
+// that fails these cannot have come from tracing and cannot be analysed:
+// the file is invalid. Calls of anything else are not judged.
+func CheckCall(m *ir.Module, g *ir.Graph, id ir.NodeID) error {
+	n := &g.Nodes[id]
+	switch {
+	case n.Op == ir.OpCallModule:
+		q := ir.Qualify(g, n.Target)
+		if m.Graph(q) == nil {
+			return nil
+		}
+		sc := SubgraphCall{Role: "module", Graph: q, Operands: make([]Operand, len(n.Args))}
+		return CheckOperands(m, &sc)
+	case n.Op == ir.OpCallFunction && n.Target == "higher_order.with_effects":
+		if len(n.Args) < 2 || n.Args[1].Kind != ir.ArgOp {
+			return fmt.Errorf("with_effects call: argument 1 must be the op")
+		}
+		return nil
+	}
+	call, err := DecodeHOP(m, g, id)
+	if err != nil || call == nil {
+		return err
+	}
+	for i := range call.Subgraphs {
+		if err := CheckOperands(m, &call.Subgraphs[i]); err != nil {
+			return fmt.Errorf("%s call: %w", call.Op, err)
+		}
+	}
+	return nil
+}

@@ -13,7 +13,6 @@ import (
 	pb "github.com/hopctl/hopctl/proto/hopctlpb"
 	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/encoding/prototext"
-	"google.golang.org/protobuf/proto"
 )
 
 // Encoding is one of the three encodings of the interchange format.
@@ -114,6 +113,9 @@ func Decode(data []byte, enc Encoding, file string) (*Module, error) {
 // decode is Decode; alias lets the binary decoder share string memory with
 // data, which the caller must then never modify.
 func decode(data []byte, enc Encoding, file string, alias bool) (*Module, error) {
+	if len(bytes.TrimSpace(data)) == 0 {
+		return nil, &DecodeError{Loc: Location{File: file}, Err: errors.New("empty file: not a hopctl graph file")}
+	}
 	if enc == Binary {
 		m, err := decodeBinary(data, file, alias)
 		if err != nil && SniffEncoding(data) != Binary && len(data) > 0 {
@@ -622,10 +624,13 @@ func metaToProto(m *Meta) *pb.NodeMeta {
 // is re-indented so it is byte-stable (protobuf-go varies whitespace on
 // purpose); text output is stable for a given hopctl build.
 func Encode(m *Module, enc Encoding) ([]byte, error) {
+	if enc == Binary {
+		// The streaming encoder: protobuf-go's deterministic bytes, without
+		// building the protobuf objects.
+		return encodeBinary(m)
+	}
 	f := ToProto(m)
 	switch enc {
-	case Binary:
-		return proto.MarshalOptions{Deterministic: true}.Marshal(f)
 	case JSON:
 		raw, err := protojson.MarshalOptions{UseProtoNames: true}.Marshal(f)
 		if err != nil {
@@ -667,7 +672,17 @@ func SaveFile(path string, m *Module) error {
 
 // WriteFileAtomic writes data to a temporary file next to path and renames
 // it into place, so a failed write never leaves a partial or clobbered file.
+// A path that is a symbolic link is written through to its target (the
+// link stays), and an existing file keeps its permissions; a new one gets
+// 0644.
 func WriteFileAtomic(path string, data []byte) error {
+	if target, err := filepath.EvalSymlinks(path); err == nil {
+		path = target
+	}
+	mode := os.FileMode(0o644)
+	if fi, err := os.Stat(path); err == nil && fi.Mode().IsRegular() {
+		mode = fi.Mode().Perm()
+	}
 	dir := filepath.Dir(path)
 	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp*")
 	if err != nil {
@@ -681,7 +696,7 @@ func WriteFileAtomic(path string, data []byte) error {
 		os.Remove(name)
 		return fmt.Errorf("%s: write: %w", path, err)
 	}
-	if err := os.Chmod(name, 0o644); err != nil {
+	if err := os.Chmod(name, mode); err != nil {
 		os.Remove(name)
 		return err
 	}

@@ -98,7 +98,9 @@ func TestDecodeErrors(t *testing.T) {
 		{"no version", []byte("graph {}"), Text, "missing format_version"},
 		{"no root", []byte("format_version { major: 1 }"), Text, "missing root graph"},
 		{"empty arg", []byte(`format_version { major: 1 } graph { nodes { name: "a" op: CALL_FUNCTION args {} } }`), Text, "node a: argument 0: argument has no value set"},
-		{"empty file", nil, Binary, "missing format_version"},
+		{"empty file", nil, Binary, "empty file"},
+		{"blank text file", []byte("\n  \n"), Text, "empty file"},
+		{"truncated node", good[:len(good)-3], Binary, "truncated"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

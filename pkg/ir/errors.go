@@ -3,6 +3,7 @@ package ir
 import (
 	"fmt"
 	"strings"
+	"unicode/utf8"
 )
 
 // Location names where a problem is: file, graph and node. Empty parts are
@@ -21,12 +22,33 @@ func (l Location) String() string {
 		parts = append(parts, l.File)
 	}
 	if l.HasGraph {
-		parts = append(parts, fmt.Sprintf("graph %s", DisplayName(l.Graph)))
+		parts = append(parts, "graph "+Abbrev(DisplayName(l.Graph)))
 	}
 	if l.Node != "" {
-		parts = append(parts, fmt.Sprintf("node %s", l.Node))
+		parts = append(parts, "node "+Abbrev(l.Node))
 	}
 	return strings.Join(parts, ": ")
+}
+
+// maxNameInMessage bounds how much of a name a message spells out.
+const maxNameInMessage = 240
+
+// Abbrev shortens a name for a message when it is very long (a qualified
+// name hundreds of levels deep): its start and end around "…(N bytes)…".
+// Names of ordinary length are returned as they are.
+func Abbrev(name string) string {
+	if len(name) <= maxNameInMessage {
+		return name
+	}
+	head, tail := maxNameInMessage/2, maxNameInMessage/2
+	for head > 0 && !utf8.RuneStart(name[head]) {
+		head--
+	}
+	start := len(name) - tail
+	for start < len(name) && !utf8.RuneStart(name[start]) {
+		start++
+	}
+	return fmt.Sprintf("%s…(%d bytes)…%s", name[:head], len(name), name[start:])
 }
 
 // InGraph returns a location in graph g of file.
@@ -66,7 +88,9 @@ type Problem struct {
 
 func (p Problem) String() string { return p.Loc.String() + ": " + p.Msg }
 
-// VerifyError lists every structural defect of a module.
+// VerifyError lists every defect of a module that makes it invalid input:
+// those Verify finds, and those later checks of the same kind find (calls
+// that do not fit their schemas, package analyze/validate).
 type VerifyError struct {
 	Problems []Problem
 }

@@ -3,6 +3,8 @@ package ir
 import (
 	"errors"
 	"fmt"
+	"math/bits"
+	"strconv"
 	"strings"
 
 	"gonum.org/v1/gonum/graph/topo"
@@ -12,12 +14,23 @@ import (
 // many more there were.
 const MaxProblems = 1000
 
+// MaxNesting is how deep subgraphs may nest: a submodule's qualified name
+// has at most this many components. torch cannot build or print a module
+// nested anywhere near this deep (Python's recursion limit is 1000 frames,
+// and each level costs several), and every cost of a subgraph grows with
+// its depth (its qualified name, print_readable's indentation, the paths in
+// provenance), so deeper files are refused rather than processed in time
+// and memory quadratic in their depth.
+const MaxNesting = 1000
+
 // Verify checks the module's structural invariants and returns a
 // *VerifyError listing every problem, each naming file, graph and node:
 // empty and duplicate node names, unknown op kinds, dangling references,
 // uses before definition, cycles, a missing, repeated or misplaced output
-// node, get_attr/call_module targets that do not exist, and duplicate or
-// empty submodule names. file names the input in messages.
+// node, get_attr/call_module targets that do not exist, duplicate or
+// empty submodule names, subgraphs nested deeper than MaxNesting, and
+// tensor values no tensor can have (a negative size, an element count
+// that overflows int64). file names the input in messages.
 func Verify(m *Module, file string) error {
 	v := &verifier{file: file}
 	if len(m.Graphs) == 0 {
@@ -25,6 +38,7 @@ func Verify(m *Module, file string) error {
 		return v.err()
 	}
 	seen := make(map[string]bool, len(m.Graphs))
+	tooDeep, firstDeep := 0, -1
 	for i, g := range m.Graphs {
 		if i > 0 && g.Name == "" {
 			v.add(Location{File: file}, fmt.Sprintf("submodule %d has an empty qualified name", i))
@@ -34,18 +48,100 @@ func Verify(m *Module, file string) error {
 			v.add(InGraph(file, g.Name), "duplicate submodule name")
 		}
 		seen[g.Name] = true
+		if i > 0 && strings.Count(g.Name, ".") >= MaxNesting {
+			tooDeep++
+			if firstDeep < 0 {
+				firstDeep = i
+			}
+		}
+	}
+	if tooDeep > 0 {
+		// One problem, at the first such graph: listing thousands of
+		// ever longer names helps nobody.
+		g := m.Graphs[firstDeep]
+		v.add(InGraph(file, g.Name), fmt.Sprintf("subgraphs nest more than %d levels deep (this one is %d levels deep; %d graphs are too deep)",
+			MaxNesting, strings.Count(g.Name, ".")+1, tooDeep))
 	}
 	attrs := make(map[string]bool, len(m.Attributes))
-	for _, a := range m.Attributes {
+	for i := range m.Attributes {
+		a := &m.Attributes[i]
 		if attrs[a.Name] {
 			v.add(Location{File: file}, fmt.Sprintf("duplicate attribute %q", a.Name))
 		}
 		attrs[a.Name] = true
+		if msg := checkTensor(&a.Meta); msg != "" {
+			v.add(Location{File: file}, fmt.Sprintf("attribute %q: %s", a.Name, msg))
+		}
 	}
 	for _, g := range m.Graphs {
 		v.graph(g, seen, attrs)
 	}
 	return v.err()
+}
+
+// checkValue checks every tensor in a node's value and returns what is
+// wrong with the first bad one, or "".
+func checkValue(val *Value) string {
+	if val.Kind == ValTensor {
+		return checkTensor(val.Tensor)
+	}
+	type item struct {
+		v    *Value
+		path string
+	}
+	stack := []item{{val, "value"}}
+	for len(stack) > 0 {
+		it := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		switch it.v.Kind {
+		case ValTensor:
+			if msg := checkTensor(it.v.Tensor); msg != "" {
+				return it.path + ": " + msg
+			}
+		case ValList, ValTuple:
+			for i := len(it.v.Elems) - 1; i >= 0; i-- {
+				stack = append(stack, item{&it.v.Elems[i], it.path + "[" + strconv.Itoa(i) + "]"})
+			}
+		}
+	}
+	return ""
+}
+
+// checkTensor reports a shape no tensor can have: a negative size, or an
+// element count that overflows int64. Symbolic sizes are not judged (and a
+// shape with one has no known element count).
+func checkTensor(t *TensorMeta) string {
+	if t == nil {
+		return ""
+	}
+	for _, d := range t.Shape {
+		if !d.IsSymbolic() && d.Val < 0 {
+			return fmt.Sprintf("tensor shape %s has a negative size %d", shapeString(t.Shape), d.Val)
+		}
+	}
+	n := uint64(1)
+	overflow := false
+	for _, d := range t.Shape {
+		if d.IsSymbolic() {
+			return "" // the element count is not known: the size may be 0
+		}
+		if d.Val == 0 {
+			return "" // an empty tensor, however large its other sizes
+		}
+		hi, lo := bits.Mul64(n, uint64(d.Val))
+		overflow = overflow || hi != 0 || lo > 1<<63-1
+		n = lo
+	}
+	if overflow {
+		return fmt.Sprintf("the element count of tensor shape %s overflows int64", shapeString(t.Shape))
+	}
+	return ""
+}
+
+func shapeString(ds []Dim) string {
+	var b strings.Builder
+	writeDims(&b, ds)
+	return b.String()
 }
 
 type verifier struct {
@@ -92,6 +188,11 @@ func (v *verifier) graph(g *Graph, graphs, attrs map[string]bool) {
 		}
 		if n.Op == OpUnspecified {
 			v.add(loc, "node has no op kind")
+		}
+		if n.Val != nil {
+			if msg := checkValue(n.Val); msg != "" {
+				v.add(loc, msg)
+			}
 		}
 		n.WalkRefs(func(a *Arg) {
 			switch {

@@ -3,9 +3,11 @@ package ir
 import (
 	"errors"
 	"fmt"
+	"io"
 	"math"
 	"runtime"
 	"slices"
+	"strconv"
 	"sync"
 	"unicode/utf8"
 	"unsafe"
@@ -25,9 +27,53 @@ import (
 // maxWireDepth is protobuf-go's default recursion limit.
 const maxWireDepth = 10000
 
-var errWireDepth = errors.New("exceeded maximum recursion depth")
+var errWireDepth = fmt.Errorf("nested too deeply (more than %d levels of messages)", maxWireDepth)
+
+// wireGraphError and wireNodeError locate a decoding error in a graph and
+// in one of its nodes, so the message names them.
+type wireGraphError struct {
+	name string
+	err  error
+}
+
+func (e *wireGraphError) Error() string { return e.err.Error() }
+func (e *wireGraphError) Unwrap() error { return e.err }
+
+type wireNodeError struct {
+	index int
+	name  string
+	err   error
+}
+
+func (e *wireNodeError) Error() string { return e.err.Error() }
+func (e *wireNodeError) Unwrap() error { return e.err }
+
+// locate turns a decoding error into a DecodeError naming the graph and
+// node it happened in, when it happened inside one.
+func locate(file string, err error) *DecodeError {
+	loc := Location{File: file}
+	var ge *wireGraphError
+	if errors.As(err, &ge) {
+		loc.Graph, loc.HasGraph = ge.name, true
+	}
+	var ne *wireNodeError
+	if errors.As(err, &ne) {
+		loc.Node = "#" + strconv.Itoa(ne.index)
+		if ne.name != "" {
+			loc.Node = ne.name
+		}
+	}
+	msg := fmt.Errorf("cannot decode as binary hopctl graph: %w", err)
+	if errors.Is(err, io.ErrUnexpectedEOF) {
+		msg = fmt.Errorf("%w (the file is truncated or corrupt)", msg)
+	}
+	return &DecodeError{Loc: loc, Err: msg}
+}
 
 type wireDecoder struct {
+	// end is cap() of the input: a field's offset in the input is
+	// end - cap(rest), as every slice the decoder reads is a subslice.
+	end int
 	// alias makes strings share memory with the input instead of copying;
 	// only for inputs nobody modifies afterwards (LoadFile's own buffer).
 	alias bool
@@ -42,12 +88,12 @@ type wireDecoder struct {
 
 // decodeBinary decodes a binary-encoded file into the IR.
 func decodeBinary(data []byte, file string, alias bool) (*Module, error) {
-	d := &wireDecoder{alias: alias, vals: map[string]*Value{}}
+	d := &wireDecoder{end: cap(data), alias: alias, vals: map[string]*Value{}}
 	m := &Module{}
 	root := &Graph{}
 	subs := []*Graph{}
 	if err := d.file(data, m, root, &subs); err != nil {
-		return nil, &DecodeError{Loc: Location{File: file}, Err: fmt.Errorf("cannot decode as binary hopctl graph: %w", err)}
+		return nil, locate(file, err)
 	}
 	if !d.hasVersion || m.FormatMajor == 0 {
 		return nil, &DecodeError{Loc: Location{File: file}, Err: errors.New("missing format_version: not a hopctl graph file")}
@@ -185,7 +231,7 @@ func (d *wireDecoder) each(b []byte, fn func(f wireField) error) error {
 	for len(b) > 0 {
 		f, n, err := nextField(b)
 		if err != nil {
-			return err
+			return fmt.Errorf("at byte %d: %w", d.end-cap(b), err)
 		}
 		if err := fn(f); err != nil {
 			return err
@@ -238,7 +284,10 @@ func (d *wireDecoder) file(b []byte, m *Module, root *Graph, subs *[]*Graph) err
 			return err
 		case f.num == 4 && isBytes(f):
 			d.hasGraph = true
-			return d.graph(f.body, root)
+			if err := d.graph(f.body, root); err != nil {
+				return &wireGraphError{name: "", err: err}
+			}
+			return nil
 		case f.num == 5 && isBytes(f):
 			g := &Graph{}
 			*subs = append(*subs, g)
@@ -249,7 +298,9 @@ func (d *wireDecoder) file(b []byte, m *Module, root *Graph, subs *[]*Graph) err
 					g.Name = s
 					return err
 				case h.num == 2 && isBytes(h):
-					return d.graph(h.body, g)
+					if err := d.graph(h.body, g); err != nil {
+						return &wireGraphError{name: g.Name, err: err}
+					}
 				}
 				return nil
 			})
@@ -325,7 +376,11 @@ func (d *wireDecoder) graph(b []byte, g *Graph) error {
 				return nil
 			}
 			g.Nodes = append(g.Nodes, Node{})
-			return d.node(f.body, &g.Nodes[len(g.Nodes)-1])
+			i := len(g.Nodes) - 1
+			if err := d.node(f.body, &g.Nodes[i]); err != nil {
+				return &wireNodeError{index: i, name: g.Nodes[i].Name, err: err}
+			}
+			return nil
 		})
 	}
 	base := len(g.Nodes)
@@ -335,11 +390,11 @@ func (d *wireDecoder) graph(b []byte, g *Graph) error {
 	var wg sync.WaitGroup
 	for w := range workers {
 		lo, hi := w*chunk, min((w+1)*chunk, len(bodies))
-		wd := &wireDecoder{alias: d.alias, depth: d.depth + 1, vals: map[string]*Value{}}
+		wd := &wireDecoder{end: d.end, alias: d.alias, depth: d.depth + 1, vals: map[string]*Value{}}
 		wg.Go(func() {
 			for i := lo; i < hi; i++ {
 				if err := wd.node(bodies[i], &g.Nodes[base+i]); err != nil {
-					errs[w] = err
+					errs[w] = &wireNodeError{index: base + i, name: g.Nodes[base+i].Name, err: err}
 					return
 				}
 			}

@@ -52,6 +52,9 @@ type Finding struct {
 	Node       string      `json:"node"`
 	Message    string      `json:"message"`
 	Provenance *Provenance `json:"provenance,omitempty"`
+	// FileWide marks a finding about the whole file (graph and node are
+	// then empty), such as a schema table entry that does not parse.
+	FileWide bool `json:"file_wide,omitempty"`
 }
 
 // Provenance is analyze.Provenance as JSON.
@@ -110,7 +113,7 @@ func sortPairs(ps []alias.Pair) {
 
 // NewFinding converts an analysis finding.
 func NewFinding(f analyze.Finding) Finding {
-	out := Finding{Rule: f.Rule, Severity: f.Severity.String(), Graph: f.Graph, Node: f.Node, Message: f.Message}
+	out := Finding{Rule: f.Rule, Severity: f.Severity.String(), Graph: f.Graph, Node: f.Node, Message: f.Message, FileWide: f.FileWide}
 	if p := f.Provenance; p != nil {
 		out.Provenance = &Provenance{Input: p.Input, InputIndex: p.InputIndex, Views: p.Views, Node: p.Node, Path: p.Path, StackTrace: p.StackTrace}
 	}

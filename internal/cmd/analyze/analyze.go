@@ -12,6 +12,8 @@ import (
 	"github.com/hopctl/hopctl/internal/iostreams"
 	"github.com/hopctl/hopctl/pkg/analyze"
 	"github.com/hopctl/hopctl/pkg/analyze/passes/alias"
+	"github.com/hopctl/hopctl/pkg/analyze/validate"
+	"github.com/hopctl/hopctl/pkg/ir"
 	"github.com/hopctl/hopctl/pkg/report"
 )
 
@@ -62,9 +64,14 @@ func analyzeRun(opts *Options) error {
 	doc := &report.AnalyzeDoc{SchemaVersion: report.AnalyzeSchemaVersion, Files: []report.AnalyzeFile{}}
 	var errs []error
 	for _, path := range opts.Files {
-		m, res, err := analyze.RunFile(path, alias.Analyzer)
+		m, reg, err := validate.Load(path)
 		if err != nil {
 			errs = append(errs, err)
+			continue
+		}
+		res, err := analyze.Run(m, path, reg, alias.Analyzer)
+		if err != nil {
+			errs = append(errs, &ir.DecodeError{Loc: ir.Location{File: path}, Err: err})
 			continue
 		}
 		doc.Files = append(doc.Files, report.NewAnalyzeFile(path, m, res))

@@ -1,5 +1,5 @@
 // Package convert implements `hopctl convert`: a graph file rewritten in
-// another of the three encodings, verified on the way, written atomically.
+// another of the three encodings, validated on the way, written atomically.
 package convert
 
 import (
@@ -9,6 +9,7 @@ import (
 
 	"github.com/hopctl/hopctl/internal/cmdutil"
 	"github.com/hopctl/hopctl/internal/iostreams"
+	"github.com/hopctl/hopctl/pkg/analyze/validate"
 	"github.com/hopctl/hopctl/pkg/ir"
 )
 
@@ -32,7 +33,8 @@ text (.pbtxt) encodings. The input's encoding comes from its extension or
 content; the output's from OUT's extension, or --to. OUT "-" writes to
 standard output (with --to).
 
-The input is verified first. OUT is written to a temporary file that is
+The input is verified and validated first, as every command does (exit
+code 3 for an invalid file). OUT is written to a temporary file that is
 renamed into place, so a failed conversion never leaves a partial or
 clobbered OUT.`,
 		Example: `  hopctl convert model.pb model.pbtxt
@@ -60,7 +62,7 @@ func convertRun(opts *Options) error {
 	if err != nil {
 		return err
 	}
-	m, err := ir.Load(opts.In)
+	m, _, err := validate.Load(opts.In)
 	if err != nil {
 		return err
 	}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/hopctl/hopctl/internal/cmdutil"
 	"github.com/hopctl/hopctl/internal/iostreams"
+	"github.com/hopctl/hopctl/pkg/analyze/validate"
 	"github.com/hopctl/hopctl/pkg/ir"
 )
 
@@ -60,7 +61,7 @@ would).`,
 }
 
 func printRun(opts *Options) error {
-	m, err := ir.Load(opts.File)
+	m, _, err := validate.Load(opts.File)
 	if err != nil {
 		return err
 	}

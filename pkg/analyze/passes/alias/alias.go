@@ -19,6 +19,7 @@ package alias
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/hopctl/hopctl/pkg/analyze"
@@ -73,9 +74,18 @@ type Summary struct {
 	MutatedInputs []int
 
 	Mutations []Mutation // one per mutated input, first-write order
-	Aliases   []Alias    // every input-output and output-output alias
-	// OutputInputs[j] lists every placeholder position output j may alias.
-	OutputInputs [][]int
+	// FirstAlias is the first input-output or output-output alias, by
+	// output index (an output-output alias before input ones), with its
+	// provenance; nil when there is none. Call sites report only the first,
+	// and listing every pair is quadratic (every output of a graph may
+	// alias every input that shares one storage).
+	FirstAlias *Alias
+	// OutputStorages[j] lists the placeholder storages output j may live
+	// in, and StoragePlaceholders[s] the placeholder positions in storage
+	// s: together, the placeholders each output may alias, without
+	// spelling out outputs × placeholders.
+	OutputStorages      [][]storage
+	StoragePlaceholders [][]int
 	// MutatedPlaceholders lists written placeholder positions with the
 	// mutation that wrote them first.
 	MutatedPlaceholders []phMutation
@@ -293,15 +303,22 @@ func (v aval) storages() []storage {
 
 func union(a, b []storage) []storage {
 	out := append([]storage(nil), a...)
-	for _, s := range b {
-		found := false
-		for _, t := range out {
-			if s == t {
-				found = true
-				break
+	if len(out)+len(b) > 32 {
+		// Large sets (a list of thousands of tensors): a set, not a scan.
+		in := make(map[storage]bool, len(out)+len(b))
+		for _, s := range out {
+			in[s] = true
+		}
+		for _, s := range b {
+			if !in[s] {
+				in[s] = true
+				out = append(out, s)
 			}
 		}
-		if !found {
+		return out
+	}
+	for _, s := range b {
+		if !slices.Contains(out, s) {
 			out = append(out, s)
 		}
 	}
@@ -361,12 +378,22 @@ func (st *state) stackTrace(id ir.NodeID) string {
 // through node via (the argument node, for provenance). inner, when set, is
 // the provenance inside a called subgraph.
 func (st *state) write(id ir.NodeID, via ir.NodeID, v []storage, inner *analyze.Provenance, hop string) {
+	// The provenance is built only for a first write: building it walks
+	// the chain of views, and a graph may write through every link of a
+	// long chain.
+	var prov *analyze.Provenance
+	provOnce := func() analyze.Provenance {
+		if prov == nil {
+			p := st.provenance(id, via, inner, hop)
+			prov = &p
+		}
+		return *prov
+	}
 	for _, s := range v {
-		prov := st.provenance(id, via, inner, hop)
 		for _, pos := range st.placeholdersIn(s) {
 			if !st.phSeen[pos] {
 				st.phSeen[pos] = true
-				st.phMut = append(st.phMut, phMutation{Pos: pos, Prov: prov})
+				st.phMut = append(st.phMut, phMutation{Pos: pos, Prov: provOnce()})
 			}
 		}
 		ins := st.inputsIn(s)
@@ -378,7 +405,7 @@ func (st *state) write(id ir.NodeID, via ir.NodeID, v []storage, inner *analyze.
 			continue
 		}
 		st.mutSeen[last] = true
-		st.mutated = append(st.mutated, Mutation{Input: last, Prov: prov})
+		st.mutated = append(st.mutated, Mutation{Input: last, Prov: provOnce()})
 	}
 }
 
@@ -501,23 +528,42 @@ func (st *state) summarize() *Summary {
 			sum.InpOutAlias = append(sum.InpOutAlias, Pair{i, j})
 		}
 	}
-	sum.OutputInputs = make([][]int, len(leaves))
+	sum.OutputStorages = make([][]storage, len(leaves))
+	sum.StoragePlaceholders = st.storPH
 	for j, v := range outVals {
 		stor := v.storages()
 		rep := -1
-		for _, s := range stor {
+		var seen map[storage]bool
+		if len(stor) > 8 {
+			seen = make(map[storage]bool, len(stor))
+		}
+		for k, s := range stor {
 			rep = max(rep, outLast[s])
-			for _, pos := range st.placeholdersIn(s) {
-				sum.OutputInputs[j] = appendUnique(sum.OutputInputs[j], pos)
+			if len(st.placeholdersIn(s)) == 0 {
+				continue
 			}
+			if seen != nil {
+				if seen[s] {
+					continue
+				}
+				seen[s] = true
+			} else if slices.Contains(stor[:k], s) {
+				continue
+			}
+			sum.OutputStorages[j] = append(sum.OutputStorages[j], s)
 		}
 		if rep >= 0 && rep != j {
 			sum.OutOutAlias = append(sum.OutOutAlias, Pair{j, rep})
-			sum.Aliases = append(sum.Aliases, Alias{Output: j, Input: -1, Other: rep, Prov: st.returnProv(leaves[j], -1)})
+			if sum.FirstAlias == nil {
+				sum.FirstAlias = &Alias{Output: j, Input: -1, Other: rep, Prov: st.returnProv(leaves[j], -1)}
+			}
 		}
-		for _, s := range stor {
-			for _, i := range st.inputsIn(s) {
-				sum.Aliases = append(sum.Aliases, Alias{Output: j, Input: i, Other: -1, Prov: st.returnProv(leaves[j], i)})
+		if sum.FirstAlias == nil {
+			for _, s := range stor {
+				if ins := st.inputsIn(s); len(ins) > 0 {
+					sum.FirstAlias = &Alias{Output: j, Input: ins[0], Other: -1, Prov: st.returnProv(leaves[j], ins[0])}
+					break
+				}
 			}
 		}
 	}
@@ -550,15 +596,6 @@ func (st *state) returnProv(l *ir.Arg, input int) analyze.Provenance {
 		p.Input = st.g.Nodes[st.inputs[input]].Name
 	}
 	return p
-}
-
-func appendUnique(xs []int, x int) []int {
-	for _, y := range xs {
-		if y == x {
-			return xs
-		}
-	}
-	return append(xs, x)
 }
 
 // flattenLeaves returns the pytree leaves of an argument tree, in order.

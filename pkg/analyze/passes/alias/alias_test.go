@@ -1,33 +1,19 @@
 package alias_test
 
 import (
-	"bufio"
 	"fmt"
-	"os"
 	"path/filepath"
-	"regexp"
 	"strings"
 	"testing"
 
 	"github.com/hopctl/hopctl/pkg/analyze"
+	"github.com/hopctl/hopctl/pkg/analyze/analysistest"
+	"github.com/hopctl/hopctl/pkg/analyze/passes"
 	"github.com/hopctl/hopctl/pkg/analyze/passes/alias"
 	"github.com/hopctl/hopctl/pkg/ir"
 	"github.com/hopctl/hopctl/pkg/opschema"
 	"github.com/hopctl/hopctl/pkg/report"
 )
-
-// expectation comments, as testdata/hops/README.md defines them.
-var (
-	expectRE = regexp.MustCompile(`^# expect graph=("")?(\S*) mutated_inputs=(\S+) inp_inp_alias=(\S+) inp_out_alias=(\S+) out_out_alias=(\S+)$`)
-	wantRE   = regexp.MustCompile(`^# want graph=("")?(\S*) node=(\S+) "(.*)"$`)
-)
-
-type want struct {
-	graph, node string
-	re          *regexp.Regexp
-	line        int
-	matched     bool
-}
 
 func analyzeFile(t *testing.T, path string) (*ir.Module, *analyze.Result) {
 	t.Helper()
@@ -70,9 +56,14 @@ func fmtMap(ps []alias.Pair) string {
 	return "{" + strings.Join(parts, ",") + "}"
 }
 
+// expectKeys are the keys of an expect line, in order (testdata/hops/README.md).
+var expectKeys = []string{"mutated_inputs", "inp_inp_alias", "inp_out_alias", "out_out_alias"}
+
 // TestHandWrittenHOPGraphs checks every testdata/hops graph against the
-// expectations written in it: the four results of every graph, and that the
-// findings are exactly the wanted ones.
+// expectations written in it: the four results of every graph (expect
+// lines), and — running every analyzer, as hopctl lint does — that the
+// findings are exactly the wanted ones (want lines, checked by
+// analysistest).
 func TestHandWrittenHOPGraphs(t *testing.T) {
 	paths, _ := filepath.Glob("../../../../testdata/hops/*.pbtxt")
 	if len(paths) < 10 {
@@ -80,57 +71,27 @@ func TestHandWrittenHOPGraphs(t *testing.T) {
 	}
 	for _, path := range paths {
 		t.Run(filepath.Base(path), func(t *testing.T) {
-			m, res := analyzeFile(t, path)
-			f, err := os.Open(path)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer f.Close()
-			var wants []*want
+			m, res, expects := analysistest.Run(t, path, passes.All()...)
 			expected := map[string]bool{}
-			sc := bufio.NewScanner(f)
-			for line := 1; sc.Scan(); line++ {
-				text := sc.Text()
-				if mm := expectRE.FindStringSubmatch(text); mm != nil {
-					g := mm[2]
-					expected[g] = true
-					sum, ok := res.Results[alias.Analyzer][g].(*alias.Summary)
-					if !ok {
-						t.Errorf("line %d: no graph %q", line, g)
-						continue
-					}
-					got := fmt.Sprintf("%s %s %s %s", fmtList(sum.MutatedInputs), fmtMap(sum.InpInpAlias), fmtMap(sum.InpOutAlias), fmtMap(sum.OutOutAlias))
-					if exp := strings.Join(mm[3:], " "); got != exp {
-						t.Errorf("line %d: graph %s: got %s, want %s", line, ir.DisplayName(g), got, exp)
-					}
-				} else if mm := wantRE.FindStringSubmatch(text); mm != nil {
-					re, err := regexp.Compile(mm[4])
-					if err != nil {
-						t.Fatalf("line %d: %v", line, err)
-					}
-					wants = append(wants, &want{graph: mm[2], node: mm[3], re: re, line: line})
-				} else if strings.HasPrefix(text, "# expect") || strings.HasPrefix(text, "# want") {
-					t.Errorf("line %d: malformed directive %q", line, text)
+			for _, e := range expects {
+				if strings.Join(e.Keys, " ") != strings.Join(expectKeys, " ") {
+					t.Errorf("line %d: expect keys %v, want %v", e.Line, e.Keys, expectKeys)
+					continue
+				}
+				expected[e.Graph] = true
+				sum, ok := res.Results[alias.Analyzer][e.Graph].(*alias.Summary)
+				if !ok {
+					t.Errorf("line %d: no graph %q", e.Line, e.Graph)
+					continue
+				}
+				got := fmt.Sprintf("%s %s %s %s", fmtList(sum.MutatedInputs), fmtMap(sum.InpInpAlias), fmtMap(sum.InpOutAlias), fmtMap(sum.OutOutAlias))
+				if exp := strings.Join(e.Values, " "); got != exp {
+					t.Errorf("line %d: graph %s: got %s, want %s", e.Line, ir.DisplayName(e.Graph), got, exp)
 				}
 			}
 			for _, g := range m.Graphs {
 				if !expected[g.Name] {
 					t.Errorf("no # expect line for graph %s", ir.DisplayName(g.Name))
-				}
-			}
-		findings:
-			for _, fd := range res.Findings {
-				for _, w := range wants {
-					if w.graph == fd.Graph && w.node == fd.Node && w.re.MatchString(fd.Message) {
-						w.matched = true
-						continue findings
-					}
-				}
-				t.Errorf("unexpected finding: graph %s node %s: %s [%s]", ir.DisplayName(fd.Graph), fd.Node, fd.Message, fd.Rule)
-			}
-			for _, w := range wants {
-				if !w.matched && !strings.Contains(w.re.String(), "metadata") && !strings.Contains(w.re.String(), "differ") {
-					t.Errorf("line %d: no finding at graph %s node %s matching %q", w.line, ir.DisplayName(w.graph), w.node, w.re)
 				}
 			}
 		})

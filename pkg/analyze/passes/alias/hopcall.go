@@ -2,6 +2,7 @@ package alias
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/hopctl/hopctl/pkg/analyze"
@@ -78,13 +79,11 @@ func (st *state) subgraphCall(id ir.NodeID, sc *analyze.SubgraphCall, outs map[i
 	if sum == nil {
 		return fmt.Errorf("node %s: subgraph %s was not analysed before its caller", n.Name, sc.Graph)
 	}
-	callee := st.pass.Module.Graph(sc.Graph)
-	nph := len(callee.Placeholders())
-	if nph != len(sc.Operands) {
-		st.pass.Report(analyze.Finding{Rule: RuleBadHOPCall, Severity: analyze.Error, Node: n.Name,
-			Message: fmt.Sprintf("%s subgraph %s takes %d inputs but the call passes %d", sc.Role, sc.Graph, nph, len(sc.Operands))})
+	if err := analyze.CheckOperands(st.pass.Module, sc); err != nil {
+		st.pass.Report(analyze.Finding{Rule: RuleBadHOPCall, Severity: analyze.Error, Node: n.Name, Message: err.Error()})
 		return nil
 	}
+	nph := len(sc.Operands)
 	opStor := make([][]storage, nph)
 	opVia := make([]ir.NodeID, nph)
 	for k, op := range sc.Operands {
@@ -117,14 +116,32 @@ func (st *state) subgraphCall(id ir.NodeID, sc *analyze.SubgraphCall, outs map[i
 		}
 		st.pass.Report(analyze.Finding{Rule: RuleHOPMutation, Severity: analyze.Error, Node: n.Name, Message: msg, Provenance: &prov})
 	}
+	// What each callee storage is at this call: the union of the operands
+	// fed to the placeholders in it, and the first such operand node.
+	type callerStorage struct {
+		stor []storage
+		via  ir.NodeID
+	}
+	memo := map[storage]*callerStorage{}
 	for j, b := range sc.Outputs {
-		if b < 0 || b >= len(sum.OutputInputs) {
+		if b < 0 || b >= len(sum.OutputStorages) {
 			continue
 		}
-		for _, pos := range sum.OutputInputs[b] {
-			outs[j] = union(outs[j], opStor[pos])
-			if len(opStor[pos]) > 0 && st.viewOf[id] < 0 {
-				st.viewOf[id] = opVia[pos]
+		for _, s := range sum.OutputStorages[b] {
+			cs := memo[s]
+			if cs == nil {
+				cs = &callerStorage{via: ir.NoNode}
+				for _, pos := range sum.StoragePlaceholders[s] {
+					cs.stor = union(cs.stor, opStor[pos])
+					if len(opStor[pos]) > 0 && cs.via < 0 {
+						cs.via = opVia[pos]
+					}
+				}
+				memo[s] = cs
+			}
+			outs[j] = union(outs[j], cs.stor)
+			if cs.via >= 0 && st.viewOf[id] < 0 {
+				st.viewOf[id] = cs.via
 			}
 		}
 	}
@@ -135,8 +152,8 @@ func (st *state) subgraphCall(id ir.NodeID, sc *analyze.SubgraphCall, outs map[i
 // subgraph with this call's operands: aliasing inside the subgraph, or two
 // (unsliced) operands sharing a storage.
 func (st *state) aliasAtCall(id ir.NodeID, sc *analyze.SubgraphCall, sum *Summary, opStor [][]storage, opVia []ir.NodeID) (analyze.Provenance, bool) {
-	if len(sum.Aliases) > 0 {
-		a := sum.Aliases[0]
+	if sum.FirstAlias != nil {
+		a := sum.FirstAlias
 		inner := a.Prov
 		via := ir.NoNode
 		if a.Input >= 0 && a.Input < len(sum.InputPos) {
@@ -149,31 +166,48 @@ func (st *state) aliasAtCall(id ir.NodeID, sc *analyze.SubgraphCall, sum *Summar
 		return analyze.Provenance{InputIndex: -1, Node: st.g.Nodes[id].Name,
 			Path: []string{st.g.Nodes[id].Name, sc.Graph, sum.Inputs[p.From], sum.Inputs[p.To]}}, true
 	}
-	for a := range sc.Operands {
-		if sc.Operands[a].Sliced {
-			continue
-		}
-		for b := a + 1; b < len(sc.Operands); b++ {
-			if sc.Operands[b].Sliced || !overlaps(opStor[a], opStor[b]) {
-				continue
-			}
-			prov := st.provenance(id, opVia[b], nil, "")
-			prov.Path = append(prov.Path, fmt.Sprintf("operands %d and %d share a storage", a, b))
-			return prov, true
-		}
+	if a, b, ok := sharedOperands(sc.Operands, opStor); ok {
+		prov := st.provenance(id, opVia[b], nil, "")
+		prov.Path = append(prov.Path, fmt.Sprintf("operands %d and %d share a storage", a, b))
+		return prov, true
 	}
 	return analyze.Provenance{}, false
 }
 
-func overlaps(a, b []storage) bool {
-	for _, x := range a {
-		for _, y := range b {
-			if x == y {
-				return true
+// sharedOperands returns the first pair a < b of unsliced operands that
+// share a storage, in (a, b) order, in time linear in the storages: a call
+// may pass thousands of operands.
+func sharedOperands(ops []analyze.Operand, opStor [][]storage) (a, b int, ok bool) {
+	// users[s] lists the unsliced operands in storage s, ascending.
+	users := map[storage][]int{}
+	for k := range ops {
+		if ops[k].Sliced {
+			continue
+		}
+		for _, s := range opStor[k] {
+			if u := users[s]; len(u) == 0 || u[len(u)-1] != k {
+				users[s] = append(u, k)
 			}
 		}
 	}
-	return false
+	for k := range ops {
+		if ops[k].Sliced {
+			continue
+		}
+		best := -1
+		for _, s := range opStor[k] {
+			u := users[s]
+			// The first user after k.
+			i, _ := slices.BinarySearch(u, k+1)
+			if i < len(u) && (best < 0 || u[i] < best) {
+				best = u[i]
+			}
+		}
+		if best >= 0 {
+			return k, best, true
+		}
+	}
+	return 0, 0, false
 }
 
 // callModule analyses a call_module of a graph submodule like an

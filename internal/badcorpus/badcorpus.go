@@ -1,0 +1,568 @@
+// Package badcorpus generates hopctl's adversarial corpus, testdata/bad:
+// graph files that every command must refuse with exit code 3 and a message
+// naming the file and, where there is one, the graph and node at fault —
+// truncated and bit-flipped real models, wrong encodings, an empty file,
+// structural defects, schemas that do not parse, calls that do not fit
+// their schema, HOP calls that do not match their subgraphs, impossible
+// shapes, a newer format version, and inputs built to exhaust stacks, time
+// or memory.
+//
+// Committed returns the cases that are small enough to commit; Large
+// returns the ones generated at test time (a 10,000-deep subgraph chain is
+// ~100 MB because qualified names grow with depth). Each case carries the
+// substrings its refusal must contain, written next to it as NAME.want.
+//
+//	go test ./internal/badcorpus -run TestGenerate -update
+//
+// rewrites testdata/bad; without -update the test checks it is current.
+package badcorpus
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/hopctl/hopctl/pkg/ir"
+)
+
+// Case is one bad input.
+type Case struct {
+	Name string // file name; its extension selects the decoder
+	Doc  string // what is wrong, one line
+	Data []byte
+	// Want are substrings the command's output (stderr, or for commands
+	// that report findings, stdout) must contain: the location ("graph
+	// <root>: node add") and the problem. The file path is always required
+	// and is not listed.
+	Want []string
+}
+
+// WantFile is the content of the case's .want sidecar.
+func (c Case) WantFile() []byte {
+	var b bytes.Buffer
+	fmt.Fprintf(&b, "# %s\n", c.Doc)
+	for _, w := range c.Want {
+		b.WriteString(w)
+		b.WriteByte('\n')
+	}
+	return b.Bytes()
+}
+
+// ParseWant reads a .want sidecar: one substring per line; lines starting
+// with '#' and empty lines are ignored.
+func ParseWant(data []byte) []string {
+	var out []string
+	for _, l := range strings.Split(string(data), "\n") {
+		if l == "" || strings.HasPrefix(l, "#") {
+			continue
+		}
+		out = append(out, l)
+	}
+	return out
+}
+
+// Committed returns the cases committed in testdata/bad, built from the
+// real models in modelsDir (testdata/models) and the hand-written graphs in
+// hopsDir (testdata/hops).
+func Committed(modelsDir, hopsDir string) ([]Case, error) {
+	mlp, err := os.ReadFile(filepath.Join(modelsDir, "mlp.pb"))
+	if err != nil {
+		return nil, err
+	}
+	m, err := ir.Decode(mlp, ir.Binary, "mlp.pb")
+	if err != nil {
+		return nil, err
+	}
+	mlpJSON, err := ir.Encode(m, ir.JSON)
+	if err != nil {
+		return nil, err
+	}
+	condText, err := os.ReadFile(filepath.Join(hopsDir, "cond.pbtxt"))
+	if err != nil {
+		return nil, err
+	}
+	flip, err := bitflip(mlp)
+	if err != nil {
+		return nil, err
+	}
+	cases := []Case{
+		// Unreadable files.
+		{Name: "empty.pb", Doc: "an empty file", Data: []byte{}, Want: []string{"empty file"}},
+		{Name: "empty.json", Doc: "an empty file", Data: []byte{}, Want: []string{"empty file"}},
+		{Name: "empty.pbtxt", Doc: "an empty file", Data: []byte{}, Want: []string{"empty file"}},
+		{Name: "truncated_mlp.pb", Doc: "testdata/models/mlp.pb cut in half",
+			Data: mlp[:len(mlp)/2], Want: []string{"cannot decode as binary", "truncated"}},
+		{Name: "truncated_mlp.json", Doc: "mlp.pb in the JSON encoding, cut in half",
+			Data: mlpJSON[:len(mlpJSON)/2], Want: []string{"cannot decode as json", "unexpected EOF"}},
+		{Name: "truncated_cond.pbtxt", Doc: "testdata/hops/cond.pbtxt cut in half",
+			Data: condText[:len(condText)/2], Want: []string{"cannot decode as text"}},
+		{Name: "bitflip_mlp.pb", Doc: fmt.Sprintf("testdata/models/mlp.pb with bit %d of byte %d flipped", flip.bit, flip.off),
+			Data: flip.data, Want: []string{"cannot decode as binary"}},
+		{Name: "json_in.pb", Doc: "the JSON encoding of mlp.pb in a .pb file",
+			Data: mlpJSON, Want: []string{"cannot decode as binary", "looks like json"}},
+		{Name: "binary_in.pbtxt", Doc: "the binary encoding of mlp.pb in a .pbtxt file",
+			Data: mlp, Want: []string{"cannot decode as text", "looks like binary"}},
+		{Name: "text_in.json", Doc: "the text encoding (testdata/hops/cond.pbtxt) in a .json file",
+			Data: condText, Want: []string{"cannot decode as json", "looks like text"}},
+		{Name: "not_hopctl.json", Doc: "valid JSON that is not a hopctl graph file",
+			Data: []byte("{}\n"), Want: []string{"missing format_version"}},
+		{Name: "newer_version.pbtxt", Doc: "format version 2.0, newer than hopctl reads",
+			Data: text(module("format_version {major: 2 minor: 0}", graph("", ph("x"), out("x")))),
+			Want: []string{"format version 2.0 is newer"}},
+		{Name: "invalid_utf8.pb", Doc: "a node name that is not valid UTF-8",
+			Data: invalidUTF8(), Want: []string{"graph <root>: node #1", "invalid UTF-8"}},
+		{Name: "deep_args.pb", Doc: "an argument list nested 6,000 deep (12,000 levels of messages)",
+			Data: deepArgs(6000), Want: []string{"graph <root>: node deep", "nested too deeply"}},
+		{Name: "deep_args.pbtxt", Doc: "an argument list nested 6,000 deep (12,000 levels of messages)",
+			Data: deepArgsText(6000), Want: []string{"cannot decode as text", "recursion"}},
+		{Name: "deep_args.json", Doc: "an argument list nested 6,000 deep (12,000 levels of messages)",
+			Data: deepArgsJSON(6000), Want: []string{"cannot decode as json", "recursion"}},
+
+		// Structural defects (ir.Verify).
+		{Name: "cycle.pbtxt", Doc: "two nodes that use each other",
+			Data: text(module(v1, graph("", ph("x"),
+				call("a", "aten.add.Tensor", ref("x"), ref("b")),
+				call("b", "aten.add.Tensor", ref("a"), ref("x")),
+				out("b")))),
+			Want: []string{"graph <root>: node a", "cycle through nodes a, b"}},
+		{Name: "self_cycle.pbtxt", Doc: "a node that uses itself",
+			Data: text(module(v1, graph("", ph("x"), call("a", "aten.sin.default", ref("a")), out("a")))),
+			Want: []string{"graph <root>: node a", "node uses itself (cycle)"}},
+		{Name: "dangling.pbtxt", Doc: "an argument naming a node that does not exist",
+			Data: text(module(v1, graph("", ph("x"), call("sin", "aten.sin.default", ref("nope")), out("sin")))),
+			Want: []string{"graph <root>: node sin", `dangling reference to "nope"`}},
+		{Name: "use_before_def.pbtxt", Doc: "a node used before its definition",
+			Data: text(module(v1, graph("", ph("x"),
+				call("cos", "aten.cos.default", ref("sin")),
+				call("sin", "aten.sin.default", ref("x")),
+				out("cos")))),
+			Want: []string{"graph <root>: node cos", `use of "sin" before its definition`}},
+		{Name: "duplicate_node.pbtxt", Doc: "two nodes named sin",
+			Data: text(module(v1, graph("", ph("x"),
+				call("sin", "aten.sin.default", ref("x")),
+				call("sin", "aten.sin.default", ref("x")),
+				out("sin")))),
+			Want: []string{"graph <root>: node sin", "duplicate node name"}},
+		{Name: "duplicate_submodule.pbtxt", Doc: "two submodules named true_graph_0",
+			Data: text(condModule(1, 1, "true_graph_0", "true_graph_0")),
+			Want: []string{"graph true_graph_0", "duplicate submodule name"}},
+		{Name: "missing_subgraph.pbtxt", Doc: "cond's false branch is referenced but missing",
+			Data: text(condModule(1, 1, "true_graph_0")),
+			Want: []string{"graph <root>: node false_graph_0", `get_attr target "false_graph_0" does not exist`}},
+		{Name: "missing_output.pbtxt", Doc: "a graph without an output node",
+			Data: text(module(v1, graph("", ph("x"), call("sin", "aten.sin.default", ref("x"))))),
+			Want: []string{"graph <root>", "missing output node"}},
+		{Name: "huge_shape.pbtxt", Doc: "a tensor of shape [2**32, 2**32, 2**32]: its element count overflows int64",
+			Data: text(module(v1, graph("", phShape("x", "[{value: 4294967296}, {value: 4294967296}, {value: 4294967296}]"),
+				call("sin", "aten.sin.default", ref("x")), out("sin")))),
+			Want: []string{"graph <root>: node x", "overflows int64"}},
+		{Name: "negative_size.pbtxt", Doc: "a tensor with a negative size",
+			Data: text(module(v1, graph("", phShape("x", "[{value: 4}, {value: -3}]"),
+				call("sin", "aten.sin.default", ref("x")), out("sin")))),
+			Want: []string{"graph <root>: node x", "negative size -3"}},
+
+		// The schema table and calls against schemas.
+		{Name: "bad_schema.pbtxt", Doc: "a schema in the file's table that does not parse",
+			Data: text(module(v1, graph("", ph("x"), call("sin", "aten.sin.default", ref("x")), out("sin")),
+				`schemas {name: "aten::sin" schema: "aten::sin(Tensor self -> Tensor"}`)),
+			Want: []string{"file schema 0 (aten::sin)", "schema parse error at column 23"}},
+		{Name: "arity.pbtxt", Doc: "aten.add.Tensor called with four positional arguments",
+			Data: text(module(v1, graph("", ph("x"),
+				call("add", "aten.add.Tensor", ref("x"), ref("x"), "{int: 1}", "{int: 2}"), out("add")))),
+			Want: []string{"graph <root>: node add", "takes at most 2 positional arguments but 4 were given"}},
+		{Name: "missing_arg.pbtxt", Doc: "aten.add.Tensor called without its other argument",
+			Data: text(module(v1, graph("", ph("x"), call("add", "aten.add.Tensor", ref("x")), out("add")))),
+			Want: []string{"graph <root>: node add", "missing required argument 'other'"}},
+		{Name: "arg_type.pbtxt", Doc: "aten.sin.default called with a string",
+			Data: text(module(v1, graph("", ph("x"), call("sin", "aten.sin.default", `{str: "x"}`), out("sin")))),
+			Want: []string{"graph <root>: node sin", "argument 'self' (Tensor) got a string"}},
+		{Name: "args_100000.pb", Doc: "aten.add.Tensor called with 100,000 arguments",
+			Data: manyArgs(100000), Want: []string{"graph <root>: node add", "but 100000 were given"}},
+
+		// HOP calls that do not match their subgraphs.
+		{Name: "hop_operands.pbtxt", Doc: "cond passes two operands to branches that take one",
+			Data: text(condModule(2, 1, "true_graph_0", "false_graph_0")),
+			Want: []string{"graph <root>: node cond", "true_fn subgraph true_graph_0 takes 1 inputs but the call passes 2"}},
+		{Name: "hop_not_subgraph.pbtxt", Doc: "cond's true_fn argument is a tensor, not a subgraph",
+			Data: text(module(v1, graph("", ph("x"), ph("p"),
+				call("cond", "higher_order.cond", ref("p"), ref("x"), ref("x"), "{list {items {node: \"x\"}}}"),
+				out("cond")))),
+			Want: []string{"graph <root>: node cond", "argument 1 (true_fn) is not a get_attr of an existing subgraph"}},
+	}
+	return cases, nil
+}
+
+// Large returns the cases generated at test time: a chain of cond calls
+// whose subgraphs nest 10,000 deep (true_graph_0.true_graph_0...: ~100 MB,
+// since every level's qualified name spells out its ancestors).
+func Large() []Case {
+	return []Case{{
+		Name: "nested_10000.pb", Doc: "cond calls whose subgraphs nest 10,000 deep",
+		Data: Nested(10000),
+		Want: []string{"subgraphs nest more than 1000 levels deep"},
+	}}
+}
+
+// Nested returns a module whose root calls cond on subgraph "g" (as both
+// branches), which calls cond on "g.g", and so on, depth levels deep. Short
+// names keep it as small as a depth-deep nesting can be.
+func Nested(depth int) []byte {
+	m := &ir.Module{FormatMajor: ir.FormatMajor, FormatMinor: ir.FormatMinor, Producer: "badcorpus"}
+	name := ""
+	for level := 0; level <= depth; level++ {
+		g := &ir.Graph{Name: name}
+		x := ir.Node{Name: "x", Op: ir.OpPlaceholder, Target: "x", Val: f32()}
+		if level == depth {
+			g.Nodes = []ir.Node{x,
+				{Name: "sin", Op: ir.OpCallFunction, Target: "aten.sin.default", Args: []ir.Arg{nodeRef("x")}, Val: f32()},
+				{Name: "output", Op: ir.OpOutput, Target: "output", Args: []ir.Arg{tuple(nodeRef("sin"))}}}
+		} else {
+			g.Nodes = []ir.Node{
+				x,
+				{Name: "p", Op: ir.OpCallFunction, Target: "aten.gt.Scalar", Args: []ir.Arg{nodeRef("x"), {Kind: ir.ArgInt}},
+					Val: &ir.Value{Kind: ir.ValTensor, Tensor: &ir.TensorMeta{Dtype: "bool", Device: "cpu"}}},
+				{Name: "g", Op: ir.OpGetAttr, Target: "g"},
+				{Name: "cond", Op: ir.OpCallFunction, Target: "higher_order.cond",
+					Args: []ir.Arg{nodeRef("p"), nodeRef("g"), nodeRef("g"), {Kind: ir.ArgList, Elems: []ir.Arg{nodeRef("x")}}},
+					Val:  &ir.Value{Kind: ir.ValTuple, Elems: []ir.Value{*f32()}}},
+				{Name: "getitem", Op: ir.OpCallFunction, Target: "_operator.getitem", Args: []ir.Arg{nodeRef("cond"), {Kind: ir.ArgInt, I: 0}}, Val: f32()},
+				{Name: "output", Op: ir.OpOutput, Target: "output", Args: []ir.Arg{tuple(nodeRef("getitem"))}},
+			}
+		}
+		m.Graphs = append(m.Graphs, g)
+		if name == "" {
+			name = "g"
+		} else {
+			name += ".g"
+		}
+	}
+	return encode(m)
+}
+
+func encode(m *ir.Module) []byte {
+	data, err := ir.Encode(m, ir.Binary)
+	if err != nil {
+		panic(err) // cannot happen: the generated modules are well formed
+	}
+	return data
+}
+
+func f32() *ir.Value {
+	return &ir.Value{Kind: ir.ValTensor, Tensor: &ir.TensorMeta{Shape: []ir.Dim{{Val: 4}}, Stride: []ir.Dim{{Val: 1}}, Dtype: "float32", Device: "cpu"}}
+}
+
+func nodeRef(name string) ir.Arg { return ir.Arg{Kind: ir.ArgNode, S: name, Ref: ir.NoNode} }
+
+func tuple(elems ...ir.Arg) ir.Arg { return ir.Arg{Kind: ir.ArgTuple, Elems: elems} }
+
+// manyArgs is a root graph whose add node has n arguments.
+func manyArgs(n int) []byte {
+	args := make([]ir.Arg, n)
+	for i := range args {
+		args[i] = nodeRef("x")
+	}
+	m := &ir.Module{FormatMajor: ir.FormatMajor, FormatMinor: ir.FormatMinor, Producer: "badcorpus",
+		Graphs: []*ir.Graph{{Nodes: []ir.Node{
+			{Name: "x", Op: ir.OpPlaceholder, Target: "x", Val: f32()},
+			{Name: "add", Op: ir.OpCallFunction, Target: "aten.add.Tensor", Args: args, Val: f32()},
+			{Name: "output", Op: ir.OpOutput, Target: "output", Args: []ir.Arg{tuple(nodeRef("add"))}},
+		}}}}
+	return encode(m)
+}
+
+// deepArgs is a root graph whose node "deep" has one argument: a list
+// nested depth deep. It is encoded by hand: protobuf-go refuses to
+// marshal messages that deep.
+func deepArgs(depth int) []byte {
+	// Arg{list: ArgList{items: Arg{list: ...}}}, innermost Arg{int: 1}:
+	// nested length-delimited fields are all headers then the core, so
+	// compute the sizes from the inside out and write the headers outside in.
+	core := []byte{0x10, 0x01}
+	headers := make([][]byte, 2*depth)
+	size := len(core)
+	for i := len(headers) - 1; i >= 0; i-- {
+		field := uint64(7) // Arg.list
+		if i%2 == 1 {
+			field = 1 // ArgList.items
+		}
+		headers[i] = appendVarint(appendVarint(nil, field<<3|2), uint64(size))
+		size += len(headers[i])
+	}
+	inner := make([]byte, 0, size)
+	for _, h := range headers {
+		inner = append(inner, h...)
+	}
+	inner = append(inner, core...)
+	var node []byte
+	node = append(node, wrap(1, []byte("deep"))...)
+	node = append(node, 0x10, 0x03) // op: CALL_FUNCTION
+	node = append(node, wrap(3, []byte("aten.sin.default"))...)
+	node = append(node, wrap(4, inner)...)
+	var g []byte
+	g = append(g, wrap(1, append(append(wrap(1, []byte("x")), 0x10, 0x01), wrap(3, []byte("x"))...))...) // placeholder x
+	g = append(g, wrap(1, node)...)
+	g = append(g, wrap(1, append(append(wrap(1, []byte("output")), 0x10, 0x06), wrap(4, wrap(1, []byte("deep")))...))...)
+	var f []byte
+	f = append(f, wrap(1, []byte{0x08, 0x01})...) // format_version {major: 1}
+	f = append(f, wrap(4, g)...)
+	return f
+}
+
+// deepArgsText is deepArgs in the text encoding.
+func deepArgsText(depth int) []byte {
+	return text(module(v1, graph("", ph("x"),
+		`name: "deep" op: CALL_FUNCTION target: "aten.sin.default" args `+strings.Repeat("{list {items ", depth)+"{int: 1}"+strings.Repeat("}}", depth),
+		out("deep"))))
+}
+
+// deepArgsJSON is deepArgs in the JSON encoding.
+func deepArgsJSON(depth int) []byte {
+	return []byte(`{"format_version": {"major": 1}, "graph": {"nodes": [
+  {"name": "x", "op": "PLACEHOLDER", "target": "x"},
+  {"name": "deep", "op": "CALL_FUNCTION", "target": "aten.sin.default", "args": [` +
+		strings.Repeat(`{"list": {"items": [`, depth) + `{"int": "1"}` + strings.Repeat(`]}}`, depth) + `]},
+  {"name": "output", "op": "OUTPUT", "target": "output", "args": [{"node": "deep"}]}]}}
+`)
+}
+
+// wrap encodes a length-delimited field.
+func wrap(field int, body []byte) []byte {
+	out := appendVarint(nil, uint64(field)<<3|2)
+	out = appendVarint(out, uint64(len(body)))
+	return append(out, body...)
+}
+
+func appendVarint(b []byte, v uint64) []byte {
+	for v >= 0x80 {
+		b = append(b, byte(v)|0x80)
+		v >>= 7
+	}
+	return append(b, byte(v))
+}
+
+// invalidUTF8 is a root graph whose second node's name is not UTF-8.
+func invalidUTF8() []byte {
+	phNode := append(append(wrap(1, []byte("x")), 0x10, 0x01), wrap(3, []byte("x"))...)
+	bad := append(append(wrap(1, []byte("s\xffn")), 0x10, 0x03), wrap(3, []byte("aten.sin.default"))...)
+	var g []byte
+	g = append(g, wrap(1, phNode)...)
+	g = append(g, wrap(1, bad)...)
+	var f []byte
+	f = append(f, wrap(1, []byte{0x08, 0x01})...)
+	f = append(f, wrap(4, g)...)
+	return f
+}
+
+type flipped struct {
+	data     []byte
+	off, bit int
+}
+
+// bitflip flips the first bit of data, scanning from the middle, that
+// makes the file undecodable (a flip can leave a file decodable: a bit of
+// a float, of a name).
+func bitflip(data []byte) (flipped, error) {
+	for off := len(data) / 2; off < len(data); off++ {
+		for bit := 7; bit >= 0; bit-- {
+			d := bytes.Clone(data)
+			d[off] ^= 1 << bit
+			if _, err := ir.Decode(d, ir.Binary, "x.pb"); err != nil {
+				return flipped{d, off, bit}, nil
+			}
+		}
+	}
+	return flipped{}, fmt.Errorf("no single bit flip breaks the file")
+}
+
+// The pbtxt builders below write small graphs in the text encoding, by
+// hand so that the files are stable (prototext varies its whitespace).
+
+const v1 = "format_version {major: 1 minor: 0}"
+
+const tensor4 = `{tensor {shape: [{value: 4}] stride: [{value: 1}] storage_offset {value: 0} dtype: "float32" device: "cpu" layout: "strided" memory_format: "contiguous_format"}}`
+
+func module(version string, parts ...string) string {
+	return version + "\nproducer: \"badcorpus\"\n" + strings.Join(parts, "\n") + "\n"
+}
+
+func text(s string) []byte { return []byte(s) }
+
+func graph(name string, nodes ...string) string {
+	body := "  nodes {" + strings.Join(nodes, "}\n  nodes {") + "}\n"
+	if name == "" {
+		return "graph {\n" + body + "}"
+	}
+	return fmt.Sprintf("submodules {\n  qualified_name: %q\n  graph {\n%s  }\n}", name, indent(body))
+}
+
+func indent(s string) string {
+	return "  " + strings.ReplaceAll(strings.TrimSuffix(s, "\n"), "\n", "\n  ") + "\n"
+}
+
+func ph(name string) string {
+	return fmt.Sprintf("name: %q op: PLACEHOLDER target: %q val %s", name, name, tensor4)
+}
+
+func phShape(name, shape string) string {
+	return fmt.Sprintf(`name: %q op: PLACEHOLDER target: %q val {tensor {shape: %s dtype: "float32" device: "cpu"}}`, name, name, shape)
+}
+
+func ref(name string) string { return fmt.Sprintf("{node: %q}", name) }
+
+func call(name, target string, args ...string) string {
+	s := fmt.Sprintf("name: %q op: CALL_FUNCTION target: %q", name, target)
+	for _, a := range args {
+		s += " args " + a
+	}
+	return s + " val " + tensor4
+}
+
+func getAttr(name string) string {
+	return fmt.Sprintf("name: %q op: GET_ATTR target: %q val {opaque: \"GraphModule\"}", name, name)
+}
+
+func out(names ...string) string {
+	items := ""
+	for _, n := range names {
+		items += " items " + ref(n)
+	}
+	return fmt.Sprintf("name: \"output\" op: OUTPUT target: \"output\" args {tuple {%s}}", strings.TrimSpace(items))
+}
+
+// condModule is cond(p, true_graph_0, false_graph_0, [x, ...]) with
+// operands operands, and one submodule per name in subs, each taking
+// placeholders placeholders.
+func condModule(operands, placeholders int, subs ...string) string {
+	nodes := []string{ph("x"), ph("p"), getAttr("true_graph_0"), getAttr("false_graph_0")}
+	items := ""
+	for range operands {
+		items += ` items {node: "x"}`
+	}
+	nodes = append(nodes,
+		fmt.Sprintf(`name: "cond" op: CALL_FUNCTION target: "higher_order.cond" args {node: "p"} args {node: "true_graph_0"} args {node: "false_graph_0"} args {list {%s}} val {tuple {items %s}}`, strings.TrimSpace(items), tensor4),
+		`name: "getitem" op: CALL_FUNCTION target: "_operator.getitem" args {node: "cond"} args {int: 0} val `+tensor4,
+		out("getitem"))
+	parts := []string{graph("", nodes...)}
+	for _, s := range subs {
+		var sn []string
+		for i := range placeholders {
+			sn = append(sn, ph(fmt.Sprintf("arg%d_1", i)))
+		}
+		sn = append(sn, call("sin", "aten.sin.default", ref("arg0_1")), out("sin"))
+		parts = append(parts, graph(s, sn...))
+	}
+	return module(v1, parts...)
+}
+
+// Stress returns valid inputs at hopctl's limits, generated at test time:
+// every command must accept them (exit 0, or 1 for findings) within the
+// same time and memory bounds as the bad inputs. They catch recursion and
+// quadratic costs that only show at scale.
+func Stress() []Case {
+	return []Case{
+		{Name: fmt.Sprintf("nested_%d.pb", ir.MaxNesting), Doc: "cond calls whose subgraphs nest as deep as hopctl reads", Data: Nested(ir.MaxNesting)},
+		{Name: "cond_100000_operands.pb", Doc: "a cond passing 100,000 operands", Data: wideCond(100000)},
+		{Name: "cat_100000.pb", Doc: "aten.cat of 100,000 tensors, and an output of 100,000 values", Data: wideCat(100000)},
+		{Name: "views_100000.pb", Doc: "a chain of 100,000 views of an input, each written in place and returned", Data: viewChain(100000)},
+		{Name: "shared_storage_100000.pb", Doc: "100,000 inputs sharing one storage, all returned", Data: sharedStorage(100000)},
+	}
+}
+
+// viewChain is x → view → view → ... n deep, each view written by add_
+// and every view returned: provenance walks view chains, so per-write or
+// per-output walks would be quadratic.
+func viewChain(n int) []byte {
+	nodes := []ir.Node{{Name: "x", Op: ir.OpPlaceholder, Target: "x", Val: f32()}}
+	prev := "x"
+	var outs []ir.Arg
+	for i := range n {
+		v, a := fmt.Sprintf("view%d", i), fmt.Sprintf("add%d", i)
+		nodes = append(nodes,
+			ir.Node{Name: v, Op: ir.OpCallFunction, Target: "aten.view.default",
+				Args: []ir.Arg{nodeRef(prev), {Kind: ir.ArgList, Elems: []ir.Arg{{Kind: ir.ArgInt, I: 4}}}}, Val: f32()},
+			ir.Node{Name: a, Op: ir.OpCallFunction, Target: "aten.add_.Tensor", Args: []ir.Arg{nodeRef(v), {Kind: ir.ArgInt, I: 1}}, Val: f32()})
+		outs = append(outs, nodeRef(v))
+		prev = v
+	}
+	nodes = append(nodes, ir.Node{Name: "output", Op: ir.OpOutput, Target: "output", Args: []ir.Arg{{Kind: ir.ArgTuple, Elems: outs}}})
+	return encode(&ir.Module{FormatMajor: ir.FormatMajor, FormatMinor: ir.FormatMinor, Producer: "badcorpus",
+		Graphs: []*ir.Graph{{Nodes: nodes}}})
+}
+
+// sharedStorage is n inputs with one storage_id, all returned.
+func sharedStorage(n int) []byte {
+	var nodes []ir.Node
+	var outs []ir.Arg
+	for i := range n {
+		name := fmt.Sprintf("x%d", i)
+		v := f32()
+		v.Tensor.HasStorageID = true
+		nodes = append(nodes, ir.Node{Name: name, Op: ir.OpPlaceholder, Target: name, Val: v})
+		outs = append(outs, nodeRef(name))
+	}
+	nodes = append(nodes, ir.Node{Name: "output", Op: ir.OpOutput, Target: "output", Args: []ir.Arg{{Kind: ir.ArgTuple, Elems: outs}}})
+	return encode(&ir.Module{FormatMajor: ir.FormatMajor, FormatMinor: ir.FormatMinor, Producer: "badcorpus",
+		Graphs: []*ir.Graph{{Nodes: nodes}}})
+}
+
+// wideCond is a root graph with n inputs passed to one cond whose branches
+// return their inputs' sines.
+func wideCond(n int) []byte {
+	var root []ir.Node
+	ops := make([]ir.Arg, n)
+	for i := range n {
+		name := fmt.Sprintf("x%d", i)
+		root = append(root, ir.Node{Name: name, Op: ir.OpPlaceholder, Target: name, Val: f32()})
+		ops[i] = nodeRef(name)
+	}
+	root = append(root,
+		ir.Node{Name: "p", Op: ir.OpCallFunction, Target: "aten.gt.Scalar", Args: []ir.Arg{nodeRef("x0"), {Kind: ir.ArgInt}},
+			Val: &ir.Value{Kind: ir.ValTensor, Tensor: &ir.TensorMeta{Dtype: "bool", Device: "cpu"}}},
+		ir.Node{Name: "true_graph_0", Op: ir.OpGetAttr, Target: "true_graph_0"},
+		ir.Node{Name: "false_graph_0", Op: ir.OpGetAttr, Target: "false_graph_0"},
+		ir.Node{Name: "cond", Op: ir.OpCallFunction, Target: "higher_order.cond",
+			Args: []ir.Arg{nodeRef("p"), nodeRef("true_graph_0"), nodeRef("false_graph_0"), {Kind: ir.ArgList, Elems: ops}},
+			Val:  &ir.Value{Kind: ir.ValTuple, Elems: []ir.Value{*f32()}}},
+		ir.Node{Name: "getitem", Op: ir.OpCallFunction, Target: "_operator.getitem", Args: []ir.Arg{nodeRef("cond"), {Kind: ir.ArgInt}}, Val: f32()},
+		ir.Node{Name: "output", Op: ir.OpOutput, Target: "output", Args: []ir.Arg{tuple(nodeRef("getitem"))}},
+	)
+	branch := func(name, op string) *ir.Graph {
+		g := &ir.Graph{Name: name}
+		for i := range n {
+			ph := fmt.Sprintf("arg%d_1", i)
+			g.Nodes = append(g.Nodes, ir.Node{Name: ph, Op: ir.OpPlaceholder, Target: ph, Val: f32()})
+		}
+		g.Nodes = append(g.Nodes,
+			ir.Node{Name: "r", Op: ir.OpCallFunction, Target: op, Args: []ir.Arg{nodeRef("arg0_1")}, Val: f32()},
+			ir.Node{Name: "output", Op: ir.OpOutput, Target: "output", Args: []ir.Arg{tuple(nodeRef("r"))}})
+		return g
+	}
+	return encode(&ir.Module{FormatMajor: ir.FormatMajor, FormatMinor: ir.FormatMinor, Producer: "badcorpus",
+		Graphs: []*ir.Graph{{Nodes: root}, branch("true_graph_0", "aten.sin.default"), branch("false_graph_0", "aten.cos.default")}})
+}
+
+// wideCat is a root graph with n inputs, their concatenation, and an
+// output of every input's sine plus the concatenation.
+func wideCat(n int) []byte {
+	var nodes []ir.Node
+	xs := make([]ir.Arg, n)
+	for i := range n {
+		name := fmt.Sprintf("x%d", i)
+		nodes = append(nodes, ir.Node{Name: name, Op: ir.OpPlaceholder, Target: name, Val: f32()})
+		xs[i] = nodeRef(name)
+	}
+	outs := []ir.Arg{nodeRef("cat")}
+	nodes = append(nodes, ir.Node{Name: "cat", Op: ir.OpCallFunction, Target: "aten.cat.default",
+		Args: []ir.Arg{{Kind: ir.ArgList, Elems: xs}},
+		Val:  &ir.Value{Kind: ir.ValTensor, Tensor: &ir.TensorMeta{Shape: []ir.Dim{{Val: int64(4 * n)}}, Stride: []ir.Dim{{Val: 1}}, Dtype: "float32", Device: "cpu"}}})
+	for i := range n {
+		name := fmt.Sprintf("sin%d", i)
+		nodes = append(nodes, ir.Node{Name: name, Op: ir.OpCallFunction, Target: "aten.sin.default", Args: []ir.Arg{xs[i]}, Val: f32()})
+		outs = append(outs, nodeRef(name))
+	}
+	nodes = append(nodes, ir.Node{Name: "output", Op: ir.OpOutput, Target: "output", Args: []ir.Arg{{Kind: ir.ArgTuple, Elems: outs}}})
+	return encode(&ir.Module{FormatMajor: ir.FormatMajor, FormatMinor: ir.FormatMinor, Producer: "badcorpus",
+		Graphs: []*ir.Graph{{Nodes: nodes}}})
+}

@@ -1,0 +1,147 @@
+package joint
+
+import (
+	"errors"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/hopctl/hopctl/internal/cmdutil"
+	"github.com/hopctl/hopctl/internal/iostreams"
+	"github.com/hopctl/hopctl/pkg/ir"
+	"github.com/hopctl/hopctl/pkg/jointgraph"
+)
+
+func TestNewCmdJoint(t *testing.T) {
+	tests := []struct {
+		args    string
+		want    Options
+		wantErr string
+	}{
+		{args: "a.pb -o j.pb", want: Options{In: "a.pb", Out: "j.pb", Masks: "auto", HOPConvention: "none"}},
+		{args: "a.pb -o j.pb --masks", want: Options{In: "a.pb", Out: "j.pb", Masks: "auto", HOPConvention: "none"}},
+		{args: "a.pb -o j.pb --masks=1,0,1", want: Options{In: "a.pb", Out: "j.pb", Masks: "1,0,1", HOPConvention: "none"}},
+		{args: "a.pb --masks=all --unmask-none-gradients --hop-convention create_bw_fn -o j.pb",
+			want: Options{In: "a.pb", Out: "j.pb", Masks: "all", UnmaskNone: true, HOPConvention: "create_bw_fn"}},
+		{args: "a.pb --partition mincut --fw-out f.pb --bw-out b.pb --report",
+			want: Options{In: "a.pb", Masks: "auto", HOPConvention: "none", Partition: "mincut", FwOut: "f.pb", BwOut: "b.pb", Report: true}},
+		{args: "", wantErr: "missing IN"},
+		{args: "a.pb --masks=1,x", wantErr: `invalid mask "x"`},
+		{args: "a.pb --partition fast", wantErr: `invalid value "fast" for --partition`},
+		{args: "a.pb --fw-out f.pb", wantErr: "need --partition"},
+		{args: "a.pb --report", wantErr: "need --partition"},
+		{args: "a.pb --partition default --hop-convention create_bw_fn", wantErr: "needs --hop-convention none"},
+		{args: "a.pb --hop-convention old", wantErr: `invalid value "old" for --hop-convention`},
+		{args: "a.pb -o x.pb --partition default --fw-out x.pb", wantErr: "must differ"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.args, func(t *testing.T) {
+			ios, _, _, _ := iostreams.Test()
+			var got *Options
+			cmd := NewCmdJoint(&cmdutil.Factory{IOStreams: ios}, func(o *Options) error { got = o; return nil })
+			cmd.SetArgs(strings.Fields(tt.args))
+			cmd.SetOut(io.Discard)
+			cmd.SetErr(io.Discard)
+			_, err := cmd.ExecuteC()
+			if tt.wantErr != "" {
+				var fe *cmdutil.FlagError
+				if err == nil || !strings.Contains(err.Error(), tt.wantErr) || !errors.As(err, &fe) {
+					t.Fatalf("err = %v, want a FlagError containing %q", err, tt.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			tt.want.IO = ios
+			if *got != tt.want {
+				t.Errorf("options = %+v, want %+v", *got, tt.want)
+			}
+		})
+	}
+}
+
+func run(t *testing.T, opts *Options) (string, error) {
+	t.Helper()
+	ios, _, out, _ := iostreams.Test()
+	opts.IO = ios
+	if opts.Masks == "" {
+		opts.Masks = "auto"
+	}
+	if opts.HOPConvention == "" {
+		opts.HOPConvention = "none"
+	}
+	if err := validate(opts); err != nil {
+		return "", err
+	}
+	err := jointRun(opts)
+	return out.String(), err
+}
+
+func TestJointRun(t *testing.T) {
+	dir := t.TempDir()
+	o := &Options{In: "../../../testdata/models/convbn.pb", Out: filepath.Join(dir, "j.pb"),
+		Partition: "mincut", FwOut: filepath.Join(dir, "f.pbtxt"), BwOut: filepath.Join(dir, "b.json"), Report: true}
+	stdout, err := run(t, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"masks: 1 (auto)", "mutated inputs (written back with copy_): primals_9",
+		"partition mincut: 12 saved values", "saved value", "getitem_4", "total"} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("output lacks %q:\n%s", want, stdout)
+		}
+	}
+	for _, p := range []string{o.Out, o.FwOut, o.BwOut} {
+		m, err := ir.Load(p)
+		if err != nil {
+			t.Fatalf("%s: %v", p, err)
+		}
+		if p == o.Out {
+			if a, _ := m.Annotation(jointgraph.AnnotationMasks); a != "1" {
+				t.Errorf("mask annotation %q", a)
+			}
+		}
+	}
+}
+
+func TestJointRunErrors(t *testing.T) {
+	dir := t.TempDir()
+	out := filepath.Join(dir, "j.pb")
+	// An unreadable input is an input error (exit 3).
+	_, err := run(t, &Options{In: filepath.Join(dir, "missing.pb"), Out: out})
+	var ie ir.InputError
+	if !errors.As(err, &ie) {
+		t.Errorf("missing input: %v, want an ir.InputError", err)
+	}
+	// Masks that do not fit the graph: a usage error; nothing written.
+	_, err = run(t, &Options{In: "../../../testdata/models/mlp.pb", Out: out, Masks: "1,0"})
+	var fe *cmdutil.FlagError
+	if !errors.As(err, &fe) {
+		t.Errorf("bad masks: %v, want a FlagError", err)
+	}
+	// An op without a rule: an input error naming it; nothing written.
+	src := filepath.Join(dir, "i1.pbtxt")
+	g := `graph {
+  nodes { name: "x" op: PLACEHOLDER target: "x" val {tensor {shape: [{value: 3}] stride: [{value: 1}] dtype: "float32" device: "cpu" requires_grad: true}} }
+  nodes { name: "i1" op: CALL_FUNCTION target: "aten.special_i1.default" args {node: "x"} val {tensor {shape: [{value: 3}] stride: [{value: 1}] dtype: "float32" device: "cpu"}} }
+  nodes { name: "output" op: OUTPUT target: "output" args {tuple {items {node: "i1"}}} }
+}
+format_version {major: 1}
+`
+	if err := os.WriteFile(src, []byte(g), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, err = run(t, &Options{In: src, Out: out, Partition: "default", FwOut: filepath.Join(dir, "f.pb"), BwOut: filepath.Join(dir, "b.pb")})
+	if !errors.As(err, &ie) || !strings.Contains(err.Error(), "aten.special_i1.default") || !strings.Contains(err.Error(), "node i1") {
+		t.Errorf("no rule: %v, want an input error naming the op and node", err)
+	}
+	entries, _ := os.ReadDir(dir)
+	for _, e := range entries {
+		if e.Name() != "i1.pbtxt" && e.Name() != "missing.pb" {
+			t.Errorf("a failed run left %s behind", e.Name())
+		}
+	}
+}

@@ -1,0 +1,232 @@
+// Package hopargs is the lifted-argument-types analyzer: at every HOP call
+// it checks the operand lists PyTorch passes to
+// validate_subgraph_args_types (torch/_higher_order_ops/utils.py), which
+// accepts only Tensor, int and SymInt (a Python bool is an int):
+//
+//	cond                      operands
+//	while_loop(_stack_output) carried_inputs, additional_inputs (each)
+//	scan                      additional_inputs
+//	associative_scan          additional_inputs (the newer 3-argument form)
+//	flex_attention            score_mod_other_buffers + mask_mod_other_buffers
+//
+// and invoke_subgraph's own operand check (Tensor, int, SymInt, Generator or
+// a script object). map_impl validates nothing. The type of an operand is
+// that of its recorded value, or of the literal passed; an operand whose
+// node has no recorded value is not judged. The message is PyTorch's
+// AssertionError text followed by a line per offending operand.
+package hopargs
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/hopctl/hopctl/pkg/analyze"
+	"github.com/hopctl/hopctl/pkg/analyze/metadiff"
+	"github.com/hopctl/hopctl/pkg/ir"
+)
+
+// RuleArgType is the rule id of the findings this analyzer reports.
+const RuleArgType = "hop-arg-type"
+
+// Analyzer is the lifted-argument-types analyzer. It has no result.
+var Analyzer = &analyze.Analyzer{
+	Name: "hopargs",
+	Doc:  "HOP operands of types PyTorch rejects (validate_subgraph_args_types: only Tensor, int, SymInt)",
+	Run:  run,
+}
+
+// validation is one validate_subgraph_args_types call: the arguments whose
+// elements are concatenated and checked together.
+type validation struct {
+	args  []int
+	names []string
+	// varargsFrom, when >= 0, checks the positional args from that index
+	// (invoke_subgraph's operands) instead of args.
+	varargsFrom int
+	allowOpaque bool // Generator and script objects (invoke_subgraph)
+}
+
+var table = map[string][]validation{
+	"cond":                    {{args: []int{3}, names: []string{"operands"}, varargsFrom: -1}},
+	"while_loop":              whileValidations,
+	"while_loop_stack_output": whileValidations,
+	"scan":                    {{args: []int{3}, names: []string{"additional_inputs"}, varargsFrom: -1}},
+	"associative_scan":        {{args: []int{2}, names: []string{"additional_inputs"}, varargsFrom: -1}},
+	"flex_attention": {{args: []int{7, 8}, names: []string{"score_mod_other_buffers", "mask_mod_other_buffers"},
+		varargsFrom: -1}},
+	"invoke_subgraph": {{names: []string{"operands"}, varargsFrom: 2, allowOpaque: true}},
+}
+
+var whileValidations = []validation{
+	{args: []int{2}, names: []string{"carried_inputs"}, varargsFrom: -1},
+	{args: []int{3}, names: []string{"additional_inputs"}, varargsFrom: -1},
+}
+
+// operand is one checked element.
+type operand struct {
+	where string // "operands[1]"
+	arg   *ir.Arg
+}
+
+func run(pass *analyze.Pass) (any, error) {
+	g := pass.Graph
+	for i := range g.Nodes {
+		n := &g.Nodes[i]
+		if n.Op != ir.OpCallFunction || !analyze.IsHOP(n.Target) {
+			continue
+		}
+		hop := strings.TrimPrefix(n.Target, "higher_order.")
+		for _, v := range table[hop] {
+			ops, tuple, ok := collect(n, v)
+			if !ok {
+				continue
+			}
+			var bad []string
+			types := make([]string, len(ops))
+			reprs := make([]string, len(ops))
+			for k, op := range ops {
+				typ, allowed, known := classify(g, op.arg, v.allowOpaque)
+				types[k], reprs[k] = typ, repr(g, op.arg)
+				if known && !allowed {
+					bad = append(bad, fmt.Sprintf("%s is %s", describe(op), typ))
+				}
+			}
+			if len(bad) == 0 {
+				continue
+			}
+			var msg string
+			if hop == "invoke_subgraph" {
+				msg = fmt.Sprintf("invoke_subgraph operands must be a list of tensors/ints/SymInts/Generator, got %s", seq(reprs, false))
+			} else {
+				msg = fmt.Sprintf("%s can only be of (<class 'torch.Tensor'>, <class 'int'>, <class 'torch.SymInt'>) but got %s",
+					seq(reprs, tuple), seq(types, true))
+			}
+			msg += "\n" + strings.Join(bad, "\n")
+			prov := &analyze.Provenance{InputIndex: -1, Node: n.Name}
+			if n.Meta != nil {
+				prov.StackTrace = n.Meta.StackTrace
+			}
+			pass.Report(analyze.Finding{Rule: RuleArgType, Severity: analyze.Error, Node: n.Name, Message: msg, Provenance: prov})
+		}
+	}
+	return nil, nil
+}
+
+// collect gathers the operands one validation checks. ok is false when an
+// argument is missing or not a list/tuple (the call is malformed, which the
+// alias analyzer reports, or an older form without the list).
+func collect(n *ir.Node, v validation) (ops []operand, tuple, ok bool) {
+	if v.varargsFrom >= 0 {
+		for i := v.varargsFrom; i < len(n.Args); i++ {
+			ops = append(ops, operand{where: fmt.Sprintf("%s[%d]", v.names[0], i-v.varargsFrom), arg: &n.Args[i]})
+		}
+		return ops, true, true
+	}
+	for k, ai := range v.args {
+		if ai >= len(n.Args) || (n.Args[ai].Kind != ir.ArgList && n.Args[ai].Kind != ir.ArgTuple) {
+			return nil, false, false
+		}
+		a := &n.Args[ai]
+		tuple = a.Kind == ir.ArgTuple
+		for j := range a.Elems {
+			ops = append(ops, operand{where: fmt.Sprintf("%s[%d]", v.names[k], j), arg: &a.Elems[j]})
+		}
+	}
+	return ops, tuple, true
+}
+
+func describe(op operand) string {
+	if op.arg.Kind == ir.ArgNode {
+		return fmt.Sprintf("%s (node %s)", op.where, op.arg.S)
+	}
+	return op.where
+}
+
+// classify returns the Python type an operand has at run time, whether the
+// validation allows it, and whether the type is known at all.
+func classify(g *ir.Graph, a *ir.Arg, allowOpaque bool) (typ string, allowed, known bool) {
+	switch a.Kind {
+	case ir.ArgStr:
+		return "<class 'str'>", false, true
+	case ir.ArgDtype:
+		return "<class 'torch.dtype'>", false, true
+	case ir.ArgDevice:
+		return "<class 'torch.device'>", false, true
+	case ir.ArgLayout:
+		return "<class 'torch.layout'>", false, true
+	case ir.ArgMemoryFormat:
+		return "<class 'torch.memory_format'>", false, true
+	case ir.ArgComplex:
+		return "<class 'complex'>", false, true
+	case ir.ArgDict:
+		return "<class 'dict'>", false, true
+	case ir.ArgOp:
+		return "<class 'torch._ops.OpOverload'>", false, true
+	}
+	v := analyze.ArgValue(g, a)
+	if v == nil {
+		return "<unknown>", true, false
+	}
+	switch v.Kind {
+	case ir.ValTensor:
+		return "<class 'torch._subclasses.fake_tensor.FakeTensor'>", true, true
+	case ir.ValInt:
+		return "<class 'int'>", true, true
+	case ir.ValBool:
+		return "<class 'bool'>", true, true
+	case ir.ValSym:
+		if v.Sym != nil {
+			switch v.Sym.Kind {
+			case ir.SymInt:
+				return "<class 'torch.SymInt'>", true, true
+			case ir.SymFloat:
+				return "<class 'torch.SymFloat'>", false, true
+			case ir.SymBool:
+				return "<class 'torch.SymBool'>", false, true
+			}
+		}
+	case ir.ValFloat:
+		return "<class 'float'>", false, true
+	case ir.ValNone:
+		return "<class 'NoneType'>", false, true
+	case ir.ValList:
+		return "<class 'list'>", false, true
+	case ir.ValTuple:
+		return "<class 'tuple'>", false, true
+	case ir.ValOpaque:
+		return "<class '" + v.S + "'>", allowOpaque && v.S != "GraphModule", true
+	}
+	return "<unknown>", true, false
+}
+
+func repr(g *ir.Graph, a *ir.Arg) string {
+	switch a.Kind {
+	case ir.ArgStr:
+		return "'" + strings.ReplaceAll(a.S, "'", `\'`) + "'"
+	case ir.ArgDtype, ir.ArgLayout, ir.ArgMemoryFormat:
+		return "torch." + strings.TrimPrefix(a.S, "torch.")
+	case ir.ArgDevice:
+		typ, idx, ok := strings.Cut(a.S, ":")
+		if ok {
+			return fmt.Sprintf("device(type='%s', index=%s)", typ, idx)
+		}
+		return fmt.Sprintf("device(type='%s')", typ)
+	}
+	if v := analyze.ArgValue(g, a); v != nil {
+		return metadiff.Format(v)
+	}
+	if a.Kind == ir.ArgNode {
+		return a.S
+	}
+	return "?"
+}
+
+func seq(xs []string, tuple bool) string {
+	if tuple {
+		if len(xs) == 1 {
+			return "(" + xs[0] + ",)"
+		}
+		return "(" + strings.Join(xs, ", ") + ")"
+	}
+	return "[" + strings.Join(xs, ", ") + "]"
+}

@@ -1,0 +1,366 @@
+// Package schemacheck is the schema analyzer: every call_function node whose
+// target has a schema (the file's table, the built-in ATen table, or
+// hopctl's HOP calling conventions) is checked against it the way torch
+// binds a call of an OpOverload:
+//
+//   - schema-arity: more positional arguments than the schema takes (unless
+//     it ends in `...`), an unknown keyword argument (unless the HOP takes
+//     free keyword arguments), an argument given both positionally and by
+//     keyword, a required argument (one without a default) missing;
+//   - schema-arg-type: an argument of an obviously wrong kind — a list, a
+//     string, a dtype or None where a Tensor is expected, a tensor or list
+//     where an int is expected, and so on.
+//
+// make_fx records Python scalars passed to Tensor parameters
+// (aten.add.Tensor(x, 1): "wrapped numbers"), SymInts passed as scalars, and
+// 0-dim tensors passed to scalar parameters; those are accepted. A node
+// without a recorded value is never judged. Nodes without a schema are left
+// to the alias analyzer's unknown-op rule; call_method nodes are not checked
+// (their overload is resolved at run time).
+package schemacheck
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/hopctl/hopctl/pkg/analyze"
+	"github.com/hopctl/hopctl/pkg/ir"
+	"github.com/hopctl/hopctl/pkg/opschema"
+)
+
+// Rule ids of the findings this analyzer reports.
+const (
+	RuleArity   = "schema-arity"
+	RuleArgType = "schema-arg-type"
+)
+
+// Analyzer is the schema analyzer. It has no result.
+var Analyzer = &analyze.Analyzer{
+	Name: "schemacheck",
+	Doc:  "calls whose arguments do not fit the op's schema (arity, keyword names, argument kinds)",
+	Run:  run,
+}
+
+func run(pass *analyze.Pass) (any, error) {
+	if pass.Schemas == nil {
+		return nil, nil
+	}
+	g := pass.Graph
+	for i := range g.Nodes {
+		n := &g.Nodes[i]
+		if n.Op != ir.OpCallFunction {
+			continue
+		}
+		s, _, ok := pass.Schemas.Lookup(n.Target)
+		if !ok {
+			continue
+		}
+		freeKwargs := false
+		if h, ok := pass.Schemas.HOP(n.Target); ok {
+			freeKwargs = h.FreeKwargs
+		}
+		c := &checker{pass: pass, g: g, n: n, s: s}
+		c.arity(freeKwargs)
+		c.types()
+	}
+	return nil, nil
+}
+
+type checker struct {
+	pass *analyze.Pass
+	g    *ir.Graph
+	n    *ir.Node
+	s    *opschema.Schema
+}
+
+func (c *checker) report(rule, format string, args ...any) {
+	msg := fmt.Sprintf("%s: %s\nschema: %s", c.n.Target, fmt.Sprintf(format, args...), c.s.String())
+	prov := &analyze.Provenance{InputIndex: -1, Node: c.n.Name}
+	if c.n.Meta != nil {
+		prov.StackTrace = c.n.Meta.StackTrace
+	}
+	c.pass.Report(analyze.Finding{Rule: rule, Severity: analyze.Error, Node: c.n.Name, Message: msg, Provenance: prov})
+}
+
+// positional is the number of arguments that may be passed positionally.
+func positional(s *opschema.Schema) int {
+	k := 0
+	for _, a := range s.Arguments {
+		if !a.KwargOnly {
+			k++
+		}
+	}
+	return k
+}
+
+func (c *checker) arity(freeKwargs bool) {
+	s, n := c.s, c.n
+	npos := positional(s)
+	if len(n.Args) > npos && !s.IsVararg {
+		c.report(RuleArity, "takes at most %d positional argument%s but %d were given", npos, plural(npos), len(n.Args))
+	}
+	bound := make([]bool, len(s.Arguments))
+	for i := range n.Args {
+		if i < npos {
+			bound[i] = true
+		}
+	}
+	for _, kw := range n.Kwargs {
+		j := s.Argument(kw.Name)
+		switch {
+		case j < 0:
+			if !freeKwargs {
+				c.report(RuleArity, "unknown keyword argument '%s'", kw.Name)
+			}
+		case bound[j] && !s.Arguments[j].KwargOnly:
+			c.report(RuleArity, "argument '%s' given both positionally (#%d) and as a keyword", kw.Name, j)
+		default:
+			bound[j] = true
+		}
+	}
+	var missing []string
+	for j, a := range s.Arguments {
+		if !bound[j] && a.Default == nil {
+			missing = append(missing, "'"+a.Name+"'")
+		}
+	}
+	if len(missing) > 0 {
+		c.report(RuleArity, "missing required argument%s %s", plural(len(missing)), strings.Join(missing, ", "))
+	}
+}
+
+func plural(n int) string {
+	if n == 1 {
+		return ""
+	}
+	return "s"
+}
+
+func (c *checker) types() {
+	s, n := c.s, c.n
+	check := func(j int, a *ir.Arg) {
+		if j < 0 || j >= len(s.Arguments) {
+			return
+		}
+		p := &s.Arguments[j]
+		if got, ok := accepts(c.g, p.Type, a, 0); !ok {
+			c.report(RuleArgType, "argument '%s' (%s) got %s", p.Name, p.Type.String(), got)
+		}
+	}
+	npos := positional(s)
+	for i := range n.Args {
+		if i < npos {
+			check(i, &n.Args[i])
+		}
+	}
+	for k := range n.Kwargs {
+		check(s.Argument(n.Kwargs[k].Name), &n.Kwargs[k].Value)
+	}
+}
+
+// what describes an argument for messages: "a list", "None", "a tensor".
+func what(g *ir.Graph, a *ir.Arg) string {
+	switch a.Kind {
+	case ir.ArgNone:
+		return "None"
+	case ir.ArgInt:
+		return fmt.Sprintf("an int (%d)", a.I)
+	case ir.ArgFloat:
+		return "a float"
+	case ir.ArgBool:
+		return "a bool"
+	case ir.ArgStr:
+		return fmt.Sprintf("a string (%q)", a.S)
+	case ir.ArgList:
+		return "a list"
+	case ir.ArgTuple:
+		return "a tuple"
+	case ir.ArgDtype:
+		return "a dtype (" + a.S + ")"
+	case ir.ArgDevice:
+		return "a device (" + a.S + ")"
+	case ir.ArgLayout:
+		return "a layout"
+	case ir.ArgMemoryFormat:
+		return "a memory format"
+	case ir.ArgDict:
+		return "a dict"
+	case ir.ArgOp:
+		return "an operator"
+	case ir.ArgComplex:
+		return "a complex"
+	case ir.ArgSym:
+		return "a symbolic scalar"
+	case ir.ArgNode:
+		v := nodeVal(g, a)
+		desc := "node " + a.S
+		switch {
+		case v == nil:
+			return desc
+		case v.Kind == ir.ValTensor:
+			return desc + ", a tensor"
+		case v.Kind == ir.ValList || v.Kind == ir.ValTuple:
+			return desc + ", a list/tuple value"
+		case v.Kind == ir.ValNone:
+			return desc + ", None"
+		case v.Kind == ir.ValOpaque:
+			return desc + ", a " + v.S
+		}
+		return desc + ", a scalar"
+	}
+	return "an argument"
+}
+
+func nodeVal(g *ir.Graph, a *ir.Arg) *ir.Value {
+	if a.Ref >= 0 && int(a.Ref) < len(g.Nodes) {
+		return g.Nodes[a.Ref].Val
+	}
+	return nil
+}
+
+type argClass int
+
+const (
+	clsUnknown argClass = iota // cannot tell: accept
+	clsTensor
+	clsScalarTensor // a 0-dim tensor
+	clsInt
+	clsFloat
+	clsBool
+	clsComplex
+	clsSym
+	clsNone
+	clsSeq
+	clsStr
+	clsDtype
+	clsDevice
+	clsLayout
+	clsMemoryFormat
+	clsOther
+)
+
+func classify(g *ir.Graph, a *ir.Arg) argClass {
+	switch a.Kind {
+	case ir.ArgNone:
+		return clsNone
+	case ir.ArgInt:
+		return clsInt
+	case ir.ArgFloat:
+		return clsFloat
+	case ir.ArgBool:
+		return clsBool
+	case ir.ArgComplex:
+		return clsComplex
+	case ir.ArgSym:
+		return clsSym
+	case ir.ArgStr:
+		return clsStr
+	case ir.ArgList, ir.ArgTuple:
+		return clsSeq
+	case ir.ArgDtype:
+		return clsDtype
+	case ir.ArgDevice:
+		return clsDevice
+	case ir.ArgLayout:
+		return clsLayout
+	case ir.ArgMemoryFormat:
+		return clsMemoryFormat
+	case ir.ArgDict, ir.ArgOp:
+		return clsOther
+	case ir.ArgNode:
+		v := nodeVal(g, a)
+		if v == nil {
+			return clsUnknown
+		}
+		switch v.Kind {
+		case ir.ValTensor:
+			if v.Tensor != nil && len(v.Tensor.Shape) == 0 {
+				return clsScalarTensor
+			}
+			return clsTensor
+		case ir.ValInt:
+			return clsInt
+		case ir.ValFloat:
+			return clsFloat
+		case ir.ValBool:
+			return clsBool
+		case ir.ValSym:
+			return clsSym
+		case ir.ValNone:
+			return clsNone
+		case ir.ValList, ir.ValTuple:
+			return clsSeq
+		}
+	}
+	return clsUnknown
+}
+
+// accepts reports whether argument a obviously fits type t; when not, got
+// describes what was passed.
+func accepts(g *ir.Graph, t *opschema.Type, a *ir.Arg, depth int) (got string, ok bool) {
+	if t == nil || depth > 32 {
+		return "", true
+	}
+	cls := classify(g, a)
+	if cls == clsUnknown {
+		return "", true
+	}
+	if t.Kind == opschema.KindOptional {
+		if cls == clsNone {
+			return "", true
+		}
+		return accepts(g, t.Elem, a, depth+1)
+	}
+	in := func(cs ...argClass) (string, bool) {
+		for _, c := range cs {
+			if c == cls {
+				return "", true
+			}
+		}
+		return what(g, a), false
+	}
+	scalars := []argClass{clsInt, clsFloat, clsBool, clsComplex, clsSym, clsScalarTensor}
+	switch t.Kind {
+	case opschema.KindTensor:
+		// Python scalars are wrapped numbers when passed to a Tensor.
+		return in(append(scalars, clsTensor)...)
+	case opschema.KindInt, opschema.KindSymInt:
+		return in(clsInt, clsBool, clsSym, clsScalarTensor)
+	case opschema.KindFloat, opschema.KindSymFloat:
+		return in(clsInt, clsFloat, clsBool, clsSym, clsScalarTensor)
+	case opschema.KindBool, opschema.KindSymBool:
+		return in(clsInt, clsBool, clsSym, clsScalarTensor)
+	case opschema.KindScalar, opschema.KindComplex:
+		return in(scalars...)
+	case opschema.KindStr:
+		return in(clsStr)
+	case opschema.KindScalarType:
+		return in(clsDtype, clsInt)
+	case opschema.KindLayout:
+		return in(clsLayout, clsInt)
+	case opschema.KindMemoryFormat:
+		return in(clsMemoryFormat, clsInt)
+	case opschema.KindDevice:
+		return in(clsDevice, clsStr, clsInt)
+	case opschema.KindNone:
+		return in(clsNone)
+	case opschema.KindList:
+		if cls == clsSeq {
+			if a.Kind != ir.ArgList && a.Kind != ir.ArgTuple {
+				return "", true // a node holding a list
+			}
+			for i := range a.Elems {
+				if got, ok := accepts(g, t.Elem, &a.Elems[i], depth+1); !ok {
+					return fmt.Sprintf("%s (element %d: %s)", what(g, a), i, got), false
+				}
+			}
+			return "", true
+		}
+		// int[2] x=1 takes a single int, repeated.
+		if e := t.Elem.Unwrap(); t.Sized && e != nil && (e.Kind == opschema.KindInt || e.Kind == opschema.KindSymInt) {
+			return in(clsInt, clsSym)
+		}
+		return what(g, a), false
+	}
+	return "", true
+}

@@ -1,0 +1,79 @@
+package validate_test
+
+import (
+	"errors"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/hopctl/hopctl/pkg/analyze/validate"
+	"github.com/hopctl/hopctl/pkg/ir"
+)
+
+// TestShippedGraphsAreValid checks that validation accepts every real and
+// hand-written graph: it must never refuse what torch produces.
+func TestShippedGraphsAreValid(t *testing.T) {
+	var paths []string
+	for _, glob := range []string{"../../../testdata/models/*.pb", "../../../testdata/hops/*.pbtxt"} {
+		p, _ := filepath.Glob(glob)
+		paths = append(paths, p...)
+	}
+	if len(paths) == 0 {
+		t.Fatal("no graphs")
+	}
+	for _, p := range paths {
+		if _, _, err := validate.Load(p); err != nil {
+			t.Errorf("%v", err)
+		}
+	}
+}
+
+func TestRefusals(t *testing.T) {
+	for file, want := range map[string]string{
+		"hop_operands.pbtxt":     "graph <root>: node cond: cond call: true_fn subgraph true_graph_0 takes 1 inputs but the call passes 2 [hop-call]",
+		"hop_not_subgraph.pbtxt": "graph <root>: node cond: cond call: argument 1 (true_fn) is not a get_attr of an existing subgraph [hop-call]",
+		"arity.pbtxt":            "graph <root>: node add: aten.add.Tensor: takes at most 2 positional arguments but 4 were given [schema-arity]\nschema: ",
+		"arg_type.pbtxt":         "graph <root>: node sin: aten.sin.default: argument 'self' (Tensor) got a string (\"x\") [schema-arg-type]\nschema: ",
+		"bad_schema.pbtxt":       "schema table: file schema 0 (aten::sin): schema parse error",
+	} {
+		path := filepath.Join("../../../testdata/bad", file)
+		_, _, err := validate.Load(path)
+		var ie ir.InputError
+		if !errors.As(err, &ie) || !strings.Contains(err.Error(), path+": "+want) {
+			t.Errorf("%s: err = %v, want an InputError containing %q", file, err, want)
+		}
+	}
+}
+
+// TestCallModuleAndWithEffects checks the calls validate judges besides
+// HOPs with subgraphs.
+func TestCallModuleAndWithEffects(t *testing.T) {
+	src := `format_version { major: 1 }
+graph {
+  nodes { name: "x" op: PLACEHOLDER target: "x" }
+  nodes { name: "sub" op: CALL_MODULE target: "sub" args { node: "x" } args { node: "x" } }
+  nodes { name: "eff" op: CALL_FUNCTION target: "higher_order.with_effects" args { node: "x" } args { int: 1 } }
+  nodes { name: "output" op: OUTPUT target: "output" args { node: "sub" } }
+}
+submodules { qualified_name: "sub" graph {
+  nodes { name: "y" op: PLACEHOLDER target: "y" }
+  nodes { name: "output" op: OUTPUT target: "output" args { node: "y" } }
+} }`
+	m, err := ir.Decode([]byte(src), ir.Text, "m.pbtxt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = validate.Check(m, "m.pbtxt", nil)
+	var ve *ir.VerifyError
+	if !errors.As(err, &ve) || len(ve.Problems) != 2 {
+		t.Fatalf("err = %v, want two problems", err)
+	}
+	for i, want := range []string{
+		"m.pbtxt: graph <root>: node sub: module subgraph sub takes 1 inputs but the call passes 2 [hop-call]",
+		"m.pbtxt: graph <root>: node eff: with_effects call: argument 1 must be the op [hop-call]",
+	} {
+		if got := ve.Problems[i].String(); got != want {
+			t.Errorf("problem %d = %q, want %q", i, got, want)
+		}
+	}
+}

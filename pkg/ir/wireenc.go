@@ -1,0 +1,382 @@
+package ir
+
+import (
+	"errors"
+	"math"
+	"unicode/utf8"
+
+	"google.golang.org/protobuf/encoding/protowire"
+)
+
+// A streaming encoder for the binary encoding: it writes the IR straight to
+// wire bytes, without building the generated protobuf objects, and gives
+// exactly the bytes proto.MarshalOptions{Deterministic: true} gives for
+// ToProto(m) (TestWireEncoderMatchesProto and FuzzWireEncoderMatchesProto
+// check it): fields in field-number order, proto3 scalars left out when
+// zero, oneof members and explicit-presence fields always written.
+
+var errInvalidUTF8 = errors.New("string field contains invalid UTF-8")
+
+type wireEncoder struct {
+	b   []byte
+	err error
+}
+
+// encodeBinary encodes m in the binary encoding.
+func encodeBinary(m *Module) ([]byte, error) {
+	e := &wireEncoder{b: make([]byte, 0, 1<<16)}
+	e.file(m)
+	if e.err != nil {
+		return nil, e.err
+	}
+	return e.b, nil
+}
+
+// begin starts a length-delimited field and returns the position of its
+// body; end closes it. One byte is reserved for the length, and the body is
+// moved when its length needs more.
+func (e *wireEncoder) begin(num protowire.Number) int {
+	e.b = protowire.AppendTag(e.b, num, protowire.BytesType)
+	e.b = append(e.b, 0)
+	return len(e.b)
+}
+
+func (e *wireEncoder) end(start int) {
+	n := len(e.b) - start
+	if n < 0x80 {
+		e.b[start-1] = byte(n)
+		return
+	}
+	size := protowire.SizeVarint(uint64(n))
+	e.b = append(e.b, make([]byte, size-1)...)
+	copy(e.b[start-1+size:], e.b[start:start+n])
+	protowire.AppendVarint(e.b[:start-1], uint64(n))
+}
+
+func (e *wireEncoder) str(num protowire.Number, s string) {
+	if s == "" {
+		return
+	}
+	e.strAlways(num, s)
+}
+
+// strAlways writes a string even when empty (oneof members, optional fields).
+func (e *wireEncoder) strAlways(num protowire.Number, s string) {
+	if !utf8.ValidString(s) && e.err == nil {
+		e.err = errInvalidUTF8
+	}
+	e.b = protowire.AppendTag(e.b, num, protowire.BytesType)
+	e.b = protowire.AppendString(e.b, s)
+}
+
+func (e *wireEncoder) varint(num protowire.Number, v uint64) {
+	if v == 0 {
+		return
+	}
+	e.varintAlways(num, v)
+}
+
+func (e *wireEncoder) varintAlways(num protowire.Number, v uint64) {
+	e.b = protowire.AppendTag(e.b, num, protowire.VarintType)
+	e.b = protowire.AppendVarint(e.b, v)
+}
+
+func (e *wireEncoder) boolean(num protowire.Number, v bool) {
+	if v {
+		e.varintAlways(num, 1)
+	}
+}
+
+func (e *wireEncoder) double(num protowire.Number, v float64) {
+	if v == 0 && !math.Signbit(v) {
+		return
+	}
+	e.doubleAlways(num, v)
+}
+
+func (e *wireEncoder) doubleAlways(num protowire.Number, v float64) {
+	e.b = protowire.AppendTag(e.b, num, protowire.Fixed64Type)
+	e.b = protowire.AppendFixed64(e.b, math.Float64bits(v))
+}
+
+func (e *wireEncoder) empty(num protowire.Number) {
+	e.b = protowire.AppendTag(e.b, num, protowire.BytesType)
+	e.b = append(e.b, 0)
+}
+
+func (e *wireEncoder) file(m *Module) {
+	major, minor := m.FormatMajor, m.FormatMinor
+	if major == 0 {
+		major, minor = FormatMajor, FormatMinor
+	}
+	s := e.begin(1)
+	e.varint(1, uint64(major))
+	e.varint(2, uint64(minor))
+	e.end(s)
+	e.str(2, m.Producer)
+	e.str(3, m.TorchVersion)
+	for i, g := range m.Graphs {
+		if i == 0 {
+			s := e.begin(4)
+			e.graph(g)
+			e.end(s)
+			continue
+		}
+		s := e.begin(5)
+		e.str(1, g.Name)
+		gs := e.begin(2)
+		e.graph(g)
+		e.end(gs)
+		e.end(s)
+	}
+	for i := range m.Attributes {
+		a := &m.Attributes[i]
+		s := e.begin(6)
+		e.str(1, a.Name)
+		ms := e.begin(2)
+		e.tensor(&a.Meta)
+		e.end(ms)
+		if len(a.Data) > 0 {
+			e.b = protowire.AppendTag(e.b, 3, protowire.BytesType)
+			e.b = protowire.AppendBytes(e.b, a.Data)
+		}
+		e.end(s)
+	}
+	for _, sc := range m.Schemas {
+		e.pair(7, sc.Name, sc.Schema)
+	}
+	for _, a := range m.Annotations {
+		e.pair(8, a.Key, a.Value)
+	}
+}
+
+func (e *wireEncoder) pair(num protowire.Number, one, two string) {
+	s := e.begin(num)
+	e.str(1, one)
+	e.str(2, two)
+	e.end(s)
+}
+
+func (e *wireEncoder) graph(g *Graph) {
+	for i := range g.Nodes {
+		n := &g.Nodes[i]
+		s := e.begin(1)
+		e.str(1, n.Name)
+		e.varint(2, uint64(n.Op))
+		e.str(3, n.Target)
+		for j := range n.Args {
+			as := e.begin(4)
+			e.arg(&n.Args[j])
+			e.end(as)
+		}
+		for j := range n.Kwargs {
+			e.kwarg(5, &n.Kwargs[j].Name, &n.Kwargs[j].Value)
+		}
+		if n.Val != nil {
+			vs := e.begin(6)
+			e.value(n.Val)
+			e.end(vs)
+		}
+		if n.Meta != nil {
+			ms := e.begin(7)
+			e.meta(n.Meta)
+			e.end(ms)
+		}
+		e.end(s)
+	}
+}
+
+func (e *wireEncoder) kwarg(num protowire.Number, name *string, value *Arg) {
+	s := e.begin(num)
+	e.str(1, *name)
+	vs := e.begin(2)
+	e.arg(value)
+	e.end(vs)
+	e.end(s)
+}
+
+func (e *wireEncoder) arg(a *Arg) {
+	switch a.Kind {
+	case ArgNode:
+		e.strAlways(1, a.S)
+	case ArgInt:
+		e.varintAlways(2, uint64(a.I))
+	case ArgFloat:
+		e.doubleAlways(3, a.F)
+	case ArgBool:
+		b := uint64(0)
+		if a.B {
+			b = 1
+		}
+		e.varintAlways(4, b)
+	case ArgStr:
+		e.strAlways(5, a.S)
+	case ArgList, ArgTuple:
+		num := protowire.Number(7)
+		if a.Kind == ArgTuple {
+			num = 8
+		}
+		s := e.begin(num)
+		for i := range a.Elems {
+			is := e.begin(1)
+			e.arg(&a.Elems[i])
+			e.end(is)
+		}
+		e.end(s)
+	case ArgDtype:
+		e.strAlways(9, a.S)
+	case ArgDevice:
+		e.strAlways(10, a.S)
+	case ArgLayout:
+		e.strAlways(11, a.S)
+	case ArgMemoryFormat:
+		e.strAlways(12, a.S)
+	case ArgSym:
+		s := e.begin(13)
+		e.sym(a.Sym)
+		e.end(s)
+	case ArgOp:
+		e.strAlways(14, a.S)
+	case ArgDict:
+		s := e.begin(15)
+		for i := range a.Elems {
+			e.kwarg(1, &a.Keys[i], &a.Elems[i])
+		}
+		e.end(s)
+	case ArgComplex:
+		s := e.begin(16)
+		e.double(1, a.F)
+		e.double(2, a.Imag)
+		e.end(s)
+	default:
+		e.empty(6)
+	}
+}
+
+func (e *wireEncoder) sym(s *SymExpr) {
+	if s == nil {
+		return
+	}
+	e.varint(1, uint64(s.Kind))
+	e.str(2, s.Expr)
+	if s.HasHint {
+		e.strAlways(3, s.Hint)
+	}
+}
+
+func (e *wireEncoder) dim(num protowire.Number, d Dim) {
+	s := e.begin(num)
+	if d.Expr != "" {
+		e.strAlways(2, d.Expr)
+	} else {
+		e.varintAlways(1, uint64(d.Val))
+	}
+	e.end(s)
+}
+
+func (e *wireEncoder) tensor(t *TensorMeta) {
+	for _, d := range t.Shape {
+		e.dim(1, d)
+	}
+	for _, d := range t.Stride {
+		e.dim(2, d)
+	}
+	e.dim(3, t.StorageOffset)
+	e.str(4, t.Dtype)
+	e.str(5, t.Device)
+	e.boolean(6, t.RequiresGrad)
+	e.str(7, t.MemoryFormat)
+	e.boolean(8, t.IsQuantized)
+	if q := t.QParams; q != nil {
+		s := e.begin(9)
+		e.str(1, q.QScheme)
+		e.double(2, q.Scale)
+		e.varint(3, uint64(q.ZeroPoint))
+		if len(q.Scales) > 0 {
+			ps := e.begin(4)
+			for _, v := range q.Scales {
+				e.b = protowire.AppendFixed64(e.b, math.Float64bits(v))
+			}
+			e.end(ps)
+		}
+		if len(q.ZeroPoints) > 0 {
+			ps := e.begin(5)
+			for _, v := range q.ZeroPoints {
+				e.b = protowire.AppendVarint(e.b, uint64(v))
+			}
+			e.end(ps)
+		}
+		e.varint(6, uint64(q.Axis))
+		e.end(s)
+	}
+	if t.HasStorageID {
+		e.varintAlways(10, uint64(t.StorageID))
+	}
+	e.str(11, t.Layout)
+}
+
+func (e *wireEncoder) value(v *Value) {
+	switch v.Kind {
+	case ValTensor:
+		s := e.begin(1)
+		if t := v.Tensor; t != nil {
+			e.tensor(t)
+		} else {
+			e.tensor(&TensorMeta{})
+		}
+		e.end(s)
+	case ValSym:
+		s := e.begin(2)
+		e.sym(v.Sym)
+		e.end(s)
+	case ValList, ValTuple:
+		num := protowire.Number(3)
+		if v.Kind == ValTuple {
+			num = 4
+		}
+		s := e.begin(num)
+		for i := range v.Elems {
+			is := e.begin(1)
+			e.value(&v.Elems[i])
+			e.end(is)
+		}
+		e.end(s)
+	case ValNone:
+		e.empty(5)
+	case ValInt:
+		e.varintAlways(6, uint64(v.I))
+	case ValFloat:
+		e.doubleAlways(7, v.F)
+	case ValBool:
+		b := uint64(0)
+		if v.B {
+			b = 1
+		}
+		e.varintAlways(8, b)
+	case ValOpaque:
+		e.strAlways(9, v.S)
+	}
+}
+
+func (e *wireEncoder) stack(num protowire.Number, es []ModuleStackEntry) {
+	for _, x := range es {
+		s := e.begin(num)
+		e.str(1, x.Key)
+		e.str(2, x.Path)
+		e.str(3, x.Type)
+		e.end(s)
+	}
+}
+
+func (e *wireEncoder) meta(m *Meta) {
+	e.str(1, m.StackTrace)
+	e.stack(2, m.NNModuleStack)
+	e.stack(3, m.SourceFnStack)
+	if m.HasSeqNr {
+		e.varintAlways(4, uint64(m.SeqNr))
+	}
+	e.str(5, m.FwdSource)
+	for _, a := range m.Extra {
+		e.pair(6, a.Key, a.Value)
+	}
+}

@@ -1,0 +1,144 @@
+package jointgraph
+
+import (
+	"slices"
+	"sort"
+	"strings"
+
+	"github.com/hopctl/hopctl/pkg/ir"
+)
+
+// graphRefs is what assembling a module reads from its root graph: the
+// distinct call_function targets and the get_attr targets (in node order).
+type graphRefs struct {
+	targets  []bool // scratch for the builder of the graph
+	calls    []string
+	getAttrs []string
+}
+
+// scanGraphRefs collects g's graphRefs in one pass.
+func scanGraphRefs(g *ir.Graph) graphRefs {
+	var r graphRefs
+	seen := map[string]bool{}
+	for i := range g.Nodes {
+		n := &g.Nodes[i]
+		switch n.Op {
+		case ir.OpCallFunction:
+			if !seen[n.Target] {
+				seen[n.Target] = true
+				r.calls = append(r.calls, n.Target)
+			}
+		case ir.OpGetAttr:
+			r.getAttrs = append(r.getAttrs, n.Target)
+		}
+	}
+	return r
+}
+
+// assembleModule wraps root graph g (whose graphRefs are refs) into a
+// module: the subgraphs of all that g reads, src's attributes that g reads,
+// the schemas of the ops all of them call (from schemaSrc when it has
+// them), and src's annotations.
+func assembleModule(src *ir.Module, g *ir.Graph, refs graphRefs, all []*ir.Graph, schemaSrc []ir.SchemaText) *ir.Module {
+	subs := graphsForTargets(all, refs.getAttrs)
+	graphs := append([]*ir.Graph{g}, subs...)
+	calls := refs.calls
+	if len(subs) > 0 {
+		calls = slices.Clone(calls)
+		for _, h := range subs {
+			calls = append(calls, scanGraphRefs(h).calls...)
+		}
+	}
+	return &ir.Module{
+		FormatMajor: ir.FormatMajor, FormatMinor: ir.FormatMinor,
+		Producer: "hopctl joint", TorchVersion: src.TorchVersion,
+		Graphs:      graphs,
+		Attributes:  attributesFor(src, refs.getAttrs),
+		Schemas:     schemasForTargets(schemaSrc, calls),
+		Annotations: slices.Clone(src.Annotations),
+	}
+}
+
+// graphsFor returns the graphs of all that g's get_attr nodes read, with
+// the graphs nested under them, sorted by name.
+func graphsFor(all []*ir.Graph, gs ...*ir.Graph) []*ir.Graph {
+	var targets []string
+	for _, g := range gs {
+		targets = append(targets, scanGraphRefs(g).getAttrs...)
+	}
+	return graphsForTargets(all, targets)
+}
+
+func graphsForTargets(all []*ir.Graph, targets []string) []*ir.Graph {
+	if len(targets) == 0 {
+		return nil
+	}
+	want := map[string]bool{}
+	for _, t := range targets {
+		want[t] = true
+	}
+	var out []*ir.Graph
+	seen := map[string]bool{}
+	for _, h := range all {
+		if h.Name == "" || seen[h.Name] {
+			continue
+		}
+		top, _, _ := strings.Cut(h.Name, ".")
+		if want[h.Name] || want[top] {
+			seen[h.Name] = true
+			out = append(out, h)
+		}
+	}
+	sort.Slice(out, func(a, b int) bool { return out[a].Name < out[b].Name })
+	return out
+}
+
+// usedAttributes returns src's attributes that graph g reads.
+func usedAttributes(src *ir.Module, g *ir.Graph) []ir.Attribute {
+	return attributesFor(src, scanGraphRefs(g).getAttrs)
+}
+
+func attributesFor(src *ir.Module, getAttrs []string) []ir.Attribute {
+	var out []ir.Attribute
+	for _, t := range getAttrs {
+		if a := src.Attribute(t); a != nil {
+			out = append(out, *a)
+		}
+	}
+	sort.Slice(out, func(a, b int) bool { return out[a].Name < out[b].Name })
+	return slices.CompactFunc(out, func(a, b ir.Attribute) bool { return a.Name == b.Name })
+}
+
+// schemasFor returns the schema table of the ops the graphs call: the
+// source file's entry when it has one, else torch 1.13's from the built-in
+// table; deduplicated and sorted, as the exporter writes them.
+func schemasFor(src *ir.Module, graphs ...*ir.Graph) []ir.SchemaText {
+	var calls []string
+	for _, g := range graphs {
+		calls = append(calls, scanGraphRefs(g).calls...)
+	}
+	return schemasForTargets(src.Schemas, calls)
+}
+
+func schemasForTargets(file []ir.SchemaText, targets []string) []ir.SchemaText {
+	have := map[string]string{}
+	for _, s := range file {
+		have[s.Name] = s.Schema
+	}
+	seen := map[string]bool{}
+	var out []ir.SchemaText
+	for _, t := range targets {
+		name, ok := ir.SchemaName(t)
+		if !ok || seen[name] || !strings.HasPrefix(t, "aten.") {
+			continue
+		}
+		seen[name] = true
+		if s, ok := have[name]; ok {
+			out = append(out, ir.SchemaText{Name: name, Schema: s})
+		} else if s, ok := builtinSchema(t); ok {
+			out = append(out, ir.SchemaText{Name: name, Schema: s.Text})
+		}
+	}
+	sort.Slice(out, func(a, b int) bool { return out[a].Name < out[b].Name })
+	return out
+}

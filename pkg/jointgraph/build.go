@@ -1,0 +1,255 @@
+package jointgraph
+
+import (
+	"reflect"
+
+	"github.com/hopctl/hopctl/pkg/ir"
+)
+
+// V is a value in a graph under construction: a node (a tensor, with its
+// metadata when known, or a tuple), or a constant argument (a Python
+// scalar, list or None). The zero V is "undefined", PyTorch's undefined
+// gradient.
+type V struct {
+	id   ir.NodeID
+	ok   bool
+	meta *ir.TensorMeta
+	c    *ir.Arg
+}
+
+func nodeV(id ir.NodeID, m *ir.TensorMeta) V { return V{id: id, ok: true, meta: m} }
+func constV(a ir.Arg) V                      { return V{c: &a} }
+
+// Defined reports whether v is a node or a constant.
+func (v V) Defined() bool { return v.ok || v.c != nil }
+
+// IsNode reports whether v is a node of the graph.
+func (v V) IsNode() bool { return v.ok }
+
+// Meta returns the tensor metadata of a node, or nil.
+func (v V) Meta() *ir.TensorMeta { return v.meta }
+
+// Shape returns the tensor's shape (nil for constants).
+func (v V) Shape() []ir.Dim {
+	if v.meta == nil {
+		return nil
+	}
+	return v.meta.Shape
+}
+
+// Rank returns the tensor's rank.
+func (v V) Rank() int { return len(v.Shape()) }
+
+// kw is a keyword argument in a builder.op argument list.
+type kw struct {
+	name string
+	val  any
+}
+
+// builder appends nodes to a graph: unique FX-style names, values, and the
+// metadata template of the forward node a backward node belongs to.
+type builder struct {
+	g     *ir.Graph
+	names *names
+	// meta is the metadata of every call node emitted while it is set
+	// (shared: node metadata is never modified in place).
+	meta *ir.Meta
+	// arena holds the argument lists of the emitted nodes.
+	arena argArena
+}
+
+func newBuilder(name string) *builder {
+	return &builder{g: &ir.Graph{Name: name}, names: newNames()}
+}
+
+func (b *builder) append(n ir.Node) ir.NodeID {
+	b.g.Nodes = append(b.g.Nodes, n)
+	return ir.NodeID(len(b.g.Nodes) - 1)
+}
+
+func (b *builder) ref(id ir.NodeID) ir.Arg { return ir.NodeArg(id, b.g.Nodes[id].Name) }
+
+// placeholder appends a placeholder named name (made unique).
+func (b *builder) placeholder(name string, val *ir.Value, meta *ir.Meta) V {
+	n := b.names.fresh(name)
+	id := b.append(ir.Node{Name: n, Op: ir.OpPlaceholder, Target: n, Val: val, Meta: meta})
+	return nodeV(id, valueTensor(val))
+}
+
+// call appends a call_function node.
+func (b *builder) call(target string, args []ir.Arg, kwargs []ir.Kwarg, val *ir.Value, name string) ir.NodeID {
+	if name == "" {
+		name = opBaseName(target)
+	}
+	return b.append(ir.Node{Name: b.names.fresh(name), Op: ir.OpCallFunction, Target: target,
+		Args: args, Kwargs: kwargs, Val: val, Meta: b.meta})
+}
+
+// opArgs appends target(args) whose single tensor result has metadata
+// out; args come from b.argList.
+func (b *builder) opArgs(target string, out *ir.TensorMeta, args []ir.Arg) V {
+	id := b.call(target, args, nil, tensorValue(out), "")
+	return nodeV(id, out)
+}
+
+// argList returns a fresh argument list of n elements from the arena.
+func (b *builder) argList(n int) []ir.Arg { return b.arena.alloc(n) }
+
+// refArg is b.arg(v) for a value that is a node or a constant.
+func (b *builder) refArg(v V) ir.Arg {
+	switch {
+	case v.ok:
+		return b.ref(v.id)
+	case v.c != nil:
+		return *v.c
+	}
+	return ir.Arg{Kind: ir.ArgNone}
+}
+
+// op appends target(args...) whose single tensor result has metadata out.
+// Arguments are V, int, int64, float64, bool, string, nil, []int64, []ir.Dim,
+// []bool, []V, ir.Arg, or kw{name, value} for keyword arguments.
+func (b *builder) op(target string, out *ir.TensorMeta, args ...any) V {
+	pos, kws := b.args(args)
+	id := b.call(target, pos, kws, tensorValue(out), "")
+	return nodeV(id, out)
+}
+
+// tupleOp appends target(args...) returning a tuple of tensors with the
+// given metadata, and a getitem node for each element whose want is true
+// (nil want: every element). Unwanted elements are undefined.
+func (b *builder) tupleOp(target string, outs []*ir.TensorMeta, want []bool, args ...any) []V {
+	pos, kws := b.args(args)
+	elems := make([]ir.Value, len(outs))
+	for i, m := range outs {
+		if m != nil {
+			elems[i] = *tensorValue(m)
+		} else {
+			elems[i] = ir.Value{Kind: ir.ValNone}
+		}
+	}
+	id := b.call(target, pos, kws, &ir.Value{Kind: ir.ValTuple, Elems: elems}, "")
+	res := make([]V, len(outs))
+	for i := range outs {
+		if want == nil || want[i] {
+			res[i] = b.getitem(nodeV(id, nil), i, outs[i])
+		}
+	}
+	return res
+}
+
+// getitem appends operator.getitem(tuple, i).
+func (b *builder) getitem(tuple V, i int, m *ir.TensorMeta) V {
+	args := b.argList(2)
+	args[0], args[1] = b.ref(tuple.id), ir.Arg{Kind: ir.ArgInt, I: int64(i)}
+	id := b.call("_operator.getitem", args, nil, tensorValue(m), "getitem")
+	return nodeV(id, m)
+}
+
+func (b *builder) args(args []any) ([]ir.Arg, []ir.Kwarg) {
+	nk := 0
+	for _, a := range args {
+		if _, ok := a.(kw); ok {
+			nk++
+		}
+	}
+	var pos []ir.Arg
+	if len(args) > nk {
+		pos = b.arena.alloc(len(args) - nk)
+	}
+	var kws []ir.Kwarg
+	if nk > 0 {
+		kws = make([]ir.Kwarg, 0, nk)
+	}
+	i := 0
+	for _, a := range args {
+		if k, ok := a.(kw); ok {
+			kws = append(kws, ir.Kwarg{Name: k.name, Value: b.arg(k.val)})
+			continue
+		}
+		pos[i] = b.arg(a)
+		i++
+	}
+	return pos, kws
+}
+
+func (b *builder) arg(a any) ir.Arg {
+	switch x := a.(type) {
+	case nil:
+		return ir.Arg{Kind: ir.ArgNone}
+	case V:
+		return b.refArg(x)
+	case ir.Arg:
+		return x
+	case int:
+		return ir.Arg{Kind: ir.ArgInt, I: int64(x)}
+	case int64:
+		return ir.Arg{Kind: ir.ArgInt, I: x}
+	case float64:
+		return ir.Arg{Kind: ir.ArgFloat, F: x}
+	case bool:
+		return ir.Arg{Kind: ir.ArgBool, B: x}
+	case string:
+		return ir.Arg{Kind: ir.ArgStr, S: x}
+	case []int64:
+		l := ir.Arg{Kind: ir.ArgList, Elems: b.arena.alloc(len(x))}
+		for i, v := range x {
+			l.Elems[i] = ir.Arg{Kind: ir.ArgInt, I: v}
+		}
+		return l
+	case []ir.Dim:
+		return b.dimsArg(x)
+	case ir.Dim:
+		return dimArg(x)
+	case []bool:
+		l := ir.Arg{Kind: ir.ArgList, Elems: b.arena.alloc(len(x))}
+		for i, v := range x {
+			l.Elems[i] = ir.Arg{Kind: ir.ArgBool, B: v}
+		}
+		return l
+	case []V:
+		l := ir.Arg{Kind: ir.ArgList, Elems: b.arena.alloc(len(x))}
+		for i, v := range x {
+			l.Elems[i] = b.arg(v)
+		}
+		return l
+	case dtypeArg:
+		return ir.Arg{Kind: ir.ArgDtype, S: string(x)}
+	}
+	panic("jointgraph: unsupported builder argument " + reflect.TypeOf(a).String())
+}
+
+// dtypeArg is a ScalarType argument.
+type dtypeArg string
+
+func dimArg(d ir.Dim) ir.Arg {
+	if d.Expr != "" {
+		return ir.Arg{Kind: ir.ArgSym, Sym: &ir.SymExpr{Kind: ir.SymInt, Expr: d.Expr}}
+	}
+	return ir.Arg{Kind: ir.ArgInt, I: d.Val}
+}
+
+func (b *builder) dimsArg(ds []ir.Dim) ir.Arg {
+	l := ir.Arg{Kind: ir.ArgList, Elems: b.arena.alloc(len(ds))}
+	for i, d := range ds {
+		l.Elems[i] = dimArg(d)
+	}
+	return l
+}
+
+func dimsArg(ds []ir.Dim) ir.Arg {
+	l := ir.Arg{Kind: ir.ArgList, Elems: make([]ir.Arg, len(ds))}
+	for i, d := range ds {
+		l.Elems[i] = dimArg(d)
+	}
+	return l
+}
+
+// output appends the output node returning a tuple of vals.
+func (b *builder) output(vals []V) {
+	t := ir.Arg{Kind: ir.ArgTuple, Elems: make([]ir.Arg, len(vals))}
+	for i, v := range vals {
+		t.Elems[i] = b.arg(v)
+	}
+	b.append(ir.Node{Name: b.names.fresh("output"), Op: ir.OpOutput, Target: "output", Args: []ir.Arg{t}})
+}

@@ -1,0 +1,58 @@
+package jointgraph
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/hopctl/hopctl/pkg/ir"
+)
+
+// FuzzJoint: no graph that decodes and verifies makes Build or Split
+// panic or hang.
+func FuzzJoint(f *testing.F) {
+	for _, pat := range []string{"../../testdata/models/*.pb", "../../testdata/hops/*.pbtxt"} {
+		paths, _ := filepath.Glob(pat)
+		for _, p := range paths {
+			if data, err := os.ReadFile(p); err == nil && len(data) < 64<<10 {
+				f.Add(data, filepath.Ext(p) == ".pbtxt", uint8(0))
+			}
+		}
+	}
+	f.Fuzz(func(t *testing.T, data []byte, text bool, mode uint8) {
+		enc := ir.Binary
+		if text {
+			enc = ir.Text
+		}
+		m, err := ir.Decode(data, enc, "fuzz")
+		if err != nil || ir.Verify(m, "fuzz") != nil {
+			return
+		}
+		g := m.Root()
+		for _, id := range g.Placeholders() {
+			if tm := valueTensor(g.Nodes[id].Val); tm != nil && mode&1 != 0 {
+				c := *tm
+				c.RequiresGrad = true
+				g.Nodes[id].Val = tensorValue(&c)
+			}
+		}
+		j, err := Build(m, Options{MaskMode: MaskMode(mode>>1) % 2, Convention: Convention(mode>>2) % 3})
+		if err != nil {
+			return
+		}
+		if err := ir.Verify(j.Module, "joint"); err != nil {
+			t.Fatalf("joint does not verify: %v", err)
+		}
+		if j.Convention == ConventionNone {
+			p, err := Split(j, PartitionMode(mode>>4)%2)
+			if err != nil {
+				return
+			}
+			for _, pm := range []*ir.Module{p.Forward, p.Backward} {
+				if err := ir.Verify(pm, "part"); err != nil {
+					t.Fatalf("partition does not verify: %v", err)
+				}
+			}
+		}
+	})
+}

@@ -1,0 +1,624 @@
+package jointgraph
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/hopctl/hopctl/pkg/ir"
+)
+
+// Higher-order operators in the forward graph are differentiated the way
+// PyTorch builds their backward (shared/reference/hops.md §5–6): the
+// backward of each subgraph is the subgraph's own joint in create_bw_fn's
+// convention (primals, then tangents → one gradient per primal, zeros for
+// none, aliasing outputs cloned), and the backward of the HOP call is
+// another call of the same HOP over those backward subgraphs:
+//
+//   - cond(pred, t, f, ops) → cond(pred, t_bw, f_bw, [*ops, *grads]);
+//   - map_impl(body, xs, args) → map_impl(body_bw, [*xs, *grads], args),
+//     the body_bw placeholders reordered to (*xs, *grads, *args), and the
+//     args' gradients, stacked along the mapped dim, summed over it;
+//   - scan(combine, init, xs, add) → a forward scan whose combine also
+//     emits each step's incoming carry, and a backward scan over the
+//     flipped (grad_ys, carries, xs) whose carry accumulates the
+//     additional inputs' gradients next to the carry's gradient (the
+//     checkpointing ScanAutogradOp).
+
+// hopRule is the derivative rule of one higher-order operator.
+type hopRule struct {
+	op string
+	// operands returns the arguments gradients can flow to.
+	operands func(n *ir.Node) []ir.Arg
+	backward func(j *jointBuilder, id ir.NodeID, grads []V) error
+}
+
+// hopRules is the HOP rule table.
+func hopRules() []hopRule {
+	return []hopRule{
+		{op: "higher_order.cond", operands: func(n *ir.Node) []ir.Arg { return argElems(n, 3) }, backward: condBackward},
+		{op: "higher_order.map_impl", operands: func(n *ir.Node) []ir.Arg {
+			return slices.Concat(argElems(n, 1), argElems(n, 2))
+		}, backward: mapBackward},
+		{op: "higher_order.scan", operands: func(n *ir.Node) []ir.Arg {
+			return slices.Concat(argElems(n, 1), argElems(n, 2), argElems(n, 3))
+		}, backward: scanBackward},
+	}
+}
+
+func lookupHOPRule(target string) (*hopRule, bool) {
+	if !strings.HasPrefix(target, "higher_order.") {
+		return nil, false
+	}
+	for _, r := range hopRules() {
+		if r.op == target {
+			return &r, true
+		}
+	}
+	return nil, false
+}
+
+func argElems(n *ir.Node, i int) []ir.Arg {
+	if i >= len(n.Args) {
+		return nil
+	}
+	return n.Args[i].Elems
+}
+
+// subModule returns the module rooted at graph qual of m: that graph as
+// root, the graphs nested under it renamed relative to it.
+func subModule(m *ir.Module, qual string) (*ir.Module, bool) {
+	g := m.Graph(qual)
+	if g == nil {
+		return nil, false
+	}
+	root := *g
+	root.Name = ""
+	root.Nodes = slices.Clone(g.Nodes)
+	out := &ir.Module{Graphs: []*ir.Graph{&root}, Schemas: m.Schemas, TorchVersion: m.TorchVersion}
+	prefix := qual + "."
+	for _, h := range m.Graphs {
+		if rest, ok := strings.CutPrefix(h.Name, prefix); ok {
+			c := *h
+			c.Name = rest
+			out.Graphs = append(out.Graphs, &c)
+		}
+	}
+	for _, a := range m.Attributes {
+		if rest, ok := strings.CutPrefix(a.Name, prefix); ok {
+			a.Name = rest
+			out.Attributes = append(out.Attributes, a)
+		}
+	}
+	return out, true
+}
+
+// graphTarget returns the qualified name of the subgraph a get_attr
+// argument names.
+func (j *jointBuilder) graphTarget(a ir.Arg) (string, bool) {
+	if a.Kind != ir.ArgNode || a.Ref < 0 {
+		return "", false
+	}
+	n := &j.b.g.Nodes[a.Ref]
+	if n.Op != ir.OpGetAttr {
+		return "", false
+	}
+	return n.Target, j.src.Graph(n.Target) != nil
+}
+
+// subJoint builds the create_bw_fn joint of subgraph qual whose inputs
+// require grad as rg says.
+func (j *jointBuilder) subJoint(id ir.NodeID, qual string, rg []bool) (*Joint, error) {
+	sub, ok := subModule(j.src, qual)
+	if !ok {
+		return nil, nodeError(j.file, j.b.g, id, fmt.Sprintf("no subgraph %q", qual))
+	}
+	root := sub.Graphs[0]
+	ph := root.Placeholders()
+	if len(ph) != len(rg) {
+		return nil, nodeError(j.file, j.b.g, id, fmt.Sprintf("subgraph %s has %d inputs, the call passes %d", qual, len(ph), len(rg)))
+	}
+	for k, p := range ph {
+		n := &root.Nodes[p]
+		if t := valueTensor(n.Val); t != nil {
+			tc := *t
+			tc.RequiresGrad = rg[k]
+			n.Val = tensorValue(&tc)
+		}
+	}
+	bw, err := Build(sub, Options{File: j.file, Convention: ConventionCreateBwFn})
+	if err != nil {
+		var e *Error
+		if errors.As(err, &e) {
+			e.Loc.Graph = strings.TrimSuffix(qual+"."+e.Loc.Graph, ".")
+		}
+		return nil, err
+	}
+	return bw, nil
+}
+
+// install adds a backward subgraph module under a fresh name made from
+// the pattern (one %d) and returns the name.
+func (j *jointBuilder) install(m *ir.Module, pattern string) string {
+	name := j.freshGraphName(pattern)
+	j.addGraphs(m, name)
+	return name
+}
+
+func (j *jointBuilder) freshGraphName(patterns ...string) string {
+	for i := 0; ; i++ {
+		free := true
+		for _, p := range patterns {
+			if j.graphTaken(fmt.Sprintf(p, i)) {
+				free = false
+			}
+		}
+		if free {
+			return fmt.Sprint(i)
+		}
+	}
+}
+
+func (j *jointBuilder) graphTaken(name string) bool {
+	if j.src.Graph(name) != nil {
+		return true
+	}
+	for _, g := range j.extra {
+		if g.Name == name {
+			return true
+		}
+	}
+	return false
+}
+
+func (j *jointBuilder) addGraphs(m *ir.Module, name string) {
+	for _, g := range m.Graphs {
+		c := *g
+		if c.Name == "" {
+			c.Name = name
+		} else {
+			c.Name = name + "." + c.Name
+		}
+		j.extra = append(j.extra, &c)
+	}
+	j.extraSchemas = append(j.extraSchemas, m.Schemas...)
+}
+
+// getAttr appends a get_attr node reading subgraph name.
+func (j *jointBuilder) getAttr(name string) V {
+	id := j.b.append(ir.Node{Name: j.b.names.fresh(name), Op: ir.OpGetAttr, Target: name,
+		Val: &ir.Value{Kind: ir.ValOpaque, S: "GraphModule"}, Meta: j.b.meta})
+	return nodeV(id, nil)
+}
+
+// operandRG returns, per operand, whether it is a node that requires grad.
+func (j *jointBuilder) operandRG(ops []ir.Arg) []bool {
+	out := make([]bool, len(ops))
+	for i, a := range ops {
+		out[i] = a.Kind == ir.ArgNode && a.Ref >= 0 && j.jrg[a.Ref]
+	}
+	return out
+}
+
+// gradsOrZeros returns the HOP outputs' gradients, zeros for undefined
+// ones (the backward subgraphs take a tangent for every output).
+func (j *jointBuilder) gradsOrZeros(id ir.NodeID, grads []V) []V {
+	its := j.itemsOf(id)
+	out := make([]V, len(grads))
+	for k, g := range grads {
+		if g.Defined() {
+			out[k] = g
+		} else if k < len(its) && its[k] != ir.NoNode {
+			out[k] = j.b.zerosLike(j.val(its[k]))
+		}
+	}
+	return out
+}
+
+// accumulateOperands adds the HOP backward's outputs to the operands'
+// gradients; res[k] is operand k's gradient (undefined for none).
+func (j *jointBuilder) accumulateOperands(ops []ir.Arg, res []V) {
+	for k, a := range ops {
+		if k < len(res) && res[k].Defined() && a.Kind == ir.ArgNode && a.Ref >= 0 && j.jrg[a.Ref] {
+			j.accumulate(a.Ref, j.finish(res[k], j.val(a.Ref)))
+		}
+	}
+}
+
+// hopCall emits a HOP call returning tensors with the given metadata (nil:
+// not a tensor) and a getitem per tensor element.
+func (j *jointBuilder) hopCall(target string, args []any, outs []*ir.TensorMeta) []V {
+	return j.b.tupleOp(target, outs, nonNil(outs), args...)
+}
+
+func nonNil(ms []*ir.TensorMeta) []bool {
+	out := make([]bool, len(ms))
+	for i, m := range ms {
+		out[i] = m != nil
+	}
+	return out
+}
+
+func condBackward(j *jointBuilder, id ir.NodeID, grads []V) error {
+	n := &j.b.g.Nodes[id]
+	if len(n.Args) != 4 {
+		return nodeError(j.file, j.b.g, id, "cond takes (pred, true_fn, false_fn, operands)")
+	}
+	tq, ok1 := j.graphTarget(n.Args[1])
+	fq, ok2 := j.graphTarget(n.Args[2])
+	if !ok1 || !ok2 {
+		return nodeError(j.file, j.b.g, id, "cond branches are not subgraphs of this file")
+	}
+	ops := n.Args[3].Elems
+	rg := j.operandRG(ops)
+	tbw, err := j.subJoint(id, tq, rg)
+	if err != nil {
+		return err
+	}
+	fbw, err := j.subJoint(id, fq, rg)
+	if err != nil {
+		return err
+	}
+	i := j.freshGraphName("true_graph_%d", "false_graph_%d")
+	tname, fname := "true_graph_"+i, "false_graph_"+i
+	j.addGraphs(tbw.Module, tname)
+	j.addGraphs(fbw.Module, fname)
+	tv, fv := j.getAttr(tname), j.getAttr(fname)
+	list := []V{}
+	outs := make([]*ir.TensorMeta, len(ops))
+	for k, a := range ops {
+		v := j.b.remapArgV(a)
+		list = append(list, v)
+		if v.meta != nil {
+			outs[k] = like(v.meta)
+		}
+	}
+	list = append(list, j.gradsOrZeros(id, grads)...)
+	res := j.hopCall("higher_order.cond", []any{n.Args[0], tv, fv, list}, outs)
+	j.accumulateOperands(ops, res)
+	return nil
+}
+
+func mapBackward(j *jointBuilder, id ir.NodeID, grads []V) error {
+	n := &j.b.g.Nodes[id]
+	if len(n.Args) != 3 {
+		return nodeError(j.file, j.b.g, id, "map_impl takes (body, xs, pos_args)")
+	}
+	bq, ok := j.graphTarget(n.Args[0])
+	if !ok {
+		return nodeError(j.file, j.b.g, id, "map_impl body is not a subgraph of this file")
+	}
+	xs, pos := n.Args[1].Elems, n.Args[2].Elems
+	ops := slices.Concat(xs, pos)
+	bw, err := j.subJoint(id, bq, j.operandRG(ops))
+	if err != nil {
+		return err
+	}
+	// create_bw_fn's (*xs, *pos_args, *grads) becomes (*xs, *grads, *pos_args).
+	g := bw.Module.Root()
+	ph := g.Placeholders()
+	nx, np := len(xs), len(pos)
+	order := slices.Concat(ph[:nx], ph[nx+np:], ph[nx:nx+np])
+	permutePlaceholders(g, order)
+	name := "body_graph_" + j.freshGraphName("body_graph_%d")
+	j.addGraphs(bw.Module, name)
+	bv := j.getAttr(name)
+	var mapped []V
+	var length ir.Dim
+	outs := make([]*ir.TensorMeta, len(ops))
+	for k, a := range xs {
+		v := j.b.remapArgV(a)
+		mapped = append(mapped, v)
+		if v.meta != nil {
+			outs[k] = like(v.meta)
+			length = v.Shape()[0]
+		}
+	}
+	mapped = append(mapped, j.gradsOrZeros(id, grads)...)
+	var rest []V
+	for k, a := range pos {
+		v := j.b.remapArgV(a)
+		rest = append(rest, v)
+		if v.meta != nil {
+			outs[nx+k] = withShape(v.meta, slices.Concat([]ir.Dim{length}, v.Shape()))
+		}
+	}
+	res := j.hopCall("higher_order.map_impl", []any{bv, mapped, rest}, outs)
+	for k := nx; k < len(res); k++ {
+		if res[k].Defined() {
+			res[k] = j.b.sum(res[k], []int64{0}, false)
+		}
+	}
+	j.accumulateOperands(ops, res)
+	return nil
+}
+
+// remapArgV returns a node argument of the graph under construction as a
+// value.
+func (b *builder) remapArgV(a ir.Arg) V {
+	if a.Kind == ir.ArgNode && a.Ref >= 0 {
+		return nodeV(a.Ref, valueTensor(b.g.Nodes[a.Ref].Val))
+	}
+	return constV(a)
+}
+
+// permutePlaceholders reorders g's leading placeholders to order.
+func permutePlaceholders(g *ir.Graph, order []ir.NodeID) {
+	newID := make([]ir.NodeID, len(g.Nodes))
+	nodes := make([]ir.Node, 0, len(g.Nodes))
+	for _, id := range order {
+		newID[id] = ir.NodeID(len(nodes))
+		nodes = append(nodes, g.Nodes[id])
+	}
+	in := map[ir.NodeID]bool{}
+	for _, id := range order {
+		in[id] = true
+	}
+	for i := range g.Nodes {
+		if !in[ir.NodeID(i)] {
+			newID[i] = ir.NodeID(len(nodes))
+			nodes = append(nodes, g.Nodes[i])
+		}
+	}
+	for i := range nodes {
+		nodes[i].WalkRefs(func(a *ir.Arg) {
+			if a.Ref >= 0 {
+				a.Ref = newID[a.Ref]
+			}
+		})
+	}
+	g.Nodes = nodes
+	g.Reindex()
+}
+
+// augmentScan copies the forward scan node n (a functional-graph node)
+// into the joint graph with a combine_fn that also returns each step's
+// incoming carry, so the scan's outputs are (*final_carry, *ys,
+// *carries), carries[t] being the carry step t started from. It returns
+// the scan node; the getitems of the carries are recorded for the
+// backward.
+func (j *jointBuilder) augmentScan(n *ir.Node) (ir.NodeID, error) {
+	if len(n.Args) != 4 || n.Args[0].Kind != ir.ArgNode {
+		return 0, fmt.Errorf("scan takes (combine_fn, init, xs, additional_inputs)")
+	}
+	fg := j.f.b.g
+	cq := fg.Nodes[n.Args[0].Ref].Target
+	comb := j.src.Graph(cq)
+	if comb == nil {
+		return 0, fmt.Errorf("scan combine_fn %q is not a subgraph of this file", cq)
+	}
+	nc := len(n.Args[1].Elems)
+	aug, err := augmentCombine(comb, nc)
+	if err != nil {
+		return 0, err
+	}
+	name := "scan_combine_graph_" + j.freshGraphName("scan_combine_graph_%d")
+	aug.Name = name
+	j.extra = append(j.extra, aug)
+	av := j.getAttr(name)
+	c := *n
+	c.Args = slices.Clone(n.Args)
+	c.Args[0] = j.b.ref(av.id)
+	for k := 1; k < len(c.Args); k++ {
+		c.Args[k] = j.remap(c.Args[k])
+	}
+	var carries []*ir.TensorMeta
+	for _, a := range n.Args[1].Elems {
+		carries = append(carries, valueTensor(fg.Nodes[a.Ref].Val))
+	}
+	length := ir.Dim{Val: 1}
+	if xs := n.Args[2].Elems; len(xs) > 0 {
+		if t := valueTensor(fg.Nodes[xs[0].Ref].Val); t != nil && len(t.Shape) > 0 {
+			length = t.Shape[0]
+		}
+	}
+	if n.Val != nil {
+		v := *n.Val
+		v.Elems = slices.Clone(v.Elems)
+		for _, m := range carries {
+			v.Elems = append(v.Elems, *tensorValue(withShape(m, slices.Concat([]ir.Dim{length}, m.Shape))))
+		}
+		c.Val = &v
+	}
+	c.Name = n.Name
+	id := j.b.append(c)
+	base := 0
+	if n.Val != nil {
+		base = len(n.Val.Elems)
+	}
+	var its []ir.NodeID
+	for k, m := range carries {
+		its = append(its, j.b.getitem(nodeV(id, nil), base+k, withShape(m, slices.Concat([]ir.Dim{length}, m.Shape))).id)
+	}
+	j.scanCarries[id] = scanCheckpoint{combine: cq, carries: its}
+	return id, nil
+}
+
+// augmentCombine returns a copy of a scan combine graph that also returns
+// a clone of each of its nc carry inputs.
+func augmentCombine(g *ir.Graph, nc int) (*ir.Graph, error) {
+	out := &ir.Graph{Name: g.Name, Nodes: slices.Clone(g.Nodes)}
+	on := out.OutputNode()
+	ph := out.Placeholders()
+	if on < 0 || len(ph) < nc || len(out.Nodes[on].Args) != 1 {
+		return nil, fmt.Errorf("scan combine_fn %s does not have %d carry inputs and one output", g.Name, nc)
+	}
+	b := &builder{g: out, names: newNames()}
+	for i := range out.Nodes {
+		b.names.reserve(out.Nodes[i].Name)
+	}
+	outNode := out.Nodes[on]
+	out.Nodes = out.Nodes[:on]
+	res := cloneArg(outNode.Args[0])
+	for _, p := range ph[:nc] {
+		m := valueTensor(out.Nodes[p].Val)
+		c := b.clone(nodeV(p, m))
+		res.Elems = append(res.Elems, b.ref(c.id))
+	}
+	outNode.Args = []ir.Arg{res}
+	outNode.Val = nil
+	out.Nodes = append(out.Nodes, outNode)
+	out.Reindex()
+	return out, nil
+}
+
+func scanBackward(j *jointBuilder, id ir.NodeID, grads []V) error {
+	n := &j.b.g.Nodes[id]
+	ck, ok := j.scanCarries[id]
+	if !ok {
+		return nodeError(j.file, j.b.g, id, "scan was not checkpointed in the forward")
+	}
+	cq, carryItems := ck.combine, ck.carries
+	init, xs, add := n.Args[1].Elems, n.Args[2].Elems, n.Args[3].Elems
+	nc, nx, na := len(init), len(xs), len(add)
+	ny := len(grads) - nc
+	ops := slices.Concat(init, xs, add)
+	for _, a := range ops {
+		if a.Kind != ir.ArgNode || j.b.remapArgV(a).meta == nil {
+			return nodeError(j.file, j.b.g, id, "scan backward supports tensor operands only")
+		}
+	}
+	bwc, err := j.subJoint(id, cq, j.operandRG(ops))
+	if err != nil {
+		return err
+	}
+	w, err := scanBackwardCombine(bwc.Module.Root(), nc, nx, na, ny)
+	if err != nil {
+		return nodeError(j.file, j.b.g, id, err.Error())
+	}
+	wm := &ir.Module{Graphs: append([]*ir.Graph{w}, bwc.Module.Graphs[1:]...), Schemas: bwc.Module.Schemas}
+	name := "scan_combine_graph_" + j.freshGraphName("scan_combine_graph_%d")
+	j.addGraphs(wm, name)
+	wv := j.getAttr(name)
+
+	b := j.b
+	flip := func(v V) V { return b.op("aten.flip.default", like(v.meta), v, []int64{0}) }
+	g := j.gradsOrZeros(id, grads)
+	var bwInit, bwXs, bwAdd []V
+	outs := make([]*ir.TensorMeta, 0, na+nc+nx)
+	for _, a := range add {
+		v := b.remapArgV(a)
+		bwInit = append(bwInit, b.zerosLike(v))
+		bwAdd = append(bwAdd, v)
+		outs = append(outs, like(v.meta))
+	}
+	for k := range nc {
+		bwInit = append(bwInit, g[k])
+		outs = append(outs, like(b.remapArgV(init[k]).meta))
+	}
+	for k := range ny {
+		bwXs = append(bwXs, flip(g[nc+k]))
+	}
+	for _, c := range carryItems {
+		bwXs = append(bwXs, flip(j.val(c)))
+	}
+	for _, a := range xs {
+		v := b.remapArgV(a)
+		bwXs = append(bwXs, flip(v))
+		outs = append(outs, like(v.meta))
+	}
+	res := j.hopCall("higher_order.scan", []any{wv, bwInit, bwXs, bwAdd}, outs)
+	gradOf := make([]V, len(ops))
+	for k := range nc {
+		gradOf[k] = res[na+k]
+	}
+	for k := range nx {
+		gradOf[nc+k] = flip(res[na+nc+k])
+	}
+	for k := range na {
+		gradOf[nc+nx+k] = res[k]
+	}
+	j.accumulateOperands(ops, gradOf)
+	return nil
+}
+
+// scanCheckpoint is what the forward scan keeps for its backward: the
+// original combine_fn and the getitems of the per-step carries.
+type scanCheckpoint struct {
+	combine string
+	carries []ir.NodeID
+}
+
+// scanBackwardCombine wraps the create_bw_fn joint bw of a combine_fn —
+// (*carry, *xs_t, *add, *g_next_carry, *g_ys_t) → (*g_carry, *g_xs_t,
+// *g_add) — into the backward scan's combine_fn:
+// (*g_add_acc, *g_carry, *g_ys_t, *carry_t, *xs_t, *add) →
+// (*g_add_acc + g_add, *g_carry_prev, *g_xs_t).
+func scanBackwardCombine(bw *ir.Graph, nc, nx, na, ny int) (*ir.Graph, error) {
+	ph := bw.Placeholders()
+	if len(ph) != nc+nx+na+nc+ny {
+		return nil, fmt.Errorf("scan combine_fn backward has %d inputs, want %d", len(ph), nc+nx+na+nc+ny)
+	}
+	b := newBuilder("")
+	for i := range bw.Nodes {
+		if bw.Nodes[i].Op != ir.OpPlaceholder {
+			b.names.reserve(bw.Nodes[i].Name)
+		}
+	}
+	m := make([]ir.NodeID, len(bw.Nodes))
+	val := func(id ir.NodeID) *ir.Value { return bw.Nodes[id].Val }
+	primal := func(k int) ir.NodeID { return ph[k] }
+	tangent := func(k int) ir.NodeID { return ph[nc+nx+na+k] }
+	var acc []V
+	for k := range na {
+		acc = append(acc, b.placeholder("g_add_acc", val(primal(nc+nx+k)), nil))
+	}
+	place := func(id ir.NodeID, name string) { m[id] = b.placeholder(name, val(id), nil).id }
+	for k := range nc {
+		place(tangent(k), "g_carry")
+	}
+	for k := range ny {
+		place(tangent(nc+k), "g_y")
+	}
+	for k := range nc {
+		place(primal(k), "carry")
+	}
+	for k := range nx {
+		place(primal(nc+k), "x")
+	}
+	for k := range na {
+		place(primal(nc+nx+k), "add")
+	}
+	var outs []ir.Arg
+	for i := range bw.Nodes {
+		n := bw.Nodes[i]
+		switch n.Op {
+		case ir.OpPlaceholder:
+			continue
+		case ir.OpOutput:
+			outs = n.Args[0].Elems
+			continue
+		}
+		n.Args = slices.Clone(n.Args)
+		for k := range n.Args {
+			n.Args[k] = cloneArg(n.Args[k])
+			n.Args[k].WalkRefs(func(a *ir.Arg) { a.Ref, a.S = m[a.Ref], b.g.Nodes[m[a.Ref]].Name })
+		}
+		n.Kwargs = slices.Clone(n.Kwargs)
+		for k := range n.Kwargs {
+			n.Kwargs[k].Value = cloneArg(n.Kwargs[k].Value)
+			n.Kwargs[k].Value.WalkRefs(func(a *ir.Arg) { a.Ref, a.S = m[a.Ref], b.g.Nodes[m[a.Ref]].Name })
+		}
+		m[i] = b.append(n)
+	}
+	if len(outs) != nc+nx+na {
+		return nil, fmt.Errorf("scan combine_fn backward returns %d values, want %d", len(outs), nc+nx+na)
+	}
+	res := make([]V, 0, na+nc+nx)
+	for k := range na {
+		g := b.remapArgV(remapRef(outs[nc+nx+k], m, b.g))
+		res = append(res, b.add(acc[k], g))
+	}
+	for k := range nc + nx {
+		res = append(res, b.remapArgV(remapRef(outs[k], m, b.g)))
+	}
+	b.output(res)
+	return b.g, nil
+}
+
+func remapRef(a ir.Arg, m []ir.NodeID, g *ir.Graph) ir.Arg {
+	a = cloneArg(a)
+	a.WalkRefs(func(x *ir.Arg) { x.Ref, x.S = m[x.Ref], g.Nodes[m[x.Ref]].Name })
+	return a
+}

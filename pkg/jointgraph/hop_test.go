@@ -1,0 +1,98 @@
+package jointgraph
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/hopctl/hopctl/pkg/ir"
+)
+
+// loadHOP loads a hand-written HOP graph with every floating input marked
+// requires_grad (the files carry no requires_grad).
+func loadHOP(t *testing.T, name string) *ir.Module {
+	t.Helper()
+	m, err := ir.Load(filepath.Join("../../testdata/hops", name+".pbtxt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := m.Root()
+	for _, id := range g.Placeholders() {
+		if tm := valueTensor(g.Nodes[id].Val); tm != nil && isDifferentiableDtype(tm.Dtype) {
+			c := *tm
+			c.RequiresGrad = true
+			g.Nodes[id].Val = tensorValue(&c)
+		}
+	}
+	return m
+}
+
+func dump(t *testing.T, m *ir.Module) string {
+	var b bytes.Buffer
+	if err := ir.PrintReadable(&b, m); err != nil {
+		t.Fatal(err)
+	}
+	if os.Getenv("HOPCTL_DUMP") != "" {
+		t.Log("\n" + b.String())
+	}
+	return b.String()
+}
+
+func TestHOPCond(t *testing.T) {
+	j := build(t, loadHOP(t, "cond"), Options{})
+	g := j.Module.Root()
+	var names []string
+	for _, h := range j.Module.Graphs[1:] {
+		names = append(names, h.Name)
+	}
+	if !slices.Equal(names, []string{"false_graph_0", "false_graph_1", "true_graph_0", "true_graph_1"}) {
+		t.Errorf("subgraphs %v", names)
+	}
+	var conds []string
+	for i := range g.Nodes {
+		if g.Nodes[i].Target == "higher_order.cond" {
+			conds = append(conds, ir.FormatNode(g, ir.NodeID(i)))
+		}
+	}
+	if len(conds) != 2 || !strings.Contains(conds[1], "[%primals_1, %primals_2, %tangents_1]") {
+		t.Errorf("cond calls:\n%s", strings.Join(conds, "\n"))
+	}
+	tb := j.Module.Graph("true_graph_1")
+	if got := placeholderNames(tb); !slices.Equal(got, []string{"primals_1", "primals_2", "tangents_1"}) {
+		t.Errorf("true_graph_1 placeholders %v (create_bw_fn: primals then tangents)", got)
+	}
+	if n := len(outputElems(tb)); n != 2 {
+		t.Errorf("true_graph_1 returns %d values, want one gradient per operand", n)
+	}
+	dump(t, j.Module)
+}
+
+func TestHOPMap(t *testing.T) {
+	j := build(t, loadHOP(t, "map"), Options{})
+	bw := j.Module.Graph("body_graph_1")
+	if bw == nil {
+		t.Fatal("no body_graph_1")
+	}
+	if got := placeholderNames(bw); !slices.Equal(got, []string{"primals_1", "tangents_1", "primals_2"}) {
+		t.Errorf("body_graph_1 placeholders %v, want (*xs, *grads, *pos_args)", got)
+	}
+	dump(t, j.Module)
+}
+
+func TestHOPScan(t *testing.T) {
+	j := build(t, loadHOP(t, "scan"), Options{})
+	dump(t, j.Module)
+	g := j.Module.Root()
+	var scans []string
+	for i := range g.Nodes {
+		if g.Nodes[i].Target == "higher_order.scan" {
+			scans = append(scans, ir.FormatNode(g, ir.NodeID(i)))
+		}
+	}
+	if len(scans) != 2 {
+		t.Fatalf("scan calls:\n%s", strings.Join(scans, "\n"))
+	}
+}

@@ -1,0 +1,819 @@
+package jointgraph
+
+import (
+	"time"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/hopctl/hopctl/pkg/ir"
+	"github.com/hopctl/hopctl/pkg/opschema"
+)
+
+// MaskMode says how output masks are chosen.
+type MaskMode int
+
+// The mask modes.
+const (
+	// MasksAuto: an output gets a tangent iff it is a tensor that requires
+	// grad (prepare_fw_with_masks).
+	MasksAuto MaskMode = iota
+	// MasksAll: if any input requires grad, every floating-point tensor
+	// output gets a tangent (prepare_fw_with_masks_all_requires_grad).
+	MasksAll
+	// MasksExplicit: Options.Masks, one per flat output.
+	MasksExplicit
+)
+
+// Convention selects the calling convention of the joint graph.
+type Convention int
+
+// The conventions.
+const (
+	// ConventionNone is AOTAutograd's joint: (*primals, *tangents) →
+	// (*forward outputs, *gradients); tangents only for masked outputs.
+	ConventionNone Convention = iota
+	// ConventionCreateFwBwGraph is the older HOP helper create_fw_bw_graph:
+	// (*tangents, *primals) → gradients, a tangent for every output, zeros
+	// for missing tensor gradients, outputs aliasing inputs cloned.
+	ConventionCreateFwBwGraph
+	// ConventionCreateBwFn is the newer HOP helper create_bw_fn:
+	// (*primals, *tangents) → gradients, a tangent for every output, masks
+	// as MasksAll, zeros for missing tensor gradients, aliasing outputs
+	// cloned.
+	ConventionCreateBwFn
+)
+
+// ParseConvention parses "none", "create_fw_bw_graph" or "create_bw_fn".
+func ParseConvention(s string) (Convention, error) {
+	switch s {
+	case "", "none":
+		return ConventionNone, nil
+	case "create_fw_bw_graph":
+		return ConventionCreateFwBwGraph, nil
+	case "create_bw_fn":
+		return ConventionCreateBwFn, nil
+	}
+	return 0, fmt.Errorf("unknown HOP convention %q (want none, create_fw_bw_graph or create_bw_fn)", s)
+}
+
+func (c Convention) String() string {
+	return [...]string{"none", "create_fw_bw_graph", "create_bw_fn"}[c]
+}
+
+// ParseMasks parses a --masks value: "" or "auto", "all", or a list of
+// 0/1 (also true/false) separated by commas.
+func ParseMasks(s string) (MaskMode, []bool, error) {
+	switch s {
+	case "", "auto":
+		return MasksAuto, nil, nil
+	case "all":
+		return MasksAll, nil, nil
+	}
+	var out []bool
+	for _, p := range strings.Split(s, ",") {
+		switch strings.TrimSpace(p) {
+		case "1", "true", "True":
+			out = append(out, true)
+		case "0", "false", "False":
+			out = append(out, false)
+		default:
+			return 0, nil, fmt.Errorf("invalid mask %q in %q (want auto, all, or 0/1 per output, e.g. 1,0,1)", p, s)
+		}
+	}
+	return MasksExplicit, out, nil
+}
+
+// FormatMasks renders masks as "1,0,1".
+func FormatMasks(m []bool) string {
+	parts := make([]string, len(m))
+	for i, b := range m {
+		parts[i] = "0"
+		if b {
+			parts[i] = "1"
+		}
+	}
+	return strings.Join(parts, ",")
+}
+
+// Options configure Build.
+type Options struct {
+	// File names the input in error messages.
+	File       string
+	MaskMode   MaskMode
+	Masks      []bool // for MasksExplicit
+	Convention Convention
+	// UnmaskNoneGradients returns zeros instead of None for tensor inputs
+	// that get no gradient (PyTorch's unmask_none_gradients). The HOP
+	// conventions imply it.
+	UnmaskNoneGradients bool
+}
+
+// MaskError is an explicit mask list that does not fit the graph (a usage
+// error, not an input error).
+type MaskError struct{ Msg string }
+
+func (e *MaskError) Error() string { return e.Msg }
+
+// Annotation keys hopctl joint writes into the output module.
+const (
+	AnnotationMasks         = "hopctl.joint.masks"
+	AnnotationConvention    = "hopctl.joint.convention"
+	AnnotationNumFwdOutputs = "hopctl.joint.num_fwd_outputs"
+	AnnotationMutatedInputs = "hopctl.joint.mutated_inputs"
+	AnnotationRole          = "hopctl.joint.role"
+)
+
+// Joint is a joint forward+backward graph.
+type Joint struct {
+	Module *ir.Module
+	// Masks has one entry per flat forward output: whether it got a tangent
+	// (for the HOP conventions: whether its tangent is used).
+	Masks []bool
+	// NumPrimals, NumTangents count the placeholders; NumFwdOutputs counts
+	// the forward outputs at the head of the output tuple (0 for the HOP
+	// conventions).
+	NumPrimals, NumTangents, NumFwdOutputs int
+	// MutatedInputs are the primals written back with copy_ at the end;
+	// InPlaceInputs those updated in place by an op whose schema does not
+	// say so (native_batch_norm's running stats in training mode).
+	MutatedInputs, InPlaceInputs []int
+	// RequiresGrad says which primals require grad.
+	RequiresGrad []bool
+	// Convention is the calling convention.
+	Convention Convention
+	// Effects names the nodes with side effects (copy_ write-backs, ops
+	// that update their inputs in place): never dead, never recomputed.
+	Effects []string
+}
+
+// Build returns the joint graph of m's root graph.
+func Build(m *ir.Module, opts Options) (j *Joint, err error) {
+	if len(m.Graphs) == 0 {
+		return nil, &Error{Loc: ir.Location{File: opts.File}, Msg: "module has no root graph"}
+	}
+	// A malformed graph (arguments that do not fit the op, shapes that do
+	// not fit the arguments) must not crash hopctl: a failure inside a pass
+	// becomes an input error at the node being processed.
+	var at *ir.Node
+	defer func() {
+		if r := recover(); r != nil {
+			loc := ir.InGraph(opts.File, "")
+			e := &Error{Loc: loc, Msg: fmt.Sprintf("cannot build the joint graph: %v", r)}
+			if at != nil {
+				e.Loc.Node, e.Op = at.Name, at.Target
+			}
+			j, err = nil, e
+		}
+	}()
+	return buildJoint(m, opts, &at)
+}
+
+func buildJoint(m *ir.Module, opts Options, at **ir.Node) (*Joint, error) {
+	zzT0 := time.Now()
+	f, err := functionalize(m, opts.File, at)
+	if err != nil {
+		return nil, err
+	}
+	zzT[0] += time.Since(zzT0)
+	zzT0 = time.Now()
+	fg := f.b.g
+	rg, err := requiresGrad(fg, f.ops, f.effect, opts.File)
+	zzT[1] += time.Since(zzT0)
+	if err != nil {
+		return nil, err
+	}
+	j := &jointBuilder{f: f, rg: rg, opts: opts, file: opts.File, src: m, at: at}
+	return j.build(m)
+}
+
+type jointBuilder struct {
+	src *ir.Module
+	f   *functional
+	// extra are the backward subgraphs built for HOPs, by qualified name,
+	// and extraSchemas their schema tables.
+	extra        []*ir.Graph
+	extraSchemas []ir.SchemaText
+	// scanCarries maps a forward scan to the getitems of the carries it
+	// checkpoints for its backward.
+	scanCarries map[ir.NodeID]scanCheckpoint
+	rg          []bool    // per functional node
+	at          **ir.Node // the node being processed, for error messages
+	opts        Options
+	file        string
+
+	b      *builder
+	fmap   []ir.NodeID // functional node → joint node
+	jrg    []bool      // per joint node
+	grad   []V         // per forward joint node (undefined: none yet)
+	items  [][]ir.NodeID // forward joint tuple → getitems (nil: not a tuple)
+	effect map[ir.NodeID]bool
+	fwdEnd ir.NodeID // first joint node after the forward part
+
+	// Scratch reused by apply (rules never keep these).
+	ctx            Ctx
+	bound          []ir.Arg
+	need           []bool
+	results, grads []V
+	valFn          func(ir.NodeID) V
+	rgFn           func(ir.NodeID) bool
+}
+
+func (j *jointBuilder) masks() ([]bool, error) {
+	outs := j.f.outputs
+	isDiffTensor := func(v V) bool {
+		return v.ok && (v.meta == nil || isDifferentiableDtype(v.meta.Dtype))
+	}
+	mode := j.opts.MaskMode
+	if j.opts.Convention == ConventionCreateBwFn && mode == MasksAuto {
+		mode = MasksAll
+	}
+	masks := make([]bool, len(outs))
+	switch mode {
+	case MasksAuto:
+		for i, o := range outs {
+			masks[i] = o.ok && j.rg[o.id]
+		}
+	case MasksAll:
+		anyIn := false
+		for _, in := range j.f.inputs {
+			anyIn = anyIn || j.rg[in.id]
+		}
+		for i, o := range outs {
+			masks[i] = anyIn && isDiffTensor(o)
+		}
+	case MasksExplicit:
+		if len(j.opts.Masks) != len(outs) {
+			return nil, &MaskError{Msg: fmt.Sprintf("%s: %d masks given, but the graph has %d outputs", j.file, len(j.opts.Masks), len(outs))}
+		}
+		for i, o := range outs {
+			if j.opts.Masks[i] && !o.ok {
+				return nil, &MaskError{Msg: fmt.Sprintf("%s: mask %d is 1, but output %d is not a tensor", j.file, i, i)}
+			}
+			masks[i] = j.opts.Masks[i]
+		}
+	}
+	return masks, nil
+}
+
+func (j *jointBuilder) build(src *ir.Module) (*Joint, error) {
+	zzB := time.Now()
+	f := j.f
+	fg := f.b.g
+	masks, err := j.masks()
+	if err != nil {
+		return nil, err
+	}
+	conv := j.opts.Convention
+	j.b = newBuilder("")
+	j.b.g.Nodes = make([]ir.Node, 0, 3*len(fg.Nodes))
+	j.b.names.reserveGraph(fg, true)
+	j.b.names.expect(2 * len(fg.Nodes))
+	j.fmap = make([]ir.NodeID, len(fg.Nodes))
+	for i := range j.fmap {
+		j.fmap[i] = ir.NoNode
+	}
+	j.effect = map[ir.NodeID]bool{}
+	j.valFn = j.val
+	j.rgFn = func(r ir.NodeID) bool { return j.jrg[r] }
+
+	// Placeholders.
+	primals := make([]V, len(f.inputs))
+	addPrimals := func() {
+		for i, in := range f.inputs {
+			n := &fg.Nodes[in.id]
+			primals[i] = j.b.placeholder("primals_"+strconv.Itoa(i+1), n.Val, n.Meta)
+			j.fmap[in.id] = primals[i].id
+		}
+	}
+	tangentFor := make([]V, len(f.outputs))
+	addTangents := func() {
+		k := 0
+		for i, o := range f.outputs {
+			all := conv != ConventionNone
+			if !(masks[i] || all && o.ok) {
+				continue
+			}
+			k++
+			var val *ir.Value
+			if o.meta != nil {
+				val = tensorValue(like(o.meta))
+			}
+			tangentFor[i] = j.b.placeholder("tangents_"+strconv.Itoa(k), val, nil)
+		}
+	}
+	if conv == ConventionCreateFwBwGraph {
+		addTangents()
+		addPrimals()
+	} else {
+		addPrimals()
+		addTangents()
+	}
+
+	// Forward: the functional graph without its write-back epilogue.
+	epi := map[ir.NodeID]bool{}
+	for _, e := range f.epilogue {
+		epi[e] = true
+	}
+	j.scanCarries = map[ir.NodeID]scanCheckpoint{}
+	for i := range fg.Nodes {
+		n := &fg.Nodes[i]
+		if n.Op == ir.OpPlaceholder || epi[ir.NodeID(i)] {
+			continue
+		}
+		if n.Target == "higher_order.scan" && j.rg[i] {
+			id, err := j.augmentScan(n)
+			if err != nil {
+				return nil, nodeError(j.file, fg, ir.NodeID(i), err.Error())
+			}
+			j.fmap[i] = id
+			continue
+		}
+		j.fmap[i] = j.copyNode(n, n.Name)
+		if f.effect[ir.NodeID(i)] {
+			j.effect[j.fmap[i]] = true
+		}
+	}
+	j.fwdEnd = ir.NodeID(len(j.b.g.Nodes))
+	j.grad = make([]V, j.fwdEnd)
+	j.items = make([][]ir.NodeID, j.fwdEnd)
+	for t, its := range f.items {
+		jt := j.fmap[t]
+		jits := make([]ir.NodeID, len(its))
+		for k, it := range its {
+			jits[k] = ir.NoNode
+			if it != ir.NoNode {
+				jits[k] = j.fmap[it]
+			}
+		}
+		j.items[jt] = jits
+	}
+	j.jrg = make([]bool, len(j.b.g.Nodes))
+	for fi, ji := range j.fmap {
+		if ji != ir.NoNode {
+			j.jrg[ji] = j.rg[fi]
+		}
+	}
+	outs := make([]V, len(f.outputs))
+	for i, o := range f.outputs {
+		outs[i] = j.mapV(o)
+	}
+
+	zzT[2] += time.Since(zzB)
+	zzB = time.Now()
+	// Seeds and the reverse walk.
+	for i, o := range outs {
+		if tangentFor[i].ok && masks[i] && o.ok && j.jrg[o.id] {
+			j.accumulate(o.id, tangentFor[i])
+		}
+	}
+	if err := j.walk(); err != nil {
+		return nil, err
+	}
+
+	// Gradients, one per primal.
+	unmask := j.opts.UnmaskNoneGradients || conv != ConventionNone
+	grads := make([]V, len(primals))
+	rgIn := make([]bool, len(primals))
+	j.b.meta = nil
+	for i, p := range primals {
+		rgIn[i] = j.jrg[p.id]
+		if g := j.gradOf(p.id); g.Defined() && rgIn[i] {
+			grads[i] = j.finish(g, p)
+		} else if unmask && p.meta != nil {
+			grads[i] = j.b.zerosLike(p)
+		}
+	}
+	if conv != ConventionNone {
+		grads = j.cloneAliasing(grads)
+	}
+
+	// Write-back epilogue, then the output.
+	for _, e := range f.epilogue {
+		id := j.copyNode(&fg.Nodes[e], fg.Nodes[e].Name)
+		j.effect[id] = true
+	}
+	var result []V
+	if conv == ConventionNone {
+		result = append(result, outs...)
+	}
+	result = append(result, grads...)
+	j.b.output(result)
+	var refs graphRefs
+	zzT[3] += time.Since(zzB)
+	zzB = time.Now()
+	j.b.g, refs = dce(j.b.g, j.effect)
+	zzT[4] += time.Since(zzB)
+	zzB = time.Now()
+	defer func() { zzT[5] += time.Since(zzB) }()
+
+	all := slices.Concat(src.Graphs, j.extra)
+	out := assembleModule(src, j.b.g, refs, all, slices.Concat(src.Schemas, j.extraSchemas))
+	nf := 0
+	if conv == ConventionNone {
+		nf = len(outs)
+	}
+	out.SetAnnotation(AnnotationMasks, FormatMasks(masks))
+	out.SetAnnotation(AnnotationConvention, conv.String())
+	out.SetAnnotation(AnnotationNumFwdOutputs, strconv.Itoa(nf))
+	out.SetAnnotation(AnnotationMutatedInputs, formatInts(f.mutated))
+	out.SetAnnotation(AnnotationRole, "joint")
+	var effects []string
+	for i := range j.b.g.Nodes {
+		if j.effect[ir.NodeID(i)] {
+			effects = append(effects, j.b.g.Nodes[i].Name)
+		}
+	}
+	nt := 0
+	for _, t := range tangentFor {
+		if t.ok {
+			nt++
+		}
+	}
+	return &Joint{Module: out, Masks: masks, NumPrimals: len(primals), NumTangents: nt,
+		NumFwdOutputs: nf, MutatedInputs: f.mutated, InPlaceInputs: f.inPlace, RequiresGrad: rgIn, Convention: conv, Effects: effects}, nil
+}
+
+func formatInts(xs []int) string {
+	parts := make([]string, len(xs))
+	for i, x := range xs {
+		parts[i] = strconv.Itoa(x)
+	}
+	return strings.Join(parts, ",")
+}
+
+// copyNode copies functional node n into the joint graph with its
+// references remapped; name "" picks a fresh name.
+func (j *jointBuilder) copyNode(n *ir.Node, name string) ir.NodeID {
+	c := *n
+	if n.Args != nil {
+		c.Args = j.b.arena.alloc(len(n.Args))
+		for i := range c.Args {
+			c.Args[i] = j.remap(n.Args[i])
+		}
+	}
+	c.Kwargs = slices.Clone(n.Kwargs)
+	for i := range c.Kwargs {
+		c.Kwargs[i].Value = j.remap(c.Kwargs[i].Value)
+	}
+	if name == "" {
+		name = j.b.names.fresh(opBaseName(n.Target))
+	}
+	c.Name = name
+	return j.b.append(c)
+}
+
+func (j *jointBuilder) remap(a ir.Arg) ir.Arg {
+	switch a.Kind {
+	case ir.ArgNode:
+		if a.Ref >= 0 && j.fmap[a.Ref] != ir.NoNode {
+			return j.b.ref(j.fmap[a.Ref])
+		}
+		return a
+	case ir.ArgList, ir.ArgTuple, ir.ArgDict:
+		if !argHasRef(&a) {
+			return a // constants are shared, never modified in place
+		}
+		out := a
+		out.Elems = j.b.arena.alloc(len(a.Elems))
+		for i := range a.Elems {
+			out.Elems[i] = j.remap(a.Elems[i])
+		}
+		return out
+	}
+	return a
+}
+
+func (j *jointBuilder) mapV(v V) V {
+	if !v.ok {
+		return v
+	}
+	return nodeV(j.fmap[v.id], v.meta)
+}
+
+func (j *jointBuilder) val(id ir.NodeID) V {
+	return nodeV(id, valueTensor(j.b.g.Nodes[id].Val))
+}
+
+// accumulate adds g to the gradient of node id.
+func (j *jointBuilder) accumulate(id ir.NodeID, g V) {
+	if !g.Defined() {
+		return
+	}
+	if int(id) >= len(j.grad) {
+		j.grad = append(j.grad, make([]V, int(id)+1-len(j.grad))...)
+	}
+	if old := j.grad[id]; old.Defined() {
+		j.grad[id] = j.b.add(old, g)
+		return
+	}
+	j.grad[id] = g
+}
+
+// gradOf returns the gradient accumulated for node id (undefined: none).
+func (j *jointBuilder) gradOf(id ir.NodeID) V {
+	if int(id) < len(j.grad) {
+		return j.grad[id]
+	}
+	return V{}
+}
+
+// itemsOf returns the getitems of forward tuple node id (nil: not a
+// tuple).
+func (j *jointBuilder) itemsOf(id ir.NodeID) []ir.NodeID {
+	if int(id) < len(j.items) {
+		return j.items[id]
+	}
+	return nil
+}
+
+// finish reduces g to x's shape (sum_to_size, for broadcast inputs) and
+// casts it to x's dtype, as the autograd engine does when it hands a
+// gradient to an input.
+func (j *jointBuilder) finish(g V, x V) V {
+	if !g.ok || x.meta == nil || g.meta == nil {
+		return g
+	}
+	if !shapeEq(g.Shape(), x.Shape()) {
+		g = j.b.sumToSize(g, x.Shape())
+	}
+	if g.meta != nil && g.meta.Dtype != x.meta.Dtype && isDifferentiableDtype(x.meta.Dtype) {
+		g = j.b.toDtype(g, x.meta.Dtype)
+	}
+	return g
+}
+
+// bwMeta is the metadata of backward nodes for forward node n: PyTorch's
+// copy_fwd_metadata_to_bw_nodes, plus fwd_source naming the node.
+func bwMeta(n *ir.Node) *ir.Meta {
+	m := &ir.Meta{FwdSource: n.Name}
+	if n.Meta != nil {
+		m.StackTrace = n.Meta.StackTrace
+		m.NNModuleStack = n.Meta.NNModuleStack
+		m.SourceFnStack = n.Meta.SourceFnStack
+		m.SeqNr, m.HasSeqNr = n.Meta.SeqNr, n.Meta.HasSeqNr
+	}
+	return m
+}
+
+// walk visits the forward nodes in reverse and applies each one's rule.
+func (j *jointBuilder) walk() error {
+	g := j.b.g
+	for id := j.fwdEnd - 1; id >= 0; id-- {
+		n := &g.Nodes[id]
+		if n.Op != ir.OpCallFunction || !j.jrg[id] || n.Target == "_operator.getitem" || n.Target == "aten.copy_.default" && j.effect[id] {
+			continue
+		}
+		var grads []V
+		if its := j.itemsOf(id); its != nil {
+			grads = resize(j.grads, len(its))
+			any := false
+			for k, it := range its {
+				if it != ir.NoNode {
+					grads[k] = j.gradOf(it)
+					any = any || grads[k].Defined()
+				}
+			}
+			j.grads = grads
+			if !any {
+				continue
+			}
+		} else {
+			gr := j.gradOf(id)
+			if !gr.Defined() {
+				continue
+			}
+			grads = append(j.grads[:0], gr)
+			j.grads = grads
+		}
+		*j.at = n
+		if err := j.apply(id, grads); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// resize returns buf with n zero elements, reusing its storage.
+func resize[T any](buf []T, n int) []T {
+	if cap(buf) < n {
+		return make([]T, n)
+	}
+	buf = buf[:n]
+	clear(buf)
+	return buf
+}
+
+func (j *jointBuilder) apply(id ir.NodeID, grads []V) (err error) {
+	g := j.b.g
+	n := &g.Nodes[id]
+	info := j.f.ops.get(n.Target)
+	if hr := info.hop; hr != nil {
+		j.b.meta = bwMeta(n)
+		defer func() { j.b.meta = nil }()
+		return hr.backward(j, id, grads)
+	}
+	rule := info.rule
+	if rule == nil {
+		return nodeError(j.file, g, id, fmt.Sprintf("no derivative rule for %s", n.Target))
+	}
+	s := info.schema
+	if s == nil {
+		return nodeError(j.file, g, id, fmt.Sprintf("no schema for %s", n.Target))
+	}
+	bound, berr := bindArgsInto(j.bound, s, n.Args, n.Kwargs)
+	if berr != nil {
+		return nodeError(j.file, g, id, berr.Error())
+	}
+	j.bound = bound
+	need := resize(j.need, len(bound))
+	j.need = need
+	for i := range bound {
+		need[i] = anyRefIn(&bound[i], j.jrg)
+	}
+	var results []V
+	if its := j.itemsOf(id); its != nil {
+		results = resize(j.results, len(its))
+		for k, it := range its {
+			if it != ir.NoNode {
+				results[k] = j.val(it)
+			}
+		}
+	} else {
+		results = append(j.results[:0], j.val(id))
+	}
+	j.results = results
+	c := &j.ctx
+	*c = Ctx{builder: j.b, fwdID: id, schema: s, args: bound, need: need, results: results, grads: grads,
+		val: j.valFn, rg: j.rgFn}
+	j.b.meta = bwMeta(n)
+	defer func() {
+		j.b.meta = nil
+		if r := recover(); r != nil {
+			if rf, ok := r.(ruleFailure); ok {
+				err = nodeError(j.file, g, id, fmt.Sprintf("derivative of %s: %s", n.Target, rf.msg))
+			} else {
+				err = nodeError(j.file, g, id, fmt.Sprintf("derivative of %s: the node's arguments do not fit the op (%v)", n.Target, r))
+			}
+		}
+	}()
+	// A single-output formula runs only with a defined gradient.
+	if len(grads) == 1 && !grads[0].Defined() {
+		return nil
+	}
+	for gi, gr := range rule.Grads {
+		idx := info.gradIdx[gi]
+		needed := false
+		for _, i := range idx {
+			if i >= 0 && need[i] {
+				needed = true
+			}
+		}
+		if !needed {
+			continue
+		}
+		vals := gr.Fn(c)
+		if len(gr.Args) == 1 && bound[idx[0]].Kind == ir.ArgList {
+			// Tensor[] argument: one gradient per element.
+			elems := bound[idx[0]].Elems
+			for k, v := range vals {
+				if k < len(elems) && elems[k].Kind == ir.ArgNode && elems[k].Ref >= 0 && j.jrg[elems[k].Ref] {
+					j.accumulate(elems[k].Ref, j.finish(v, j.val(elems[k].Ref)))
+				}
+			}
+			continue
+		}
+		for k, i := range idx {
+			if i < 0 || !need[i] || k >= len(vals) || !vals[k].Defined() {
+				continue
+			}
+			if bound[i].Kind != ir.ArgNode {
+				continue
+			}
+			x := j.val(bound[i].Ref)
+			j.accumulate(bound[i].Ref, j.finish(vals[k], x))
+		}
+	}
+	return nil
+}
+
+// cloneAliasing clones gradient outputs that are placeholders, views of
+// placeholders, or repeats of an earlier output (create_bw_fn's
+// _clone_aliasing_output, create_fw_bw_graph's
+// clone_outputs_aliasing_inputs).
+func (j *jointBuilder) cloneAliasing(grads []V) []V {
+	seen := map[ir.NodeID]bool{}
+	for i, gv := range grads {
+		if !gv.ok {
+			continue
+		}
+		if seen[gv.id] || j.aliasesPlaceholder(gv.id) {
+			grads[i] = j.b.clone(gv)
+		}
+		seen[grads[i].id] = true
+	}
+	return grads
+}
+
+func (j *jointBuilder) aliasesPlaceholder(id ir.NodeID) bool {
+	g := j.b.g
+	for {
+		n := &g.Nodes[id]
+		if n.Op == ir.OpPlaceholder {
+			return true
+		}
+		if n.Op != ir.OpCallFunction {
+			return false
+		}
+		s, ok := builtinSchema(n.Target)
+		if !ok || !s.IsView() || len(n.Args) == 0 || n.Args[0].Kind != ir.ArgNode || n.Args[0].Ref < 0 {
+			return false
+		}
+		id = n.Args[0].Ref
+	}
+}
+
+func builtinSchema(target string) (*opschema.Schema, bool) {
+	n, err := opschema.ParseTarget(target)
+	if err != nil {
+		return nil, false
+	}
+	return opschema.BuiltinTable().Lookup(n)
+}
+
+// dce removes call_function and get_attr nodes whose results nobody
+// uses, except nodes with side effects (keep, renumbered in place), until
+// none is left: it keeps exactly the nodes the other nodes and keep reach.
+// It returns the compacted graph (a new Graph; g's nodes are reused) and
+// its graphRefs.
+func dce(g *ir.Graph, keep map[ir.NodeID]bool) (*ir.Graph, graphRefs) {
+	n := len(g.Nodes)
+	live := make([]bool, n)
+	var late []ir.NodeID // live nodes found after their turn (forward references)
+	mark := func(a *ir.Arg) {
+		if r := a.Ref; r >= 0 && int(r) < n && !live[r] {
+			live[r] = true
+			late = append(late, r)
+		}
+	}
+	for i := n - 1; i >= 0; i-- {
+		nd := &g.Nodes[i]
+		if !live[i] && (nd.Op == ir.OpCallFunction || nd.Op == ir.OpGetAttr) && !keep[ir.NodeID(i)] {
+			continue
+		}
+		live[i] = true
+		late = late[:0]
+		nd.WalkRefs(mark)
+		// References to later nodes: visit those now.
+		for k := 0; k < len(late); k++ {
+			if r := late[k]; int(r) > i {
+				g.Nodes[r].WalkRefs(mark)
+			}
+		}
+	}
+	newID := make([]ir.NodeID, n)
+	nodes := g.Nodes[:0]
+	var refs graphRefs
+	seen := map[string]bool{}
+	for i := range n {
+		if !live[i] {
+			newID[i] = ir.NoNode
+			continue
+		}
+		newID[i] = ir.NodeID(len(nodes))
+		nd := &g.Nodes[i]
+		switch nd.Op {
+		case ir.OpCallFunction:
+			if !seen[nd.Target] {
+				seen[nd.Target] = true
+				refs.calls = append(refs.calls, nd.Target)
+			}
+		case ir.OpGetAttr:
+			refs.getAttrs = append(refs.getAttrs, nd.Target)
+		}
+		nodes = append(nodes, *nd)
+	}
+	if len(nodes) < n {
+		for i := range nodes {
+			nodes[i].WalkRefs(func(a *ir.Arg) {
+				if a.Ref >= 0 {
+					a.Ref = newID[a.Ref]
+				}
+			})
+		}
+		newKeep := map[ir.NodeID]bool{}
+		for k := range keep {
+			if newID[k] != ir.NoNode {
+				newKeep[newID[k]] = true
+			}
+		}
+		clear(keep)
+		for k := range newKeep {
+			keep[k] = true
+		}
+	}
+	return &ir.Graph{Name: g.Name, Nodes: nodes}, refs
+}
+
+var zzT [8]time.Duration

@@ -1,0 +1,434 @@
+package jointgraph
+
+import (
+	"hash/maphash"
+	"math"
+	"strings"
+
+	"github.com/hopctl/hopctl/pkg/ir"
+)
+
+// The min-cut partitioner follows functorch's
+// min_cut_rematerialization_partition (torch 1.13): every joint node v
+// becomes an edge v_in → v_out whose capacity is the cost of saving v
+// (its size in bytes, scaled up the farther it is from the backward and
+// doubled when it would be materialized only for saving); uses are
+// infinite edges; the primals, and forward nodes that must not be
+// recomputed (expensive or random ops, or ops whose output is much smaller
+// than their inputs), hang off the source; nodes the tangents reach hang
+// off the sink. The cut edges are the values to save; everything after the
+// cut is recomputed by the backward.
+
+// recomputableOps are the op packets (namespace.name) min-cut may
+// recompute: functorch 1.13's list for its default compiler, plus the view
+// ops, which cost nothing to recompute (torch 2.x recomputes views always).
+var recomputableOps = func() map[string]bool {
+	m := map[string]bool{}
+	for _, op := range strings.Fields(`add sub div atan2 mul max min pow remainder fmod __and__ __or__
+__xor__ __lshift__ __rshift__ eq ne ge gt le lt abs bitwise_not ceil floor frac neg relu round
+silu trunc log log10 log1p log2 lgamma exp expm1 erf erfc cos acos cosh sin asin sinh tan atan
+tanh atanh sqrt rsqrt reciprocal sigmoid softplus threshold threshold_backward clamp where lerp
+addcmul gelu gelu_backward alias softmax _softmax _softmax_backward_data sum mean
+_grad_sum_to_size sum_to_size amax to type_as squeeze unsqueeze`) {
+		m["aten."+op] = true
+	}
+	for _, op := range strings.Fields(`view _unsafe_view _reshape_alias reshape t transpose permute
+expand select slice detach`) {
+		m["aten."+op] = true
+	}
+	m["_operator.getitem"] = true
+	return m
+}()
+
+var randomOps = map[string]bool{
+	"aten.native_dropout": true, "aten.rand_like": true, "aten.randn_like": true,
+	"aten.bernoulli": true, "aten.rand": true, "aten.randn": true,
+}
+
+// opPacket is the overload packet of a target: aten.add.Tensor → aten.add.
+func opPacket(target string) string {
+	if target == "_operator.getitem" {
+		return target
+	}
+	if i := strings.LastIndexByte(target, '.'); i > 0 && strings.Count(target, ".") >= 2 {
+		return target[:i]
+	}
+	return target
+}
+
+// packetInfo is what the partitioner needs to know about a call target.
+type packetInfo struct {
+	recomputable, random, getitem bool
+}
+
+func packetOf(target string) packetInfo {
+	pk := opPacket(target)
+	return packetInfo{recomputable: recomputableOps[pk], random: randomOps[pk], getitem: target == "_operator.getitem"}
+}
+
+// cseTable is an open-addressing hash set of call nodes keyed by target
+// and arguments (references compared after redirection through canon).
+type cseTable struct {
+	mask  uint64
+	slots []cseSlot
+	used  int
+}
+
+type cseSlot struct {
+	h  uint64
+	id int32 // node id + 1; 0: empty
+}
+
+func (t *cseTable) init(n int) {
+	size := 16
+	for size < 2*n {
+		size <<= 1
+	}
+	t.slots = make([]cseSlot, size)
+	t.mask = uint64(size - 1)
+}
+
+func (t *cseTable) insert(h uint64, id int32) {
+	if 2*(t.used+1) > len(t.slots) {
+		old := t.slots
+		t.init(len(old))
+		t.used = 0
+		for _, s := range old {
+			if s.id > 0 {
+				t.insert(s.h, s.id-1)
+			}
+		}
+	}
+	for i := h & t.mask; ; i = (i + 1) & t.mask {
+		if t.slots[i].id == 0 {
+			t.slots[i] = cseSlot{h: h, id: id + 1}
+			t.used++
+			return
+		}
+	}
+}
+
+// lookup returns the earlier node equal to n, or -1.
+func (t *cseTable) lookup(h uint64, n *ir.Node, g *ir.Graph, canon []int32) int32 {
+	for i := h & t.mask; ; i = (i + 1) & t.mask {
+		s := t.slots[i]
+		if s.id == 0 {
+			return -1
+		}
+		if s.h == h && sameCall(&g.Nodes[s.id-1], n, canon) {
+			return s.id - 1
+		}
+	}
+}
+
+// cseIndex finds, for a call node, the earlier node it duplicates. Equal
+// nodes have the same first node reference, so the candidates are chained
+// per first operand (a node's users are usually close to it, so the chains
+// stay in cache); the users beyond the first cseChain of an operand, and
+// nodes without node arguments, go to a hash table.
+type cseIndex struct {
+	last     []int32  // per operand: the newest chained user, +1 (0: none)
+	prev     []int32  // per node: the previous chained user of its operand, +1
+	chainLen []uint8  // per operand
+	hash     []uint64 // per node
+	tab      cseTable
+}
+
+const cseChain = 8
+
+func newCSEIndex(n int) *cseIndex {
+	c := &cseIndex{last: make([]int32, n), prev: make([]int32, n), chainLen: make([]uint8, n), hash: make([]uint64, n)}
+	c.tab.init(64)
+	return c
+}
+
+// find returns the earlier node call node i (n) duplicates, or records i
+// and returns -1.
+func (c *cseIndex) find(i int32, n *ir.Node, g *ir.Graph, canon []int32) int32 {
+	first := int64(-1)
+	h := hashNode(n, canon, &first)
+	c.hash[i] = h
+	if first < 0 || first >= int64(len(c.last)) {
+		if prev := c.tab.lookup(h, n, g, canon); prev >= 0 {
+			return prev
+		}
+		c.tab.insert(h, i)
+		return -1
+	}
+	for j := c.last[first] - 1; j >= 0; j = c.prev[j] - 1 {
+		if c.hash[j] == h && sameCall(&g.Nodes[j], n, canon) {
+			return j
+		}
+	}
+	if c.chainLen[first] < cseChain {
+		c.prev[i] = c.last[first]
+		c.last[first] = i + 1
+		c.chainLen[first]++
+		return -1
+	}
+	if prev := c.tab.lookup(h, n, g, canon); prev >= 0 {
+		return prev
+	}
+	c.tab.insert(h, i)
+	return -1
+}
+
+var cseSeed = maphash.MakeSeed()
+
+func mix(h, v uint64) uint64 {
+	h ^= v
+	h *= 0x9e3779b97f4a7c15
+	return h ^ h>>29
+}
+
+// hashNode hashes a call node's target and arguments; *first is set to
+// its first node reference (redirected), if it has one.
+func hashNode(n *ir.Node, canon []int32, first *int64) uint64 {
+	h := maphash.String(cseSeed, n.Target)
+	for k := range n.Args {
+		h = hashArg(h, &n.Args[k], canon, first)
+	}
+	for k := range n.Kwargs {
+		h = mix(h, maphash.String(cseSeed, n.Kwargs[k].Name))
+		h = hashArg(h, &n.Kwargs[k].Value, canon, first)
+	}
+	return h
+}
+
+func canonRef(r ir.NodeID, canon []int32) int64 {
+	if r >= 0 && int(r) < len(canon) {
+		return int64(canon[r])
+	}
+	return int64(r)
+}
+
+func hashArg(h uint64, a *ir.Arg, canon []int32, first *int64) uint64 {
+	h = mix(h, uint64(a.Kind)+1)
+	switch a.Kind {
+	case ir.ArgNode:
+		r := canonRef(a.Ref, canon)
+		if *first == -1 {
+			*first = r
+			if r < 0 {
+				*first = -2 // unresolved: no chain
+			}
+		}
+		return mix(h, uint64(r))
+	case ir.ArgInt:
+		return mix(h, uint64(a.I))
+	case ir.ArgFloat, ir.ArgComplex:
+		return mix(mix(h, math.Float64bits(a.F)), math.Float64bits(a.Imag))
+	case ir.ArgBool:
+		if a.B {
+			return mix(h, 1)
+		}
+		return h
+	case ir.ArgSym:
+		return mix(h, maphash.String(cseSeed, a.Sym.Expr))
+	case ir.ArgList, ir.ArgTuple, ir.ArgDict:
+		h = mix(h, uint64(len(a.Elems)))
+		for i := range a.Elems {
+			if a.Keys != nil {
+				h = mix(h, maphash.String(cseSeed, a.Keys[i]))
+			}
+			h = hashArg(h, &a.Elems[i], canon, first)
+		}
+		return h
+	}
+	return mix(h, maphash.String(cseSeed, a.S))
+}
+
+// sameCall reports whether two call nodes compute the same thing: same
+// target, equal arguments (node references equal after redirection).
+func sameCall(a, b *ir.Node, canon []int32) bool {
+	if a.Target != b.Target || len(a.Args) != len(b.Args) || len(a.Kwargs) != len(b.Kwargs) {
+		return false
+	}
+	for k := range a.Args {
+		if !sameArg(&a.Args[k], &b.Args[k], canon) {
+			return false
+		}
+	}
+	for k := range a.Kwargs {
+		if a.Kwargs[k].Name != b.Kwargs[k].Name || !sameArg(&a.Kwargs[k].Value, &b.Kwargs[k].Value, canon) {
+			return false
+		}
+	}
+	return true
+}
+
+func sameArg(a, b *ir.Arg, canon []int32) bool {
+	if a.Kind != b.Kind {
+		return false
+	}
+	switch a.Kind {
+	case ir.ArgNode:
+		return canonRef(a.Ref, canon) == canonRef(b.Ref, canon)
+	case ir.ArgInt:
+		return a.I == b.I
+	case ir.ArgFloat, ir.ArgComplex:
+		return math.Float64bits(a.F) == math.Float64bits(b.F) && math.Float64bits(a.Imag) == math.Float64bits(b.Imag)
+	case ir.ArgBool:
+		return a.B == b.B
+	case ir.ArgSym:
+		return a.Sym.Expr == b.Sym.Expr
+	case ir.ArgList, ir.ArgTuple, ir.ArgDict:
+		if len(a.Elems) != len(b.Elems) || (a.Keys != nil) != (b.Keys != nil) {
+			return false
+		}
+		for i := range a.Elems {
+			if a.Keys != nil && a.Keys[i] != b.Keys[i] {
+				return false
+			}
+			if !sameArg(&a.Elems[i], &b.Elems[i], canon) {
+				return false
+			}
+		}
+		return true
+	}
+	return a.S == b.S
+}
+
+// pow11 caches 1.1^d for the distance scaling of the node weights.
+var pow11 = func() [101]float64 {
+	var t [101]float64
+	for d := range t {
+		t[d] = math.Pow(1.1, float64(d))
+	}
+	return t
+}()
+
+// minCutSaved returns the values min-cut decides to save.
+func (p *partitioner) minCutSaved() []int32 {
+	n := p.n
+
+	// Classify: nodes the tangents reach; nodes the forward computes.
+	bwReq := make([]bool, n)
+	for _, t := range p.tangents {
+		bwReq[t] = true
+	}
+	for c := range int32(n) {
+		if !bwReq[c] {
+			continue
+		}
+		for _, u := range p.usersOf(c) {
+			bwReq[u] = true
+		}
+	}
+	_, fwReq := p.forwardNodes()
+	for _, c := range p.primals {
+		fwReq[c] = true
+	}
+
+	// Distance from the backward (in forward nodes, over users).
+	dist := make([]int32, n)
+	for c := int32(n) - 1; c >= 0; c-- {
+		if !fwReq[c] {
+			continue
+		}
+		d := int32(1e9)
+		for _, u := range p.usersOf(c) {
+			d = min(d, dist[u]+1)
+		}
+		dist[c] = d
+	}
+	// Sizes (bytes, or -1 when unknown) and op classes.
+	size := make([]int64, n)
+	fusible := make([]bool, n)
+	for c := range int32(n) {
+		size[c] = -1
+		if t := valueTensor(p.nd(c).Val); t != nil {
+			if b, ok := tensorBytes(t); ok {
+				size[c] = b
+			}
+		}
+		if p.class[c] == classCall {
+			in := p.infos[p.tgt[c]]
+			fusible[c] = in.recomputable || in.random
+		}
+	}
+	banned := func(c int32) bool {
+		if p.class[c] != classCall {
+			return false
+		}
+		in := p.infos[p.tgt[c]]
+		if p.effect[c] || !in.recomputable {
+			return true
+		}
+		if in.getitem || size[c] < 0 {
+			return false
+		}
+		var sum int64
+		for _, o := range p.operands(c) {
+			if size[o] >= 0 {
+				sum += size[o]
+			}
+		}
+		return size[c]*4 < sum
+	}
+	materialized := func(c int32) bool {
+		if p.class[c] == classPlaceholder {
+			return true
+		}
+		for _, u := range p.usersOf(c) {
+			if !(fusible[c] && fusible[u]) {
+				return true
+			}
+		}
+		return false
+	}
+	weight := func(c int32) int64 {
+		if size[c] < 0 {
+			return flowInf
+		}
+		w := int64(float64(size[c]) * pow11[max(min(dist[c], 100), 1)])
+		if !materialized(c) {
+			w *= 2
+		}
+		return w
+	}
+
+	// Nodes 2c (in) and 2c+1 (out); then source and sink.
+	isPrimal := make([]bool, n)
+	for _, c := range p.primals {
+		isPrimal[c] = true
+	}
+	edges := 0
+	for c := range int32(n) {
+		edges++
+		if !bwReq[c] {
+			edges += 3 + len(p.usersOf(c))
+		}
+	}
+	net := newFlowNetCap(2*n, edges)
+	src, sink := net.addNode(), net.addNode()
+	for c := range int32(n) {
+		i := int(c)
+		if bwReq[c] {
+			net.addEdge(2*i, sink, flowInf)
+			continue
+		}
+		if isPrimal[c] {
+			net.addEdge(src, 2*i, flowInf)
+		}
+		if fwReq[c] && banned(c) {
+			net.addEdge(src, 2*i, flowInf)
+		}
+		net.addEdge(2*i, 2*i+1, weight(c))
+		for _, u := range p.usersOf(c) {
+			net.addEdge(2*i+1, 2*int(u), flowInf)
+		}
+	}
+	net.maxFlow(src, sink)
+	sinkSide := net.sinkSide(sink)
+	var saved []int32
+	for c := range int32(n) {
+		if p.class[c] == classOutput || bwReq[c] {
+			continue
+		}
+		if !sinkSide[2*c] && sinkSide[2*c+1] {
+			saved = append(saved, c)
+		}
+	}
+	return saved
+}

@@ -1,0 +1,222 @@
+package jointgraph
+
+import (
+	"strconv"
+	"strings"
+
+	"github.com/hopctl/hopctl/pkg/ir"
+)
+
+// names allocates node names the way torch.fx's _Namespace.create_name
+// does, so that a graph loaded into torch keeps the names hopctl wrote:
+// illegal characters become '_', a name that is taken, a Python keyword or
+// builtin, or one of FX's own globals gets the next free "_N" suffix.
+type names struct {
+	used map[string]bool
+	next map[string]int // base → last suffix handed out, to skip ahead
+	// lazy are graphs whose node names are taken; they are added to used
+	// when the first fresh name is needed (often none is).
+	lazy []lazyNames
+	// hint is how many more names are expected (map sizing).
+	hint int
+	buf  []byte
+}
+
+type lazyNames struct {
+	g                *ir.Graph
+	skipPlaceholders bool
+}
+
+func newNames() *names {
+	return &names{used: map[string]bool{}, next: map[string]int{}}
+}
+
+// reserve marks name as taken without checking it.
+func (n *names) reserve(name string) { n.used[name] = true }
+
+// reserveGraph marks the names of g's nodes (but its placeholders' when
+// skipPlaceholders) as taken. g's node names must not change until the
+// next fresh.
+func (n *names) reserveGraph(g *ir.Graph, skipPlaceholders bool) {
+	n.lazy = append(n.lazy, lazyNames{g, skipPlaceholders})
+}
+
+// expect says that about extra more names will be taken.
+func (n *names) expect(extra int) { n.hint += extra }
+
+func (n *names) materialize() {
+	total := len(n.used) + n.hint
+	for _, l := range n.lazy {
+		total += len(l.g.Nodes)
+	}
+	used := make(map[string]bool, total+total/2)
+	for k := range n.used {
+		used[k] = true
+	}
+	for _, l := range n.lazy {
+		for i := range l.g.Nodes {
+			if !l.skipPlaceholders || l.g.Nodes[i].Op != ir.OpPlaceholder {
+				used[l.g.Nodes[i].Name] = true
+			}
+		}
+	}
+	n.used, n.lazy = used, nil
+}
+
+// fresh returns a free name based on candidate.
+func (n *names) fresh(candidate string) string {
+	if n.lazy != nil {
+		n.materialize()
+	}
+	c := sanitize(candidate)
+	base, num := splitSuffix(c)
+	if num < 0 {
+		if !n.used[c] && !illegalName(c) {
+			n.used[c] = true
+			return c
+		}
+		num = 0
+	} else if !n.used[c] {
+		n.used[c] = true
+		return c
+	}
+	if k := n.next[base]; k > num {
+		num = k
+	}
+	for {
+		num++
+		n.buf = strconv.AppendInt(append(append(n.buf[:0], base...), '_'), int64(num), 10)
+		if !n.used[string(n.buf)] { // no allocation for the lookup
+			c = string(n.buf)
+			n.used[c] = true
+			n.next[base] = num
+			return c
+		}
+	}
+}
+
+func sanitize(s string) string {
+	if cleanName(s) {
+		return s
+	}
+	var b strings.Builder
+	prevBad := false
+	for _, r := range s {
+		ok := r == '_' || r >= '0' && r <= '9' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z'
+		if ok {
+			b.WriteRune(r)
+			prevBad = false
+		} else if !prevBad {
+			b.WriteByte('_')
+			prevBad = true
+		}
+	}
+	out := b.String()
+	if out == "" {
+		return "_"
+	}
+	if out[0] >= '0' && out[0] <= '9' {
+		out = "_" + out
+	}
+	return out
+}
+
+// cleanName reports whether sanitize leaves s as it is.
+func cleanName(s string) bool {
+	if s == "" || s[0] >= '0' && s[0] <= '9' {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !(c == '_' || c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z') {
+			return false
+		}
+	}
+	return true
+}
+
+// splitSuffix splits "name_12" into ("name", 12); num is -1 without suffix.
+func splitSuffix(s string) (string, int) {
+	i := strings.LastIndexByte(s, '_')
+	if i <= 0 || i == len(s)-1 {
+		return s, -1
+	}
+	v, ok := atoi(s[i+1:])
+	if !ok || v < 0 {
+		return s, -1
+	}
+	return s[:i], v
+}
+
+// atoi is strconv.Atoi's result and success, without the error value
+// (which allocates): an optional sign, then decimal digits.
+func atoi(s string) (int, bool) {
+	neg := false
+	if s != "" && (s[0] == '+' || s[0] == '-') {
+		neg = s[0] == '-'
+		s = s[1:]
+	}
+	if s == "" {
+		return 0, false
+	}
+	var v uint64
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+		if v > (1<<63)/10 {
+			return 0, false
+		}
+		v = v*10 + uint64(c-'0')
+		if v > 1<<63 {
+			return 0, false
+		}
+	}
+	if neg {
+		return int(-int64(v)), true // -1<<63 fits
+	}
+	if v > 1<<63-1 {
+		return 0, false
+	}
+	return int(v), true
+}
+
+// opBaseName is the name make_fx gives a call to target: the operator's
+// name without namespace and overload ("aten.sum.dim_IntList" → "sum").
+func opBaseName(target string) string {
+	if target == "_operator.getitem" {
+		return "getitem"
+	}
+	last := strings.LastIndexByte(target, '.')
+	if last < 0 {
+		return target
+	}
+	if prev := strings.LastIndexByte(target[:last], '.'); prev >= 0 {
+		return target[prev+1 : last]
+	}
+	return target[last+1:]
+}
+
+func illegalName(s string) bool { return pythonReserved[s] }
+
+// pythonReserved holds Python 3 keywords, the public builtins and the
+// globals torch.fx adds to generated code (inf, nan, torch, device, ...).
+var pythonReserved = func() map[string]bool {
+	m := map[string]bool{}
+	for _, w := range strings.Fields(`False None True and as assert async await break class
+continue def del elif else except finally for from global if import in is lambda nonlocal
+not or pass raise return try while with yield
+abs aiter all anext any ascii bin bool breakpoint bytearray bytes callable chr classmethod
+compile complex copyright credits delattr dict dir divmod enumerate eval exec exit filter
+float format frozenset getattr globals hasattr hash help hex id input int isinstance
+issubclass iter len license list locals map max memoryview min next object oct open ord pow
+print property quit range repr reversed round set setattr slice sorted staticmethod str sum
+super tuple type vars zip Ellipsis NotImplemented
+inf nan NoneType torch device fx_pytree pytree`) {
+		m[w] = true
+	}
+	return m
+}()
+
+func itoa64(v int64) string { return strconv.FormatInt(v, 10) }

@@ -1,0 +1,533 @@
+package jointgraph
+
+import (
+	"slices"
+
+	"github.com/hopctl/hopctl/pkg/ir"
+)
+
+// Typed emitters for the ATen ops that derivative formulas and
+// functionalization write. Each computes its result's metadata from its
+// operands' metadata, the way the op's meta function would.
+
+func isContiguous(m *ir.TensorMeta) bool {
+	if m == nil {
+		return false
+	}
+	if m.Stride == nil {
+		return true
+	}
+	return contiguousDims(m.Shape, m.Stride)
+}
+
+// viewMeta returns the metadata of a view of m with the given shape and
+// strides (offset kept). The result is shared; it must not be modified.
+func viewMeta(m *ir.TensorMeta, shape, stride []ir.Dim) *ir.TensorMeta {
+	if m == nil {
+		return nil
+	}
+	memFormat := ""
+	if stride == nil || contiguousDims(shape, stride) {
+		memFormat = "contiguous_format"
+	}
+	if k, ok := viewKey(m, shape, stride, memFormat); ok {
+		if c := lookupMeta(&k); c != nil {
+			return c
+		}
+		return storeMeta(&k, buildView(m, shape, stride, memFormat))
+	}
+	return buildView(m, shape, stride, memFormat)
+}
+
+func buildView(m *ir.TensorMeta, shape, stride []ir.Dim, memFormat string) *ir.TensorMeta {
+	out := *m
+	out.Shape = slices.Clone(shape)
+	out.Stride = slices.Clone(stride)
+	out.RequiresGrad = false
+	out.HasStorageID = false
+	out.StorageID = 0
+	out.MemoryFormat = memFormat
+	return &out
+}
+
+// viewKey is metaKeyOf(buildView(m, shape, stride, memFormat)) without
+// building it.
+func viewKey(m *ir.TensorMeta, shape, stride []ir.Dim, memFormat string) (metaKey, bool) {
+	var k metaKey
+	if len(shape) > maxInternRank || len(stride) > maxInternRank || m.QParams != nil || m.IsQuantized || m.StorageOffset.Expr != "" {
+		return k, false
+	}
+	k.dtype, k.device, k.layout, k.memFormat = m.Dtype, m.Device, m.Layout, memFormat
+	k.rank, k.strideRank, k.offset = int8(len(shape)), int8(len(stride)), m.StorageOffset.Val
+	if stride == nil {
+		k.strideRank = -1
+	}
+	for i, d := range shape {
+		if d.Expr != "" {
+			return k, false
+		}
+		k.shape[i] = d.Val
+	}
+	for i, d := range stride {
+		if d.Expr != "" {
+			return k, false
+		}
+		k.stride[i] = d.Val
+	}
+	return k, true
+}
+
+// contiguousDims is isContiguous for a shape and (non-nil) strides.
+func contiguousDims(shape, stride []ir.Dim) bool {
+	want := ir.Dim{Val: 1}
+	for i := len(shape) - 1; i >= 0; i-- {
+		if !isOne(shape[i]) && !dimEq(stride[i], want) {
+			return false
+		}
+		want = dimMul(want, shape[i])
+	}
+	return true
+}
+
+func (b *builder) unary(target string, x V, extra ...any) V {
+	if len(extra) == 0 {
+		return b.op1(target, like(x.meta), x)
+	}
+	return b.op(target, like(x.meta), append([]any{x}, extra...)...)
+}
+
+// op1 is op(target, out, x) without boxing.
+func (b *builder) op1(target string, out *ir.TensorMeta, x V) V {
+	args := b.argList(1)
+	args[0] = b.refArg(x)
+	return b.opArgs(target, out, args)
+}
+
+// op2 is op(target, out, x, y) without boxing.
+func (b *builder) op2(target string, out *ir.TensorMeta, x, y V) V {
+	args := b.argList(2)
+	args[0], args[1] = b.refArg(x), b.refArg(y)
+	return b.opArgs(target, out, args)
+}
+
+// pointwise2 is pointwise(target, []V{x, y}).
+func (b *builder) pointwise2(target string, x, y V) V {
+	var out *ir.TensorMeta
+	switch {
+	case x.meta != nil && y.meta != nil:
+		shape := x.meta.Shape
+		if !shapeEq(shape, y.meta.Shape) {
+			var ok bool
+			if shape, ok = broadcastShapes(x.meta.Shape, y.meta.Shape); !ok {
+				shape = x.meta.Shape
+			}
+		}
+		out = freshMeta(shape, promoteDtype(x.meta, y.meta), x.meta.Device)
+	case x.meta != nil:
+		out = freshMeta(x.meta.Shape, promoteDtype(x.meta), x.meta.Device)
+	case y.meta != nil:
+		out = freshMeta(y.meta.Shape, promoteDtype(y.meta), y.meta.Device)
+	}
+	return b.op2(target, out, x, y)
+}
+
+// pointwise emits an elementwise op over tensor and scalar operands,
+// broadcasting the tensor shapes.
+func (b *builder) pointwise(target string, operands []V, extra ...any) V {
+	var shapes [][]ir.Dim
+	var metas []*ir.TensorMeta
+	for _, o := range operands {
+		if o.meta != nil {
+			shapes = append(shapes, o.meta.Shape)
+			metas = append(metas, o.meta)
+		}
+	}
+	var out *ir.TensorMeta
+	if len(metas) > 0 {
+		shape, ok := broadcastShapes(shapes...)
+		if !ok {
+			shape = metas[0].Shape
+		}
+		out = freshMeta(shape, promoteDtype(metas...), metas[0].Device)
+	}
+	args := make([]any, 0, len(operands)+len(extra))
+	for _, o := range operands {
+		args = append(args, o)
+	}
+	return b.op(target, out, append(args, extra...)...)
+}
+
+func isTensor(v V) bool { return v.ok }
+
+// binop picks the .Tensor or .Scalar overload of a binary op by the second
+// operand.
+func (b *builder) binop(name string, x, y V) V {
+	return b.pointwise2("aten."+name+".Tensor", x, y)
+}
+
+func (b *builder) mul(x, y V) V { return b.pointwise2("aten.mul.Tensor", x, y) }
+func (b *builder) div(x, y V) V { return b.pointwise2("aten.div.Tensor", x, y) }
+func (b *builder) add(x, y V) V { return b.pointwise2("aten.add.Tensor", x, y) }
+func (b *builder) sub(x, y V) V { return b.pointwise2("aten.sub.Tensor", x, y) }
+func (b *builder) neg(x V) V    { return b.unary("aten.neg.default", x) }
+
+func scalarF(f float64) V { return constV(ir.Arg{Kind: ir.ArgFloat, F: f}) }
+func scalarI(i int64) V   { return constV(ir.Arg{Kind: ir.ArgInt, I: i}) }
+
+func (b *builder) mm(x, y V) V {
+	var out *ir.TensorMeta
+	if x.meta != nil && y.meta != nil && x.Rank() == 2 && y.Rank() == 2 {
+		out = withShape(x.meta, []ir.Dim{x.Shape()[0], y.Shape()[1]})
+	}
+	return b.op2("aten.mm.default", out, x, y)
+}
+
+func (b *builder) bmm(x, y V) V {
+	var out *ir.TensorMeta
+	if x.meta != nil && y.meta != nil && x.Rank() == 3 && y.Rank() == 3 {
+		out = withShape(x.meta, []ir.Dim{x.Shape()[0], x.Shape()[1], y.Shape()[2]})
+	}
+	return b.op2("aten.bmm.default", out, x, y)
+}
+
+func (b *builder) permuteMeta(m *ir.TensorMeta, perm []int64) *ir.TensorMeta {
+	if m == nil {
+		return nil
+	}
+	var shapeBuf, strideBuf [maxInternRank]ir.Dim
+	shape, stride := shapeBuf[:0], strideBuf[:0]
+	if len(perm) > maxInternRank {
+		shape, stride = make([]ir.Dim, 0, len(perm)), make([]ir.Dim, 0, len(perm))
+	}
+	shape, stride = shape[:len(perm)], stride[:len(perm)]
+	st := m.Stride
+	if st == nil {
+		st = contiguousStrides(m.Shape)
+	}
+	for i, p := range perm {
+		shape[i], stride[i] = m.Shape[p], st[p]
+	}
+	return viewMeta(m, shape, stride)
+}
+
+func (b *builder) t(x V) V {
+	perm := []int64{1, 0}
+	if x.Rank() < 2 {
+		perm = perm[:x.Rank()]
+	}
+	return b.op1("aten.t.default", b.permuteMeta(x.meta, perm), x)
+}
+
+func transposePerm(rank int, d0, d1 int64) []int64 {
+	perm := make([]int64, rank)
+	for i := range perm {
+		perm[i] = int64(i)
+	}
+	if rank > 0 {
+		perm[d0], perm[d1] = perm[d1], perm[d0]
+	}
+	return perm
+}
+
+func (b *builder) transpose(x V, d0, d1 int64) V {
+	r := x.Rank()
+	var m *ir.TensorMeta
+	if x.meta != nil {
+		m = b.permuteMeta(x.meta, transposePerm(r, wrapDim(d0, r), wrapDim(d1, r)))
+	}
+	return b.op("aten.transpose.int", m, x, d0, d1)
+}
+
+func (b *builder) permute(x V, perm []int64) V {
+	r := x.Rank()
+	p := make([]int64, len(perm))
+	for i, d := range perm {
+		p[i] = wrapDim(d, r)
+	}
+	return b.op("aten.permute.default", b.permuteMeta(x.meta, p), x, perm)
+}
+
+// reshape emits view when x's strides allow one, reshape (a copy)
+// otherwise, as Tensor.reshape decides. It emits nothing when the shape is
+// unchanged.
+func (b *builder) reshape(x V, shape []ir.Dim) V {
+	if x.meta != nil && shapeEq(x.Shape(), shape) {
+		return x
+	}
+	if x.meta != nil {
+		st := x.meta.Stride
+		if st == nil {
+			st = contiguousStrides(x.Shape())
+		}
+		if ns, ok := viewStrides(x.Shape(), st, shape); ok {
+			return b.opShape("aten.view.default", viewMeta(x.meta, shape, ns), x, shape)
+		}
+	}
+	return b.opShape("aten.reshape.default", withShape(x.meta, shape), x, shape)
+}
+
+// opShape is op(target, out, x, shape) without boxing.
+func (b *builder) opShape(target string, out *ir.TensorMeta, x V, shape []ir.Dim) V {
+	args := b.argList(2)
+	args[0], args[1] = b.refArg(x), b.dimsArg(shape)
+	return b.opArgs(target, out, args)
+}
+
+// viewStrides returns the strides a view of a tensor (shape, stride) with
+// newShape has, and false when no view exists (ATen's computeStride).
+// Symbolic sizes or strides give false.
+func viewStrides(shape, stride, newShape []ir.Dim) ([]ir.Dim, bool) {
+	for _, ds := range [][]ir.Dim{shape, stride, newShape} {
+		for _, d := range ds {
+			if d.Expr != "" {
+				return nil, false
+			}
+		}
+	}
+	ns := make([]ir.Dim, len(newShape))
+	if len(shape) == 0 {
+		for i := range ns {
+			ns[i] = ir.Dim{Val: 1}
+		}
+		return ns, true
+	}
+	if n, _ := numel(shape); n == 0 {
+		return contiguousStrides(newShape), true
+	}
+	viewD := len(newShape) - 1
+	chunkBase := stride[len(stride)-1].Val
+	tensorNumel, viewNumel := int64(1), int64(1)
+	for td := len(shape) - 1; td >= 0; td-- {
+		tensorNumel *= shape[td].Val
+		if td == 0 || (shape[td-1].Val != 1 && stride[td-1].Val != tensorNumel*chunkBase) {
+			for viewD >= 0 && (viewNumel < tensorNumel || newShape[viewD].Val == 1) {
+				ns[viewD] = ir.Dim{Val: viewNumel * chunkBase}
+				viewNumel *= newShape[viewD].Val
+				viewD--
+			}
+			if viewNumel != tensorNumel {
+				return nil, false
+			}
+			if td > 0 {
+				chunkBase = stride[td-1].Val
+				tensorNumel, viewNumel = 1, 1
+			}
+		}
+	}
+	if viewD != -1 {
+		return nil, false
+	}
+	return ns, true
+}
+
+func (b *builder) expand(x V, shape []ir.Dim) V {
+	if x.meta != nil && shapeEq(x.Shape(), shape) {
+		return x
+	}
+	var m *ir.TensorMeta
+	if x.meta != nil {
+		st := x.meta.Stride
+		if st == nil {
+			st = contiguousStrides(x.Shape())
+		}
+		stride := make([]ir.Dim, len(shape))
+		off := len(shape) - x.Rank()
+		for i := range shape {
+			if i < off || (isOne(x.Shape()[i-off]) && !isOne(shape[i])) {
+				stride[i] = ir.Dim{}
+			} else {
+				stride[i] = st[i-off]
+			}
+		}
+		m = viewMeta(x.meta, shape, stride)
+	}
+	return b.opShape("aten.expand.default", m, x, shape)
+}
+
+func (b *builder) unsqueeze(x V, d int64) V {
+	var m *ir.TensorMeta
+	if x.meta != nil {
+		d = wrapDim(d, x.Rank()+1)
+		shape := slices.Insert(slices.Clone(x.Shape()), int(d), ir.Dim{Val: 1})
+		if isContiguous(x.meta) {
+			m = viewMeta(x.meta, shape, contiguousStrides(shape))
+		} else {
+			m = withShape(x.meta, shape)
+		}
+	}
+	return b.op("aten.unsqueeze.default", m, x, d)
+}
+
+func (b *builder) squeezeDim(x V, d int64) V {
+	var m *ir.TensorMeta
+	if x.meta != nil {
+		d = wrapDim(d, x.Rank())
+		shape := slices.Clone(x.Shape())
+		if int(d) < len(shape) && isOne(shape[d]) {
+			shape = slices.Delete(shape, int(d), int(d)+1)
+		}
+		m = withShape(x.meta, shape)
+	}
+	return b.op("aten.squeeze.dim", m, x, d)
+}
+
+// sum emits sum.dim_IntList over dims.
+func (b *builder) sum(x V, dimsToSum []int64, keepdim bool) V {
+	var m *ir.TensorMeta
+	if x.meta != nil {
+		r := x.Rank()
+		var redBuf [maxInternRank]bool
+		var shapeBuf [maxInternRank]ir.Dim
+		red, shape := redBuf[:0], shapeBuf[:0]
+		if r > maxInternRank {
+			red = make([]bool, 0, r)
+		}
+		red = red[:r]
+		for _, d := range dimsToSum {
+			red[wrapDim(d, r)] = true
+		}
+		for i, d := range x.Shape() {
+			switch {
+			case !red[i]:
+				shape = append(shape, d)
+			case keepdim:
+				shape = append(shape, ir.Dim{Val: 1})
+			}
+		}
+		if len(shape) == 0 {
+			shape = nil // as appending to nil leaves it
+		}
+		m = withShape(x.meta, shape)
+	}
+	args := b.argList(3)
+	args[0] = b.refArg(x)
+	args[1] = ir.Arg{Kind: ir.ArgList, Elems: b.arena.alloc(len(dimsToSum))}
+	for i, v := range dimsToSum {
+		args[1].Elems[i] = ir.Arg{Kind: ir.ArgInt, I: v}
+	}
+	args[2] = ir.Arg{Kind: ir.ArgBool, B: keepdim}
+	return b.opArgs("aten.sum.dim_IntList", m, args)
+}
+
+// sumToSize reduces a gradient g to shape, as at::sum_to does: leading
+// dimensions are summed away and dimensions of size 1 in shape are summed
+// with keepdim. It emits nothing when g already has the shape.
+func (b *builder) sumToSize(g V, shape []ir.Dim) V {
+	if !g.ok || g.meta == nil || shapeEq(g.Shape(), shape) {
+		return g
+	}
+	gs := g.Shape()
+	lead := len(gs) - len(shape)
+	if lead < 0 {
+		return b.reshape(g, shape)
+	}
+	var red []int64
+	for i := range gs {
+		if i < lead || (isOne(shape[i-lead]) && !isOne(gs[i])) {
+			red = append(red, int64(i))
+		}
+	}
+	if len(red) == 0 {
+		return b.reshape(g, shape)
+	}
+	s := b.sum(g, red, true)
+	return b.reshape(s, shape)
+}
+
+func (b *builder) zerosLike(x V) V {
+	return b.op1("aten.zeros_like.default", like(x.meta), x)
+}
+
+// zeros emits aten.zeros(shape) with x's dtype and device.
+func (b *builder) zeros(shape []ir.Dim, x V) V {
+	m := withShape(x.meta, shape)
+	var dt, dev any
+	if x.meta != nil {
+		dt, dev = dtypeArg(x.meta.Dtype), deviceArg(x.meta.Device)
+	}
+	return b.op("aten.new_zeros.default", m, x, shape, kw{"dtype", dt}, kw{"device", dev})
+}
+
+// deviceArg is a Device argument ("" means unknown: None).
+func deviceArg(d string) any {
+	if d == "" {
+		return nil
+	}
+	return ir.Arg{Kind: ir.ArgDevice, S: d}
+}
+
+// clone emits a contiguous copy.
+func (b *builder) clone(x V) V { return b.op1("aten.clone.default", like(x.meta), x) }
+
+// cmp emits a comparison (bool result) of x with a tensor or scalar y.
+func (b *builder) cmp(name string, x, y V) V {
+	target := "aten." + name + ".Scalar"
+	var shape []ir.Dim
+	if isTensor(y) {
+		target = "aten." + name + ".Tensor"
+		shape, _ = broadcastShapes(x.Shape(), y.Shape())
+	} else {
+		shape = x.Shape()
+	}
+	var m *ir.TensorMeta
+	if x.meta != nil {
+		m = freshMeta(shape, "bool", x.meta.Device)
+	}
+	return b.op(target, m, x, y)
+}
+
+// logical emits logical_and/logical_or of two bool tensors.
+func (b *builder) logical(name string, x, y V) V {
+	var m *ir.TensorMeta
+	if x.meta != nil && y.meta != nil {
+		shape, _ := broadcastShapes(x.Shape(), y.Shape())
+		m = freshMeta(shape, "bool", x.meta.Device)
+	}
+	return b.op("aten.logical_"+name+".default", m, x, y)
+}
+
+// where emits where(cond, x, y) for tensors or scalars x, y.
+func (b *builder) where(cond, x, y V) V {
+	var target string
+	switch {
+	case isTensor(x) && isTensor(y):
+		target = "aten.where.self"
+	case isTensor(x):
+		target = "aten.where.ScalarOther"
+	case isTensor(y):
+		target = "aten.where.ScalarSelf"
+	default:
+		target = "aten.where.Scalar"
+	}
+	return b.pointwise(target, []V{cond, x, y})
+}
+
+// maskedFill emits masked_fill.Scalar(x, mask, value).
+func (b *builder) maskedFill(x, mask V, value V) V {
+	return b.op("aten.masked_fill.Scalar", like(x.meta), x, mask, value)
+}
+
+// toDtype emits _to_copy(x, dtype=dtype).
+func (b *builder) toDtype(x V, dtype string) V {
+	var m *ir.TensorMeta
+	if x.meta != nil {
+		m = freshMeta(x.meta.Shape, dtype, x.meta.Device)
+	}
+	return b.op("aten._to_copy.default", m, x, kw{"dtype", dtypeArg(dtype)})
+}
+
+func (b *builder) pow(x V, e V) V {
+	if isTensor(e) {
+		return b.pointwise("aten.pow.Tensor_Tensor", []V{x, e})
+	}
+	return b.pointwise("aten.pow.Tensor_Scalar", []V{x, e})
+}
+
+// contiguous emits clone(memory_format=contiguous_format) unless x is known
+// contiguous (Tensor.contiguous at the ATen level).
+func (b *builder) contiguous(x V) V {
+	if isContiguous(x.meta) {
+		return x
+	}
+	return b.op("aten.clone.default", like(x.meta), x, kw{"memory_format", ir.Arg{Kind: ir.ArgMemoryFormat, S: "contiguous_format"}})
+}

@@ -1,0 +1,733 @@
+package jointgraph
+
+import (
+	"fmt"
+	"slices"
+	"strconv"
+	"sync"
+
+	"github.com/hopctl/hopctl/pkg/ir"
+)
+
+// PartitionMode selects the partitioner.
+type PartitionMode int
+
+// The partitioners.
+const (
+	// PartitionDefault is AOTAutograd's default_partition: the forward
+	// graph computes what the original forward computed and saves every
+	// forward value the backward reads.
+	PartitionDefault PartitionMode = iota
+	// PartitionMinCut is min_cut_rematerialization_partition: a minimum
+	// cut of the joint graph weighted by tensor sizes decides what to
+	// save; cheap ops after the cut are recomputed in the backward.
+	PartitionMinCut
+)
+
+// ParsePartitionMode parses "default" or "mincut".
+func ParsePartitionMode(s string) (PartitionMode, error) {
+	switch s {
+	case "default":
+		return PartitionDefault, nil
+	case "mincut", "min_cut":
+		return PartitionMinCut, nil
+	}
+	return 0, fmt.Errorf("unknown partitioner %q (want default or mincut)", s)
+}
+
+func (p PartitionMode) String() string {
+	if p == PartitionMinCut {
+		return "mincut"
+	}
+	return "default"
+}
+
+// Partition is a joint graph split into a forward and a backward graph.
+// The forward takes the primals and returns the forward outputs followed by
+// the saved values (tensors first, then symbolic ints); the backward takes
+// the saved symbolic ints, the saved tensors, then the tangents, and
+// returns one gradient per primal — AOTAutograd's order.
+type Partition struct {
+	Forward, Backward *ir.Module
+	Mode              PartitionMode
+	// Saved lists the saved values in the order the forward returns them.
+	Saved []SavedValue
+}
+
+// SavedValue is one value the forward saves for the backward.
+type SavedValue struct {
+	Name  string
+	Kind  string // "tensor" or "symint"
+	Shape []ir.Dim
+	Dtype string
+	// Bytes is numel × element size; -1 when the shape is symbolic.
+	Bytes int64
+}
+
+// TotalBytes sums the saved values' sizes (symbolic ones count 0).
+func (p *Partition) TotalBytes() int64 {
+	var n int64
+	for _, s := range p.Saved {
+		if s.Bytes > 0 {
+			n += s.Bytes
+		}
+	}
+	return n
+}
+
+// Split partitions a joint graph built with ConventionNone. The joint
+// graph is only read.
+func Split(j *Joint, mode PartitionMode) (p *Partition, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			p, err = nil, &Error{Msg: fmt.Sprintf("cannot partition the joint graph: %v", r)}
+		}
+	}()
+	return split(j, mode)
+}
+
+func split(j *Joint, mode PartitionMode) (*Partition, error) {
+	if j.Convention != ConventionNone {
+		return nil, fmt.Errorf("partitioning needs a joint graph in the default convention, not %s", j.Convention)
+	}
+	p := newPartitioner(j.Module.Root(), j, mode == PartitionMinCut)
+	var saved []int32
+	if mode == PartitionMinCut {
+		saved = p.minCutSaved()
+	} else {
+		saved = p.defaultSaved()
+	}
+	return p.extract(saved, mode)
+}
+
+func isSymValue(v *ir.Value) bool {
+	return v != nil && (v.Kind == ir.ValSym || v.Kind == ir.ValInt)
+}
+
+// Node classes of the partitioner's compact graph.
+const (
+	classOther uint8 = iota
+	classPlaceholder
+	classCall
+	classGetAttr
+	classOutput
+)
+
+// partitioner is a read-only, compact view of a joint graph: the nodes
+// left after common-subexpression elimination (min-cut only), numbered
+// densely in graph order ("compact ids"), with their distinct operands and
+// users in CSR form. Every pass below is one linear sweep over these
+// arrays; the joint graph itself is never modified.
+type partitioner struct {
+	g *ir.Graph
+	j *Joint
+	n int // compact nodes
+
+	node  []int32 // compact id → joint node id
+	canon []int32 // joint id → the joint id CSE merged it into (itself if kept)
+	cid   []int32 // joint id → compact id of canon (-1 for none)
+
+	opStart, opnd   []int32 // operands: distinct, in reference order, no self references
+	useStart, users []int32 // users: distinct, ascending
+	bad             []bool  // a reference that does not resolve (or refers to the node itself)
+	class           []uint8
+	tgt             []int32 // call nodes: index into targets, else -1
+	targets         []string
+	infos           []packetInfo // per target
+	effect          []bool
+
+	primals, tangents []int32 // compact ids
+	fwdOuts, bwdOuts  []ir.Arg
+}
+
+func (p *partitioner) operands(c int32) []int32 { return p.opnd[p.opStart[c]:p.opStart[c+1]] }
+func (p *partitioner) usersOf(c int32) []int32  { return p.users[p.useStart[c]:p.useStart[c+1]] }
+func (p *partitioner) nd(c int32) *ir.Node      { return &p.g.Nodes[p.node[c]] }
+
+func newPartitioner(g *ir.Graph, j *Joint, cse bool) *partitioner {
+	p := &partitioner{g: g, j: j}
+	N := len(g.Nodes)
+	var ph []int32
+	out := -1
+	for i := range g.Nodes {
+		switch g.Nodes[i].Op {
+		case ir.OpPlaceholder:
+			ph = append(ph, int32(i))
+		case ir.OpOutput:
+			out = i
+		}
+	}
+	effect := make([]bool, N)
+	if len(j.Effects) > 0 {
+		want := make(map[string]bool, len(j.Effects))
+		for _, name := range j.Effects {
+			want[name] = true
+		}
+		for i := range g.Nodes {
+			if name := g.Nodes[i].Name; want[name] {
+				effect[i] = true
+				delete(want, name) // the first node of that name, as Lookup finds
+			}
+		}
+	}
+	p.index(effect, cse)
+	p.primals = p.compactIDs(ph[:j.NumPrimals])
+	p.tangents = p.compactIDs(ph[j.NumPrimals:])
+	elems := g.Nodes[out].Args[0].Elems
+	p.fwdOuts = elems[:j.NumFwdOutputs]
+	p.bwdOuts = elems[j.NumFwdOutputs:]
+	return p
+}
+
+func (p *partitioner) compactIDs(ids []int32) []int32 {
+	out := make([]int32, len(ids))
+	for i, id := range ids {
+		out[i] = p.cid[id]
+	}
+	return out
+}
+
+// refCompact returns the compact id a reference resolves to, or -1.
+func (p *partitioner) refCompact(r ir.NodeID) int32 {
+	if r < 0 || int(r) >= len(p.canon) {
+		return -1
+	}
+	return p.cid[p.canon[r]]
+}
+
+// index builds the compact graph. With cse it merges call nodes with the
+// same target and arguments (functorch's fx_graph_cse), except
+// side-effecting and random ones: a node's references are first redirected
+// to the nodes their referents were merged into, then the node is merged
+// into an earlier equal one if there is one.
+func (p *partitioner) index(effect []bool, cse bool) {
+	g := p.g
+	N := len(g.Nodes)
+	canon := make([]int32, N)
+	for i := range canon {
+		canon[i] = int32(i)
+	}
+	dead := make([]bool, N)
+	bad := make([]bool, N)
+	start := make([]int32, N+1)
+	ops := make([]int32, 0, 2*N)
+	stamp := make([]int32, N)
+	tids := make([]int32, N)
+	tidOf := map[string]int32{}
+	var infos []packetInfo
+	col := &opCollector{canon: canon, bad: bad, stamp: stamp}
+	var ct *cseIndex
+	if cse {
+		ct = newCSEIndex(N)
+	}
+	for i := range g.Nodes {
+		n := &g.Nodes[i]
+		tids[i] = -1
+		if n.Op == ir.OpCallFunction {
+			t, ok := tidOf[n.Target]
+			if !ok {
+				t = int32(len(p.targets))
+				tidOf[n.Target] = t
+				p.targets = append(p.targets, n.Target)
+				infos = append(infos, packetOf(n.Target))
+			}
+			tids[i] = t
+		}
+		s := len(ops)
+		col.self, col.ops = int32(i), ops
+		for k := range n.Args {
+			col.add(&n.Args[k])
+		}
+		for k := range n.Kwargs {
+			col.add(&n.Kwargs[k].Value)
+		}
+		ops = col.ops
+		start[i+1] = int32(len(ops))
+		if cse && n.Op == ir.OpCallFunction && !effect[i] && !infos[tids[i]].random {
+			if prev := ct.find(int32(i), n, g, canon); prev >= 0 {
+				canon[i] = prev
+				dead[i] = true
+				ops = ops[:s]
+				start[i+1] = int32(s)
+				continue
+			}
+		}
+	}
+	// Renumber densely.
+	cid := make([]int32, N)
+	node := make([]int32, 0, N)
+	for i := range cid {
+		if dead[i] {
+			cid[i] = -1
+			continue
+		}
+		cid[i] = int32(len(node))
+		node = append(node, int32(i))
+	}
+	for i := range cid {
+		if dead[i] {
+			cid[i] = cid[canon[i]]
+		}
+	}
+	n := len(node)
+	p.n, p.node, p.canon, p.cid = n, node, canon, cid
+	p.opStart = make([]int32, n+1)
+	for k, o := range ops {
+		ops[k] = cid[o] // dead nodes have no operands left, so ranges stay contiguous
+	}
+	p.opnd = ops
+	p.bad = make([]bool, n)
+	p.class = make([]uint8, n)
+	p.tgt = make([]int32, n)
+	p.effect = make([]bool, n)
+	for c, id := range node {
+		p.opStart[c+1] = start[id+1]
+		p.bad[c] = bad[id]
+		p.tgt[c] = tids[id]
+		p.effect[c] = effect[id]
+		switch g.Nodes[id].Op {
+		case ir.OpPlaceholder:
+			p.class[c] = classPlaceholder
+		case ir.OpCallFunction:
+			p.class[c] = classCall
+		case ir.OpGetAttr:
+			p.class[c] = classGetAttr
+		case ir.OpOutput:
+			p.class[c] = classOutput
+		}
+	}
+	p.infos = infos
+	// Users, ascending.
+	cnt := make([]int32, n+1)
+	for _, o := range p.opnd {
+		cnt[o+1]++
+	}
+	for c := 1; c <= n; c++ {
+		cnt[c] += cnt[c-1]
+	}
+	p.useStart = slices.Clone(cnt)
+	p.users = make([]int32, len(p.opnd))
+	for u := range n {
+		for _, o := range p.operands(int32(u)) {
+			p.users[cnt[o]] = int32(u)
+			cnt[o]++
+		}
+	}
+}
+
+// defaultSaved is default_partition: every forward node the backward
+// reads.
+func (p *partitioner) defaultSaved() []int32 {
+	_, fwd := p.forwardNodes()
+	for _, c := range p.primals {
+		fwd[c] = true
+	}
+	var saved []int32
+	for c := range int32(p.n) {
+		if !fwd[c] {
+			continue
+		}
+		if !p.isTuple(c) {
+			saved = append(saved, c)
+			continue
+		}
+		// A tuple cannot be saved: its elements (getitem users) are.
+		for _, u := range p.usersOf(c) {
+			if p.nd(u).Target == "_operator.getitem" {
+				saved = append(saved, u)
+			}
+		}
+	}
+	return saved // extract drops the ones the backward does not read
+}
+
+func (p *partitioner) isTuple(c int32) bool {
+	v := p.nd(c).Val
+	return p.class[c] == classCall && (v == nil || v.Kind == ir.ValTuple || v.Kind == ir.ValList)
+}
+
+// forwardNodes returns which nodes are computable from the primals alone
+// (side-effecting ones included) and, of those, which the forward outputs
+// or a side-effecting node need: the nodes the forward graph computes.
+func (p *partitioner) forwardNodes() (avail, need []bool) {
+	avail = p.available(p.primals, true)
+	need = make([]bool, p.n)
+	var roots []int32
+	for _, a := range p.fwdOuts {
+		if a.Kind == ir.ArgNode && a.Ref >= 0 {
+			if c := p.refCompact(a.Ref); c >= 0 {
+				roots = append(roots, c)
+			}
+		}
+	}
+	for c := range int32(p.n) {
+		if p.effect[c] && avail[c] {
+			roots = append(roots, c)
+		}
+	}
+	for len(roots) > 0 {
+		c := roots[len(roots)-1]
+		roots = roots[:len(roots)-1]
+		if need[c] || !avail[c] {
+			continue
+		}
+		need[c] = true
+		roots = append(roots, p.operands(c)...)
+	}
+	return avail, need
+}
+
+// available returns the nodes computable from inputs: the inputs, and call
+// and get_attr nodes whose operands all are (side-effecting nodes only
+// when effects is set).
+func (p *partitioner) available(inputs []int32, effects bool) []bool {
+	avail := make([]bool, p.n)
+	isIn := make([]bool, p.n)
+	for _, c := range inputs {
+		avail[c], isIn[c] = true, true
+	}
+	for c := range int32(p.n) {
+		if isIn[c] || (p.class[c] != classCall && p.class[c] != classGetAttr) || p.bad[c] || (!effects && p.effect[c]) {
+			continue
+		}
+		ok := true
+		for _, o := range p.operands(c) {
+			if !avail[o] {
+				ok = false
+				break
+			}
+		}
+		avail[c] = ok
+	}
+	return avail
+}
+
+// subgraphPlan is a graph _extract_graph_with_inputs_outputs would build
+// followed by dead-code elimination: its placeholders are inputs, its
+// output returns outputs, and it computes the live nodes.
+type subgraphPlan struct {
+	inputs  []int32
+	outputs []ir.Arg // references are joint ids
+	isIn    []bool
+	live    []bool // computed nodes kept (inputs excluded)
+}
+
+// plan computes the nodes a subgraph with the given inputs computes for
+// outputs (and, with effects, for the side-effecting nodes it can
+// compute): those reached walking back from them through nodes computable
+// from the inputs. It also reports which inputs were reached.
+func (p *partitioner) plan(inputs []int32, outputs []ir.Arg, effects bool) (*subgraphPlan, []bool, error) {
+	avail := p.available(inputs, effects)
+	sp := &subgraphPlan{inputs: inputs, outputs: outputs, isIn: make([]bool, p.n), live: make([]bool, p.n)}
+	for _, c := range inputs {
+		sp.isIn[c] = true
+	}
+	reached := make([]bool, p.n)
+	var stack []int32
+	var err error
+	for k := range outputs {
+		walkArgRefs(&outputs[k], func(a *ir.Arg) {
+			if a.Ref < 0 {
+				return // an unresolved reference stays as it is
+			}
+			c := p.refCompact(a.Ref)
+			if c < 0 || !avail[c] {
+				if err == nil {
+					err = fmt.Errorf("output %s cannot be computed from the graph's inputs", a.S)
+				}
+				return
+			}
+			stack = append(stack, c)
+		})
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	if effects {
+		for c := range int32(p.n) {
+			if p.effect[c] && avail[c] {
+				stack = append(stack, c)
+			}
+		}
+	}
+	for len(stack) > 0 {
+		c := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		if reached[c] {
+			continue
+		}
+		reached[c] = true
+		if sp.isIn[c] {
+			continue
+		}
+		sp.live[c] = true
+		stack = append(stack, p.operands(c)...)
+	}
+	return sp, reached, nil
+}
+
+// extract builds the forward and backward graphs for the saved
+// candidates, keeping only the candidates the backward reads, as
+// AOTAutograd's _extract_fwd_bwd_modules does. Saved symbolic ints go after
+// the saved tensors in the forward's outputs and before them in the
+// backward's inputs.
+func (p *partitioner) extract(cands []int32, mode PartitionMode) (*Partition, error) {
+	slices.Sort(cands)
+	cands = slices.Compact(cands)
+	// The backward built from every candidate computes the same nodes as
+	// the one built from the candidates it reads: a node it computes
+	// reaches only inputs it reads.
+	bwPlan, reached, err := p.plan(p.bwInputs(cands), p.bwdOuts, false)
+	if err != nil {
+		return nil, err
+	}
+	var tensors, syms []int32
+	for _, c := range cands {
+		if !reached[c] {
+			continue
+		}
+		if isSymValue(p.nd(c).Val) {
+			syms = append(syms, c)
+		} else {
+			tensors = append(tensors, c)
+		}
+	}
+	saved := append(tensors, syms...)
+	bwPlan.inputs = slices.Concat(syms, tensors, p.tangents)
+	fwOuts := make([]ir.Arg, 0, len(p.fwdOuts)+len(saved))
+	fwOuts = append(fwOuts, p.fwdOuts...)
+	for _, c := range saved {
+		id := p.node[c]
+		fwOuts = append(fwOuts, ir.NodeArg(ir.NodeID(id), p.g.Nodes[id].Name))
+	}
+	fwPlan, _, err := p.plan(p.primals, fwOuts, true)
+	if err != nil {
+		return nil, err
+	}
+
+	out := &Partition{Mode: mode}
+	for _, c := range saved {
+		n := p.nd(c)
+		sv := SavedValue{Name: n.Name, Kind: "tensor", Bytes: -1}
+		if t := valueTensor(n.Val); t != nil {
+			sv.Shape, sv.Dtype = t.Shape, t.Dtype
+			if b, ok := tensorBytes(t); ok {
+				sv.Bytes = b
+			}
+		} else if isSymValue(n.Val) {
+			sv.Kind, sv.Bytes = "symint", 0
+		}
+		out.Saved = append(out.Saved, sv)
+	}
+	src := p.j.Module
+	mk := func(sp *subgraphPlan, role string) *ir.Module {
+		g, refs := p.emit(sp)
+		m := assembleModule(src, g, refs, src.Graphs, src.Schemas)
+		m.SetAnnotation(AnnotationRole, role)
+		m.SetAnnotation("hopctl.partition.mode", mode.String())
+		m.SetAnnotation("hopctl.partition.num_saved", strconv.Itoa(len(saved)))
+		return m
+	}
+	// The two graphs are independent: build them on both cores.
+	var wg sync.WaitGroup
+	var bwPanic any
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		defer func() { bwPanic = recover() }()
+		out.Backward = mk(bwPlan, "backward")
+	}()
+	out.Forward = mk(fwPlan, "forward")
+	wg.Wait()
+	if bwPanic != nil {
+		panic(bwPanic)
+	}
+	return out, nil
+}
+
+func (p *partitioner) bwInputs(saved []int32) []int32 {
+	var syms, tensors []int32
+	for _, c := range saved {
+		if isSymValue(p.nd(c).Val) {
+			syms = append(syms, c)
+		} else {
+			tensors = append(tensors, c)
+		}
+	}
+	return slices.Concat(syms, tensors, p.tangents)
+}
+
+// emit builds the graph of a plan: the inputs as placeholders, the live
+// nodes in graph order with their references renumbered, and the output.
+// Node names, values and metadata are the joint's.
+func (p *partitioner) emit(sp *subgraphPlan) (*ir.Graph, graphRefs) {
+	g := p.g
+	m := make([]int32, p.n)
+	count := len(sp.inputs) + 1
+	for c := range m {
+		m[c] = -1
+		if sp.live[c] {
+			count++
+		}
+	}
+	nodes := make([]ir.Node, 0, count)
+	var refs graphRefs
+	refs.targets = make([]bool, len(p.targets))
+	for _, c := range sp.inputs {
+		n := p.nd(c)
+		m[c] = int32(len(nodes))
+		nodes = append(nodes, ir.Node{Name: n.Name, Op: ir.OpPlaceholder, Target: n.Name, Val: n.Val, Meta: n.Meta})
+	}
+	var arena argArena
+	var remap func(a ir.Arg) ir.Arg
+	remap = func(a ir.Arg) ir.Arg {
+		switch a.Kind {
+		case ir.ArgNode:
+			r := a.Ref
+			if r < 0 || int(r) >= len(p.canon) {
+				return a
+			}
+			cr := p.canon[r]
+			if cr != int32(r) {
+				a.S = g.Nodes[cr].Name
+			}
+			a.Ref = ir.NodeID(m[p.cid[cr]])
+			return a
+		case ir.ArgList, ir.ArgTuple, ir.ArgDict:
+			if !argHasRef(&a) {
+				return a
+			}
+			out := a
+			out.Elems = arena.alloc(len(a.Elems))
+			for i := range a.Elems {
+				out.Elems[i] = remap(a.Elems[i])
+			}
+			return out
+		}
+		return a
+	}
+	for c := range int32(p.n) {
+		if !sp.live[c] {
+			continue
+		}
+		n := p.nd(c)
+		cp := *n
+		if n.Args != nil {
+			cp.Args = arena.alloc(len(n.Args))
+		}
+		for k := range n.Args {
+			cp.Args[k] = remap(n.Args[k])
+		}
+		if len(n.Kwargs) > 0 {
+			cp.Kwargs = make([]ir.Kwarg, len(n.Kwargs))
+			for k := range n.Kwargs {
+				cp.Kwargs[k] = ir.Kwarg{Name: n.Kwargs[k].Name, Value: remap(n.Kwargs[k].Value)}
+			}
+		}
+		switch p.class[c] {
+		case classCall:
+			refs.targets[p.tgt[c]] = true
+		case classGetAttr:
+			refs.getAttrs = append(refs.getAttrs, n.Target)
+		}
+		m[c] = int32(len(nodes))
+		nodes = append(nodes, cp)
+	}
+	res := ir.Arg{Kind: ir.ArgTuple, Elems: make([]ir.Arg, len(sp.outputs))}
+	for k, a := range sp.outputs {
+		res.Elems[k] = remap(a)
+	}
+	// The joint's node names are unique and none is "output" (FX names
+	// only the output node so), so the subgraph keeps them all.
+	nodes = append(nodes, ir.Node{Name: "output", Op: ir.OpOutput, Target: "output", Args: []ir.Arg{res}})
+	for t, ok := range refs.targets {
+		if ok {
+			refs.calls = append(refs.calls, p.targets[t])
+		}
+	}
+	return &ir.Graph{Nodes: nodes}, refs
+}
+
+// argArena hands out argument slices from shared chunks, one allocation
+// per chunk instead of one per node.
+type argArena struct{ buf []ir.Arg }
+
+func (a *argArena) alloc(n int) []ir.Arg {
+	if n == 0 {
+		return []ir.Arg{}
+	}
+	if len(a.buf)+n > cap(a.buf) {
+		a.buf = make([]ir.Arg, 0, max(512, n))
+	}
+	l := len(a.buf)
+	a.buf = a.buf[:l+n]
+	return a.buf[l : l+n : l+n]
+}
+
+func argHasRef(a *ir.Arg) bool {
+	if a.Kind == ir.ArgNode {
+		return true
+	}
+	for i := range a.Elems {
+		if argHasRef(&a.Elems[i]) {
+			return true
+		}
+	}
+	return false
+}
+
+// opCollector gathers a node's distinct operands (references redirected
+// through canon) into ops.
+type opCollector struct {
+	self  int32
+	ops   []int32
+	canon []int32
+	bad   []bool
+	stamp []int32 // last node (+1) that recorded each operand
+}
+
+func (o *opCollector) add(a *ir.Arg) {
+	if a.Kind != ir.ArgNode {
+		for i := range a.Elems {
+			o.add(&a.Elems[i])
+		}
+		return
+	}
+	r := a.Ref
+	if r < 0 || int(r) >= len(o.canon) {
+		o.bad[o.self] = true
+		return
+	}
+	c := o.canon[r]
+	if c == o.self {
+		o.bad[o.self] = true
+		return
+	}
+	if o.stamp[c] == o.self+1 {
+		return
+	}
+	o.stamp[c] = o.self + 1
+	o.ops = append(o.ops, c)
+}
+
+// walkArgRefs calls fn for every node reference in a, in order.
+func walkArgRefs(a *ir.Arg, fn func(*ir.Arg)) {
+	if a.Kind == ir.ArgNode {
+		fn(a)
+		return
+	}
+	for i := range a.Elems {
+		walkArgRefs(&a.Elems[i], fn)
+	}
+}
+
+func cloneArg(a ir.Arg) ir.Arg {
+	out := a
+	if a.Elems != nil {
+		out.Elems = make([]ir.Arg, len(a.Elems))
+		for i := range a.Elems {
+			out.Elems[i] = cloneArg(a.Elems[i])
+		}
+	}
+	return out
+}

@@ -1,0 +1,142 @@
+package jointgraph
+
+import (
+	"fmt"
+
+	"github.com/hopctl/hopctl/pkg/ir"
+)
+
+// requiresGrad propagates requires_grad through a functional graph, as
+// autograd does while the forward runs: an input requires grad when its
+// value says so and its dtype is floating or complex; an op's output
+// requires grad when some argument its rule differentiates requires grad,
+// the rule marks that output differentiable, and its dtype can carry a
+// gradient. An op without a rule that receives a tensor requiring grad is
+// an error, as it is in torch ("derivative for ... is not implemented").
+//
+// It returns, per node, whether the node (for a tuple node: any element)
+// requires grad; getitem nodes carry their element's flag.
+func requiresGrad(g *ir.Graph, ops *opCache, effect map[ir.NodeID]bool, file string) ([]bool, error) {
+	rg := make([]bool, len(g.Nodes))
+	elemRG := map[ir.NodeID][]bool{}
+	anyArg := func(n *ir.Node) bool {
+		for k := range n.Args {
+			if anyRefIn(&n.Args[k], rg) {
+				return true
+			}
+		}
+		for k := range n.Kwargs {
+			if anyRefIn(&n.Kwargs[k].Value, rg) {
+				return true
+			}
+		}
+		return false
+	}
+	for i := range g.Nodes {
+		id := ir.NodeID(i)
+		n := &g.Nodes[i]
+		switch n.Op {
+		case ir.OpPlaceholder, ir.OpGetAttr:
+			t := valueTensor(n.Val)
+			rg[i] = t != nil && t.RequiresGrad && isDifferentiableDtype(t.Dtype)
+			continue
+		case ir.OpCallFunction:
+		default:
+			continue
+		}
+		if n.Target == "aten.copy_.default" && effect[id] {
+			continue
+		}
+		if n.Target == "_operator.getitem" {
+			src := n.Args[0].Ref
+			if el, ok := elemRG[src]; ok && int(n.Args[1].I) < len(el) {
+				rg[i] = el[n.Args[1].I]
+			}
+			continue
+		}
+		if !anyArg(n) {
+			continue
+		}
+		info := ops.get(n.Target)
+		if info.nonDiff {
+			continue
+		}
+		if hr := info.hop; hr != nil {
+			// autograd.Function semantics: every floating output requires
+			// grad when an operand does.
+			anyOp := false
+			for _, a := range hr.operands(n) {
+				anyOp = anyOp || anyRefIn(&a, rg)
+			}
+			if !anyOp {
+				continue
+			}
+			outs := outputMetas(n)
+			el := make([]bool, len(outs))
+			for j, m := range outs {
+				el[j] = m != nil && isDifferentiableDtype(m.Dtype)
+				rg[i] = rg[i] || el[j]
+			}
+			elemRG[id] = el
+			continue
+		}
+		rule := info.rule
+		if rule == nil {
+			return nil, nodeError(file, g, id, fmt.Sprintf("no derivative rule for %s, and an input of this node requires grad; %s is neither in the rule table nor in the non-differentiable list (see pkg/jointgraph/COVERAGE.md)", n.Target, n.Target))
+		}
+		if !diffArgRG(info, n, rg) {
+			continue
+		}
+		if n.Val == nil {
+			el := (rule.Outputs == nil || 0 < len(rule.Outputs) && rule.Outputs[0])
+			rg[i] = el
+			continue
+		}
+		if n.Val.Kind != ir.ValTuple && n.Val.Kind != ir.ValList {
+			m := valueTensor(n.Val)
+			rg[i] = (rule.Outputs == nil || 0 < len(rule.Outputs) && rule.Outputs[0]) &&
+				(m == nil || isDifferentiableDtype(m.Dtype))
+			continue
+		}
+		outs := outputMetas(n)
+		el := make([]bool, len(outs))
+		for j, m := range outs {
+			el[j] = (rule.Outputs == nil || j < len(rule.Outputs) && rule.Outputs[j]) &&
+				(m == nil || isDifferentiableDtype(m.Dtype))
+			rg[i] = rg[i] || el[j]
+		}
+		elemRG[id] = el
+	}
+	return rg, nil
+}
+
+// diffArgRG reports whether a node passed to an argument the rule
+// differentiates requires grad (false when the call does not bind).
+func diffArgRG(info *opInfo, n *ir.Node, rg []bool) bool {
+	s := info.schema
+	if s == nil || checkBind(s, n.Args, n.Kwargs) != nil {
+		return false
+	}
+	for _, i := range info.diffIdx {
+		if a := boundAt(s, n.Args, n.Kwargs, i); a != nil && anyRefIn(a, rg) {
+			return true
+		}
+	}
+	return false
+}
+
+// outputMetas returns the tensor metadata of each output of n (one entry
+// for a single result; nil entries where unknown or not a tensor).
+func outputMetas(n *ir.Node) []*ir.TensorMeta {
+	if n.Val == nil {
+		return []*ir.TensorMeta{nil}
+	}
+	if n.Val.Kind == ir.ValTuple || n.Val.Kind == ir.ValList {
+		out := make([]*ir.TensorMeta, len(n.Val.Elems))
+		for i := range n.Val.Elems {
+			out[i] = valueTensor(&n.Val.Elems[i])
+		}
+		return out
+	}
+	return []*ir.TensorMeta{valueTensor(n.Val)}
+}

@@ -1,0 +1,240 @@
+// Package lint runs every hopctl check over graph files, as `hopctl lint`
+// does: graph structure (ir.Verify, each defect kind a rule), the file's
+// schema table, and every analyzer of package passes (HOP mutation and
+// aliasing, HOP metadata, HOP operand types, schema arity and argument
+// kinds, unknown ops). Files are checked in parallel by a bounded pool of
+// workers; results come back in argument order, findings sorted by graph,
+// node, rule and message, so output is deterministic.
+//
+// A file that fails ir.Verify is invalid input: its structure findings are
+// reported and nothing else runs on it. A file whose schema table does not
+// parse, or with a call that does not fit its schema or its subgraphs, is
+// invalid input too (every hopctl command refuses it, see package
+// validate), but lint runs every check on it and reports those problems as
+// findings of their rules. A file that cannot be read or decoded has no
+// findings, only an error. Suppressions hide findings; they do not make an
+// invalid file valid.
+package lint
+
+import (
+	"errors"
+	"fmt"
+	"path"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"sync"
+
+	"github.com/hopctl/hopctl/pkg/analyze"
+	"github.com/hopctl/hopctl/pkg/analyze/passes"
+	"github.com/hopctl/hopctl/pkg/ir"
+	"github.com/hopctl/hopctl/pkg/opschema"
+)
+
+// FileResult is what lint found in one file.
+type FileResult struct {
+	Path string
+	// Findings are the findings not suppressed, sorted.
+	Findings []analyze.Finding
+	// Suppressed counts the findings a suppression hid.
+	Suppressed int
+	// Err is set when the file could not be read or decoded (an
+	// ir.InputError); there are no findings then.
+	Err error
+	// Invalid is set when the file is invalid input: it has a finding of
+	// a rule marked Invalid (it failed Verify, its schema table does not
+	// parse, or a call does not fit its schema or subgraphs).
+	Invalid bool
+}
+
+// Options configure a run.
+type Options struct {
+	// Jobs bounds the files checked at once; <= 0 means GOMAXPROCS.
+	Jobs int
+	// Suppress lists the findings not to report.
+	Suppress []Suppression
+}
+
+// Run checks every file, Jobs at a time, and returns the results in the
+// order of paths.
+func Run(paths []string, opts Options) []FileResult {
+	jobs := opts.Jobs
+	if jobs <= 0 {
+		jobs = runtime.GOMAXPROCS(0)
+	}
+	jobs = min(jobs, max(len(paths), 1))
+	out := make([]FileResult, len(paths))
+	next := make(chan int)
+	var wg sync.WaitGroup
+	for range jobs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range next {
+				r := File(paths[i])
+				r.suppress(opts.Suppress)
+				out[i] = r
+			}
+		}()
+	}
+	for i := range paths {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+	return out
+}
+
+// File checks one file, without suppressions.
+func File(p string) FileResult {
+	m, err := ir.LoadFile(p)
+	if err != nil {
+		return FileResult{Path: p, Err: err}
+	}
+	return Module(m, p)
+}
+
+// Module checks a decoded module read from file p, without suppressions.
+func Module(m *ir.Module, p string) FileResult {
+	r := FileResult{Path: p}
+	if err := ir.Verify(m, p); err != nil {
+		var ve *ir.VerifyError
+		if !errors.As(err, &ve) {
+			r.Err = err
+			return r
+		}
+		r.Invalid = true
+		r.Findings = structureFindings(ve)
+		analyze.SortFindings(m, r.Findings)
+		return r
+	}
+	reg, err := opschema.NewRegistry(fileSchemas(m))
+	if err != nil {
+		r.Invalid = true
+		r.Findings = append(r.Findings, schemaFindings(err)...)
+	}
+	if _, err := analyze.CallOrder(m); err != nil {
+		r.Invalid = true
+		r.Findings = append(r.Findings, analyze.Finding{Rule: RuleCycle, Severity: analyze.Error, Message: err.Error(), FileWide: true})
+		return r
+	}
+	res, err := analyze.Run(m, p, reg, passes.All()...)
+	if err != nil {
+		r.Err = &AnalysisError{File: p, Err: err}
+		return r
+	}
+	r.Findings = append(r.Findings, res.Findings...)
+	analyze.SortFindings(m, r.Findings)
+	for _, f := range r.Findings {
+		if rule, ok := LookupRule(f.Rule); ok && rule.Invalid {
+			r.Invalid = true
+		}
+	}
+	return r
+}
+
+// AnalysisError is an analyzer that could not finish on a file; the file is
+// treated as invalid input.
+type AnalysisError struct {
+	File string
+	Err  error
+}
+
+func (e *AnalysisError) Error() string { return e.Err.Error() }
+func (e *AnalysisError) Unwrap() error { return e.Err }
+
+// InvalidInput marks AnalysisError as an input error (exit code 3).
+func (e *AnalysisError) InvalidInput() {}
+
+func fileSchemas(m *ir.Module) []opschema.FileSchema {
+	fs := make([]opschema.FileSchema, len(m.Schemas))
+	for i, s := range m.Schemas {
+		fs[i] = opschema.FileSchema{Name: s.Name, Schema: s.Schema}
+	}
+	return fs
+}
+
+// schemaFindings turns NewRegistry's joined errors into one finding each.
+func schemaFindings(err error) []analyze.Finding {
+	var errs []error
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		errs = j.Unwrap()
+	} else {
+		errs = []error{err}
+	}
+	out := make([]analyze.Finding, len(errs))
+	for i, e := range errs {
+		out[i] = analyze.Finding{Rule: RuleBadSchema, Severity: analyze.Error, Message: e.Error(), FileWide: true}
+	}
+	return out
+}
+
+// Suppression hides the findings that match all of its non-empty fields.
+// Rule, Graph and Node are path.Match globs ("hop-*", "true_graph_*",
+// "add_*"); Graph "<root>" names the root graph. Path is a glob matched
+// against the file path as given (with forward slashes) and, when it has
+// no slash, against the file's base name.
+type Suppression struct {
+	Rule, Path, Graph, Node string
+}
+
+// Validate checks the globs.
+func (s Suppression) Validate() error {
+	for _, g := range []struct{ name, glob string }{{"rule", s.Rule}, {"path", s.Path}, {"graph", s.Graph}, {"node", s.Node}} {
+		if _, err := path.Match(g.glob, ""); err != nil {
+			return fmt.Errorf("invalid %s glob %q: %w", g.name, g.glob, err)
+		}
+	}
+	return nil
+}
+
+// Matches reports whether the suppression hides finding f of file.
+func (s Suppression) Matches(file string, f analyze.Finding) bool {
+	if !glob(s.Rule, f.Rule) {
+		return false
+	}
+	if s.Path != "" {
+		p := filepath.ToSlash(file)
+		ok := glob(s.Path, p) || glob(s.Path, strings.TrimPrefix(p, "./"))
+		if !ok && !strings.Contains(s.Path, "/") {
+			ok = glob(s.Path, path.Base(p))
+		}
+		if !ok {
+			return false
+		}
+	}
+	if s.Graph != "" && !(glob(s.Graph, f.Graph) || (s.Graph == "<root>" && f.Graph == "")) {
+		return false
+	}
+	return s.Node == "" || glob(s.Node, f.Node)
+}
+
+func glob(pattern, s string) bool {
+	if pattern == "" {
+		return true
+	}
+	ok, err := path.Match(pattern, s)
+	return err == nil && ok
+}
+
+func (r *FileResult) suppress(ss []Suppression) {
+	if len(ss) == 0 {
+		return
+	}
+	kept := r.Findings[:0]
+	for _, f := range r.Findings {
+		hidden := false
+		for _, s := range ss {
+			if s.Matches(r.Path, f) {
+				hidden = true
+				break
+			}
+		}
+		if hidden {
+			r.Suppressed++
+		} else {
+			kept = append(kept, f)
+		}
+	}
+	r.Findings = kept
+}

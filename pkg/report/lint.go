@@ -1,0 +1,208 @@
+package report
+
+import (
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/hopctl/hopctl/pkg/analyze"
+	"github.com/hopctl/hopctl/pkg/ir"
+	"github.com/hopctl/hopctl/pkg/lint"
+)
+
+// LintSchemaVersion is the version of the `hopctl lint --format json`
+// document. It changes only when a key is removed or changes meaning.
+const LintSchemaVersion = 1
+
+// LintDoc is the `hopctl lint --format json` document:
+//
+//	{"schema_version": 1, "fail_on": "error",
+//	 "files": [{"path": "a.pb", "status": "ok", "findings": [...], "suppressed": 0}],
+//	 "summary": {"files": 1, "findings": 0, "errors": 0, "warnings": 0, "infos": 0,
+//	             "suppressed": 0, "failing": 0, "invalid_files": 0}}
+//
+// status is "ok", "invalid" (the file failed verification or its schema
+// table does not parse; its structure findings are listed) or "unreadable"
+// (it could not be read or decoded; error says why). failing counts the
+// findings at or above fail_on.
+type LintDoc struct {
+	SchemaVersion int         `json:"schema_version"`
+	FailOn        string      `json:"fail_on"`
+	Files         []LintFile  `json:"files"`
+	Summary       LintSummary `json:"summary"`
+}
+
+// LintFile is one linted file.
+type LintFile struct {
+	Path       string    `json:"path"`
+	Status     string    `json:"status"`
+	Error      string    `json:"error,omitempty"`
+	Findings   []Finding `json:"findings"`
+	Suppressed int       `json:"suppressed"`
+}
+
+// LintSummary counts a run's outcome.
+type LintSummary struct {
+	Files        int `json:"files"`
+	Findings     int `json:"findings"`
+	Errors       int `json:"errors"`
+	Warnings     int `json:"warnings"`
+	Infos        int `json:"infos"`
+	Suppressed   int `json:"suppressed"`
+	Failing      int `json:"failing"`
+	InvalidFiles int `json:"invalid_files"`
+}
+
+// File statuses.
+const (
+	StatusOK         = "ok"
+	StatusInvalid    = "invalid"
+	StatusUnreadable = "unreadable"
+)
+
+// FailOnNone is the fail-on level no finding reaches.
+const FailOnNone = "none"
+
+// FailOnSeverity parses a fail-on level: error, warning, info (or note, its
+// SARIF name) and none. ok is false for none.
+func FailOnSeverity(level string) (sev analyze.Severity, ok bool, err error) {
+	switch level {
+	case FailOnNone:
+		return 0, false, nil
+	case "note":
+		return analyze.Info, true, nil
+	}
+	s, err := analyze.ParseSeverity(level)
+	return s, err == nil, err
+}
+
+// NewLintDoc builds the document of a run.
+func NewLintDoc(results []lint.FileResult, failOn string) *LintDoc {
+	doc := &LintDoc{SchemaVersion: LintSchemaVersion, FailOn: failOn, Files: []LintFile{}}
+	threshold, fails, _ := FailOnSeverity(failOn)
+	for _, r := range results {
+		lf := LintFile{Path: r.Path, Status: StatusOK, Findings: []Finding{}, Suppressed: r.Suppressed}
+		switch {
+		case r.Err != nil:
+			lf.Status, lf.Error = StatusUnreadable, r.Err.Error()
+			doc.Summary.InvalidFiles++
+		case r.Invalid:
+			lf.Status = StatusInvalid
+			doc.Summary.InvalidFiles++
+		}
+		for _, f := range r.Findings {
+			lf.Findings = append(lf.Findings, NewFinding(f))
+			switch f.Severity {
+			case analyze.Error:
+				doc.Summary.Errors++
+			case analyze.Warning:
+				doc.Summary.Warnings++
+			default:
+				doc.Summary.Infos++
+			}
+			if fails && f.Severity >= threshold {
+				doc.Summary.Failing++
+			}
+		}
+		doc.Summary.Findings += len(r.Findings)
+		doc.Summary.Suppressed += r.Suppressed
+		doc.Files = append(doc.Files, lf)
+	}
+	doc.Summary.Files = len(results)
+	return doc
+}
+
+// WriteLintText renders a run for people, golangci-lint style: one line per
+// finding ("path: graph g: node n: severity: message [rule]"), message
+// continuation lines indented, then a summary line. Files that could not be
+// read are counted in the summary; the command reports their errors on
+// stderr.
+func WriteLintText(w io.Writer, doc *LintDoc) error {
+	var b strings.Builder
+	for _, f := range doc.Files {
+		for _, fd := range f.Findings {
+			loc := f.Path
+			if !fd.FileWide {
+				loc += ": graph " + ir.DisplayName(fd.Graph)
+			}
+			if fd.Node != "" {
+				loc += ": node " + fd.Node
+			}
+			lines := strings.Split(strings.TrimRight(fd.Message, "\n"), "\n")
+			fmt.Fprintf(&b, "%s: %s: %s [%s]\n", loc, fd.Severity, lines[0], fd.Rule)
+			for _, l := range lines[1:] {
+				fmt.Fprintf(&b, "    %s\n", l)
+			}
+		}
+	}
+	s := doc.Summary
+	var parts []string
+	for _, c := range []struct {
+		n    int
+		name string
+	}{{s.Errors, "error"}, {s.Warnings, "warning"}, {s.Infos, "info"}} {
+		if c.n > 0 {
+			parts = append(parts, fmt.Sprintf("%d %s%s", c.n, c.name, plural(c.n)))
+		}
+	}
+	detail := ""
+	if len(parts) > 0 {
+		detail = " (" + strings.Join(parts, ", ") + ")"
+	}
+	fmt.Fprintf(&b, "%d finding%s%s in %d file%s", s.Findings, plural(s.Findings), detail, s.Files, plural(s.Files))
+	if s.Suppressed > 0 {
+		fmt.Fprintf(&b, ", %d suppressed", s.Suppressed)
+	}
+	if s.InvalidFiles > 0 {
+		fmt.Fprintf(&b, ", %d invalid file%s", s.InvalidFiles, plural(s.InvalidFiles))
+	}
+	b.WriteString("\n")
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+func plural(n int) string {
+	if n == 1 {
+		return ""
+	}
+	return "s"
+}
+
+// WriteRulesText lists the rules for `hopctl lint --list-rules`: id,
+// severity, category, "invalid" for rules whose findings make the file
+// invalid input (exit 3), and a one-line description.
+func WriteRulesText(w io.Writer, rules []lint.Rule) error {
+	width := 0
+	for _, r := range rules {
+		width = max(width, len(r.ID))
+	}
+	var b strings.Builder
+	for _, r := range rules {
+		invalid := ""
+		if r.Invalid {
+			invalid = "invalid"
+		}
+		fmt.Fprintf(&b, "%-*s  %-7s  %-9s  %-7s  %s\n", width, r.ID, r.Severity, r.Category, invalid, r.Short)
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// RuleDoc is a rule as JSON (`hopctl lint --list-rules --format json`).
+type RuleDoc struct {
+	ID       string `json:"id"`
+	Severity string `json:"severity"`
+	Category string `json:"category"`
+	Short    string `json:"short"`
+	Doc      string `json:"doc"`
+	Invalid  bool   `json:"invalid_input"`
+}
+
+// NewRuleDocs converts the rule table.
+func NewRuleDocs(rules []lint.Rule) []RuleDoc {
+	out := make([]RuleDoc, len(rules))
+	for i, r := range rules {
+		out[i] = RuleDoc{ID: r.ID, Severity: r.Severity.String(), Category: r.Category, Short: r.Short, Doc: r.Doc, Invalid: r.Invalid}
+	}
+	return out
+}

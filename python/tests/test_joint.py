@@ -1,0 +1,345 @@
+"""`hopctl joint` against real torch (run: make pytest).
+
+PYTHONPATH=python HOPCTL=$PWD/bin/hopctl /usr/bin/python3 -m unittest python/tests/test_joint.py
+
+For every corpus model the joint graph hopctl writes is loaded with
+hopctl_torch.load and run on the model's inputs and random tangents; its
+forward outputs and gradients must equal the original graph's outputs and
+torch.autograd.grad (relative error < 1e-4), for inferred masks and for an
+explicit mask that drops an output. The partitioned forward then backward
+must give the same gradients, and min-cut must save no more values than
+functorch's min_cut_rematerialization_partition on the same model.
+"""
+
+import os
+import subprocess
+import sys
+import tempfile
+import unittest
+import warnings
+
+import torch
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+PYROOT = os.path.dirname(HERE)
+REPO = os.path.dirname(PYROOT)
+for p in (os.path.join(PYROOT, "tools"), PYROOT):
+    if p not in sys.path:
+        sys.path.insert(0, p)
+
+import corpus  # noqa: E402
+import hopctl_torch  # noqa: E402
+import joint_oracle as O  # noqa: E402
+
+TOL = 1e-4
+NO_TORCH_1_13_AOT = {"inplace_views", "shared_storage"}  # aot_function fails or has no backward
+
+
+def hopctl():
+    exe = os.environ.get("HOPCTL")
+    if not exe or not os.access(exe, os.X_OK):
+        raise AssertionError("HOPCTL must name the hopctl binary (make pytest sets it)")
+    return exe
+
+
+def run(*args, check=True):
+    r = subprocess.run([hopctl(), *args], capture_output=True, text=True)
+    if check and r.returncode != 0:
+        raise AssertionError("hopctl %s: exit %d\n%s" % (" ".join(args), r.returncode, r.stderr))
+    return r
+
+
+class JointCase(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        warnings.simplefilter("ignore")
+        cls.tmp = tempfile.TemporaryDirectory()
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.tmp.cleanup()
+
+    def path(self, *parts):
+        return os.path.join(self.tmp.name, "_".join(parts) + ".pb")
+
+    def assertClose(self, got, want, what):
+        self.assertIsInstance(got, torch.Tensor, what)
+        self.assertEqual(tuple(got.shape), tuple(want.shape), what + ": shape")
+        self.assertEqual(got.dtype, want.dtype, what + ": dtype")
+        if want.is_floating_point():
+            self.assertLess(O.rel_err(got, want), TOL, what)
+        else:
+            self.assertTrue(torch.equal(got, want), what)
+
+    def assertGrad(self, got, want, what, zeros_for_none=False):
+        if want is None:
+            if got is not None:
+                self.assertTrue(zeros_for_none, "%s: torch gives no gradient, hopctl gives one" % what)
+                self.assertEqual(got.abs().max().item(), 0, what + ": expected zeros")
+            return
+        self.assertIsNotNone(got, "%s: missing gradient" % what)
+        self.assertClose(got, want, what)
+
+    def check_joint(self, name, masks_flag=None, ref_masks=None, extra=()):
+        out = self.path(name, "joint", *(masks_flag or "auto").split(","), *extra)
+        args = ["joint", O.model_path(name), "-o", out, *extra]
+        if masks_flag:
+            args.append("--masks=" + masks_flag)
+        r = run(*args)
+        ref = O.Reference(name, ref_masks)
+        self.assertIn("masks: " + ",".join("1" if m else "0" for m in ref.masks), r.stdout)
+        gm = hopctl_torch.load(out)
+        self.assertEqual(gm.hopctl_annotations["hopctl.joint.masks"],
+                         ",".join("1" if m else "0" for m in ref.masks))
+        ins = O.fresh_inputs(name, detach=True)
+        with torch.no_grad():
+            res = list(gm(*ins, *ref.tangents))
+        n = len(ref.outputs)
+        self.assertEqual(len(res), n + len(ins))
+        for i, want in enumerate(ref.outputs):
+            if isinstance(want, torch.Tensor):
+                self.assertClose(res[i], want, "%s output %d" % (name, i))
+        for i, want in enumerate(ref.grads):
+            self.assertGrad(res[n + i], want, "%s grad %d" % (name, i),
+                            zeros_for_none="--unmask-none-gradients" in extra)
+        # Copy-back: the joint graph leaves its inputs as the original does.
+        for i, (a, b) in enumerate(zip(ins, ref.inputs_after)):
+            if isinstance(a, torch.Tensor):
+                self.assertTrue(torch.equal(a, b), "%s input %d after the run" % (name, i))
+        return ref
+
+    def check_partition(self, name, mode):
+        fw, bw = self.path(name, mode, "fw"), self.path(name, mode, "bw")
+        r = run("joint", O.model_path(name), "--partition", mode, "--fw-out", fw, "--bw-out", bw, "--report")
+        self.assertIn("total", r.stdout)
+        ref = O.Reference(name)
+        fwm, bwm = hopctl_torch.load(fw), hopctl_torch.load(bw)
+        ins = O.fresh_inputs(name, detach=True)
+        with torch.no_grad():
+            fres = list(fwm(*ins))
+            n = len(ref.outputs)
+            saved = fres[n:]
+            grads = list(bwm(*saved, *ref.tangents))
+        for i, want in enumerate(ref.outputs):
+            if isinstance(want, torch.Tensor):
+                self.assertClose(fres[i], want, "%s %s forward output %d" % (name, mode, i))
+        self.assertEqual(len(grads), len(ins))
+        for i, want in enumerate(ref.grads):
+            self.assertGrad(grads[i], want, "%s %s grad %d" % (name, mode, i))
+        nsaved = int(fwm.hopctl_annotations["hopctl.partition.num_saved"])
+        self.assertEqual(nsaved, len(saved))
+        self.assertIn("%d saved values" % nsaved, r.stdout)
+        return nsaved
+
+
+def _model_tests(name):
+    def test_auto(self):
+        self.check_joint(name)
+
+    def test_drop_one_output(self):
+        ref = O.Reference(name)
+        if not any(ref.masks):
+            self.skipTest("no output requires grad")
+        masks = list(ref.masks)
+        masks[masks.index(True)] = False  # drop the first differentiable output
+        flag = ",".join("1" if m else "0" for m in masks)
+        self.check_joint(name, flag, masks)
+
+    def test_partition_default(self):
+        self.check_partition(name, "default")
+
+    def test_partition_mincut(self):
+        ours = self.check_partition(name, "mincut")
+        if name in NO_TORCH_1_13_AOT:
+            return
+        from functorch.compile import min_cut_rematerialization_partition
+        theirs = O.aot_saved_count(name, min_cut_rematerialization_partition)
+        self.assertLessEqual(ours, theirs, "%s: hopctl saves %d values, AOTAutograd %d" % (name, ours, theirs))
+
+    return {"test_%s_auto" % name: test_auto,
+            "test_%s_drop_one_output" % name: test_drop_one_output,
+            "test_%s_partition_default" % name: test_partition_default,
+            "test_%s_partition_mincut" % name: test_partition_mincut}
+
+
+class TestJointCorpus(JointCase):
+    pass
+
+
+for _n in corpus.NAMES:
+    for _k, _f in _model_tests(_n).items():
+        setattr(TestJointCorpus, _k, _f)
+
+
+class TestJointOptions(JointCase):
+    def test_inplace_views_gradients(self):
+        # In-place ops on slices, a transpose and a select of an
+        # intermediate; an input mutated through a view (written back).
+        ref = self.check_joint("inplace_views")
+        self.assertIsNotNone(ref.grads[0])
+        self.assertIsNotNone(ref.grads[1])
+        gm = hopctl_torch.load(self.path("inplace_views", "joint", "auto"))
+        targets = {str(n.target) for n in gm.graph.nodes if n.op == "call_function"}
+        self.assertIn("aten.slice_scatter.default", targets)
+        self.assertIn("aten.select_scatter.default", targets)
+        self.assertIn("aten.copy_.default", targets)
+        self.assertFalse({"aten.add_.Tensor", "aten.mul_.Tensor", "aten.relu_.default"} & targets)
+
+    def test_masks_all_and_unmask(self):
+        self.check_joint("embedding", "all", [True, True])
+        self.check_joint("convbn", None, None, extra=("--unmask-none-gradients",))
+
+    def test_create_bw_fn_convention(self):
+        out = self.path("mlp", "bwfn")
+        run("joint", O.model_path("mlp"), "-o", out, "--hop-convention", "create_bw_fn")
+        gm = hopctl_torch.load(out)
+        ph = [n.name for n in gm.graph.nodes if n.op == "placeholder"]
+        self.assertEqual(ph[-1], "tangents_1")
+        ref = O.Reference("mlp")
+        ins = O.fresh_inputs("mlp", detach=True)
+        with torch.no_grad():
+            grads = list(gm(*ins, *ref.tangents))
+        self.assertEqual(len(grads), len(ins))  # gradients only, one per primal
+        for i, want in enumerate(ref.grads):
+            self.assertGrad(grads[i], want, "mlp create_bw_fn grad %d" % i)
+
+    def test_create_fw_bw_graph_convention(self):
+        out = self.path("embedding", "fwbw")
+        run("joint", O.model_path("embedding"), "-o", out, "--hop-convention", "create_fw_bw_graph")
+        gm = hopctl_torch.load(out)
+        ph = [n.name for n in gm.graph.nodes if n.op == "placeholder"]
+        self.assertEqual(ph[:2], ["tangents_1", "tangents_2"])  # grads first, then primals
+        ref = O.Reference("embedding")
+        ins = O.fresh_inputs("embedding", detach=True)
+        with torch.no_grad():
+            grads = list(gm(*ref.tangents, *ins))
+        self.assertEqual(len(grads), len(ins))
+        for i, want in enumerate(ref.grads):
+            self.assertGrad(grads[i], want, "embedding create_fw_bw_graph grad %d" % i, zeros_for_none=True)
+        for g, x in zip(grads, ins):  # integer inputs: zeros too (unmask_none_gradients)
+            self.assertIsNotNone(g)
+
+    def test_op_without_rule_fails_without_output(self):
+        def f(x):
+            return torch.special.i1(x) * 2
+        from torch.fx.experimental.proxy_tensor import make_fx
+        x = torch.randn(3, requires_grad=True)
+        gm = make_fx(f)(x)
+        src = os.path.join(self.tmp.name, "prod.pb")
+        hopctl_torch.export(gm, src, example_inputs=[x])
+        out = os.path.join(self.tmp.name, "prod_joint.pb")
+        r = run("joint", src, "-o", out, check=False)
+        self.assertEqual(r.returncode, 3, r.stderr)
+        self.assertIn("aten.special_i1.default", r.stderr)
+        self.assertIn("no derivative rule", r.stderr)
+        self.assertFalse(os.path.exists(out))
+
+    def test_bad_mask_count_is_usage_error(self):
+        r = run("joint", O.model_path("mlp"), "-o", self.path("bad"), "--masks=1,0", check=False)
+        self.assertEqual(r.returncode, 2, r.stderr)
+        self.assertFalse(os.path.exists(self.path("bad")))
+
+
+class TestJointOpCases(JointCase):
+    """One small graph per rule family member (python/tools/joint_opcases.py)."""
+
+    def check_case(self, name, fn, inputs):
+        from torch.fx.experimental.proxy_tensor import make_fx
+        gm = make_fx(fn, tracing_mode="fake")(*inputs)
+        src = self.path("case", name)
+        hopctl_torch.export(gm, src, example_inputs=inputs)
+        out = self.path("case", name, "joint")
+        run("joint", src, "-o", out)
+        fresh = [x.detach().clone().requires_grad_(x.requires_grad) for x in inputs]
+        outs = O.flatten(fn(*fresh))
+        diff = [o for o in outs if isinstance(o, torch.Tensor) and o.requires_grad]
+        gen = torch.Generator().manual_seed(2)
+        tangents = [torch.randn(o.shape, generator=gen, dtype=o.dtype) for o in diff]
+        req = [i for i, x in enumerate(fresh) if x.requires_grad]
+        want = torch.autograd.grad(diff, [fresh[i] for i in req], tangents, allow_unused=True)
+        jm = hopctl_torch.load(out)
+        with torch.no_grad():
+            res = list(jm(*[x.detach().clone() for x in inputs], *tangents))
+        for i, o in enumerate(outs):
+            self.assertClose(res[i], o.detach(), "%s output %d" % (name, i))
+        grads = res[len(outs):]
+        for k, i in enumerate(req):
+            self.assertGrad(grads[i], want[k], "%s grad %d" % (name, i))
+
+
+def _case_test(name, fn, inputs):
+    def test(self):
+        self.check_case(name, fn, inputs)
+    return test
+
+
+try:
+    import joint_opcases
+    for _name, _fn, _inputs in joint_opcases.cases():
+        setattr(TestJointOpCases, "test_" + _name, _case_test(_name, _fn, _inputs))
+except Exception as _e:  # a broken case list must fail, not vanish
+    def test_cases_load(self, e=_e):
+        raise e
+    TestJointOpCases.test_cases_load = test_cases_load
+
+
+if __name__ == "__main__":
+    unittest.main()
+
+
+class TestJointHOPs(JointCase):
+    """cond, map_impl and scan graphs (testdata/hops), run through the
+    reference HOP implementations of python/tools/joint_hops.py."""
+
+    @classmethod
+    def setUpClass(cls):
+        super().setUpClass()
+        import joint_hops
+        joint_hops.install()
+
+    def check_hop(self, name):
+        from hopctl_torch._proto.hopctl.v1 import graph_pb2 as pb
+        msg = hopctl_torch.read_proto(os.path.join(REPO, "testdata", "hops", name + ".pbtxt"))
+        torch.manual_seed(0)
+        inputs = []
+        for n in msg.graph.nodes:
+            if n.op != pb.PLACEHOLDER:
+                continue
+            t = n.val.tensor
+            dtype = getattr(torch, t.dtype)
+            shape = [d.value for d in t.shape]
+            if dtype.is_floating_point:
+                t.requires_grad = True
+                inputs.append(torch.randn(shape, dtype=dtype).requires_grad_(True))
+            else:
+                inputs.append(torch.zeros(shape, dtype=dtype))
+        src = self.path("hop", name)
+        with open(src, "wb") as f:
+            f.write(msg.SerializeToString())
+        out = self.path("hop", name, "joint")
+        run("joint", src, "-o", out)
+        gm = hopctl_torch.load(src)
+        outs = O.flatten(gm(*inputs))
+        diff = [o for o in outs if o.requires_grad]
+        gen = torch.Generator().manual_seed(3)
+        tangents = [torch.randn(o.shape, generator=gen) for o in diff]
+        want = torch.autograd.grad(diff, inputs, tangents, allow_unused=True)
+        jm = hopctl_torch.load(out)
+        with torch.no_grad():
+            res = list(jm(*[x.detach() for x in inputs], *tangents))
+        for i, o in enumerate(outs):
+            self.assertClose(res[i], o.detach(), "%s output %d" % (name, i))
+        for i, w in enumerate(want):
+            self.assertGrad(res[len(outs) + i], w, "%s grad %d" % (name, i))
+        return jm
+
+    def test_cond(self):
+        jm = self.check_hop("cond")
+        self.assertTrue(hasattr(jm, "true_graph_1") and hasattr(jm, "false_graph_1"))
+
+    def test_map(self):
+        jm = self.check_hop("map")
+        self.assertTrue(hasattr(jm, "body_graph_1"))
+
+    def test_scan(self):
+        self.check_hop("scan")

@@ -1,0 +1,115 @@
+"""Side-by-side: hopctl joint + min-cut partition vs AOTAutograd, on the same
+graph, in one run.
+
+The model is a stack of LAYERS Linear -> LayerNorm -> GELU blocks (1000 by
+default: about 11k aten nodes). Its parameters are lifted to inputs, as
+AOTAutograd does, and the function is traced once with make_fx and exported
+through the bridge. Then:
+
+* AOTAutograd: functorch.compile.aot_function with
+  min_cut_rematerialization_partition and no-op compilers; the time of the
+  first forward + backward call (which traces the joint graph, partitions it
+  and "compiles" both halves), minus an eager forward + backward of the same
+  function;
+* hopctl: wall time of `hopctl joint IN -o OUT --partition mincut --fw-out FW
+  --bw-out BW` as a subprocess (process start, decode, joint, partition,
+  verify and three atomic writes included).
+
+    PYTHONPATH=python /usr/bin/python3 python/tools/bench_aot.py --hopctl bin/hopctl
+"""
+
+import argparse
+import os
+import subprocess
+import sys
+import tempfile
+import time
+
+import torch
+import torch.nn as nn
+from torch.fx.experimental.proxy_tensor import make_fx
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+import hopctl_torch  # noqa: E402
+
+try:
+    from torch.func import functional_call
+except Exception:  # torch 1.13
+    from torch.nn.utils.stateless import functional_call
+
+
+def build(layers, width):
+    torch.manual_seed(0)
+    blocks = []
+    for _ in range(layers):
+        blocks += [nn.Linear(width, width), nn.LayerNorm(width), nn.GELU()]
+    model = nn.Sequential(*blocks)
+    names = [n for n, _ in model.named_parameters()]
+    params = [p.detach().clone().requires_grad_(True) for p in model.parameters()]
+    x = torch.randn(8, width, requires_grad=True)
+
+    def fn(*args):
+        return (functional_call(model, dict(zip(names, args[:-1])), (args[-1],)),)
+
+    return fn, params + [x]
+
+
+def count_nodes(gm):
+    return sum(1 for _ in gm.graph.nodes)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--hopctl", default="bin/hopctl")
+    ap.add_argument("--layers", type=int, default=1000)
+    ap.add_argument("--width", type=int, default=16)
+    ap.add_argument("--workdir", default=None)
+    args = ap.parse_args()
+    from functorch.compile import aot_function, min_cut_rematerialization_partition
+
+    fn, inputs = build(args.layers, args.width)
+    work = args.workdir or tempfile.mkdtemp()
+    graph = os.path.join(work, "stack-%d.pb" % args.layers)
+    gm = make_fx(fn)(*inputs)
+    hopctl_torch.export(gm, graph, example_inputs=inputs)
+    print("graph: %d layers, %d nodes, %s" % (args.layers, count_nodes(gm), graph))
+
+    # Eager reference, to subtract plain execution from AOTAutograd's time.
+    t0 = time.perf_counter()
+    out = fn(*inputs)[0]
+    torch.autograd.grad(out.sum(), inputs)
+    eager = time.perf_counter() - t0
+
+    saved = {}
+
+    def fw_compiler(fx_g, _):
+        saved["fw_outputs"] = len(list(fx_g.graph.nodes)[-1].args[0])
+        return fx_g
+
+    def bw_compiler(fx_g, _):
+        saved["bw_inputs"] = sum(1 for n in fx_g.graph.nodes if n.op == "placeholder")
+        return fx_g
+
+    compiled = aot_function(fn, fw_compiler=fw_compiler, bw_compiler=bw_compiler,
+                            partition_fn=min_cut_rematerialization_partition)
+    t0 = time.perf_counter()
+    out = compiled(*inputs)[0]
+    torch.autograd.grad(out.sum(), inputs)
+    aot = time.perf_counter() - t0 - eager
+
+    cmd = [args.hopctl, "joint", graph, "-o", os.path.join(work, "joint.pb"), "--partition", "mincut",
+           "--fw-out", os.path.join(work, "fw.pb"), "--bw-out", os.path.join(work, "bw.pb")]
+    t0 = time.perf_counter()
+    proc = subprocess.run(cmd, capture_output=True, text=True)
+    hop = time.perf_counter() - t0
+    if proc.returncode != 0:
+        sys.exit("hopctl joint failed (%d): %s" % (proc.returncode, proc.stderr))
+    print("AOTAutograd (aot_function + min_cut_rematerialization_partition): %.3f s" % aot)
+    print("hopctl joint --partition mincut (whole process):                 %.3f s" % hop)
+    print("ratio: %.0fx" % (aot / hop))
+    if "fw_outputs" in saved:
+        print("AOTAutograd forward outputs (outputs + saved): %d" % saved["fw_outputs"])
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,6 @@
+
+"%
+
+xx
+
+sÿnaten.sin.default
