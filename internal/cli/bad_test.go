@@ -98,17 +98,7 @@ var knownStressFailures = map[string]string{
 // must, keyed "command/file", with the reason. They are reported, not
 // failed; a run listed here that passes fails the test, so the entry is
 // removed once the command is fixed.
-var knownFailures = map[string]string{
-	"joint/arg_type.pbtxt":         jointNoValidate,
-	"joint/args_100000.pb":         jointNoValidate + "; its own message prints the whole 100,000-argument node",
-	"joint/arity.pbtxt":            jointNoValidate + "; its own message differs",
-	"joint/bad_schema.pbtxt":       jointNoValidate,
-	"joint/hop_not_subgraph.pbtxt": jointNoValidate,
-	"joint/hop_operands.pbtxt":     jointNoValidate,
-	"joint/missing_arg.pbtxt":      jointNoValidate,
-}
-
-const jointNoValidate = "joint loads with ir.Load, not validate.Load: it builds a joint graph from a file whose calls do not fit their schemas or subgraphs (exit 0)"
+var knownFailures = map[string]string{}
 
 // commands returns the root command's subcommands that read files, and
 // fails the test for commands nobody taught it to run.

@@ -676,17 +676,53 @@ func SaveFile(path string, m *Module) error {
 // link stays), and an existing file keeps its permissions; a new one gets
 // 0644.
 func WriteFileAtomic(path string, data []byte) error {
-	if target, err := filepath.EvalSymlinks(path); err == nil {
-		path = target
+	return WriteFilesAtomic([]string{path}, [][]byte{data})
+}
+
+// WriteFilesAtomic writes several files as one step: every file is first
+// written in full to a temporary file next to its destination, and only
+// when all of them are written are they renamed into place. A failure
+// while writing leaves every destination untouched. A symlink destination
+// is written through; an existing file keeps its permissions.
+func WriteFilesAtomic(paths []string, datas [][]byte) error {
+	temps := make([]string, 0, len(paths))
+	cleanup := func() {
+		for _, t := range temps {
+			os.Remove(t)
+		}
 	}
+	dests := make([]string, len(paths))
+	for i, path := range paths {
+		if target, err := filepath.EvalSymlinks(path); err == nil {
+			path = target
+		}
+		dests[i] = path
+		name, err := writeTemp(path, datas[i])
+		if err != nil {
+			cleanup()
+			return err
+		}
+		temps = append(temps, name)
+	}
+	for i, name := range temps {
+		if err := os.Rename(name, dests[i]); err != nil {
+			cleanup()
+			return fmt.Errorf("%s: %w", dests[i], err)
+		}
+	}
+	return nil
+}
+
+// writeTemp writes data to a synced temporary file beside path, with path's
+// permissions (0644 for a new file), and returns its name.
+func writeTemp(path string, data []byte) (string, error) {
 	mode := os.FileMode(0o644)
 	if fi, err := os.Stat(path); err == nil && fi.Mode().IsRegular() {
 		mode = fi.Mode().Perm()
 	}
-	dir := filepath.Dir(path)
-	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp*")
+	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp*")
 	if err != nil {
-		return err
+		return "", err
 	}
 	name := tmp.Name()
 	_, werr := tmp.Write(data)
@@ -694,15 +730,11 @@ func WriteFileAtomic(path string, data []byte) error {
 	cerr := tmp.Close()
 	if err := errors.Join(werr, serr, cerr); err != nil {
 		os.Remove(name)
-		return fmt.Errorf("%s: write: %w", path, err)
+		return "", fmt.Errorf("%s: write: %w", path, err)
 	}
 	if err := os.Chmod(name, mode); err != nil {
 		os.Remove(name)
-		return err
+		return "", err
 	}
-	if err := os.Rename(name, path); err != nil {
-		os.Remove(name)
-		return fmt.Errorf("%s: %w", path, err)
-	}
-	return nil
+	return name, nil
 }

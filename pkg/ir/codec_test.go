@@ -171,3 +171,29 @@ attributes { qualified_name: "w" }`
 		t.Fatal(err)
 	}
 }
+
+func TestWriteFilesAtomicIsAllOrNothing(t *testing.T) {
+	dir := t.TempDir()
+	a := filepath.Join(dir, "a.pb")
+	if err := os.WriteFile(a, []byte("old"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	// The second destination's directory does not exist: nothing is written.
+	err := WriteFilesAtomic([]string{a, filepath.Join(dir, "missing", "b.pb")}, [][]byte{[]byte("new"), []byte("new")})
+	if err == nil {
+		t.Fatal("expected an error")
+	}
+	if got, _ := os.ReadFile(a); string(got) != "old" {
+		t.Fatalf("first destination changed to %q", got)
+	}
+	if entries, _ := os.ReadDir(dir); len(entries) != 1 {
+		t.Fatalf("temporary files left behind: %d entries", len(entries))
+	}
+	if err := WriteFilesAtomic([]string{a}, [][]byte{[]byte("new")}); err != nil {
+		t.Fatal(err)
+	}
+	fi, _ := os.Stat(a)
+	if got, _ := os.ReadFile(a); string(got) != "new" || fi.Mode().Perm() != 0o600 {
+		t.Fatalf("got %q mode %v", got, fi.Mode().Perm())
+	}
+}

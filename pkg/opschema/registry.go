@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"sync"
 )
 
 // Source says which layer of a [Registry] a schema came from.
@@ -68,6 +69,15 @@ func (e *SchemaError) Unwrap() error { return e.Err }
 type Registry struct {
 	file  map[OpName]*Schema
 	names []OpName // keys of file, sorted by OpName.Compare
+	// lookups memoizes Lookup by target string: a graph calls few distinct
+	// ops many times, and parsing the target each time dominated large runs.
+	lookups sync.Map // string → lookupResult
+}
+
+type lookupResult struct {
+	s   *Schema
+	src Source
+	ok  bool
 }
 
 // NewRegistry builds a registry over the graph file's schema table. Entries
@@ -120,11 +130,20 @@ func NewRegistry(file []FileSchema) (*Registry, error) {
 // For a higher-order operator the schema is hopctl's calling-convention
 // schema (see HOP); use Registry.HOP for its subgraph arguments.
 func (r *Registry) Lookup(target string) (*Schema, Source, bool) {
-	n, err := ParseTarget(target)
-	if err != nil {
-		return nil, SourceNone, false
+	if r != nil {
+		if v, ok := r.lookups.Load(target); ok {
+			res := v.(lookupResult)
+			return res.s, res.src, res.ok
+		}
 	}
-	return r.LookupName(n)
+	var res lookupResult
+	if n, err := ParseTarget(target); err == nil {
+		res.s, res.src, res.ok = r.LookupName(n)
+	}
+	if r != nil {
+		r.lookups.Store(target, res)
+	}
+	return res.s, res.src, res.ok
 }
 
 // LookupName is Lookup for an already parsed name.

@@ -7,6 +7,7 @@ package joint
 import (
 	"errors"
 	"fmt"
+	graphcheck "github.com/hopctl/hopctl/pkg/analyze/validate"
 	"io"
 	"strings"
 	"text/tabwriter"
@@ -117,7 +118,7 @@ func validate(opts *Options) error {
 }
 
 func jointRun(opts *Options) error {
-	m, err := ir.Load(opts.In)
+	m, _, err := graphcheck.Load(opts.In)
 	if err != nil {
 		return err
 	}
@@ -161,10 +162,23 @@ func jointRun(opts *Options) error {
 			return fmt.Errorf("internal error: the graph for %s does not verify:\n%w", f.path, err)
 		}
 	}
-	for _, f := range files {
-		if err := ir.SaveFile(f.path, f.m); err != nil {
-			return fmt.Errorf("cannot write %s: %w", f.path, err)
+	// All outputs are encoded, then written as one step: a failure leaves
+	// every destination untouched.
+	paths := make([]string, len(files))
+	datas := make([][]byte, len(files))
+	for i, f := range files {
+		enc := ir.EncodingForPath(f.path)
+		if enc == ir.EncodingUnknown {
+			enc = ir.Binary
 		}
+		data, err := ir.Encode(f.m, enc)
+		if err != nil {
+			return fmt.Errorf("cannot encode %s: %w", f.path, err)
+		}
+		paths[i], datas[i] = f.path, data
+	}
+	if err := ir.WriteFilesAtomic(paths, datas); err != nil {
+		return fmt.Errorf("cannot write the outputs: %w", err)
 	}
 	w := opts.IO.Out
 	if len(j.Masks) <= maxPrintedMasks {
