@@ -146,9 +146,9 @@ func writeShortValue(b *strings.Builder, v *Value, depth int) {
 	case ValInt:
 		b.WriteString(strconv.FormatInt(v.I, 10))
 	case ValFloat:
-		b.WriteString(pyFloat(v.F))
+		b.WriteString(PyFloat(v.F))
 	case ValBool:
-		b.WriteString(pyBool(v.B))
+		b.WriteString(PyBool(v.B))
 	case ValOpaque:
 		b.WriteString(v.S)
 	default:
@@ -248,9 +248,9 @@ func writeArg(b *strings.Builder, a *Arg, style argStyle, depth int) {
 	case ArgInt:
 		b.WriteString(strconv.FormatInt(a.I, 10))
 	case ArgFloat:
-		b.WriteString(pyFloat(a.F))
+		b.WriteString(PyFloat(a.F))
 	case ArgBool:
-		b.WriteString(pyBool(a.B))
+		b.WriteString(PyBool(a.B))
 	case ArgStr:
 		b.WriteString(pyStr(a.S))
 	case ArgList, ArgTuple:
@@ -312,17 +312,18 @@ func torchName(s string) string {
 	return "torch." + s
 }
 
-func pyBool(v bool) string {
+// PyBool formats v as Python does: True or False.
+func PyBool(v bool) string {
 	if v {
 		return "True"
 	}
 	return "False"
 }
 
-// pyFloat formats f as Python's repr(float) does: shortest round-trip
+// PyFloat formats f as Python's repr(float) does: shortest round-trip
 // digits, ".0" for integral values, exponent form outside [1e-4, 1e16).
 // inf and nan print as FX's generated code spells them.
-func pyFloat(f float64) string {
+func PyFloat(f float64) string {
 	switch {
 	case math.IsInf(f, 1):
 		return "inf"
@@ -344,13 +345,13 @@ func pyFloat(f float64) string {
 // pyComplex formats a complex number as Python's repr does: "(1+2j)", "2j".
 func pyComplex(re, im float64) string {
 	imag := func(f float64) string {
-		s := pyFloat(f)
+		s := PyFloat(f)
 		return strings.TrimSuffix(s, ".0") + "j"
 	}
 	if re == 0 && !math.Signbit(re) {
 		return imag(im)
 	}
-	r := strings.TrimSuffix(pyFloat(re), ".0")
+	r := strings.TrimSuffix(PyFloat(re), ".0")
 	i := imag(im)
 	if !strings.HasPrefix(i, "-") {
 		i = "+" + i

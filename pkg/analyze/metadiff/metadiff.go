@@ -54,7 +54,6 @@ package metadiff
 
 import (
 	"fmt"
-	"math"
 	"strconv"
 	"strings"
 
@@ -229,7 +228,7 @@ func diffTensorMeta(a, b *ir.TensorMeta, opts Options) []FieldDiff {
 		add("dtype", FormatDtype(a.Dtype), FormatDtype(b.Dtype))
 	}
 	if opts.CheckGrad && a.RequiresGrad != b.RequiresGrad {
-		add("requires_grad", pyBool(a.RequiresGrad), pyBool(b.RequiresGrad))
+		add("requires_grad", ir.PyBool(a.RequiresGrad), ir.PyBool(b.RequiresGrad))
 	}
 	if sa, sb := strideOf(a), strideOf(b); !dimsEqual(sa, sb) {
 		add("stride", FormatTuple(sa), FormatTuple(sb))
@@ -240,7 +239,7 @@ func diffTensorMeta(a, b *ir.TensorMeta, opts Options) []FieldDiff {
 		}
 	}
 	if a.IsQuantized != b.IsQuantized {
-		add("is_quantized", pyBool(a.IsQuantized), pyBool(b.IsQuantized))
+		add("is_quantized", ir.PyBool(a.IsQuantized), ir.PyBool(b.IsQuantized))
 	}
 	if qa, qb := FormatQParams(a), FormatQParams(b); qa != qb {
 		add("qparams", qa, qb)
@@ -368,11 +367,11 @@ func FormatQParams(t *ir.TensorMeta) string {
 	parts := []string{"'qscheme': " + torchName(scheme)}
 	switch scheme {
 	case "per_tensor_affine", "per_tensor_symmetric":
-		parts = append(parts, "'scale': "+pyFloat(q.Scale), "'zero_point': "+strconv.FormatInt(q.ZeroPoint, 10))
+		parts = append(parts, "'scale': "+ir.PyFloat(q.Scale), "'zero_point': "+strconv.FormatInt(q.ZeroPoint, 10))
 	case "per_channel_affine", "per_channel_affine_float_qparams", "per_channel_symmetric":
 		scales := make([]string, len(q.Scales))
 		for i, s := range q.Scales {
-			scales[i] = pyFloat(s)
+			scales[i] = ir.PyFloat(s)
 		}
 		zps := make([]string, len(q.ZeroPoints))
 		for i, z := range q.ZeroPoints {
@@ -433,9 +432,9 @@ func writeValue(b *strings.Builder, v *ir.Value, depth int) {
 	case ir.ValInt:
 		b.WriteString(strconv.FormatInt(v.I, 10))
 	case ir.ValFloat:
-		b.WriteString(pyFloat(v.F))
+		b.WriteString(ir.PyFloat(v.F))
 	case ir.ValBool:
-		b.WriteString(pyBool(v.B))
+		b.WriteString(ir.PyBool(v.B))
 	case ir.ValNone:
 		b.WriteString("None")
 	case ir.ValOpaque:
@@ -481,7 +480,7 @@ func writeTensor(b *strings.Builder, t *ir.TensorMeta) {
 			scheme := strings.TrimPrefix(q.QScheme, "torch.")
 			suffixes = append(suffixes, "quantization_scheme=torch."+scheme)
 			if scheme == "per_tensor_affine" || scheme == "per_tensor_symmetric" {
-				suffixes = append(suffixes, "scale="+pyFloat(q.Scale), "zero_point="+strconv.FormatInt(q.ZeroPoint, 10))
+				suffixes = append(suffixes, "scale="+ir.PyFloat(q.Scale), "zero_point="+strconv.FormatInt(q.ZeroPoint, 10))
 			}
 		}
 	case d != "" && d != "float32":
@@ -496,31 +495,4 @@ func writeTensor(b *strings.Builder, t *ir.TensorMeta) {
 	b.WriteString("FakeTensor(..., ")
 	b.WriteString(strings.Join(suffixes, ", "))
 	b.WriteByte(')')
-}
-
-func pyBool(v bool) string {
-	if v {
-		return "True"
-	}
-	return "False"
-}
-
-// pyFloat formats f as Python's repr(float) does.
-func pyFloat(f float64) string {
-	switch {
-	case math.IsInf(f, 1):
-		return "inf"
-	case math.IsInf(f, -1):
-		return "-inf"
-	case math.IsNaN(f):
-		return "nan"
-	}
-	if a := math.Abs(f); a != 0 && (a < 1e-4 || a >= 1e16) {
-		return strconv.FormatFloat(f, 'e', -1, 64)
-	}
-	s := strconv.FormatFloat(f, 'f', -1, 64)
-	if !strings.Contains(s, ".") {
-		s += ".0"
-	}
-	return s
 }
