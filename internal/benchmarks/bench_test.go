@@ -12,7 +12,9 @@ import (
 	"testing"
 
 	"github.com/hopctl/hopctl/pkg/analyze"
+	"github.com/hopctl/hopctl/pkg/analyze/metadiff"
 	"github.com/hopctl/hopctl/pkg/analyze/passes/alias"
+	"github.com/hopctl/hopctl/pkg/analyze/validate"
 	"github.com/hopctl/hopctl/pkg/ir"
 	"github.com/hopctl/hopctl/pkg/synth"
 )
@@ -116,18 +118,51 @@ func BenchmarkAnalyze(b *testing.B) {
 	})
 }
 
-// BenchmarkAnalyzeFile is the whole `hopctl analyze` job in process:
-// decode, verify, registry, analysis.
+// BenchmarkAnalyzeFile is the whole `hopctl analyze` job in process, as
+// the command does it: decode, verify, validation against the schemas,
+// alias analysis.
 func BenchmarkAnalyzeFile(b *testing.B) {
 	forSizes(b, func(b *testing.B, path string) {
 		var n int
 		for b.Loop() {
-			m, _, err := analyze.RunFile(path, alias.Analyzer)
+			m, reg, err := validate.Load(path)
 			if err != nil {
+				b.Fatal(err)
+			}
+			if _, err := analyze.Run(m, path, reg, alias.Analyzer); err != nil {
 				b.Fatal(err)
 			}
 			n = nodes(m)
 		}
 		perNode(b, n)
 	})
+}
+
+// BenchmarkMetaDiff compares the values of every node of two synthetic
+// graphs with different op mixes (seeds 1 and 2): a list as long as the
+// graph, with many differing pairs to describe.
+func BenchmarkMetaDiff(b *testing.B) {
+	values := func(m *ir.Module) []*ir.Value {
+		var out []*ir.Value
+		for _, g := range m.Graphs {
+			for i := range g.Nodes {
+				out = append(out, g.Nodes[i].Val)
+			}
+		}
+		return out
+	}
+	for _, n := range sizes {
+		b.Run(fmt.Sprintf("%dk", n/1000), func(b *testing.B) {
+			lhs := metadiff.List{Name: "lhs", Values: values(synth.Generate(synth.Options{Nodes: n, Seed: 1, HOPs: true}))}
+			rhs := metadiff.List{Name: "rhs", Values: values(synth.Generate(synth.Options{Nodes: n, Seed: 2, HOPs: true}))}
+			var diffs int
+			for b.Loop() {
+				diffs = len(metadiff.Compare(lhs, rhs, metadiff.Options{}).Pairs)
+			}
+			if diffs == 0 {
+				b.Fatal("the two graphs should differ")
+			}
+			perNode(b, min(len(lhs.Values), len(rhs.Values)))
+		})
+	}
 }
