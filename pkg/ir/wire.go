@@ -84,6 +84,42 @@ type wireDecoder struct {
 	// the same few tensor metadata many times, and sharing them saves most
 	// of the decoding time and memory. Values are immutable in the IR.
 	vals map[string]*Value
+	// slab backs the argument slices of many nodes: one allocation for
+	// thousands of arguments instead of one per node.
+	slab []Arg
+}
+
+// allocArgs returns an empty slice with room for n arguments.
+func (d *wireDecoder) allocArgs(n int) []Arg {
+	if n == 0 {
+		return nil
+	}
+	if n > 256 {
+		return make([]Arg, 0, n)
+	}
+	if len(d.slab)+n > cap(d.slab) {
+		d.slab = make([]Arg, 0, 4096)
+	}
+	start := len(d.slab)
+	d.slab = d.slab[:start+n]
+	return d.slab[start:start:start+n]
+}
+
+// countBytesFields counts the length-delimited fields num of message b (a
+// malformed message counts what precedes the problem; decoding reports it).
+func countBytesFields(b []byte, num protowire.Number) int {
+	count := 0
+	for len(b) > 0 {
+		f, n, err := nextField(b)
+		if err != nil {
+			break
+		}
+		if f.num == num && f.typ == protowire.BytesType {
+			count++
+		}
+		b = b[n:]
+	}
+	return count
 }
 
 // decodeBinary decodes a binary-encoded file into the IR.
@@ -421,6 +457,9 @@ func (d *wireDecoder) node(b []byte, n *Node) error {
 		case f.num == 3 && isBytes(f):
 			n.Target, err = d.str(f)
 		case f.num == 4 && isBytes(f):
+			if n.Args == nil {
+				n.Args = d.allocArgs(countBytesFields(b, 4))
+			}
 			n.Args = append(n.Args, Arg{Kind: argUnset})
 			err = d.arg(f.body, &n.Args[len(n.Args)-1])
 		case f.num == 5 && isBytes(f):
@@ -517,7 +556,7 @@ func (d *wireDecoder) arg(b []byte, a *Arg) error {
 				kind = ArgTuple
 			}
 			if a.Kind != kind {
-				*a = Arg{Kind: kind}
+				*a = Arg{Kind: kind, Elems: d.allocArgs(countBytesFields(f.body, 1))}
 			}
 			return d.each(f.body, func(g wireField) error {
 				if g.num != 1 || !isBytes(g) {
