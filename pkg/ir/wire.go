@@ -102,7 +102,7 @@ func (d *wireDecoder) allocArgs(n int) []Arg {
 	}
 	start := len(d.slab)
 	d.slab = d.slab[:start+n]
-	return d.slab[start:start:start+n]
+	return d.slab[start : start : start+n]
 }
 
 // countBytesFields counts the length-delimited fields num of message b (a

@@ -11,7 +11,6 @@ import (
 // graphRefs is what assembling a module reads from its root graph: the
 // distinct call_function targets and the get_attr targets (in node order).
 type graphRefs struct {
-	targets  []bool // scratch for the builder of the graph
 	calls    []string
 	getAttrs []string
 }
@@ -59,16 +58,8 @@ func assembleModule(src *ir.Module, g *ir.Graph, refs graphRefs, all []*ir.Graph
 	}
 }
 
-// graphsFor returns the graphs of all that g's get_attr nodes read, with
-// the graphs nested under them, sorted by name.
-func graphsFor(all []*ir.Graph, gs ...*ir.Graph) []*ir.Graph {
-	var targets []string
-	for _, g := range gs {
-		targets = append(targets, scanGraphRefs(g).getAttrs...)
-	}
-	return graphsForTargets(all, targets)
-}
-
+// graphsForTargets returns the graphs of all that get_attr nodes with the
+// given targets read, with the graphs nested under them, sorted by name.
 func graphsForTargets(all []*ir.Graph, targets []string) []*ir.Graph {
 	if len(targets) == 0 {
 		return nil
@@ -93,11 +84,8 @@ func graphsForTargets(all []*ir.Graph, targets []string) []*ir.Graph {
 	return out
 }
 
-// usedAttributes returns src's attributes that graph g reads.
-func usedAttributes(src *ir.Module, g *ir.Graph) []ir.Attribute {
-	return attributesFor(src, scanGraphRefs(g).getAttrs)
-}
-
+// attributesFor returns src's attributes that get_attr nodes with the
+// given targets read.
 func attributesFor(src *ir.Module, getAttrs []string) []ir.Attribute {
 	var out []ir.Attribute
 	for _, t := range getAttrs {
@@ -109,17 +97,9 @@ func attributesFor(src *ir.Module, getAttrs []string) []ir.Attribute {
 	return slices.CompactFunc(out, func(a, b ir.Attribute) bool { return a.Name == b.Name })
 }
 
-// schemasFor returns the schema table of the ops the graphs call: the
-// source file's entry when it has one, else torch 1.13's from the built-in
-// table; deduplicated and sorted, as the exporter writes them.
-func schemasFor(src *ir.Module, graphs ...*ir.Graph) []ir.SchemaText {
-	var calls []string
-	for _, g := range graphs {
-		calls = append(calls, scanGraphRefs(g).calls...)
-	}
-	return schemasForTargets(src.Schemas, calls)
-}
-
+// schemasForTargets returns the schema table of the given call targets:
+// the source file's entry when it has one, else torch 1.13's from the
+// built-in table; deduplicated and sorted, as the exporter writes them.
 func schemasForTargets(file []ir.SchemaText, targets []string) []ir.SchemaText {
 	have := map[string]string{}
 	for _, s := range file {

@@ -51,6 +51,7 @@ func mlpStack(layers int) *ir.Module {
 func BenchmarkJointMinCut(b *testing.B) {
 	m := mlpStack(1000)
 	b.ReportMetric(float64(len(m.Root().Nodes)), "fwd-nodes")
+	cpu0 := processCPU()
 	for b.Loop() {
 		j, err := Build(m, Options{})
 		if err != nil {
@@ -59,6 +60,9 @@ func BenchmarkJointMinCut(b *testing.B) {
 		if _, err := Split(j, PartitionMinCut); err != nil {
 			b.Fatal(err)
 		}
+	}
+	if cpu := processCPU(); cpu > 0 {
+		b.ReportMetric(float64((cpu-cpu0).Nanoseconds())/float64(b.N), "cpu-ns/op")
 	}
 }
 
@@ -75,8 +79,14 @@ func synthForward(n int) *ir.Module {
 	return synth.Generate(synth.Options{Nodes: n, Seed: 1})
 }
 
-func reportPerNode(b *testing.B, nodes int) {
+// reportPerNode reports wall time per forward node and, where the
+// platform tells, CPU time per node (both cores and the GC; cpu0 is the
+// process's CPU time before the loop).
+func reportPerNode(b *testing.B, nodes int, cpu0 time.Duration) {
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(nodes), "ns/node")
+	if cpu := processCPU(); cpu > 0 {
+		b.ReportMetric(float64((cpu-cpu0).Nanoseconds())/float64(b.N)/float64(nodes), "cpu-ns/node")
+	}
 }
 
 // BenchmarkJointSynth times Build (the joint graph) per forward node.
@@ -85,12 +95,13 @@ func BenchmarkJointSynth(b *testing.B) {
 		b.Run(s.name, func(b *testing.B) {
 			m := synthForward(s.nodes)
 			nodes := len(m.Root().Nodes)
+			cpu0 := processCPU()
 			for b.Loop() {
 				if _, err := Build(m, Options{}); err != nil {
 					b.Fatal(err)
 				}
 			}
-			reportPerNode(b, nodes)
+			reportPerNode(b, nodes, cpu0)
 		})
 	}
 }
@@ -107,12 +118,13 @@ func BenchmarkPartitionSynth(b *testing.B) {
 			}
 			nodes := len(m.Root().Nodes)
 			b.ReportMetric(float64(len(j.Module.Root().Nodes)), "joint-nodes")
+			cpu0 := processCPU()
 			for b.Loop() {
 				if _, err := Split(j, PartitionMinCut); err != nil {
 					b.Fatal(err)
 				}
 			}
-			reportPerNode(b, nodes)
+			reportPerNode(b, nodes, cpu0)
 		})
 	}
 }

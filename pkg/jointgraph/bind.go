@@ -38,11 +38,15 @@ func bindArgs(s *opschema.Schema, args []ir.Arg, kwargs []ir.Kwarg) ([]ir.Arg, e
 	return out, nil
 }
 
-// bindArgsInto is bindArgs reusing out's storage.
+// bindArgsInto is bindArgs reusing out's storage. The result may be args
+// itself; it must not be modified.
 func bindArgsInto(out []ir.Arg, s *opschema.Schema, args []ir.Arg, kwargs []ir.Kwarg) ([]ir.Arg, error) {
 	n := len(s.Arguments)
 	if len(args) > n && !s.IsVararg {
 		return nil, fmt.Errorf("%d positional arguments for %s, which takes %d", len(args), s.OpName().Key(), n)
+	}
+	if len(kwargs) == 0 && len(args) == n {
+		return args, nil // every parameter given positionally: nothing to fill in
 	}
 	out = resize(out, n)
 	copy(out, args[:min(len(args), n)])

@@ -59,8 +59,10 @@ type functional struct {
 	// a step; parent is NoNode for a base. rroot is the start of the view's
 	// trailing run of reshape-like steps (itself when its step is not
 	// one), so a write scatters through such a run with one reshape.
-	parent  []ir.NodeID
-	step    []viewStep
+	parent []ir.NodeID
+	// stepIdx is the view's step in steps, +1 (0: a base).
+	stepIdx []int32
+	steps   []viewStep
 	rroot   []ir.NodeID
 	ver     []int // per base: number of writes so far
 	viewVer []int // per view: ver[base] when cur was computed
@@ -104,7 +106,7 @@ func functionalize(m *ir.Module, file string, at **ir.Node) (*functional, error)
 		b: newBuilder(""), src: g, file: file, reg: reg, ops: newOpCache(reg),
 		effect: map[ir.NodeID]bool{}, items: map[ir.NodeID][]ir.NodeID{},
 		cur: make([]V, n), base: make([]ir.NodeID, n), parent: make([]ir.NodeID, n),
-		step: make([]viewStep, n), rroot: make([]ir.NodeID, n),
+		stepIdx: make([]int32, n), rroot: make([]ir.NodeID, n),
 		ver: make([]int, n), viewVer: make([]int, n), tuple: make([]V, n),
 		noRoot: map[ir.NodeID]string{}, multiView: map[ir.NodeID]multiView{},
 	}
@@ -190,20 +192,33 @@ func (f *functional) get(id ir.NodeID) V {
 	v := f.cur[x]
 	for i := len(path) - 1; i >= 0; i-- {
 		n := path[i]
-		v = f.replay(f.step[n], v)
+		v = f.replay(f.stepOf(n), v)
 		f.cur[n], f.viewVer[n] = v, f.ver[b]
 	}
 	return v
+}
+
+// stepOf returns the step of view id (the zero step for a base).
+func (f *functional) stepOf(id ir.NodeID) viewStep {
+	if k := f.stepIdx[id]; k > 0 {
+		return f.steps[k-1]
+	}
+	return viewStep{}
 }
 
 // setView records that source node id is parent viewed through st.
 func (f *functional) setView(id, parent ir.NodeID, st viewStep) {
 	f.base[id] = f.base[parent]
 	f.parent[id] = parent
-	f.step[id] = st
+	if k := f.stepIdx[id]; k > 0 {
+		f.steps[k-1] = st
+	} else {
+		f.steps = append(f.steps, st)
+		f.stepIdx[id] = int32(len(f.steps))
+	}
 	f.rroot[id] = id
 	if reshapeLike(st.target) {
-		if f.parent[parent] == ir.NoNode || !reshapeLike(f.step[parent].target) {
+		if f.parent[parent] == ir.NoNode || !reshapeLike(f.stepOf(parent).target) {
 			f.rroot[id] = parent
 		} else {
 			f.rroot[id] = f.rroot[parent]
@@ -558,7 +573,7 @@ func (f *functional) mutate(m ir.NodeID, r V, at ir.NodeID) error {
 		}
 		p := f.parent[cur]
 		var err error
-		if nv, err = f.scatter(f.step[cur], func() V { return f.get(p) }, f.shapeOf(p), nv, at); err != nil {
+		if nv, err = f.scatter(f.stepOf(cur), func() V { return f.get(p) }, f.shapeOf(p), nv, at); err != nil {
 			return err
 		}
 		cur = p

@@ -1,7 +1,6 @@
 package jointgraph
 
 import (
-	"time"
 	"fmt"
 	"slices"
 	"strconv"
@@ -171,16 +170,12 @@ func Build(m *ir.Module, opts Options) (j *Joint, err error) {
 }
 
 func buildJoint(m *ir.Module, opts Options, at **ir.Node) (*Joint, error) {
-	zzT0 := time.Now()
 	f, err := functionalize(m, opts.File, at)
 	if err != nil {
 		return nil, err
 	}
-	zzT[0] += time.Since(zzT0)
-	zzT0 = time.Now()
 	fg := f.b.g
 	rg, err := requiresGrad(fg, f.ops, f.effect, opts.File)
-	zzT[1] += time.Since(zzT0)
 	if err != nil {
 		return nil, err
 	}
@@ -204,9 +199,9 @@ type jointBuilder struct {
 	file        string
 
 	b      *builder
-	fmap   []ir.NodeID // functional node → joint node
-	jrg    []bool      // per joint node
-	grad   []V         // per forward joint node (undefined: none yet)
+	fmap   []ir.NodeID   // functional node → joint node
+	jrg    []bool        // per joint node
+	grad   []V           // per forward joint node (undefined: none yet)
 	items  [][]ir.NodeID // forward joint tuple → getitems (nil: not a tuple)
 	effect map[ir.NodeID]bool
 	fwdEnd ir.NodeID // first joint node after the forward part
@@ -258,7 +253,6 @@ func (j *jointBuilder) masks() ([]bool, error) {
 }
 
 func (j *jointBuilder) build(src *ir.Module) (*Joint, error) {
-	zzB := time.Now()
 	f := j.f
 	fg := f.b.g
 	masks, err := j.masks()
@@ -360,8 +354,6 @@ func (j *jointBuilder) build(src *ir.Module) (*Joint, error) {
 		outs[i] = j.mapV(o)
 	}
 
-	zzT[2] += time.Since(zzB)
-	zzB = time.Now()
 	// Seeds and the reverse walk.
 	for i, o := range outs {
 		if tangentFor[i].ok && masks[i] && o.ok && j.jrg[o.id] {
@@ -401,12 +393,7 @@ func (j *jointBuilder) build(src *ir.Module) (*Joint, error) {
 	result = append(result, grads...)
 	j.b.output(result)
 	var refs graphRefs
-	zzT[3] += time.Since(zzB)
-	zzB = time.Now()
 	j.b.g, refs = dce(j.b.g, j.effect)
-	zzT[4] += time.Since(zzB)
-	zzB = time.Now()
-	defer func() { zzT[5] += time.Since(zzB) }()
 
 	all := slices.Concat(src.Graphs, j.extra)
 	out := assembleModule(src, j.b.g, refs, all, slices.Concat(src.Schemas, j.extraSchemas))
@@ -626,7 +613,9 @@ func (j *jointBuilder) apply(id ir.NodeID, grads []V) (err error) {
 	if berr != nil {
 		return nodeError(j.file, g, id, berr.Error())
 	}
-	j.bound = bound
+	if len(bound) > 0 && (len(n.Args) == 0 || &bound[0] != &n.Args[0]) {
+		j.bound = bound // keep the scratch storage (not the node's own list)
+	}
 	need := resize(j.need, len(bound))
 	j.need = need
 	for i := range bound {
@@ -749,33 +738,28 @@ func builtinSchema(target string) (*opschema.Schema, bool) {
 // its graphRefs.
 func dce(g *ir.Graph, keep map[ir.NodeID]bool) (*ir.Graph, graphRefs) {
 	n := len(g.Nodes)
-	live := make([]bool, n)
-	var late []ir.NodeID // live nodes found after their turn (forward references)
-	mark := func(a *ir.Arg) {
-		if r := a.Ref; r >= 0 && int(r) < n && !live[r] {
-			live[r] = true
-			late = append(late, r)
-		}
-	}
+	d := &dceState{live: make([]bool, n)}
 	for i := n - 1; i >= 0; i-- {
 		nd := &g.Nodes[i]
-		if !live[i] && (nd.Op == ir.OpCallFunction || nd.Op == ir.OpGetAttr) && !keep[ir.NodeID(i)] {
+		if !d.live[i] && (nd.Op == ir.OpCallFunction || nd.Op == ir.OpGetAttr) && !keep[ir.NodeID(i)] {
 			continue
 		}
-		live[i] = true
-		late = late[:0]
-		nd.WalkRefs(mark)
-		// References to later nodes: visit those now.
-		for k := 0; k < len(late); k++ {
-			if r := late[k]; int(r) > i {
-				g.Nodes[r].WalkRefs(mark)
+		d.live[i] = true
+		d.late = d.late[:0]
+		d.markNode(nd)
+		// References to later nodes (not in a valid graph): visit those now.
+		for k := 0; k < len(d.late); k++ {
+			if r := d.late[k]; int(r) > i {
+				d.markNode(&g.Nodes[r])
 			}
 		}
 	}
+	live := d.live
 	newID := make([]ir.NodeID, n)
 	nodes := g.Nodes[:0]
 	var refs graphRefs
 	seen := map[string]bool{}
+	lastTarget := ""
 	for i := range n {
 		if !live[i] {
 			newID[i] = ir.NoNode
@@ -785,22 +769,29 @@ func dce(g *ir.Graph, keep map[ir.NodeID]bool) (*ir.Graph, graphRefs) {
 		nd := &g.Nodes[i]
 		switch nd.Op {
 		case ir.OpCallFunction:
-			if !seen[nd.Target] {
+			if nd.Target != lastTarget && !seen[nd.Target] {
 				seen[nd.Target] = true
 				refs.calls = append(refs.calls, nd.Target)
 			}
+			lastTarget = nd.Target
 		case ir.OpGetAttr:
 			refs.getAttrs = append(refs.getAttrs, nd.Target)
 		}
-		nodes = append(nodes, *nd)
+		if len(nodes) != i {
+			nodes = append(nodes, *nd)
+		} else {
+			nodes = nodes[:i+1] // in place already
+		}
 	}
 	if len(nodes) < n {
 		for i := range nodes {
-			nodes[i].WalkRefs(func(a *ir.Arg) {
-				if a.Ref >= 0 {
-					a.Ref = newID[a.Ref]
-				}
-			})
+			nd := &nodes[i]
+			for k := range nd.Args {
+				renumber(&nd.Args[k], newID)
+			}
+			for k := range nd.Kwargs {
+				renumber(&nd.Kwargs[k].Value, newID)
+			}
 		}
 		newKeep := map[ir.NodeID]bool{}
 		for k := range keep {
@@ -816,4 +807,42 @@ func dce(g *ir.Graph, keep map[ir.NodeID]bool) (*ir.Graph, graphRefs) {
 	return &ir.Graph{Name: g.Name, Nodes: nodes}, refs
 }
 
-var zzT [8]time.Duration
+type dceState struct {
+	live []bool
+	late []ir.NodeID // live nodes found after their turn (forward references)
+}
+
+func (d *dceState) markNode(nd *ir.Node) {
+	for k := range nd.Args {
+		d.mark(&nd.Args[k])
+	}
+	for k := range nd.Kwargs {
+		d.mark(&nd.Kwargs[k].Value)
+	}
+}
+
+func (d *dceState) mark(a *ir.Arg) {
+	if a.Kind != ir.ArgNode {
+		for i := range a.Elems {
+			d.mark(&a.Elems[i])
+		}
+		return
+	}
+	if r := a.Ref; r >= 0 && int(r) < len(d.live) && !d.live[r] {
+		d.live[r] = true
+		d.late = append(d.late, r)
+	}
+}
+
+// renumber rewrites a's references through newID, in place.
+func renumber(a *ir.Arg, newID []ir.NodeID) {
+	if a.Kind != ir.ArgNode {
+		for i := range a.Elems {
+			renumber(&a.Elems[i], newID)
+		}
+		return
+	}
+	if a.Ref >= 0 {
+		a.Ref = newID[a.Ref]
+	}
+}

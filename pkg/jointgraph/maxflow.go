@@ -16,6 +16,7 @@ type flowNet struct {
 	start      []int32 // arcs of node u: start[u] ≤ a < start[u+1]
 	to, rev    []int32 // arc head; the index of the reverse arc
 	cap        []int64 // residual capacity
+	fill       []int32 // place's next free arc, per node (counting down)
 	stack      []flowFrame
 	level, cur []int32
 }
@@ -45,6 +46,32 @@ func (f *flowNet) addEdge(u, v int, c int64) {
 	f.ev = append(f.ev, int32(v))
 	f.ec = append(f.ec, c)
 	f.start = nil
+}
+
+// prepareArcs turns start, holding each node's arc count at start[u+1],
+// into offsets and allocates the arcs for place.
+func (f *flowNet) prepareArcs() {
+	for u := 1; u <= f.n; u++ {
+		f.start[u] += f.start[u-1]
+	}
+	m := f.start[f.n]
+	f.to = make([]int32, m)
+	f.rev = make([]int32, m)
+	f.cap = make([]int64, m)
+	f.fill = make([]int32, f.n)
+	copy(f.fill, f.start[1:])
+}
+
+// place adds edge u→v with capacity c after prepareArcs; edges are placed
+// in the order addEdge would have added them (each node's arcs fill its
+// row from the end, so the row lists them newest first).
+func (f *flowNet) place(u, v int, c int64) {
+	f.fill[u]--
+	a := f.fill[u]
+	f.fill[v]--
+	b := f.fill[v]
+	f.to[a], f.cap[a], f.rev[a] = int32(v), c, b
+	f.to[b], f.cap[b], f.rev[b] = int32(u), 0, a
 }
 
 // layout builds the arc arrays. Edge k has arc 2k (u→v, capacity c) and

@@ -393,30 +393,54 @@ func (p *partitioner) minCutSaved() []int32 {
 	for _, c := range p.primals {
 		isPrimal[c] = true
 	}
-	edges := 0
+	// The network is laid out in two passes over the same edges: count
+	// each node's arcs, then place them.
+	net := &flowNet{n: 2*n + 2}
+	src, sink := 2*n, 2*n+1
+	cut := make([]bool, n) // fwReq && banned, decided once
 	for c := range int32(n) {
-		edges++
-		if !bwReq[c] {
-			edges += 3 + len(p.usersOf(c))
-		}
+		cut[c] = !bwReq[c] && fwReq[c] && banned(c)
 	}
-	net := newFlowNetCap(2*n, edges)
-	src, sink := net.addNode(), net.addNode()
+	net.start = make([]int32, net.n+1)
+	countArcs := func(u, v int, _ int64) {
+		net.start[u+1]++
+		net.start[v+1]++
+	}
 	for c := range int32(n) {
 		i := int(c)
 		if bwReq[c] {
-			net.addEdge(2*i, sink, flowInf)
+			countArcs(2*i, sink, 0)
 			continue
 		}
 		if isPrimal[c] {
-			net.addEdge(src, 2*i, flowInf)
+			countArcs(src, 2*i, 0)
 		}
-		if fwReq[c] && banned(c) {
-			net.addEdge(src, 2*i, flowInf)
+		if cut[c] {
+			countArcs(src, 2*i, 0)
 		}
-		net.addEdge(2*i, 2*i+1, weight(c))
+		countArcs(2*i, 2*i+1, 0)
+		users := p.usersOf(c)
+		net.start[2*i+2] += int32(len(users))
+		for _, u := range users {
+			net.start[2*int(u)+1]++
+		}
+	}
+	net.prepareArcs()
+	for c := range int32(n) {
+		i := int(c)
+		if bwReq[c] {
+			net.place(2*i, sink, flowInf)
+			continue
+		}
+		if isPrimal[c] {
+			net.place(src, 2*i, flowInf)
+		}
+		if cut[c] {
+			net.place(src, 2*i, flowInf)
+		}
+		net.place(2*i, 2*i+1, weight(c))
 		for _, u := range p.usersOf(c) {
-			net.addEdge(2*i+1, 2*int(u), flowInf)
+			net.place(2*i+1, 2*int(u), flowInf)
 		}
 	}
 	net.maxFlow(src, sink)

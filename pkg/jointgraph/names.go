@@ -11,16 +11,29 @@ import (
 // does, so that a graph loaded into torch keeps the names hopctl wrote:
 // illegal characters become '_', a name that is taken, a Python keyword or
 // builtin, or one of FX's own globals gets the next free "_N" suffix.
+//
+// Taken names are kept per base name: "mm" and "mm_1", "mm_2", ... are
+// one entry, a flag and a bitset of suffixes, so handing out a name costs
+// one map lookup of a short key. Names whose suffix is not in canonical
+// form ("x_01"), or is very large, are kept as strings.
 type names struct {
-	used map[string]bool
-	next map[string]int // base → last suffix handed out, to skip ahead
-	// lazy are graphs whose node names are taken; they are added to used
-	// when the first fresh name is needed (often none is).
+	bases map[string]*nameBase
+	other map[string]bool
+	// lazy are graphs whose node names are taken; they are added when the
+	// first fresh name is needed (often none is).
 	lazy []lazyNames
 	// hint is how many more names are expected (map sizing).
 	hint int
 	buf  []byte
 }
+
+type nameBase struct {
+	bare bool     // the base itself is taken
+	next int      // last suffix handed out, to skip ahead
+	bits []uint64 // taken canonical suffixes below maxSuffixBit
+}
+
+const maxSuffixBit = 1 << 22
 
 type lazyNames struct {
 	g                *ir.Graph
@@ -28,11 +41,8 @@ type lazyNames struct {
 }
 
 func newNames() *names {
-	return &names{used: map[string]bool{}, next: map[string]int{}}
+	return &names{bases: map[string]*nameBase{}, other: map[string]bool{}}
 }
-
-// reserve marks name as taken without checking it.
-func (n *names) reserve(name string) { n.used[name] = true }
 
 // reserveGraph marks the names of g's nodes (but its placeholders' when
 // skipPlaceholders) as taken. g's node names must not change until the
@@ -45,22 +55,80 @@ func (n *names) reserveGraph(g *ir.Graph, skipPlaceholders bool) {
 func (n *names) expect(extra int) { n.hint += extra }
 
 func (n *names) materialize() {
-	total := len(n.used) + n.hint
-	for _, l := range n.lazy {
-		total += len(l.g.Nodes)
-	}
-	used := make(map[string]bool, total+total/2)
-	for k := range n.used {
-		used[k] = true
-	}
-	for _, l := range n.lazy {
+	lazy := n.lazy
+	n.lazy = nil
+	for _, l := range lazy {
 		for i := range l.g.Nodes {
 			if !l.skipPlaceholders || l.g.Nodes[i].Op != ir.OpPlaceholder {
-				used[l.g.Nodes[i].Name] = true
+				n.reserve(l.g.Nodes[i].Name)
 			}
 		}
 	}
-	n.used, n.lazy = used, nil
+}
+
+func (n *names) entry(base string) *nameBase {
+	e := n.bases[base]
+	if e == nil {
+		e = &nameBase{}
+		n.bases[base] = e
+	}
+	return e
+}
+
+// parseName splits a name into its base and suffix (-1: none, see
+// splitSuffix) and says whether the suffix is written canonically (as
+// strconv.Itoa writes it) and small enough for the bitset.
+func parseName(s string) (base string, num int, canonical bool) {
+	base, num = splitSuffix(s)
+	if num < 0 {
+		return base, num, false
+	}
+	suf := s[len(base)+1:]
+	canonical = suf[0] != '+' && suf[0] != '-' && (suf[0] != '0' || len(suf) == 1) && num < maxSuffixBit
+	return base, num, canonical
+}
+
+func (e *nameBase) has(num int) bool {
+	w := num >> 6
+	return w < len(e.bits) && e.bits[w]&(1<<(num&63)) != 0
+}
+
+func (e *nameBase) set(num int) {
+	w := num >> 6
+	if w >= len(e.bits) {
+		e.bits = append(e.bits, make([]uint64, w+1-len(e.bits)+len(e.bits)/2)...)
+	}
+	e.bits[w] |= 1 << (num & 63)
+}
+
+// taken reports whether name s (parsed) is taken.
+func (n *names) taken(s, base string, num int, canonical bool) bool {
+	switch {
+	case num < 0:
+		e := n.bases[s]
+		return e != nil && e.bare
+	case canonical:
+		e := n.bases[base]
+		return e != nil && e.has(num)
+	}
+	return n.other[s]
+}
+
+func (n *names) take(s, base string, num int, canonical bool) {
+	switch {
+	case num < 0:
+		n.entry(s).bare = true
+	case canonical:
+		n.entry(base).set(num)
+	default:
+		n.other[s] = true
+	}
+}
+
+// reserve marks name as taken without checking it.
+func (n *names) reserve(name string) {
+	base, num, canonical := parseName(name)
+	n.take(name, base, num, canonical)
 }
 
 // fresh returns a free name based on candidate.
@@ -69,29 +137,39 @@ func (n *names) fresh(candidate string) string {
 		n.materialize()
 	}
 	c := sanitize(candidate)
-	base, num := splitSuffix(c)
+	base, num, canonical := parseName(c)
 	if num < 0 {
-		if !n.used[c] && !illegalName(c) {
-			n.used[c] = true
+		e := n.entry(c)
+		if !e.bare && !illegalName(c) {
+			e.bare = true
 			return c
 		}
 		num = 0
-	} else if !n.used[c] {
-		n.used[c] = true
+	} else if !n.taken(c, base, num, canonical) {
+		n.take(c, base, num, canonical)
 		return c
 	}
-	if k := n.next[base]; k > num {
-		num = k
+	e := n.entry(base)
+	if e.next > num {
+		num = e.next
 	}
 	for {
 		num++
-		n.buf = strconv.AppendInt(append(append(n.buf[:0], base...), '_'), int64(num), 10)
-		if !n.used[string(n.buf)] { // no allocation for the lookup
-			c = string(n.buf)
-			n.used[c] = true
-			n.next[base] = num
-			return c
+		if num < maxSuffixBit {
+			if e.has(num) {
+				continue
+			}
+			e.set(num)
+		} else {
+			n.buf = strconv.AppendInt(append(append(n.buf[:0], base...), '_'), int64(num), 10)
+			if n.other[string(n.buf)] {
+				continue
+			}
+			n.other[string(n.buf)] = true
 		}
+		e.next = num
+		n.buf = strconv.AppendInt(append(append(n.buf[:0], base...), '_'), int64(num), 10)
+		return string(n.buf)
 	}
 }
 

@@ -433,7 +433,11 @@ func (p *partitioner) plan(inputs []int32, outputs []ir.Arg, effects bool) (*sub
 			c := p.refCompact(a.Ref)
 			if c < 0 || !avail[c] {
 				if err == nil {
-					err = fmt.Errorf("output %s cannot be computed from the graph's inputs", a.S)
+					// A gradient the backward cannot compute: with
+					// --unmask-none-gradients, min-cut does not save the
+					// primal the zeros_like of an input without a
+					// gradient reads.
+					err = &Error{Msg: fmt.Sprintf("cannot partition the joint graph: output %s cannot be computed from the graph's inputs", a.S)}
 				}
 				return
 			}
@@ -519,29 +523,46 @@ func (p *partitioner) extract(cands []int32, mode PartitionMode) (*Partition, er
 		}
 		out.Saved = append(out.Saved, sv)
 	}
+	// Copying the nodes is most of the work, and every node is copied on
+	// its own: the two graphs' nodes are split in halves, one per core.
+	fw, bw := p.prepare(fwPlan), p.prepare(bwPlan)
+	half := (len(fw.live) + len(bw.live)) / 2
+	var wg sync.WaitGroup
+	var workerPanic any
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		defer func() { workerPanic = recover() }()
+		var arena argArena
+		if half < len(fw.live) {
+			p.fill(fw, half, len(fw.live), &arena)
+			p.fill(bw, 0, len(bw.live), &arena)
+		} else {
+			p.fill(bw, half-len(fw.live), len(bw.live), &arena)
+		}
+	}()
+	var arena argArena
+	if half < len(fw.live) {
+		p.fill(fw, 0, half, &arena)
+	} else {
+		p.fill(fw, 0, len(fw.live), &arena)
+		p.fill(bw, 0, half-len(fw.live), &arena)
+	}
+	wg.Wait()
+	if workerPanic != nil {
+		panic(workerPanic)
+	}
 	src := p.j.Module
-	mk := func(sp *subgraphPlan, role string) *ir.Module {
-		g, refs := p.emit(sp)
+	mk := func(e *emission, role string) *ir.Module {
+		g, refs := p.finish(e)
 		m := assembleModule(src, g, refs, src.Graphs, src.Schemas)
 		m.SetAnnotation(AnnotationRole, role)
 		m.SetAnnotation("hopctl.partition.mode", mode.String())
 		m.SetAnnotation("hopctl.partition.num_saved", strconv.Itoa(len(saved)))
 		return m
 	}
-	// The two graphs are independent: build them on both cores.
-	var wg sync.WaitGroup
-	var bwPanic any
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		defer func() { bwPanic = recover() }()
-		out.Backward = mk(bwPlan, "backward")
-	}()
-	out.Forward = mk(fwPlan, "forward")
-	wg.Wait()
-	if bwPanic != nil {
-		panic(bwPanic)
-	}
+	out.Forward = mk(fw, "forward")
+	out.Backward = mk(bw, "backward")
 	return out, nil
 }
 
@@ -557,92 +578,116 @@ func (p *partitioner) bwInputs(saved []int32) []int32 {
 	return slices.Concat(syms, tensors, p.tangents)
 }
 
-// emit builds the graph of a plan: the inputs as placeholders, the live
-// nodes in graph order with their references renumbered, and the output.
-// Node names, values and metadata are the joint's.
-func (p *partitioner) emit(sp *subgraphPlan) (*ir.Graph, graphRefs) {
-	g := p.g
-	m := make([]int32, p.n)
-	count := len(sp.inputs) + 1
-	for c := range m {
-		m[c] = -1
+// emission is a graph being built from a plan: the inputs as
+// placeholders, the live nodes in graph order with their references
+// renumbered, and the output. Node names, values and metadata are the
+// joint's.
+type emission struct {
+	sp    *subgraphPlan
+	m     []int32 // compact id → id in the new graph (-1: none)
+	live  []int32 // the computed nodes, in order
+	nodes []ir.Node
+}
+
+// prepare numbers the plan's nodes and emits the placeholders.
+func (p *partitioner) prepare(sp *subgraphPlan) *emission {
+	e := &emission{sp: sp, m: make([]int32, p.n)}
+	n := 0
+	for c := range e.m {
+		e.m[c] = -1
 		if sp.live[c] {
-			count++
+			n++
 		}
 	}
-	nodes := make([]ir.Node, 0, count)
-	var refs graphRefs
-	refs.targets = make([]bool, len(p.targets))
-	for _, c := range sp.inputs {
-		n := p.nd(c)
-		m[c] = int32(len(nodes))
-		nodes = append(nodes, ir.Node{Name: n.Name, Op: ir.OpPlaceholder, Target: n.Name, Val: n.Val, Meta: n.Meta})
-	}
-	var arena argArena
-	var remap func(a ir.Arg) ir.Arg
-	remap = func(a ir.Arg) ir.Arg {
-		switch a.Kind {
-		case ir.ArgNode:
-			r := a.Ref
-			if r < 0 || int(r) >= len(p.canon) {
-				return a
-			}
-			cr := p.canon[r]
-			if cr != int32(r) {
-				a.S = g.Nodes[cr].Name
-			}
-			a.Ref = ir.NodeID(m[p.cid[cr]])
-			return a
-		case ir.ArgList, ir.ArgTuple, ir.ArgDict:
-			if !argHasRef(&a) {
-				return a
-			}
-			out := a
-			out.Elems = arena.alloc(len(a.Elems))
-			for i := range a.Elems {
-				out.Elems[i] = remap(a.Elems[i])
-			}
-			return out
-		}
-		return a
+	e.live = make([]int32, 0, n)
+	e.nodes = make([]ir.Node, len(sp.inputs)+n, len(sp.inputs)+n+1)
+	for k, c := range sp.inputs {
+		nd := p.nd(c)
+		e.m[c] = int32(k)
+		e.nodes[k] = ir.Node{Name: nd.Name, Op: ir.OpPlaceholder, Target: nd.Name, Val: nd.Val, Meta: nd.Meta}
 	}
 	for c := range int32(p.n) {
-		if !sp.live[c] {
-			continue
+		if sp.live[c] {
+			e.m[c] = int32(len(sp.inputs) + len(e.live))
+			e.live = append(e.live, c)
 		}
-		n := p.nd(c)
-		cp := *n
+	}
+	return e
+}
+
+// remap returns a with its references renumbered for e (references CSE
+// merged also renamed).
+func (p *partitioner) remap(e *emission, a ir.Arg, arena *argArena) ir.Arg {
+	switch a.Kind {
+	case ir.ArgNode:
+		r := a.Ref
+		if r < 0 || int(r) >= len(p.canon) {
+			return a
+		}
+		cr := p.canon[r]
+		if cr != int32(r) {
+			a.S = p.g.Nodes[cr].Name
+		}
+		a.Ref = ir.NodeID(e.m[p.cid[cr]])
+		return a
+	case ir.ArgList, ir.ArgTuple, ir.ArgDict:
+		if !argHasRef(&a) {
+			return a // constants are shared, never modified in place
+		}
+		out := a
+		out.Elems = arena.alloc(len(a.Elems))
+		for i := range a.Elems {
+			out.Elems[i] = p.remap(e, a.Elems[i], arena)
+		}
+		return out
+	}
+	return a
+}
+
+// fill copies e.live[lo:hi] into the new graph; fills of disjoint ranges
+// may run concurrently.
+func (p *partitioner) fill(e *emission, lo, hi int, arena *argArena) {
+	base := len(e.sp.inputs)
+	for k := lo; k < hi; k++ {
+		n := p.nd(e.live[k])
+		cp := &e.nodes[base+k]
+		*cp = *n
 		if n.Args != nil {
 			cp.Args = arena.alloc(len(n.Args))
-		}
-		for k := range n.Args {
-			cp.Args[k] = remap(n.Args[k])
+			for i := range n.Args {
+				cp.Args[i] = p.remap(e, n.Args[i], arena)
+			}
 		}
 		if len(n.Kwargs) > 0 {
 			cp.Kwargs = make([]ir.Kwarg, len(n.Kwargs))
-			for k := range n.Kwargs {
-				cp.Kwargs[k] = ir.Kwarg{Name: n.Kwargs[k].Name, Value: remap(n.Kwargs[k].Value)}
+			for i := range n.Kwargs {
+				cp.Kwargs[i] = ir.Kwarg{Name: n.Kwargs[i].Name, Value: p.remap(e, n.Kwargs[i].Value, arena)}
 			}
 		}
-		switch p.class[c] {
-		case classCall:
-			refs.targets[p.tgt[c]] = true
-		case classGetAttr:
-			refs.getAttrs = append(refs.getAttrs, n.Target)
-		}
-		m[c] = int32(len(nodes))
-		nodes = append(nodes, cp)
 	}
-	res := ir.Arg{Kind: ir.ArgTuple, Elems: make([]ir.Arg, len(sp.outputs))}
-	for k, a := range sp.outputs {
-		res.Elems[k] = remap(a)
+}
+
+// finish appends the output node and returns the graph and its refs.
+func (p *partitioner) finish(e *emission) (*ir.Graph, graphRefs) {
+	var arena argArena
+	res := ir.Arg{Kind: ir.ArgTuple, Elems: make([]ir.Arg, len(e.sp.outputs))}
+	for k, a := range e.sp.outputs {
+		res.Elems[k] = p.remap(e, a, &arena)
 	}
 	// The joint's node names are unique and none is "output" (FX names
 	// only the output node so), so the subgraph keeps them all.
-	nodes = append(nodes, ir.Node{Name: "output", Op: ir.OpOutput, Target: "output", Args: []ir.Arg{res}})
-	for t, ok := range refs.targets {
-		if ok {
-			refs.calls = append(refs.calls, p.targets[t])
+	nodes := append(e.nodes, ir.Node{Name: "output", Op: ir.OpOutput, Target: "output", Args: []ir.Arg{res}})
+	var refs graphRefs
+	seen := make([]bool, len(p.targets))
+	for _, c := range e.live {
+		switch p.class[c] {
+		case classCall:
+			if t := p.tgt[c]; !seen[t] {
+				seen[t] = true
+				refs.calls = append(refs.calls, p.targets[t])
+			}
+		case classGetAttr:
+			refs.getAttrs = append(refs.getAttrs, p.nd(c).Target)
 		}
 	}
 	return &ir.Graph{Nodes: nodes}, refs
@@ -657,7 +702,7 @@ func (a *argArena) alloc(n int) []ir.Arg {
 		return []ir.Arg{}
 	}
 	if len(a.buf)+n > cap(a.buf) {
-		a.buf = make([]ir.Arg, 0, max(512, n))
+		a.buf = make([]ir.Arg, 0, max(256, n)) // 256 args: 28 KiB, a small-object size class
 	}
 	l := len(a.buf)
 	a.buf = a.buf[:l+n]

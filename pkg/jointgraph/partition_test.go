@@ -9,6 +9,7 @@ import (
 	"gonum.org/v1/gonum/graph/simple"
 
 	"github.com/hopctl/hopctl/pkg/ir"
+	"github.com/hopctl/hopctl/pkg/synth"
 )
 
 // TestPartitionStructure checks both partitioners on every corpus model:
@@ -147,6 +148,63 @@ func TestMaxFlowMatchesGonum(t *testing.T) {
 		}
 		if cut != got {
 			t.Fatalf("trial %d: cut capacity %d, flow %d", trial, cut, got)
+		}
+	}
+}
+
+// TestSplitKeepsJoint: Split only reads the joint graph (min-cut's CSE
+// used to rewrite its arguments in place), so one joint can be split
+// twice, and written after it was split.
+func TestSplitKeepsJoint(t *testing.T) {
+	for _, name := range corpusModels {
+		j := build(t, loadModel(t, name), Options{})
+		before, err := ir.Encode(j.Module, ir.Binary)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var saved [2][]SavedValue
+		for k := range saved {
+			p, err := Split(j, PartitionMinCut)
+			if err != nil {
+				t.Fatal(err)
+			}
+			saved[k] = p.Saved
+		}
+		after, _ := ir.Encode(j.Module, ir.Binary)
+		if !slices.Equal(before, after) {
+			t.Errorf("%s: Split changed the joint graph", name)
+		}
+		if err := ir.Verify(j.Module, name); err != nil {
+			t.Errorf("%s: joint after Split: %v", name, err)
+		}
+		if len(saved[0]) != len(saved[1]) {
+			t.Errorf("%s: the second split saves %d values, the first %d", name, len(saved[1]), len(saved[0]))
+		}
+	}
+}
+
+// TestSynthGraphs: the scaling benchmarks' graphs (pkg/synth, without
+// HOPs) differentiate and partition into graphs that verify.
+func TestSynthGraphs(t *testing.T) {
+	for seed := range uint64(3) {
+		m := synth.Generate(synth.Options{Nodes: 3000, Seed: seed + 1})
+		j, err := Build(m, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := ir.Verify(j.Module, "joint"); err != nil {
+			t.Fatal(err)
+		}
+		for _, mode := range []PartitionMode{PartitionDefault, PartitionMinCut} {
+			p, err := Split(j, mode)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, pm := range []*ir.Module{p.Forward, p.Backward} {
+				if err := ir.Verify(pm, mode.String()); err != nil {
+					t.Fatalf("seed %d %s: %v", seed+1, mode, err)
+				}
+			}
 		}
 	}
 }
