@@ -10,6 +10,9 @@ make -s build
 
 echo "== Go benchmarks (internal/benchmarks)"
 go test ./internal/benchmarks/ -run='^$' -bench=. -benchtime="${BENCHTIME:-5x}" -count=1 | grep -E 'Benchmark|ok'
+echo
+echo "== joint and partition (pkg/jointgraph): the 11k-node stack, synthetic graphs at 10k/100k/1M"
+go test ./pkg/jointgraph/ -run='^$' -bench=. -benchtime="${BENCHTIME:-5x}" -count=1 | grep -E 'Benchmark|ok'
 
 echo
 echo "== hopctl analyze end to end (binary synthetic graphs with HOPs)"
