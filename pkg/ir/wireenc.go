@@ -20,11 +20,15 @@ var errInvalidUTF8 = errors.New("string field contains invalid UTF-8")
 type wireEncoder struct {
 	b   []byte
 	err error
+	// vals memoizes the encoding of shared values: decoders and builders
+	// share one immutable Value between the nodes with equal metadata, so
+	// most values are encoded once and then copied.
+	vals map[*Value][]byte
 }
 
 // encodeBinary encodes m in the binary encoding.
 func encodeBinary(m *Module) ([]byte, error) {
-	e := &wireEncoder{b: make([]byte, 0, 1<<16)}
+	e := &wireEncoder{b: make([]byte, 0, 1<<16), vals: map[*Value][]byte{}}
 	e.file(m)
 	if e.err != nil {
 		return nil, e.err
@@ -173,9 +177,7 @@ func (e *wireEncoder) graph(g *Graph) {
 			e.kwarg(5, &n.Kwargs[j].Name, &n.Kwargs[j].Value)
 		}
 		if n.Val != nil {
-			vs := e.begin(6)
-			e.value(n.Val)
-			e.end(vs)
+			e.nodeValue(n.Val)
 		}
 		if n.Meta != nil {
 			ms := e.begin(7)
@@ -183,6 +185,23 @@ func (e *wireEncoder) graph(g *Graph) {
 			e.end(ms)
 		}
 		e.end(s)
+	}
+}
+
+// nodeValue writes a node's val field (6), reusing the bytes of a value
+// already encoded.
+func (e *wireEncoder) nodeValue(v *Value) {
+	if enc, ok := e.vals[v]; ok {
+		e.b = append(e.b, enc...)
+		return
+	}
+	start := len(e.b)
+	vs := e.begin(6)
+	e.value(v)
+	e.end(vs)
+	if len(e.vals) < 1<<16 {
+		// A copy: an enclosing message may still move these bytes.
+		e.vals[v] = append([]byte(nil), e.b[start:]...)
 	}
 }
 

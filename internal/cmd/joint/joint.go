@@ -10,6 +10,7 @@ import (
 	graphcheck "github.com/hopctl/hopctl/pkg/analyze/validate"
 	"io"
 	"strings"
+	"sync"
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
@@ -166,16 +167,21 @@ func jointRun(opts *Options) error {
 	// every destination untouched.
 	paths := make([]string, len(files))
 	datas := make([][]byte, len(files))
+	errs := make([]error, len(files))
+	var wg sync.WaitGroup
 	for i, f := range files {
 		enc := ir.EncodingForPath(f.path)
 		if enc == ir.EncodingUnknown {
 			enc = ir.Binary
 		}
-		data, err := ir.Encode(f.m, enc)
+		paths[i] = f.path
+		wg.Go(func() { datas[i], errs[i] = ir.Encode(f.m, enc) })
+	}
+	wg.Wait()
+	for i, err := range errs {
 		if err != nil {
-			return fmt.Errorf("cannot encode %s: %w", f.path, err)
+			return fmt.Errorf("cannot encode %s: %w", paths[i], err)
 		}
-		paths[i], datas[i] = f.path, data
 	}
 	if err := ir.WriteFilesAtomic(paths, datas); err != nil {
 		return fmt.Errorf("cannot write the outputs: %w", err)
