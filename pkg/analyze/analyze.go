@@ -107,6 +107,17 @@ type Pass struct {
 	Callee func(qualname string) any
 	report func(Finding)
 	defUse func() *ir.DefUse
+	graphs map[string]*ir.Graph
+}
+
+// Subgraph returns the module's graph with the given qualified name, or
+// nil, from an index built once per Run (Module.Graph scans the list).
+func (p *Pass) Subgraph(qualname string) *ir.Graph { return p.graphs[qualname] }
+
+// DecodeHOP is analyze.DecodeHOP for a node of this pass's graph, with
+// subgraphs found through the run's index.
+func (p *Pass) DecodeHOP(id ir.NodeID) (*HOPCall, error) {
+	return decodeHOP(p.Subgraph, p.Graph, id)
 }
 
 // DefUse returns the graph's def-use index, built on first use and shared
@@ -174,6 +185,12 @@ func Run(m *ir.Module, file string, reg *opschema.Registry, analyzers ...*Analyz
 	}
 	all := expand(analyzers)
 	res := &Result{Results: make(map[*Analyzer]map[string]any, len(all))}
+	graphs := make(map[string]*ir.Graph, len(m.Graphs))
+	for _, g := range m.Graphs {
+		if _, dup := graphs[g.Name]; !dup {
+			graphs[g.Name] = g // the first, as Module.Graph finds it
+		}
+	}
 	for _, a := range all {
 		res.Results[a] = make(map[string]any, len(m.Graphs))
 	}
@@ -190,7 +207,7 @@ func Run(m *ir.Module, file string, reg *opschema.Registry, analyzers ...*Analyz
 		for _, a := range all {
 			results := res.Results[a]
 			pass := &Pass{
-				Analyzer: a, File: file, Module: m, Graph: g, Schemas: reg, defUse: defUse,
+				Analyzer: a, File: file, Module: m, Graph: g, Schemas: reg, defUse: defUse, graphs: graphs,
 				ResultOf: local,
 				Callee:   func(q string) any { return results[q] },
 				report:   func(f Finding) { res.Findings = append(res.Findings, f) },

@@ -82,6 +82,11 @@ func KnownHOP(name string) bool {
 // DecodeHOP decodes the HOP call node id of g. It returns nil, nil for
 // nodes that are not calls of a HOP with subgraphs.
 func DecodeHOP(m *ir.Module, g *ir.Graph, id ir.NodeID) (*HOPCall, error) {
+	return decodeHOP(m.Graph, g, id)
+}
+
+// decodeHOP is DecodeHOP with the module's graphs looked up by graphOf.
+func decodeHOP(graphOf func(qualname string) *ir.Graph, g *ir.Graph, id ir.NodeID) (*HOPCall, error) {
 	n := &g.Nodes[id]
 	if n.Op != ir.OpCallFunction || !IsHOP(n.Target) {
 		return nil, nil
@@ -100,7 +105,7 @@ func DecodeHOP(m *ir.Module, g *ir.Graph, id ir.NodeID) (*HOPCall, error) {
 			return ir.NoNode, "", false
 		}
 		q := ir.Qualify(g, ga.Target)
-		if m.Graph(q) == nil {
+		if graphOf(q) == nil {
 			return ir.NoNode, "", false
 		}
 		return a.Ref, q, true

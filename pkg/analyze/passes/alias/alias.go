@@ -437,7 +437,7 @@ func (st *state) node(id ir.NodeID) error {
 	case ir.OpPlaceholder, ir.OpOutput:
 		return nil
 	case ir.OpGetAttr:
-		if st.pass.Module.Graph(ir.Qualify(st.g, n.Target)) == nil {
+		if st.pass.Subgraph(ir.Qualify(st.g, n.Target)) == nil {
 			st.vals[id] = st.freshFor(n.Val)
 		}
 		return nil

@@ -24,7 +24,7 @@ func (st *state) hop(id ir.NodeID) error {
 		st.vals[id].seq, st.vals[id].freshSeq = true, true
 		return nil
 	}
-	call, err := analyze.DecodeHOP(st.pass.Module, st.g, id)
+	call, err := st.pass.DecodeHOP(id)
 	if err != nil {
 		st.pass.Report(analyze.Finding{Rule: RuleBadHOPCall, Severity: analyze.Error, Node: n.Name, Message: err.Error()})
 		st.vals[id] = st.freshFor(n.Val)
@@ -215,7 +215,7 @@ func sharedOperands(ops []analyze.Operand, opStor [][]storage) (a, b int, ok boo
 func (st *state) callModule(id ir.NodeID) error {
 	n := &st.g.Nodes[id]
 	q := ir.Qualify(st.g, n.Target)
-	if st.pass.Module.Graph(q) == nil {
+	if st.pass.Subgraph(q) == nil {
 		st.unknown(id, fmt.Sprintf("call_module %s is not a graph submodule: its aliasing and writes are unknown", n.Target))
 		st.vals[id] = st.freshFor(n.Val)
 		return nil

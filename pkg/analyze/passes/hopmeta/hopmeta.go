@@ -123,7 +123,7 @@ func run(pass *analyze.Pass) (any, error) {
 		if !ok {
 			continue
 		}
-		call, err := analyze.DecodeHOP(pass.Module, g, ir.NodeID(i))
+		call, err := pass.DecodeHOP(ir.NodeID(i))
 		if err != nil || call == nil {
 			continue // the alias analyzer reports malformed HOP calls (hop-call)
 		}
@@ -136,7 +136,7 @@ func run(pass *analyze.Pass) (any, error) {
 		if sc == nil {
 			continue
 		}
-		sub := pass.Module.Graph(sc.Graph)
+		sub := pass.Subgraph(sc.Graph)
 		lhs, rhs, ok := c.sides(g, n, sub)
 		if !ok {
 			continue
