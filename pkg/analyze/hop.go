@@ -178,8 +178,9 @@ func needSeq(n *ir.Node, i int, role string) ([]ir.Arg, error) {
 	return s, nil
 }
 
-// numOutputs is the number of elements of the HOP node's tuple value, or -1.
-func numOutputs(n *ir.Node) int {
+// NumOutputs is the number of elements of a node's tuple or list value,
+// or -1 when its value is not a sequence.
+func NumOutputs(n *ir.Node) int {
 	if n.Val != nil && (n.Val.Kind == ir.ValTuple || n.Val.Kind == ir.ValList) {
 		return len(n.Val.Elems)
 	}
@@ -203,7 +204,7 @@ func decodeCond(n *ir.Node, sub subFn) (*HOPCall, error) {
 			name = "cond_false"
 		}
 		call.Subgraphs = append(call.Subgraphs, SubgraphCall{Role: role, Name: name, GetAttr: id, Graph: q,
-			Operands: operands(ops, false), ForbidMutation: true, ForbidAlias: true, Outputs: identity(max(numOutputs(n), 0))})
+			Operands: operands(ops, false), ForbidMutation: true, ForbidAlias: true, Outputs: identity(max(NumOutputs(n), 0))})
 	}
 	return call, nil
 }
@@ -261,7 +262,7 @@ func decodeScan(n *ir.Node, sub subFn) (*HOPCall, error) {
 	}
 	ops := append(append(operands(init, false), operands(xs, true)...), operands(additional, false)...)
 	outs := identity(len(init))
-	if k := numOutputs(n); k > len(init) {
+	if k := NumOutputs(n); k > len(init) {
 		outs = append(outs, fresh(k-len(init))...)
 	}
 	return &HOPCall{Subgraphs: []SubgraphCall{{Role: "combine_fn", Name: "scan", GetAttr: id, Graph: q, Operands: ops,
@@ -284,7 +285,7 @@ func decodeMap(n *ir.Node, sub subFn) (*HOPCall, error) {
 	}
 	return &HOPCall{Subgraphs: []SubgraphCall{{Role: "body", Name: "map", GetAttr: id, Graph: q,
 		Operands: append(operands(xs, true), operands(pos, false)...), ForbidMutation: true, ForbidAlias: true,
-		Outputs: fresh(max(numOutputs(n), 0))}}}, nil
+		Outputs: fresh(max(NumOutputs(n), 0))}}}, nil
 }
 
 // decodeAssociativeScan: associative_scan(combine_fn, xs, additional_inputs);
@@ -306,7 +307,7 @@ func decodeAssociativeScan(n *ir.Node, sub subFn) (*HOPCall, error) {
 	}
 	ops := append(append(operands(xs, true), operands(xs, true)...), operands(additional, false)...)
 	return &HOPCall{Subgraphs: []SubgraphCall{{Role: "combine_fn", Name: "associative_scan", GetAttr: id, Graph: q,
-		Operands: ops, ForbidMutation: true, ForbidAlias: true, Outputs: fresh(max(numOutputs(n), 0))}}}, nil
+		Operands: ops, ForbidMutation: true, ForbidAlias: true, Outputs: fresh(max(NumOutputs(n), 0))}}}, nil
 }
 
 // decodeVariadic handles HOPs shaped (leading..., gm, *operands) whose outputs
@@ -322,7 +323,7 @@ func decodeVariadic(name string, gmIndex, firstOperand int, forbidMutation, forb
 			ops = operands(n.Args[firstOperand:], false)
 		}
 		return &HOPCall{Subgraphs: []SubgraphCall{{Role: "subgraph", Name: name, GetAttr: id, Graph: q, Operands: ops,
-			ForbidMutation: forbidMutation, ForbidAlias: forbidAlias, Outputs: identity(max(numOutputs(n), 0))}}}, nil
+			ForbidMutation: forbidMutation, ForbidAlias: forbidAlias, Outputs: identity(max(NumOutputs(n), 0))}}}, nil
 	}
 }
 

@@ -487,3 +487,31 @@ func (v *Value) Clone() *Value {
 	}
 	return &c
 }
+
+// Submodule returns the module rooted at the graph with the given
+// qualified name: that graph as the root, the graphs and attributes nested
+// under it renamed relative to it, and m's format, producer, schemas and
+// annotations. Node slices are shared with m, so treat the result as
+// read-only or clone what you change. ok is false when m has no such graph.
+func (m *Module) Submodule(qualname string) (sub *Module, ok bool) {
+	g := m.Graph(qualname)
+	if g == nil {
+		return nil, false
+	}
+	s := *m
+	s.Graphs = []*Graph{{Name: "", Nodes: g.Nodes}}
+	s.Attributes = nil
+	prefix := qualname + "."
+	for _, h := range m.Graphs {
+		if rest, ok := strings.CutPrefix(h.Name, prefix); ok {
+			s.Graphs = append(s.Graphs, &Graph{Name: rest, Nodes: h.Nodes})
+		}
+	}
+	for _, a := range m.Attributes {
+		if rest, ok := strings.CutPrefix(a.Name, prefix); ok {
+			a.Name = rest
+			s.Attributes = append(s.Attributes, a)
+		}
+	}
+	return &s, true
+}

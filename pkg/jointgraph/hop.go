@@ -69,29 +69,13 @@ func argElems(n *ir.Node, i int) []ir.Arg {
 // subModule returns the module rooted at graph qual of m: that graph as
 // root, the graphs nested under it renamed relative to it.
 func subModule(m *ir.Module, qual string) (*ir.Module, bool) {
-	g := m.Graph(qual)
-	if g == nil {
+	sub, ok := m.Submodule(qual)
+	if !ok {
 		return nil, false
 	}
-	root := *g
-	root.Name = ""
-	root.Nodes = slices.Clone(g.Nodes)
-	out := &ir.Module{Graphs: []*ir.Graph{&root}, Schemas: m.Schemas, TorchVersion: m.TorchVersion}
-	prefix := qual + "."
-	for _, h := range m.Graphs {
-		if rest, ok := strings.CutPrefix(h.Name, prefix); ok {
-			c := *h
-			c.Name = rest
-			out.Graphs = append(out.Graphs, &c)
-		}
-	}
-	for _, a := range m.Attributes {
-		if rest, ok := strings.CutPrefix(a.Name, prefix); ok {
-			a.Name = rest
-			out.Attributes = append(out.Attributes, a)
-		}
-	}
-	return out, true
+	root := sub.Graphs[0]
+	root.Nodes = slices.Clone(root.Nodes) // the joint builder edits the root
+	return &ir.Module{Graphs: sub.Graphs, Attributes: sub.Attributes, Schemas: m.Schemas, TorchVersion: m.TorchVersion}, true
 }
 
 // graphTarget returns the qualified name of the subgraph a get_attr

@@ -98,25 +98,6 @@ func Submodule(m *ir.Module, qualname string) (*ir.Module, error) {
 		}
 		return nil, cmdutil.FlagErrorf("no graph %q (the file has %s)", qualname, strings.Join(names, ", "))
 	}
-	sub := *m
-	sub.Graphs = nil
-	sub.Attributes = nil
-	root := *g
-	root.Name = ""
-	sub.Graphs = append(sub.Graphs, &root)
-	prefix := qualname + "."
-	for _, h := range m.Graphs {
-		if rest, ok := strings.CutPrefix(h.Name, prefix); ok {
-			c := *h
-			c.Name = rest
-			sub.Graphs = append(sub.Graphs, &c)
-		}
-	}
-	for _, a := range m.Attributes {
-		if rest, ok := strings.CutPrefix(a.Name, prefix); ok {
-			a.Name = rest
-			sub.Attributes = append(sub.Attributes, a)
-		}
-	}
-	return &sub, nil
+	sub, _ := m.Submodule(qualname)
+	return sub, nil
 }

@@ -36,7 +36,7 @@ func (st *state) hop(id ir.NodeID) error {
 		return nil
 	}
 	outs := map[int][]storage{}
-	nOut := numOutputs(n)
+	nOut := analyze.NumOutputs(n)
 	for i := range call.Subgraphs {
 		sc := &call.Subgraphs[i]
 		nOut = max(nOut, len(sc.Outputs))
@@ -61,13 +61,6 @@ func (st *state) hop(id ir.NodeID) error {
 	}
 	st.vals[id] = v
 	return nil
-}
-
-func numOutputs(n *ir.Node) int {
-	if n.Val != nil && (n.Val.Kind == ir.ValTuple || n.Val.Kind == ir.ValList) {
-		return len(n.Val.Elems)
-	}
-	return -1
 }
 
 // subgraphCall applies one subgraph's summary at the call site: its writes
