@@ -79,11 +79,11 @@ func (st *state) applySchema(id ir.NodeID, info *opInfo, args []ir.Arg, kwargs [
 		}
 	}
 	for _, cw := range info.writes {
-		if !conditionHolds(s, bound, cw.Condition) {
+		if !conditionHolds(s, bound, cw.ConditionIndex) {
 			continue
 		}
-		for _, name := range cw.Arguments {
-			if j := s.Argument(name); j >= 0 && bound[j] != nil {
+		for _, j := range cw.Indices {
+			if bound[j] != nil {
 				st.write(id, refOf(bound[j]), st.argVal(bound[j]).storages(), nil, "")
 			}
 		}
@@ -142,16 +142,12 @@ func (st *state) applySchema(id ir.NodeID, info *opInfo, args []ir.Arg, kwargs [
 	return aval{seq: true, elems: rets}
 }
 
-// conditionHolds reports whether the named bool argument is true in this
-// call (its literal value, else its default). A non-literal value counts as
-// true: the write may happen.
-func conditionHolds(s *opschema.Schema, bound []*ir.Arg, name string) bool {
-	if name == "" {
-		return true
-	}
-	j := s.Argument(name)
+// conditionHolds reports whether bool argument j is true in this call (its
+// literal value, else its default); j < 0 means the write is unconditional.
+// A non-literal value counts as true: the write may happen.
+func conditionHolds(s *opschema.Schema, bound []*ir.Arg, j int) bool {
 	if j < 0 {
-		return false
+		return true
 	}
 	if a := bound[j]; a != nil {
 		if a.Kind == ir.ArgBool {
