@@ -9,6 +9,7 @@ import (
 	synthcmd "github.com/hopctl/hopctl/internal/cmd/synth"
 	"io"
 	"os"
+	"runtime"
 	"runtime/pprof"
 	"strings"
 	"sync"
@@ -74,6 +75,18 @@ func Main(args []string, ios *iostreams.IOStreams) int {
 				defer pprof.StopCPUProfile()
 			}
 		}
+	}
+	if path := os.Getenv("HOPCTL_MEMPROFILE"); path != "" {
+		// Its twin: an allocation profile of the run, written at exit
+		// (go tool pprof -sample_index=alloc_space bin/hopctl FILE).
+		runtime.MemProfileRate = 64 << 10
+		defer func() {
+			runtime.GC() // the profile counts allocations up to the last GC
+			if f, err := os.Create(path); err == nil {
+				pprof.Lookup("allocs").WriteTo(f, 0)
+				f.Close()
+			}
+		}()
 	}
 	root := NewCmdRoot(NewFactory(ios))
 	root.SetArgs(args)

@@ -81,16 +81,30 @@ func SniffEncoding(data []byte) Encoding {
 
 // LoadFile reads a graph file in the encoding its extension names (or its
 // content suggests). It does not run Verify.
+//
+// Large files are mapped into memory rather than read (on Linux): the
+// decoder copies what it keeps into compact blocks and the mapping is
+// released before LoadFile returns, so nothing in the module refers to it.
+// Small files are read into a buffer the module's strings then share.
 func LoadFile(path string) (*Module, error) {
+	if data, unmap, ok := mapFile(path); ok {
+		defer unmap()
+		return decode(data, encodingOf(path, data), path, false)
+	}
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return nil, &DecodeError{Loc: Location{File: path}, Err: err}
 	}
-	enc := EncodingForPath(path)
-	if enc == EncodingUnknown {
-		enc = SniffEncoding(data)
+	return decode(data, encodingOf(path, data), path, true)
+}
+
+// encodingOf is the encoding path's extension names, else the one data's
+// content suggests.
+func encodingOf(path string, data []byte) Encoding {
+	if enc := EncodingForPath(path); enc != EncodingUnknown {
+		return enc
 	}
-	return decode(data, enc, path, true)
+	return SniffEncoding(data)
 }
 
 // Load reads and verifies a graph file.

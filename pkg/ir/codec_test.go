@@ -1,6 +1,7 @@
 package ir
 
 import (
+	"bytes"
 	"errors"
 	"os"
 	"path/filepath"
@@ -195,5 +196,61 @@ func TestWriteFilesAtomicIsAllOrNothing(t *testing.T) {
 	fi, _ := os.Stat(a)
 	if got, _ := os.ReadFile(a); string(got) != "new" || fi.Mode().Perm() != 0o600 {
 		t.Fatalf("got %q mode %v", got, fi.Mode().Perm())
+	}
+}
+
+// TestLoadFileLarge loads files big enough to be mapped rather than read
+// (minMapSize), in every encoding, and checks the module equals what
+// Decode makes of the same bytes and stays intact after the mapping is
+// gone (its strings are copies, not views of the mapping).
+func TestLoadFileLarge(t *testing.T) {
+	rich := decodeText(t, richFile)
+	m := &Module{FormatMajor: 1, Producer: "test"}
+	g := NewGraph("")
+	x := g.Append(Node{Name: "x", Op: OpPlaceholder, Target: "x", Val: rich.Graphs[0].Nodes[0].Val})
+	prev := x
+	for i := 0; i < 10000; i++ {
+		name := g.FreshName("relu")
+		prev = g.Append(Node{Name: name, Op: OpCallFunction, Target: "aten.relu.default",
+			Args: []Arg{NodeArg(prev, g.Nodes[prev].Name)}, Val: rich.Graphs[0].Nodes[0].Val})
+	}
+	g.Append(Node{Name: "output", Op: OpOutput, Target: "output", Args: []Arg{NodeArg(prev, g.Nodes[prev].Name)}})
+	m.Graphs = []*Graph{g}
+	dir := t.TempDir()
+	for _, ext := range []string{".pb", ".json", ".pbtxt"} {
+		path := filepath.Join(dir, "big"+ext)
+		if err := SaveFile(path, m); err != nil {
+			t.Fatal(err)
+		}
+		data, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(data) < minMapSize {
+			t.Fatalf("%s: %d bytes, smaller than minMapSize: the test no longer covers mapping", ext, len(data))
+		}
+		got, err := LoadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, err := Decode(data, EncodingForPath(path), path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// Overwrite the file: a module that still pointed into the (private,
+		// now released) mapping or the file would change or fault.
+		if err := os.WriteFile(path, make([]byte, len(data)), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		// The binary encoding is deterministic, so equal modules encode to
+		// equal bytes (cmp.Diff takes seconds on 40k nodes).
+		wantBin, err1 := Encode(want, Binary)
+		gotBin, err2 := Encode(got, Binary)
+		if err1 != nil || err2 != nil || !bytes.Equal(wantBin, gotBin) {
+			t.Errorf("%s: LoadFile differs from Decode (%v, %v)", ext, err1, err2)
+		}
+		if err := Verify(got, path); err != nil {
+			t.Errorf("%s: %v", ext, err)
+		}
 	}
 }

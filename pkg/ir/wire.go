@@ -87,6 +87,25 @@ type wireDecoder struct {
 	// slab backs the argument slices of many nodes: one allocation for
 	// thousands of arguments instead of one per node.
 	slab []Arg
+	// strs backs the strings copied out of the input (when not aliasing)
+	// the same way: names and targets are short and there are millions.
+	strs []byte
+}
+
+// strChunk is the size of the blocks strings are copied into.
+const strChunk = 32 << 10
+
+// copyStr returns a copy of b that does not share memory with the input.
+func (d *wireDecoder) copyStr(b []byte) string {
+	if len(b) > strChunk/8 {
+		return string(b)
+	}
+	if len(d.strs)+len(b) > cap(d.strs) {
+		d.strs = make([]byte, 0, strChunk)
+	}
+	start := len(d.strs)
+	d.strs = append(d.strs, b...)
+	return unsafe.String(&d.strs[start], len(b))
 }
 
 // allocArgs returns an empty slice with room for n arguments.
@@ -287,7 +306,7 @@ func (d *wireDecoder) str(f wireField) (string, error) {
 	if d.alias {
 		return unsafe.String(&f.body[0], len(f.body)), nil
 	}
-	return string(f.body), nil
+	return d.copyStr(f.body), nil
 }
 
 func isBytes(f wireField) bool  { return f.typ == protowire.BytesType }
@@ -392,7 +411,7 @@ const parallelNodes = 20000
 func (d *wireDecoder) graph(b []byte, g *Graph) error {
 	// Find the node messages first, so the slice is allocated once and
 	// large graphs can be split between cores.
-	var bodies [][]byte
+	bodies := make([][]byte, 0, countBytesFields(b, 1))
 	for rest := b; len(rest) > 0; {
 		f, n, err := nextField(rest)
 		if err != nil {
@@ -420,7 +439,9 @@ func (d *wireDecoder) graph(b []byte, g *Graph) error {
 		})
 	}
 	base := len(g.Nodes)
-	g.Nodes = append(g.Nodes, make([]Node, len(bodies))...)
+	// One allocation, no copy; the workers fill the new nodes in place.
+	// Nothing was ever written past len(g.Nodes), so the new ones are zero.
+	g.Nodes = slices.Grow(g.Nodes, len(bodies))[:base+len(bodies)]
 	errs := make([]error, workers)
 	chunk := (len(bodies) + workers - 1) / workers
 	var wg sync.WaitGroup

@@ -131,8 +131,11 @@ type state struct {
 	// ops caches schema facts per call target.
 	ops      map[string]*opInfo
 	inputs   []ir.NodeID
-	inputOf  map[ir.NodeID]int
-	phPos    map[ir.NodeID]int
+	// inputOf[n] is placeholder n's input index and phPos[n] its position
+	// among placeholders (-1 for other nodes): dense, as graphs can have
+	// hundreds of thousands of parameters.
+	inputOf  []int32
+	phPos    []int32
 	mutated  []Mutation
 	mutSeen  map[int]bool
 	phMut    []phMutation
@@ -169,7 +172,9 @@ func (st *state) placeholdersIn(s storage) []int {
 // one returns the abstract value of a tensor in storage s.
 func (st *state) one(s storage) aval {
 	if len(st.arena) == cap(st.arena) {
-		st.arena = make([]storage, 0, 4096)
+		// The first block fits the graph: most HOP subgraphs have a
+		// handful of nodes, and there can be thousands of them.
+		st.arena = make([]storage, 0, min(4096, max(16, len(st.g.Nodes))))
 	}
 	st.arena = append(st.arena, s)
 	n := len(st.arena)
@@ -182,8 +187,8 @@ func run(pass *analyze.Pass) (any, error) {
 		pass: pass, g: g,
 		vals:     make([]aval, len(g.Nodes)),
 		viewOf:   make([]ir.NodeID, len(g.Nodes)),
-		inputOf:  map[ir.NodeID]int{},
-		phPos:    map[ir.NodeID]int{},
+		inputOf:  make([]int32, len(g.Nodes)),
+		phPos:    make([]int32, len(g.Nodes)),
 		mutSeen:  map[int]bool{},
 		phSeen:   map[int]bool{},
 		freshSeq: map[[2]int]storage{},
@@ -191,6 +196,7 @@ func run(pass *analyze.Pass) (any, error) {
 	}
 	for i := range st.viewOf {
 		st.viewOf[i] = ir.NoNode
+		st.inputOf[i], st.phPos[i] = -1, -1
 	}
 	st.placeholders()
 	for i := range g.Nodes {
@@ -219,10 +225,10 @@ func (st *state) placeholders() {
 			continue
 		}
 		id := ir.NodeID(i)
-		st.phPos[id] = pos
+		st.phPos[id] = int32(pos)
 		isInput := n.Val != nil || !anyVal
 		if isInput {
-			st.inputOf[id] = len(st.inputs)
+			st.inputOf[id] = int32(len(st.inputs))
 			st.inputs = append(st.inputs, id)
 		}
 		isTensor := n.Val == nil || n.Val.Kind == ir.ValTensor
@@ -240,7 +246,7 @@ func (st *state) placeholders() {
 			st.vals[i] = st.one(s)
 			st.storPH[s] = append(st.storPH[s], pos)
 			if isInput {
-				st.storInputs[s] = append(st.storInputs[s], st.inputOf[id])
+				st.storInputs[s] = append(st.storInputs[s], int(st.inputOf[id]))
 			}
 		}
 		pos++
@@ -417,8 +423,8 @@ func (st *state) provenance(id, via ir.NodeID, inner *analyze.Provenance, hop st
 		in, views := st.chain(via)
 		if in >= 0 {
 			p.Input = st.g.Nodes[in].Name
-			if idx, ok := st.inputOf[in]; ok {
-				p.InputIndex = idx
+			if idx := st.inputOf[in]; idx >= 0 {
+				p.InputIndex = int(idx)
 			}
 			p.Views = views
 		}
@@ -488,10 +494,11 @@ func (st *state) getitem(id ir.NodeID) {
 // summarize computes the four results from the final state.
 func (st *state) summarize() *Summary {
 	g := st.g
-	sum := &Summary{Graph: g.Name, MutatedInputs: []int{}}
+	sum := &Summary{Graph: g.Name, MutatedInputs: []int{},
+		Inputs: make([]string, 0, len(st.inputs)), InputPos: make([]int, 0, len(st.inputs))}
 	for _, in := range st.inputs {
 		sum.Inputs = append(sum.Inputs, g.Nodes[in].Name)
-		sum.InputPos = append(sum.InputPos, st.phPos[in])
+		sum.InputPos = append(sum.InputPos, int(st.phPos[in]))
 	}
 	// Outputs: pytree leaves of the output node's first argument.
 	var leaves []*ir.Arg
@@ -587,8 +594,8 @@ func (st *state) returnProv(l *ir.Arg, input int) analyze.Provenance {
 		if in >= 0 {
 			p.Input = st.g.Nodes[in].Name
 			p.Views = views
-			if idx, ok := st.inputOf[in]; ok && input >= 0 {
-				p.InputIndex = idx
+			if idx := st.inputOf[in]; idx >= 0 && input >= 0 {
+				p.InputIndex = int(idx)
 			}
 		}
 	}

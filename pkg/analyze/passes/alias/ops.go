@@ -2,6 +2,7 @@ package alias
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/hopctl/hopctl/pkg/analyze"
 	"github.com/hopctl/hopctl/pkg/ir"
@@ -88,8 +89,14 @@ func (st *state) applySchema(id ir.NodeID, info *opInfo, args []ir.Arg, kwargs [
 			}
 		}
 	}
-	rets := make([]aval, len(s.Returns))
-	aliased := make([]bool, len(s.Returns))
+	// Most ops return one or two values: keep the scratch on the stack.
+	var retBuf [4]aval
+	var aliasedBuf [4]bool
+	rets, aliased := retBuf[:0], aliasedBuf[:0]
+	if len(s.Returns) > len(retBuf) {
+		rets, aliased = make([]aval, 0, len(s.Returns)), make([]bool, 0, len(s.Returns))
+	}
+	rets, aliased = rets[:len(s.Returns)], aliased[:len(s.Returns)]
 	for _, ra := range info.rets {
 		a := bound[ra.Arg]
 		if a == nil {
@@ -139,7 +146,7 @@ func (st *state) applySchema(id ir.NodeID, info *opInfo, args []ir.Arg, kwargs [
 	case 1:
 		return rets[0]
 	}
-	return aval{seq: true, elems: rets}
+	return aval{seq: true, elems: slices.Clone(rets)}
 }
 
 // conditionHolds reports whether bool argument j is true in this call (its

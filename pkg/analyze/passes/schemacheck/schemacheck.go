@@ -319,11 +319,10 @@ func accepts(g *ir.Graph, t *opschema.Type, a *ir.Arg, depth int) (got string, o
 		}
 		return what(g, a), false
 	}
-	scalars := []argClass{clsInt, clsFloat, clsBool, clsComplex, clsSym, clsScalarTensor}
 	switch t.Kind {
 	case opschema.KindTensor:
 		// Python scalars are wrapped numbers when passed to a Tensor.
-		return in(append(scalars, clsTensor)...)
+		return in(clsInt, clsFloat, clsBool, clsComplex, clsSym, clsScalarTensor, clsTensor)
 	case opschema.KindInt, opschema.KindSymInt:
 		return in(clsInt, clsBool, clsSym, clsScalarTensor)
 	case opschema.KindFloat, opschema.KindSymFloat:
@@ -331,7 +330,7 @@ func accepts(g *ir.Graph, t *opschema.Type, a *ir.Arg, depth int) (got string, o
 	case opschema.KindBool, opschema.KindSymBool:
 		return in(clsInt, clsBool, clsSym, clsScalarTensor)
 	case opschema.KindScalar, opschema.KindComplex:
-		return in(scalars...)
+		return in(clsInt, clsFloat, clsBool, clsComplex, clsSym, clsScalarTensor)
 	case opschema.KindStr:
 		return in(clsStr)
 	case opschema.KindScalarType:
