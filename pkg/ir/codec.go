@@ -86,9 +86,12 @@ func SniffEncoding(data []byte) Encoding {
 // decoder copies what it keeps into compact blocks and the mapping is
 // released before LoadFile returns, so nothing in the module refers to it.
 // Small files are read into a buffer the module's strings then share.
+// While it decodes a large file the garbage collector is paused (see
+// pauseGC): nearly everything decoding allocates is the module itself.
 func LoadFile(path string) (*Module, error) {
 	if data, unmap, ok := mapFile(path); ok {
 		defer unmap()
+		defer pauseGC()()
 		return decode(data, encodingOf(path, data), path, false)
 	}
 	data, err := os.ReadFile(path)

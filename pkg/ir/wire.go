@@ -450,8 +450,15 @@ func (d *wireDecoder) graph(b []byte, g *Graph) error {
 		wd := &wireDecoder{end: d.end, alias: d.alias, depth: d.depth + 1, vals: map[string]*Value{}}
 		wg.Go(func() {
 			for i := lo; i < hi; i++ {
-				if err := wd.node(bodies[i], &g.Nodes[base+i]); err != nil {
-					errs[w] = &wireNodeError{index: base + i, name: g.Nodes[base+i].Name, err: err}
+				// Decode into a local and copy: the first touch of the new
+				// node memory must be a write. A read first maps the
+				// kernel's shared zero page, and the write after it costs a
+				// copy-on-write fault with a TLB shootdown across cores.
+				var n Node
+				err := wd.node(bodies[i], &n)
+				g.Nodes[base+i] = n
+				if err != nil {
+					errs[w] = &wireNodeError{index: base + i, name: n.Name, err: err}
 					return
 				}
 			}

@@ -10,10 +10,8 @@ import (
 
 	"github.com/hopctl/hopctl/internal/cmdutil"
 	"github.com/hopctl/hopctl/internal/iostreams"
-	"github.com/hopctl/hopctl/pkg/analyze"
 	"github.com/hopctl/hopctl/pkg/analyze/passes/alias"
 	"github.com/hopctl/hopctl/pkg/analyze/validate"
-	"github.com/hopctl/hopctl/pkg/ir"
 	"github.com/hopctl/hopctl/pkg/report"
 )
 
@@ -64,14 +62,9 @@ func analyzeRun(opts *Options) error {
 	doc := &report.AnalyzeDoc{SchemaVersion: report.AnalyzeSchemaVersion, Files: []report.AnalyzeFile{}}
 	var errs []error
 	for _, path := range opts.Files {
-		m, reg, err := validate.Load(path)
+		m, res, err := validate.Run(path, alias.Analyzer)
 		if err != nil {
 			errs = append(errs, err)
-			continue
-		}
-		res, err := analyze.Run(m, path, reg, alias.Analyzer)
-		if err != nil {
-			errs = append(errs, &ir.DecodeError{Loc: ir.Location{File: path}, Err: err})
 			continue
 		}
 		doc.Files = append(doc.Files, report.NewAnalyzeFile(path, m, res))

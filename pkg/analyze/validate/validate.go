@@ -13,6 +13,7 @@ package validate
 
 import (
 	"fmt"
+	"runtime/debug"
 	"strings"
 
 	"github.com/hopctl/hopctl/pkg/analyze"
@@ -39,6 +40,52 @@ func Load(path string) (*ir.Module, *opschema.Registry, error) {
 		return nil, nil, err
 	}
 	return m, reg, nil
+}
+
+// Run loads path as Load does and runs analyzers on the module. It is Load
+// followed by analyze.Run, except that the call checks and the analysis
+// run at the same time, on two cores: on a large graph each takes a
+// quarter of the job. When the checks refuse the file, Run returns their
+// error as Load does and drops whatever the analysis made of the invalid
+// module — including a panic, as the analyzers are only required to
+// handle valid input. A panic on a file the checks accept is a bug and is
+// raised again.
+func Run(path string, analyzers ...*analyze.Analyzer) (*ir.Module, *analyze.Result, error) {
+	m, err := ir.Load(path)
+	if err != nil {
+		return nil, nil, err
+	}
+	reg, err := analyze.NewRegistry(m, path)
+	if err != nil {
+		return nil, nil, err
+	}
+	var (
+		res      *analyze.Result
+		runErr   error
+		panicked any
+		stack    []byte
+	)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		defer func() {
+			if panicked = recover(); panicked != nil {
+				stack = debug.Stack()
+			}
+		}()
+		res, runErr = analyze.Run(m, path, reg, analyzers...)
+	}()
+	checkErr := Check(m, path, reg)
+	<-done
+	switch {
+	case checkErr != nil:
+		return nil, nil, checkErr
+	case panicked != nil:
+		panic(fmt.Sprintf("%v\n\nanalysis goroutine:\n%s", panicked, stack))
+	case runErr != nil:
+		return nil, nil, &ir.DecodeError{Loc: ir.Location{File: path}, Err: runErr}
+	}
+	return m, res, nil
 }
 
 // Check checks every call of a verified module against its schema and

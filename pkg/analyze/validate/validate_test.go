@@ -2,10 +2,15 @@ package validate_test
 
 import (
 	"errors"
+	"fmt"
+	"reflect"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/hopctl/hopctl/pkg/analyze"
+	"github.com/hopctl/hopctl/pkg/analyze/passes"
+	"github.com/hopctl/hopctl/pkg/analyze/passes/alias"
 	"github.com/hopctl/hopctl/pkg/analyze/validate"
 	"github.com/hopctl/hopctl/pkg/ir"
 )
@@ -42,7 +47,55 @@ func TestRefusals(t *testing.T) {
 		if !errors.As(err, &ie) || !strings.Contains(err.Error(), path+": "+want) {
 			t.Errorf("%s: err = %v, want an InputError containing %q", file, err, want)
 		}
+		// Run refuses the same files the same way, the analysis running
+		// meanwhile (here one that panics on everything) notwithstanding.
+		m, res, runErr := validate.Run(path, alias.Analyzer, panicky)
+		if m != nil || res != nil || runErr == nil || runErr.Error() != err.Error() {
+			t.Errorf("%s: Run = %v, %v, %v; want Load's error %v", file, m, res, runErr, err)
+		}
 	}
+}
+
+// panicky is an analyzer that panics on every graph.
+var panicky = &analyze.Analyzer{Name: "panicky", Doc: "panics", Run: func(*analyze.Pass) (any, error) {
+	panic("panicky analyzer")
+}}
+
+// TestRunEqualsLoadThenAnalyze checks validate.Run against its definition,
+// Load followed by analyze.Run, on every shipped graph.
+func TestRunEqualsLoadThenAnalyze(t *testing.T) {
+	paths, _ := filepath.Glob("../../../testdata/hops/*.pbtxt")
+	models, _ := filepath.Glob("../../../testdata/models/*.pb")
+	for _, p := range append(paths, models...) {
+		m, reg, err := validate.Load(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, err := analyze.Run(m, p, reg, passes.All()...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, got, err := validate.Run(p, passes.All()...)
+		if err != nil {
+			t.Fatalf("%s: %v", p, err)
+		}
+		if !reflect.DeepEqual(want.Findings, got.Findings) || len(want.Results) != len(got.Results) {
+			t.Errorf("%s: Run's findings differ from Load + analyze.Run:\n%v\n---\n%v", p, got.Findings, want.Findings)
+		}
+	}
+}
+
+// TestRunRaisesPanicsOnValidFiles: an analyzer that panics on a valid
+// file is a bug, and Run must not hide it.
+func TestRunRaisesPanicsOnValidFiles(t *testing.T) {
+	defer func() {
+		p := recover()
+		if p == nil || !strings.Contains(fmt.Sprint(p), "panicky analyzer") {
+			t.Errorf("recovered %v, want the analyzer's panic", p)
+		}
+	}()
+	validate.Run("../../../testdata/models/mlp.pb", panicky)
+	t.Error("Run returned")
 }
 
 // TestCallModuleAndWithEffects checks the calls validate judges besides
