@@ -3,8 +3,8 @@ package validate_test
 import (
 	"errors"
 	"fmt"
-	"reflect"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 

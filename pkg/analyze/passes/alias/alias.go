@@ -129,8 +129,8 @@ type state struct {
 	// arena backs the one-element storage sets of most values.
 	arena []storage
 	// ops caches schema facts per call target.
-	ops      map[string]*opInfo
-	inputs   []ir.NodeID
+	ops    map[string]*opInfo
+	inputs []ir.NodeID
 	// inputOf[n] is placeholder n's input index and phPos[n] its position
 	// among placeholders (-1 for other nodes): dense, as graphs can have
 	// hundreds of thousands of parameters.
