@@ -127,31 +127,26 @@ func DisplayName(qualname string) string {
 type Graph struct {
 	Name  string // qualified name; "" for the root
 	Nodes []Node
-	index map[string]NodeID
+	index *nameIndex     // nil until first needed
 	fresh map[string]int // FreshName's next suffix per base name
-	dups  int            // nodes whose name an earlier node has
 }
 
 // Lookup returns the first node with the given name.
 func (g *Graph) Lookup(name string) (NodeID, bool) {
+	return g.names().get(name)
+}
+
+// names returns the name index, building it if needed.
+func (g *Graph) names() *nameIndex {
 	if g.index == nil {
 		g.Reindex()
 	}
-	id, ok := g.index[name]
-	return id, ok
+	return g.index
 }
 
 // Reindex rebuilds the name index after nodes were added or renamed.
 func (g *Graph) Reindex() {
-	g.index = make(map[string]NodeID, len(g.Nodes))
-	g.dups = 0
-	for i := range g.Nodes {
-		if _, dup := g.index[g.Nodes[i].Name]; dup {
-			g.dups++
-			continue
-		}
-		g.index[g.Nodes[i].Name] = NodeID(i)
-	}
+	g.index = buildNameIndex(g)
 }
 
 // Placeholders returns the ids of the placeholder nodes in order.
@@ -417,32 +412,24 @@ func SchemaName(target string) (name string, ok bool) {
 
 // NewGraph returns an empty graph with the given qualified name.
 func NewGraph(name string) *Graph {
-	return &Graph{Name: name, index: map[string]NodeID{}}
+	return &Graph{Name: name}
 }
 
 // Append adds n at the end of the graph and returns its id. n.Name must not
 // be in use (see FreshName).
 func (g *Graph) Append(n Node) NodeID {
-	if g.index == nil {
-		g.Reindex()
-	}
+	names := g.names()
 	id := NodeID(len(g.Nodes))
 	g.Nodes = append(g.Nodes, n)
-	if _, dup := g.index[n.Name]; !dup {
-		g.index[n.Name] = id
-	} else {
-		g.dups++
-	}
+	names.add(n.Name, id)
 	return id
 }
 
 // FreshName returns base if no node has that name, else base_1, base_2, …,
 // the first free one, as FX names nodes.
 func (g *Graph) FreshName(base string) string {
-	if g.index == nil {
-		g.Reindex()
-	}
-	if _, used := g.index[base]; !used {
+	names := g.names()
+	if _, used := names.get(base); !used {
 		return base
 	}
 	if g.fresh == nil {
@@ -450,7 +437,7 @@ func (g *Graph) FreshName(base string) string {
 	}
 	for i := max(g.fresh[base], 1); ; i++ {
 		name := base + "_" + strconv.Itoa(i)
-		if _, used := g.index[name]; !used {
+		if _, used := names.get(name); !used {
 			g.fresh[base] = i + 1
 			return name
 		}

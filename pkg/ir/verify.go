@@ -169,9 +169,7 @@ func (v *verifier) err() error {
 }
 
 func (v *verifier) graph(g *Graph, graphs, attrs map[string]bool) {
-	if g.index == nil {
-		g.Reindex()
-	}
+	names := g.names()
 	outputs := 0
 	forward := false
 	for i := range g.Nodes {
@@ -180,9 +178,9 @@ func (v *verifier) graph(g *Graph, graphs, attrs map[string]bool) {
 		if n.Name == "" {
 			loc.Node = fmt.Sprintf("#%d", i)
 			v.add(loc, "node has an empty name")
-		} else if g.dups > 0 {
+		} else if names.dups > 0 {
 			// The index maps each name to its first node.
-			if first := g.index[n.Name]; first != NodeID(i) {
+			if first, _ := names.get(n.Name); first != NodeID(i) {
 				v.add(loc, fmt.Sprintf("duplicate node name (first defined as node #%d)", first))
 			}
 		}

@@ -2,6 +2,8 @@ package ir
 
 import (
 	"errors"
+	"fmt"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -153,5 +155,57 @@ nodes { name: "output" op: OUTPUT target: "output" args { node: "a" } }`)
 	}
 	if len(ve.Problems) != MaxProblems+1 || !strings.Contains(ve.Problems[MaxProblems].Msg, "2000 more problems") {
 		t.Fatalf("got %d problems, last %q", len(ve.Problems), ve.Problems[len(ve.Problems)-1].Msg)
+	}
+}
+
+// TestNameIndexLargeGraph checks the sharded name index of large graphs
+// (parallelNodes and up) against a plain map: Lookup finds the first node
+// of each name, and Verify reports each later duplicate with the first.
+func TestNameIndexLargeGraph(t *testing.T) {
+	const n = parallelNodes + 5000
+	g := &Graph{}
+	for i := 0; i < n; i++ {
+		name := fmt.Sprintf("n%d", i)
+		switch i {
+		case n - 1, n - 7:
+			name = "n100" // duplicates of an early name
+		case n - 3:
+			name = fmt.Sprintf("n%d", n-5) // duplicate of a late one
+		}
+		g.Nodes = append(g.Nodes, Node{Name: name, Op: OpPlaceholder, Target: name})
+	}
+	want := map[string]NodeID{}
+	for i := range g.Nodes {
+		if _, ok := want[g.Nodes[i].Name]; !ok {
+			want[g.Nodes[i].Name] = NodeID(i)
+		}
+	}
+	for name, id := range want {
+		if got, ok := g.Lookup(name); !ok || got != id {
+			t.Fatalf("Lookup(%q) = %d, %v; want %d", name, got, ok, id)
+		}
+	}
+	if _, ok := g.Lookup("missing"); ok {
+		t.Error("Lookup found a missing name")
+	}
+	m := &Module{FormatMajor: 1, Graphs: []*Graph{g}}
+	err := Verify(m, "big.pb")
+	var ve *VerifyError
+	if !errors.As(err, &ve) {
+		t.Fatalf("Verify = %v, want duplicate-name problems", err)
+	}
+	var got []string
+	for _, p := range ve.Problems {
+		if strings.Contains(p.Msg, "duplicate") {
+			got = append(got, p.Loc.Node+": "+p.Msg)
+		}
+	}
+	wantProblems := []string{
+		"n100: duplicate node name (first defined as node #100)",
+		fmt.Sprintf("n%d: duplicate node name (first defined as node #%d)", n-5, n-5),
+		"n100: duplicate node name (first defined as node #100)",
+	}
+	if !slices.Equal(got, wantProblems) {
+		t.Errorf("duplicate problems = %q, want %q", got, wantProblems)
 	}
 }

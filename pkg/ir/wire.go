@@ -90,6 +90,8 @@ type wireDecoder struct {
 	// strs backs the strings copied out of the input (when not aliasing)
 	// the same way: names and targets are short and there are millions.
 	strs []byte
+	// scratch collects a node's arguments while it decodes.
+	scratch []Arg
 }
 
 // strChunk is the size of the blocks strings are copied into.
@@ -212,7 +214,7 @@ func resolveRange(g *Graph, file string, lo, hi int) error {
 			}
 		}
 		n.WalkRefs(func(a *Arg) {
-			if id, ok := g.index[a.S]; ok {
+			if id, ok := g.index.get(a.S); ok {
 				a.Ref = id
 			}
 		})
@@ -485,11 +487,10 @@ func (d *wireDecoder) node(b []byte, n *Node) error {
 		case f.num == 3 && isBytes(f):
 			n.Target, err = d.str(f)
 		case f.num == 4 && isBytes(f):
-			if n.Args == nil {
-				n.Args = d.allocArgs(countBytesFields(b, 4))
-			}
-			n.Args = append(n.Args, Arg{Kind: argUnset})
-			err = d.arg(f.body, &n.Args[len(n.Args)-1])
+			// Into the scratch list, copied to the slab at the end: a
+			// second pass to count them first cost more than the copy.
+			d.scratch = append(d.scratch, Arg{Kind: argUnset})
+			err = d.arg(f.body, &d.scratch[len(d.scratch)-1])
 		case f.num == 5 && isBytes(f):
 			n.Kwargs = append(n.Kwargs, Kwarg{Value: Arg{Kind: argUnset}})
 			err = d.kwarg(f.body, &n.Kwargs[len(n.Kwargs)-1])
@@ -520,6 +521,11 @@ func (d *wireDecoder) node(b []byte, n *Node) error {
 		}
 		return err
 	})
+	if len(d.scratch) > 0 {
+		n.Args = append(d.allocArgs(len(d.scratch)), d.scratch...)
+		clear(d.scratch) // drop the references for the collector
+		d.scratch = d.scratch[:0]
+	}
 	n.Op = OpKind(op)
 	if op < 0 || int(op) >= len(opKindNames) {
 		n.Op = OpUnspecified
