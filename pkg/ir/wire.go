@@ -201,6 +201,7 @@ func firstError(errs []error) error {
 }
 
 func resolveRange(g *Graph, file string, lo, hi int) error {
+	unique := g.index.dups == 0
 	for i := lo; i < hi; i++ {
 		n := &g.Nodes[i]
 		for j := range n.Args {
@@ -214,6 +215,17 @@ func resolveRange(g *Graph, file string, lo, hi int) error {
 			}
 		}
 		n.WalkRefs(func(a *Arg) {
+			if unique {
+				// Most references name one of the last few nodes: compare
+				// names there before hashing into the index. With no
+				// duplicate names, a match is the node the index holds.
+				for j := i - 1; j >= max(0, i-refWindow); j-- {
+					if g.Nodes[j].Name == a.S {
+						a.Ref = NodeID(j)
+						return
+					}
+				}
+			}
 			if id, ok := g.index.get(a.S); ok {
 				a.Ref = id
 			}
@@ -221,6 +233,12 @@ func resolveRange(g *Graph, file string, lo, hi int) error {
 	}
 	return nil
 }
+
+// refWindow is how many preceding nodes resolveRange compares a reference
+// with before it looks the name up: in FX graphs from make_fx and the
+// synthetic ones most arguments were made a few nodes earlier (parameters,
+// placeholders at the top of the graph, are the exception).
+const refWindow = 8
 
 // argUnset marks an Arg whose oneof was never set while decoding.
 const argUnset ArgKind = 255
