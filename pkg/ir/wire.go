@@ -269,6 +269,19 @@ type wireField struct {
 }
 
 func nextField(b []byte) (wireField, int, error) {
+	// Fast path: a one-byte tag and a one-byte length or varint, which is
+	// nearly every field of a graph. The general path below agrees.
+	if len(b) >= 2 && b[0] < 0x80 && b[0] >= 8 && b[1] < 0x80 {
+		num, typ := protowire.Number(b[0]>>3), protowire.Type(b[0]&7)
+		switch typ {
+		case protowire.BytesType:
+			if l := int(b[1]); 2+l <= len(b) {
+				return wireField{num: num, typ: typ, body: b[2:][:l]}, 2 + l, nil
+			}
+		case protowire.VarintType:
+			return wireField{num: num, typ: typ, v: uint64(b[1])}, 2, nil
+		}
+	}
 	num, typ, n := protowire.ConsumeTag(b)
 	if n < 0 {
 		return wireField{}, 0, protowire.ParseError(n)
@@ -492,16 +505,48 @@ func (d *wireDecoder) graph(b []byte, g *Graph) error {
 // maxSharedValues bounds the value cache.
 const maxSharedValues = 1 << 16
 
+// enter and leave bracket the decoding of a nested message, as each does.
+func (d *wireDecoder) enter() error {
+	d.depth++
+	if d.depth > maxWireDepth {
+		return errWireDepth
+	}
+	return nil
+}
+
+func (d *wireDecoder) leave() { d.depth-- }
+
+// fieldError is each's error for a field that does not parse at rest.
+func (d *wireDecoder) fieldError(rest []byte, err error) error {
+	return fmt.Errorf("at byte %d: %w", d.end-cap(rest), err)
+}
+
+// node decodes a Node message. It and arg, which decode most of a graph's
+// bytes, loop over fields themselves rather than through each's callback.
 func (d *wireDecoder) node(b []byte, n *Node) error {
 	op := int32(0)
+	err := d.nodeFields(b, n, &op)
+	d.finishNode(n, op)
+	return err
+}
+
+func (d *wireDecoder) nodeFields(b []byte, n *Node, op *int32) error {
+	if err := d.enter(); err != nil {
+		return err
+	}
+	defer d.leave()
 	shared := false
-	err := d.each(b, func(f wireField) error {
-		var err error
+	for len(b) > 0 {
+		f, size, err := nextField(b)
+		if err != nil {
+			return d.fieldError(b, err)
+		}
+		b = b[size:]
 		switch {
 		case f.num == 1 && isBytes(f):
 			n.Name, err = d.str(f)
 		case f.num == 2 && isVarint(f):
-			op = int32(f.v)
+			*op = int32(f.v)
 		case f.num == 3 && isBytes(f):
 			n.Target, err = d.str(f)
 		case f.num == 4 && isBytes(f):
@@ -513,32 +558,37 @@ func (d *wireDecoder) node(b []byte, n *Node) error {
 			n.Kwargs = append(n.Kwargs, Kwarg{Value: Arg{Kind: argUnset}})
 			err = d.kwarg(f.body, &n.Kwargs[len(n.Kwargs)-1])
 		case f.num == 6 && isBytes(f):
-			if n.Val == nil {
-				if v, ok := d.vals[string(f.body)]; ok {
-					n.Val, shared = v, true
-					return nil
-				}
+			switch v, ok := d.vals[string(f.body)]; {
+			case n.Val == nil && ok:
+				n.Val, shared = v, true
+			case n.Val == nil:
 				n.Val = &Value{}
 				err = d.value(f.body, n.Val)
 				if err == nil && len(d.vals) < maxSharedValues {
 					d.vals[string(f.body)] = n.Val
 					shared = true
 				}
-				return err
+			default:
+				if shared {
+					// A second val field merges into the first: unshare it.
+					n.Val, shared = n.Val.Clone(), false
+				}
+				err = d.value(f.body, n.Val)
 			}
-			if shared {
-				// A second val field merges into the first: unshare first.
-				n.Val, shared = n.Val.Clone(), false
-			}
-			err = d.value(f.body, n.Val)
 		case f.num == 7 && isBytes(f):
 			if n.Meta == nil {
 				n.Meta = &Meta{}
 			}
 			err = d.meta(f.body, n.Meta)
 		}
-		return err
-	})
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (d *wireDecoder) finishNode(n *Node, op int32) {
 	if len(d.scratch) > 0 {
 		n.Args = append(d.allocArgs(len(d.scratch)), d.scratch...)
 		clear(d.scratch) // drop the references for the collector
@@ -548,7 +598,6 @@ func (d *wireDecoder) node(b []byte, n *Node) error {
 	if op < 0 || int(op) >= len(opKindNames) {
 		n.Op = OpUnspecified
 	}
-	return err
 }
 
 func (d *wireDecoder) kwarg(b []byte, kw *Kwarg) error {
@@ -567,100 +616,127 @@ func (d *wireDecoder) kwarg(b []byte, kw *Kwarg) error {
 // arg decodes an Arg message into a (merging into its current kind, as
 // protobuf does for a repeated oneof message field).
 func (d *wireDecoder) arg(b []byte, a *Arg) error {
-	return d.each(b, func(f wireField) error {
-		setStr := func(kind ArgKind) error {
-			s, err := d.str(f)
-			*a = Arg{Kind: kind, S: s, Ref: NoNode}
-			if kind != ArgNode {
-				a.Ref = 0
-			}
+	if err := d.enter(); err != nil {
+		return err
+	}
+	defer d.leave()
+	for len(b) > 0 {
+		f, size, err := nextField(b)
+		if err != nil {
+			return d.fieldError(b, err)
+		}
+		b = b[size:]
+		if err := d.argField(f, a); err != nil {
 			return err
 		}
-		switch f.num {
-		case 1, 5, 9, 10, 11, 12, 14:
-			if !isBytes(f) {
-				return nil
+	}
+	return nil
+}
+
+// argField decodes one field of an Arg message into a.
+func (d *wireDecoder) argField(f wireField, a *Arg) error {
+	switch f.num {
+	case 1, 5, 9, 10, 11, 12, 14:
+		if !isBytes(f) {
+			return nil
+		}
+		kind := stringArgKind(f.num)
+		s, err := d.str(f)
+		*a = Arg{Kind: kind, S: s}
+		if kind == ArgNode {
+			a.Ref = NoNode
+		}
+		return err
+	case 2:
+		if isVarint(f) {
+			*a = Arg{Kind: ArgInt, I: int64(f.v)}
+		}
+	case 3:
+		if isFixed64(f) {
+			*a = Arg{Kind: ArgFloat, F: math.Float64frombits(f.v)}
+		}
+	case 4:
+		if isVarint(f) {
+			*a = Arg{Kind: ArgBool, B: f.v != 0}
+		}
+	case 6:
+		if isBytes(f) {
+			*a = Arg{Kind: ArgNone}
+			return d.each(f.body, func(wireField) error { return nil })
+		}
+	case 7, 8:
+		if !isBytes(f) {
+			return nil
+		}
+		kind := ArgList
+		if f.num == 8 {
+			kind = ArgTuple
+		}
+		if a.Kind != kind {
+			*a = Arg{Kind: kind, Elems: d.allocArgs(countBytesFields(f.body, 1))}
+		}
+		if err := d.enter(); err != nil {
+			return err
+		}
+		defer d.leave()
+		for rest := f.body; len(rest) > 0; {
+			g, size, err := nextField(rest)
+			if err != nil {
+				return d.fieldError(rest, err)
 			}
-			return setStr(stringArgKind(f.num))
-		case 2:
-			if isVarint(f) {
-				*a = Arg{Kind: ArgInt, I: int64(f.v)}
+			rest = rest[size:]
+			if g.num != 1 || !isBytes(g) {
+				continue
 			}
-		case 3:
-			if isFixed64(f) {
-				*a = Arg{Kind: ArgFloat, F: math.Float64frombits(f.v)}
-			}
-		case 4:
-			if isVarint(f) {
-				*a = Arg{Kind: ArgBool, B: f.v != 0}
-			}
-		case 6:
-			if isBytes(f) {
-				*a = Arg{Kind: ArgNone}
-				return d.each(f.body, func(wireField) error { return nil })
-			}
-		case 7, 8:
-			if !isBytes(f) {
-				return nil
-			}
-			kind := ArgList
-			if f.num == 8 {
-				kind = ArgTuple
-			}
-			if a.Kind != kind {
-				*a = Arg{Kind: kind, Elems: d.allocArgs(countBytesFields(f.body, 1))}
-			}
-			return d.each(f.body, func(g wireField) error {
-				if g.num != 1 || !isBytes(g) {
-					return nil
-				}
-				a.Elems = append(a.Elems, Arg{Kind: argUnset})
-				return d.arg(g.body, &a.Elems[len(a.Elems)-1])
-			})
-		case 13:
-			if !isBytes(f) {
-				return nil
-			}
-			if a.Kind != ArgSym || a.Sym == nil {
-				*a = Arg{Kind: ArgSym, Sym: &SymExpr{}}
-			}
-			return d.sym(f.body, a.Sym)
-		case 15:
-			if !isBytes(f) {
-				return nil
-			}
-			if a.Kind != ArgDict {
-				*a = Arg{Kind: ArgDict, Elems: []Arg{}, Keys: []string{}}
-			}
-			return d.each(f.body, func(g wireField) error {
-				if g.num != 1 || !isBytes(g) {
-					return nil
-				}
-				kw := Kwarg{Value: Arg{Kind: argUnset}}
-				err := d.kwarg(g.body, &kw)
-				a.Keys = append(a.Keys, kw.Name)
-				a.Elems = append(a.Elems, kw.Value)
+			a.Elems = append(a.Elems, Arg{Kind: argUnset})
+			if err := d.arg(g.body, &a.Elems[len(a.Elems)-1]); err != nil {
 				return err
-			})
-		case 16:
-			if !isBytes(f) {
-				return nil
 			}
-			if a.Kind != ArgComplex {
-				*a = Arg{Kind: ArgComplex}
-			}
-			return d.each(f.body, func(g wireField) error {
-				switch {
-				case g.num == 1 && isFixed64(g):
-					a.F = math.Float64frombits(g.v)
-				case g.num == 2 && isFixed64(g):
-					a.Imag = math.Float64frombits(g.v)
-				}
-				return nil
-			})
 		}
 		return nil
-	})
+	case 13:
+		if !isBytes(f) {
+			return nil
+		}
+		if a.Kind != ArgSym || a.Sym == nil {
+			*a = Arg{Kind: ArgSym, Sym: &SymExpr{}}
+		}
+		return d.sym(f.body, a.Sym)
+	case 15:
+		if !isBytes(f) {
+			return nil
+		}
+		if a.Kind != ArgDict {
+			*a = Arg{Kind: ArgDict, Elems: []Arg{}, Keys: []string{}}
+		}
+		return d.each(f.body, func(g wireField) error {
+			if g.num != 1 || !isBytes(g) {
+				return nil
+			}
+			kw := Kwarg{Value: Arg{Kind: argUnset}}
+			err := d.kwarg(g.body, &kw)
+			a.Keys = append(a.Keys, kw.Name)
+			a.Elems = append(a.Elems, kw.Value)
+			return err
+		})
+	case 16:
+		if !isBytes(f) {
+			return nil
+		}
+		if a.Kind != ArgComplex {
+			*a = Arg{Kind: ArgComplex}
+		}
+		return d.each(f.body, func(g wireField) error {
+			switch {
+			case g.num == 1 && isFixed64(g):
+				a.F = math.Float64frombits(g.v)
+			case g.num == 2 && isFixed64(g):
+				a.Imag = math.Float64frombits(g.v)
+			}
+			return nil
+		})
+	}
+	return nil
 }
 
 // stringArgKind maps the Arg oneof's string fields to their kinds.
