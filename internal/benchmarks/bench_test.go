@@ -119,17 +119,14 @@ func BenchmarkAnalyze(b *testing.B) {
 }
 
 // BenchmarkAnalyzeFile is the whole `hopctl analyze` job in process, as
-// the command does it: decode, verify, validation against the schemas,
-// alias analysis.
+// the command does it (validate.Run): decode, verify, then validation
+// against the schemas beside the alias analysis.
 func BenchmarkAnalyzeFile(b *testing.B) {
 	forSizes(b, func(b *testing.B, path string) {
 		var n int
 		for b.Loop() {
-			m, reg, err := validate.Load(path)
+			m, _, err := validate.Run(path, alias.Analyzer)
 			if err != nil {
-				b.Fatal(err)
-			}
-			if _, err := analyze.Run(m, path, reg, alias.Analyzer); err != nil {
 				b.Fatal(err)
 			}
 			n = nodes(m)
