@@ -24,6 +24,20 @@ type Table struct {
 	schemas []*Schema // sorted by OpName.Compare
 	byName  map[OpName]*Schema
 	errs    []error
+	// lazy is set for a table that parses each schema on first Lookup
+	// (the built-in one: a command needs a few dozen of its 4165 schemas,
+	// and parsing them all took 15 ms of a 100 ms job).
+	lazy *lazyTable
+}
+
+// lazyTable holds the unparsed lines of a lazily parsed table; its mutex
+// guards the Table's byName, schemas and errs as well.
+type lazyTable struct {
+	mu        sync.Mutex
+	file      string
+	text      string
+	pending   map[OpName]string // the first line of each overload not yet parsed
+	completed bool              // every line parsed: schemas and errs are final
 }
 
 var (
@@ -35,7 +49,7 @@ var (
 // (aten, prim, prims, quantized, ...), parsing the embedded text on first use.
 // It is safe for concurrent use.
 func BuiltinTable() *Table {
-	builtinOnce.Do(func() { builtinTable = ParseTable("aten_schemas.txt", atenSchemas) })
+	builtinOnce.Do(func() { builtinTable = newLazyTable("aten_schemas.txt", atenSchemas) })
 	return builtinTable
 }
 
@@ -80,24 +94,120 @@ func ParseTable(file, text string) *Table {
 	return t
 }
 
+// newLazyTable is ParseTable, parsing each schema when it is first looked
+// up. It reads each line's operator name from the text before '('; when a
+// line does not have that shape it parses the whole table at once.
+func newLazyTable(file, text string) *Table {
+	t := &Table{byName: map[OpName]*Schema{}, lazy: &lazyTable{file: file, text: text, pending: map[OpName]string{}}}
+	lineNo := 0
+	for line := range strings.Lines(text) {
+		lineNo++
+		line = strings.TrimRight(line, "\r\n")
+		trimmed := strings.TrimSpace(line)
+		if trimmed == "" {
+			continue
+		}
+		if strings.HasPrefix(trimmed, "#") {
+			if lineNo == 1 {
+				if v, ok := strings.CutPrefix(trimmed, "# torch "); ok {
+					t.version, _, _ = strings.Cut(v, ":")
+				}
+			}
+			continue
+		}
+		n, ok := lineOpName(trimmed)
+		if !ok {
+			t.lazy.complete(t)
+			return t
+		}
+		if _, dup := t.lazy.pending[n]; !dup {
+			t.lazy.pending[n] = line
+		}
+	}
+	return t
+}
+
+// lineOpName reads the operator name of a schema line, "ns::name.overload(".
+func lineOpName(line string) (OpName, bool) {
+	head, _, ok := strings.Cut(line, "(")
+	if !ok {
+		return OpName{}, false
+	}
+	ns, rest, ok := strings.Cut(head, "::")
+	if !ok || ns == "" || rest == "" || strings.ContainsAny(head, " \t") {
+		return OpName{}, false
+	}
+	name, overload, _ := strings.Cut(rest, ".")
+	return OpName{Namespace: ns, Name: name, Overload: overload}, name != ""
+}
+
+// complete parses every line, keeping the schemas already handed out, so
+// the table equals ParseTable's. Called with mu held (or before sharing).
+func (l *lazyTable) complete(t *Table) {
+	if l.completed {
+		return
+	}
+	full := ParseTable(l.file, l.text)
+	for i, s := range full.schemas {
+		if old, ok := t.byName[s.OpName()]; ok {
+			full.schemas[i] = old
+			full.byName[s.OpName()] = old
+		}
+	}
+	t.schemas, t.byName, t.errs = full.schemas, full.byName, full.errs
+	l.pending, l.completed = nil, true
+}
+
 // Lookup returns the schema of the named overload.
 func (t *Table) Lookup(n OpName) (*Schema, bool) {
 	if t == nil {
 		return nil, false
 	}
-	s, ok := t.byName[n]
-	return s, ok
+	if t.lazy == nil {
+		s, ok := t.byName[n]
+		return s, ok
+	}
+	l := t.lazy
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if s, ok := t.byName[n]; ok || l.completed {
+		return s, ok
+	}
+	line, ok := l.pending[n]
+	if !ok {
+		return nil, false
+	}
+	s, err := Parse(line)
+	if err != nil || s.OpName() != n {
+		// Not what the quick read promised: let the full parse decide.
+		l.complete(t)
+		s, ok := t.byName[n]
+		return s, ok
+	}
+	delete(l.pending, n)
+	t.byName[n] = s
+	return s, true
+}
+
+// full returns t with every line parsed.
+func (t *Table) full() *Table {
+	if t.lazy != nil {
+		t.lazy.mu.Lock()
+		t.lazy.complete(t)
+		t.lazy.mu.Unlock()
+	}
+	return t
 }
 
 // Schemas returns every schema of the table, sorted by namespace, name and
 // overload (OpName.Compare). The slice is a copy; the schemas are shared.
-func (t *Table) Schemas() []*Schema { return slices.Clone(t.schemas) }
+func (t *Table) Schemas() []*Schema { return slices.Clone(t.full().schemas) }
 
 // Len returns the number of schemas in the table.
-func (t *Table) Len() int { return len(t.schemas) }
+func (t *Table) Len() int { return len(t.full().schemas) }
 
 // TorchVersion returns the torch version named by the table's header, or "".
 func (t *Table) TorchVersion() string { return t.version }
 
 // Errors returns the problems found while parsing the table, in line order.
-func (t *Table) Errors() []error { return slices.Clone(t.errs) }
+func (t *Table) Errors() []error { return slices.Clone(t.full().errs) }

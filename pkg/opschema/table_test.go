@@ -1,6 +1,7 @@
 package opschema
 
 import (
+	"fmt"
 	"strings"
 	"sync"
 	"testing"
@@ -31,6 +32,54 @@ func TestParseTable(t *testing.T) {
 	errs := tab.Errors()
 	if len(errs) != 2 || !strings.HasPrefix(errs[0].Error(), "t.txt:6: ") || !strings.Contains(errs[1].Error(), "t.txt:7: second schema for aten::b") {
 		t.Errorf("errors = %v", errs)
+	}
+}
+
+// TestLazyTableEqualsParseTable checks the lazily parsed table against
+// ParseTable: on the built-in text, every overload looks up to an equal
+// schema, from many goroutines at once (run with -race), and Schemas, Len
+// and Errors agree afterwards, keeping the schemas already handed out; on
+// TestParseTable's text (a broken line, a repeated overload) it agrees too.
+func TestLazyTableEqualsParseTable(t *testing.T) {
+	for _, tc := range []struct{ file, text string }{
+		{"aten_schemas.txt", atenSchemas},
+		{"t.txt", "# torch 9.9: x\naten::b(Tensor x) -> Tensor\naten::broken(Tensor x -> Tensor\naten::b(Tensor y) -> Tensor\n"},
+		{"u.txt", "aten::bad(Tensor x -> Tensor\naten::bad(Tensor y) -> Tensor\nnot a schema\n"},
+	} {
+		eager := ParseTable(tc.file, tc.text)
+		lazy := newLazyTable(tc.file, tc.text)
+		if tc.file == "aten_schemas.txt" && lazy.lazy.completed {
+			t.Fatal("the built-in table was parsed whole: a line's operator name could not be read")
+		}
+		names := []OpName{{"aten", "no_such_op", ""}, {"aten", "bad", ""}}
+		for _, s := range eager.schemas {
+			names = append(names, s.OpName())
+		}
+		got := make([]*Schema, len(names))
+		var wg sync.WaitGroup
+		for w := range 4 {
+			wg.Go(func() {
+				for i := w; i < len(names); i += 4 {
+					got[i], _ = lazy.Lookup(names[i])
+				}
+			})
+		}
+		wg.Wait()
+		for i, n := range names {
+			want, _ := eager.Lookup(n)
+			if (want == nil) != (got[i] == nil) || want != nil && want.String() != got[i].String() {
+				t.Fatalf("%s: Lookup(%s) = %v, want %v", tc.file, n, got[i], want)
+			}
+		}
+		if lazy.Len() != eager.Len() || lazy.TorchVersion() != eager.TorchVersion() || fmt.Sprint(lazy.Errors()) != fmt.Sprint(eager.Errors()) {
+			t.Errorf("%s: lazy table: %d schemas, version %q, errors %v; want %d, %q, %v", tc.file,
+				lazy.Len(), lazy.TorchVersion(), lazy.Errors(), eager.Len(), eager.TorchVersion(), eager.Errors())
+		}
+		for i, s := range lazy.Schemas() {
+			if got[i+2] != nil && got[i+2] != s {
+				t.Fatalf("%s: %s: Schemas returns another schema than Lookup did", tc.file, s.OpName())
+			}
+		}
 	}
 }
 
