@@ -22,13 +22,27 @@ type wireEncoder struct {
 	err error
 	// vals memoizes the encoding of shared values: decoders and builders
 	// share one immutable Value between the nodes with equal metadata, so
-	// most values are encoded once and then copied.
+	// most values are encoded once or twice and then copied. A value seen
+	// once maps to nil: only the second sighting keeps a copy, so values
+	// used by one node (many, in built graphs) are not copied at all.
 	vals map[*Value][]byte
+	// memo backs the kept copies.
+	memo []byte
+}
+
+// encodedSize estimates the binary size of m, to size the output buffer
+// once: about 160 bytes per node in exported and built graphs.
+func encodedSize(m *Module) int {
+	n := 0
+	for _, g := range m.Graphs {
+		n += len(g.Nodes)
+	}
+	return 1<<12 + 160*n
 }
 
 // encodeBinary encodes m in the binary encoding.
 func encodeBinary(m *Module) ([]byte, error) {
-	e := &wireEncoder{b: make([]byte, 0, 1<<16), vals: map[*Value][]byte{}}
+	e := &wireEncoder{b: make([]byte, 0, encodedSize(m)), vals: map[*Value][]byte{}}
 	e.file(m)
 	if e.err != nil {
 		return nil, e.err
@@ -191,7 +205,8 @@ func (e *wireEncoder) graph(g *Graph) {
 // nodeValue writes a node's val field (6), reusing the bytes of a value
 // already encoded.
 func (e *wireEncoder) nodeValue(v *Value) {
-	if enc, ok := e.vals[v]; ok {
+	enc, seen := e.vals[v]
+	if enc != nil {
 		e.b = append(e.b, enc...)
 		return
 	}
@@ -199,9 +214,17 @@ func (e *wireEncoder) nodeValue(v *Value) {
 	vs := e.begin(6)
 	e.value(v)
 	e.end(vs)
-	if len(e.vals) < 1<<16 {
+	switch {
+	case seen:
 		// A copy: an enclosing message may still move these bytes.
-		e.vals[v] = append([]byte(nil), e.b[start:]...)
+		if len(e.memo)+len(e.b)-start > cap(e.memo) {
+			e.memo = make([]byte, 0, max(1<<16, len(e.b)-start))
+		}
+		m := len(e.memo)
+		e.memo = append(e.memo, e.b[start:]...)
+		e.vals[v] = e.memo[m:len(e.memo):len(e.memo)]
+	case len(e.vals) < 1<<16:
+		e.vals[v] = nil
 	}
 }
 
