@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"unicode/utf8"
 
 	pb "github.com/hopctl/hopctl/proto/hopctlpb"
@@ -702,10 +703,12 @@ func WriteFileAtomic(path string, data []byte) error {
 // while writing leaves every destination untouched. A symlink destination
 // is written through; an existing file keeps its permissions.
 func WriteFilesAtomic(paths []string, datas [][]byte) error {
-	temps := make([]string, 0, len(paths))
+	temps := make([]string, len(paths))
 	cleanup := func() {
 		for _, t := range temps {
-			os.Remove(t)
+			if t != "" {
+				os.Remove(t)
+			}
 		}
 	}
 	dests := make([]string, len(paths))
@@ -714,12 +717,18 @@ func WriteFilesAtomic(paths []string, datas [][]byte) error {
 			path = target
 		}
 		dests[i] = path
-		name, err := writeTemp(path, datas[i])
-		if err != nil {
-			cleanup()
-			return err
-		}
-		temps = append(temps, name)
+	}
+	// The temporary files are written and synced at the same time: the
+	// syncs wait on the disk, not the processor.
+	errs := make([]error, len(paths))
+	var wg sync.WaitGroup
+	for i := range dests {
+		wg.Go(func() { temps[i], errs[i] = writeTemp(dests[i], datas[i]) })
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		cleanup()
+		return err
 	}
 	for i, name := range temps {
 		if err := os.Rename(name, dests[i]); err != nil {

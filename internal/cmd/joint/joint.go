@@ -136,52 +136,65 @@ func jointRun(opts *Options) error {
 		}
 		return err
 	}
-	type file struct {
+	// Each output is verified, then encoded, on its own goroutine; the
+	// joint's starts before the partition is computed (which only reads
+	// it). Everything is built, verified and encoded before anything is
+	// written, and all outputs are written as one step: a failure leaves
+	// every destination untouched.
+	type output struct {
 		path string
-		m    *ir.Module
+		data []byte
+		err  error
 	}
-	var files []file
+	var (
+		outs []*output
+		wg   sync.WaitGroup
+	)
+	prepare := func(path string, m *ir.Module) {
+		o := &output{path: path}
+		outs = append(outs, o)
+		// Verify builds the name indexes the partitioner may look up:
+		// run it before the goroutine so they are not built concurrently.
+		if err := ir.Verify(m, path); err != nil {
+			o.err = fmt.Errorf("internal error: the graph for %s does not verify:\n%w", path, err)
+			return
+		}
+		enc := ir.EncodingForPath(path)
+		if enc == ir.EncodingUnknown {
+			enc = ir.Binary
+		}
+		wg.Go(func() {
+			var err error
+			if o.data, err = ir.Encode(m, enc); err != nil {
+				o.err = fmt.Errorf("cannot encode %s: %w", path, err)
+			}
+		})
+	}
 	if opts.Out != "" {
-		files = append(files, file{opts.Out, j.Module})
+		prepare(opts.Out, j.Module)
 	}
 	var part *jointgraph.Partition
 	if opts.Partition != "" {
 		pm, _ := jointgraph.ParsePartitionMode(opts.Partition)
 		if part, err = jointgraph.Split(j, pm); err != nil {
+			wg.Wait()
 			return err
 		}
 		if opts.FwOut != "" {
-			files = append(files, file{opts.FwOut, part.Forward})
+			prepare(opts.FwOut, part.Forward)
 		}
 		if opts.BwOut != "" {
-			files = append(files, file{opts.BwOut, part.Backward})
+			prepare(opts.BwOut, part.Backward)
 		}
-	}
-	// Everything is built and verified before anything is written.
-	for _, f := range files {
-		if err := ir.Verify(f.m, f.path); err != nil {
-			return fmt.Errorf("internal error: the graph for %s does not verify:\n%w", f.path, err)
-		}
-	}
-	// All outputs are encoded, then written as one step: a failure leaves
-	// every destination untouched.
-	paths := make([]string, len(files))
-	datas := make([][]byte, len(files))
-	errs := make([]error, len(files))
-	var wg sync.WaitGroup
-	for i, f := range files {
-		enc := ir.EncodingForPath(f.path)
-		if enc == ir.EncodingUnknown {
-			enc = ir.Binary
-		}
-		paths[i] = f.path
-		wg.Go(func() { datas[i], errs[i] = ir.Encode(f.m, enc) })
 	}
 	wg.Wait()
-	for i, err := range errs {
-		if err != nil {
-			return fmt.Errorf("cannot encode %s: %w", paths[i], err)
+	paths := make([]string, len(outs))
+	datas := make([][]byte, len(outs))
+	for i, o := range outs {
+		if o.err != nil {
+			return o.err
 		}
+		paths[i], datas[i] = o.path, o.data
 	}
 	if err := ir.WriteFilesAtomic(paths, datas); err != nil {
 		return fmt.Errorf("cannot write the outputs: %w", err)
