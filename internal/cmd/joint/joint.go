@@ -32,6 +32,7 @@ type Options struct {
 	Partition     string // "", default or mincut
 	FwOut, BwOut  string
 	Report        bool
+	Timings       bool
 }
 
 // NewCmdJoint returns the joint command; runF replaces jointRun in tests.
@@ -92,6 +93,7 @@ atomically.`,
 	fl.StringVar(&opts.FwOut, "fw-out", "", "write the partitioned forward graph to `FW`")
 	fl.StringVar(&opts.BwOut, "bw-out", "", "write the partitioned backward graph to `BW`")
 	fl.BoolVar(&opts.Report, "report", false, "list the values the forward saves for the backward (needs --partition)")
+	fl.BoolVar(&opts.Timings, "timings", false, "print the wall time of each phase to stderr")
 	return cmd
 }
 
@@ -119,10 +121,12 @@ func validate(opts *Options) error {
 }
 
 func jointRun(opts *Options) error {
+	timings := cmdutil.NewTimings(opts.IO.ErrOut, opts.Timings)
 	m, _, err := graphcheck.Load(opts.In)
 	if err != nil {
 		return err
 	}
+	timings.Lap("load")
 	mode, masks, _ := jointgraph.ParseMasks(opts.Masks)
 	conv, _ := jointgraph.ParseConvention(opts.HOPConvention)
 	j, err := jointgraph.Build(m, jointgraph.Options{
@@ -150,29 +154,44 @@ func jointRun(opts *Options) error {
 		outs []*output
 		wg   sync.WaitGroup
 	)
-	prepare := func(path string, m *ir.Module) {
+	prepare := func(path string, m *ir.Module, verifyFirst bool) {
 		o := &output{path: path}
 		outs = append(outs, o)
-		// Verify builds the name indexes the partitioner may look up:
-		// run it before the goroutine so they are not built concurrently.
-		if err := ir.Verify(m, path); err != nil {
-			o.err = fmt.Errorf("internal error: the graph for %s does not verify:\n%w", path, err)
-			return
-		}
 		enc := ir.EncodingForPath(path)
 		if enc == ir.EncodingUnknown {
 			enc = ir.Binary
 		}
-		wg.Go(func() {
+		verify := func() bool {
+			if err := ir.Verify(m, path); err != nil {
+				o.err = fmt.Errorf("internal error: the graph for %s does not verify:\n%w", path, err)
+				return false
+			}
+			return true
+		}
+		encode := func() {
 			var err error
 			if o.data, err = ir.Encode(m, enc); err != nil {
 				o.err = fmt.Errorf("cannot encode %s: %w", path, err)
 			}
-		})
+		}
+		if !verifyFirst {
+			wg.Go(func() {
+				if verify() {
+					encode()
+				}
+			})
+			return
+		}
+		// Verify builds name indexes the partitioner could look up: the
+		// joint's are built here, before its encoding runs beside Split.
+		if verify() {
+			wg.Go(encode)
+		}
 	}
 	if opts.Out != "" {
-		prepare(opts.Out, j.Module)
+		prepare(opts.Out, j.Module, true)
 	}
+	timings.Lap("joint") // with its verification; encoding goes on beside
 	var part *jointgraph.Partition
 	if opts.Partition != "" {
 		pm, _ := jointgraph.ParsePartitionMode(opts.Partition)
@@ -180,14 +199,16 @@ func jointRun(opts *Options) error {
 			wg.Wait()
 			return err
 		}
+		timings.Lap("partition")
 		if opts.FwOut != "" {
-			prepare(opts.FwOut, part.Forward)
+			prepare(opts.FwOut, part.Forward, false)
 		}
 		if opts.BwOut != "" {
-			prepare(opts.BwOut, part.Backward)
+			prepare(opts.BwOut, part.Backward, false)
 		}
 	}
 	wg.Wait()
+	timings.Lap("verify+encode")
 	paths := make([]string, len(outs))
 	datas := make([][]byte, len(outs))
 	for i, o := range outs {
@@ -199,6 +220,8 @@ func jointRun(opts *Options) error {
 	if err := ir.WriteFilesAtomic(paths, datas); err != nil {
 		return fmt.Errorf("cannot write the outputs: %w", err)
 	}
+	timings.Lap("write")
+	timings.Print()
 	w := opts.IO.Out
 	if len(j.Masks) <= maxPrintedMasks {
 		fmt.Fprintf(w, "masks: %s (%s)\n", jointgraph.FormatMasks(j.Masks), maskSource(opts.Masks))

@@ -5,6 +5,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -142,6 +143,27 @@ format_version {major: 1}
 	for _, e := range entries {
 		if e.Name() != "i1.pbtxt" && e.Name() != "missing.pb" {
 			t.Errorf("a failed run left %s behind", e.Name())
+		}
+	}
+}
+
+// TestJointTimings checks --timings: one line on stderr naming each phase,
+// nothing on stdout, and no line without the flag.
+func TestJointTimings(t *testing.T) {
+	dir := t.TempDir()
+	want := regexp.MustCompile(`^timings: load \d+\.\d ms, joint \d+\.\d ms, partition \d+\.\d ms, verify\+encode \d+\.\d ms, write \d+\.\d ms, total \d+\.\d ms\n$`)
+	for _, on := range []bool{true, false} {
+		ios, _, out, errOut := iostreams.Test()
+		o := &Options{IO: ios, In: "../../../testdata/models/mlp.pb", Out: filepath.Join(dir, "j.pb"), Masks: "auto",
+			HOPConvention: "none", Partition: "mincut", FwOut: filepath.Join(dir, "f.pb"), BwOut: filepath.Join(dir, "b.pb"), Timings: on}
+		if err := jointRun(o); err != nil {
+			t.Fatal(err)
+		}
+		if on && !want.MatchString(errOut.String()) || !on && errOut.Len() != 0 {
+			t.Errorf("--timings=%v: stderr %q", on, errOut.String())
+		}
+		if strings.Contains(out.String(), "timings") {
+			t.Errorf("--timings=%v: timings on stdout:\n%s", on, out.String())
 		}
 	}
 }
