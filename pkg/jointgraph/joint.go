@@ -127,6 +127,8 @@ const (
 // Joint is a joint forward+backward graph.
 type Joint struct {
 	Module *ir.Module
+	// File is the forward graph's file (Options.File), for messages.
+	File string
 	// Masks has one entry per flat forward output: whether it got a tangent
 	// (for the HOP conventions: whether its tangent is used).
 	Masks []bool
@@ -418,7 +420,7 @@ func (j *jointBuilder) build(src *ir.Module) (*Joint, error) {
 			nt++
 		}
 	}
-	return &Joint{Module: out, Masks: masks, NumPrimals: len(primals), NumTangents: nt,
+	return &Joint{Module: out, File: j.file, Masks: masks, NumPrimals: len(primals), NumTangents: nt,
 		NumFwdOutputs: nf, MutatedInputs: f.mutated, InPlaceInputs: f.inPlace, RequiresGrad: rgIn, Convention: conv, Effects: effects}, nil
 }
 

@@ -319,6 +319,27 @@ func (p *partitioner) minCutSaved() []int32 {
 	for _, c := range p.primals {
 		fwReq[c] = true
 	}
+	// Gradients that do not depend on a tangent (zeros_like(primal) for an
+	// input without a gradient, under --unmask-none-gradients) are still
+	// the backward's outputs: one the forward does not need is computed in
+	// the backward, like the tangent-reached nodes (as later torch does:
+	// required_bw_nodes includes the backward outputs); one it does need
+	// must reach the backward, saved or recomputed (bwOut, an arc to the
+	// sink from its value).
+	bwOut := make([]bool, n)
+	for _, a := range p.bwdOuts {
+		if a.Kind != ir.ArgNode || a.Ref < 0 {
+			continue
+		}
+		c := p.refCompact(a.Ref)
+		switch {
+		case c < 0 || bwReq[c]:
+		case fwReq[c]:
+			bwOut[c] = true
+		default:
+			bwReq[c] = true
+		}
+	}
 
 	// Distance from the backward (in forward nodes, over users).
 	dist := make([]int32, n)
@@ -418,6 +439,9 @@ func (p *partitioner) minCutSaved() []int32 {
 		if cut[c] {
 			countArcs(src, 2*i, 0)
 		}
+		if bwOut[c] {
+			countArcs(2*i+1, sink, 0)
+		}
 		countArcs(2*i, 2*i+1, 0)
 		users := p.usersOf(c)
 		net.start[2*i+2] += int32(len(users))
@@ -437,6 +461,9 @@ func (p *partitioner) minCutSaved() []int32 {
 		}
 		if cut[c] {
 			net.place(src, 2*i, flowInf)
+		}
+		if bwOut[c] {
+			net.place(2*i+1, sink, flowInf)
 		}
 		net.place(2*i, 2*i+1, weight(c))
 		for _, u := range p.usersOf(c) {

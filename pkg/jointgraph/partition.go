@@ -82,6 +82,9 @@ func Split(j *Joint, mode PartitionMode) (p *Partition, err error) {
 		if r := recover(); r != nil {
 			p, err = nil, &Error{Msg: fmt.Sprintf("cannot partition the joint graph: %v", r)}
 		}
+		if e, ok := err.(*Error); ok && e.Loc.File == "" {
+			e.Loc.File = j.File
+		}
 	}()
 	return split(j, mode)
 }
