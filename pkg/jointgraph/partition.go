@@ -488,7 +488,7 @@ func (p *partitioner) extract(cands []int32, mode PartitionMode) (*Partition, er
 	if err != nil {
 		return nil, err
 	}
-	var tensors, syms []int32
+	tensors, syms := make([]int32, 0, len(cands)), []int32(nil)
 	for _, c := range cands {
 		if !reached[c] {
 			continue
@@ -512,7 +512,7 @@ func (p *partitioner) extract(cands []int32, mode PartitionMode) (*Partition, er
 		return nil, err
 	}
 
-	out := &Partition{Mode: mode}
+	out := &Partition{Mode: mode, Saved: make([]SavedValue, 0, len(saved))}
 	for _, c := range saved {
 		n := p.nd(c)
 		sv := SavedValue{Name: n.Name, Kind: "tensor", Bytes: -1}
