@@ -11,6 +11,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 out=${BENCH_DIR:-$(mktemp -d)}
+mkdir -p "$out"
 make -s build
 
 # summarize reads `go test -bench` output and prints, per benchmark, the
