@@ -7,7 +7,7 @@
 #  2. end-to-end `hopctl analyze` runs: RUNS runs per size, wall time
 #     (min and median) and peak memory (/usr/bin/time);
 #  3. the side-by-side with AOTAutograd (python/tools/bench_aot.py).
-# BENCHTIME (default 3x), COUNT (default 3), RUNS (default 5), BENCH_DIR.
+# BENCHTIME (default 1s), COUNT (default 3), RUNS (default 5), BENCH_DIR.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 out=${BENCH_DIR:-$(mktemp -d)}
@@ -44,7 +44,7 @@ summarize() {
 }
 
 bench() {
-  go test "$1" -run='^$' -bench="$2" -benchtime="${BENCHTIME:-3x}" -count="${COUNT:-3}" | tee -a "$out/go-bench.txt" | summarize
+  go test "$1" -run='^$' -bench="$2" -benchtime="${BENCHTIME:-1s}" -count="${COUNT:-3}" | tee -a "$out/go-bench.txt" | summarize
 }
 
 : > "$out/go-bench.txt"
