@@ -163,7 +163,7 @@ func WriteAnalyzeText(w io.Writer, doc *AnalyzeDoc) error {
 		fmt.Fprintf(&b, "%s\n", f.Path)
 		nfind := 0
 		for _, g := range f.Graphs {
-			fmt.Fprintf(&b, "  graph %s (%d inputs, %d outputs)\n", ir.DisplayName(g.Name), len(g.Inputs), g.NumOutputs)
+			fmt.Fprintf(&b, "  graph %s (%d inputs, %d outputs)\n", ir.Abbrev(ir.DisplayName(g.Name)), len(g.Inputs), g.NumOutputs)
 			fmt.Fprintf(&b, "    mutated_inputs: %s\n", indexList(g.MutatedInputs, g.Inputs))
 			fmt.Fprintf(&b, "    inp_inp_alias: %s  inp_out_alias: %s  out_out_alias: %s\n",
 				pairs(g.InpInpAlias), pairs(g.InpOutAlias), pairs(g.OutOutAlias))
@@ -185,7 +185,7 @@ func WriteAnalyzeText(w io.Writer, doc *AnalyzeDoc) error {
 }
 
 func writeFindingText(b *strings.Builder, path string, f Finding) {
-	fmt.Fprintf(b, "    %s: %s: graph %s: node %s: %s [%s]\n", f.Severity, path, ir.DisplayName(f.Graph), f.Node, f.Message, f.Rule)
+	fmt.Fprintf(b, "    %s: %s: graph %s: node %s: %s [%s]\n", f.Severity, path, ir.Abbrev(ir.DisplayName(f.Graph)), f.Node, f.Message, f.Rule)
 	p := f.Provenance
 	if p == nil {
 		return

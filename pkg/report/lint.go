@@ -123,7 +123,7 @@ func WriteLintText(w io.Writer, doc *LintDoc) error {
 		for _, fd := range f.Findings {
 			loc := f.Path
 			if !fd.FileWide {
-				loc += ": graph " + ir.DisplayName(fd.Graph)
+				loc += ": graph " + ir.Abbrev(ir.DisplayName(fd.Graph))
 			}
 			if fd.Node != "" {
 				loc += ": node " + fd.Node

@@ -87,7 +87,7 @@ func NewMetaDiffDoc(lhs, rhs MetaDiffSide, opts metadiff.Options, r *metadiff.Re
 func WriteMetaDiffText(w io.Writer, doc *MetaDiffDoc) error {
 	var b strings.Builder
 	side := func(s MetaDiffSide) string {
-		return fmt.Sprintf("%s of %s: graph %s (%d)", s.Side, s.File, ir.DisplayName(s.Graph), s.Count)
+		return fmt.Sprintf("%s of %s: graph %s (%d)", s.Side, s.File, ir.Abbrev(ir.DisplayName(s.Graph)), s.Count)
 	}
 	fmt.Fprintf(&b, "lhs: %s\nrhs: %s\n", side(doc.LHS), side(doc.RHS))
 	if doc.Equal {

@@ -205,3 +205,26 @@ func TestLintJSONAndText(t *testing.T) {
 		t.Errorf("summary line %q, want %q", last, want)
 	}
 }
+
+// TestTextAbbreviatesLongGraphNames: the text reports spell out a graph's
+// qualified name only up to ir.Abbrev's bound (a subgraph 900 levels deep
+// has a name of some 2000 bytes); JSON keeps it whole.
+func TestTextAbbreviatesLongGraphNames(t *testing.T) {
+	long := strings.Repeat("g.", 1000) + "g"
+	doc := &report.LintDoc{SchemaVersion: 1, Files: []report.LintFile{{Path: "deep.pb", Status: "ok",
+		Findings: []report.Finding{{Rule: "hop-input-mutation", Severity: "error", Graph: long, Node: "add_", Message: "mutates"}}}}}
+	var text, js bytes.Buffer
+	if err := report.WriteLintText(&text, doc); err != nil {
+		t.Fatal(err)
+	}
+	if err := report.WriteJSON(&js, doc); err != nil {
+		t.Fatal(err)
+	}
+	line, _, _ := strings.Cut(text.String(), "\n")
+	if len(line) > 400 || !strings.Contains(line, "(2001 bytes)") || !strings.Contains(line, "node add_") {
+		t.Errorf("text line (%d bytes): %.300s", len(line), line)
+	}
+	if !strings.Contains(js.String(), long) {
+		t.Error("JSON lost the full graph name")
+	}
+}
