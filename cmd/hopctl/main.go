@@ -3,10 +3,13 @@ package main
 
 import (
 	"os"
+	"os/signal"
 	"runtime"
+	"syscall"
 
 	"github.com/hopctl/hopctl/internal/cli"
 	"github.com/hopctl/hopctl/internal/iostreams"
+	"github.com/hopctl/hopctl/pkg/ir"
 )
 
 // gcFloor is a heap ballast: an allocation that holds no pointers and is
@@ -25,6 +28,21 @@ const gcFloor = 64 << 20
 
 func main() {
 	ballast := make([]byte, gcFloor)
+	// Interrupted (Ctrl-C, or a CI job's timeout), hopctl removes the
+	// temporary files of a write in progress, so no half-written file is
+	// left beside a destination (which is untouched until the rename), and
+	// exits 128+signal as shells expect.
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	go func() {
+		s := <-sigs
+		ir.RemovePendingTempFiles()
+		code := 130
+		if s == syscall.SIGTERM {
+			code = 143
+		}
+		os.Exit(code)
+	}()
 	code := cli.Main(os.Args[1:], iostreams.System())
 	runtime.KeepAlive(ballast)
 	os.Exit(code)

@@ -707,7 +707,7 @@ func WriteFilesAtomic(paths []string, datas [][]byte) error {
 	cleanup := func() {
 		for _, t := range temps {
 			if t != "" {
-				os.Remove(t)
+				settleTemp(t, func() error { return os.Remove(t) })
 			}
 		}
 	}
@@ -731,7 +731,7 @@ func WriteFilesAtomic(paths []string, datas [][]byte) error {
 		return err
 	}
 	for i, name := range temps {
-		if err := os.Rename(name, dests[i]); err != nil {
+		if err := settleTemp(name, func() error { return os.Rename(name, dests[i]) }); err != nil {
 			cleanup()
 			return fmt.Errorf("%s: %w", dests[i], err)
 		}
@@ -751,15 +751,20 @@ func writeTemp(path string, data []byte) (string, error) {
 		return "", err
 	}
 	name := tmp.Name()
+	discard := func() { settleTemp(name, func() error { return os.Remove(name) }) }
+	if !trackTemp(name) {
+		tmp.Close()
+		return "", fmt.Errorf("%s: write: %w", path, os.ErrClosed)
+	}
 	_, werr := tmp.Write(data)
 	serr := tmp.Sync()
 	cerr := tmp.Close()
 	if err := errors.Join(werr, serr, cerr); err != nil {
-		os.Remove(name)
+		discard()
 		return "", fmt.Errorf("%s: write: %w", path, err)
 	}
 	if err := os.Chmod(name, mode); err != nil {
-		os.Remove(name)
+		discard()
 		return "", err
 	}
 	return name, nil

@@ -1,0 +1,64 @@
+package ir
+
+import (
+	"os"
+	"sync"
+)
+
+// pendingTemps are the temporary files WriteFilesAtomic has created and
+// not yet renamed into place or removed, so that a command interrupted by
+// a signal can remove them (RemovePendingTempFiles) and leave nothing
+// half-written behind.
+var pendingTemps struct {
+	sync.Mutex
+	names   map[string]struct{}
+	closing bool // RemovePendingTempFiles ran: remove new ones at once
+}
+
+// trackTemp records a temporary file; it reports false, having removed
+// the file, when the process is already shutting down.
+func trackTemp(name string) bool {
+	pendingTemps.Lock()
+	defer pendingTemps.Unlock()
+	if pendingTemps.closing {
+		os.Remove(name)
+		return false
+	}
+	if pendingTemps.names == nil {
+		pendingTemps.names = map[string]struct{}{}
+	}
+	pendingTemps.names[name] = struct{}{}
+	return true
+}
+
+// settleTemp runs fn (the rename into place, or the removal, of a tracked
+// temporary file) and forgets the file, atomically with respect to
+// RemovePendingTempFiles. It returns os.ErrClosed without running fn once
+// shutdown has begun (the file is gone then).
+func settleTemp(name string, fn func() error) error {
+	pendingTemps.Lock()
+	defer pendingTemps.Unlock()
+	if pendingTemps.closing {
+		return os.ErrClosed
+	}
+	delete(pendingTemps.names, name)
+	return fn()
+}
+
+// RemovePendingTempFiles removes every temporary file a write in progress
+// has created, and makes writes that go on fail rather than leave new
+// ones: for a signal handler, just before the process exits. It returns
+// the number of files removed.
+func RemovePendingTempFiles() int {
+	pendingTemps.Lock()
+	defer pendingTemps.Unlock()
+	pendingTemps.closing = true
+	n := 0
+	for name := range pendingTemps.names {
+		if os.Remove(name) == nil {
+			n++
+		}
+	}
+	pendingTemps.names = nil
+	return n
+}
