@@ -60,8 +60,31 @@ func BuiltinTable() *Table {
 // naming file and line; the table holds every other schema.
 func ParseTable(file, text string) *Table {
 	t := &Table{byName: make(map[OpName]*Schema)}
-	lineNo := 0
 	var buf []token
+	t.version = schemaLines(text, func(lineNo int, line string) bool {
+		s, err := parseWith(line, &buf)
+		if err != nil {
+			t.errs = append(t.errs, fmt.Errorf("%s:%d: %w", file, lineNo, err))
+			return true
+		}
+		name := s.OpName()
+		if _, dup := t.byName[name]; dup {
+			t.errs = append(t.errs, fmt.Errorf("%s:%d: second schema for %s ignored", file, lineNo, name))
+			return true
+		}
+		t.byName[name] = s
+		t.schemas = append(t.schemas, s)
+		return true
+	})
+	slices.SortFunc(t.schemas, func(a, b *Schema) int { return a.OpName().Compare(b.OpName()) })
+	return t
+}
+
+// schemaLines calls fn with each schema line of a table's text (not blank,
+// not a '#' comment) and its 1-based number, until fn returns false, and
+// returns the torch version of a "# torch VERSION: ..." first line.
+func schemaLines(text string, fn func(lineNo int, line string) bool) (version string) {
+	lineNo := 0
 	for line := range strings.Lines(text) {
 		lineNo++
 		line = strings.TrimRight(line, "\r\n")
@@ -72,26 +95,16 @@ func ParseTable(file, text string) *Table {
 		if strings.HasPrefix(trimmed, "#") {
 			if lineNo == 1 {
 				if v, ok := strings.CutPrefix(trimmed, "# torch "); ok {
-					t.version, _, _ = strings.Cut(v, ":")
+					version, _, _ = strings.Cut(v, ":")
 				}
 			}
 			continue
 		}
-		s, err := parseWith(line, &buf)
-		if err != nil {
-			t.errs = append(t.errs, fmt.Errorf("%s:%d: %w", file, lineNo, err))
-			continue
+		if !fn(lineNo, line) {
+			break
 		}
-		name := s.OpName()
-		if _, dup := t.byName[name]; dup {
-			t.errs = append(t.errs, fmt.Errorf("%s:%d: second schema for %s ignored", file, lineNo, name))
-			continue
-		}
-		t.byName[name] = s
-		t.schemas = append(t.schemas, s)
 	}
-	slices.SortFunc(t.schemas, func(a, b *Schema) int { return a.OpName().Compare(b.OpName()) })
-	return t
+	return version
 }
 
 // newLazyTable is ParseTable, parsing each schema when it is first looked
@@ -99,30 +112,20 @@ func ParseTable(file, text string) *Table {
 // line does not have that shape it parses the whole table at once.
 func newLazyTable(file, text string) *Table {
 	t := &Table{byName: map[OpName]*Schema{}, lazy: &lazyTable{file: file, text: text, pending: map[OpName]string{}}}
-	lineNo := 0
-	for line := range strings.Lines(text) {
-		lineNo++
-		line = strings.TrimRight(line, "\r\n")
-		trimmed := strings.TrimSpace(line)
-		if trimmed == "" {
-			continue
-		}
-		if strings.HasPrefix(trimmed, "#") {
-			if lineNo == 1 {
-				if v, ok := strings.CutPrefix(trimmed, "# torch "); ok {
-					t.version, _, _ = strings.Cut(v, ":")
-				}
-			}
-			continue
-		}
-		n, ok := lineOpName(trimmed)
+	quick := true
+	t.version = schemaLines(text, func(_ int, line string) bool {
+		n, ok := lineOpName(strings.TrimSpace(line))
 		if !ok {
-			t.lazy.complete(t)
-			return t
+			quick = false
+			return false
 		}
 		if _, dup := t.lazy.pending[n]; !dup {
 			t.lazy.pending[n] = line
 		}
+		return true
+	})
+	if !quick {
+		t.lazy.complete(t)
 	}
 	return t
 }

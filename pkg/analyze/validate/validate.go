@@ -28,11 +28,7 @@ import (
 // registry; every error is an ir.InputError naming the file, and the graph
 // and node where there is one.
 func Load(path string) (*ir.Module, *opschema.Registry, error) {
-	m, err := ir.Load(path)
-	if err != nil {
-		return nil, nil, err
-	}
-	reg, err := analyze.NewRegistry(m, path)
+	m, reg, err := loadUnchecked(path)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -51,11 +47,7 @@ func Load(path string) (*ir.Module, *opschema.Registry, error) {
 // handle valid input. A panic on a file the checks accept is a bug and is
 // raised again.
 func Run(path string, analyzers ...*analyze.Analyzer) (*ir.Module, *analyze.Result, error) {
-	m, err := ir.Load(path)
-	if err != nil {
-		return nil, nil, err
-	}
-	reg, err := analyze.NewRegistry(m, path)
+	m, reg, err := loadUnchecked(path)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -86,6 +78,20 @@ func Run(path string, analyzers ...*analyze.Analyzer) (*ir.Module, *analyze.Resu
 		return nil, nil, &ir.DecodeError{Loc: ir.Location{File: path}, Err: runErr}
 	}
 	return m, res, nil
+}
+
+// loadUnchecked reads and verifies a graph file (ir.Load) and parses its
+// schema table: Load without Check.
+func loadUnchecked(path string) (*ir.Module, *opschema.Registry, error) {
+	m, err := ir.Load(path)
+	if err != nil {
+		return nil, nil, err
+	}
+	reg, err := analyze.NewRegistry(m, path)
+	if err != nil {
+		return nil, nil, err
+	}
+	return m, reg, nil
 }
 
 // Check checks every call of a verified module against its schema and
