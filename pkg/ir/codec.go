@@ -243,7 +243,7 @@ func graphFromProto(name string, pg *pb.Graph, file string) (*Graph, error) {
 	g.Reindex()
 	for i := range g.Nodes {
 		g.Nodes[i].WalkRefs(func(a *Arg) {
-			if id, ok := g.index.get(a.S); ok {
+			if id, ok := g.names().get(a.S); ok {
 				a.Ref = id
 			}
 		})

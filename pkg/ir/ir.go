@@ -11,6 +11,7 @@ package ir
 import (
 	"strconv"
 	"strings"
+	"sync/atomic"
 )
 
 // FormatMajor is the newest major format version this build reads and the
@@ -127,7 +128,10 @@ func DisplayName(qualname string) string {
 type Graph struct {
 	Name  string // qualified name; "" for the root
 	Nodes []Node
-	index *nameIndex     // nil until first needed
+	// index is built on first use; atomically, so that methods that only
+	// read a graph (Lookup, and Verify) are safe to call from several
+	// goroutines, as for any other read of a Go value.
+	index atomic.Pointer[nameIndex]
 	fresh map[string]int // FreshName's next suffix per base name
 }
 
@@ -136,17 +140,19 @@ func (g *Graph) Lookup(name string) (NodeID, bool) {
 	return g.names().get(name)
 }
 
-// names returns the name index, building it if needed.
+// names returns the name index, building it if needed. Goroutines racing
+// to build it build equal indexes; one is kept.
 func (g *Graph) names() *nameIndex {
-	if g.index == nil {
-		g.Reindex()
+	if x := g.index.Load(); x != nil {
+		return x
 	}
-	return g.index
+	g.index.CompareAndSwap(nil, buildNameIndex(g))
+	return g.index.Load()
 }
 
 // Reindex rebuilds the name index after nodes were added or renamed.
 func (g *Graph) Reindex() {
-	g.index = buildNameIndex(g)
+	g.index.Store(buildNameIndex(g))
 }
 
 // Placeholders returns the ids of the placeholder nodes in order.

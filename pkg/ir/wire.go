@@ -201,7 +201,8 @@ func firstError(errs []error) error {
 }
 
 func resolveRange(g *Graph, file string, lo, hi int) error {
-	unique := g.index.dups == 0
+	names := g.names()
+	unique := names.dups == 0
 	for i := lo; i < hi; i++ {
 		n := &g.Nodes[i]
 		for j := range n.Args {
@@ -226,7 +227,7 @@ func resolveRange(g *Graph, file string, lo, hi int) error {
 					}
 				}
 			}
-			if id, ok := g.index.get(a.S); ok {
+			if id, ok := names.get(a.S); ok {
 				a.Ref = id
 			}
 		})

@@ -158,13 +158,13 @@ func (j *jointBuilder) graphTaken(name string) bool {
 
 func (j *jointBuilder) addGraphs(m *ir.Module, name string) {
 	for _, g := range m.Graphs {
-		c := *g
-		if c.Name == "" {
-			c.Name = name
-		} else {
-			c.Name = name + "." + c.Name
+		// The same nodes under a qualified name (its name index is built
+		// anew when needed).
+		c := &ir.Graph{Name: name, Nodes: g.Nodes}
+		if g.Name != "" {
+			c.Name = name + "." + g.Name
 		}
-		j.extra = append(j.extra, &c)
+		j.extra = append(j.extra, c)
 	}
 	j.extraSchemas = append(j.extraSchemas, m.Schemas...)
 }

@@ -142,9 +142,10 @@ func jointRun(opts *Options) error {
 	}
 	// Each output is verified, then encoded, on its own goroutine; the
 	// joint's starts before the partition is computed (which only reads
-	// it). Everything is built, verified and encoded before anything is
-	// written, and all outputs are written as one step: a failure leaves
-	// every destination untouched.
+	// it; the partitioned modules share the joint's HOP subgraphs, which
+	// concurrent reads allow). Everything is built, verified and encoded
+	// before anything is written, and all outputs are written as one step:
+	// a failure leaves every destination untouched.
 	type output struct {
 		path string
 		data []byte
@@ -154,44 +155,28 @@ func jointRun(opts *Options) error {
 		outs []*output
 		wg   sync.WaitGroup
 	)
-	prepare := func(path string, m *ir.Module, verifyFirst bool) {
+	prepare := func(path string, m *ir.Module) {
 		o := &output{path: path}
 		outs = append(outs, o)
 		enc := ir.EncodingForPath(path)
 		if enc == ir.EncodingUnknown {
 			enc = ir.Binary
 		}
-		verify := func() bool {
+		wg.Go(func() {
 			if err := ir.Verify(m, path); err != nil {
 				o.err = fmt.Errorf("internal error: the graph for %s does not verify:\n%w", path, err)
-				return false
+				return
 			}
-			return true
-		}
-		encode := func() {
 			var err error
 			if o.data, err = ir.Encode(m, enc); err != nil {
 				o.err = fmt.Errorf("cannot encode %s: %w", path, err)
 			}
-		}
-		if !verifyFirst {
-			wg.Go(func() {
-				if verify() {
-					encode()
-				}
-			})
-			return
-		}
-		// Verify builds name indexes the partitioner could look up: the
-		// joint's are built here, before its encoding runs beside Split.
-		if verify() {
-			wg.Go(encode)
-		}
+		})
 	}
 	if opts.Out != "" {
-		prepare(opts.Out, j.Module, true)
+		prepare(opts.Out, j.Module)
 	}
-	timings.Lap("joint") // with its verification; encoding goes on beside
+	timings.Lap("joint")
 	var part *jointgraph.Partition
 	if opts.Partition != "" {
 		pm, _ := jointgraph.ParsePartitionMode(opts.Partition)
@@ -201,10 +186,10 @@ func jointRun(opts *Options) error {
 		}
 		timings.Lap("partition")
 		if opts.FwOut != "" {
-			prepare(opts.FwOut, part.Forward, false)
+			prepare(opts.FwOut, part.Forward)
 		}
 		if opts.BwOut != "" {
-			prepare(opts.BwOut, part.Backward, false)
+			prepare(opts.BwOut, part.Backward)
 		}
 	}
 	wg.Wait()

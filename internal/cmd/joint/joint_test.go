@@ -167,3 +167,27 @@ func TestJointTimings(t *testing.T) {
 		}
 	}
 }
+
+// TestJointHOPOutputsConcurrently partitions graphs with HOP subgraphs,
+// which the joint, forward and backward modules share, while all three
+// are verified and encoded on their own goroutines (run with -race).
+func TestJointHOPOutputsConcurrently(t *testing.T) {
+	dir := t.TempDir()
+	for _, in := range []string{"cond.pbtxt", "scan.pbtxt"} {
+		for _, withJoint := range []bool{true, false} {
+			o := &Options{In: filepath.Join("../../../testdata/hops", in), Partition: "mincut",
+				FwOut: filepath.Join(dir, "f.pb"), BwOut: filepath.Join(dir, "b.pb")}
+			if withJoint {
+				o.Out = filepath.Join(dir, "j.pb")
+			}
+			if _, err := run(t, o); err != nil {
+				t.Fatalf("%s: %v", in, err)
+			}
+			for _, p := range []string{o.FwOut, o.BwOut} {
+				if _, err := ir.Load(p); err != nil {
+					t.Errorf("%s: %v", p, err)
+				}
+			}
+		}
+	}
+}
