@@ -746,16 +746,12 @@ func writeTemp(path string, data []byte) (string, error) {
 	if fi, err := os.Stat(path); err == nil && fi.Mode().IsRegular() {
 		mode = fi.Mode().Perm()
 	}
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp*")
+	tmp, err := createTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp*")
 	if err != nil {
-		return "", err
+		return "", fmt.Errorf("%s: write: %w", path, err)
 	}
 	name := tmp.Name()
 	discard := func() { settleTemp(name, func() error { return os.Remove(name) }) }
-	if !trackTemp(name) {
-		tmp.Close()
-		return "", fmt.Errorf("%s: write: %w", path, os.ErrClosed)
-	}
 	_, werr := tmp.Write(data)
 	serr := tmp.Sync()
 	cerr := tmp.Close()

@@ -15,20 +15,24 @@ var pendingTemps struct {
 	closing bool // RemovePendingTempFiles ran: remove new ones at once
 }
 
-// trackTemp records a temporary file; it reports false, having removed
-// the file, when the process is already shutting down.
-func trackTemp(name string) bool {
+// createTemp creates a temporary file (os.CreateTemp) and records it, in
+// one step with respect to RemovePendingTempFiles, so no file escapes it;
+// once shutdown has begun it creates nothing and returns os.ErrClosed.
+func createTemp(dir, pattern string) (*os.File, error) {
 	pendingTemps.Lock()
 	defer pendingTemps.Unlock()
 	if pendingTemps.closing {
-		os.Remove(name)
-		return false
+		return nil, os.ErrClosed
+	}
+	f, err := os.CreateTemp(dir, pattern)
+	if err != nil {
+		return nil, err
 	}
 	if pendingTemps.names == nil {
 		pendingTemps.names = map[string]struct{}{}
 	}
-	pendingTemps.names[name] = struct{}{}
-	return true
+	pendingTemps.names[f.Name()] = struct{}{}
+	return f, nil
 }
 
 // settleTemp runs fn (the rename into place, or the removal, of a tracked
