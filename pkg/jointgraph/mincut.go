@@ -409,10 +409,28 @@ func (p *partitioner) minCutSaved() []int32 {
 		return w
 	}
 
-	// Nodes 2c (in) and 2c+1 (out); then source and sink.
+	// Nodes 2c (in) and 2c+1 (out); then source and sink. A node the
+	// backward requires would have only an infinite arc to the sink: it is
+	// merged into the sink, so an arc into it becomes an arc to the sink
+	// (one per node: they are all infinite). That leaves the cut and the
+	// residual reachability (sinkSide) as they were, and removes more than
+	// half of the network — the backward half of the joint graph.
 	isPrimal := make([]bool, n)
 	for _, c := range p.primals {
 		isPrimal[c] = true
+	}
+	toSink := make([]bool, n) // non-backward nodes with an arc to the sink
+	for c := range int32(n) {
+		if bwReq[c] {
+			continue
+		}
+		toSink[c] = bwOut[c]
+		for _, u := range p.usersOf(c) {
+			if bwReq[u] {
+				toSink[c] = true
+				break
+			}
+		}
 	}
 	// The network is laid out in two passes over the same edges: count
 	// each node's arcs, then place them.
@@ -427,49 +445,36 @@ func (p *partitioner) minCutSaved() []int32 {
 		net.start[u+1]++
 		net.start[v+1]++
 	}
-	for c := range int32(n) {
-		i := int(c)
-		if bwReq[c] {
-			countArcs(2*i, sink, 0)
-			continue
-		}
-		if isPrimal[c] {
-			countArcs(src, 2*i, 0)
-		}
-		if cut[c] {
-			countArcs(src, 2*i, 0)
-		}
-		if bwOut[c] {
-			countArcs(2*i+1, sink, 0)
-		}
-		countArcs(2*i, 2*i+1, 0)
-		users := p.usersOf(c)
-		net.start[2*i+2] += int32(len(users))
-		for _, u := range users {
-			net.start[2*int(u)+1]++
+	edges := func(placing bool, arc func(u, v int, c int64)) {
+		for c := range int32(n) {
+			if bwReq[c] {
+				continue
+			}
+			i := int(c)
+			if isPrimal[c] {
+				arc(src, 2*i, flowInf)
+			}
+			if cut[c] {
+				arc(src, 2*i, flowInf)
+			}
+			if toSink[c] {
+				arc(2*i+1, sink, flowInf)
+			}
+			w := int64(0) // the counting pass needs no weights
+			if placing {
+				w = weight(c)
+			}
+			arc(2*i, 2*i+1, w)
+			for _, u := range p.usersOf(c) {
+				if !bwReq[u] {
+					arc(2*i+1, 2*int(u), flowInf)
+				}
+			}
 		}
 	}
+	edges(false, countArcs)
 	net.prepareArcs()
-	for c := range int32(n) {
-		i := int(c)
-		if bwReq[c] {
-			net.place(2*i, sink, flowInf)
-			continue
-		}
-		if isPrimal[c] {
-			net.place(src, 2*i, flowInf)
-		}
-		if cut[c] {
-			net.place(src, 2*i, flowInf)
-		}
-		if bwOut[c] {
-			net.place(2*i+1, sink, flowInf)
-		}
-		net.place(2*i, 2*i+1, weight(c))
-		for _, u := range p.usersOf(c) {
-			net.place(2*i+1, 2*int(u), flowInf)
-		}
-	}
+	edges(true, net.place)
 	net.maxFlow(src, sink)
 	sinkSide := net.sinkSide(sink)
 	var saved []int32
