@@ -445,12 +445,20 @@ func (p *partitioner) minCutSaved() []int32 {
 		net.start[u+1]++
 		net.start[v+1]++
 	}
+	if p.fullNetwork {
+		for c := range bwReq {
+			toSink[c] = bwOut[c]
+		}
+	}
 	edges := func(placing bool, arc func(u, v int, c int64)) {
 		for c := range int32(n) {
+			i := int(c)
 			if bwReq[c] {
+				if p.fullNetwork {
+					arc(2*i, sink, flowInf)
+				}
 				continue
 			}
-			i := int(c)
 			if isPrimal[c] {
 				arc(src, 2*i, flowInf)
 			}
@@ -466,7 +474,7 @@ func (p *partitioner) minCutSaved() []int32 {
 			}
 			arc(2*i, 2*i+1, w)
 			for _, u := range p.usersOf(c) {
-				if !bwReq[u] {
+				if !bwReq[u] || p.fullNetwork {
 					arc(2*i+1, 2*int(u), flowInf)
 				}
 			}

@@ -125,6 +125,9 @@ type partitioner struct {
 	g *ir.Graph
 	j *Joint
 	n int // compact nodes
+	// fullNetwork builds min-cut's flow network exactly as AOTAutograd
+	// does, without merging the backward into the sink: the tests' oracle.
+	fullNetwork bool
 
 	node  []int32 // compact id → joint node id
 	canon []int32 // joint id → the joint id CSE merged it into (itself if kept)

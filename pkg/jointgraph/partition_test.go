@@ -1,7 +1,9 @@
 package jointgraph
 
 import (
+	"fmt"
 	"math/rand/v2"
+	"path/filepath"
 	"slices"
 	"testing"
 
@@ -204,6 +206,41 @@ func TestSynthGraphs(t *testing.T) {
 				if err := ir.Verify(pm, mode.String()); err != nil {
 					t.Fatalf("seed %d %s: %v", seed+1, mode, err)
 				}
+			}
+		}
+	}
+}
+
+// TestMinCutMergedSinkEqualsFullNetwork checks the min-cut's network, with
+// the backward merged into the sink, against AOTAutograd's construction
+// (every node split in two, the backward's joined to the sink): the same
+// saved values on the real models, the HOP graphs and synthetic graphs.
+func TestMinCutMergedSinkEqualsFullNetwork(t *testing.T) {
+	var mods []*ir.Module
+	var names []string
+	paths, _ := filepath.Glob("../../testdata/models/*.pb")
+	for _, p := range paths {
+		m, err := ir.Load(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		mods, names = append(mods, m), append(names, filepath.Base(p))
+	}
+	for seed := range uint64(3) {
+		mods = append(mods, synth.Generate(synth.Options{Nodes: 5000, Seed: seed + 1}))
+		names = append(names, fmt.Sprintf("synth seed %d", seed+1))
+	}
+	for i, m := range mods {
+		for _, unmask := range []bool{false, true} {
+			j, err := Build(m, Options{UnmaskNoneGradients: unmask})
+			if err != nil {
+				t.Fatalf("%s: %v", names[i], err)
+			}
+			merged := newPartitioner(j.Module.Root(), j, true).minCutSaved()
+			full := newPartitioner(j.Module.Root(), j, true)
+			full.fullNetwork = true
+			if want := full.minCutSaved(); !slices.Equal(merged, want) {
+				t.Errorf("%s (unmask %v): saved %v, the full network saves %v", names[i], unmask, merged, want)
 			}
 		}
 	}
