@@ -53,9 +53,6 @@ bench ./internal/benchmarks/ .
 echo
 echo "== joint and partition (pkg/jointgraph): synthetic graphs at 10k/100k/1M, the 11k-node stack"
 bench ./pkg/jointgraph/ 'Synth|JointMinCut'
-echo "  partition again without the collector (GOGC=off, 2 iterations, one count: the memory"
-echo "  is never freed), to separate the split's own cost from marking the large live graphs:"
-GOGC=off go test ./pkg/jointgraph/ -run='^$' -bench='PartitionSynth' -benchtime=2x -count=1 | tee -a "$out/go-bench.txt" | summarize | sed 's/^/  /'
 echo "  (raw output: $out/go-bench.txt)"
 
 echo

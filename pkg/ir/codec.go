@@ -87,13 +87,18 @@ func SniffEncoding(data []byte) Encoding {
 // decoder copies what it keeps into compact blocks and the mapping is
 // released before LoadFile returns, so nothing in the module refers to it.
 // Small files are read into a buffer the module's strings then share.
-// While it decodes a large file the garbage collector is paused (see
-// pauseGC): nearly everything decoding allocates is the module itself.
+// While it decodes a large binary file the garbage collector is paused
+// (see pauseGC): nearly everything that decoder allocates is the module
+// itself (the JSON and text decoders build protobuf objects first, and
+// collect as usual).
 func LoadFile(path string) (*Module, error) {
 	if data, unmap, ok := mapFile(path); ok {
 		defer unmap()
-		defer pauseGC()()
-		return decode(data, encodingOf(path, data), path, false)
+		enc := encodingOf(path, data)
+		if enc == Binary {
+			defer pauseGC()()
+		}
+		return decode(data, enc, path, false)
 	}
 	data, err := os.ReadFile(path)
 	if err != nil {
