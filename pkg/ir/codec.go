@@ -659,11 +659,11 @@ func Encode(m *Module, enc Encoding) ([]byte, error) {
 		if err != nil {
 			return nil, err
 		}
-		var compact, out bytes.Buffer
-		if err := json.Compact(&compact, raw); err != nil {
-			return nil, err
-		}
-		if err := json.Indent(&out, compact.Bytes(), "", "  "); err != nil {
+		// json.Indent also drops the insignificant whitespace protojson
+		// varies on purpose, so the bytes are stable without a Compact pass.
+		var out bytes.Buffer
+		out.Grow(len(raw) + len(raw)/2)
+		if err := json.Indent(&out, raw, "", "  "); err != nil {
 			return nil, err
 		}
 		out.WriteByte('\n')
