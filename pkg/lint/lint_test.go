@@ -235,6 +235,10 @@ func TestStructureRule(t *testing.T) {
 		`node has no op kind`:                                               lint.RuleMalformedNode,
 		`module has no root graph`:                                          lint.RuleMalformedNode,
 		`submodule 3 has an empty qualified name`:                           lint.RuleMalformedNode,
+		`subgraphs nest more than 1000 levels deep (this one is 1001 levels deep; 1 graphs are too deep)`: lint.RuleMalformedNode,
+		`tensor shape [2, -1] has a negative size -1`:                                                     lint.RuleBadShape,
+		`value[1]: the element count of tensor shape [4294967296, 4294967296] overflows int64`:            lint.RuleBadShape,
+		`attribute "w": tensor shape [-3] has a negative size -3`:                                         lint.RuleBadShape,
 	} {
 		if got := lint.StructureRule(ir.Problem{Msg: msg}); got != want {
 			t.Errorf("StructureRule(%q) = %s, want %s", msg, got, want)
@@ -261,6 +265,11 @@ func TestVerifyDefectsHaveRules(t *testing.T) {
 		{"missing call_module target", &ir.Module{Graphs: []*ir.Graph{graph("", ir.Node{Name: "m", Op: ir.OpCallModule, Target: "nope"})}}, lint.RuleMissingAttr},
 		{"empty submodule name", &ir.Module{Graphs: []*ir.Graph{graph(""), graph("")}}, lint.RuleMalformedNode},
 		{"no root graph", &ir.Module{}, lint.RuleMalformedNode},
+		{"negative size", &ir.Module{Graphs: []*ir.Graph{graph("", ir.Node{Name: "v", Op: ir.OpCallFunction, Target: "aten.relu.default",
+			Args: []ir.Arg{ir.NodeArg(0, "x")}, Val: &ir.Value{Kind: ir.ValTensor, Tensor: &ir.TensorMeta{Shape: []ir.Dim{{Val: 2}, {Val: -1}}}}})}}, lint.RuleBadShape},
+		{"overflowing attribute", &ir.Module{Graphs: []*ir.Graph{graph("")},
+			Attributes: []ir.Attribute{{Name: "w", Meta: ir.TensorMeta{Shape: []ir.Dim{{Val: 1 << 32}, {Val: 1 << 32}}}}}}, lint.RuleBadShape},
+		{"nesting", deepModule(ir.MaxNesting + 1), lint.RuleMalformedNode},
 	}
 	for _, tt := range tests {
 		err := ir.Verify(tt.m, "f.pb")
@@ -275,4 +284,25 @@ func TestVerifyDefectsHaveRules(t *testing.T) {
 			}
 		}
 	}
+}
+
+// deepModule is a root graph and a chain of subgraphs depth levels deep
+// (sub, sub.sub, ...), each reading the next with get_attr.
+func deepModule(depth int) *ir.Module {
+	m := &ir.Module{}
+	name := ""
+	for d := 0; d <= depth; d++ {
+		g := &ir.Graph{Name: name, Nodes: []ir.Node{{Name: "x", Op: ir.OpPlaceholder, Target: "x"}}}
+		if d < depth {
+			g.Nodes = append(g.Nodes, ir.Node{Name: "sub", Op: ir.OpGetAttr, Target: "sub"})
+		}
+		g.Nodes = append(g.Nodes, ir.Node{Name: "output", Op: ir.OpOutput, Target: "output", Args: []ir.Arg{ir.NodeArg(0, "x")}})
+		m.Graphs = append(m.Graphs, g)
+		if name == "" {
+			name = "sub"
+		} else {
+			name += ".sub"
+		}
+	}
+	return m
 }

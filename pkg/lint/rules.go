@@ -19,6 +19,7 @@ const (
 	RuleCycle         = "cycle"
 	RuleMissingAttr   = "missing-attr"
 	RuleMalformedNode = "malformed-node"
+	RuleBadShape      = "impossible-shape"
 	RuleBadSchema     = "bad-schema"
 )
 
@@ -96,7 +97,10 @@ var rules = []Rule{
 		Doc:   "A get_attr names no submodule or tensor attribute; a call_module names no submodule."},
 	{ID: RuleMalformedNode, Severity: analyze.Error, Category: "structure", Invalid: true,
 		Short: "malformed node, submodule or module",
-		Doc:   "A node with an empty name or no op kind, a submodule with an empty name, or a module without a root graph."},
+		Doc:   "A node with an empty name or no op kind, a submodule with an empty name, a module without a root graph, or subgraphs nested more than ir.MaxNesting (1000) levels deep (reported once, at the first such graph)."},
+	{ID: RuleBadShape, Severity: analyze.Error, Category: "structure", Invalid: true,
+		Short: "a tensor's recorded shape is impossible",
+		Doc:   "A negative size, or an element count that overflows int64, in a node's value or an attribute's metadata."},
 }
 
 // Rules returns every rule, in listing order.

@@ -24,6 +24,9 @@ var structureRules = []struct {
 	{prefix: "cycle through nodes", rule: RuleCycle},
 	{prefix: "get_attr target", rule: RuleMissingAttr},
 	{prefix: "call_module target", rule: RuleMissingAttr},
+	// Tensor checks come with a path ("value[1]: ", "attribute \"w\": ").
+	{contains: "has a negative size", rule: RuleBadShape},
+	{contains: "overflows int64", rule: RuleBadShape},
 }
 
 // StructureRule returns the rule id of a Verify problem; problems no rule
