@@ -130,3 +130,32 @@ submodules { qualified_name: "sub" graph {
 		}
 	}
 }
+
+// TestRunOnInvalidFiles runs every analyzer, beside the checks, on every
+// file of the bad and lint corpora: Run must come back (the analysis of an
+// invalid module is dropped, not waited on forever or let crash) with
+// exactly Load's verdict.
+func TestRunOnInvalidFiles(t *testing.T) {
+	var paths []string
+	for _, glob := range []string{"../../../testdata/bad/*.p*", "../../../testdata/lint/*.pbtxt"} {
+		p, _ := filepath.Glob(glob)
+		paths = append(paths, p...)
+	}
+	refused := 0
+	for _, p := range paths {
+		if strings.HasSuffix(p, ".want") {
+			continue
+		}
+		_, _, loadErr := validate.Load(p)
+		_, _, runErr := validate.Run(p, passes.All()...)
+		if (loadErr == nil) != (runErr == nil) || loadErr != nil && loadErr.Error() != runErr.Error() {
+			t.Errorf("%s: Run = %v, Load = %v", p, runErr, loadErr)
+		}
+		if loadErr != nil {
+			refused++
+		}
+	}
+	if refused < 20 {
+		t.Errorf("only %d of %d files refused: the corpora are not what this test expects", refused, len(paths))
+	}
+}
