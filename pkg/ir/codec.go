@@ -87,6 +87,9 @@ func SniffEncoding(data []byte) Encoding {
 // decoder copies what it keeps into compact blocks and the mapping is
 // released before LoadFile returns, so nothing in the module refers to it.
 // Small files are read into a buffer the module's strings then share.
+// (A mapped file that another process truncates while it is decoded makes
+// the process fault, as with any mapping: do not decode files being
+// rewritten in place — hopctl's own writes replace files by renaming.)
 // While it decodes a large binary file the garbage collector is paused
 // (see pauseGC): nearly everything that decoder allocates is the module
 // itself (the JSON and text decoders build protobuf objects first, and
