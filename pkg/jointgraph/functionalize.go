@@ -247,8 +247,7 @@ func reshapeLike(target string) bool {
 
 // mapArg maps a source argument to the functional graph.
 func (f *functional) mapArg(a ir.Arg) ir.Arg {
-	switch a.Kind {
-	case ir.ArgNode:
+	return mapRefs(a, &f.b.arena, func(a ir.Arg) ir.Arg {
 		if a.Ref < 0 {
 			return a
 		}
@@ -256,18 +255,7 @@ func (f *functional) mapArg(a ir.Arg) ir.Arg {
 			return f.b.ref(t.id)
 		}
 		return f.b.refArg(f.get(a.Ref))
-	case ir.ArgList, ir.ArgTuple, ir.ArgDict:
-		if !argHasRef(&a) {
-			return a // constants are shared, never modified in place
-		}
-		out := a
-		out.Elems = f.b.arena.alloc(len(a.Elems))
-		for i := range a.Elems {
-			out.Elems[i] = f.mapArg(a.Elems[i])
-		}
-		return out
-	}
-	return a
+	})
 }
 
 // mapArgs maps a node's arguments. When they map to themselves (the

@@ -454,24 +454,12 @@ func (j *jointBuilder) copyNode(n *ir.Node, name string) ir.NodeID {
 }
 
 func (j *jointBuilder) remap(a ir.Arg) ir.Arg {
-	switch a.Kind {
-	case ir.ArgNode:
+	return mapRefs(a, &j.b.arena, func(a ir.Arg) ir.Arg {
 		if a.Ref >= 0 && j.fmap[a.Ref] != ir.NoNode {
 			return j.b.ref(j.fmap[a.Ref])
 		}
 		return a
-	case ir.ArgList, ir.ArgTuple, ir.ArgDict:
-		if !argHasRef(&a) {
-			return a // constants are shared, never modified in place
-		}
-		out := a
-		out.Elems = j.b.arena.alloc(len(a.Elems))
-		for i := range a.Elems {
-			out.Elems[i] = j.remap(a.Elems[i])
-		}
-		return out
-	}
-	return a
+	})
 }
 
 func (j *jointBuilder) mapV(v V) V {

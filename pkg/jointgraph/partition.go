@@ -624,8 +624,7 @@ func (p *partitioner) prepare(sp *subgraphPlan) *emission {
 // remap returns a with its references renumbered for e (references CSE
 // merged also renamed).
 func (p *partitioner) remap(e *emission, a ir.Arg, arena *argArena) ir.Arg {
-	switch a.Kind {
-	case ir.ArgNode:
+	return mapRefs(a, arena, func(a ir.Arg) ir.Arg {
 		r := a.Ref
 		if r < 0 || int(r) >= len(p.canon) {
 			return a
@@ -636,18 +635,7 @@ func (p *partitioner) remap(e *emission, a ir.Arg, arena *argArena) ir.Arg {
 		}
 		a.Ref = ir.NodeID(e.m[p.cid[cr]])
 		return a
-	case ir.ArgList, ir.ArgTuple, ir.ArgDict:
-		if !argHasRef(&a) {
-			return a // constants are shared, never modified in place
-		}
-		out := a
-		out.Elems = arena.alloc(len(a.Elems))
-		for i := range a.Elems {
-			out.Elems[i] = p.remap(e, a.Elems[i], arena)
-		}
-		return out
-	}
-	return a
+	})
 }
 
 // fill copies e.live[lo:hi] into the new graph; fills of disjoint ranges
@@ -713,6 +701,27 @@ func (a *argArena) alloc(n int) []ir.Arg {
 	l := len(a.buf)
 	a.buf = a.buf[:l+n]
 	return a.buf[l : l+n : l+n]
+}
+
+// mapRefs returns a with every node reference replaced by ref(reference).
+// Lists, tuples and dicts that hold a reference are copied, their element
+// slices from arena; constant subtrees are shared, never modified in place.
+func mapRefs(a ir.Arg, arena *argArena, ref func(ir.Arg) ir.Arg) ir.Arg {
+	switch a.Kind {
+	case ir.ArgNode:
+		return ref(a)
+	case ir.ArgList, ir.ArgTuple, ir.ArgDict:
+		if !argHasRef(&a) {
+			return a
+		}
+		out := a
+		out.Elems = arena.alloc(len(a.Elems))
+		for i := range a.Elems {
+			out.Elems[i] = mapRefs(a.Elems[i], arena, ref)
+		}
+		return out
+	}
+	return a
 }
 
 func argHasRef(a *ir.Arg) bool {
