@@ -559,22 +559,21 @@ func (d *wireDecoder) nodeFields(b []byte, n *Node, op *int32) error {
 			n.Kwargs = append(n.Kwargs, Kwarg{Value: Arg{Kind: argUnset}})
 			err = d.kwarg(f.body, &n.Kwargs[len(n.Kwargs)-1])
 		case f.num == 6 && isBytes(f):
-			switch v, ok := d.vals[string(f.body)]; {
-			case n.Val == nil && ok:
+			if n.Val != nil {
+				// A second val field merges into the first: unshare it.
+				if shared {
+					n.Val, shared = n.Val.Clone(), false
+				}
+				err = d.value(f.body, n.Val)
+			} else if v, ok := d.vals[string(f.body)]; ok {
 				n.Val, shared = v, true
-			case n.Val == nil:
+			} else {
 				n.Val = &Value{}
 				err = d.value(f.body, n.Val)
 				if err == nil && len(d.vals) < maxSharedValues {
 					d.vals[string(f.body)] = n.Val
 					shared = true
 				}
-			default:
-				if shared {
-					// A second val field merges into the first: unshare it.
-					n.Val, shared = n.Val.Clone(), false
-				}
-				err = d.value(f.body, n.Val)
 			}
 		case f.num == 7 && isBytes(f):
 			if n.Meta == nil {
