@@ -1,18 +1,59 @@
 #!/usr/bin/env bash
-# Installs what hopctl's tests and demo need on a fresh Debian machine with Go:
-# Debian's torch 1.13 (under /usr/bin/python3), torchvision and protobuf for
-# the Python bridge, and the Go modules. Idempotent: skips what is present.
+# Installs everything hopctl's tests and demo need on a fresh Debian machine
+# that has only Go, Node and apt, then checks that it is all usable and fails
+# loudly if not. Idempotent: skips what is present. CI (.ci/run) runs it
+# through `make test`; nothing may be installed by hand instead.
+#
+#  1. The host: Debian's torch 1.13 (under /usr/bin/python3) with torchvision,
+#     protobuf, numpy and networkx (functorch's min-cut partitioner, the
+#     oracle of python/tests/test_joint.py, imports networkx).
+#  2. Two chroots with real torch 2.x, built by scripts/chroot.sh with
+#     mmdebstrap from the same Debian mirror: trixie (torch 2.6) and sid
+#     (torch 2.14). They live in $HOPCTL_CHROOTS (default
+#     /var/cache/hopctl/chroots), outside the repo. HOPCTL_NO_CHROOTS=1 skips
+#     them (the 2.x parts of `make test` then say they were skipped).
+#  3. The Go modules.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
+SUDO=""
+[ "$(id -u)" = 0 ] || SUDO=sudo
+updated=0
+apt_install() {
+  if [ $updated = 0 ]; then $SUDO apt-get update -qq; updated=1; fi
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq -o=Dpkg::Use-Pty=0 --no-install-recommends "$@" >/dev/null
+}
+
+# Every Python module any test imports on the host, with the Debian package
+# that provides it.
+host_modules=(torch:python3-torch torchvision:python3-torchvision
+  google.protobuf:python3-protobuf numpy:python3-numpy networkx:python3-networkx)
 need=()
-/usr/bin/python3 -c 'import torch' 2>/dev/null || need+=(python3-torch)
-/usr/bin/python3 -c 'import torchvision' 2>/dev/null || need+=(python3-torchvision)
-/usr/bin/python3 -c 'import google.protobuf' 2>/dev/null || need+=(python3-protobuf)
-if [ ${#need[@]} -gt 0 ]; then
-  SUDO=""
-  [ "$(id -u)" = 0 ] || SUDO=sudo
-  $SUDO apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${need[@]}"
+for mp in "${host_modules[@]}"; do
+  /usr/bin/python3 -c "import ${mp%%:*}" 2>/dev/null || need+=("${mp#*:}")
+done
+command -v mmdebstrap >/dev/null || need+=(mmdebstrap)
+if [ ${#need[@]} -gt 0 ]; then apt_install "${need[@]}"; fi
+
+# Check, after installing, that every module imports: a missing one fails
+# here, loudly, not as errors deep in the test run.
+missing=()
+for mp in "${host_modules[@]}"; do
+  /usr/bin/python3 -c "import ${mp%%:*}" 2>/dev/null || missing+=("${mp%%:*}")
+done
+# functorch's min-cut partitioner is what test_joint.py compares against.
+/usr/bin/python3 -c 'from functorch.compile import min_cut_rematerialization_partition' 2>/dev/null \
+  || missing+=(functorch.compile)
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "install-deps.sh: after installing, /usr/bin/python3 cannot import: ${missing[*]}" >&2
+  exit 1
 fi
+echo "install-deps.sh: host torch $(/usr/bin/python3 -c 'import torch; print(torch.__version__)')"
+
+if [ "${HOPCTL_NO_CHROOTS:-0}" != 1 ]; then
+  for v in 2.6 2.14; do
+    scripts/chroot.sh build "$v"
+  done
+fi
+
 go mod download
