@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"sort"
 
+	"github.com/hopctl/hopctl/pkg/hop"
 	"github.com/hopctl/hopctl/pkg/ir"
 	"github.com/hopctl/hopctl/pkg/opschema"
 	"gonum.org/v1/gonum/graph"
@@ -114,10 +115,11 @@ type Pass struct {
 // nil, from an index built once per Run (Module.Graph scans the list).
 func (p *Pass) Subgraph(qualname string) *ir.Graph { return p.graphs[qualname] }
 
-// DecodeHOP is analyze.DecodeHOP for a node of this pass's graph, with
-// subgraphs found through the run's index.
-func (p *Pass) DecodeHOP(id ir.NodeID) (*HOPCall, error) {
-	return decodeHOP(p.Subgraph, p.Graph, id)
+// DecodeHOP decodes a HOP call node of this pass's graph by the
+// registry's convention table (hop.Decode), with subgraphs found through
+// the run's index.
+func (p *Pass) DecodeHOP(id ir.NodeID) (*hop.Call, error) {
+	return hop.Decode(p.Schemas, p.Subgraph, p.Graph, id)
 }
 
 // DefUse returns the graph's def-use index, built on first use and shared

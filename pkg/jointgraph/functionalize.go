@@ -305,7 +305,7 @@ func (f *functional) call(id ir.NodeID) error {
 		return f.getitem(id)
 	}
 	info := f.ops.get(nd.Target)
-	if strings.HasPrefix(nd.Target, "higher_order.") {
+	if opschema.IsHOPTarget(nd.Target) {
 		// HOPs must not mutate or alias their operands (hopctl analyze checks
 		// that); they are copied as they are.
 		if info.hop == nil {

@@ -318,7 +318,7 @@ func (j *jointBuilder) build(src *ir.Module) (*Joint, error) {
 		if n.Op == ir.OpPlaceholder || epi[ir.NodeID(i)] {
 			continue
 		}
-		if n.Target == "higher_order.scan" && j.rg[i] {
+		if n.Target == scanTarget && j.rg[i] {
 			id, err := j.augmentScan(n)
 			if err != nil {
 				return nil, nodeError(j.file, fg, ir.NodeID(i), err.Error())

@@ -2,7 +2,6 @@ package jointgraph
 
 import (
 	"fmt"
-	"strings"
 
 	"github.com/hopctl/hopctl/pkg/ir"
 	"github.com/hopctl/hopctl/pkg/opschema"
@@ -48,9 +47,7 @@ func (c *opCache) get(target string) *opInfo {
 		in.muts = s.MutatedArguments()
 		in.isView = s.IsView()
 	}
-	if strings.HasPrefix(target, "higher_order.") {
-		in.hop, _ = lookupHOPRule(target)
-	}
+	in.hop, _ = lookupHOPRule(c.reg, target)
 	in.rule, _ = LookupRule(target)
 	in.nonDiff = IsNonDifferentiable(target)
 	if in.rule != nil && in.schema != nil {

@@ -2,7 +2,7 @@
 // structure ir.Verify checks: its schema table parses, every call of an op
 // with a schema fits it (arity, keyword names, argument kinds, as package
 // schemacheck judges), and every HOP call matches its subgraphs (as
-// analyze.CheckCall judges). A file that fails cannot have come from
+// hop.CheckCall judges). A file that fails cannot have come from
 // tracing a torch program and cannot be analysed soundly — the alias
 // analysis binds arguments by schema and walks into subgraphs by operand
 // position — so it is invalid input (exit code 3), not a finding.
@@ -19,6 +19,7 @@ import (
 	"github.com/hopctl/hopctl/pkg/analyze"
 	"github.com/hopctl/hopctl/pkg/analyze/passes/alias"
 	"github.com/hopctl/hopctl/pkg/analyze/passes/schemacheck"
+	"github.com/hopctl/hopctl/pkg/hop"
 	"github.com/hopctl/hopctl/pkg/ir"
 	"github.com/hopctl/hopctl/pkg/opschema"
 )
@@ -109,7 +110,7 @@ func Check(m *ir.Module, file string, reg *opschema.Registry) error {
 	}
 	for _, g := range m.Graphs {
 		for i := range g.Nodes {
-			if err := analyze.CheckCall(m, g, ir.NodeID(i)); err != nil {
+			if err := hop.CheckCall(reg, m, g, ir.NodeID(i)); err != nil {
 				add(g.Name, g.Nodes[i].Name, tagged(err.Error(), alias.RuleBadHOPCall))
 			}
 		}

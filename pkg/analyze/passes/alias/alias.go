@@ -24,6 +24,7 @@ import (
 
 	"github.com/hopctl/hopctl/pkg/analyze"
 	"github.com/hopctl/hopctl/pkg/ir"
+	"github.com/hopctl/hopctl/pkg/opschema"
 )
 
 // Rule ids of the findings this analyzer reports.
@@ -456,7 +457,7 @@ func (st *state) node(id ir.NodeID) error {
 		case n.Target == "_operator.getitem":
 			st.getitem(id)
 			return nil
-		case analyze.IsHOP(n.Target):
+		case opschema.IsHOPTarget(n.Target):
 			return st.hop(id)
 		case strings.HasPrefix(n.Target, "_operator.") || strings.HasPrefix(n.Target, "builtins.") || strings.HasPrefix(n.Target, "math."):
 			// Python scalar arithmetic on SymInts: no tensors involved.

@@ -5,6 +5,7 @@ import (
 	"slices"
 
 	"github.com/hopctl/hopctl/pkg/analyze"
+	"github.com/hopctl/hopctl/pkg/hop"
 	"github.com/hopctl/hopctl/pkg/ir"
 	"github.com/hopctl/hopctl/pkg/opschema"
 )
@@ -170,14 +171,15 @@ func conditionHolds(s *opschema.Schema, bound []*ir.Arg, j int) bool {
 
 // withEffects analyses with_effects(token, op, *args, **kwargs), whose
 // result is (new_token, *op_results).
-func (st *state) withEffects(id ir.NodeID) error {
+func (st *state) withEffects(id ir.NodeID, h *opschema.HOP) error {
 	n := &st.g.Nodes[id]
-	if len(n.Args) < 2 || n.Args[1].Kind != ir.ArgOp {
-		st.pass.Report(badCall(n, "with_effects call: argument 1 must be the op"))
+	if err := hop.CheckOpArg(h, n); err != nil {
+		st.pass.Report(badCall(n, err.Error()))
 		st.vals[id] = st.freshFor(n.Val)
 		return nil
 	}
-	target := n.Args[1].S
+	opArg := h.ArgIndex(h.Op)
+	target := n.Args[opArg].S
 	info, ok := st.lookup(target)
 	if !ok {
 		st.unknown(id, fmt.Sprintf("no schema for %s (called through with_effects): its aliasing and writes are unknown", target))
@@ -189,7 +191,7 @@ func (st *state) withEffects(id ir.NodeID) error {
 		rv = &n.Val.Elems[1]
 	}
 	s := info.schema
-	res := st.applySchema(id, info, n.Args[2:], n.Kwargs, rv)
+	res := st.applySchema(id, info, n.Args[opArg+1:], n.Kwargs, rv)
 	v := aval{seq: true, elems: []aval{st.one(st.newStorage())}}
 	if res.seq && len(s.Returns) > 1 {
 		v.elems = append(v.elems, res.elems...)
