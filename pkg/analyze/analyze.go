@@ -83,10 +83,30 @@ type Provenance struct {
 	StackTrace string
 }
 
+// Rule documents one kind of finding: its stable id, default severity and
+// what it checks. Each analyzer lists the rules of the findings it reports
+// (Analyzer.Rules); hopctl lint's rule table is assembled from them.
+type Rule struct {
+	ID       string
+	Severity Severity
+	// Category groups rules in listings: "hop", "schema", "structure".
+	Category string
+	Short    string // one line
+	Doc      string // a paragraph
+	// Invalid marks rules whose findings mean the file is invalid input
+	// (exit 3): structure defects, a schema table that does not parse,
+	// calls that do not fit their schemas or subgraphs. Every command
+	// refuses such files (package validate); lint reports why, rule by
+	// rule.
+	Invalid bool
+}
+
 // Analyzer describes one analysis.
 type Analyzer struct {
-	Name     string
-	Doc      string
+	Name string
+	Doc  string
+	// Rules are the rules of the findings the analyzer reports.
+	Rules    []Rule
 	Requires []*Analyzer
 	// Run analyses pass.Graph and returns its result, which later analyzers of
 	// the same graph read from Pass.ResultOf and callers read through
@@ -214,9 +234,9 @@ func Run(m *ir.Module, file string, reg *opschema.Registry, analyzers ...*Analyz
 				Callee:   func(q string) any { return results[q] },
 				report:   func(f Finding) { res.Findings = append(res.Findings, f) },
 			}
-			r, err := a.Run(pass)
+			r, err := runAnalyzer(a, pass)
 			if err != nil {
-				return nil, fmt.Errorf("%s: analyzer %s: %w", ir.InGraph(file, g.Name), a.Name, err)
+				return nil, err
 			}
 			local[a] = r
 			results[g.Name] = r
@@ -224,6 +244,22 @@ func Run(m *ir.Module, file string, reg *opschema.Registry, analyzers ...*Analyz
 	}
 	SortFindings(m, res.Findings)
 	return res, nil
+}
+
+// runAnalyzer runs one analyzer on one graph. An error it returns names the
+// graph and the analyzer; a panic is a bug of the analyzer, returned as an
+// *ir.InternalError with the analyzer as its phase and the graph.
+func runAnalyzer(a *Analyzer, pass *Pass) (r any, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			r, err = nil, ir.Panicked("analyzer "+a.Name, ir.InGraph(pass.File, pass.Graph.Name), p)
+		}
+	}()
+	r, err = a.Run(pass)
+	if err != nil {
+		return nil, fmt.Errorf("%s: analyzer %s: %w", ir.InGraph(pass.File, pass.Graph.Name), a.Name, err)
+	}
+	return r, nil
 }
 
 // SortFindings orders findings by graph file order, node order, rule and

@@ -154,18 +154,17 @@ func Build(m *ir.Module, opts Options) (j *Joint, err error) {
 	if len(m.Graphs) == 0 {
 		return nil, &Error{Loc: ir.Location{File: opts.File}, Msg: "module has no root graph"}
 	}
-	// A malformed graph (arguments that do not fit the op, shapes that do
-	// not fit the arguments) must not crash hopctl: a failure inside a pass
-	// becomes an input error at the node being processed.
+	// Build expects a valid module (package validate): what it cannot
+	// handle in one it reports as an *Error. A panic is a bug of hopctl: it
+	// becomes an *ir.InternalError at the node being processed.
 	var at *ir.Node
 	defer func() {
 		if r := recover(); r != nil {
 			loc := ir.InGraph(opts.File, "")
-			e := &Error{Loc: loc, Msg: fmt.Sprintf("cannot build the joint graph: %v", r)}
 			if at != nil {
-				e.Loc.Node, e.Op = at.Name, at.Target
+				loc.Node = at.Name
 			}
-			j, err = nil, e
+			j, err = nil, ir.Panicked("joint", loc, r)
 		}
 	}()
 	return buildJoint(m, opts, &at)
@@ -633,7 +632,7 @@ func (j *jointBuilder) apply(id ir.NodeID, grads []V) (err error) {
 			if rf, ok := r.(ruleFailure); ok {
 				err = nodeError(j.file, g, id, fmt.Sprintf("derivative of %s: %s", n.Target, rf.msg))
 			} else {
-				err = nodeError(j.file, g, id, fmt.Sprintf("derivative of %s: the node's arguments do not fit the op (%v)", n.Target, r))
+				err = ir.Panicked("derivative of "+n.Target, ir.At(j.file, g.Name, n.Name), r)
 			}
 		}
 	}()

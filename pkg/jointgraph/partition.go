@@ -80,7 +80,7 @@ func (p *Partition) TotalBytes() int64 {
 func Split(j *Joint, mode PartitionMode) (p *Partition, err error) {
 	defer func() {
 		if r := recover(); r != nil {
-			p, err = nil, &Error{Msg: fmt.Sprintf("cannot partition the joint graph: %v", r)}
+			p, err = nil, ir.Panicked("partition", ir.Location{File: j.File}, r)
 		}
 		if e, ok := err.(*Error); ok && e.Loc.File == "" {
 			e.Loc.File = j.File

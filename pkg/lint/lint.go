@@ -39,7 +39,8 @@ type FileResult struct {
 	// Suppressed counts the findings a suppression hid.
 	Suppressed int
 	// Err is set when the file could not be read or decoded (an
-	// ir.InputError); there are no findings then.
+	// ir.InputError), or checking it hit a bug of hopctl (an
+	// *ir.InternalError); there are no findings then.
 	Err error
 	// Invalid is set when the file is invalid input: it has a finding of
 	// a rule marked Invalid (it failed Verify, its schema table does not
@@ -71,9 +72,7 @@ func Run(paths []string, opts Options) []FileResult {
 		go func() {
 			defer wg.Done()
 			for i := range next {
-				r := File(paths[i])
-				r.suppress(opts.Suppress)
-				out[i] = r
+				out[i] = checkFile(paths[i], opts.Suppress)
 			}
 		}()
 	}
@@ -83,6 +82,20 @@ func Run(paths []string, opts Options) []FileResult {
 	close(next)
 	wg.Wait()
 	return out
+}
+
+// checkFile checks one file on a worker goroutine, where a panic cannot
+// reach hopctl's top level: it becomes the file's error, an
+// *ir.InternalError.
+func checkFile(p string, supp []Suppression) (r FileResult) {
+	defer func() {
+		if v := recover(); v != nil {
+			r = FileResult{Path: p, Err: ir.Panicked("lint", ir.Location{File: p}, v)}
+		}
+	}()
+	r = File(p)
+	r.suppress(supp)
+	return r
 }
 
 // File checks one file, without suppressions.
@@ -119,7 +132,12 @@ func Module(m *ir.Module, p string) FileResult {
 		return r
 	}
 	res, err := analyze.Run(m, p, reg, passes.All()...)
-	if err != nil {
+	var bug *ir.InternalError
+	switch {
+	case errors.As(err, &bug):
+		r.Err = bug
+		return r
+	case err != nil:
 		r.Err = &AnalysisError{File: p, Err: err}
 		return r
 	}

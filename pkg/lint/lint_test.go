@@ -9,6 +9,7 @@ import (
 
 	"github.com/hopctl/hopctl/pkg/analyze"
 	"github.com/hopctl/hopctl/pkg/analyze/analysistest"
+	"github.com/hopctl/hopctl/pkg/analyze/passes"
 	"github.com/hopctl/hopctl/pkg/ir"
 	"github.com/hopctl/hopctl/pkg/lint"
 )
@@ -305,4 +306,37 @@ func deepModule(depth int) *ir.Module {
 		}
 	}
 	return m
+}
+
+// TestRulesAssembledFromAnalyzers: the rule table is every analyzer's
+// rules plus lint's own, each id once, in listing order (by category,
+// invalid-input rules after the others within one).
+func TestRulesAssembledFromAnalyzers(t *testing.T) {
+	seen := map[string]bool{}
+	for _, r := range lint.Rules() {
+		if seen[r.ID] {
+			t.Errorf("rule %s listed twice", r.ID)
+		}
+		seen[r.ID] = true
+		if r.Short == "" || r.Doc == "" || r.Category == "" {
+			t.Errorf("rule %s is not documented: %+v", r.ID, r)
+		}
+	}
+	for _, a := range passes.All() {
+		if len(a.Rules) == 0 {
+			t.Errorf("analyzer %s declares no rules", a.Name)
+		}
+		for _, r := range a.Rules {
+			if got, ok := lint.LookupRule(r.ID); !ok || got != r {
+				t.Errorf("analyzer %s's rule %s is not in lint's table as declared: %+v", a.Name, r.ID, got)
+			}
+		}
+	}
+	rules := lint.Rules()
+	for i := 1; i < len(rules); i++ {
+		a, b := rules[i-1], rules[i]
+		if a.Category == b.Category && a.Invalid && !b.Invalid {
+			t.Errorf("%s (invalid input) listed before %s", a.ID, b.ID)
+		}
+	}
 }

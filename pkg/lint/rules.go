@@ -1,11 +1,11 @@
 package lint
 
 import (
+	"cmp"
+	"slices"
+
 	"github.com/hopctl/hopctl/pkg/analyze"
-	"github.com/hopctl/hopctl/pkg/analyze/passes/alias"
-	"github.com/hopctl/hopctl/pkg/analyze/passes/hopargs"
-	"github.com/hopctl/hopctl/pkg/analyze/passes/hopmeta"
-	"github.com/hopctl/hopctl/pkg/analyze/passes/schemacheck"
+	"github.com/hopctl/hopctl/pkg/analyze/passes"
 )
 
 // Rule ids of the graph-structure rules (ir.Verify's defects) and of the
@@ -23,54 +23,43 @@ const (
 	RuleBadSchema     = "bad-schema"
 )
 
-// Rule documents one rule: its stable id, default severity and what it
-// checks.
-type Rule struct {
-	ID       string
-	Severity analyze.Severity
-	// Category groups rules in listings: "hop", "schema", "structure".
-	Category string
-	Short    string // one line
-	Doc      string // a paragraph
-	// Invalid marks rules whose findings mean the file is invalid input
-	// (lint exits 3): structure defects (the other checks do not run), a
-	// schema table that does not parse, calls that do not fit their schemas
-	// or subgraphs. Every command refuses such files (package validate);
-	// lint reports why, rule by rule.
-	Invalid bool
+// Rule documents one rule (see analyze.Rule).
+type Rule = analyze.Rule
+
+// rules is the rule table, in listing order: every analyzer's rules
+// (passes.All) and lint's own, assembled by assemble.
+var rules = assemble(ownRules)
+
+// categories orders the rules' categories in listings.
+var categories = []string{"hop", "schema", "structure"}
+
+// assemble returns the analyzers' rules and own in listing order: by
+// category, then rules whose findings are findings before those that make
+// a file invalid, then in the order of the analyzers and of own.
+func assemble(own []Rule) []Rule {
+	var out []Rule
+	for _, a := range passes.All() {
+		out = append(out, a.Rules...)
+	}
+	out = append(out, own...)
+	slices.SortStableFunc(out, func(a, b Rule) int {
+		if c := cmp.Compare(slices.Index(categories, a.Category), slices.Index(categories, b.Category)); c != 0 {
+			return c
+		}
+		if a.Invalid != b.Invalid {
+			if a.Invalid {
+				return 1
+			}
+			return -1
+		}
+		return 0
+	})
+	return out
 }
 
-// rules is the rule table, in listing order.
-var rules = []Rule{
-	{ID: alias.RuleHOPMutation, Severity: analyze.Error, Category: "hop",
-		Short: "a HOP subgraph mutates one of its inputs",
-		Doc: "A cond branch, while_loop cond_fn/body_fn, scan or associative_scan combine_fn, map body or flex_attention score_mod/mask_mod " +
-			"writes one of its inputs (directly, through a view, or inside a nested HOP). PyTorch rejects this at functionalization " +
-			"(\"<name> might be modifying the input!\"). The finding names the input, the views, the writing node and the path through nested subgraphs."},
-	{ID: alias.RuleHOPAlias, Severity: analyze.Error, Category: "hop",
-		Short: "a HOP subgraph aliases its inputs or outputs",
-		Doc: "A HOP subgraph returns one of its inputs or a view of it, returns the same storage twice, or is called with two operands " +
-			"that share a storage. PyTorch rejects this (\"<name> might be aliasing the input or the output!\")."},
-	{ID: hopmeta.RuleMetaMismatch, Severity: analyze.Error, Category: "hop",
-		Short: "HOP carried values change metadata (check_meta_consistency)",
-		Doc: "while_loop carried_inputs vs body_output, scan init vs carry, associative_scan first slices vs combine_fn outputs differ in " +
-			"count, shape, dtype, stride, quantization or device, compared as PyTorch's check_meta_consistency does; every difference is listed."},
-	{ID: hopargs.RuleArgType, Severity: analyze.Error, Category: "hop",
-		Short: "HOP operand of a type PyTorch rejects (validate_subgraph_args_types)",
-		Doc: "cond operands, while_loop carried and additional inputs, scan/associative_scan additional inputs and flex_attention buffers " +
-			"may only be Tensor, int or SymInt (invoke_subgraph also allows Generator and script objects)."},
-	{ID: alias.RuleBadHOPCall, Severity: analyze.Error, Category: "hop", Invalid: true,
-		Short: "malformed HOP call",
-		Doc:   "A HOP call whose subgraph arguments are not get_attr nodes of existing subgraphs, whose operand lists are not lists, or whose subgraph takes a different number of inputs than the call passes. The file is invalid input."},
-	{ID: alias.RuleUnknownOp, Severity: analyze.Warning, Category: "schema",
-		Short: "op with no schema: its aliasing and writes are unknown",
-		Doc:   "No schema for the call target in the file's schema table, the built-in ATen table or the HOP definitions; the alias analysis treats its result as fresh and cannot see writes."},
-	{ID: schemacheck.RuleArity, Severity: analyze.Error, Category: "schema", Invalid: true,
-		Short: "call does not fit the op's schema (arity, keyword names)",
-		Doc:   "Too many positional arguments, an unknown keyword argument, an argument given twice, or a required argument missing. The file is invalid input."},
-	{ID: schemacheck.RuleArgType, Severity: analyze.Error, Category: "schema", Invalid: true,
-		Short: "argument of an obviously wrong kind for its schema type",
-		Doc:   "A list, string, dtype or None where a Tensor is expected, a tensor or list where an int is expected, and so on. Python scalars passed to Tensor parameters (wrapped numbers, as make_fx records aten.add.Tensor(x, 1)) are accepted. The file is invalid input."},
+// ownRules are the rules of the findings lint makes itself: the schema
+// table (bad-schema) and ir.Verify's defects.
+var ownRules = []Rule{
 	{ID: RuleBadSchema, Severity: analyze.Error, Category: "schema", Invalid: true,
 		Short: "the file's schema table has an entry that does not parse",
 		Doc:   "An entry of the file's op schema table does not parse, names a different op than its schema, or repeats an op with a different schema. The file is invalid input; the other checks run without that entry."},

@@ -164,7 +164,9 @@ func jointRun(opts *Options) error {
 		}
 		wg.Go(func() {
 			if err := ir.Verify(m, path); err != nil {
-				o.err = fmt.Errorf("internal error: the graph for %s does not verify:\n%w", path, err)
+				// hopctl built a graph that is not valid: a bug, not bad input.
+				o.err = &ir.InternalError{Phase: "verify output", Loc: ir.Location{File: path},
+					Err: fmt.Errorf("the graph hopctl built does not verify:\n%w", err)}
 				return
 			}
 			var err error

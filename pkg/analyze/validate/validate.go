@@ -12,8 +12,8 @@
 package validate
 
 import (
+	"errors"
 	"fmt"
-	"runtime/debug"
 	"strings"
 
 	"github.com/hopctl/hopctl/pkg/analyze"
@@ -44,37 +44,31 @@ func Load(path string) (*ir.Module, *opschema.Registry, error) {
 // run at the same time, on two cores (on a 1M-node graph they took 0.3 s
 // and 0.5 s of a 1.8 s job one after the other). When the checks refuse
 // the file, Run returns their error as Load does and drops whatever the
-// analysis made of the invalid module — including a panic, as the
-// analyzers are only required to handle valid input. A panic on a file
-// the checks accept is a bug and is raised again.
+// analysis made of the invalid module — including an *ir.InternalError
+// (a panic), as the analyzers are only required to handle valid input. On
+// a file the checks accept, an internal error is returned as it is.
 func Run(path string, analyzers ...*analyze.Analyzer) (*ir.Module, *analyze.Result, error) {
 	m, reg, err := loadUnchecked(path)
 	if err != nil {
 		return nil, nil, err
 	}
 	var (
-		res      *analyze.Result
-		runErr   error
-		panicked any
-		stack    []byte
+		res    *analyze.Result
+		runErr error
 	)
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		defer func() {
-			if panicked = recover(); panicked != nil {
-				stack = debug.Stack()
-			}
-		}()
 		res, runErr = analyze.Run(m, path, reg, analyzers...)
 	}()
 	checkErr := Check(m, path, reg)
 	<-done
+	var bug *ir.InternalError
 	switch {
 	case checkErr != nil:
 		return nil, nil, checkErr
-	case panicked != nil:
-		panic(fmt.Sprintf("%v\n\nanalysis goroutine:\n%s", panicked, stack))
+	case errors.As(runErr, &bug):
+		return nil, nil, bug
 	case runErr != nil:
 		return nil, nil, &ir.DecodeError{Loc: ir.Location{File: path}, Err: runErr}
 	}

@@ -2,7 +2,6 @@ package validate_test
 
 import (
 	"errors"
-	"fmt"
 	"path/filepath"
 	"reflect"
 	"strings"
@@ -85,21 +84,18 @@ func TestRunEqualsLoadThenAnalyze(t *testing.T) {
 	}
 }
 
-// TestRunRaisesPanicsOnValidFiles: an analyzer that panics on a valid
-// file is a bug, and Run must not hide it.
-func TestRunRaisesPanicsOnValidFiles(t *testing.T) {
-	defer func() {
-		p := recover()
-		if p == nil || !strings.Contains(fmt.Sprint(p), "panicky analyzer") {
-			t.Errorf("recovered %v, want the analyzer's panic", p)
-		}
-	}()
-	validate.Run("../../../testdata/models/mlp.pb", panicky)
-	t.Error("Run returned")
+// TestRunReportsPanicsOnValidFiles: an analyzer that panics on a valid
+// file is a bug, and Run must not hide it: it returns an internal error
+// (exit 4) naming the analyzer and the graph, not an input error.
+func TestRunReportsPanicsOnValidFiles(t *testing.T) {
+	_, _, err := validate.Run("../../../testdata/models/mlp.pb", panicky)
+	var bug *ir.InternalError
+	if !errors.As(err, &bug) || bug.Phase != "analyzer panicky" || !bug.Loc.HasGraph || len(bug.Stack) == 0 ||
+		!strings.Contains(err.Error(), "panicky analyzer") {
+		t.Fatalf("Run = %v, want an internal error of the panicky analyzer", err)
+	}
 }
 
-// TestCallModuleAndWithEffects checks the calls validate judges besides
-// HOPs with subgraphs.
 func TestCallModuleAndWithEffects(t *testing.T) {
 	src := `format_version { major: 1 }
 graph {

@@ -39,7 +39,24 @@ const (
 var Analyzer = &analyze.Analyzer{
 	Name: "alias",
 	Doc:  "inputs a graph mutates, input/output aliasing, and HOP alias/mutation restrictions",
-	Run:  run,
+	Rules: []analyze.Rule{
+		{ID: RuleHOPMutation, Severity: analyze.Error, Category: "hop",
+			Short: "a HOP subgraph mutates one of its inputs",
+			Doc: "A cond branch, while_loop cond_fn/body_fn, scan or associative_scan combine_fn, map body or flex_attention score_mod/mask_mod " +
+				"writes one of its inputs (directly, through a view, or inside a nested HOP). PyTorch rejects this at functionalization " +
+				"(\"<name> might be modifying the input!\"). The finding names the input, the views, the writing node and the path through nested subgraphs."},
+		{ID: RuleHOPAlias, Severity: analyze.Error, Category: "hop",
+			Short: "a HOP subgraph aliases its inputs or outputs",
+			Doc: "A HOP subgraph returns one of its inputs or a view of it, returns the same storage twice, or is called with two operands " +
+				"that share a storage. PyTorch rejects this (\"<name> might be aliasing the input or the output!\")."},
+		{ID: RuleBadHOPCall, Severity: analyze.Error, Category: "hop", Invalid: true,
+			Short: "malformed HOP call",
+			Doc:   "A HOP call whose subgraph arguments are not get_attr nodes of existing subgraphs, whose operand lists are not lists, or whose subgraph takes a different number of inputs than the call passes. The file is invalid input."},
+		{ID: RuleUnknownOp, Severity: analyze.Warning, Category: "schema",
+			Short: "op with no schema: its aliasing and writes are unknown",
+			Doc:   "No schema for the call target in the file's schema table, the built-in ATen table or the HOP definitions; the alias analysis treats its result as fresh and cannot see writes."},
+	},
+	Run: run,
 }
 
 // Pair maps an input or output index to another.

@@ -30,7 +30,13 @@ const RuleArgType = "hop-arg-type"
 var Analyzer = &analyze.Analyzer{
 	Name: "hopargs",
 	Doc:  "HOP operands of types PyTorch rejects (validate_subgraph_args_types: only Tensor, int, SymInt)",
-	Run:  run,
+	Rules: []analyze.Rule{
+		{ID: RuleArgType, Severity: analyze.Error, Category: "hop",
+			Short: "HOP operand of a type PyTorch rejects (validate_subgraph_args_types)",
+			Doc: "cond operands, while_loop carried and additional inputs, scan/associative_scan additional inputs and flex_attention buffers " +
+				"may only be Tensor, int or SymInt (invoke_subgraph also allows Generator and script objects)."},
+	},
+	Run: run,
 }
 
 // operand is one checked element.

@@ -48,7 +48,13 @@ const RuleMetaMismatch = "hop-meta-mismatch"
 var Analyzer = &analyze.Analyzer{
 	Name: "hopmeta",
 	Doc:  "HOP call sites whose carried values change metadata (PyTorch's check_meta_consistency)",
-	Run:  run,
+	Rules: []analyze.Rule{
+		{ID: RuleMetaMismatch, Severity: analyze.Error, Category: "hop",
+			Short: "HOP carried values change metadata (check_meta_consistency)",
+			Doc: "while_loop carried_inputs vs body_output, scan init vs carry, associative_scan first slices vs combine_fn outputs differ in " +
+				"count, shape, dtype, stride, quantization or device, compared as PyTorch's check_meta_consistency does; every difference is listed."},
+	},
+	Run: run,
 }
 
 func run(pass *analyze.Pass) (any, error) {

@@ -38,7 +38,15 @@ const (
 var Analyzer = &analyze.Analyzer{
 	Name: "schemacheck",
 	Doc:  "calls whose arguments do not fit the op's schema (arity, keyword names, argument kinds)",
-	Run:  run,
+	Rules: []analyze.Rule{
+		{ID: RuleArity, Severity: analyze.Error, Category: "schema", Invalid: true,
+			Short: "call does not fit the op's schema (arity, keyword names)",
+			Doc:   "Too many positional arguments, an unknown keyword argument, an argument given twice, or a required argument missing. The file is invalid input."},
+		{ID: RuleArgType, Severity: analyze.Error, Category: "schema", Invalid: true,
+			Short: "argument of an obviously wrong kind for its schema type",
+			Doc:   "A list, string, dtype or None where a Tensor is expected, a tensor or list where an int is expected, and so on. Python scalars passed to Tensor parameters (wrapped numbers, as make_fx records aten.add.Tensor(x, 1)) are accepted. The file is invalid input."},
+	},
+	Run: run,
 }
 
 func run(pass *analyze.Pass) (any, error) {
