@@ -318,12 +318,12 @@ func (f *functional) call(id ir.NodeID) error {
 	if s == nil {
 		return f.fail(id, "no schema for %s: cannot tell whether it mutates its inputs", nd.Target)
 	}
-	if err := checkBind(s, nd.Args, nd.Kwargs); err != nil {
+	if err := s.CheckBind(nd.Args, nd.Kwargs); err != nil {
 		return f.fail(id, "%v", err)
 	}
 	var bound []ir.Arg
 	if len(info.condWrites) > 0 {
-		bound, _ = bindArgs(s, nd.Args, nd.Kwargs)
+		bound, _ = s.BindValues(nd.Args, nd.Kwargs)
 	}
 	// Unannotated writes (native_batch_norm's running stats): keep the op.
 	for _, cw := range info.condWrites {
@@ -613,7 +613,7 @@ func (f *functional) scatter(st viewStep, interV func() V, interShape []ir.Dim, 
 	if !ok {
 		return V{}, f.fail(at, "no schema for view op %s", st.target)
 	}
-	bound, err := bindArgs(s, st.args, st.kwargs)
+	bound, err := s.BindValues(st.args, st.kwargs)
 	if err != nil {
 		return V{}, f.fail(at, "%v", err)
 	}

@@ -598,7 +598,7 @@ func (j *jointBuilder) apply(id ir.NodeID, grads []V) (err error) {
 	if s == nil {
 		return nodeError(j.file, g, id, fmt.Sprintf("no schema for %s", n.Target))
 	}
-	bound, berr := bindArgsInto(j.bound, s, n.Args, n.Kwargs)
+	bound, berr := s.BindValuesInto(j.bound, n.Args, n.Kwargs)
 	if berr != nil {
 		return nodeError(j.file, g, id, berr.Error())
 	}

@@ -47,23 +47,6 @@ func (st *state) lookup(target string) (*opInfo, bool) {
 	return info, info != nil
 }
 
-// bind matches actual arguments to schema parameters: positional args in
-// order (extra ones of a vararg schema are dropped), kwargs by name.
-func bind(s *opschema.Schema, args []ir.Arg, kwargs []ir.Kwarg) []*ir.Arg {
-	bound := make([]*ir.Arg, len(s.Arguments))
-	for i := range args {
-		if i < len(bound) {
-			bound[i] = &args[i]
-		}
-	}
-	for i := range kwargs {
-		if j := s.Argument(kwargs[i].Name); j >= 0 {
-			bound[j] = &kwargs[i].Value
-		}
-	}
-	return bound
-}
-
 func refOf(a *ir.Arg) ir.NodeID {
 	if a != nil && a.Kind == ir.ArgNode {
 		return a.Ref
@@ -74,7 +57,7 @@ func refOf(a *ir.Arg) ir.NodeID {
 // applySchema records the writes of a call of s and returns its result.
 func (st *state) applySchema(id ir.NodeID, info *opInfo, args []ir.Arg, kwargs []ir.Kwarg, val *ir.Value) aval {
 	s := info.schema
-	bound := bind(s, args, kwargs)
+	bound := s.Bind(args, kwargs)
 	for _, i := range info.written {
 		if bound[i] != nil {
 			st.write(id, refOf(bound[i]), st.argVal(bound[i]).storages(), nil, "")
