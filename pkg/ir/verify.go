@@ -116,7 +116,7 @@ func checkTensor(t *TensorMeta) string {
 	}
 	for _, d := range t.Shape {
 		if !d.IsSymbolic() && d.Val < 0 {
-			return fmt.Sprintf("tensor shape %s has a negative size %d", shapeString(t.Shape), d.Val)
+			return fmt.Sprintf("tensor shape %s has a negative size %d", FormatDims(t.Shape), d.Val)
 		}
 	}
 	n := uint64(1)
@@ -133,15 +133,9 @@ func checkTensor(t *TensorMeta) string {
 		n = lo
 	}
 	if overflow {
-		return fmt.Sprintf("the element count of tensor shape %s overflows int64", shapeString(t.Shape))
+		return fmt.Sprintf("the element count of tensor shape %s overflows int64", FormatDims(t.Shape))
 	}
 	return ""
-}
-
-func shapeString(ds []Dim) string {
-	var b strings.Builder
-	writeDims(&b, ds)
-	return b.String()
 }
 
 type verifier struct {

@@ -673,7 +673,7 @@ func (f *functional) scatter(st viewStep, interV func() V, interShape []ir.Dim, 
 		"aten.flatten.using_ints", "aten.unflatten.int":
 		return b.reshape(nv, interShape), nil
 	case "aten.expand.default":
-		if shapeEq(nv.Shape(), interShape) {
+		if ir.DimsEqual(nv.Shape(), interShape) {
 			return nv, nil
 		}
 	case "aten.split.Tensor", "aten.split_with_sizes.default":

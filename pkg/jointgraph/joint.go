@@ -511,7 +511,7 @@ func (j *jointBuilder) finish(g V, x V) V {
 	if !g.ok || x.meta == nil || g.meta == nil {
 		return g
 	}
-	if !shapeEq(g.Shape(), x.Shape()) {
+	if !ir.DimsEqual(g.Shape(), x.Shape()) {
 		g = j.b.sumToSize(g, x.Shape())
 	}
 	if g.meta != nil && g.meta.Dtype != x.meta.Dtype && isDifferentiableDtype(x.meta.Dtype) {

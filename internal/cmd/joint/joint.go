@@ -268,7 +268,7 @@ func writeReport(w io.Writer, p *jointgraph.Partition) {
 	for _, s := range p.Saved {
 		shape := "-"
 		if s.Kind == "tensor" {
-			shape = formatShape(s.Shape)
+			shape = ir.FormatDims(s.Shape)
 		}
 		b := "?"
 		if s.Bytes >= 0 {
@@ -278,18 +278,6 @@ func writeReport(w io.Writer, p *jointgraph.Partition) {
 	}
 	fmt.Fprintf(tw, "total\t\t\t\t%d\t\n", p.TotalBytes())
 	tw.Flush()
-}
-
-func formatShape(ds []ir.Dim) string {
-	parts := make([]string, len(ds))
-	for i, d := range ds {
-		if d.Expr != "" {
-			parts[i] = d.Expr
-		} else {
-			parts[i] = fmt.Sprint(d.Val)
-		}
-	}
-	return "[" + strings.Join(parts, ", ") + "]"
 }
 
 func humanBytes(n int64) string {

@@ -180,7 +180,7 @@ func repr(g *ir.Graph, a *ir.Arg) string {
 	case ir.ArgStr:
 		return "'" + strings.ReplaceAll(a.S, "'", `\'`) + "'"
 	case ir.ArgDtype, ir.ArgLayout, ir.ArgMemoryFormat:
-		return "torch." + strings.TrimPrefix(a.S, "torch.")
+		return ir.TorchName(a.S)
 	case ir.ArgDevice:
 		typ, idx, ok := strings.Cut(a.S, ":")
 		if ok {

@@ -30,9 +30,6 @@ package hopmeta
 
 import (
 	"fmt"
-	"sort"
-	"strconv"
-	"strings"
 
 	"github.com/hopctl/hopctl/pkg/analyze"
 	"github.com/hopctl/hopctl/pkg/analyze/metadiff"
@@ -146,50 +143,11 @@ func FirstSlice(v *ir.Value) *ir.Value {
 	}
 	t := *v.Tensor
 	t.Shape = append([]ir.Dim(nil), t.Shape[1:]...)
-	t.Stride = ContiguousStrides(t.Shape)
+	t.Stride = ir.ContiguousStrides(t.Shape)
 	t.StorageOffset = ir.Dim{}
 	t.MemoryFormat = "contiguous_format"
 	t.Layout = "strided"
 	t.RequiresGrad = false
 	t.HasStorageID, t.StorageID = false, 0
 	return &ir.Value{Kind: ir.ValTensor, Tensor: &t}
-}
-
-// ContiguousStrides returns the row-major strides of shape. Symbolic
-// products are written coefficient first, symbols sorted ("3*s0*s1"), the
-// way sympy prints them in the common cases.
-func ContiguousStrides(shape []ir.Dim) []ir.Dim {
-	out := make([]ir.Dim, len(shape))
-	coef := int64(1)
-	var syms []string
-	for i := len(shape) - 1; i >= 0; i-- {
-		out[i] = product(coef, syms)
-		d := shape[i]
-		if d.Expr == "" {
-			coef *= d.Val
-			continue
-		}
-		if v, err := strconv.ParseInt(strings.TrimSpace(d.Expr), 10, 64); err == nil {
-			coef *= v
-			continue
-		}
-		e := strings.TrimSpace(d.Expr)
-		if strings.ContainsAny(e, "+- /") {
-			e = "(" + e + ")"
-		}
-		syms = append(syms, e)
-		sort.Strings(syms)
-	}
-	return out
-}
-
-func product(coef int64, syms []string) ir.Dim {
-	if len(syms) == 0 {
-		return ir.Dim{Val: coef}
-	}
-	s := strings.Join(syms, "*")
-	if coef != 1 {
-		s = strconv.FormatInt(coef, 10) + "*" + s
-	}
-	return ir.Dim{Expr: s}
 }
