@@ -247,7 +247,7 @@ func reshapeLike(target string) bool {
 
 // mapArg maps a source argument to the functional graph.
 func (f *functional) mapArg(a ir.Arg) ir.Arg {
-	return mapRefs(a, &f.b.arena, func(a ir.Arg) ir.Arg {
+	return ir.MapRefs(a, f.b.arena.alloc, func(a ir.Arg) ir.Arg {
 		if a.Ref < 0 {
 			return a
 		}

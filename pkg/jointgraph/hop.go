@@ -446,7 +446,7 @@ func augmentCombine(g *ir.Graph, nc int) (*ir.Graph, error) {
 	}
 	outNode := out.Nodes[on]
 	out.Nodes = out.Nodes[:on]
-	res := cloneArg(outNode.Args[0])
+	res := outNode.Args[0].Clone()
 	for _, p := range ph[:nc] {
 		m := valueTensor(out.Nodes[p].Val)
 		c := b.clone(nodeV(p, m))
@@ -588,12 +588,12 @@ func scanBackwardCombine(bw *ir.Graph, nc, nx, na, ny int) (*ir.Graph, error) {
 		}
 		n.Args = slices.Clone(n.Args)
 		for k := range n.Args {
-			n.Args[k] = cloneArg(n.Args[k])
+			n.Args[k] = n.Args[k].Clone()
 			n.Args[k].WalkRefs(func(a *ir.Arg) { a.Ref, a.S = m[a.Ref], b.g.Nodes[m[a.Ref]].Name })
 		}
 		n.Kwargs = slices.Clone(n.Kwargs)
 		for k := range n.Kwargs {
-			n.Kwargs[k].Value = cloneArg(n.Kwargs[k].Value)
+			n.Kwargs[k].Value = n.Kwargs[k].Value.Clone()
 			n.Kwargs[k].Value.WalkRefs(func(a *ir.Arg) { a.Ref, a.S = m[a.Ref], b.g.Nodes[m[a.Ref]].Name })
 		}
 		m[i] = b.append(n)
@@ -614,7 +614,7 @@ func scanBackwardCombine(bw *ir.Graph, nc, nx, na, ny int) (*ir.Graph, error) {
 }
 
 func remapRef(a ir.Arg, m []ir.NodeID, g *ir.Graph) ir.Arg {
-	a = cloneArg(a)
+	a = a.Clone()
 	a.WalkRefs(func(x *ir.Arg) { x.Ref, x.S = m[x.Ref], g.Nodes[m[x.Ref]].Name })
 	return a
 }

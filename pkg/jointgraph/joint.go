@@ -453,7 +453,7 @@ func (j *jointBuilder) copyNode(n *ir.Node, name string) ir.NodeID {
 }
 
 func (j *jointBuilder) remap(a ir.Arg) ir.Arg {
-	return mapRefs(a, &j.b.arena, func(a ir.Arg) ir.Arg {
+	return ir.MapRefs(a, j.b.arena.alloc, func(a ir.Arg) ir.Arg {
 		if a.Ref >= 0 && j.fmap[a.Ref] != ir.NoNode {
 			return j.b.ref(j.fmap[a.Ref])
 		}
@@ -775,12 +775,11 @@ func dce(g *ir.Graph, keep map[ir.NodeID]bool) (*ir.Graph, graphRefs) {
 	if len(nodes) < n {
 		for i := range nodes {
 			nd := &nodes[i]
-			for k := range nd.Args {
-				renumber(&nd.Args[k], newID)
-			}
-			for k := range nd.Kwargs {
-				renumber(&nd.Kwargs[k].Value, newID)
-			}
+			nd.WalkRefs(func(a *ir.Arg) {
+				if a.Ref >= 0 {
+					a.Ref = newID[a.Ref]
+				}
+			})
 		}
 		newKeep := map[ir.NodeID]bool{}
 		for k := range keep {
@@ -823,15 +822,3 @@ func (d *dceState) mark(a *ir.Arg) {
 	}
 }
 
-// renumber rewrites a's references through newID, in place.
-func renumber(a *ir.Arg, newID []ir.NodeID) {
-	if a.Kind != ir.ArgNode {
-		for i := range a.Elems {
-			renumber(&a.Elems[i], newID)
-		}
-		return
-	}
-	if a.Ref >= 0 {
-		a.Ref = newID[a.Ref]
-	}
-}

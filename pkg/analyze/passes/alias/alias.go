@@ -519,10 +519,7 @@ func (st *state) summarize() *Summary {
 		sum.InputPos = append(sum.InputPos, int(st.phPos[in]))
 	}
 	// Outputs: pytree leaves of the output node's first argument.
-	var leaves []*ir.Arg
-	if out := g.OutputNode(); out >= 0 && len(g.Nodes[out].Args) > 0 {
-		leaves = flattenLeaves(&g.Nodes[out].Args[0])
-	}
+	leaves, _ := g.Outputs()
 	sum.NumOutputs = len(leaves)
 	outVals := make([]aval, len(leaves))
 	for j, l := range leaves {
@@ -623,14 +620,3 @@ func (st *state) returnProv(l *ir.Arg, input int) analyze.Provenance {
 	return p
 }
 
-// flattenLeaves returns the pytree leaves of an argument tree, in order.
-func flattenLeaves(a *ir.Arg) []*ir.Arg {
-	if a.Kind != ir.ArgList && a.Kind != ir.ArgTuple && a.Kind != ir.ArgDict {
-		return []*ir.Arg{a}
-	}
-	var out []*ir.Arg
-	for i := range a.Elems {
-		out = append(out, flattenLeaves(&a.Elems[i])...)
-	}
-	return out
-}

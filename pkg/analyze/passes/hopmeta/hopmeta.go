@@ -117,7 +117,7 @@ func sides(g *ir.Graph, h *opschema.HOP, n *ir.Node, sub *ir.Graph, c *opschema.
 			return lhs, rhs, false // an older form of the call
 		}
 	}
-	leaves, outTuple := analyze.Outputs(sub)
+	leaves, outTuple := sub.Outputs()
 	if c.Carries {
 		leaves = leaves[:min(len(elems), len(leaves))]
 	}
@@ -127,7 +127,7 @@ func sides(g *ir.Graph, h *opschema.HOP, n *ir.Node, sub *ir.Graph, c *opschema.
 			lhs.Values[i] = FirstSlice(v)
 		}
 	}
-	rhs.Values = analyze.ArgValues(sub, leaves)
+	rhs.Values = analyze.LeafValues(sub, leaves)
 	if !c.Lists {
 		lhs.Tuple, rhs.Tuple = tuple, outTuple
 	}
