@@ -66,7 +66,6 @@ func ArgValues(g *ir.Graph, as []ir.Arg) []*ir.Value {
 	return out
 }
 
-
 // Inputs returns the values of g's placeholders, in order.
 func Inputs(g *ir.Graph) (names []string, vals []*ir.Value) {
 	for _, id := range g.Placeholders() {

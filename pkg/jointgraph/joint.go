@@ -821,4 +821,3 @@ func (d *dceState) mark(a *ir.Arg) {
 		d.late = append(d.late, r)
 	}
 }
-

@@ -736,4 +736,3 @@ func (o *opCollector) add(a *ir.Arg) {
 	o.stamp[c] = o.self + 1
 	o.ops = append(o.ops, c)
 }
-

@@ -619,4 +619,3 @@ func (st *state) returnProv(l *ir.Arg, input int) analyze.Provenance {
 	}
 	return p
 }
-
