@@ -81,11 +81,36 @@ func (e *DecodeError) Unwrap() error { return e.Err }
 // InvalidInput marks DecodeError as an input error.
 func (e *DecodeError) InvalidInput() {}
 
-// Problem is one structural defect found by Verify.
+// Problem is one defect that makes a module invalid input.
 type Problem struct {
-	Loc Location
-	Msg string
+	Loc  Location
+	Msg  string
+	Kind ProblemKind
 }
+
+// ProblemKind says what kind of defect a Problem is (hopctl lint reports
+// each kind as a rule).
+type ProblemKind uint8
+
+// Problem kinds. The zero value is ProblemMalformed.
+const (
+	// ProblemMalformed: a node with an empty name or no op kind, a
+	// submodule with an empty name, a module without a root graph,
+	// subgraphs nested deeper than MaxNesting, or the "... and N more
+	// problems" summary.
+	ProblemMalformed ProblemKind = iota
+	ProblemUseBeforeDef  // a node uses a node defined after it
+	ProblemDanglingRef   // a reference to no node of the graph
+	ProblemDuplicateName // two nodes, submodules or attributes share a name
+	ProblemMissingOutput // a graph without an output node
+	ProblemExtraOutput   // a second output node, or nodes after it
+	ProblemCycle         // a node that uses itself, or a cycle of nodes
+	ProblemMissingAttr   // a get_attr or call_module target that does not exist
+	ProblemBadShape      // a negative size, or an element count overflowing int64
+	// ProblemCall: a call that does not fit its schema or its subgraphs
+	// (package validate); the message ends in the rule id.
+	ProblemCall
+)
 
 func (p Problem) String() string { return p.Loc.String() + ": " + p.Msg }
 

@@ -100,7 +100,7 @@ func Check(m *ir.Module, file string, reg *opschema.Registry) error {
 			dropped++
 			return
 		}
-		problems = append(problems, ir.Problem{Loc: ir.At(file, graph, node), Msg: msg})
+		problems = append(problems, ir.Problem{Loc: ir.At(file, graph, node), Msg: msg, Kind: ir.ProblemCall})
 	}
 	for _, g := range m.Graphs {
 		for i := range g.Nodes {
