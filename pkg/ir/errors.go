@@ -98,15 +98,15 @@ const (
 	// submodule with an empty name, a module without a root graph,
 	// subgraphs nested deeper than MaxNesting, or the "... and N more
 	// problems" summary.
-	ProblemMalformed ProblemKind = iota
-	ProblemUseBeforeDef  // a node uses a node defined after it
-	ProblemDanglingRef   // a reference to no node of the graph
-	ProblemDuplicateName // two nodes, submodules or attributes share a name
-	ProblemMissingOutput // a graph without an output node
-	ProblemExtraOutput   // a second output node, or nodes after it
-	ProblemCycle         // a node that uses itself, or a cycle of nodes
-	ProblemMissingAttr   // a get_attr or call_module target that does not exist
-	ProblemBadShape      // a negative size, or an element count overflowing int64
+	ProblemMalformed     ProblemKind = iota
+	ProblemUseBeforeDef              // a node uses a node defined after it
+	ProblemDanglingRef               // a reference to no node of the graph
+	ProblemDuplicateName             // two nodes, submodules or attributes share a name
+	ProblemMissingOutput             // a graph without an output node
+	ProblemExtraOutput               // a second output node, or nodes after it
+	ProblemCycle                     // a node that uses itself, or a cycle of nodes
+	ProblemMissingAttr               // a get_attr or call_module target that does not exist
+	ProblemBadShape                  // a negative size, or an element count overflowing int64
 	// ProblemCall: a call that does not fit its schema or its subgraphs
 	// (package validate); the message ends in the rule id.
 	ProblemCall
