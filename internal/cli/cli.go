@@ -179,7 +179,7 @@ configuration error, 3 unreadable or invalid input.`,
 	cmd.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
 		return cmdutil.FlagErrorf("%v (see '%s --help')", err, c.CommandPath())
 	})
-	cmd.PersistentFlags().String("config", "", "configuration file (default .hopctl.yaml in the current directory, if present)")
+	cmd.PersistentFlags().String("config", "", "configuration file (default .hopctl.yaml from the current directory up to the repository's root, if present)")
 	cmdutil.BindFlag(cmd, "config", hopconfig.KeyConfig)
 
 	cmd.AddCommand(
