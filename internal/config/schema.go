@@ -10,6 +10,8 @@ import (
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
 	"go.yaml.in/yaml/v3"
+	"golang.org/x/text/language"
+	"golang.org/x/text/message"
 )
 
 // SchemaJSON is hopctl.schema.json: the configuration file format as a
@@ -34,6 +36,8 @@ var schema = func() *jsonschema.Schema {
 	}
 	return c.MustCompile(SchemaURL)
 }()
+
+var english = message.NewPrinter(language.English)
 
 // CheckSchema validates a configuration file's YAML against
 // hopctl.schema.json, every violation on its own line.
@@ -63,7 +67,7 @@ func CheckSchema(data []byte) error {
 	leaves = func(e *jsonschema.ValidationError) {
 		if len(e.Causes) == 0 {
 			loc := "/" + strings.Join(e.InstanceLocation, "/")
-			msgs = append(msgs, fmt.Sprintf("schema: at %s: %s", loc, e.ErrorKind.LocalizedString(nil)))
+			msgs = append(msgs, fmt.Sprintf("schema: at %s: %s", loc, e.ErrorKind.LocalizedString(english)))
 		}
 		for _, c := range e.Causes {
 			leaves(c)
