@@ -77,6 +77,12 @@ var invocations = map[string][]invocation{
 	"meta-diff": {
 		{name: "files", args: func(in, dir string) []string { return []string{"meta-diff", in, in} }},
 	},
+	"report": {
+		{name: "html", args: func(in, dir string) []string { return []string{"report", in, "-o", filepath.Join(dir, "report.html")} }, outputs: []string{"report.html"}},
+		{name: "joint", args: func(in, dir string) []string {
+			return []string{"report", "--joint", in, "-o", filepath.Join(dir, "joint.html")}
+		}, outputs: []string{"joint.html"}, notStress: true},
+	},
 	"joint": {
 		{name: "out", args: func(in, dir string) []string { return []string{"joint", in, "-o", filepath.Join(dir, "joint.pb")} }, outputs: []string{"joint.pb"}},
 		{name: "mincut", args: func(in, dir string) []string {
