@@ -12,7 +12,9 @@
 #     (torch 2.14). They live in $HOPCTL_CHROOTS (default
 #     /var/cache/hopctl/chroots), outside the repo. HOPCTL_NO_CHROOTS=1 skips
 #     them (the 2.x parts of `make test` then say they were skipped).
-#  3. The Go modules.
+#  3. Debian's chromium, for the tests that drive `hopctl report`'s page in
+#     a real headless browser (internal/cmd/report), with a font.
+#  4. The Go modules.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -55,5 +57,15 @@ if [ "${HOPCTL_NO_CHROOTS:-0}" != 1 ]; then
     scripts/chroot.sh build "$v"
   done
 fi
+
+# Headless Chromium for the report's browser tests (chromedp drives it).
+if ! command -v chromium >/dev/null; then
+  apt_install chromium fonts-dejavu-core
+fi
+if ! chromium --version >/dev/null 2>&1; then
+  echo "install-deps.sh: chromium is not usable after installing" >&2
+  exit 1
+fi
+echo "install-deps.sh: $(chromium --version 2>/dev/null | head -1)"
 
 go mod download

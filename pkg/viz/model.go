@@ -435,8 +435,8 @@ func (b *builder) chunk() {
 			}
 			for lo := 0; lo < len(its); lo += size {
 				hi := min(lo+size, len(its))
-				label := fmt.Sprintf("%s … %s (%d items)", itemName(ns, gs, its[lo].node, its[lo].group, first),
-					itemName(ns, gs, its[hi-1].node, its[hi-1].group, first), hi-lo)
+				label := itemName(ns, gs, its[lo].node, its[lo].group, first) + " … " +
+					itemName(ns, gs, its[hi-1].node, its[hi-1].group, first)
 				c := b.newGroup(int32(x), KindChunk, label, int(gs.Graph[x]), -1)
 				for _, it := range its[lo:hi] {
 					if it.group >= 0 {

@@ -45,21 +45,7 @@ func chromiumPath(t *testing.T) string {
 // services, and returns a context for chromedp actions in one tab.
 func browser(t *testing.T) context.Context {
 	t.Helper()
-	opts := []chromedp.ExecAllocatorOption{
-		chromedp.ExecPath(chromiumPath(t)),
-		chromedp.Flag("headless", true),
-		chromedp.NoSandbox,
-		chromedp.DisableGPU,
-		chromedp.NoFirstRun,
-		chromedp.NoDefaultBrowserCheck,
-		chromedp.Flag("disable-background-networking", true),
-		chromedp.Flag("disable-component-update", true),
-		chromedp.Flag("disable-sync", true),
-		chromedp.Flag("disable-dev-shm-usage", true),
-		chromedp.UserDataDir(t.TempDir()),
-		chromedp.WindowSize(1400, 900),
-	}
-	actx, cancelA := chromedp.NewExecAllocator(context.Background(), opts...)
+	actx, cancelA := chromedp.NewExecAllocator(context.Background(), chromeOptions(chromiumPath(t), t.TempDir())...)
 	ctx, cancelB := chromedp.NewContext(actx)
 	ctx, cancelC := context.WithTimeout(ctx, 90*time.Second)
 	t.Cleanup(func() { cancelC(); cancelB(); cancelA() })
@@ -251,4 +237,95 @@ func TestBrowserJointSavedTable(t *testing.T) {
 		t.Error("no saved value is drawn after clicking a row of the saved-values table")
 	}
 	screenshot(t, ctx, "mlp-joint-saved.png")
+}
+
+// BenchmarkReportInteractive measures how long a report of a 100,000-node
+// graph (hopctl synth --hops) takes to become interactive in headless
+// Chromium: from navigation start to the page's ready flag (data parsed,
+// boxes built, first layout drawn, handlers attached), and then how long
+// expanding a box by a mouse click takes to re-lay out. scripts/bench.sh
+// runs it; it asserts nothing about time.
+func BenchmarkReportInteractive(b *testing.B) {
+	path, err := exec.LookPath("chromium")
+	if err != nil {
+		b.Skip("chromium is not installed")
+	}
+	b.Setenv("HOPCTL_CHROMIUM", path)
+	dir := b.TempDir()
+	pb := filepath.Join(dir, "synth.pb")
+	if out, err := exec.Command("go", "run", "../../../cmd/hopctl", "synth", "-n", "100000", "--hops", "-o", pb).CombinedOutput(); err != nil {
+		b.Fatalf("synth: %v\n%s", err, out)
+	}
+	html := filepath.Join(dir, "report.html")
+	ios, _, _, _ := iostreams.Test()
+	if err := reportRun(&Options{IO: ios, Files: []string{pb}, Out: html, Partition: "mincut"}); err != nil {
+		b.Fatal(err)
+	}
+	st, _ := os.Stat(html)
+	b.Logf("report of 100k nodes: %.1f MB", float64(st.Size())/1e6)
+	var ready, expand []float64
+	b.ResetTimer()
+	for range b.N {
+		ctx, cancel := benchBrowser(b)
+		if err := chromedp.Do(ctx, chromedp.Navigate("file://"+html)); err != nil {
+			b.Fatal(err)
+		}
+		if _, err := chromedp.Run(ctx, chromedp.Poll[bool](`!!(window.hopctlReport && window.hopctlReport.ready)`, chromedp.WithPollingTimeout(60*time.Second))); err != nil {
+			b.Fatal(err)
+		}
+		r, err := chromedp.Run(ctx, chromedp.Evaluate[float64](`window.hopctlReport.readyAt`))
+		if err != nil {
+			b.Fatal(err)
+		}
+		ready = append(ready, r)
+		// Click the first collapsed box drawn.
+		pos, err := chromedp.Run(ctx, chromedp.Evaluate[map[string]float64](`(() => { const p = window.hopctlReport.firstCollapsedBox(); const b = document.getElementById("graph").getBoundingClientRect(); return p && {x: p.x + b.left, y: p.y + b.top}; })()`))
+		if err != nil || pos == nil {
+			b.Fatalf("no collapsed box to click: %v", err)
+		}
+		if err := chromedp.Do(ctx,
+			chromedp.MouseEvent(input.DispatchMouseEventTypeMousePressed, pos["x"], pos["y"], chromedp.ButtonType(input.MouseButtonLeft)),
+			chromedp.MouseEvent(input.DispatchMouseEventTypeMouseReleased, pos["x"], pos["y"], chromedp.ButtonType(input.MouseButtonLeft))); err != nil {
+			b.Fatal(err)
+		}
+		e, err := chromedp.Run(ctx, chromedp.Evaluate[float64](`window.hopctlReport.lastLayoutMs`))
+		if err != nil {
+			b.Fatal(err)
+		}
+		expand = append(expand, e)
+		cancel()
+	}
+	b.StopTimer()
+	slices.Sort(ready)
+	slices.Sort(expand)
+	b.ReportMetric(ready[len(ready)/2], "ready-ms-median")
+	b.ReportMetric(ready[0], "ready-ms-min")
+	b.ReportMetric(ready[len(ready)-1], "ready-ms-max")
+	b.ReportMetric(expand[len(expand)/2], "expand-ms-median")
+	b.ReportMetric(expand[len(expand)-1], "expand-ms-max")
+}
+
+func benchBrowser(b *testing.B) (context.Context, context.CancelFunc) {
+	actx, cancelA := chromedp.NewExecAllocator(context.Background(), chromeOptions(os.Getenv("HOPCTL_CHROMIUM"), b.TempDir())...)
+	ctx, cancelB := chromedp.NewContext(actx)
+	return ctx, func() { cancelB(); cancelA() }
+}
+
+// chromeOptions start Chromium headless with a fresh profile and none of
+// its network services (no update, sync or background requests).
+func chromeOptions(execPath, userDataDir string) []chromedp.ExecAllocatorOption {
+	return []chromedp.ExecAllocatorOption{
+		chromedp.ExecPath(execPath),
+		chromedp.Flag("headless", true),
+		chromedp.NoSandbox,
+		chromedp.DisableGPU,
+		chromedp.NoFirstRun,
+		chromedp.NoDefaultBrowserCheck,
+		chromedp.Flag("disable-background-networking", true),
+		chromedp.Flag("disable-component-update", true),
+		chromedp.Flag("disable-sync", true),
+		chromedp.Flag("disable-dev-shm-usage", true),
+		chromedp.UserDataDir(userDataDir),
+		chromedp.WindowSize(1400, 900),
+	}
 }

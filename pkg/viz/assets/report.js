@@ -612,8 +612,18 @@
     selected = null; activeFinding = -1;
     renderPanels();
     relayout();
-    fitTo(drawList.bounds, 1.5);
+    initialView();
     resize();
+  }
+
+  // The whole drawing if it is legible, else its top at a legible scale.
+  function initialView() {
+    fitTo(drawList.bounds, 1.5);
+    if (view.k >= 0.6) return;
+    const r = canvas.getBoundingClientRect(), b = drawList.bounds;
+    view.k = 0.6;
+    view.x = Math.min(20 - b.minx * view.k, (r.width - (b.maxx + b.minx) * view.k) / 2);
+    view.y = 20 - b.miny * view.k;
   }
 
   // A small API for tests and for scripting the page from the console.
@@ -638,6 +648,15 @@
       }
       return null;
     },
+    firstCollapsedBox: () => {
+      const r = canvas.getBoundingClientRect();
+      for (const b of drawList.boxes) {
+        if (b.expanded) continue;
+        const p = { x: (b.x + b.w / 2) * view.k + view.x, y: (b.y + b.h / 2) * view.k + view.y };
+        if (p.x > 0 && p.y > 0 && p.x < r.width && p.y < r.height) return p;
+      }
+      return null;
+    },
     boxCenter: (label) => {
       for (const b of drawList.boxes) if (F.src.groups.label[-b.it - 1] === label) {
         return { x: (b.x + 20) * view.k + view.x, y: (b.y + Math.min(b.h, HEADER) / 2) * view.k + view.y };
@@ -649,5 +668,6 @@
   window.hopctlReport = api;
   showFile(0);
   api.ready = true;
+  api.readyAt = performance.now();
   document.body.dataset.ready = "1";
 })();
