@@ -63,6 +63,9 @@ var invocations = map[string][]invocation{
 		{name: "fx", args: plain("print")},
 		{name: "dot", args: plain("print", "--format", "dot")},
 		{name: "json", args: plain("print", "--format", "json"), notStress: true},
+		{name: "model-explorer", args: func(in, dir string) []string {
+			return []string{"print", "--format", "model-explorer", "--overlay", filepath.Join(dir, "overlay.json"), in}
+		}, outputs: []string{"overlay.json"}},
 	},
 	"convert": {
 		{name: "pb", args: func(in, dir string) []string { return []string{"convert", in, filepath.Join(dir, "out.pb")} }, outputs: []string{"out.pb"}},
