@@ -1,6 +1,7 @@
 package viz
 
 import (
+	"fmt"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -92,6 +93,10 @@ const (
 	meNamespaceSep  = "/"
 	meSubgraphLabel = "subgraph"
 )
+
+// maxNamed bounds the members of an alias class named in a node's
+// attribute, so that the output stays linear in the graph.
+const maxNamed = 8
 
 // meGraphID is the id of the one graph hopctl writes per file: the file's
 // base name without extension. The overlay is keyed by it.
@@ -211,9 +216,14 @@ func ModelExplorer(f *File, m *ir.Module) *MEGraphCollection {
 				node.Attrs = append(node.Attrs, MEKeyValue{"hopctl.writes_input", "true"})
 			}
 			if c := f.Nodes.Alias[k]; c >= 0 {
+				// A class can hold every input of a graph: name a few.
+				members := f.AliasClasses[c]
 				var names []string
-				for _, o := range f.AliasClasses[c] {
+				for _, o := range members[:min(len(members), maxNamed)] {
 					names = append(names, f.Nodes.Name[o])
+				}
+				if len(members) > maxNamed {
+					names = append(names, fmt.Sprintf("… %d more", len(members)-maxNamed))
 				}
 				node.Attrs = append(node.Attrs, MEKeyValue{"hopctl.alias_class", strconv.Itoa(int(c)) + " (" + strings.Join(names, ", ") + ")"})
 			}

@@ -52,9 +52,12 @@ func browser(t *testing.T) context.Context {
 	return ctx
 }
 
+// writeReport writes the report of files (paths relative to the
+// repository's root, as the page shows them) into a temporary directory.
 func writeReport(t *testing.T, joint bool, files ...string) string {
 	t.Helper()
 	out := filepath.Join(t.TempDir(), "report.html")
+	t.Chdir("../../..")
 	ios, _, _, _ := iostreams.Test()
 	if err := reportRun(&Options{IO: ios, Files: files, Out: out, Joint: joint, Partition: "mincut"}); err != nil {
 		t.Fatal(err)
@@ -129,7 +132,7 @@ func evalJS[T any](t *testing.T, ctx context.Context, js string) T {
 // the input, each call node, each subgraph box and the writing node — is
 // highlighted, in the page's state and in the pixels.
 func TestBrowserFindingHighlightsProvenance(t *testing.T) {
-	const file = "../../../testdata/hops/nested3_mutation.pbtxt"
+	const file = "testdata/hops/nested3_mutation.pbtxt"
 	ctx := browser(t)
 	open(t, ctx, writeReport(t, false, file))
 
@@ -209,7 +212,7 @@ func TestBrowserFindingHighlightsProvenance(t *testing.T) {
 // sorts the saved-values table by bytes both ways.
 func TestBrowserJointSavedTable(t *testing.T) {
 	ctx := browser(t)
-	open(t, ctx, writeReport(t, true, "../../../testdata/models/mlp.pb"))
+	open(t, ctx, writeReport(t, true, "testdata/models/mlp.pb"))
 	bytesCol := `Array.from(document.querySelectorAll("#saved-table td[data-bytes]")).map(td => +td.dataset.bytes)`
 	desc := evalJS[[]float64](t, ctx, bytesCol)
 	if len(desc) == 0 {

@@ -443,7 +443,12 @@
     if (fl & F_MUT) tags.push("mutated input");
     if (fl & F_WRITER) tags.push("writes an input (finding)");
     if (fl & F_FINDING) tags.push("finding reported here");
-    if (s.nodes.alias[k] >= 0) tags.push("alias class " + s.nodes.alias[k] + " (" + s.alias_classes[s.nodes.alias[k]].map((n) => s.nodes.name[n]).join(", ") + ")");
+    if (s.nodes.alias[k] >= 0) {
+      const members = s.alias_classes[s.nodes.alias[k]];
+      const named = members.slice(0, 8).map((n) => s.nodes.name[n]);
+      if (members.length > 8) named.push("… " + (members.length - 8) + " more");
+      tags.push("alias class " + s.nodes.alias[k] + " (" + named.join(", ") + ")");
+    }
     if (fl & F_BW) tags.push("backward");
     if (fl & F_FW) tags.push("forward");
     if (fl & F_SAVED) {
