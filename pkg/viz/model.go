@@ -49,7 +49,13 @@ const (
 	KindCall   = "call"   // a HOP call or call_module: the node and its subgraphs
 	KindModule = "module" // an nn_module_stack entry
 	KindChunk  = "chunk"  // consecutive items of an oversized box
+	KindInputs = "inputs" // a graph's placeholders, when it has many
 )
+
+// MinInputsBox is the number of placeholders from which a graph's inputs
+// get a box of their own (lifted parameters and buffers are most of a real
+// model's placeholders).
+const MinInputsBox = 12
 
 // Doc is everything the page shows.
 type Doc struct {
@@ -328,9 +334,17 @@ func (b *builder) groups() {
 	callGroup := map[int32]int32{} // call node -> its box
 	for gi, g := range m.Graphs {
 		moduleGroups := map[groupKey]int32{}
+		inputs := int32(-1)
+		if ph := g.Placeholders(); len(ph) >= MinInputsBox {
+			inputs = b.newGroup(graphGroup[gi], KindInputs, "inputs of "+ir.DisplayName(g.Name), gi, -1)
+		}
 		for i := range g.Nodes {
 			k := b.base[gi] + int32(i)
 			parent := graphGroup[gi]
+			if inputs >= 0 && g.Nodes[i].Op == ir.OpPlaceholder {
+				ns.Group[k] = inputs
+				continue
+			}
 			if meta := g.Nodes[i].Meta; meta != nil {
 				for _, e := range meta.NNModuleStack {
 					key := groupKey{parent, e.Key + "\x00" + e.Path}

@@ -178,6 +178,29 @@ func TestChunksBoundBoxes(t *testing.T) {
 	if chunks == 0 {
 		t.Error("no chunk boxes in a 20,000-node graph")
 	}
+	// The root graph's many placeholders are all inside its inputs box.
+	inputs := int32(-1)
+	for x, k := range f.Groups.Kind {
+		if k == KindInputs && f.Groups.Graph[x] == 0 {
+			inputs = int32(x)
+		}
+	}
+	if inputs < 0 {
+		t.Fatal("no inputs box for the root graph")
+	}
+	for k, name := range f.Nodes.Name {
+		if f.Nodes.Graph[k] != 0 {
+			continue
+		}
+		in := false
+		for y := f.Nodes.Group[k]; y >= 0; y = f.Groups.Parent[y] {
+			in = in || y == inputs
+		}
+		if in != (f.Nodes.Flags[k]&FlagPlaceholder != 0) {
+			t.Errorf("node %s: in the inputs box %v, placeholder %v", name, in, f.Nodes.Flags[k]&FlagPlaceholder != 0)
+			break
+		}
+	}
 }
 
 // TestJointPartition checks the joint view of a real model against its

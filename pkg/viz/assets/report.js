@@ -64,6 +64,14 @@
       if (a < 0 || ia === ib) continue;
       f.itemEdges[a].set(ia + "," + ib, [ia, ib]);
     }
+    // What each box holds, for marks on collapsed boxes.
+    f.boxFlags = new Int32Array(f.G);
+    f.boxAlias = new Uint8Array(f.G);
+    for (let k = 0; k < f.N; k++) {
+      const fl = file.nodes.flags[k], al = file.nodes.alias[k] >= 0;
+      if (!fl && !al) continue;
+      for (let x = ng[k]; x >= 0; x = gp[x]) { f.boxFlags[x] |= fl; if (al) f.boxAlias[x] = 1; }
+    }
     f.expanded = new Uint8Array(f.G);
     f.cache = new Array(f.G).fill(null);
     f.labelW = new Float32Array(f.N);
@@ -79,6 +87,7 @@
     for (const t of f.tops) { f.expanded[t] = 1; visible += f.childNodes[t].length + f.childGroups[t].length; queue.push(...f.childGroups[t]); }
     while (queue.length) {
       const x = queue.shift();
+      if (f.src.groups.kind[x] === "inputs") continue;
       const add = f.childNodes[x].length + f.childGroups[x].length - 1;
       if (visible + add > 120) continue;
       f.expanded[x] = 1;
@@ -106,7 +115,7 @@
 
   function collapsedSize(x) {
     const t = groupTitle(x);
-    const w = Math.min(t.length + 12, MAX_CHARS + 12) * CW + 24;
+    const w = Math.min(t.length + 12, MAX_CHARS + 12) * CW + 60;
     return { w, h: BOX_H };
   }
 
@@ -222,8 +231,8 @@
     return "#ffffff";
   }
 
-  const boxFill = { graph: "#f4f6fb", call: "#fff8e1", module: "#eef7ee", chunk: "#f2f2f2" };
-  const boxStroke = { graph: "#7986a8", call: "#c49000", module: "#5a9a5a", chunk: "#9e9e9e" };
+  const boxFill = { graph: "#f4f6fb", call: "#fff8e1", module: "#eef7ee", chunk: "#f2f2f2", inputs: "#eef5fc" };
+  const boxStroke = { graph: "#7986a8", call: "#c49000", module: "#5a9a5a", chunk: "#9e9e9e", inputs: "#5b8fc7" };
 
   function resize() {
     const dpr = window.devicePixelRatio || 1;
@@ -252,7 +261,7 @@
       ctx.fillStyle = b.expanded ? boxFill[kind] : "#fffdf5";
       ctx.strokeStyle = boxStroke[kind];
       ctx.lineWidth = 1 / Math.max(view.k, 0.2);
-      if (!b.expanded) { ctx.fillStyle = kind === "call" ? "#ffecb3" : kind === "module" ? "#dcedc8" : kind === "graph" ? "#e1e7f5" : "#e6e6e6"; }
+      if (!b.expanded) { ctx.fillStyle = { call: "#ffecb3", module: "#dcedc8", graph: "#e1e7f5", inputs: "#d6e6f7" }[kind] || "#e6e6e6"; }
       roundRect(b.x, b.y, b.w, b.h, 5);
       ctx.fill();
       if (kind === "chunk") ctx.setLineDash([4, 3]);
@@ -261,6 +270,16 @@
       if (overlay.path && hiG.has(c)) {
         ctx.strokeStyle = "#d50000"; ctx.lineWidth = 3 / Math.max(view.k, 0.3);
         roundRect(b.x - 2, b.y - 2, b.w + 4, b.h + 4, 6); ctx.stroke();
+      }
+      if (!b.expanded) {
+        // Marks for what a collapsed box holds.
+        const marks = [];
+        const bf = F.boxFlags[c];
+        if (overlay.mutated && (bf & F_MUT)) marks.push("#ff9800");
+        if (overlay.alias && F.boxAlias[c]) marks.push(PALETTE[0]);
+        if (overlay.joint && F.src.joint && (bf & F_SAVED)) marks.push("#6a1b9a");
+        if (bf & F_FINDING) marks.push("#d50000");
+        marks.forEach((col, i) => { ctx.fillStyle = col; ctx.fillRect(b.x + b.w - 12 - i * 11, b.y + 4, 8, 8); });
       }
       if (text) {
         ctx.fillStyle = "#222";
