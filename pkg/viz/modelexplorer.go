@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/hopctl/hopctl/pkg/analyze"
 	"github.com/hopctl/hopctl/pkg/ir"
 )
 
@@ -144,6 +145,10 @@ func ModelExplorer(f *File, m *ir.Module) *MEGraphCollection {
 	// A subgraph's namespace is its caller's node namespace, the call
 	// node's name and its own short name; a graph no node calls is named
 	// by its qualified name.
+	callerOf := make([]int32, len(m.Graphs)) // the call node a subgraph nests under
+	for i := range callerOf {
+		callerOf[i] = -1
+	}
 	var resolve func(si int) string
 	resolve = func(si int) string {
 		if done[si] {
@@ -159,6 +164,7 @@ func ModelExplorer(f *File, m *ir.Module) *MEGraphCollection {
 			return graphNS[si]
 		}
 		k := f.Groups.Node[x]
+		callerOf[si] = k
 		gk := int(f.Nodes.Graph[k])
 		resolve(gk)
 		n := &m.Graphs[gk].Nodes[k-firstNode(f, gk)]
@@ -256,6 +262,39 @@ func ModelExplorer(f *File, m *ir.Module) *MEGraphCollection {
 				node.OutputsMetadata = append(node.OutputsMetadata, md)
 			}
 			g.Nodes = append(g.Nodes, node)
+		}
+	}
+	// Dataflow into HOP bodies: each subgraph placeholder gets an edge from
+	// the caller's operand that feeds it (at the call it nests under).
+	index := make(map[string]int, len(g.Nodes))
+	for i := range g.Nodes {
+		index[g.Nodes[i].ID] = i
+	}
+	for si := 1; si < len(m.Graphs); si++ {
+		k := callerOf[si]
+		if k < 0 {
+			continue
+		}
+		gk := int(f.Nodes.Graph[k])
+		caller := m.Graphs[gk]
+		hc, err := analyze.DecodeHOP(m, caller, ir.NodeID(k-firstNode(f, gk)))
+		if err != nil {
+			continue // call_module, or a HOP hopctl does not decode
+		}
+		for _, sc := range hc.Subgraphs {
+			if sc.Graph != m.Graphs[si].Name {
+				continue
+			}
+			ph := m.Graphs[si].Placeholders()
+			for j, op := range sc.Operands {
+				if j >= len(ph) || op.Arg == nil || op.Arg.Kind != ir.ArgNode || op.Arg.Ref < 0 || int(op.Arg.Ref) >= len(caller.Nodes) {
+					continue
+				}
+				dst := &g.Nodes[index[meNodeID(m.Graphs[si].Name, m.Graphs[si].Nodes[ph[j]].Name)]]
+				dst.IncomingEdges = append(dst.IncomingEdges, MEIncomingEdge{
+					SourceNodeID: meNodeID(caller.Name, caller.Nodes[op.Arg.Ref].Name), SourceNodeOutputID: "0", TargetNodeInputID: "0"})
+			}
+			break
 		}
 	}
 	g.GroupNodeAttributes = map[string]map[string]string{"": {"file": f.Path, "producer": "hopctl", "graphs": strconv.Itoa(len(m.Graphs)), "findings": strconv.Itoa(len(f.Findings))}}

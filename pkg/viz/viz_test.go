@@ -320,6 +320,25 @@ func TestModelExplorer(t *testing.T) {
 			}
 		}
 	}
+	// Every subgraph placeholder is fed by one operand of the call its
+	// namespace nests under: a node whose namespace is a prefix of its own.
+	byID := map[string]int{}
+	for i, n := range g.Nodes {
+		byID[n.ID] = i
+	}
+	for _, gr := range m.Graphs[1:] {
+		for _, id := range gr.Placeholders() {
+			n := g.Nodes[byID[meNodeID(gr.Name, gr.Nodes[id].Name)]]
+			if len(n.IncomingEdges) != 1 {
+				t.Errorf("placeholder %s has %d incoming edges, want 1 from the call's operand", n.ID, len(n.IncomingEdges))
+				continue
+			}
+			src := n.IncomingEdges[0].SourceNodeID
+			if !strings.HasPrefix(n.Namespace, ids[src]) || n.Namespace == ids[src] {
+				t.Errorf("placeholder %s (namespace %s) is fed by %s (namespace %s), not from its caller's graph", n.ID, n.Namespace, src, ids[src])
+			}
+		}
+	}
 	ov := ModelExplorerOverlay(&f, m)
 	data, ok := ov[g.ID]
 	if !ok || len(ov) != 1 {
