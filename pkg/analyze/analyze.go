@@ -87,18 +87,36 @@ type Provenance struct {
 // what it checks. Each analyzer lists the rules of the findings it reports
 // (Analyzer.Rules); hopctl lint's rule table is assembled from them.
 type Rule struct {
-	ID       string
+	ID string
+	// Name is the rule's name for people, in PascalCase (SARIF's
+	// reportingDescriptor.name, which must differ from the id).
+	Name     string
 	Severity Severity
 	// Category groups rules in listings: "hop", "schema", "structure".
 	Category string
 	Short    string // one line
 	Doc      string // a paragraph
+	// Example is a small example in Markdown: what triggers the rule and
+	// how to fix it. docs/lint-rules.md and SARIF's rule help show it.
+	Example string
 	// Invalid marks rules whose findings mean the file is invalid input
 	// (exit 3): structure defects, a schema table that does not parse,
 	// calls that do not fit their schemas or subgraphs. Every command
 	// refuses such files (package validate); lint reports why, rule by
 	// rule.
 	Invalid bool
+}
+
+// RuleDocsURL is the page that documents every rule, one section each
+// (docs/lint-rules.md, generated from lint's rule table).
+const RuleDocsURL = "https://github.com/hopctl/hopctl/blob/main/docs/lint-rules.md"
+
+// HelpURI is the link to the rule's section of RuleDocsURL.
+func (r Rule) HelpURI() string { return RuleDocsURL + "#" + r.ID }
+
+// Help is the rule's help in Markdown: what it checks, then the example.
+func (r Rule) Help() string {
+	return r.Doc + "\n\n" + r.Example
 }
 
 // Analyzer describes one analysis.

@@ -31,10 +31,14 @@ var Analyzer = &analyze.Analyzer{
 	Name: "hopargs",
 	Doc:  "HOP operands of types PyTorch rejects (validate_subgraph_args_types: only Tensor, int, SymInt)",
 	Rules: []analyze.Rule{
-		{ID: RuleArgType, Severity: analyze.Error, Category: "hop",
+		{ID: RuleArgType, Name: "HopOperandType", Severity: analyze.Error, Category: "hop",
 			Short: "HOP operand of a type PyTorch rejects (validate_subgraph_args_types)",
 			Doc: "cond operands, while_loop carried and additional inputs, scan/associative_scan additional inputs and flex_attention buffers " +
-				"may only be Tensor, int or SymInt (invoke_subgraph also allows Generator and script objects)."},
+				"may only be Tensor, int or SymInt (invoke_subgraph also allows Generator and script objects).",
+			Example: `~~~python
+torch.cond(pred, true_fn, false_fn, (x, 1.5))   # a float operand
+~~~
+Fix: pass tensors, ints or SymInts ('torch.tensor(1.5)'), or close over constants in the branch functions.`},
 	},
 	Run: run,
 }

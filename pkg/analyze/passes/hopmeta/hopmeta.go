@@ -46,10 +46,16 @@ var Analyzer = &analyze.Analyzer{
 	Name: "hopmeta",
 	Doc:  "HOP call sites whose carried values change metadata (PyTorch's check_meta_consistency)",
 	Rules: []analyze.Rule{
-		{ID: RuleMetaMismatch, Severity: analyze.Error, Category: "hop",
+		{ID: RuleMetaMismatch, Name: "HopCarryMetadataMismatch", Severity: analyze.Error, Category: "hop",
 			Short: "HOP carried values change metadata (check_meta_consistency)",
 			Doc: "while_loop carried_inputs vs body_output, scan init vs carry, associative_scan first slices vs combine_fn outputs differ in " +
-				"count, shape, dtype, stride, quantization or device, compared as PyTorch's check_meta_consistency does; every difference is listed."},
+				"count, shape, dtype, stride, quantization or device, compared as PyTorch's check_meta_consistency does; every difference is listed.",
+			Example: `~~~python
+def body_fn(i, x):              # x: (2, 3)
+    return i + 1, x.t()          # carry comes back as (3, 2)
+torch._higher_order_ops.while_loop(cond_fn, body_fn, (i, x))
+~~~
+Fix: return carried values with the shape, dtype, stride and device they came in with ('x.t().contiguous().view(2, 3)' or a different carry).`},
 	},
 	Run: run,
 }
