@@ -253,6 +253,15 @@ func FromProto(f *pb.File, file string) (*Module, error) {
 	for _, a := range f.GetAnnotations() {
 		m.Annotations = append(m.Annotations, Annotation{Key: a.GetKey(), Value: a.GetValue()})
 	}
+	if ps := f.GetSignature(); ps != nil {
+		m.Signature = &Signature{}
+		for _, in := range ps.GetInputs() {
+			m.Signature.Inputs = append(m.Signature.Inputs, InputSpec{Kind: InputKind(enumByte(uint64(uint32(in.GetKind())))), Name: in.GetName(), Target: in.GetTarget(), Persistent: in.GetPersistent()})
+		}
+		for _, out := range ps.GetOutputs() {
+			m.Signature.Outputs = append(m.Signature.Outputs, OutputSpec{Kind: OutputKind(enumByte(uint64(uint32(out.GetKind())))), Name: out.GetName(), Target: out.GetTarget()})
+		}
+	}
 	return m, nil
 }
 
@@ -503,6 +512,15 @@ func ToProto(m *Module) *pb.File {
 	}
 	for _, a := range m.Annotations {
 		f.Annotations = append(f.Annotations, &pb.Annotation{Key: a.Key, Value: a.Value})
+	}
+	if sig := m.Signature; sig != nil {
+		f.Signature = &pb.GraphSignature{}
+		for _, in := range sig.Inputs {
+			f.Signature.Inputs = append(f.Signature.Inputs, &pb.InputSpec{Kind: pb.InputKind(in.Kind), Name: in.Name, Target: in.Target, Persistent: in.Persistent})
+		}
+		for _, out := range sig.Outputs {
+			f.Signature.Outputs = append(f.Signature.Outputs, &pb.OutputSpec{Kind: pb.OutputKind(out.Kind), Name: out.Name, Target: out.Target})
+		}
 	}
 	return f
 }
