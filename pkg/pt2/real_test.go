@@ -13,6 +13,7 @@ import (
 	"github.com/hopctl/hopctl/pkg/analyze/validate"
 	"github.com/hopctl/hopctl/pkg/ir"
 	_ "github.com/hopctl/hopctl/pkg/pt2"
+	"github.com/hopctl/hopctl/pkg/report"
 )
 
 // expectation is one archive's record in testdata/pt2/<torch>/expect.json,
@@ -166,6 +167,19 @@ func TestRealArchives(t *testing.T) {
 				}
 			} else if !slices.Equal(got, wantMut) {
 				t.Errorf("mutated inputs %v, a run of ep.module() mutates %v", got, wantMut)
+			}
+			// analyze names inputs by torch's kinds and state_dict keys.
+			af := report.NewAnalyzeFile(path, m, res)
+			rg := af.Graphs[0]
+			if len(rg.InputTargets) != len(rg.Inputs) {
+				t.Fatalf("analyze report: %d input targets for %d inputs", len(rg.InputTargets), len(rg.Inputs))
+			}
+			for i, name := range rg.Inputs {
+				for _, w := range want.Signature.Inputs {
+					if w.Name == name && (rg.InputTargets[i] != w.Target || rg.InputKinds[i] != w.Kind) {
+						t.Errorf("analyze names input %s %s %q, torch %s %q", name, rg.InputKinds[i], rg.InputTargets[i], w.Kind, w.Target)
+					}
+				}
 			}
 			// HOP subgraphs: torch's check_input_alias_and_mutation.
 			for q, h := range want.Hops {
