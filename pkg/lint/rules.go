@@ -6,6 +6,7 @@ import (
 	"github.com/hopctl/hopctl/pkg/analyze/passes/hopargs"
 	"github.com/hopctl/hopctl/pkg/analyze/passes/hopmeta"
 	"github.com/hopctl/hopctl/pkg/analyze/passes/schemacheck"
+	"github.com/hopctl/hopctl/pkg/analyze/passes/sigmut"
 )
 
 // Rule ids of the graph-structure rules (ir.Verify's defects) and of the
@@ -62,6 +63,11 @@ var rules = []Rule{
 	{ID: alias.RuleBadHOPCall, Severity: analyze.Error, Category: "hop", Invalid: true,
 		Short: "malformed HOP call",
 		Doc:   "A HOP call whose subgraph arguments are not get_attr nodes of existing subgraphs, whose operand lists are not lists, or whose subgraph takes a different number of inputs than the call passes. The file is invalid input."},
+	{ID: sigmut.Rule, Severity: analyze.Error, Category: "signature",
+		Short: "an exported program's graph writes inputs its signature does not declare (or declares writes it does not make)",
+		Doc: "In a functional torch.export program (verifiers ATEN, or any mutation output spec) every input the root graph writes in place " +
+			"must be declared by a buffer_mutation/parameter_mutation/user_input_mutation spec instead, and no declared mutation may return the input " +
+			"itself. A mismatch means the exported program lies: a runtime that trusts its signature drops or doubles the write."},
 	{ID: alias.RuleUnknownOp, Severity: analyze.Warning, Category: "schema",
 		Short: "op with no schema: its aliasing and writes are unknown",
 		Doc:   "No schema for the call target in the file's schema table, the built-in ATen table or the HOP definitions; the alias analysis treats its result as fresh and cannot see writes."},

@@ -10,8 +10,10 @@ import (
 	"testing"
 
 	"github.com/hopctl/hopctl/pkg/analyze/passes/alias"
+	"github.com/hopctl/hopctl/pkg/analyze/passes/sigmut"
 	"github.com/hopctl/hopctl/pkg/analyze/validate"
 	"github.com/hopctl/hopctl/pkg/ir"
+	"github.com/hopctl/hopctl/pkg/lint"
 	_ "github.com/hopctl/hopctl/pkg/pt2"
 	"github.com/hopctl/hopctl/pkg/report"
 )
@@ -179,6 +181,12 @@ func TestRealArchives(t *testing.T) {
 					if w.Name == name && (rg.InputTargets[i] != w.Target || rg.InputKinds[i] != w.Kind) {
 						t.Errorf("analyze names input %s %s %q, torch %s %q", name, rg.InputKinds[i], rg.InputTargets[i], w.Kind, w.Target)
 					}
+				}
+			}
+			// torch's own programs never lie about their mutations.
+			for _, f := range lint.File(path).Findings {
+				if f.Rule == sigmut.Rule {
+					t.Errorf("%s on a program torch wrote: %s", f.Rule, f.Message)
 				}
 			}
 			// HOP subgraphs: torch's check_input_alias_and_mutation.
