@@ -266,7 +266,7 @@ func PrintExportedProgram(w io.Writer, m *Module) error {
 		return PrintReadable(w, m)
 	}
 	var gm bytes.Buffer
-	if err := PrintReadable(&gm, m); err != nil {
+	if err := printReadable(&gm, m, "GraphModule", torchAtLeast(m.TorchVersion, 2, 6)); err != nil {
 		return err
 	}
 	rc, ok := m.Annotation("torch.export.range_constraints")
@@ -276,4 +276,17 @@ func PrintExportedProgram(w io.Writer, m *Module) error {
 	indent := func(s string) string { return strings.ReplaceAll(s, "\n", "\n    ") }
 	_, err := io.WriteString(w, "ExportedProgram:\n    "+indent(gm.String())+"\nGraph signature:"+indent(m.Signature.String())+"\nRange constraints: "+rc+"\n")
 	return err
+}
+
+// torchAtLeast reports whether a torch version string ("2.14.1+debian")
+// is at least major.minor.
+func torchAtLeast(v string, major, minor int) bool {
+	a, rest, _ := strings.Cut(v, ".")
+	b, _, _ := strings.Cut(rest, ".")
+	ma, err1 := strconv.Atoi(a)
+	mi, err2 := strconv.Atoi(strings.TrimRightFunc(b, func(r rune) bool { return r < '0' || r > '9' }))
+	if err1 != nil || err2 != nil {
+		return false
+	}
+	return ma > major || ma == major && mi >= minor
 }

@@ -484,6 +484,7 @@ func (c *converter) node(s *scope, n *node) error {
 		arg  ir.Arg
 		kind int64
 	}
+	firstNew := len(s.g.Nodes)
 	ins := make([]named, 0, len(n.Inputs))
 	for i := range n.Inputs {
 		in := &n.Inputs[i]
@@ -551,6 +552,13 @@ func (c *converter) node(s *scope, n *node) error {
 			return c.errAt(s.g.Name, label, "metadata: %v", err)
 		}
 		call.Meta = m
+		// The get_attr nodes of the call's subgraphs carry the call's
+		// metadata, as torch's deserializer gives them.
+		for i := firstNew; i < len(s.g.Nodes); i++ {
+			if s.g.Nodes[i].Op == ir.OpGetAttr {
+				s.g.Nodes[i].Meta = m
+			}
+		}
 	}
 	return c.outputs(s, n, call, hop, label)
 }

@@ -29,6 +29,8 @@ type expectation struct {
 		Outputs []struct{ Kind, Name, Target string }
 	}
 	Mutated []string
+	// Printed is str() of the program torch.export.load rebuilt.
+	Printed string
 	// Nodes: call_function nodes per graph of the program torch.export.load
 	// rebuilt, or {"error": …} when torch could not load the archive.
 	Nodes map[string]any
@@ -181,6 +183,18 @@ func TestRealArchives(t *testing.T) {
 					if w.Name == name && (rg.InputTargets[i] != w.Target || rg.InputKinds[i] != w.Kind) {
 						t.Errorf("analyze names input %s %s %q, torch %s %q", name, rg.InputKinds[i], rg.InputTargets[i], w.Kind, w.Target)
 					}
+				}
+			}
+			// print: as torch 2.14 prints an ExportedProgram, byte for byte
+			// (torch 2.6 printed the signature as a dataclass repr; hopctl
+			// prints the current form).
+			if strings.Contains(path, "/2.14/") && want.Printed != "" {
+				var b strings.Builder
+				if err := ir.PrintExportedProgram(&b, m); err != nil {
+					t.Fatal(err)
+				}
+				if b.String() != want.Printed {
+					t.Errorf("print differs from torch's str(ep):\n%s\n--- torch:\n%s", b.String(), want.Printed)
 				}
 			}
 			// torch's own programs never lie about their mutations.

@@ -20,7 +20,8 @@ pkg/pt2's tests:
 * ``hops``: for every HOP subgraph, torch's check_input_alias_and_mutation
   (torch >= 2.8) — inp_inp_alias, inp_out_alias, out_out_alias, mutated_inputs;
 * ``nodes``: the number of call_function nodes of every graph of the program
-  torch.export.load rebuilds from the archive (when it can load it).
+  torch.export.load rebuilds from the archive (when it can load it);
+* ``printed``: str() of that program, as torch prints an ExportedProgram.
 
 Every program is deterministic (torch.manual_seed) and tiny (weights of a few
 hundred floats), so the archives stay small.
@@ -348,11 +349,12 @@ def _hop_checks(ep):
     return out
 
 
-def _loaded_nodes(path):
+def _loaded(path):
+    """(call_function nodes per graph, str(ep)) of the program torch.export.load rebuilds."""
     try:
         ep = torch.export.load(path)
     except Exception as e:
-        return {"error": "%s: %s" % (type(e).__name__, (str(e).splitlines() or [""])[0][:200])}
+        return {"error": "%s: %s" % (type(e).__name__, (str(e).splitlines() or [""])[0][:200])}, None
     counts = {}
 
     def walk(gm, q):
@@ -361,7 +363,7 @@ def _loaded_nodes(path):
             if isinstance(sub, torch.fx.GraphModule):
                 walk(sub, (q + "." if q else "") + name)
     walk(ep.graph_module, "")
-    return counts
+    return counts, str(ep)
 
 
 def main():
@@ -396,10 +398,12 @@ def main():
                 print("%s.%s: save failed on torch %s: %s: %s" % (name, tag, VERSION, type(e).__name__, str(e).splitlines()[0] if str(e) else ""), file=sys.stderr)
                 continue
             _, fresh_args, _ = build()
+            nodes, printed = _loaded(path)
             rec = {"signature": _spec_json(prog.graph_signature),
                    "verifiers": [v.dialect for v in getattr(prog, "verifiers", [])] if hasattr(prog, "verifiers") else [],
                    "mutated": _mutated(prog, fresh_args),
-                   "nodes": _loaded_nodes(path)}
+                   "nodes": nodes,
+                   "printed": printed}
             hops = _hop_checks(prog)
             if hops is not None:
                 rec["hops"] = hops
