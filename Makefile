@@ -20,8 +20,10 @@ FUZZTIME ?= 3s
 
 .PHONY: deps build test gotest pytest fuzz-short fuzz bench proto testdata demo clean
 
+# CGO_ENABLED=0: a static binary starts ~1 ms faster than one that loads
+# libc (net, linked through viper's afero, would otherwise pull in cgo).
 build:
-	$(GO) build -ldflags "-X github.com/hopctl/hopctl/internal/build.Version=$(VERSION)" -o $(BIN) ./cmd/hopctl
+	CGO_ENABLED=0 $(GO) build -ldflags "-X github.com/hopctl/hopctl/internal/build.Version=$(VERSION)" -o $(BIN) ./cmd/hopctl
 
 deps:
 	scripts/install-deps.sh
