@@ -2,7 +2,6 @@ package ir
 
 import (
 	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -655,31 +654,13 @@ func Encode(m *Module, enc Encoding) ([]byte, error) {
 		// building the protobuf objects.
 		return encodeBinary(m)
 	}
-	f := ToProto(m)
-	switch enc {
-	case JSON:
-		raw, err := protojson.MarshalOptions{UseProtoNames: true}.Marshal(f)
-		if err != nil {
-			return nil, err
-		}
-		// json.Indent also drops the insignificant whitespace protojson
-		// varies on purpose, so the bytes are stable without a Compact pass.
-		var out bytes.Buffer
-		out.Grow(len(raw) + len(raw)/2)
-		if err := json.Indent(&out, raw, "", "  "); err != nil {
-			return nil, err
-		}
-		out.WriteByte('\n')
-		return out.Bytes(), nil
-	case Text:
-		b, err := prototext.MarshalOptions{Multiline: true, Indent: "  "}.Marshal(f)
-		if err != nil {
-			return nil, err
-		}
-		header := "# proto-file: proto/hopctl/v1/graph.proto\n# proto-message: hopctl.v1.File\n"
-		return append([]byte(header), b...), nil
+	// The JSON and text encodings: streamed (textenc.go), into memory here.
+	var out bytes.Buffer
+	out.Grow(encodedSize(m) * 4)
+	if err := EncodeTo(&out, m, enc); err != nil {
+		return nil, err
 	}
-	return nil, fmt.Errorf("unknown encoding")
+	return out.Bytes(), nil
 }
 
 // SaveFile encodes the module in the encoding the path's extension names
