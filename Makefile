@@ -25,8 +25,10 @@ SARIF_MULTITOOL ?= $(HOPCTL_TOOLS)/sarif-multitool/node_modules/@microsoft/sarif
 
 .PHONY: deps build test gotest pytest fuzz-short fuzz bench proto testdata testdata-pt2 demo clean
 
+# CGO_ENABLED=0: a static binary starts ~1 ms faster than one that loads
+# libc (net, linked through viper's afero, would otherwise pull in cgo).
 build:
-	$(GO) build -ldflags "-X github.com/hopctl/hopctl/internal/build.Version=$(VERSION)" -o $(BIN) ./cmd/hopctl
+	CGO_ENABLED=0 $(GO) build -ldflags "-X github.com/hopctl/hopctl/internal/build.Version=$(VERSION)" -o $(BIN) ./cmd/hopctl
 
 deps:
 	scripts/install-deps.sh
