@@ -17,6 +17,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/hopctl/hopctl/internal/build"
+	// Registers torch.export archives and program JSON with ir.LoadFile.
 	"github.com/hopctl/hopctl/internal/cmd/config"
 	"github.com/hopctl/hopctl/internal/cmd/convert"
 	jointcmd "github.com/hopctl/hopctl/internal/cmd/joint"
@@ -29,6 +30,7 @@ import (
 	hopconfig "github.com/hopctl/hopctl/internal/config"
 	"github.com/hopctl/hopctl/internal/iostreams"
 	"github.com/hopctl/hopctl/pkg/ir"
+	_ "github.com/hopctl/hopctl/pkg/pt2"
 )
 
 // Exit codes. They are the same for every command and output format.

@@ -57,8 +57,12 @@ func hopBackward(name string) (func(j *jointBuilder, id ir.NodeID, grads []V) er
 	return nil, false
 }
 
-// scanTarget is the target of scan calls, which the joint builder augments.
-var scanTarget = opschema.HOPTarget("scan")
+// Targets the joint builder treats specially: scan calls it augments,
+// with_effects calls it keeps as they are.
+var (
+	scanTarget        = opschema.HOPTarget("scan")
+	withEffectsTarget = opschema.HOPTarget("with_effects")
+)
 
 // lookupHOPRule returns the derivative rule of the HOP a target names, with
 // its row of reg's convention table.

@@ -33,7 +33,7 @@ type Rule = analyze.Rule
 var rules = assemble(ownRules)
 
 // categories orders the rules' categories in listings.
-var categories = []string{"hop", "schema", "structure"}
+var categories = []string{"hop", "signature", "schema", "structure"}
 
 // assemble returns the analyzers' rules and own in listing order: by
 // category, then rules whose findings are findings before those that make
