@@ -343,7 +343,7 @@ func whileLoop(name, doc string, stacked bool) *HOP {
 	return &HOP{
 		Name:   name,
 		Doc:    doc,
-		Schema: "higher_order::" + name + "(Any cond_fn, Any body_fn, Any carried_inputs, Any additional_inputs) -> ...",
+		Schema: "higher_order::" + name + "(Any cond_fn, Any body_fn, Any carried_inputs, Any additional_inputs, *, str mutated_arg_indices=\"\") -> ...",
 		Subgraphs: []Subgraph{
 			{Arg: "cond_fn", Name: "cond_fn", Operands: whileOperands, Restrictions: forbidBoth},
 			{Arg: "body_fn", Name: "body_fn", Operands: whileOperands, Restrictions: forbidBoth,
@@ -365,6 +365,12 @@ func wrapper(name, doc, schema, arg string, restrictions []Restriction, freeKwar
 }
 
 // hops is the HOP convention table, sorted by name.
+//
+// map_impl, scan and while_loop(_stack_output) take torch 2.14's keyword
+// mutated_arg_indices, a comma-separated string of the flat operand indices
+// the body writes (torch/_higher_order_ops/{map,scan,while_loop}.py), which
+// make_fx records when a body mutates an operand; the alias analysis sees
+// those writes through the subgraph itself.
 var hops = []*HOP{
 	{
 		Name:   "associative_scan",
@@ -452,7 +458,7 @@ var hops = []*HOP{
 	{
 		Name:   "map_impl",
 		Doc:    "Maps f over dim 0 of xs, with pos_args passed whole to every call; stacks the outputs.",
-		Schema: "higher_order::map_impl(Any f, Any xs, Any pos_args) -> ...",
+		Schema: "higher_order::map_impl(Any f, Any xs, Any pos_args, *, str mutated_arg_indices=\"\") -> ...",
 		Subgraphs: []Subgraph{{Arg: "f", Name: "map",
 			Operands: []Operands{{Arg: "xs", Sliced: true}, {Arg: "pos_args"}},
 			Outputs:  freshOutputs, Restrictions: forbidBoth}},
@@ -460,7 +466,7 @@ var hops = []*HOP{
 	{
 		Name:   "scan",
 		Doc:    "Scans combine_fn(*carry, *xs[i], *additional_inputs) -> (*next_carry, *y) over dim 0; returns (*final_carry, *stacked_ys).",
-		Schema: "higher_order::scan(Any combine_fn, Any init, Any xs, Any additional_inputs) -> ...",
+		Schema: "higher_order::scan(Any combine_fn, Any init, Any xs, Any additional_inputs, *, str mutated_arg_indices=\"\") -> ...",
 		Subgraphs: []Subgraph{{Arg: "combine_fn", Name: "scan",
 			Operands: []Operands{{Arg: "init"}, {Arg: "xs", Sliced: true}, {Arg: "additional_inputs"}},
 			Outputs:  &Outputs{Count: "init", RestFresh: true}, Restrictions: forbidBoth}},
