@@ -138,14 +138,6 @@ func (j *jointBuilder) subJoint(id ir.NodeID, qual string, rg []bool) (*Joint, e
 	return bw, nil
 }
 
-// install adds a backward subgraph module under a fresh name made from
-// the pattern (one %d) and returns the name.
-func (j *jointBuilder) install(m *ir.Module, pattern string) string {
-	name := j.freshGraphName(pattern)
-	j.addGraphs(m, name)
-	return name
-}
-
 func (j *jointBuilder) freshGraphName(patterns ...string) string {
 	for i := 0; ; i++ {
 		free := true

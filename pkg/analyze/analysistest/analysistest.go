@@ -49,16 +49,6 @@ type Expect struct {
 	Line   int
 }
 
-// Get returns the value of key.
-func (e *Expect) Get(key string) (string, bool) {
-	for i, k := range e.Keys {
-		if k == key {
-			return e.Values[i], true
-		}
-	}
-	return "", false
-}
-
 var (
 	wantRE   = regexp.MustCompile(`^# want graph=("")?(\S*) node=("")?(\S*)(?: rule=(\S+))? "(.*)"$`)
 	expectRE = regexp.MustCompile(`^# expect graph=("")?(\S*)((?: \S+=\S+)*)$`)
