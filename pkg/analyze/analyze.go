@@ -333,35 +333,3 @@ func expand(as []*Analyzer) []*Analyzer {
 	}
 	return out
 }
-
-// NewRegistry builds the schema registry of a module: its own schema table
-// first, then the built-in ATen table and hopctl's HOP definitions. A schema
-// that does not parse is an input error naming the file and the schema.
-func NewRegistry(m *ir.Module, file string) (*opschema.Registry, error) {
-	fs := make([]opschema.FileSchema, len(m.Schemas))
-	for i, s := range m.Schemas {
-		fs[i] = opschema.FileSchema{Name: s.Name, Schema: s.Schema}
-	}
-	reg, err := opschema.NewRegistry(fs)
-	if err != nil {
-		return nil, &ir.DecodeError{Loc: ir.Location{File: file}, Err: fmt.Errorf("schema table: %w", err)}
-	}
-	return reg, nil
-}
-
-// RunFile loads and verifies a graph file, then runs the analyzers on it.
-func RunFile(path string, analyzers ...*Analyzer) (*ir.Module, *Result, error) {
-	m, err := ir.Load(path)
-	if err != nil {
-		return nil, nil, err
-	}
-	reg, err := NewRegistry(m, path)
-	if err != nil {
-		return nil, nil, err
-	}
-	res, err := Run(m, path, reg, analyzers...)
-	if err != nil {
-		return nil, nil, err
-	}
-	return m, res, nil
-}

@@ -135,4 +135,3 @@ func FuzzTextEncodersMatchProto(f *testing.F) {
 		checkTextEncoders(t, "fuzz", m)
 	})
 }
-

@@ -94,13 +94,15 @@ type viewStep struct {
 	out ir.NodeID
 }
 
-func functionalize(m *ir.Module, file string, at **ir.Node) (*functional, error) {
+func functionalize(m *ir.Module, file string, reg *opschema.Registry, at **ir.Node) (*functional, error) {
 	g := m.Root()
-	files := make([]opschema.FileSchema, len(m.Schemas))
-	for i, s := range m.Schemas {
-		files[i] = opschema.FileSchema{Name: s.Name, Schema: s.Schema}
+	if reg == nil {
+		files := make([]opschema.FileSchema, len(m.Schemas))
+		for i, s := range m.Schemas {
+			files[i] = opschema.FileSchema{Name: s.Name, Schema: s.Schema}
+		}
+		reg, _ = opschema.NewRegistry(files) // bad entries are left out; the built-in table fills in
 	}
-	reg, _ := opschema.NewRegistry(files) // bad entries are left out; the built-in table fills in
 	n := len(g.Nodes)
 	f := &functional{
 		b: newBuilder(""), src: g, file: file, reg: reg, ops: newOpCache(reg),

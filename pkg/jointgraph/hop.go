@@ -127,7 +127,7 @@ func (j *jointBuilder) subJoint(id ir.NodeID, qual string, rg []bool) (*Joint, e
 			n.Val = tensorValue(&tc)
 		}
 	}
-	bw, err := Build(sub, Options{File: j.file, Convention: ConventionCreateBwFn})
+	bw, err := Build(sub, Options{File: j.file, Convention: ConventionCreateBwFn, Registry: j.f.reg})
 	if err != nil {
 		var e *Error
 		if errors.As(err, &e) {

@@ -57,7 +57,7 @@ func Build(m *ir.Module, opts Options) (j *Joint, err error) {
 }
 
 func buildJoint(m *ir.Module, opts Options, at **ir.Node) (*Joint, error) {
-	f, err := functionalize(m, opts.File, at)
+	f, err := functionalize(m, opts.File, opts.Registry, at)
 	if err != nil {
 		return nil, err
 	}

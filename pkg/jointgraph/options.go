@@ -6,6 +6,8 @@ package jointgraph
 import (
 	"fmt"
 	"strings"
+
+	"github.com/hopctl/hopctl/pkg/opschema"
 )
 
 // MaskMode says how output masks are chosen.
@@ -105,6 +107,11 @@ type Options struct {
 	// that get no gradient (PyTorch's unmask_none_gradients). The HOP
 	// conventions imply it.
 	UnmaskNoneGradients bool
+	// Registry resolves the module's call targets (load.File.Registry:
+	// the module's schema table over the built-in tables). Nil builds one
+	// from the module's schema table, leaving out entries that do not
+	// parse.
+	Registry *opschema.Registry
 }
 
 // MaskError is an explicit mask list that does not fit the graph (a usage

@@ -9,8 +9,8 @@ import (
 
 	"github.com/hopctl/hopctl/internal/cmdutil"
 	"github.com/hopctl/hopctl/internal/iostreams"
-	"github.com/hopctl/hopctl/pkg/analyze/validate"
 	"github.com/hopctl/hopctl/pkg/ir"
+	"github.com/hopctl/hopctl/pkg/load"
 )
 
 // Options are the inputs of `hopctl convert`.
@@ -62,11 +62,11 @@ func convertRun(opts *Options) error {
 	if err != nil {
 		return err
 	}
-	m, _, err := validate.Load(opts.In)
+	f, err := load.Open(opts.In, load.Strict)
 	if err != nil {
 		return err
 	}
-	data, err := ir.Encode(m, enc)
+	data, err := ir.Encode(f.Module, enc)
 	if err != nil {
 		return fmt.Errorf("%s: encode as %s: %w", opts.Out, enc, err)
 	}
