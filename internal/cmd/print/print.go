@@ -177,11 +177,9 @@ func modelExplorerRun(opts *Options) error {
 		}
 	}
 	f := viz.Build(opts.File, m, res, viz.Options{})
-	var graph, overlay bytes.Buffer
-	if err := report.WriteJSON(&graph, viz.ModelExplorer(&f, m)); err != nil {
-		return err
-	}
+	graph := viz.ModelExplorer(&f, m)
 	if opts.Overlay != "" {
+		var overlay bytes.Buffer
 		if err := report.WriteJSON(&overlay, viz.ModelExplorerOverlay(&f, m)); err != nil {
 			return err
 		}
@@ -189,6 +187,5 @@ func modelExplorerRun(opts *Options) error {
 			return fmt.Errorf("cannot write %s: %w", opts.Overlay, err)
 		}
 	}
-	_, err = opts.IO.Out.Write(graph.Bytes())
-	return err
+	return graph.WriteJSON(opts.IO.Out)
 }
