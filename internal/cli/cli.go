@@ -168,8 +168,12 @@ configuration error, 3 unreadable or invalid input.`,
 			if !cmdutil.UsesConfig(cmd) {
 				return nil
 			}
-			_, err := f.Config()
-			return err
+			c, err := f.Config()
+			if err != nil {
+				return err
+			}
+			ir.SetMaxInputSize(c.Input.MaxSizeBytes())
+			return nil
 		},
 	}
 	cmd.SetIn(f.IOStreams.In)
@@ -181,6 +185,8 @@ configuration error, 3 unreadable or invalid input.`,
 	})
 	cmd.PersistentFlags().String("config", "", "configuration file (default .hopctl.yaml in the current directory, if present)")
 	cmdutil.BindFlag(cmd, "config", hopconfig.KeyConfig)
+	cmd.PersistentFlags().String("max-input-size", "", "read at most `SIZE` bytes of an input file (e.g. 512MiB; default "+hopconfig.DefaultInputSize+", configuration key input.max-size)")
+	cmdutil.BindFlag(cmd, "max-input-size", hopconfig.KeyInputMaxSize)
 
 	cmd.AddCommand(
 		analyzecmd.NewCmdAnalyze(f, nil),
