@@ -82,38 +82,81 @@ func SniffEncoding(data []byte) Encoding {
 // LoadFile reads a graph file in the encoding its extension names (or its
 // content suggests). It does not run Verify.
 //
-// Large files are mapped into memory rather than read (on Linux): the
-// decoder copies what it keeps into compact blocks and the mapping is
+// The file is opened once (a FIFO or a device is read as a stream, never
+// reopened) and read up to MaxInputSize bytes: a regular file larger than
+// that is refused before any of it is read, and a stream that goes on
+// past it (/dev/zero) is refused when it does.
+//
+// Large regular files are mapped into memory rather than read (on Linux):
+// the decoder copies what it keeps into compact blocks and the mapping is
 // released before LoadFile returns, so nothing in the module refers to it.
-// Small files are read into a buffer the module's strings then share.
-// (A mapped file that another process truncates while it is decoded makes
-// the process fault, as with any mapping: do not decode files being
-// rewritten in place — hopctl's own writes replace files by renaming.)
+// Small files and streams are read into a buffer the module's strings then
+// share. A mapped file that another process truncates while it is decoded
+// makes the decoding goroutines fault; they turn the fault into an error
+// (guardFaults), so the file is refused as truncated instead of the
+// process dying of SIGBUS.
 // While it decodes a large binary file the garbage collector is paused
 // (see pauseGC): nearly everything that decoder allocates is the module
 // itself (the JSON and text decoders build protobuf objects first, and
 // collect as usual).
-func LoadFile(path string) (*Module, error) {
-	if data, unmap, ok := mapFile(path); ok {
+func LoadFile(path string) (m *Module, err error) {
+	fail := func(err error) (*Module, error) {
+		return nil, &DecodeError{Loc: Location{File: path}, Err: err}
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return fail(err)
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return fail(err)
+	}
+	if st.IsDir() {
+		return fail(errors.New("is a directory, not a graph file"))
+	}
+	size := int64(-1)
+	if st.Mode().IsRegular() {
+		size = st.Size()
+	}
+	limit := MaxInputSize()
+	if size > limit {
+		return fail(&TooLargeError{Limit: limit, Size: size})
+	}
+	if data, unmap, ok := mapFile(f, size); ok {
 		defer unmap()
-		if f := formatOf(path, data); f != nil {
-			return f.Decode(data, path)
+		if afterMapHook != nil {
+			afterMapHook(path)
+		}
+		defer guardFaults(data)()
+		defer func() { // after catchFault
+			if errors.Is(err, errTruncatedWhileRead) {
+				m, err = fail(errTruncatedWhileRead)
+			}
+		}()
+		defer catchFault(data, &err)
+		if fm := formatOf(path, data); fm != nil {
+			return fm.Decode(data, path)
 		}
 		enc := encodingOf(path, data)
 		if enc == Binary {
 			defer pauseGC()()
 		}
-		return decode(data, enc, path, false)
+		return decodeMapped(data, enc, path)
 	}
-	data, err := os.ReadFile(path)
+	data, err := readInput(f, size, limit)
 	if err != nil {
-		return nil, &DecodeError{Loc: Location{File: path}, Err: err}
+		return fail(err)
 	}
-	if f := formatOf(path, data); f != nil {
-		return f.Decode(data, path)
+	if fm := formatOf(path, data); fm != nil {
+		return fm.Decode(data, path)
 	}
 	return decode(data, encodingOf(path, data), path, true)
 }
+
+// afterMapHook, when set (by tests), runs between mapping a file and
+// decoding it.
+var afterMapHook func(path string)
 
 // Format is a file format other than hopctl's own that LoadFile reads
 // (package pt2 registers torch.export's .pt2 archives and program JSON).
@@ -181,11 +224,24 @@ func Decode(data []byte, enc Encoding, file string) (*Module, error) {
 // decode is Decode; alias lets the binary decoder share string memory with
 // data, which the caller must then never modify.
 func decode(data []byte, enc Encoding, file string, alias bool) (*Module, error) {
+	return decodeIn(data, enc, file, alias, nil)
+}
+
+// decodeMapped is decode of data that is region, a mapping of the file:
+// the binary decoder's goroutines guard their reads of it (guardFaults).
+func decodeMapped(data []byte, enc Encoding, file string) (*Module, error) {
+	return decodeIn(data, enc, file, false, data)
+}
+
+func decodeIn(data []byte, enc Encoding, file string, alias bool, region []byte) (*Module, error) {
 	if len(bytes.TrimSpace(data)) == 0 {
 		return nil, &DecodeError{Loc: Location{File: file}, Err: errors.New("empty file: not a hopctl graph file")}
 	}
 	if enc == Binary {
-		m, err := decodeBinary(data, file, alias)
+		m, err := decodeBinaryIn(data, file, alias, region)
+		if errors.Is(err, errTruncatedWhileRead) {
+			return nil, &DecodeError{Loc: Location{File: file}, Err: errTruncatedWhileRead}
+		}
 		if err != nil && SniffEncoding(data) != Binary && len(data) > 0 {
 			if de, ok := err.(*DecodeError); ok && strings.HasPrefix(de.Err.Error(), "cannot decode") {
 				de.Err = fmt.Errorf("%w (the content looks like %s encoding)", de.Err, SniffEncoding(data))
@@ -269,6 +325,9 @@ func graphFromProto(name string, pg *pb.Graph, file string) (*Graph, error) {
 	for i, pn := range pg.GetNodes() {
 		n := &g.Nodes[i]
 		n.Name = pn.GetName()
+		if n.Name == "" {
+			return nil, &DecodeError{Loc: At(file, name, fmt.Sprintf("#%d", i)), Err: errNodeNoName}
+		}
 		n.Op = OpKind(pn.GetOp())
 		if pn.GetOp() < 0 || int(pn.GetOp()) >= len(opKindNames) {
 			n.Op = OpUnspecified
