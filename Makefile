@@ -19,7 +19,7 @@ BIN     := bin/hopctl
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo 0.1.0-dev)
 FUZZTIME ?= 3s
 
-.PHONY: deps build test gotest pytest fuzz-short fuzz bench proto testdata testdata-pt2 demo clean
+.PHONY: deps build test gotest pytest pytest-pt2 fuzz-short fuzz bench proto testdata testdata-pt2 demo clean
 
 build:
 	$(GO) build -ldflags "-X github.com/hopctl/hopctl/internal/build.Version=$(VERSION)" -o $(BIN) ./cmd/hopctl
@@ -41,6 +41,12 @@ fuzz:
 
 pytest: build
 	PYTHONPATH=python HOPCTL=$(CURDIR)/$(BIN) $(PYTHON) -m unittest discover -s python/tests -v
+
+# ExportedProgram in the bridge against .pt2 archives, in the torch 2.6 and 2.14
+# chroots (scripts/chroot.sh); python/tests/test_exported_program.py.
+pytest-pt2: build
+	scripts/torch.sh 2.6 -- env PYTHONPATH=python HOPCTL=$(CURDIR)/$(BIN) python3 -m unittest python/tests/test_exported_program.py -v
+	scripts/torch.sh 2.14 -- env PYTHONPATH=python HOPCTL=$(CURDIR)/$(BIN) python3 -m unittest python/tests/test_exported_program.py -v
 
 bench:
 	scripts/bench.sh
