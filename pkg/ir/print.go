@@ -8,6 +8,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 )
 
 // This file holds the two text forms of the IR:
@@ -616,7 +617,7 @@ func annotation(n *Node) string {
 	return ""
 }
 
-var stackFrameRE = regexp.MustCompile(`^File "(.+)", line (\d+), in (.+)$`)
+var stackFrameRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^File "(.+)", line (\d+), in (.+)$`) }) // compiled on first use, not at start
 
 // StackSummary summarises a Python stack trace by its innermost frame, as
 // torch 2.x's _parse_stack_trace does:
@@ -625,7 +626,7 @@ var stackFrameRE = regexp.MustCompile(`^File "(.+)", line (\d+), in (.+)$`)
 func StackSummary(trace string) (string, bool) {
 	lines := strings.Split(strings.TrimSpace(trace), "\n")
 	for i := len(lines) - 2; i >= 0; i-- {
-		m := stackFrameRE.FindStringSubmatch(strings.TrimSpace(lines[i]))
+		m := stackFrameRE().FindStringSubmatch(strings.TrimSpace(lines[i]))
 		if m != nil {
 			code := strings.TrimSpace(lines[i+1])
 			return fmt.Sprintf("File: %s:%s in %s, code: %s", m[1], m[2], m[3], code), true
