@@ -6,6 +6,7 @@ package print
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"strings"
 
@@ -173,8 +174,10 @@ func modelExplorerRun(opts *Options) error {
 		}
 	}
 	f := viz.Build(opts.File, m, res, viz.Options{})
+	// The graph compact (indenting doubles a large graph's JSON), the
+	// overlay indented.
 	var graph, overlay bytes.Buffer
-	if err := report.WriteJSON(&graph, viz.ModelExplorer(&f, m)); err != nil {
+	if err := json.NewEncoder(&graph).Encode(viz.ModelExplorer(&f, m)); err != nil {
 		return err
 	}
 	if opts.Overlay != "" {

@@ -201,6 +201,33 @@ func TestBrowserFindingHighlightsProvenance(t *testing.T) {
 	}
 	screenshot(t, ctx, "nested3-hover.png")
 
+	// HOP calls are boxes that expand: after "collapse all", clicking the
+	// cond box shows the boxes of its two branches, collapsed.
+	if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS(`#collapse`))); err != nil {
+		t.Fatal(err)
+	}
+	type box struct {
+		Label    string
+		Expanded bool
+	}
+	boxes := evalJS[[]box](t, ctx, `window.hopctlReport.boxes()`)
+	if !slices.Contains(boxes, box{"cond", false}) || slices.ContainsFunc(boxes, func(b box) bool { return b.Label == "true_graph_0" }) {
+		t.Fatalf("after collapse all, boxes %v, want cond collapsed and no branch box", boxes)
+	}
+	at := evalJS[map[string]float64](t, ctx, `(() => { const p = window.hopctlReport.boxCenter("cond"); const b = document.getElementById("graph").getBoundingClientRect(); return p && {x: p.x + b.left, y: p.y + b.top}; })()`)
+	if err := chromedp.Do(ctx,
+		chromedp.MouseEvent(input.DispatchMouseEventTypeMousePressed, at["x"], at["y"], chromedp.ButtonType(input.MouseButtonLeft)),
+		chromedp.MouseEvent(input.DispatchMouseEventTypeMouseReleased, at["x"], at["y"], chromedp.ButtonType(input.MouseButtonLeft))); err != nil {
+		t.Fatal(err)
+	}
+	boxes = evalJS[[]box](t, ctx, `window.hopctlReport.boxes()`)
+	for _, want := range []box{{"cond", true}, {"true_graph_0", false}, {"false_graph_0", false}} {
+		if !slices.Contains(boxes, want) {
+			t.Errorf("after clicking the cond box, boxes %v, want %v among them", boxes, want)
+		}
+	}
+	screenshot(t, ctx, "nested3-cond-expanded.png")
+
 	// Search finds nodes by op.
 	names := evalJS[[]string](t, ctx, `window.hopctlReport.search("aten.mul_")`)
 	if !slices.Contains(names, "mul_") {

@@ -664,6 +664,8 @@
       return out;
     },
     savedDrawn: () => drawList.nodes.filter((r) => F.src.nodes.flags[r.it] & F_SAVED).length,
+    // The boxes drawn: label and whether expanded.
+    boxes: () => drawList.boxes.map((b) => ({ label: F.src.groups.label[-b.it - 1], expanded: !!b.expanded })),
     visible: () => ({ nodes: drawList.nodes.length, boxes: drawList.boxes.length }),
     // Screen position (CSS pixels in the canvas) of a visible node.
     nodeCenter: (name) => {
