@@ -3,6 +3,7 @@ package report
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"image"
 	"image/png"
 	"os"
@@ -232,6 +233,41 @@ func TestBrowserFindingHighlightsProvenance(t *testing.T) {
 	names := evalJS[[]string](t, ctx, `window.hopctlReport.search("aten.mul_")`)
 	if !slices.Contains(names, "mul_") {
 		t.Errorf("searching for aten.mul_ found %v", names)
+	}
+}
+
+// TestBrowserCorpus opens one report of every shipped graph and, in each
+// file, shows every finding, expands every box and searches, with no
+// script error; every file draws.
+func TestBrowserCorpus(t *testing.T) {
+	ctx := browser(t)
+	var files []string
+	for _, glob := range []string{"testdata/models/*.pb", "testdata/hops/*.pbtxt"} {
+		m, _ := filepath.Glob(filepath.Join("../../..", glob))
+		for _, f := range m {
+			rel, _ := filepath.Rel("../../..", f)
+			files = append(files, rel)
+		}
+	}
+	if len(files) < 10 {
+		t.Fatalf("only %d corpus files", len(files))
+	}
+	open(t, ctx, writeReport(t, false, files...))
+	if n := evalJS[int](t, ctx, `window.hopctlReport.numFiles()`); n != len(files) {
+		t.Fatalf("the page has %d files, want %d", n, len(files))
+	}
+	for i, f := range files {
+		res := evalJS[string](t, ctx, fmt.Sprintf(`(() => { try {
+			const r = window.hopctlReport;
+			r.showFile(%d);
+			for (let k = 0; k < r.numFindings(); k++) r.showFinding(k);
+			const v = r.expandAll();
+			r.search("aten");
+			return v.nodes > 0 ? "" : "nothing drawn";
+		} catch (e) { return String(e && e.stack || e); } })()`, i))
+		if res != "" {
+			t.Errorf("%s: %s", f, res)
+		}
 	}
 }
 
