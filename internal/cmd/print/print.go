@@ -130,6 +130,10 @@ func printRun(opts *Options) error {
 		_, err = opts.IO.Out.Write(b)
 		return err
 	}
+	if opts.Graph == "" {
+		// An exported program prints as torch prints an ExportedProgram.
+		return ir.PrintExportedProgram(opts.IO.Out, m)
+	}
 	return ir.PrintReadable(opts.IO.Out, m)
 }
 
