@@ -177,6 +177,8 @@ func modelExplorerRun(opts *Options) error {
 		}
 	}
 	f := viz.Build(opts.File, m, res, viz.Options{})
+	// The graph compact and streamed node by node (indenting doubles a
+	// large graph's JSON), the overlay indented.
 	graph := viz.ModelExplorer(&f, m)
 	if opts.Overlay != "" {
 		var overlay bytes.Buffer
