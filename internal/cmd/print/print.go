@@ -73,12 +73,7 @@ func printRun(opts *Options) error {
 	case "dot":
 		return ir.WriteDOT(opts.IO.Out, m)
 	case "json":
-		b, err := ir.Encode(m, ir.JSON)
-		if err != nil {
-			return err
-		}
-		_, err = opts.IO.Out.Write(b)
-		return err
+		return ir.EncodeTo(opts.IO.Out, m, ir.JSON) // streamed
 	}
 	return ir.PrintReadable(opts.IO.Out, m)
 }
