@@ -97,6 +97,9 @@ func SniffEncoding(data []byte) Encoding {
 func LoadFile(path string) (*Module, error) {
 	if data, unmap, ok := mapFile(path); ok {
 		defer unmap()
+		if f := formatOf(path, data); f != nil {
+			return f.Decode(data, path)
+		}
 		enc := encodingOf(path, data)
 		if enc == Binary {
 			defer pauseGC()()
@@ -107,7 +110,47 @@ func LoadFile(path string) (*Module, error) {
 	if err != nil {
 		return nil, &DecodeError{Loc: Location{File: path}, Err: err}
 	}
+	if f := formatOf(path, data); f != nil {
+		return f.Decode(data, path)
+	}
 	return decode(data, encodingOf(path, data), path, true)
+}
+
+// Format is a file format other than hopctl's own that LoadFile reads
+// (package pt2 registers torch.export's .pt2 archives and program JSON).
+// Match sees the path and the whole content; Decode must copy what the
+// module keeps out of data (it may be a mapping released afterwards) and
+// return only InputErrors for bad input.
+type Format struct {
+	Name   string
+	Match  func(path string, data []byte) bool
+	Decode func(data []byte, path string) (*Module, error)
+}
+
+var (
+	formatsMu sync.Mutex
+	formats   []Format
+)
+
+// RegisterFormat adds a format LoadFile tries, in registration order,
+// before its own encodings.
+func RegisterFormat(f Format) {
+	formatsMu.Lock()
+	defer formatsMu.Unlock()
+	formats = append(formats, f)
+}
+
+// formatOf is the first registered format that matches the file, or nil.
+func formatOf(path string, data []byte) *Format {
+	formatsMu.Lock()
+	fs := formats
+	formatsMu.Unlock()
+	for i := range fs {
+		if fs[i].Match(path, data) {
+			return &fs[i]
+		}
+	}
+	return nil
 }
 
 // encodingOf is the encoding path's extension names, else the one data's
@@ -209,6 +252,15 @@ func FromProto(f *pb.File, file string) (*Module, error) {
 	}
 	for _, a := range f.GetAnnotations() {
 		m.Annotations = append(m.Annotations, Annotation{Key: a.GetKey(), Value: a.GetValue()})
+	}
+	if ps := f.GetSignature(); ps != nil {
+		m.Signature = &Signature{}
+		for _, in := range ps.GetInputs() {
+			m.Signature.Inputs = append(m.Signature.Inputs, InputSpec{Kind: InputKind(enumByte(uint64(uint32(in.GetKind())))), Name: in.GetName(), Target: in.GetTarget(), Persistent: in.GetPersistent()})
+		}
+		for _, out := range ps.GetOutputs() {
+			m.Signature.Outputs = append(m.Signature.Outputs, OutputSpec{Kind: OutputKind(enumByte(uint64(uint32(out.GetKind())))), Name: out.GetName(), Target: out.GetTarget()})
+		}
 	}
 	return m, nil
 }
@@ -460,6 +512,15 @@ func ToProto(m *Module) *pb.File {
 	}
 	for _, a := range m.Annotations {
 		f.Annotations = append(f.Annotations, &pb.Annotation{Key: a.Key, Value: a.Value})
+	}
+	if sig := m.Signature; sig != nil {
+		f.Signature = &pb.GraphSignature{}
+		for _, in := range sig.Inputs {
+			f.Signature.Inputs = append(f.Signature.Inputs, &pb.InputSpec{Kind: pb.InputKind(in.Kind), Name: in.Name, Target: in.Target, Persistent: in.Persistent})
+		}
+		for _, out := range sig.Outputs {
+			f.Signature.Outputs = append(f.Signature.Outputs, &pb.OutputSpec{Kind: pb.OutputKind(out.Kind), Name: out.Name, Target: out.Target})
+		}
 	}
 	return f
 }

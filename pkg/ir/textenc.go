@@ -399,8 +399,10 @@ func enumNames(m map[int32]string) []string {
 }
 
 var (
-	protoOpKindNames = sync.OnceValue(func() []string { return enumNames(hopctlpb.OpKind_name) })
-	symKindNames     = sync.OnceValue(func() []string { return enumNames(hopctlpb.SymKind_name) })
+	protoOpKindNames     = sync.OnceValue(func() []string { return enumNames(hopctlpb.OpKind_name) })
+	symKindNames         = sync.OnceValue(func() []string { return enumNames(hopctlpb.SymKind_name) })
+	inputKindProtoNames  = sync.OnceValue(func() []string { return enumNames(hopctlpb.InputKind_name) })
+	outputKindProtoNames = sync.OnceValue(func() []string { return enumNames(hopctlpb.OutputKind_name) })
 )
 
 func (e *textEncoder) file(m *Module) {
@@ -472,6 +474,33 @@ func (e *textEncoder) file(m *Module) {
 			e.pair("annotations", "key", a.Key, "value", a.Value)
 		}
 		e.endList()
+	}
+	if sig := m.Signature; sig != nil {
+		e.msg("signature")
+		if len(sig.Inputs) > 0 {
+			e.list("inputs")
+			for _, in := range sig.Inputs {
+				e.elemMsg("inputs")
+				e.enum("kind", int32(in.Kind), inputKindProtoNames())
+				e.str("name", in.Name)
+				e.str("target", in.Target)
+				e.boolean("persistent", in.Persistent)
+				e.close()
+			}
+			e.endList()
+		}
+		if len(sig.Outputs) > 0 {
+			e.list("outputs")
+			for _, out := range sig.Outputs {
+				e.elemMsg("outputs")
+				e.enum("kind", int32(out.Kind), outputKindProtoNames())
+				e.str("name", out.Name)
+				e.str("target", out.Target)
+				e.close()
+			}
+			e.endList()
+		}
+		e.close()
 	}
 	if e.json {
 		e.depth--
