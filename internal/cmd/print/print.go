@@ -122,12 +122,7 @@ func printRun(opts *Options) error {
 		}
 		return ir.WriteDOTWith(opts.IO.Out, m, ir.DOTOptions{Depth: opts.Depth, Around: opts.Around, Radius: opts.Radius})
 	case "json":
-		b, err := ir.Encode(m, ir.JSON)
-		if err != nil {
-			return err
-		}
-		_, err = opts.IO.Out.Write(b)
-		return err
+		return ir.EncodeTo(opts.IO.Out, m, ir.JSON) // streamed
 	}
 	if opts.Graph == "" {
 		// An exported program prints as torch prints an ExportedProgram.
