@@ -2,6 +2,7 @@ package cli_test
 
 import (
 	"encoding/json"
+	"fmt"
 	"encoding/xml"
 	"os"
 	"os/exec"
@@ -299,7 +300,8 @@ func TestLintFormats(t *testing.T) {
 	if len(lines) != doc.Summary.Findings {
 		t.Errorf("gh.txt: %d lines for %d findings:\n%s", len(lines), doc.Summary.Findings, gh)
 	}
-	if w := "::error file=nested.pbtxt,title=hopctl hop-input-mutation::cond_true might be modifying the input!%0Anested.pbtxt: graph <root>: node cond%0Avia input xs_1 (index 3)"; !strings.HasPrefix(lines[0], w) {
+	condLine, _ := lineOf(t, bad, `name: "cond"`)
+	if w := fmt.Sprintf("::error file=nested.pbtxt,line=%d,title=hopctl hop-input-mutation::cond_true might be modifying the input!%%0Anested.pbtxt: graph <root>: node cond%%0Avia input xs_1 (index 3)", condLine); !strings.HasPrefix(lines[0], w) {
 		t.Errorf("gh.txt line 1:\n%s\nwant prefix\n%s", lines[0], w)
 	}
 	var junit struct {
