@@ -2,8 +2,8 @@ package cli_test
 
 import (
 	"encoding/json"
-	"fmt"
 	"encoding/xml"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
