@@ -19,7 +19,9 @@
 #     @microsoft/sarif-multitool-linux; the tests call that binary
 #     directly, because the npm wrapper (bin.js) runs it through a shell,
 #     which splits the argument "Sarif;Gh" at the semicolon.
-#  4. The Go modules.
+#  4. Debian's chromium, for the tests that drive `hopctl report`'s page in
+#     a real headless browser (internal/cmd/report), with a font.
+#  5. The Go modules.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -81,5 +83,14 @@ if [[ "$(mt_version)" != "SARIF Multitool $sarif_version"* ]]; then
   exit 1
 fi
 echo "install-deps.sh: $(mt_version)"
+# Headless Chromium for the report's browser tests (chromedp drives it).
+if ! command -v chromium >/dev/null; then
+  apt_install chromium fonts-dejavu-core
+fi
+if ! chromium --version >/dev/null 2>&1; then
+  echo "install-deps.sh: chromium is not usable after installing" >&2
+  exit 1
+fi
+echo "install-deps.sh: $(chromium --version 2>/dev/null | head -1)"
 
 go mod download

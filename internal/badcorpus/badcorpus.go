@@ -191,7 +191,13 @@ func Committed(modelsDir, hopsDir string) ([]Case, error) {
 				out("cond")))),
 			Want: []string{"graph <root>: node cond", "argument 1 (true_fn) is not a get_attr of an existing subgraph"}},
 	}
-	return cases, nil
+	// torch.export archives and program JSON (testdata/pt2 is beside
+	// testdata/models).
+	archives, err := archiveCases(filepath.Join(modelsDir, "..", "pt2"))
+	if err != nil {
+		return nil, err
+	}
+	return append(cases, archives...), nil
 }
 
 // Large returns the cases generated at test time: a chain of cond calls

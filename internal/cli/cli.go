@@ -17,17 +17,20 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/hopctl/hopctl/internal/build"
+	// Registers torch.export archives and program JSON with ir.LoadFile.
 	"github.com/hopctl/hopctl/internal/cmd/config"
 	"github.com/hopctl/hopctl/internal/cmd/convert"
 	jointcmd "github.com/hopctl/hopctl/internal/cmd/joint"
 	lintcmd "github.com/hopctl/hopctl/internal/cmd/lint"
 	metadiffcmd "github.com/hopctl/hopctl/internal/cmd/metadiff"
 	printcmd "github.com/hopctl/hopctl/internal/cmd/print"
+	reportcmd "github.com/hopctl/hopctl/internal/cmd/report"
 	"github.com/hopctl/hopctl/internal/cmd/version"
 	"github.com/hopctl/hopctl/internal/cmdutil"
 	hopconfig "github.com/hopctl/hopctl/internal/config"
 	"github.com/hopctl/hopctl/internal/iostreams"
 	"github.com/hopctl/hopctl/pkg/ir"
+	_ "github.com/hopctl/hopctl/pkg/pt2"
 )
 
 // Exit codes. They are the same for every command and output format.
@@ -188,6 +191,7 @@ configuration error, 3 unreadable or invalid input.`,
 		lintcmd.NewCmdLint(f, nil),
 		metadiffcmd.NewCmdMetaDiff(f, nil),
 		printcmd.NewCmdPrint(f, nil),
+		reportcmd.NewCmdReport(f, nil),
 		synthcmd.NewCmdSynth(f, nil),
 		convert.NewCmdConvert(f, nil),
 		config.NewCmdConfig(f, nil),

@@ -31,6 +31,7 @@ import (
 	"reflect"
 	"regexp"
 	"strings"
+	"sync"
 
 	"github.com/bmatcuk/doublestar/v4"
 	"github.com/spf13/viper"
@@ -250,12 +251,12 @@ var yamlKeys = map[string]reflect.Type{
 	"config.Suppression": reflect.TypeFor[Suppression](),
 }
 
-var unknownFieldRE = regexp.MustCompile(`^(line \d+): field (.+) not found in type (\S+)$`)
+var unknownFieldRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^(line \d+): field (.+) not found in type (\S+)$`) }) // compiled on first use, not at start
 
 // explainYAML rewrites yaml.v3's unknown-field message as
 // `line 3: unknown key "fail_on" (want fail-on, suppress)`.
 func explainYAML(msg string) string {
-	m := unknownFieldRE.FindStringSubmatch(msg)
+	m := unknownFieldRE().FindStringSubmatch(msg)
 	if m == nil {
 		return msg
 	}

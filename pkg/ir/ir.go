@@ -18,7 +18,7 @@ import (
 // one it writes. FormatMinor is the minor version it writes.
 const (
 	FormatMajor = 1
-	FormatMinor = 0
+	FormatMinor = 1
 )
 
 // OpKind is an FX node's op.
@@ -60,6 +60,9 @@ type Module struct {
 	Attributes               []Attribute
 	Schemas                  []SchemaText
 	Annotations              []Annotation
+	// Signature is the exported program's graph signature (format 1.1),
+	// nil when the file has none (a plain GraphModule).
+	Signature *Signature
 }
 
 // Root returns the root graph.

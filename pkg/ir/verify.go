@@ -76,6 +76,7 @@ func Verify(m *Module, file string) error {
 	for _, g := range m.Graphs {
 		v.graph(g, seen, attrs)
 	}
+	v.signature(m)
 	return v.err()
 }
 

@@ -420,9 +420,56 @@ func (d *wireDecoder) file(b []byte, m *Module, root *Graph, subs *[]*Graph) err
 			err := d.pair(f.body, &a.Key, &a.Value)
 			m.Annotations = append(m.Annotations, a)
 			return err
+		case f.num == 20 && isBytes(f):
+			if m.Signature == nil {
+				m.Signature = &Signature{}
+			}
+			return d.signature(f.body, m.Signature)
 		}
 		return nil
 	})
+}
+
+// signature decodes a GraphSignature; a repeated message field appends, so
+// a second occurrence merges into the first, as protobuf does.
+func (d *wireDecoder) signature(b []byte, sig *Signature) error {
+	return d.each(b, func(f wireField) error {
+		if !isBytes(f) || (f.num != 1 && f.num != 2) {
+			return nil
+		}
+		var kind uint64
+		var name, target string
+		var persistent bool
+		err := d.each(f.body, func(g wireField) error {
+			var err error
+			switch {
+			case g.num == 1 && isVarint(g):
+				kind = g.v
+			case g.num == 2 && isBytes(g):
+				name, err = d.str(g)
+			case g.num == 3 && isBytes(g):
+				target, err = d.str(g)
+			case g.num == 4 && f.num == 1 && isVarint(g):
+				persistent = g.v != 0
+			}
+			return err
+		})
+		if f.num == 1 {
+			sig.Inputs = append(sig.Inputs, InputSpec{Kind: InputKind(enumByte(kind)), Name: name, Target: target, Persistent: persistent})
+		} else {
+			sig.Outputs = append(sig.Outputs, OutputSpec{Kind: OutputKind(enumByte(kind)), Name: name, Target: target})
+		}
+		return err
+	})
+}
+
+// enumByte narrows an enum number to the IR's byte-sized kinds; numbers
+// that do not fit become 255, which Verify reports as no valid kind.
+func enumByte(v uint64) uint8 {
+	if v > 254 {
+		return 255
+	}
+	return uint8(v)
 }
 
 // pair decodes a message of two string fields 1 and 2.

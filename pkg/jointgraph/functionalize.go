@@ -305,6 +305,16 @@ func (f *functional) call(id ir.NodeID) error {
 		return f.getitem(id)
 	}
 	info := f.ops.get(nd.Target)
+	if nd.Target == "higher_order.with_effects" {
+		// with_effects(token, op, *args) threads an effect token
+		// through an op with side effects (torch/_higher_order_ops/effects.py):
+		// kept as it is, never dead, never recomputed; its results are
+		// not differentiable (requiresGrad refuses one fed by a tensor
+		// that requires grad, as for any op without a rule).
+		v := f.emitLike(id, nd.Target, nd.Args, nd.Kwargs)
+		f.effect[v.id] = true
+		return nil
+	}
 	if strings.HasPrefix(nd.Target, "higher_order.") {
 		// HOPs must not mutate or alias their operands (hopctl analyze checks
 		// that); they are copied as they are.

@@ -177,6 +177,7 @@ func buildJoint(m *ir.Module, opts Options, at **ir.Node) (*Joint, error) {
 		return nil, err
 	}
 	fg := f.b.g
+	freezeBySignature(m, f)
 	rg, err := requiresGrad(fg, f.ops, f.effect, opts.File)
 	if err != nil {
 		return nil, err
@@ -229,8 +230,16 @@ func (j *jointBuilder) masks() ([]bool, error) {
 	masks := make([]bool, len(outs))
 	switch mode {
 	case MasksAuto:
+		sig := j.src.Signature
 		for i, o := range outs {
 			masks[i] = o.ok && j.rg[o.id]
+			// An exported program's mutation and token outputs are new
+			// values of inputs, not results: no tangent flows into them.
+			if sig != nil && len(sig.Outputs) == len(outs) && j.opts.Convention == ConventionNone {
+				if k := sig.Outputs[i].Kind; k != ir.OutputUserOutput && k != ir.OutputLossOutput {
+					masks[i] = false
+				}
+			}
 		}
 	case MasksAll:
 		anyIn := false
@@ -408,6 +417,9 @@ func (j *jointBuilder) build(src *ir.Module) (*Joint, error) {
 	out.SetAnnotation(AnnotationNumFwdOutputs, strconv.Itoa(nf))
 	out.SetAnnotation(AnnotationMutatedInputs, formatInts(f.mutated))
 	out.SetAnnotation(AnnotationRole, "joint")
+	if conv == ConventionNone {
+		out.Signature = jointSignature(src, out.Root(), len(outs))
+	}
 	var effects []string
 	for i := range j.b.g.Nodes {
 		if j.effect[ir.NodeID(i)] {
@@ -835,4 +847,96 @@ func renumber(a *ir.Arg, newID []ir.NodeID) {
 	if a.Ref >= 0 {
 		a.Ref = newID[a.Ref]
 	}
+}
+
+// freezeBySignature applies an exported program's signature to what is
+// differentiated: only parameters and user inputs (that require grad) are;
+// buffers, constants, custom objects and tokens never are, whatever their
+// recorded requires_grad (torch records a mutated buffer's as True in
+// training IR).
+func freezeBySignature(m *ir.Module, f *functional) {
+	sig := m.Signature
+	if sig == nil || len(sig.Inputs) != len(f.inputs) {
+		return
+	}
+	fg := f.b.g
+	for i, in := range f.inputs {
+		switch sig.Inputs[i].Kind {
+		case ir.InputParameter, ir.InputUserInput:
+			continue
+		}
+		n := &fg.Nodes[in.id]
+		if n.Val != nil && n.Val.Kind == ir.ValTensor && n.Val.Tensor.RequiresGrad {
+			c := n.Val.Clone()
+			c.Tensor.RequiresGrad = false
+			n.Val = c
+		}
+	}
+}
+
+// jointSignature labels the joint graph of an exported program as torch
+// labels a joint (torch/export/graph_signature.py): the primals keep their
+// input kinds and state_dict targets, tangents are user inputs; the
+// forward outputs keep their output kinds, and each gradient is a
+// gradient_to_parameter (target: the parameter's state_dict key) or
+// gradient_to_user_input (target: the primal). A None gradient is a
+// constant user output. nf is the number of forward outputs.
+func jointSignature(src *ir.Module, g *ir.Graph, nf int) *ir.Signature {
+	sig := src.Signature
+	if sig == nil {
+		return nil
+	}
+	var phs []string
+	for i := range g.Nodes {
+		if g.Nodes[i].Op == ir.OpPlaceholder {
+			phs = append(phs, g.Nodes[i].Name)
+		}
+	}
+	id := g.OutputNode()
+	if id == ir.NoNode || len(phs) < len(sig.Inputs) {
+		return nil
+	}
+	outs := g.Nodes[id].Args
+	if len(outs) == 1 && (outs[0].Kind == ir.ArgTuple || outs[0].Kind == ir.ArgList) {
+		outs = outs[0].Elems
+	}
+	if len(outs) != nf+len(sig.Inputs) || len(sig.Outputs) != nf {
+		return nil
+	}
+	renamed := map[string]string{}
+	js := &ir.Signature{}
+	for i, in := range sig.Inputs {
+		renamed[in.Name] = phs[i]
+		in.Name = phs[i]
+		js.Inputs = append(js.Inputs, in)
+	}
+	for _, t := range phs[len(sig.Inputs):] {
+		js.Inputs = append(js.Inputs, ir.InputSpec{Kind: ir.InputUserInput, Name: t})
+	}
+	name := func(a ir.Arg) string {
+		if a.Kind == ir.ArgNode {
+			return a.S
+		}
+		return ""
+	}
+	for j, o := range sig.Outputs {
+		o.Name = name(outs[j])
+		if o.Kind == ir.OutputUserInputMutation || o.Kind == ir.OutputGradientToUserInput {
+			o.Target = renamed[o.Target]
+		}
+		js.Outputs = append(js.Outputs, o)
+	}
+	for i, in := range sig.Inputs {
+		o := ir.OutputSpec{Kind: ir.OutputUserOutput, Name: name(outs[nf+i])}
+		if o.Name != "" {
+			switch in.Kind {
+			case ir.InputParameter:
+				o.Kind, o.Target = ir.OutputGradientToParameter, in.Target
+			case ir.InputUserInput:
+				o.Kind, o.Target = ir.OutputGradientToUserInput, phs[i]
+			}
+		}
+		js.Outputs = append(js.Outputs, o)
+	}
+	return js
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/hopctl/hopctl/pkg/analyze/passes/hopargs"
 	"github.com/hopctl/hopctl/pkg/analyze/passes/hopmeta"
 	"github.com/hopctl/hopctl/pkg/analyze/passes/schemacheck"
+	"github.com/hopctl/hopctl/pkg/analyze/passes/sigmut"
 )
 
 // Rule ids of the graph-structure rules (ir.Verify's defects) and of the
@@ -98,6 +99,16 @@ cond = torch.ops.higher_order.cond(pred, true_graph_0, false_graph_0, (x, y))
 # true_graph_0 takes one placeholder, the call passes two operands
 ~~~
 Fix: re-export the graph; a traced program cannot produce this.`},
+	{ID: sigmut.Rule, Name: "SignatureMutationMismatch", Severity: analyze.Error, Category: "signature",
+		Short: "an exported program's graph writes inputs its signature does not declare (or declares writes it does not make)",
+		Doc: "In a functional torch.export program (verifiers ATEN, or any mutation output spec) every input the root graph writes in place " +
+			"must be declared by a buffer_mutation/parameter_mutation/user_input_mutation spec instead, and no declared mutation may return the input " +
+			"itself. A mismatch means the exported program lies: a runtime that trusts its signature drops or doubles the write.",
+		Example: `~~~
+ep = torch.export.export(m, (x,)).run_decompositions()
+# the graph still calls aten.add_.Tensor on buffer b, but the signature declares no buffer_mutation for it
+~~~
+Fix: re-export the program; do not edit an exported program's graph without updating its signature.`},
 	{ID: alias.RuleUnknownOp, Name: "UnknownOperator", Severity: analyze.Warning, Category: "schema",
 		Short: "op with no schema: its aliasing and writes are unknown",
 		Doc:   "No schema for the call target in the file's schema table, the built-in ATen table or the HOP definitions; the alias analysis treats its result as fresh and cannot see writes.",
