@@ -59,8 +59,8 @@ lists the rules, docs/lint-rules.md documents them.
 
 Arguments are files, directories (the graph files in them) or DIR/...
 (the graph files under DIR, recursively; ./... is the current directory):
-files ending in .pb, .binpb, .pbtxt, .txtpb, .textproto, .prototxt, and
-.json files that are hopctl graphs. Directories starting with '.' or '_'
+files ending in .pb, .binpb, .pbtxt, .txtpb, .textproto, .prototxt and
+.pt2, and .json files that are hopctl graphs or torch.export programs. Directories starting with '.' or '_'
 and node_modules are skipped.
 
 Suppressions come from the configuration file (--config, $HOPCTL_CONFIG,
