@@ -19,7 +19,8 @@ import (
 // each corpus directory (every file of testdata/lint, hops, models, the
 // torch.export archives of testdata/pt2 and the adversarial testdata/bad, which yields findings of every rule, codeFlows,
 // source locations and unreadable-file notifications) and for single
-// files (a clean one, whose log has no results); it returns the paths.
+// files (a clean one, whose log has no results), and `--list-rules`; it
+// returns the paths.
 func corpusSARIF(t *testing.T, dir string) []string {
 	t.Helper()
 	var out []string
@@ -33,6 +34,7 @@ func corpusSARIF(t *testing.T, dir string) []string {
 		{"bad", badArgs(t)},
 		{"pt2", []string{"../../testdata/pt2/..."}},
 		{"clean", []string{"../../testdata/lint/cycle_ok.pbtxt"}},
+		{"rules", []string{"--list-rules"}},
 		{"suppressed", []string{"--config", writeFile(t, filepath.Join(dir, "supp.yaml"),
 			"version: 1\nlint:\n  suppress:\n    - rule: hop-*\n      path: \"**/hops/*.pbtxt\"\n      reason: hand-written examples of what PyTorch rejects\n    - rule: cycle\n      reason: matches nothing here\n"),
 			"../../testdata/hops"}},
