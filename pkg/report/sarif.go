@@ -36,7 +36,8 @@ import (
 //     line 1 in binary files.
 //   - codeFlows: the provenance, one threadFlow location per step (input,
 //     views, each HOP call, the writing node), each at its own source line
-//     when its node has a stack trace.
+//     when its node has a stack trace; at most 1,000 (both ends of longer
+//     chains, and a step saying how many were left out).
 //   - suppressed findings are results with suppressions (kind external,
 //     justification: the suppression's reason); with a baseline every
 //     result has a baselineState (unchanged when the baseline lists it,
@@ -535,6 +536,14 @@ func (b *sarifBuilder) result(file string, fd Finding, d lint.Detail) SARIFResul
 				level++
 			}
 		}
+		if len(locs) > maxFlowSteps {
+			// GitHub keeps the first 1,000 locations of a thread flow: keep
+			// both ends, which name the input and the writing node.
+			omitted := len(locs) - maxFlowSteps + 1
+			gap := SARIFThreadFlowLocation{Location: SARIFLocation{PhysicalLocation: b.graphFile(file, "", ""),
+				Message: &SARIFText{Text: fmt.Sprintf("… %d steps omitted …", omitted)}}, NestingLevel: locs[maxFlowSteps/2].NestingLevel}
+			locs = append(append(locs[:maxFlowSteps/2:maxFlowSteps/2], gap), locs[len(locs)-(maxFlowSteps-maxFlowSteps/2-1):]...)
+		}
 		res.CodeFlows = []SARIFCodeFlow{{ThreadFlows: []SARIFThreadFlow{{Locations: locs}}}}
 	}
 	if s := fd.Suppression; s != nil {
@@ -542,6 +551,11 @@ func (b *sarifBuilder) result(file string, fd Finding, d lint.Detail) SARIFResul
 	}
 	return res
 }
+
+// maxFlowSteps bounds a codeFlow's locations: GitHub code scanning reads
+// at most 1,000 locations of a thread flow (a chain of 100,000 written
+// views is a valid graph).
+const maxFlowSteps = 1000
 
 // stepText describes one provenance step.
 func stepText(s lint.Step) string {
