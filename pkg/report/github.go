@@ -70,11 +70,8 @@ func WriteGitHub(w io.Writer, doc *LintDoc, o SARIFOptions) error {
 }
 
 func ghLevel(s analyze.Severity) string {
-	switch s {
-	case analyze.Error:
-		return "error"
-	case analyze.Warning:
-		return "warning"
+	if l := SARIFLevel(s); l != "note" {
+		return l
 	}
 	return "notice"
 }

@@ -329,11 +329,8 @@ func detailAt(ds []lint.Detail, i int) lint.Detail {
 
 // problemSeverity is GitHub's problem.severity for a rule.
 func problemSeverity(s analyze.Severity) string {
-	switch s {
-	case analyze.Error:
-		return "error"
-	case analyze.Warning:
-		return "warning"
+	if l := SARIFLevel(s); l != "note" {
+		return l
 	}
 	return "recommendation"
 }
