@@ -204,8 +204,12 @@ in hopctl).`,
 			if !cmdutil.UsesConfig(cmd) {
 				return nil
 			}
-			_, err := f.Config()
-			return err
+			c, err := f.Config()
+			if err != nil {
+				return err
+			}
+			ir.SetMaxInputSize(c.Input.MaxSizeBytes())
+			return nil
 		},
 	}
 	cmd.SetIn(f.IOStreams.In)
@@ -217,6 +221,8 @@ in hopctl).`,
 	})
 	cmd.PersistentFlags().String("config", "", "configuration file (default .hopctl.yaml from the current directory up to the repository's root, if present)")
 	cmdutil.BindFlag(cmd, "config", hopconfig.KeyConfig)
+	cmd.PersistentFlags().String("max-input-size", "", "read at most `SIZE` bytes of an input file (e.g. 512MiB; default "+hopconfig.DefaultInputSize+", configuration key input.max-size)")
+	cmdutil.BindFlag(cmd, "max-input-size", hopconfig.KeyInputMaxSize)
 
 	cmd.AddCommand(
 		analyzecmd.NewCmdAnalyze(f, nil),

@@ -38,6 +38,7 @@ func sandbox(t *testing.T) string {
 	t.Setenv("HOPCTL_CONFIG", "")
 	t.Setenv("HOPCTL_LINT_FAIL_ON", "")
 	t.Setenv("HOPCTL_LINT_SUPPRESS", "")
+	t.Setenv("HOPCTL_INPUT_MAX_SIZE", "")
 	return dir
 }
 
@@ -350,7 +351,7 @@ func TestConfigFileErrors(t *testing.T) {
 		name, content string
 		want          []string
 	}{
-		{"unknown key", "version: 1\nlnt: {}\n", []string{`line 2: unknown key "lnt" (want version, lint)`}},
+		{"unknown key", "version: 1\nlnt: {}\n", []string{`line 2: unknown key "lnt" (want version, lint, input)`}},
 		{"unknown nested key", "version: 1\nlint:\n  fail_on: error\n", []string{`line 3: unknown key "fail_on" (want fail-on, suppress)`}},
 		{"unknown suppression key", "version: 1\nlint:\n  suppress:\n    - rule: r\n      file: x\n", []string{`line 5: unknown key "file" (want rule, path, graph, node, reason)`}},
 		{"missing version", "lint:\n  fail-on: error\n", []string{"missing version"}},

@@ -47,6 +47,9 @@ func Verify(m *Module, file string) error {
 		if seen[g.Name] {
 			v.add(ProblemDuplicateName, InGraph(file, g.Name), "duplicate submodule name")
 		}
+		if i > 0 && hasEmptyComponent(g.Name) {
+			v.add(ProblemMalformed, InGraph(file, g.Name), fmt.Sprintf("submodule name %q has an empty component: a qualified name is dot-separated attribute names", g.Name))
+		}
 		seen[g.Name] = true
 		if i > 0 && strings.Count(g.Name, ".") >= MaxNesting {
 			tooDeep++
@@ -139,6 +142,17 @@ func checkTensor(t *TensorMeta) string {
 	return ""
 }
 
+// hasEmptyComponent reports whether a qualified name or get_attr target is
+// empty or has an empty dot-separated component ("", "a.", "a..b"). Such
+// names are what let a graph reach itself or an ancestor: Qualify(g, "")
+// would be g's own name for the root, and Submodule renames a graph "a."
+// under "a" to "", the new root. With every component non-empty, a target
+// always names a strict descendant of the graph it is written in, so HOP
+// and call_module calls cannot recurse.
+func hasEmptyComponent(name string) bool {
+	return name == "" || name[0] == '.' || name[len(name)-1] == '.' || strings.Contains(name, "..")
+}
+
 type verifier struct {
 	file     string
 	problems []Problem
@@ -206,6 +220,13 @@ func (v *verifier) graph(g *Graph, graphs, attrs map[string]bool) {
 			} else if i != len(g.Nodes)-1 {
 				v.add(ProblemExtraOutput, loc, fmt.Sprintf("output node is not last: %d nodes follow it", len(g.Nodes)-1-i))
 			}
+		case OpGetAttr, OpCallModule:
+			if hasEmptyComponent(n.Target) {
+				v.add(ProblemMissingAttr, loc, fmt.Sprintf("%s target %q is empty or has an empty component: it names no attribute (read as a graph, it would be this graph or an enclosing one, and a graph cannot call itself)", n.Op, n.Target))
+				break
+			}
+		}
+		switch n.Op {
 		case OpGetAttr:
 			q := Qualify(g, n.Target)
 			if !graphs[q] && !attrs[q] {

@@ -254,7 +254,7 @@ func ModelExplorer(f *File, m *ir.Module) *MEGraphCollection {
 				pos++
 			})
 			if n.Val != nil && n.Val.Kind != ir.ValUnset && n.Op != ir.OpOutput {
-				md := MEMetadataItem{ID: "0", Attrs: []MEKeyValue{{"tensor_shape", ir.ShortValue(n.Val)}, {"__tensor_tag", n.Name}}}
+				md := MEMetadataItem{ID: "0", Attrs: []MEKeyValue{{"tensor_shape", ir.ShortValue(n.Val)}}}
 				if n.Val.Kind == ir.ValTensor && n.Val.Tensor != nil {
 					t := n.Val.Tensor
 					md.Attrs = append(md.Attrs, MEKeyValue{"dtype", t.Dtype}, MEKeyValue{"stride", dimsString(t.Stride)})

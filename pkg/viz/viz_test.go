@@ -384,3 +384,40 @@ func TestWriteHTMLSelfContained(t *testing.T) {
 		t.Error("the title is not escaped")
 	}
 }
+
+// TestJointFileRoles checks that a joint graph read without its partition
+// (a file hopctl joint wrote) is coloured from its role annotation: the
+// backward is what depends on a tangent, and the values it reads from the
+// forward are saved — the default partition's saved values.
+func TestJointFileRoles(t *testing.T) {
+	for _, model := range []string{"mlp", "attention", "convbn", "embedding", "resnet18", "inplace_views"} {
+		in, err := hopload.Open("../../testdata/models/"+model+".pb", hopload.Strict)
+		if err != nil {
+			t.Fatal(err)
+		}
+		j, err := jointgraph.Build(in.Module, jointgraph.Options{File: model})
+		if err != nil {
+			t.Fatal(err)
+		}
+		part, err := jointgraph.Split(j, jointgraph.PartitionDefault)
+		if err != nil {
+			t.Fatal(err)
+		}
+		f := Build(model, j.Module, nil, Options{})
+		if f.Joint == nil {
+			t.Fatalf("%s: no joint view of a joint graph", model)
+		}
+		var got, want []string
+		for _, s := range f.Joint.Saved {
+			got = append(got, s.Name)
+		}
+		for _, s := range part.Saved {
+			want = append(want, s.Name)
+		}
+		slices.Sort(got)
+		slices.Sort(want)
+		if !slices.Equal(got, want) {
+			t.Errorf("%s: saved %v, the default partition saves %v", model, got, want)
+		}
+	}
+}

@@ -78,6 +78,10 @@ func run(pass *analyze.Pass) (any, error) {
 		c := &checker{pass: pass, g: g, n: n, s: s}
 		c.arity(freeKwargs)
 		c.types()
+		if c.dropped > 0 {
+			c.reported = 0
+			c.report(RuleArity, "... and %d more problems with this call", c.dropped)
+		}
 	}
 	return nil, nil
 }
@@ -87,9 +91,22 @@ type checker struct {
 	g    *ir.Graph
 	n    *ir.Node
 	s    *opschema.Schema
+	// reported counts the findings of this call, dropped those over
+	// maxPerCall: a call with a million bad keyword arguments is one
+	// problem, not a million findings of a few hundred bytes each.
+	reported, dropped int
 }
 
+// maxPerCall bounds the findings reported for one call; a last one says
+// how many more there were.
+const maxPerCall = 8
+
 func (c *checker) report(rule, format string, args ...any) {
+	if c.reported >= maxPerCall {
+		c.dropped++
+		return
+	}
+	c.reported++
 	msg := fmt.Sprintf("%s: %s\nschema: %s", c.n.Target, fmt.Sprintf(format, args...), c.s.String())
 	prov := &analyze.Provenance{InputIndex: -1, Node: c.n.Name}
 	if c.n.Meta != nil {
