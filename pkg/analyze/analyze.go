@@ -145,7 +145,6 @@ type Pass struct {
 	// (a subgraph called from this one), or nil.
 	Callee func(qualname string) any
 	report func(Finding)
-	defUse func() *ir.DefUse
 	graphs map[string]*ir.Graph
 }
 
@@ -159,10 +158,6 @@ func (p *Pass) Subgraph(qualname string) *ir.Graph { return p.graphs[qualname] }
 func (p *Pass) DecodeHOP(id ir.NodeID) (*hop.Call, error) {
 	return hop.Decode(p.Schemas, p.Subgraph, p.Graph, id)
 }
-
-// DefUse returns the graph's def-use index, built on first use and shared
-// by every analyzer of the graph.
-func (p *Pass) DefUse() *ir.DefUse { return p.defUse() }
 
 // Report records a finding located in this pass's graph.
 func (p *Pass) Report(f Finding) {
@@ -236,18 +231,11 @@ func Run(m *ir.Module, file string, reg *opschema.Registry, analyzers ...*Analyz
 	}
 	for _, g := range order {
 		res.Order = append(res.Order, g.Name)
-		var du *ir.DefUse
-		defUse := func() *ir.DefUse {
-			if du == nil {
-				du = ir.NewDefUse(g)
-			}
-			return du
-		}
 		local := make(map[*Analyzer]any, len(all))
 		for _, a := range all {
 			results := res.Results[a]
 			pass := &Pass{
-				Analyzer: a, File: file, Module: m, Graph: g, Schemas: reg, defUse: defUse, graphs: graphs,
+				Analyzer: a, File: file, Module: m, Graph: g, Schemas: reg, graphs: graphs,
 				ResultOf: local,
 				Callee:   func(q string) any { return results[q] },
 				report:   func(f Finding) { res.Findings = append(res.Findings, f) },
