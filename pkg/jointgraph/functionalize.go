@@ -830,32 +830,30 @@ func (f *functional) copyBack() error {
 	return nil
 }
 
+// flattenOutputs appends the output node argument's pytree leaves to
+// f.outputs, a tuple-valued node's items each.
 func (f *functional) flattenOutputs(id ir.NodeID, a *ir.Arg) error {
-	switch a.Kind {
-	case ir.ArgNode:
-		if a.Ref < 0 {
-			return f.fail(id, "output refers to unknown node %q", a.S)
+	if a.Has(ir.ArgDict) {
+		return f.fail(id, "dict outputs are not supported")
+	}
+	for _, l := range a.Leaves() {
+		if l.Kind != ir.ArgNode {
+			f.outputs = append(f.outputs, constV(*l))
+			continue
 		}
-		if t, ok := f.tupleOf(a.Ref); ok {
+		if l.Ref < 0 {
+			return f.fail(id, "output refers to unknown node %q", l.S)
+		}
+		if t, ok := f.tupleOf(l.Ref); ok {
 			for _, it := range f.items[t.id] {
 				if it == ir.NoNode {
 					return f.fail(id, "output returns a tuple with non-tensor elements")
 				}
 				f.outputs = append(f.outputs, nodeV(it, valueTensor(f.b.g.Nodes[it].Val)))
 			}
-			return nil
+			continue
 		}
-		f.outputs = append(f.outputs, f.get(a.Ref))
-	case ir.ArgList, ir.ArgTuple:
-		for i := range a.Elems {
-			if err := f.flattenOutputs(id, &a.Elems[i]); err != nil {
-				return err
-			}
-		}
-	case ir.ArgDict:
-		return f.fail(id, "dict outputs are not supported")
-	default:
-		f.outputs = append(f.outputs, constV(*a))
+		f.outputs = append(f.outputs, f.get(l.Ref))
 	}
 	return nil
 }
