@@ -160,7 +160,8 @@ func plural(n int) string {
 
 func (c *checker) types() {
 	s, n := c.s, c.n
-	for j, a := range s.Bind(n.Args, n.Kwargs) {
+	for j := range s.Arguments {
+		a := s.BoundAt(n.Args, n.Kwargs, j) // Bind without allocating
 		if a == nil {
 			continue
 		}
