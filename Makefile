@@ -38,8 +38,10 @@ fuzz-short:
 fuzz:
 	scripts/fuzz.sh $(if $(filter 3s,$(FUZZTIME)),10m,$(FUZZTIME))
 
+# The Python suite under torch 1.13 (host), 2.6 and 2.14 (chroots); TORCH=2.14
+# runs one of them.
 pytest: build
-	PYTHONPATH=python HOPCTL=$(CURDIR)/$(BIN) $(PYTHON) -m unittest discover -s python/tests -v
+	HOPCTL=$(CURDIR)/$(BIN) HOPCTL_PYTHON=$(PYTHON) scripts/pytest.sh $(TORCH)
 
 bench:
 	scripts/bench.sh

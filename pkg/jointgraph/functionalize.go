@@ -293,7 +293,7 @@ func unchangedArg(m, a *ir.Arg) bool {
 	switch a.Kind {
 	case ir.ArgNode:
 		return m.Kind == ir.ArgNode && m.Ref == a.Ref && m.S == a.S
-	case ir.ArgList, ir.ArgTuple, ir.ArgDict:
+	case ir.ArgList, ir.ArgTuple, ir.ArgDict, ir.ArgSlice, ir.ArgConstant:
 		return len(a.Elems) == 0 || len(m.Elems) > 0 && &m.Elems[0] == &a.Elems[0]
 	}
 	return true

@@ -710,7 +710,7 @@ func mapRefs(a ir.Arg, arena *argArena, ref func(ir.Arg) ir.Arg) ir.Arg {
 	switch a.Kind {
 	case ir.ArgNode:
 		return ref(a)
-	case ir.ArgList, ir.ArgTuple, ir.ArgDict:
+	case ir.ArgList, ir.ArgTuple, ir.ArgDict, ir.ArgSlice, ir.ArgConstant:
 		if !argHasRef(&a) {
 			return a
 		}

@@ -498,8 +498,8 @@ class Conventions(unittest.TestCase):
         self.assertEqual(n.args[0].op, "aten.add_.Tensor")
         self.assertEqual(n.kwargs[0].value.op, "_operator.getitem")
         self.assertIn("aten::add_.Tensor", [s.name for s in msg.schemas])
-        with self.assertRaisesRegex(ValueError, "unsupported argument of type slice"):
-            call.args = (slice(1, 2),)
+        with self.assertRaisesRegex(ValueError, "unsupported argument of type builtins.object"):
+            call.args = (object(),)  # no fields to write (slices are written: test_torch2.py)
             hopctl_torch.to_proto(gm)
 
     def test_unsupported_module_is_refused(self):
