@@ -8,7 +8,7 @@
 # make fuzz       run every fuzz target for FUZZTIME (default 10m)
 # make bench      benchmarks (see README, Performance)
 # make proto      regenerate Go and Python code from proto/ (protoc + protoc-gen-go)
-# make testdata   re-export the real-model corpus with Debian's torch
+# make testdata   re-export the real-model corpus with Debian's torch (1.13, 2.14)
 
 GO      ?= go
 # Debian's torch lives under /usr/bin/python3; override with PYTHON=... if needed.
@@ -52,8 +52,11 @@ proto:
 	  --python_out=python/hopctl_torch/_proto \
 	  -Iproto proto/hopctl/v1/graph.proto
 
+# The real-model corpus from torch 1.13 (host) and 2.14 (chroot); see
+# python/tools/corpus.py (COMMITTED).
 testdata: build
 	PYTHONPATH=python $(PYTHON) python/tools/make_testdata.py testdata/models
+	PYTHONPATH=python scripts/torch.sh 2.14 -- python3 python/tools/make_testdata.py testdata/models-torch2.14
 
 demo: build
 	@echo '$$ hopctl analyze testdata/models/inplace_views.pb'

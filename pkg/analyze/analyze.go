@@ -279,14 +279,15 @@ func expand(as []*Analyzer) []*Analyzer {
 }
 
 // NewRegistry builds the schema registry of a module: its own schema table
-// first, then the built-in ATen table and hopctl's HOP definitions. A schema
+// first, then the built-in ATen table of the torch version the module
+// records (opschema.BuiltinTableFor) and hopctl's HOP definitions. A schema
 // that does not parse is an input error naming the file and the schema.
 func NewRegistry(m *ir.Module, file string) (*opschema.Registry, error) {
 	fs := make([]opschema.FileSchema, len(m.Schemas))
 	for i, s := range m.Schemas {
 		fs[i] = opschema.FileSchema{Name: s.Name, Schema: s.Schema}
 	}
-	reg, err := opschema.NewRegistry(fs)
+	reg, err := opschema.NewRegistryForTorch(m.TorchVersion, fs)
 	if err != nil {
 		return nil, &ir.DecodeError{Loc: ir.Location{File: file}, Err: fmt.Errorf("schema table: %w", err)}
 	}

@@ -108,7 +108,7 @@ func Module(m *ir.Module, p string) FileResult {
 		analyze.SortFindings(m, r.Findings)
 		return r
 	}
-	reg, err := opschema.NewRegistry(fileSchemas(m))
+	reg, err := opschema.NewRegistryForTorch(m.TorchVersion, fileSchemas(m))
 	if err != nil {
 		r.Invalid = true
 		r.Findings = append(r.Findings, schemaFindings(err)...)
