@@ -10,12 +10,18 @@
 //	  fail-on: warning          # error | warning | info (or note) | none
 //	  suppress:
 //	    - rule: hop-input-mutation
-//	      path: "exported/*.pb"  # glob on the input file path
-//	      graph: true_graph_0    # qualified graph name
+//	      path: "exported/**/*.pb"  # glob on the input file path
+//	      graph: true_graph_0       # qualified graph name
 //	      node: add_1
+//	      reason: the branch writes a buffer on purpose (issue 12)
+//	input:
+//	  max-size: 1GiB            # read limit per input file (B, KiB, MiB, GiB)
 //
-// Unknown keys, a missing version and versions this build does not know are
-// errors.
+// Unknown keys, a missing version, versions this build does not know,
+// suppressions without a reason and a second YAML document are errors.
+// The file itself is read up to MaxFileSize bytes. hopctl.schema.json
+// beside this file is the same format as a JSON Schema, for editors and
+// `hopctl config verify`.
 package config
 
 import (
@@ -23,22 +29,28 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
-	"path"
 	"path/filepath"
 	"reflect"
 	"regexp"
+	"strconv"
 	"strings"
+	"sync"
 
+	"github.com/bmatcuk/doublestar/v4"
 	"github.com/spf13/viper"
 	"go.yaml.in/yaml/v3"
+
+	"github.com/hopctl/hopctl/pkg/lint"
 )
 
 // Version is the configuration format version this build reads.
 const Version = 1
 
-// DefaultFile is the configuration file looked for in the current
-// directory when neither --config nor HOPCTL_CONFIG names one.
+// DefaultFile is the configuration file looked for, from the current
+// directory up to the repository's root, when neither --config nor
+// HOPCTL_CONFIG names one.
 const DefaultFile = ".hopctl.yaml"
 
 // EnvPrefix prefixes the environment variables that set configuration
@@ -51,9 +63,16 @@ const KeyConfig = "config"
 
 // Keys of the layered settings.
 const (
-	KeyLintFailOn   = "lint.fail-on"
-	KeyLintSuppress = "lint.suppress"
+	KeyLintFailOn    = "lint.fail-on"
+	KeyLintSuppress  = "lint.suppress"
+	KeyInputMaxSize  = "input.max-size"
+	DefaultInputSize = "1GiB" // ir.DefaultMaxInputSize
 )
+
+// MaxFileSize bounds how much of a configuration file is read: a
+// configuration is a few lines, and a path naming /dev/zero or a pipe that
+// never ends must not make hopctl read forever.
+const MaxFileSize = 1 << 20
 
 // FailOn levels, most to least severe. "note" is SARIF's name for "info";
 // "none" never fails.
@@ -65,6 +84,42 @@ type Config struct {
 	File    string `mapstructure:"-" yaml:"-"`
 	Version int    `mapstructure:"version" yaml:"version"`
 	Lint    Lint   `mapstructure:"lint" yaml:"lint"`
+	Input   Input  `mapstructure:"input" yaml:"input"`
+}
+
+// Input configures how graph files are read.
+type Input struct {
+	// MaxSize is how many bytes hopctl reads from one input file before it
+	// refuses it (exit 3): a number of bytes, or with a B, KiB, MiB or GiB
+	// suffix (KB, MB, GB and K, M, G are the same binary multiples).
+	MaxSize string `mapstructure:"max-size" yaml:"max-size"`
+}
+
+// MaxSizeBytes returns Input.MaxSize in bytes (Validate has checked it).
+func (in Input) MaxSizeBytes() int64 {
+	n, _ := ParseSize(in.MaxSize)
+	return n
+}
+
+var sizeRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^\s*([0-9]+)\s*([kKmMgG]?)(i?[bB]?)\s*$`) }) // compiled on first use
+
+// ParseSize parses a byte count such as 1048576, 512MiB, 1GB or 64k
+// (multiples are binary). It refuses zero, negative and unparsable
+// values, and values over int64.
+func ParseSize(s string) (int64, error) {
+	m := sizeRE().FindStringSubmatch(s)
+	if m == nil || (m[2] == "" && strings.HasPrefix(m[3], "i")) {
+		return 0, fmt.Errorf("invalid size %q (want a number of bytes, optionally with a KiB, MiB or GiB suffix)", s)
+	}
+	n, err := strconv.ParseInt(m[1], 10, 64)
+	if err != nil {
+		return 0, fmt.Errorf("invalid size %q: %w", s, err)
+	}
+	shift := map[string]uint{"": 0, "k": 10, "m": 20, "g": 30}[strings.ToLower(m[2])]
+	if n <= 0 || n > math.MaxInt64>>shift {
+		return 0, fmt.Errorf("invalid size %q (want more than 0 and less than 2^63 bytes)", s)
+	}
+	return n << shift, nil
 }
 
 // Lint configures hopctl lint.
@@ -80,11 +135,17 @@ type Lint struct {
 // path on the input file path as given (and on its base name when the glob
 // has no slash), graph on the qualified graph name ("<root>" is the root),
 // node on the node name.
+//
+// Path globs may use "**" for any number of directories, and match the
+// path as given or relative to the configuration file's directory. Reason
+// is required: it says why the finding is accepted, and SARIF output
+// carries it as the suppression's justification.
 type Suppression struct {
-	Rule  string `mapstructure:"rule" yaml:"rule"`
-	Path  string `mapstructure:"path" yaml:"path,omitempty"`
-	Graph string `mapstructure:"graph" yaml:"graph,omitempty"`
-	Node  string `mapstructure:"node" yaml:"node,omitempty"`
+	Rule   string `mapstructure:"rule" yaml:"rule"`
+	Path   string `mapstructure:"path" yaml:"path,omitempty"`
+	Graph  string `mapstructure:"graph" yaml:"graph,omitempty"`
+	Node   string `mapstructure:"node" yaml:"node,omitempty"`
+	Reason string `mapstructure:"reason" yaml:"reason"`
 }
 
 // Error is a configuration problem: an unreadable or invalid file, or a bad
@@ -114,21 +175,61 @@ func NewViper() *viper.Viper {
 	// apply to them even when no file sets them.
 	v.SetDefault(KeyLintFailOn, "error")
 	v.SetDefault(KeyLintSuppress, []Suppression{})
+	v.SetDefault(KeyInputMaxSize, DefaultInputSize)
 	return v
 }
 
 // Path returns the configuration file to read: the one --config or
-// HOPCTL_CONFIG names (which must exist), else DefaultFile in dir if it
-// exists, else "".
+// HOPCTL_CONFIG names (which must exist), else Discover(dir).
 func Path(v *viper.Viper, dir string) string {
 	if p := v.GetString(KeyConfig); p != "" {
 		return p
 	}
-	p := filepath.Join(dir, DefaultFile)
-	if _, err := os.Stat(p); err == nil {
+	return Discover(dir)
+}
+
+// Discover looks for DefaultFile in dir, then in each parent directory up
+// to the repository's root (the first directory with a .git entry), as
+// golangci-lint looks for its configuration; outside a repository only dir
+// is looked in. It returns "" when there is none. The path returned is
+// relative when dir is.
+func Discover(dir string) string {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return ""
+	}
+	if root := RepoRoot(abs); root != "" {
+		for d, rel := abs, dir; ; d, rel = filepath.Dir(d), filepath.Join(rel, "..") {
+			if p := filepath.Join(rel, DefaultFile); isFile(p) {
+				return p
+			}
+			if d == root || d == filepath.Dir(d) {
+				return ""
+			}
+		}
+	}
+	if p := filepath.Join(dir, DefaultFile); isFile(p) {
 		return p
 	}
 	return ""
+}
+
+// RepoRoot is the nearest directory at or above abs that has a .git
+// entry (a directory, or a file in worktrees and submodules), "" if none.
+func RepoRoot(abs string) string {
+	for d := abs; ; d = filepath.Dir(d) {
+		if _, err := os.Stat(filepath.Join(d, ".git")); err == nil {
+			return d
+		}
+		if d == filepath.Dir(d) {
+			return ""
+		}
+	}
+}
+
+func isFile(p string) bool {
+	st, err := os.Stat(p)
+	return err == nil && st.Mode().IsRegular()
 }
 
 // Load reads file (none when "") into v, validates it, and returns the
@@ -137,7 +238,7 @@ func Path(v *viper.Viper, dir string) string {
 func Load(v *viper.Viper, file string) (*Config, error) {
 	version := Version
 	if file != "" {
-		data, err := os.ReadFile(file)
+		data, err := readFile(file)
 		if err != nil {
 			return nil, &Error{File: file, Err: err}
 		}
@@ -171,13 +272,45 @@ func Load(v *viper.Viper, file string) (*Config, error) {
 	return c, nil
 }
 
-// decodeStrict decodes a configuration file, refusing unknown keys.
+// readFile reads a configuration file, at most MaxFileSize bytes, opening
+// it once (a pipe is read as a stream).
+func readFile(file string) ([]byte, error) {
+	f, err := os.Open(file)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	if st, err := f.Stat(); err == nil && st.IsDir() {
+		return nil, errors.New("is a directory, not a configuration file")
+	}
+	data, err := io.ReadAll(io.LimitReader(f, MaxFileSize+1))
+	if err != nil {
+		return nil, err
+	}
+	if len(data) > MaxFileSize {
+		return nil, fmt.Errorf("larger than %d bytes: not a configuration file", MaxFileSize)
+	}
+	return data, nil
+}
+
+// decodeStrict decodes a configuration file, refusing unknown keys and a
+// second document (which viper would silently ignore).
 func decodeStrict(data []byte) (*Config, error) {
 	var c Config
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	dec.KnownFields(true)
 	err := dec.Decode(&c)
 	var te *yaml.TypeError
+	if err == nil {
+		var next yaml.Node
+		switch err2 := dec.Decode(&next); {
+		case errors.Is(err2, io.EOF):
+		case err2 != nil:
+			err = err2
+		default:
+			return nil, fmt.Errorf("line %d: a second YAML document: a configuration file holds one, and hopctl would ignore the rest", next.Line)
+		}
+	}
 	switch {
 	case err == nil || errors.Is(err, io.EOF):
 		return &c, nil
@@ -197,14 +330,15 @@ var yamlKeys = map[string]reflect.Type{
 	"config.Config":      reflect.TypeFor[Config](),
 	"config.Lint":        reflect.TypeFor[Lint](),
 	"config.Suppression": reflect.TypeFor[Suppression](),
+	"config.Input":       reflect.TypeFor[Input](),
 }
 
-var unknownFieldRE = regexp.MustCompile(`^(line \d+): field (.+) not found in type (\S+)$`)
+var unknownFieldRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^(line \d+): field (.+) not found in type (\S+)$`) }) // compiled on first use, not at start
 
 // explainYAML rewrites yaml.v3's unknown-field message as
 // `line 3: unknown key "fail_on" (want fail-on, suppress)`.
 func explainYAML(msg string) string {
-	m := unknownFieldRE.FindStringSubmatch(msg)
+	m := unknownFieldRE().FindStringSubmatch(msg)
 	if m == nil {
 		return msg
 	}
@@ -227,13 +361,19 @@ func (c *Config) Validate() error {
 	if !contains(FailOnLevels, c.Lint.FailOn) {
 		errs = append(errs, fmt.Errorf("lint.fail-on: invalid level %q (want %s)", c.Lint.FailOn, strings.Join(FailOnLevels, ", ")))
 	}
+	if _, err := ParseSize(c.Input.MaxSize); err != nil {
+		errs = append(errs, fmt.Errorf("input.max-size: %w", err))
+	}
 	for i, s := range c.Lint.Suppress {
 		if s.Rule == "" {
 			errs = append(errs, fmt.Errorf("lint.suppress[%d]: missing rule", i))
 		}
+		if strings.TrimSpace(s.Reason) == "" {
+			errs = append(errs, fmt.Errorf("lint.suppress[%d]: missing reason (say why the finding is accepted)", i))
+		}
 		for _, g := range []struct{ name, glob string }{{"rule", s.Rule}, {"path", s.Path}, {"graph", s.Graph}, {"node", s.Node}} {
-			if _, err := path.Match(g.glob, ""); err != nil {
-				errs = append(errs, fmt.Errorf("lint.suppress[%d]: invalid %s glob %q: %w", i, g.name, g.glob, err))
+			if !doublestar.ValidatePattern(g.glob) {
+				errs = append(errs, fmt.Errorf("lint.suppress[%d]: invalid %s glob %q", i, g.name, g.glob))
 			}
 		}
 	}
@@ -247,4 +387,31 @@ func contains(list []string, s string) bool {
 		}
 	}
 	return false
+}
+
+// LintSuppressions converts and checks the configured suppressions: every
+// glob is valid and a rule without glob characters is a known rule id.
+// Path globs are also matched relative to the configuration file's
+// directory.
+func (c *Config) LintSuppressions() ([]lint.Suppression, error) {
+	var out []lint.Suppression
+	var errs []error
+	dir := ""
+	if c.File != "" {
+		dir = filepath.Dir(c.File)
+	}
+	for i, s := range c.Lint.Suppress {
+		ls := lint.Suppression{Rule: s.Rule, Path: s.Path, Graph: s.Graph, Node: s.Node, Reason: s.Reason, Dir: dir}
+		if err := ls.Validate(); err != nil {
+			errs = append(errs, fmt.Errorf("lint.suppress[%d]: %w", i, err))
+		}
+		if _, known := lint.LookupRule(s.Rule); !known && !strings.ContainsAny(s.Rule, "*?[{") {
+			errs = append(errs, fmt.Errorf("lint.suppress[%d]: unknown rule %q (see 'hopctl lint --list-rules')", i, s.Rule))
+		}
+		out = append(out, ls)
+	}
+	if len(errs) > 0 {
+		return nil, &Error{File: c.File, Err: errors.Join(errs...)}
+	}
+	return out, nil
 }

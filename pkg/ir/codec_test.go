@@ -58,6 +58,12 @@ attributes { qualified_name: "_tree_spec_constant0" constant { constant { type: 
 schemas { name: "aten::full" schema: "aten::full(SymInt[] size, Scalar fill_value, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor" }
 annotations { key: "hopctl.joint.masks" value: "1,0" }
 grad_enabled: false
+signature {
+  inputs { kind: INPUT_KIND_BUFFER name: "x" target: "buf" persistent: true }
+  inputs { kind: INPUT_KIND_USER_INPUT name: "n" }
+  outputs { kind: OUTPUT_KIND_BUFFER_MUTATION name: "c" target: "buf" }
+  outputs { kind: OUTPUT_KIND_USER_OUTPUT name: "p" }
+}
 `
 
 func TestRoundTripAllEncodings(t *testing.T) {

@@ -25,6 +25,8 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/bmatcuk/doublestar/v4"
+
 	"github.com/hopctl/hopctl/pkg/analyze"
 	"github.com/hopctl/hopctl/pkg/analyze/passes"
 	"github.com/hopctl/hopctl/pkg/ir"
@@ -36,15 +38,30 @@ type FileResult struct {
 	Path string
 	// Findings are the findings not suppressed, sorted.
 	Findings []analyze.Finding
+	// Details[i] is what lint resolved of Findings[i] in the module.
+	Details []Detail
 	// Suppressed counts the findings a suppression hid.
 	Suppressed int
+	// SuppressedFindings are the findings a suppression hid, in order:
+	// outputs that can say so (SARIF, JSON) still list them.
+	SuppressedFindings []SuppressedFinding
 	// Err is set when the file could not be read or decoded (an
-	// ir.InputError); there are no findings then.
+	// ir.InputError), or checking it hit a bug of hopctl (an
+	// *ir.InternalError); there are no findings then.
 	Err error
 	// Invalid is set when the file is invalid input: it has a finding of
 	// a rule marked Invalid (it failed Verify, its schema table does not
 	// parse, or a call does not fit its schema or subgraphs).
 	Invalid bool
+}
+
+// SuppressedFinding is a finding a suppression hid.
+type SuppressedFinding struct {
+	Finding analyze.Finding
+	Detail  Detail
+	// By is the index of the first matching suppression in
+	// Options.Suppress.
+	By int
 }
 
 // Options configure a run.
@@ -53,11 +70,23 @@ type Options struct {
 	Jobs int
 	// Suppress lists the findings not to report.
 	Suppress []Suppression
+	// Root is the directory fingerprints take file paths relative to (the
+	// repository's root, so that a baseline written in one directory
+	// matches in another); "" means paths as given.
+	Root string
 }
 
 // Run checks every file, Jobs at a time, and returns the results in the
 // order of paths.
 func Run(paths []string, opts Options) []FileResult {
+	out, _ := RunCounting(paths, opts)
+	return out
+}
+
+// RunCounting is Run that also returns, for every suppression of
+// opts.Suppress, how many findings it hid (a finding counts for the first
+// suppression that matches it).
+func RunCounting(paths []string, opts Options) ([]FileResult, []int) {
 	jobs := opts.Jobs
 	if jobs <= 0 {
 		jobs = runtime.GOMAXPROCS(0)
@@ -71,9 +100,7 @@ func Run(paths []string, opts Options) []FileResult {
 		go func() {
 			defer wg.Done()
 			for i := range next {
-				r := File(paths[i])
-				r.suppress(opts.Suppress)
-				out[i] = r
+				out[i] = checkFile(paths[i], opts)
 			}
 		}()
 	}
@@ -82,7 +109,50 @@ func Run(paths []string, opts Options) []FileResult {
 	}
 	close(next)
 	wg.Wait()
-	return out
+	counts := make([]int, len(opts.Suppress))
+	for _, r := range out {
+		for _, s := range r.SuppressedFindings {
+			counts[s.By]++
+		}
+	}
+	return out, counts
+}
+
+// RelPath is file's path relative to root, with forward slashes; file as
+// given (cleaned) when root is "" or file is not under it.
+func RelPath(root, file string) string {
+	p := filepath.Clean(file)
+	if root != "" {
+		abs, err1 := filepath.Abs(p)
+		r, err2 := filepath.Abs(root)
+		if err1 == nil && err2 == nil {
+			if rel, err := filepath.Rel(r, abs); err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+				p = rel
+			}
+		}
+	}
+	return filepath.ToSlash(p)
+}
+
+func (r *FileResult) fingerprint(root string) {
+	if len(r.Details) == len(r.Findings) {
+		fingerprints(RelPath(root, r.Path), r.Findings, r.Details)
+	}
+}
+
+// checkFile checks one file on a worker goroutine, where a panic cannot
+// reach hopctl's top level: it becomes the file's error, an
+// *ir.InternalError.
+func checkFile(p string, opts Options) (r FileResult) {
+	defer func() {
+		if v := recover(); v != nil {
+			r = FileResult{Path: p, Err: ir.Panicked("lint", ir.Location{File: p}, v)}
+		}
+	}()
+	r = File(p)
+	r.fingerprint(opts.Root)
+	r.suppress(opts.Suppress)
+	return r
 }
 
 // File checks one file, without suppressions.
@@ -106,6 +176,7 @@ func Module(m *ir.Module, p string) FileResult {
 		r.Invalid = true
 		r.Findings = structureFindings(ve)
 		analyze.SortFindings(m, r.Findings)
+		r.resolve(m)
 		return r
 	}
 	reg, err := opschema.NewRegistryForTorch(m.TorchVersion, fileSchemas(m))
@@ -116,10 +187,16 @@ func Module(m *ir.Module, p string) FileResult {
 	if _, err := analyze.CallOrder(m); err != nil {
 		r.Invalid = true
 		r.Findings = append(r.Findings, analyze.Finding{Rule: RuleCycle, Severity: analyze.Error, Message: err.Error(), FileWide: true})
+		r.resolve(m)
 		return r
 	}
 	res, err := analyze.Run(m, p, reg, passes.All()...)
-	if err != nil {
+	var bug *ir.InternalError
+	switch {
+	case errors.As(err, &bug):
+		r.Err = bug
+		return r
+	case err != nil:
 		r.Err = &AnalysisError{File: p, Err: err}
 		return r
 	}
@@ -130,7 +207,17 @@ func Module(m *ir.Module, p string) FileResult {
 			r.Invalid = true
 		}
 	}
+	r.resolve(m)
 	return r
+}
+
+// resolve fills Details, with fingerprints of the path as given.
+func (r *FileResult) resolve(m *ir.Module) {
+	r.Details = make([]Detail, len(r.Findings))
+	for i, f := range r.Findings {
+		r.Details[i] = detail(m, f)
+	}
+	r.fingerprint("")
 }
 
 // AnalysisError is an analyzer that could not finish on a file; the file is
@@ -170,19 +257,24 @@ func schemaFindings(err error) []analyze.Finding {
 }
 
 // Suppression hides the findings that match all of its non-empty fields.
-// Rule, Graph and Node are path.Match globs ("hop-*", "true_graph_*",
-// "add_*"); Graph "<root>" names the root graph. Path is a glob matched
-// against the file path as given (with forward slashes) and, when it has
-// no slash, against the file's base name.
+// Rule, Graph and Node are globs ("hop-*", "true_graph_*", "add_*"); Graph
+// "<root>" names the root graph. Path is a glob in which "**" matches any
+// number of directories ("models/**/*.pb"), matched against the file path
+// as given, against it relative to Dir (the directory of the configuration
+// file) and, when the glob has no slash, against the file's base name.
+// Reason says why; the configuration requires it.
 type Suppression struct {
 	Rule, Path, Graph, Node string
+	Reason                  string
+	// Dir is the directory Path is relative to, besides the current one.
+	Dir string
 }
 
 // Validate checks the globs.
 func (s Suppression) Validate() error {
 	for _, g := range []struct{ name, glob string }{{"rule", s.Rule}, {"path", s.Path}, {"graph", s.Graph}, {"node", s.Node}} {
-		if _, err := path.Match(g.glob, ""); err != nil {
-			return fmt.Errorf("invalid %s glob %q: %w", g.name, g.glob, err)
+		if !doublestar.ValidatePattern(g.glob) {
+			return fmt.Errorf("invalid %s glob %q", g.name, g.glob)
 		}
 	}
 	return nil
@@ -194,8 +286,11 @@ func (s Suppression) Matches(file string, f analyze.Finding) bool {
 		return false
 	}
 	if s.Path != "" {
-		p := filepath.ToSlash(file)
-		ok := glob(s.Path, p) || glob(s.Path, strings.TrimPrefix(p, "./"))
+		p := filepath.ToSlash(filepath.Clean(file))
+		ok := glob(s.Path, p)
+		if !ok && s.Dir != "" {
+			ok = glob(s.Path, RelPath(s.Dir, file))
+		}
 		if !ok && !strings.Contains(s.Path, "/") {
 			ok = glob(s.Path, path.Base(p))
 		}
@@ -213,7 +308,7 @@ func glob(pattern, s string) bool {
 	if pattern == "" {
 		return true
 	}
-	ok, err := path.Match(pattern, s)
+	ok, err := doublestar.Match(pattern, s)
 	return err == nil && ok
 }
 
@@ -222,19 +317,23 @@ func (r *FileResult) suppress(ss []Suppression) {
 		return
 	}
 	kept := r.Findings[:0]
-	for _, f := range r.Findings {
-		hidden := false
-		for _, s := range ss {
+	keptD := r.Details[:0]
+	for i, f := range r.Findings {
+		by := -1
+		for j, s := range ss {
 			if s.Matches(r.Path, f) {
-				hidden = true
+				by = j
 				break
 			}
 		}
-		if hidden {
+		if by >= 0 {
 			r.Suppressed++
+			r.SuppressedFindings = append(r.SuppressedFindings, SuppressedFinding{Finding: f, Detail: r.Details[i], By: by})
 		} else {
 			kept = append(kept, f)
+			keptD = append(keptD, r.Details[i])
 		}
 	}
 	r.Findings = kept
+	r.Details = keptD
 }

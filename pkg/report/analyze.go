@@ -34,8 +34,14 @@ type AnalyzeFile struct {
 
 // AnalyzeGraph is one graph's results. Map keys are input/output indices.
 type AnalyzeGraph struct {
-	Name          string    `json:"name"`
-	Inputs        []string  `json:"inputs"`
+	Name   string   `json:"name"`
+	Inputs []string `json:"inputs"`
+	// InputKinds and InputTargets, for the root graph of an exported
+	// program (a file with a graph signature), say what each input is:
+	// its torch.export InputKind (PARAMETER, BUFFER, USER_INPUT, …) and
+	// its state_dict key ("lin.weight"; "" for user inputs and tokens).
+	InputKinds    []string  `json:"input_kinds,omitempty"`
+	InputTargets  []string  `json:"input_targets,omitempty"`
 	NumOutputs    int       `json:"num_outputs"`
 	InpInpAlias   IndexMap  `json:"inp_inp_alias"`
 	InpOutAlias   IndexMap  `json:"inp_out_alias"`
@@ -55,6 +61,19 @@ type Finding struct {
 	// FileWide marks a finding about the whole file (graph and node are
 	// then empty), such as a schema table entry that does not parse.
 	FileWide bool `json:"file_wide,omitempty"`
+	// Lint only: the finding's fingerprint (lint.Fingerprint), whether a
+	// --baseline lists it (it then does not fail the run), and the
+	// suppression that hid it.
+	Fingerprint string           `json:"fingerprint,omitempty"`
+	InBaseline  bool             `json:"in_baseline,omitempty"`
+	Suppression *SuppressionInfo `json:"suppression,omitempty"`
+}
+
+// SuppressionInfo is the suppression that hid a finding: its index in
+// lint.suppress and its reason.
+type SuppressionInfo struct {
+	Index  int    `json:"index"`
+	Reason string `json:"reason"`
 }
 
 // Provenance is analyze.Provenance as JSON.
@@ -134,6 +153,16 @@ func NewAnalyzeFile(path string, m *ir.Module, res *analyze.Result) AnalyzeFile 
 			ag.InpOutAlias = append(ag.InpOutAlias, s.InpOutAlias...)
 			ag.OutOutAlias = append(ag.OutOutAlias, s.OutOutAlias...)
 			ag.MutatedInputs = append(ag.MutatedInputs, s.MutatedInputs...)
+			if sig := m.Signature; sig != nil && g.Name == "" {
+				for _, in := range s.Inputs {
+					kind, target := "", ""
+					if sp := sig.InputByName(in); sp != nil {
+						kind, target = sp.Kind.String(), sp.Target
+					}
+					ag.InputKinds = append(ag.InputKinds, kind)
+					ag.InputTargets = append(ag.InputTargets, target)
+				}
+			}
 		}
 		for _, f := range res.Findings {
 			if f.Graph == g.Name {
@@ -164,7 +193,7 @@ func WriteAnalyzeText(w io.Writer, doc *AnalyzeDoc) error {
 		nfind := 0
 		for _, g := range f.Graphs {
 			fmt.Fprintf(&b, "  graph %s (%d inputs, %d outputs)\n", ir.Abbrev(ir.DisplayName(g.Name)), len(g.Inputs), g.NumOutputs)
-			fmt.Fprintf(&b, "    mutated_inputs: %s\n", indexList(g.MutatedInputs, g.Inputs))
+			fmt.Fprintf(&b, "    mutated_inputs: %s\n", indexList(g.MutatedInputs, stateNames(g)))
 			fmt.Fprintf(&b, "    inp_inp_alias: %s  inp_out_alias: %s  out_out_alias: %s\n",
 				pairs(g.InpInpAlias), pairs(g.InpOutAlias), pairs(g.OutOutAlias))
 			nfind += len(g.Findings)
@@ -186,7 +215,13 @@ func WriteAnalyzeText(w io.Writer, doc *AnalyzeDoc) error {
 
 func writeFindingText(b *strings.Builder, path string, f Finding) {
 	fmt.Fprintf(b, "    %s: %s: graph %s: node %s: %s [%s]\n", f.Severity, path, ir.Abbrev(ir.DisplayName(f.Graph)), f.Node, f.Message, f.Rule)
-	p := f.Provenance
+	writeProvenanceText(b, "      ", f.Provenance)
+}
+
+// writeProvenanceText renders a finding's provenance under it, each line
+// indented: "via" and the chain input → views → path, then the stack
+// trace, each line prefixed "| ". analyze and lint print it alike.
+func writeProvenanceText(b *strings.Builder, indent string, p *Provenance) {
 	if p == nil {
 		return
 	}
@@ -205,13 +240,30 @@ func writeFindingText(b *strings.Builder, path string, f Finding) {
 		chain = append(chain, p.Node)
 	}
 	if len(chain) > 0 {
-		fmt.Fprintf(b, "      via %s\n", strings.Join(chain, " → "))
+		fmt.Fprintf(b, "%svia %s\n", indent, strings.Join(chain, " → "))
 	}
 	if p.StackTrace != "" {
 		for _, line := range strings.Split(strings.TrimRight(p.StackTrace, "\n"), "\n") {
-			fmt.Fprintf(b, "      | %s\n", line)
+			fmt.Fprintf(b, "%s| %s\n", indent, line)
 		}
 	}
+}
+
+// stateNames names a graph's inputs for people: a parameter, buffer or
+// constant of an exported program by its kind and state_dict key
+// ("buffer bn.running_mean"), anything else by its placeholder.
+func stateNames(g AnalyzeGraph) []string {
+	if len(g.InputTargets) != len(g.Inputs) {
+		return g.Inputs
+	}
+	out := make([]string, len(g.Inputs))
+	for i, name := range g.Inputs {
+		out[i] = name
+		if t := g.InputTargets[i]; t != "" {
+			out[i] = strings.ToLower(strings.ReplaceAll(g.InputKinds[i], "_", " ")) + " " + t
+		}
+	}
+	return out
 }
 
 func indexList(xs []int, names []string) string {
