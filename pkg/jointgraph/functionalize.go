@@ -96,13 +96,15 @@ type viewStep struct {
 	out ir.NodeID
 }
 
-func functionalize(m *ir.Module, file string, at **ir.Node) (*functional, error) {
+func functionalize(m *ir.Module, file string, reg *opschema.Registry, at **ir.Node) (*functional, error) {
 	g := m.Root()
-	files := make([]opschema.FileSchema, len(m.Schemas))
-	for i, s := range m.Schemas {
-		files[i] = opschema.FileSchema{Name: s.Name, Schema: s.Schema}
+	if reg == nil {
+		files := make([]opschema.FileSchema, len(m.Schemas))
+		for i, s := range m.Schemas {
+			files[i] = opschema.FileSchema{Name: s.Name, Schema: s.Schema}
+		}
+		reg, _ = opschema.NewRegistryForTorch(m.TorchVersion, files) // bad entries are left out; the built-in table fills in
 	}
-	reg, _ := opschema.NewRegistryForTorch(m.TorchVersion, files) // bad entries are left out; the built-in table fills in
 	n := len(g.Nodes)
 	f := &functional{
 		b: newBuilder(""), src: g, file: file, reg: reg, ops: newOpCache(reg),
@@ -873,32 +875,30 @@ func (f *functional) copyBack() error {
 	return nil
 }
 
+// flattenOutputs appends the output node argument's pytree leaves to
+// f.outputs, a tuple-valued node's items each.
 func (f *functional) flattenOutputs(id ir.NodeID, a *ir.Arg) error {
-	switch a.Kind {
-	case ir.ArgNode:
-		if a.Ref < 0 {
-			return f.fail(id, "output refers to unknown node %q", a.S)
+	if a.Has(ir.ArgDict) {
+		return f.fail(id, "dict outputs are not supported")
+	}
+	for _, l := range a.Leaves() {
+		if l.Kind != ir.ArgNode {
+			f.outputs = append(f.outputs, constV(*l))
+			continue
 		}
-		if t, ok := f.tupleOf(a.Ref); ok {
+		if l.Ref < 0 {
+			return f.fail(id, "output refers to unknown node %q", l.S)
+		}
+		if t, ok := f.tupleOf(l.Ref); ok {
 			for _, it := range f.items[t.id] {
 				if it == ir.NoNode {
 					return f.fail(id, "output returns a tuple with non-tensor elements")
 				}
 				f.outputs = append(f.outputs, nodeV(it, valueTensor(f.b.g.Nodes[it].Val)))
 			}
-			return nil
+			continue
 		}
-		f.outputs = append(f.outputs, f.get(a.Ref))
-	case ir.ArgList, ir.ArgTuple:
-		for i := range a.Elems {
-			if err := f.flattenOutputs(id, &a.Elems[i]); err != nil {
-				return err
-			}
-		}
-	case ir.ArgDict:
-		return f.fail(id, "dict outputs are not supported")
-	default:
-		f.outputs = append(f.outputs, constV(*a))
+		f.outputs = append(f.outputs, f.get(l.Ref))
 	}
 	return nil
 }
