@@ -610,12 +610,18 @@ func (j *jointBuilder) aliasesPlaceholder(id ir.NodeID) bool {
 	}
 }
 
+// builtinSchema looks a target up in torch 1.13's built-in table, then in
+// torch 2.14's (ops only torch 2.x traces, such as _native_batch_norm_legit;
+// the schemas of an overload both have agree where rules read them).
 func builtinSchema(target string) (*opschema.Schema, bool) {
 	n, err := opschema.ParseTarget(target)
 	if err != nil {
 		return nil, false
 	}
-	return opschema.BuiltinTable().Lookup(n)
+	if s, ok := opschema.BuiltinTable().Lookup(n); ok {
+		return s, true
+	}
+	return opschema.BuiltinTableFor("2.14").Lookup(n)
 }
 
 // freezeBySignature applies an exported program's signature to what is

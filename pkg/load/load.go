@@ -90,7 +90,7 @@ func open(m *ir.Module, path string, mode Mode) (*File, error) {
 		return f, nil
 	}
 	f.Verified = true
-	reg, err := opschema.NewRegistry(fileSchemas(m))
+	reg, err := opschema.NewRegistryForTorch(m.TorchVersion, fileSchemas(m))
 	f.Registry = reg
 	if err != nil {
 		if mode == Strict {
@@ -102,11 +102,12 @@ func open(m *ir.Module, path string, mode Mode) (*File, error) {
 }
 
 // Registry builds the schema registry of a module read from the file at
-// path: its schema table first, then the built-in ATen table and the HOP
+// path: its schema table first, then the built-in ATen table of the torch
+// version the module records (opschema.BuiltinTableFor) and the HOP
 // convention table. A table entry that does not parse is an input error
 // naming the file and the entry.
 func Registry(m *ir.Module, path string) (*opschema.Registry, error) {
-	reg, err := opschema.NewRegistry(fileSchemas(m))
+	reg, err := opschema.NewRegistryForTorch(m.TorchVersion, fileSchemas(m))
 	if err != nil {
 		return nil, &ir.DecodeError{Loc: ir.Location{File: path}, Err: fmt.Errorf("schema table: %w", err)}
 	}
