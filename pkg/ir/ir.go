@@ -276,6 +276,14 @@ func (a *Arg) WalkRefs(fn func(a *Arg)) {
 		return
 	case len(a.Elems) == 0:
 		return
+	case a.flat():
+		// One level of leaves (a list of nodes or ints), without a stack.
+		for i := range a.Elems {
+			if a.Elems[i].Kind == ArgNode {
+				fn(&a.Elems[i])
+			}
+		}
+		return
 	}
 	// Iterative to stay safe on adversarially deep trees.
 	stack := []*Arg{a}
@@ -290,6 +298,16 @@ func (a *Arg) WalkRefs(fn func(a *Arg)) {
 			stack = append(stack, &x.Elems[i])
 		}
 	}
+}
+
+// flat reports whether no element of a has elements of its own.
+func (a *Arg) flat() bool {
+	for i := range a.Elems {
+		if len(a.Elems[i].Elems) > 0 {
+			return false
+		}
+	}
+	return true
 }
 
 // WalkRefs calls fn for every node reference in the node's args then kwargs.
