@@ -29,6 +29,9 @@ type expectation struct {
 		Outputs []struct{ Kind, Name, Target string }
 	}
 	Mutated []string
+	// RootInpInpAlias: root placeholders sharing a storage, from the real
+	// tensors behind them.
+	RootInpInpAlias map[string]int `json:"root_inp_inp_alias"`
 	// Printed is str() of the program torch.export.load rebuilt.
 	Printed string
 	// Nodes: call_function nodes per graph of the program torch.export.load
@@ -171,6 +174,14 @@ func TestRealArchives(t *testing.T) {
 				}
 			} else if !slices.Equal(got, wantMut) {
 				t.Errorf("mutated inputs %v, a run of ep.module() mutates %v", got, wantMut)
+			}
+			// Placeholders that lift one state_dict entry twice alias.
+			gotAlias := map[string]int{}
+			for _, p := range root.InpInpAlias {
+				gotAlias[fmt.Sprint(p.From)] = p.To
+			}
+			if fmt.Sprint(gotAlias) != fmt.Sprint(want.RootInpInpAlias) && !(len(gotAlias) == 0 && len(want.RootInpInpAlias) == 0) {
+				t.Errorf("root inp_inp_alias %v, torch's tensors %v", gotAlias, want.RootInpInpAlias)
 			}
 			// analyze names inputs by torch's kinds and state_dict keys.
 			af := report.NewAnalyzeFile(path, m, res)
