@@ -75,7 +75,11 @@ func TestVersionEdges(t *testing.T) {
 			if err := ir.Verify(m, "edge.json"); err != nil {
 				t.Fatal(err)
 			}
-			if got := printed(t, m); got != refText {
+			got := printed(t, m)
+			// Without Node.name (before 8.16) a call with no single output
+			// is named as torch 2.6 named it, after its OpOverload.
+			got = strings.ReplaceAll(got, "every_default", "every")
+			if got != refText {
 				t.Errorf("reads differently from the 8.20 original:\n%s\n--- original:\n%s", got, refText)
 			}
 		})
