@@ -163,6 +163,30 @@ except ImportError:
     pass
 
 
+def _block_mut(a, b):
+    a.mul_(2)
+    return a + b
+
+
+try:
+    _block_mut = mark_compile_region(_block_mut)
+except NameError:
+    pass
+
+
+class InvokeMutation(nn.Module):
+    """invoke_subgraph's body mutates its input (Dynamo allows it there)."""
+
+    def forward(self, x, y):
+        return _block_mut(x, y) + _block_mut(x, y)
+
+
+def _invoke_mutation():
+    _invoke_subgraph()  # the same config
+    torch.manual_seed(0)
+    return InvokeMutation(), (torch.randn(3), torch.randn(3)), None
+
+
 class Invoke(nn.Module):
     def forward(self, x, y):
         return _block(_block(x, y), y)
@@ -272,6 +296,7 @@ PROGRAMS = {
     "dynamic": _dynamic,
     "unbacked": _unbacked,
     "double_lift": _double_lift,
+    "invoke_mutation": _invoke_mutation,
 }
 
 
