@@ -47,7 +47,11 @@ class ExportError(ValueError):
 def to_proto(gm, example_inputs=None):
     """Describe gm (a GraphModule or an ExportedProgram) as a hopctl.v1.File message (see export)."""
     if _ep.is_exported_program(gm):
-        return _ep.add_signature(_Exporter().run(gm.graph_module, example_inputs), gm)
+        msg = _ep.add_signature(_Exporter().run(gm.graph_module, example_inputs), gm)
+        try:
+            return _ep.current_hop_conventions(msg)
+        except ValueError as e:
+            raise ExportError(str(e)) from None
     if not isinstance(gm, torch.fx.GraphModule):
         raise TypeError("expected a torch.fx.GraphModule or torch.export.ExportedProgram, got %s" % type(gm).__name__)
     return _Exporter().run(gm, example_inputs)
