@@ -12,7 +12,8 @@
 # Directory: $HOPCTL_CHROOTS (default /var/cache/hopctl/chroots), one folder a
 # version. A chroot is built in VERSION.tmp and renamed when complete, so a
 # half-built one is never used. The build never leaves a mount behind:
-# mmdebstrap mounts /proc and /dev only inside its own mount namespace.
+# mmdebstrap and the checks run in private mount namespaces (unshare --mount)
+# whose mounts die with them.
 # Safety: nothing here copies or deletes a chroot that has anything mounted in
 # it (torch.sh's mounts live in a private mount namespace that dies with the
 # command, so none outlives it); `rm -rf` of a stale VERSION.tmp checks
@@ -68,18 +69,28 @@ case "$cmd" in
     start=$(date +%s)
     # Debian's Release files for trixie/sid can look expired to this machine's
     # clock: do not check their Valid-Until.
-    mmdebstrap --quiet --variant=minbase --include="$PACKAGES" \
+    # mmdebstrap mounts /proc, /sys and /dev in the chroot while it works; run
+    # it in a private mount namespace so an interrupted build cannot leave
+    # them mounted.
+    unshare --mount --propagation private -- mmdebstrap --quiet --variant=minbase --include="$PACKAGES" \
       --aptopt='Acquire::Check-Valid-Until "false"' \
       --aptopt='APT::Install-Recommends "false"' \
       --dpkgopt='path-exclude=/usr/share/doc/*' --dpkgopt='path-exclude=/usr/share/man/*' \
       "$suite" "$tmp" "deb $MIRROR $suite main"
-    tv="$(chroot "$tmp" /usr/bin/python3 -c 'import torch; print(torch.__version__)' 2>/dev/null || true)"
+    # Check it in a private mount namespace with /proc mounted (torch reads
+    # /proc/cpuinfo); the mount dies with the namespace.
+    inchroot() {
+      unshare --mount --propagation private -- /bin/sh -c \
+        'mount -t proc proc "$0/proc" && exec chroot "$0" "$@"' "$tmp" "$@"
+    }
+    tv="$(inchroot /usr/bin/python3 -c 'import torch; print("TORCH_VERSION=" + torch.__version__)' 2>/dev/null \
+      | sed -n 's/^TORCH_VERSION=//p' || true)"
     case "$tv" in
       "$v".*) ;;
       *) echo "chroot.sh: the $suite chroot has torch '${tv:-none}', expected $v.x" >&2; exit 1 ;;
     esac
     for m in google.protobuf numpy networkx; do
-      chroot "$tmp" /usr/bin/python3 -c "import $m" || { echo "chroot.sh: torch $v chroot cannot import $m" >&2; exit 1; }
+      inchroot /usr/bin/python3 -c "import $m" 2>/dev/null || { echo "chroot.sh: torch $v chroot cannot import $m" >&2; exit 1; }
     done
     printf '%s\ntorch %s\n' "$stamp" "$tv" > "$tmp/.hopctl-ready"
     if [ -e "$dir" ]; then rm -rf --one-file-system "$dir"; fi
