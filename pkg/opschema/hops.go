@@ -63,6 +63,12 @@ func (h *HOP) IsSubgraphArg(i int) bool {
 }
 
 // hops is the table of higher-order operators hopctl knows, sorted by name.
+//
+// map_impl, scan and while_loop(_stack_output) take torch 2.14's keyword
+// mutated_arg_indices, a comma-separated string of the flat operand indices
+// the body writes (torch/_higher_order_ops/{map,scan,while_loop}.py), which
+// make_fx records when a body mutates an operand; the alias analysis sees
+// those writes through the subgraph itself.
 var hops = []*HOP{
 	{
 		Name:   "associative_scan",
@@ -150,7 +156,7 @@ var hops = []*HOP{
 	{
 		Name:   "map_impl",
 		Doc:    "Maps f over dim 0 of xs, with pos_args passed whole to every call; stacks the outputs.",
-		Schema: "higher_order::map_impl(Any f, Any xs, Any pos_args) -> ...",
+		Schema: "higher_order::map_impl(Any f, Any xs, Any pos_args, *, str mutated_arg_indices=\"\") -> ...",
 		Subgraphs: []SubgraphArg{
 			{Arg: 0, Name: "f"},
 		},
@@ -159,7 +165,7 @@ var hops = []*HOP{
 	{
 		Name:   "scan",
 		Doc:    "Scans combine_fn(*carry, *xs[i], *additional_inputs) -> (*next_carry, *y) over dim 0; returns (*final_carry, *stacked_ys).",
-		Schema: "higher_order::scan(Any combine_fn, Any init, Any xs, Any additional_inputs) -> ...",
+		Schema: "higher_order::scan(Any combine_fn, Any init, Any xs, Any additional_inputs, *, str mutated_arg_indices=\"\") -> ...",
 		Subgraphs: []SubgraphArg{
 			{Arg: 0, Name: "combine_fn"},
 		},
@@ -178,7 +184,7 @@ var hops = []*HOP{
 	{
 		Name:   "while_loop",
 		Doc:    "while cond_fn(*carried, *additional): carried = body_fn(*carried, *additional); returns the final carries.",
-		Schema: "higher_order::while_loop(Any cond_fn, Any body_fn, Any carried_inputs, Any additional_inputs) -> ...",
+		Schema: "higher_order::while_loop(Any cond_fn, Any body_fn, Any carried_inputs, Any additional_inputs, *, str mutated_arg_indices=\"\") -> ...",
 		Subgraphs: []SubgraphArg{
 			{Arg: 0, Name: "cond_fn"},
 			{Arg: 1, Name: "body_fn"},
@@ -188,7 +194,7 @@ var hops = []*HOP{
 	{
 		Name:   "while_loop_stack_output",
 		Doc:    "while_loop that returns every iteration's carries stacked along a new dim 0 (used by while_loop's backward).",
-		Schema: "higher_order::while_loop_stack_output(Any cond_fn, Any body_fn, Any carried_inputs, Any additional_inputs) -> ...",
+		Schema: "higher_order::while_loop_stack_output(Any cond_fn, Any body_fn, Any carried_inputs, Any additional_inputs, *, str mutated_arg_indices=\"\") -> ...",
 		Subgraphs: []SubgraphArg{
 			{Arg: 0, Name: "cond_fn"},
 			{Arg: 1, Name: "body_fn"},
