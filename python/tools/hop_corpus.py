@@ -93,6 +93,16 @@ def p_cond_mutate_clone(x):  # near miss: the branch writes a clone
     return _cond(x.sum() > 0, t, lambda x: x.cos(), (x,))
 
 
+def p_cond_set(x, y):  # set_ writes its self argument
+    def t(x, y):
+        z = x.clone()
+        z.set_(y)
+        x.set_(y)
+        return z.sin()
+    # torch.cond compiles with Dynamo, which cannot trace set_: the HOP itself
+    return torch.ops.higher_order.cond(x.sum() > 0, t, lambda x, y: x.cos(), (x, y))
+
+
 def p_cond_alias(x):  # test_cond_functionalized_input_aliasing_with_aot_func
     return _cond(x.sum() > 0, lambda x: x, lambda x: x.cos(), (x,))
 
@@ -217,6 +227,8 @@ PROGRAMS = [
     ("cond_mutate_view", "test_cond_functionalized_input_mutation_on_true_branch", p_cond_mutate_view, lambda: [_f(3, 4)]),
     ("cond_mutate_clone", "test_cond_functionalized (near miss)", p_cond_mutate_clone, lambda: [_f(3, 4)]),
     ("cond_mutate_twice", "test_cond_functionalized_input_mutation_on_true_branch", p_cond_mutate_twice, lambda: [_f(3, 4)]),
+    ("cond_set", "test_cond_functionalized_input_mutation_on_true_branch (set_)", p_cond_set,
+     lambda: [_f(3, 4), _f(3, 4)]),
     ("cond_alias", "test_cond_functionalized_input_aliasing_with_aot_func", p_cond_alias, lambda: [_f(3, 4)]),
     ("cond_alias_view", "test_cond_functionalized_input_aliasing_with_aot_func", p_cond_alias_view, lambda: [_f(3, 4)]),
     ("cond_out_out_alias", "test_cond_functionalized_aliasing", p_cond_out_out_alias, lambda: [_f(3, 4)]),
