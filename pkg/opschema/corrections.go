@@ -70,7 +70,8 @@ var runningStats = []string{"running_mean", "running_var"}
 // writes the argument and returning one aliases it. A [Registry] returns the
 // op's schema (the file's or the built-in one, so torch 1.13's `int` and 2.x's
 // `SymInt` both stay) annotated as its view sibling is:
-// `Tensor(a -> *) self ... -> Tensor(a)[]`.
+// `Tensor(a -> *) self ... -> Tensor(a)[]` for a list of pieces (split),
+// `Tensor(a) self -> Tensor(a)` for one tensor (alias).
 type AliasCorrection struct {
 	Op       string // qualified name, "aten::unsafe_split"
 	Overload string // "" for the default overload
@@ -78,19 +79,32 @@ type AliasCorrection struct {
 	Why      string
 }
 
-// aliasCorrections lists the known missing alias annotations. The unsafe_*
-// ops are split/chunk without autograd's view tracking: ATen implements them
-// by calling split/chunk (aten/src/ATen/native/TensorShape.cpp,
-// unsafe_split / unsafe_split_with_sizes / unsafe_chunk), so every piece is a
-// view of self. torch's LSTM and GRU cells (aten/src/ATen/native/RNN.cpp)
-// call unsafe_chunk on the gate pre-activations and then write the pieces in
-// place (sigmoid_, tanh_, add_). python/tests/test_schema_alias_audit.py
-// runs the ATen ops whose returns have no alias set and compares storages;
-// these are the ones it finds.
+// aliasCorrections lists the known missing alias annotations, the ones
+// python/tests/test_schema_alias_audit.py finds by running every ATen op
+// whose returns have no alias set on a real tensor and comparing storages
+// (it fails when this table and torch's runtime disagree).
+//
+// The unsafe_* ops are split/chunk without autograd's view tracking: ATen
+// implements them by calling split/chunk (aten/src/ATen/native/
+// TensorShape.cpp), so every piece is a view of self. torch's LSTM and GRU
+// cells (aten/src/ATen/native/RNN.cpp) call unsafe_chunk on the gate
+// pre-activations and then write the pieces in place (sigmoid_, tanh_,
+// add_). The others are CompositeImplicit ops that return self itself when
+// there is nothing to do (atleast_Nd of a tensor of rank >= N, to_dense of
+// a dense tensor, conj_physical of a real one, data, lift): the return may
+// be self, so hopctl takes it to alias self, as torch's static checker does
+// when it sees the fake result's storage.
 var aliasCorrections = []AliasCorrection{
 	{Op: "aten::unsafe_split", Overload: "Tensor", Argument: "self", Why: "returns views of self (implemented by split)"},
 	{Op: "aten::unsafe_split_with_sizes", Argument: "self", Why: "returns views of self (implemented by split_with_sizes)"},
 	{Op: "aten::unsafe_chunk", Argument: "self", Why: "returns views of self (implemented by chunk)"},
+	{Op: "aten::atleast_1d", Argument: "self", Why: "returns self when it has a dimension"},
+	{Op: "aten::atleast_2d", Argument: "self", Why: "returns self when it has two dimensions, else a view"},
+	{Op: "aten::atleast_3d", Argument: "self", Why: "returns self when it has three dimensions, else a view"},
+	{Op: "aten::to_dense", Argument: "self", Why: "returns self when it is already dense"},
+	{Op: "aten::conj_physical", Argument: "self", Why: "returns self when it is not complex"},
+	{Op: "aten::data", Argument: "self", Why: "returns a tensor sharing self's storage (Tensor.data)"},
+	{Op: "aten::lift", Argument: "self", Why: "returns self (lift only marks a constant for tracing)"},
 }
 
 // AliasCorrections returns the table of missing alias annotations.
@@ -137,14 +151,20 @@ func AliasCorrected(s *Schema) *Schema {
 	}
 	out := s
 	ai := s.Argument(c.Argument)
-	if ai >= 0 && s.Arguments[ai].Alias == nil && len(s.Returns) == 1 && s.Returns[0].Alias == nil &&
-		s.Returns[0].Type.Kind == KindList {
+	if ai >= 0 && s.Arguments[ai].Alias == nil && len(s.Returns) == 1 && s.Returns[0].Alias == nil {
 		cs := *s
 		cs.Arguments = slices.Clone(s.Arguments)
 		cs.Returns = slices.Clone(s.Returns)
-		cs.Arguments[ai].Alias = &AliasInfo{BeforeSets: []string{"a"}, AfterSets: []string{Wildcard}}
-		cs.Returns[0].Alias = &AliasInfo{Contained: []*AliasInfo{{BeforeSets: []string{"a"}, AfterSets: []string{"a"}}}}
-		out = &cs
+		switch s.Returns[0].Type.Kind {
+		case KindList: // split's annotation: Tensor(a -> *) self -> Tensor(a)[]
+			cs.Arguments[ai].Alias = &AliasInfo{BeforeSets: []string{"a"}, AfterSets: []string{Wildcard}}
+			cs.Returns[0].Alias = &AliasInfo{Contained: []*AliasInfo{{BeforeSets: []string{"a"}, AfterSets: []string{"a"}}}}
+			out = &cs
+		case KindTensor: // alias's annotation: Tensor(a) self -> Tensor(a)
+			cs.Arguments[ai].Alias = &AliasInfo{BeforeSets: []string{"a"}, AfterSets: []string{"a"}}
+			cs.Returns[0].Alias = &AliasInfo{BeforeSets: []string{"a"}, AfterSets: []string{"a"}}
+			out = &cs
+		}
 	}
 	aliasCorrectedCache.Store(s, out)
 	return out
