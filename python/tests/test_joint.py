@@ -269,6 +269,49 @@ class TestJointOptions(JointCase):
             self.assertRegex(r.stderr, r"node (add_|mul_|relu_)", name)
             self.assertFalse(os.path.exists(out), name)
 
+    def test_constant_fills_never_saved(self):
+        # zeros, zeros_like, full of a constant (and make_fx's detach of
+        # them) are made by the graph that needs them, from their metadata:
+        # never saved, as AOTAutograd's min-cut recomputes them.
+        from torch.fx.experimental.proxy_tensor import make_fx
+        from functorch.compile import aot_function, min_cut_rematerialization_partition
+
+        def f(x, w):
+            return (torch.maximum(x, torch.zeros(3, 4)) * torch.full((3, 4), 2.0)
+                    + torch.maximum(w, torch.zeros_like(w)) * x)
+        torch.manual_seed(0)
+        x, w = torch.randn(3, 4, requires_grad=True), torch.randn(3, 4, requires_grad=True)
+        gm = make_fx(f, tracing_mode="fake")(x, w)
+        src = os.path.join(self.tmp.name, "fills.pb")
+        hopctl_torch.export(gm, src, example_inputs=[x, w])
+        out = f(x, w)
+        t = torch.randn_like(out)
+        want = torch.autograd.grad(out, [x, w], t)
+        seen = {}
+
+        def bw_compiler(g, _):
+            seen["bw"] = g
+            return g
+        af = aot_function(f, lambda g, _: g, bw_compiler, partition_fn=min_cut_rematerialization_partition)
+        af(x, w).backward(t)
+        theirs = len([n for n in seen["bw"].graph.nodes if n.op == "placeholder" and "tangents" not in n.name])
+        fills = ("aten.zeros", "aten.zeros_like", "aten.full", "aten.new_zeros", "aten.detach")
+        for mode in ("default", "mincut"):
+            fw, bw = self.path("fills", mode, "fw"), self.path("fills", mode, "bw")
+            run("joint", src, "--partition", mode, "--fw-out", fw, "--bw-out", bw)
+            fwm, bwm = hopctl_torch.load(fw), hopctl_torch.load(bw)
+            nodes = {n.name: n for n in fwm.graph.nodes}
+            outs = list(nodes["output"].args[0])[1:]
+            for o in outs:
+                self.assertFalse(str(o.target).startswith(fills), "%s saves %s = %s" % (mode, o.name, o.target))
+            with torch.no_grad():
+                res = list(fwm(x.detach(), w.detach()))
+                grads = list(bwm(*res[1:], t))
+            for g, wg in zip(grads, want):
+                self.assertClose(g, wg, mode + " gradient")
+            if mode == "mincut":
+                self.assertLessEqual(len(outs), theirs, "hopctl saves %d values, AOTAutograd %d" % (len(outs), theirs))
+
     def test_bad_mask_count_is_usage_error(self):
         r = run("joint", O.model_path("mlp"), "-o", self.path("bad"), "--masks=1,0", check=False)
         self.assertEqual(r.returncode, 2, r.stderr)
