@@ -17,6 +17,10 @@ PYTHON  ?= $(shell scripts/find-python.sh)
 BIN     := bin/hopctl
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo 0.1.0-dev)
 FUZZTIME ?= 3s
+# Microsoft's SARIF validator, installed by scripts/install-deps.sh; the
+# SARIF tests of internal/cli run it (and are skipped without this variable).
+HOPCTL_TOOLS ?= /var/cache/hopctl/tools
+SARIF_MULTITOOL ?= $(HOPCTL_TOOLS)/sarif-multitool/node_modules/@microsoft/sarif-multitool-linux/Sarif.Multitool
 
 .PHONY: deps build test gotest pytest fuzz-short fuzz bench proto testdata demo clean
 
@@ -30,7 +34,7 @@ test: deps build gotest fuzz-short pytest
 
 gotest:
 	$(GO) vet ./...
-	$(GO) test ./...
+	HOPCTL_SARIF_MULTITOOL=$(SARIF_MULTITOOL) $(GO) test ./...
 
 fuzz-short:
 	scripts/fuzz.sh $(FUZZTIME)

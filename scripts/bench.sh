@@ -6,7 +6,9 @@
 #     largest to the smallest cost per node across sizes ("flat" ≤ 1.5);
 #  2. end-to-end `hopctl analyze` runs: RUNS runs per size, wall time
 #     (min and median) and peak memory (/usr/bin/time);
-#  3. the side-by-side with AOTAutograd (python/tools/bench_aot.py).
+#  3. the side-by-side with AOTAutograd (python/tools/bench_aot.py);
+#  4. `hopctl report` of a 100k-node graph in headless Chromium: time until
+#     the page is interactive and time to expand a box (REPORT_RUNS runs).
 # BENCHTIME (default 1s), COUNT (default 3), RUNS (default 5), BENCH_DIR.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -73,3 +75,9 @@ done
 echo
 echo "== joint + min-cut partition: hopctl vs AOTAutograd (same graph, one run)"
 PYTHONPATH=python "$(scripts/find-python.sh)" python/tools/bench_aot.py --hopctl bin/hopctl --workdir "$out"
+
+echo
+echo "== hopctl report: a 100k-node graph (synth --hops) in headless Chromium, ${REPORT_RUNS:-5} page loads"
+echo "   (ready: navigation start to interactive; expand: relayout after clicking a box; ms)"
+go test ./internal/cmd/report/ -run='^$' -bench=ReportInteractive -benchtime="${REPORT_RUNS:-5}x" -count=1 \
+  | tee -a "$out/go-bench.txt" | grep -E '^Benchmark|report of'

@@ -12,7 +12,16 @@
 #     (torch 2.14). They live in $HOPCTL_CHROOTS (default
 #     /var/cache/hopctl/chroots), outside the repo. HOPCTL_NO_CHROOTS=1 skips
 #     them (the 2.x parts of `make test` then say they were skipped).
-#  3. The Go modules.
+#  3. Microsoft's SARIF validator, @microsoft/sarif-multitool from npm, in
+#     $HOPCTL_TOOLS/sarif-multitool (default /var/cache/hopctl/tools): the
+#     SARIF tests of internal/cli run it with GitHub's rules. It is a
+#     self-contained .NET program in the platform package
+#     @microsoft/sarif-multitool-linux; the tests call that binary
+#     directly, because the npm wrapper (bin.js) runs it through a shell,
+#     which splits the argument "Sarif;Gh" at the semicolon.
+#  4. Debian's chromium, for the tests that drive `hopctl report`'s page in
+#     a real headless browser (internal/cmd/report), with a font.
+#  5. The Go modules.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -55,5 +64,33 @@ if [ "${HOPCTL_NO_CHROOTS:-0}" != 1 ]; then
     scripts/chroot.sh build "$v"
   done
 fi
+
+# Microsoft's SARIF validator (see 3. above). The version is pinned; the
+# Makefile passes the binary's path to the tests (HOPCTL_SARIF_MULTITOOL).
+sarif_version=5.7.0
+tools="${HOPCTL_TOOLS:-/var/cache/hopctl/tools}"
+multitool="$tools/sarif-multitool/node_modules/@microsoft/sarif-multitool-linux/Sarif.Multitool"
+mt_version() { DOTNET_SYSTEM_GLOBALIZATION_INVARIANT=1 "$multitool" --version 2>&1 | head -1 || true; }
+if [[ "$(mt_version)" != "SARIF Multitool $sarif_version"* ]]; then
+  command -v npm >/dev/null || apt_install npm
+  $SUDO mkdir -p "$tools/sarif-multitool"
+  $SUDO npm install --silent --no-audit --no-fund --prefix "$tools/sarif-multitool" "@microsoft/sarif-multitool@$sarif_version" >/dev/null
+  # npm may skip the package's postinstall (chmod u+x) under its script policy.
+  $SUDO chmod u+x "$multitool"
+fi
+if [[ "$(mt_version)" != "SARIF Multitool $sarif_version"* ]]; then
+  echo "install-deps.sh: $multitool does not run (sarif-multitool $sarif_version)" >&2
+  exit 1
+fi
+echo "install-deps.sh: $(mt_version)"
+# Headless Chromium for the report's browser tests (chromedp drives it).
+if ! command -v chromium >/dev/null; then
+  apt_install chromium fonts-dejavu-core
+fi
+if ! chromium --version >/dev/null 2>&1; then
+  echo "install-deps.sh: chromium is not usable after installing" >&2
+  exit 1
+fi
+echo "install-deps.sh: $(chromium --version 2>/dev/null | head -1)"
 
 go mod download

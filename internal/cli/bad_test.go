@@ -63,6 +63,9 @@ var invocations = map[string][]invocation{
 		{name: "fx", args: plain("print")},
 		{name: "dot", args: plain("print", "--format", "dot")},
 		{name: "json", args: plain("print", "--format", "json"), notStress: true},
+		{name: "model-explorer", args: func(in, dir string) []string {
+			return []string{"print", "--format", "model-explorer", "--overlay", filepath.Join(dir, "overlay.json"), in}
+		}, outputs: []string{"overlay.json"}},
 	},
 	"convert": {
 		{name: "pb", args: func(in, dir string) []string { return []string{"convert", in, filepath.Join(dir, "out.pb")} }, outputs: []string{"out.pb"}},
@@ -76,6 +79,12 @@ var invocations = map[string][]invocation{
 	},
 	"meta-diff": {
 		{name: "files", args: func(in, dir string) []string { return []string{"meta-diff", in, in} }},
+	},
+	"report": {
+		{name: "html", args: func(in, dir string) []string { return []string{"report", in, "-o", filepath.Join(dir, "report.html")} }, outputs: []string{"report.html"}},
+		{name: "joint", args: func(in, dir string) []string {
+			return []string{"report", "--joint", in, "-o", filepath.Join(dir, "joint.html")}
+		}, outputs: []string{"joint.html"}, notStress: true},
 	},
 	"joint": {
 		{name: "out", args: func(in, dir string) []string { return []string{"joint", in, "-o", filepath.Join(dir, "joint.pb")} }, outputs: []string{"joint.pb"}},

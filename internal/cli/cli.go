@@ -23,6 +23,7 @@ import (
 	lintcmd "github.com/hopctl/hopctl/internal/cmd/lint"
 	metadiffcmd "github.com/hopctl/hopctl/internal/cmd/metadiff"
 	printcmd "github.com/hopctl/hopctl/internal/cmd/print"
+	reportcmd "github.com/hopctl/hopctl/internal/cmd/report"
 	"github.com/hopctl/hopctl/internal/cmd/version"
 	"github.com/hopctl/hopctl/internal/cmdutil"
 	hopconfig "github.com/hopctl/hopctl/internal/config"
@@ -179,7 +180,7 @@ configuration error, 3 unreadable or invalid input.`,
 	cmd.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
 		return cmdutil.FlagErrorf("%v (see '%s --help')", err, c.CommandPath())
 	})
-	cmd.PersistentFlags().String("config", "", "configuration file (default .hopctl.yaml in the current directory, if present)")
+	cmd.PersistentFlags().String("config", "", "configuration file (default .hopctl.yaml from the current directory up to the repository's root, if present)")
 	cmdutil.BindFlag(cmd, "config", hopconfig.KeyConfig)
 
 	cmd.AddCommand(
@@ -188,6 +189,7 @@ configuration error, 3 unreadable or invalid input.`,
 		lintcmd.NewCmdLint(f, nil),
 		metadiffcmd.NewCmdMetaDiff(f, nil),
 		printcmd.NewCmdPrint(f, nil),
+		reportcmd.NewCmdReport(f, nil),
 		synthcmd.NewCmdSynth(f, nil),
 		convert.NewCmdConvert(f, nil),
 		config.NewCmdConfig(f, nil),

@@ -322,13 +322,14 @@ func TestConfigFileErrors(t *testing.T) {
 	}{
 		{"unknown key", "version: 1\nlnt: {}\n", []string{`line 2: unknown key "lnt" (want version, lint)`}},
 		{"unknown nested key", "version: 1\nlint:\n  fail_on: error\n", []string{`line 3: unknown key "fail_on" (want fail-on, suppress)`}},
-		{"unknown suppression key", "version: 1\nlint:\n  suppress:\n    - rule: r\n      file: x\n", []string{`line 5: unknown key "file" (want rule, path, graph, node)`}},
+		{"unknown suppression key", "version: 1\nlint:\n  suppress:\n    - rule: r\n      file: x\n", []string{`line 5: unknown key "file" (want rule, path, graph, node, reason)`}},
 		{"missing version", "lint:\n  fail-on: error\n", []string{"missing version"}},
 		{"newer version", "version: 2\n", []string{"config version 2 is newer"}},
 		{"version not a number", "version: one\n", []string{"line 1: cannot unmarshal !!str `one` into int"}},
 		{"bad fail-on", "version: 1\nlint:\n  fail-on: sometimes\n", []string{`lint.fail-on: invalid level "sometimes"`}},
-		{"suppression without rule", "version: 1\nlint:\n  suppress:\n    - node: add\n", []string{"lint.suppress[0]: missing rule"}},
-		{"bad glob", "version: 1\nlint:\n  suppress:\n    - rule: r\n      path: \"[\"\n", []string{"invalid path glob"}},
+		{"suppression without rule", "version: 1\nlint:\n  suppress:\n    - node: add\n      reason: r\n", []string{"lint.suppress[0]: missing rule"}},
+		{"suppression without reason", "version: 1\nlint:\n  suppress:\n    - rule: cycle\n", []string{"lint.suppress[0]: missing reason"}},
+		{"bad glob", "version: 1\nlint:\n  suppress:\n    - rule: r\n      path: \"[\"\n      reason: r\n", []string{"invalid path glob"}},
 		{"not yaml", "version: [1\n", []string{"line 1: did not find expected"}},
 	}
 	for _, tt := range tests {
@@ -369,12 +370,12 @@ func TestConfigFileErrors(t *testing.T) {
 	t.Run("valid suppressions", func(t *testing.T) {
 		t.Setenv("HOPCTL_LINT_FAIL_ON", "")
 		writeFile(t, filepath.Join(dir, ".hopctl.yaml"),
-			"version: 1\nlint:\n  suppress:\n    - rule: hop-input-mutation\n      path: \"models/*.pb\"\n      graph: true_graph_0\n      node: add_1\n")
+			"version: 1\nlint:\n  suppress:\n    - rule: hop-input-mutation\n      path: \"models/*.pb\"\n      graph: true_graph_0\n      node: add_1\n      reason: on purpose\n")
 		code, stdout, stderr := run(t, "config")
 		if code != cli.ExitOK {
 			t.Fatalf("exit %d: %s", code, stderr)
 		}
-		for _, w := range []string{"rule: hop-input-mutation", "path: models/*.pb", "graph: true_graph_0", "node: add_1"} {
+		for _, w := range []string{"rule: hop-input-mutation", "path: models/*.pb", "graph: true_graph_0", "node: add_1", "reason: on purpose"} {
 			if !strings.Contains(stdout, w) {
 				t.Errorf("config output lacks %q:\n%s", w, stdout)
 			}

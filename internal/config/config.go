@@ -10,12 +10,15 @@
 //	  fail-on: warning          # error | warning | info (or note) | none
 //	  suppress:
 //	    - rule: hop-input-mutation
-//	      path: "exported/*.pb"  # glob on the input file path
-//	      graph: true_graph_0    # qualified graph name
+//	      path: "exported/**/*.pb"  # glob on the input file path
+//	      graph: true_graph_0       # qualified graph name
 //	      node: add_1
+//	      reason: the branch writes a buffer on purpose (issue 12)
 //
-// Unknown keys, a missing version and versions this build does not know are
-// errors.
+// Unknown keys, a missing version, versions this build does not know and
+// suppressions without a reason are errors. hopctl.schema.json beside this
+// file is the same format as a JSON Schema, for editors and `hopctl config
+// verify`.
 package config
 
 import (
@@ -24,21 +27,24 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path"
 	"path/filepath"
 	"reflect"
 	"regexp"
 	"strings"
 
+	"github.com/bmatcuk/doublestar/v4"
 	"github.com/spf13/viper"
 	"go.yaml.in/yaml/v3"
+
+	"github.com/hopctl/hopctl/pkg/lint"
 )
 
 // Version is the configuration format version this build reads.
 const Version = 1
 
-// DefaultFile is the configuration file looked for in the current
-// directory when neither --config nor HOPCTL_CONFIG names one.
+// DefaultFile is the configuration file looked for, from the current
+// directory up to the repository's root, when neither --config nor
+// HOPCTL_CONFIG names one.
 const DefaultFile = ".hopctl.yaml"
 
 // EnvPrefix prefixes the environment variables that set configuration
@@ -80,11 +86,17 @@ type Lint struct {
 // path on the input file path as given (and on its base name when the glob
 // has no slash), graph on the qualified graph name ("<root>" is the root),
 // node on the node name.
+//
+// Path globs may use "**" for any number of directories, and match the
+// path as given or relative to the configuration file's directory. Reason
+// is required: it says why the finding is accepted, and SARIF output
+// carries it as the suppression's justification.
 type Suppression struct {
-	Rule  string `mapstructure:"rule" yaml:"rule"`
-	Path  string `mapstructure:"path" yaml:"path,omitempty"`
-	Graph string `mapstructure:"graph" yaml:"graph,omitempty"`
-	Node  string `mapstructure:"node" yaml:"node,omitempty"`
+	Rule   string `mapstructure:"rule" yaml:"rule"`
+	Path   string `mapstructure:"path" yaml:"path,omitempty"`
+	Graph  string `mapstructure:"graph" yaml:"graph,omitempty"`
+	Node   string `mapstructure:"node" yaml:"node,omitempty"`
+	Reason string `mapstructure:"reason" yaml:"reason"`
 }
 
 // Error is a configuration problem: an unreadable or invalid file, or a bad
@@ -118,17 +130,56 @@ func NewViper() *viper.Viper {
 }
 
 // Path returns the configuration file to read: the one --config or
-// HOPCTL_CONFIG names (which must exist), else DefaultFile in dir if it
-// exists, else "".
+// HOPCTL_CONFIG names (which must exist), else Discover(dir).
 func Path(v *viper.Viper, dir string) string {
 	if p := v.GetString(KeyConfig); p != "" {
 		return p
 	}
-	p := filepath.Join(dir, DefaultFile)
-	if _, err := os.Stat(p); err == nil {
+	return Discover(dir)
+}
+
+// Discover looks for DefaultFile in dir, then in each parent directory up
+// to the repository's root (the first directory with a .git entry), as
+// golangci-lint looks for its configuration; outside a repository only dir
+// is looked in. It returns "" when there is none. The path returned is
+// relative when dir is.
+func Discover(dir string) string {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return ""
+	}
+	if root := RepoRoot(abs); root != "" {
+		for d, rel := abs, dir; ; d, rel = filepath.Dir(d), filepath.Join(rel, "..") {
+			if p := filepath.Join(rel, DefaultFile); isFile(p) {
+				return p
+			}
+			if d == root || d == filepath.Dir(d) {
+				return ""
+			}
+		}
+	}
+	if p := filepath.Join(dir, DefaultFile); isFile(p) {
 		return p
 	}
 	return ""
+}
+
+// RepoRoot is the nearest directory at or above abs that has a .git
+// entry (a directory, or a file in worktrees and submodules), "" if none.
+func RepoRoot(abs string) string {
+	for d := abs; ; d = filepath.Dir(d) {
+		if _, err := os.Stat(filepath.Join(d, ".git")); err == nil {
+			return d
+		}
+		if d == filepath.Dir(d) {
+			return ""
+		}
+	}
+}
+
+func isFile(p string) bool {
+	st, err := os.Stat(p)
+	return err == nil && st.Mode().IsRegular()
 }
 
 // Load reads file (none when "") into v, validates it, and returns the
@@ -231,9 +282,12 @@ func (c *Config) Validate() error {
 		if s.Rule == "" {
 			errs = append(errs, fmt.Errorf("lint.suppress[%d]: missing rule", i))
 		}
+		if strings.TrimSpace(s.Reason) == "" {
+			errs = append(errs, fmt.Errorf("lint.suppress[%d]: missing reason (say why the finding is accepted)", i))
+		}
 		for _, g := range []struct{ name, glob string }{{"rule", s.Rule}, {"path", s.Path}, {"graph", s.Graph}, {"node", s.Node}} {
-			if _, err := path.Match(g.glob, ""); err != nil {
-				errs = append(errs, fmt.Errorf("lint.suppress[%d]: invalid %s glob %q: %w", i, g.name, g.glob, err))
+			if !doublestar.ValidatePattern(g.glob) {
+				errs = append(errs, fmt.Errorf("lint.suppress[%d]: invalid %s glob %q", i, g.name, g.glob))
 			}
 		}
 	}
@@ -247,4 +301,31 @@ func contains(list []string, s string) bool {
 		}
 	}
 	return false
+}
+
+// LintSuppressions converts and checks the configured suppressions: every
+// glob is valid and a rule without glob characters is a known rule id.
+// Path globs are also matched relative to the configuration file's
+// directory.
+func (c *Config) LintSuppressions() ([]lint.Suppression, error) {
+	var out []lint.Suppression
+	var errs []error
+	dir := ""
+	if c.File != "" {
+		dir = filepath.Dir(c.File)
+	}
+	for i, s := range c.Lint.Suppress {
+		ls := lint.Suppression{Rule: s.Rule, Path: s.Path, Graph: s.Graph, Node: s.Node, Reason: s.Reason, Dir: dir}
+		if err := ls.Validate(); err != nil {
+			errs = append(errs, fmt.Errorf("lint.suppress[%d]: %w", i, err))
+		}
+		if _, known := lint.LookupRule(s.Rule); !known && !strings.ContainsAny(s.Rule, "*?[{") {
+			errs = append(errs, fmt.Errorf("lint.suppress[%d]: unknown rule %q (see 'hopctl lint --list-rules')", i, s.Rule))
+		}
+		out = append(out, ls)
+	}
+	if len(errs) > 0 {
+		return nil, &Error{File: c.File, Err: errors.Join(errs...)}
+	}
+	return out, nil
 }

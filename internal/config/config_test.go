@@ -40,14 +40,16 @@ lint:
       path: "models/*.pb"
       graph: true_graph_0
       node: add_1
+      reason: the branch writes a buffer on purpose
     - rule: unknown-op
+      reason: mylib ops
 `
 	if err := os.WriteFile(file, []byte(yaml), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	want := &Config{File: file, Version: 1, Lint: Lint{FailOn: "warning", Suppress: []Suppression{
-		{Rule: "hop-input-alias", Path: "models/*.pb", Graph: "true_graph_0", Node: "add_1"},
-		{Rule: "unknown-op"},
+		{Rule: "hop-input-alias", Path: "models/*.pb", Graph: "true_graph_0", Node: "add_1", Reason: "the branch writes a buffer on purpose"},
+		{Rule: "unknown-op", Reason: "mylib ops"},
 	}}}
 	load := func(args ...string) *Config {
 		t.Helper()

@@ -331,3 +331,7 @@ func tensorValue(m *ir.TensorMeta) *ir.Value {
 	}
 	return &ir.Value{Kind: ir.ValTensor, Tensor: m}
 }
+
+// TensorBytes is tensorBytes for other packages (the report's saved-value
+// sizes of joint and partition files).
+func TensorBytes(m *ir.TensorMeta) (int64, bool) { return tensorBytes(m) }

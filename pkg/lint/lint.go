@@ -25,6 +25,8 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/bmatcuk/doublestar/v4"
+
 	"github.com/hopctl/hopctl/pkg/analyze"
 	"github.com/hopctl/hopctl/pkg/analyze/passes"
 	"github.com/hopctl/hopctl/pkg/ir"
@@ -36,8 +38,13 @@ type FileResult struct {
 	Path string
 	// Findings are the findings not suppressed, sorted.
 	Findings []analyze.Finding
+	// Details[i] is what lint resolved of Findings[i] in the module.
+	Details []Detail
 	// Suppressed counts the findings a suppression hid.
 	Suppressed int
+	// SuppressedFindings are the findings a suppression hid, in order:
+	// outputs that can say so (SARIF, JSON) still list them.
+	SuppressedFindings []SuppressedFinding
 	// Err is set when the file could not be read or decoded (an
 	// ir.InputError); there are no findings then.
 	Err error
@@ -47,17 +54,38 @@ type FileResult struct {
 	Invalid bool
 }
 
+// SuppressedFinding is a finding a suppression hid.
+type SuppressedFinding struct {
+	Finding analyze.Finding
+	Detail  Detail
+	// By is the index of the first matching suppression in
+	// Options.Suppress.
+	By int
+}
+
 // Options configure a run.
 type Options struct {
 	// Jobs bounds the files checked at once; <= 0 means GOMAXPROCS.
 	Jobs int
 	// Suppress lists the findings not to report.
 	Suppress []Suppression
+	// Root is the directory fingerprints take file paths relative to (the
+	// repository's root, so that a baseline written in one directory
+	// matches in another); "" means paths as given.
+	Root string
 }
 
 // Run checks every file, Jobs at a time, and returns the results in the
 // order of paths.
 func Run(paths []string, opts Options) []FileResult {
+	out, _ := RunCounting(paths, opts)
+	return out
+}
+
+// RunCounting is Run that also returns, for every suppression of
+// opts.Suppress, how many findings it hid (a finding counts for the first
+// suppression that matches it).
+func RunCounting(paths []string, opts Options) ([]FileResult, []int) {
 	jobs := opts.Jobs
 	if jobs <= 0 {
 		jobs = runtime.GOMAXPROCS(0)
@@ -72,6 +100,7 @@ func Run(paths []string, opts Options) []FileResult {
 			defer wg.Done()
 			for i := range next {
 				r := File(paths[i])
+				r.fingerprint(opts.Root)
 				r.suppress(opts.Suppress)
 				out[i] = r
 			}
@@ -82,7 +111,35 @@ func Run(paths []string, opts Options) []FileResult {
 	}
 	close(next)
 	wg.Wait()
-	return out
+	counts := make([]int, len(opts.Suppress))
+	for _, r := range out {
+		for _, s := range r.SuppressedFindings {
+			counts[s.By]++
+		}
+	}
+	return out, counts
+}
+
+// RelPath is file's path relative to root, with forward slashes; file as
+// given (cleaned) when root is "" or file is not under it.
+func RelPath(root, file string) string {
+	p := filepath.Clean(file)
+	if root != "" {
+		abs, err1 := filepath.Abs(p)
+		r, err2 := filepath.Abs(root)
+		if err1 == nil && err2 == nil {
+			if rel, err := filepath.Rel(r, abs); err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+				p = rel
+			}
+		}
+	}
+	return filepath.ToSlash(p)
+}
+
+func (r *FileResult) fingerprint(root string) {
+	if len(r.Details) == len(r.Findings) {
+		fingerprints(RelPath(root, r.Path), r.Findings, r.Details)
+	}
 }
 
 // File checks one file, without suppressions.
@@ -106,6 +163,7 @@ func Module(m *ir.Module, p string) FileResult {
 		r.Invalid = true
 		r.Findings = structureFindings(ve)
 		analyze.SortFindings(m, r.Findings)
+		r.resolve(m)
 		return r
 	}
 	reg, err := opschema.NewRegistry(fileSchemas(m))
@@ -116,6 +174,7 @@ func Module(m *ir.Module, p string) FileResult {
 	if _, err := analyze.CallOrder(m); err != nil {
 		r.Invalid = true
 		r.Findings = append(r.Findings, analyze.Finding{Rule: RuleCycle, Severity: analyze.Error, Message: err.Error(), FileWide: true})
+		r.resolve(m)
 		return r
 	}
 	res, err := analyze.Run(m, p, reg, passes.All()...)
@@ -130,7 +189,17 @@ func Module(m *ir.Module, p string) FileResult {
 			r.Invalid = true
 		}
 	}
+	r.resolve(m)
 	return r
+}
+
+// resolve fills Details, with fingerprints of the path as given.
+func (r *FileResult) resolve(m *ir.Module) {
+	r.Details = make([]Detail, len(r.Findings))
+	for i, f := range r.Findings {
+		r.Details[i] = detail(m, f)
+	}
+	r.fingerprint("")
 }
 
 // AnalysisError is an analyzer that could not finish on a file; the file is
@@ -170,19 +239,24 @@ func schemaFindings(err error) []analyze.Finding {
 }
 
 // Suppression hides the findings that match all of its non-empty fields.
-// Rule, Graph and Node are path.Match globs ("hop-*", "true_graph_*",
-// "add_*"); Graph "<root>" names the root graph. Path is a glob matched
-// against the file path as given (with forward slashes) and, when it has
-// no slash, against the file's base name.
+// Rule, Graph and Node are globs ("hop-*", "true_graph_*", "add_*"); Graph
+// "<root>" names the root graph. Path is a glob in which "**" matches any
+// number of directories ("models/**/*.pb"), matched against the file path
+// as given, against it relative to Dir (the directory of the configuration
+// file) and, when the glob has no slash, against the file's base name.
+// Reason says why; the configuration requires it.
 type Suppression struct {
 	Rule, Path, Graph, Node string
+	Reason                  string
+	// Dir is the directory Path is relative to, besides the current one.
+	Dir string
 }
 
 // Validate checks the globs.
 func (s Suppression) Validate() error {
 	for _, g := range []struct{ name, glob string }{{"rule", s.Rule}, {"path", s.Path}, {"graph", s.Graph}, {"node", s.Node}} {
-		if _, err := path.Match(g.glob, ""); err != nil {
-			return fmt.Errorf("invalid %s glob %q: %w", g.name, g.glob, err)
+		if !doublestar.ValidatePattern(g.glob) {
+			return fmt.Errorf("invalid %s glob %q", g.name, g.glob)
 		}
 	}
 	return nil
@@ -194,8 +268,11 @@ func (s Suppression) Matches(file string, f analyze.Finding) bool {
 		return false
 	}
 	if s.Path != "" {
-		p := filepath.ToSlash(file)
-		ok := glob(s.Path, p) || glob(s.Path, strings.TrimPrefix(p, "./"))
+		p := filepath.ToSlash(filepath.Clean(file))
+		ok := glob(s.Path, p)
+		if !ok && s.Dir != "" {
+			ok = glob(s.Path, RelPath(s.Dir, file))
+		}
 		if !ok && !strings.Contains(s.Path, "/") {
 			ok = glob(s.Path, path.Base(p))
 		}
@@ -213,7 +290,7 @@ func glob(pattern, s string) bool {
 	if pattern == "" {
 		return true
 	}
-	ok, err := path.Match(pattern, s)
+	ok, err := doublestar.Match(pattern, s)
 	return err == nil && ok
 }
 
@@ -222,19 +299,23 @@ func (r *FileResult) suppress(ss []Suppression) {
 		return
 	}
 	kept := r.Findings[:0]
-	for _, f := range r.Findings {
-		hidden := false
-		for _, s := range ss {
+	keptD := r.Details[:0]
+	for i, f := range r.Findings {
+		by := -1
+		for j, s := range ss {
 			if s.Matches(r.Path, f) {
-				hidden = true
+				by = j
 				break
 			}
 		}
-		if hidden {
+		if by >= 0 {
 			r.Suppressed++
+			r.SuppressedFindings = append(r.SuppressedFindings, SuppressedFinding{Finding: f, Detail: r.Details[i], By: by})
 		} else {
 			kept = append(kept, f)
+			keptD = append(keptD, r.Details[i])
 		}
 	}
 	r.Findings = kept
+	r.Details = keptD
 }

@@ -1,6 +1,7 @@
 package lint_test
 
 import (
+	"flag"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -305,4 +306,36 @@ func deepModule(depth int) *ir.Module {
 		}
 	}
 	return m
+}
+
+var update = flag.Bool("update", false, "rewrite docs/lint-rules.md")
+
+// TestRulesMarkdown keeps docs/lint-rules.md, the page every SARIF rule's
+// helpUri points into, equal to the rule table; -update rewrites it.
+func TestRulesMarkdown(t *testing.T) {
+	p := filepath.Join("..", "..", "docs", "lint-rules.md")
+	want := lint.RulesMarkdown()
+	if *update {
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(want), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(got) != want {
+		t.Errorf("%s is not the rule table; run go test ./pkg/lint -run TestRulesMarkdown -update", p)
+	}
+	for _, r := range lint.Rules() {
+		if r.Name == "" || strings.EqualFold(r.Name, r.ID) || r.Example == "" {
+			t.Errorf("rule %s: name %q (must differ from the id), example %q", r.ID, r.Name, r.Example)
+		}
+		if !strings.Contains(string(got), "\n## "+r.ID+"\n") {
+			t.Errorf("rule %s: no section in %s (its helpUri anchor)", r.ID, p)
+		}
+	}
 }

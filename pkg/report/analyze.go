@@ -55,6 +55,19 @@ type Finding struct {
 	// FileWide marks a finding about the whole file (graph and node are
 	// then empty), such as a schema table entry that does not parse.
 	FileWide bool `json:"file_wide,omitempty"`
+	// Lint only: the finding's fingerprint (lint.Fingerprint), whether a
+	// --baseline lists it (it then does not fail the run), and the
+	// suppression that hid it.
+	Fingerprint string           `json:"fingerprint,omitempty"`
+	InBaseline  bool             `json:"in_baseline,omitempty"`
+	Suppression *SuppressionInfo `json:"suppression,omitempty"`
+}
+
+// SuppressionInfo is the suppression that hid a finding: its index in
+// lint.suppress and its reason.
+type SuppressionInfo struct {
+	Index  int    `json:"index"`
+	Reason string `json:"reason"`
 }
 
 // Provenance is analyze.Provenance as JSON.
@@ -186,7 +199,13 @@ func WriteAnalyzeText(w io.Writer, doc *AnalyzeDoc) error {
 
 func writeFindingText(b *strings.Builder, path string, f Finding) {
 	fmt.Fprintf(b, "    %s: %s: graph %s: node %s: %s [%s]\n", f.Severity, path, ir.Abbrev(ir.DisplayName(f.Graph)), f.Node, f.Message, f.Rule)
-	p := f.Provenance
+	writeProvenanceText(b, "      ", f.Provenance)
+}
+
+// writeProvenanceText renders a finding's provenance under it, each line
+// indented: "via" and the chain input → views → path, then the stack
+// trace, each line prefixed "| ". analyze and lint print it alike.
+func writeProvenanceText(b *strings.Builder, indent string, p *Provenance) {
 	if p == nil {
 		return
 	}
@@ -205,11 +224,11 @@ func writeFindingText(b *strings.Builder, path string, f Finding) {
 		chain = append(chain, p.Node)
 	}
 	if len(chain) > 0 {
-		fmt.Fprintf(b, "      via %s\n", strings.Join(chain, " → "))
+		fmt.Fprintf(b, "%svia %s\n", indent, strings.Join(chain, " → "))
 	}
 	if p.StackTrace != "" {
 		for _, line := range strings.Split(strings.TrimRight(p.StackTrace, "\n"), "\n") {
-			fmt.Fprintf(b, "      | %s\n", line)
+			fmt.Fprintf(b, "%s| %s\n", indent, line)
 		}
 	}
 }

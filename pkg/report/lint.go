@@ -25,20 +25,62 @@ const LintSchemaVersion = 1
 // table does not parse; its structure findings are listed) or "unreadable"
 // (it could not be read or decoded; error says why). failing counts the
 // findings at or above fail_on.
+//
+// Since hopctl 0.2 (new keys, same schema_version): every finding has its
+// "fingerprint"; with --baseline, findings the baseline lists have
+// "in_baseline": true and do not count as failing (summary.baselined counts
+// them); the findings suppressions hid are listed per file as
+// "suppressed_findings", each with its "suppression" (index and reason);
+// "unmatched_suppressions" lists the suppressions that hid nothing.
 type LintDoc struct {
 	SchemaVersion int         `json:"schema_version"`
 	FailOn        string      `json:"fail_on"`
 	Files         []LintFile  `json:"files"`
 	Summary       LintSummary `json:"summary"`
+	// UnmatchedSuppressions are the configured suppressions that matched
+	// no finding in this run.
+	UnmatchedSuppressions []UnmatchedSuppression `json:"unmatched_suppressions,omitempty"`
+
+	// baseline is set when the run had a baseline (SARIF's
+	// baselineState is then set on every result).
+	baseline bool
+}
+
+// UnmatchedSuppression is a configured suppression that hid nothing.
+type UnmatchedSuppression struct {
+	File   string `json:"file,omitempty"` // the configuration file
+	Index  int    `json:"index"`          // its index in lint.suppress
+	Rule   string `json:"rule"`
+	Path   string `json:"path,omitempty"`
+	Graph  string `json:"graph,omitempty"`
+	Node   string `json:"node,omitempty"`
+	Reason string `json:"reason,omitempty"`
+}
+
+// Describe is the suppression in one line: `lint.suppress[2] (rule
+// unknown-op, path models/**)`.
+func (u UnmatchedSuppression) Describe() string {
+	parts := []string{"rule " + u.Rule}
+	for _, kv := range [][2]string{{"path", u.Path}, {"graph", u.Graph}, {"node", u.Node}} {
+		if kv[1] != "" {
+			parts = append(parts, kv[0]+" "+kv[1])
+		}
+	}
+	return fmt.Sprintf("lint.suppress[%d] (%s)", u.Index, strings.Join(parts, ", "))
 }
 
 // LintFile is one linted file.
 type LintFile struct {
-	Path       string    `json:"path"`
-	Status     string    `json:"status"`
-	Error      string    `json:"error,omitempty"`
-	Findings   []Finding `json:"findings"`
-	Suppressed int       `json:"suppressed"`
+	Path               string    `json:"path"`
+	Status             string    `json:"status"`
+	Error              string    `json:"error,omitempty"`
+	Findings           []Finding `json:"findings"`
+	Suppressed         int       `json:"suppressed"`
+	SuppressedFindings []Finding `json:"suppressed_findings,omitempty"`
+
+	// details[i] and suppressedDetails[i] resolve Findings[i] and
+	// SuppressedFindings[i] (steps with stack traces, for SARIF).
+	details, suppressedDetails []lint.Detail
 }
 
 // LintSummary counts a run's outcome.
@@ -51,6 +93,7 @@ type LintSummary struct {
 	Suppressed   int `json:"suppressed"`
 	Failing      int `json:"failing"`
 	InvalidFiles int `json:"invalid_files"`
+	Baselined    int `json:"baselined"`
 }
 
 // File statuses.
@@ -76,12 +119,48 @@ func FailOnSeverity(level string) (sev analyze.Severity, ok bool, err error) {
 	return s, err == nil, err
 }
 
-// NewLintDoc builds the document of a run.
+// LintOptions are what a lint document needs besides the results.
+type LintOptions struct {
+	FailOn string
+	// Baseline holds the fingerprints of a --baseline file; nil when the
+	// run has none.
+	Baseline map[string]bool
+	// Suppress are the run's suppressions, Counts how many findings each
+	// hid (lint.RunCounting), ConfigFile the file they come from.
+	Suppress   []lint.Suppression
+	Counts     []int
+	ConfigFile string
+}
+
+// NewLintDoc builds the document of a run without baseline.
 func NewLintDoc(results []lint.FileResult, failOn string) *LintDoc {
-	doc := &LintDoc{SchemaVersion: LintSchemaVersion, FailOn: failOn, Files: []LintFile{}}
+	return NewLintDocWith(results, LintOptions{FailOn: failOn})
+}
+
+// NewLintDocWith builds the document of a run.
+func NewLintDocWith(results []lint.FileResult, o LintOptions) *LintDoc {
+	failOn := o.FailOn
+	doc := &LintDoc{SchemaVersion: LintSchemaVersion, FailOn: failOn, Files: []LintFile{}, baseline: o.Baseline != nil}
 	threshold, fails, _ := FailOnSeverity(failOn)
+	for i, s := range o.Suppress {
+		if i < len(o.Counts) && o.Counts[i] == 0 {
+			doc.UnmatchedSuppressions = append(doc.UnmatchedSuppressions, UnmatchedSuppression{File: o.ConfigFile, Index: i,
+				Rule: s.Rule, Path: s.Path, Graph: s.Graph, Node: s.Node, Reason: s.Reason})
+		}
+	}
 	for _, r := range results {
-		lf := LintFile{Path: r.Path, Status: StatusOK, Findings: []Finding{}, Suppressed: r.Suppressed}
+		lf := LintFile{Path: r.Path, Status: StatusOK, Findings: []Finding{}, Suppressed: r.Suppressed,
+			details: r.Details}
+		for _, sf := range r.SuppressedFindings {
+			f := NewFinding(sf.Finding)
+			f.Fingerprint = sf.Detail.Fingerprint
+			f.Suppression = &SuppressionInfo{Index: sf.By}
+			if sf.By < len(o.Suppress) {
+				f.Suppression.Reason = o.Suppress[sf.By].Reason
+			}
+			lf.SuppressedFindings = append(lf.SuppressedFindings, f)
+			lf.suppressedDetails = append(lf.suppressedDetails, sf.Detail)
+		}
 		switch {
 		case r.Err != nil:
 			lf.Status, lf.Error = StatusUnreadable, r.Err.Error()
@@ -90,8 +169,16 @@ func NewLintDoc(results []lint.FileResult, failOn string) *LintDoc {
 			lf.Status = StatusInvalid
 			doc.Summary.InvalidFiles++
 		}
-		for _, f := range r.Findings {
-			lf.Findings = append(lf.Findings, NewFinding(f))
+		for i, f := range r.Findings {
+			jf := NewFinding(f)
+			if i < len(r.Details) {
+				jf.Fingerprint = r.Details[i].Fingerprint
+			}
+			jf.InBaseline = o.Baseline[jf.Fingerprint] && jf.Fingerprint != ""
+			lf.Findings = append(lf.Findings, jf)
+			if jf.InBaseline {
+				doc.Summary.Baselined++
+			}
 			switch f.Severity {
 			case analyze.Error:
 				doc.Summary.Errors++
@@ -100,7 +187,7 @@ func NewLintDoc(results []lint.FileResult, failOn string) *LintDoc {
 			default:
 				doc.Summary.Infos++
 			}
-			if fails && f.Severity >= threshold {
+			if fails && f.Severity >= threshold && !jf.InBaseline {
 				doc.Summary.Failing++
 			}
 		}
@@ -114,13 +201,18 @@ func NewLintDoc(results []lint.FileResult, failOn string) *LintDoc {
 
 // WriteLintText renders a run for people, golangci-lint style: one line per
 // finding ("path: graph g: node n: severity: message [rule]"), message
-// continuation lines indented, then a summary line. Files that could not be
-// read are counted in the summary; the command reports their errors on
-// stderr.
+// continuation lines indented, then the provenance as analyze prints it
+// (input → views → path, and the stack trace with the source line), then a
+// summary line. Findings a --baseline lists are only counted. Files that
+// could not be read are counted in the summary; the command reports their
+// errors on stderr.
 func WriteLintText(w io.Writer, doc *LintDoc) error {
 	var b strings.Builder
 	for _, f := range doc.Files {
 		for _, fd := range f.Findings {
+			if fd.InBaseline {
+				continue
+			}
 			loc := f.Path
 			if !fd.FileWide {
 				loc += ": graph " + ir.Abbrev(ir.DisplayName(fd.Graph))
@@ -133,6 +225,7 @@ func WriteLintText(w io.Writer, doc *LintDoc) error {
 			for _, l := range lines[1:] {
 				fmt.Fprintf(&b, "    %s\n", l)
 			}
+			writeProvenanceText(&b, "    ", fd.Provenance)
 		}
 	}
 	s := doc.Summary
@@ -155,6 +248,9 @@ func WriteLintText(w io.Writer, doc *LintDoc) error {
 	}
 	if s.InvalidFiles > 0 {
 		fmt.Fprintf(&b, ", %d invalid file%s", s.InvalidFiles, plural(s.InvalidFiles))
+	}
+	if s.Baselined > 0 {
+		fmt.Fprintf(&b, ", %d in the baseline", s.Baselined)
 	}
 	b.WriteString("\n")
 	_, err := io.WriteString(w, b.String())

@@ -5,6 +5,7 @@ package config
 
 import (
 	"fmt"
+	"os"
 
 	"github.com/spf13/cobra"
 	"go.yaml.in/yaml/v3"
@@ -39,6 +40,7 @@ flags, each overriding the one before.`,
 			return configRun(opts)
 		},
 	}
+	cmd.AddCommand(newCmdVerify(f))
 	// Hidden: lets the layering be seen (and tested) before `hopctl lint`
 	// owns the real --fail-on flag.
 	cmd.Flags().String("fail-on", "", "override lint.fail-on")
@@ -65,4 +67,51 @@ func configRun(opts *Options) error {
 		return err
 	}
 	return enc.Close()
+}
+
+func newCmdVerify(f *cmdutil.Factory) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "verify [FILE]",
+		Short: "Check a configuration file against hopctl's JSON Schema and rules",
+		Long: `Check a configuration file: against the JSON Schema of the format
+(internal/config/hopctl.schema.json, which editors can use too), then as
+hopctl reads it (version, values, every suppression with a reason, valid
+globs, known rule ids). FILE defaults to the file hopctl would read
+(--config, $HOPCTL_CONFIG, else .hopctl.yaml from the current directory up
+to the repository's root).
+
+Exit status: 0 the file is valid, 2 it is not (every problem is listed).`,
+		Args: cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			file := ""
+			if len(args) == 1 {
+				file = args[0]
+			} else {
+				file = hopconfig.Path(f.Viper, ".")
+			}
+			if file == "" {
+				return &hopconfig.Error{Err: fmt.Errorf("no configuration file: no %s from here up to the repository's root", hopconfig.DefaultFile)}
+			}
+			data, err := os.ReadFile(file)
+			if err != nil {
+				return &hopconfig.Error{File: file, Err: err}
+			}
+			if err := hopconfig.CheckSchema(data); err != nil {
+				return &hopconfig.Error{File: file, Err: err}
+			}
+			c, err := hopconfig.Load(hopconfig.NewViper(), file)
+			if err != nil {
+				return err
+			}
+			if _, err := c.LintSuppressions(); err != nil {
+				return err
+			}
+			_, err = fmt.Fprintf(f.IOStreams.Out, "%s: valid (version %d, %d suppression%s)\n", file, c.Version, len(c.Lint.Suppress), map[bool]string{true: "", false: "s"}[len(c.Lint.Suppress) == 1])
+			return err
+		},
+	}
+	// verify reads the file itself, to report its problems rather than
+	// fail on them before it runs.
+	cmdutil.DisableConfig(cmd)
+	return cmd
 }

@@ -1,11 +1,14 @@
-// Package lint implements `hopctl lint`: every check over many graph files,
-// with stable rule ids, severities, suppressions from the configuration,
-// and text, JSON or SARIF output.
+// Package lint implements `hopctl lint`: every check over graph files and
+// directories, with stable rule ids, severities, fingerprints, suppressions
+// from the configuration, baselines, git-diff filtering, and text, JSON,
+// SARIF, GitHub-annotation and JUnit output, several at once.
 package lint
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
+	"path/filepath"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -13,7 +16,9 @@ import (
 	"github.com/hopctl/hopctl/internal/build"
 	"github.com/hopctl/hopctl/internal/cmdutil"
 	hopconfig "github.com/hopctl/hopctl/internal/config"
+	"github.com/hopctl/hopctl/internal/gitutil"
 	"github.com/hopctl/hopctl/internal/iostreams"
+	"github.com/hopctl/hopctl/pkg/ir"
 	"github.com/hopctl/hopctl/pkg/lint"
 	"github.com/hopctl/hopctl/pkg/report"
 )
@@ -23,52 +28,88 @@ type Options struct {
 	IO        *iostreams.IOStreams
 	Config    func() (*hopconfig.Config, error)
 	Files     []string
-	Format    string // text, json or sarif
+	Formats   []string // FORMAT or FORMAT=FILE, each once
 	Jobs      int
 	ListRules bool
+
+	Baseline      string // --baseline FILE
+	WriteBaseline string // --write-baseline FILE
+	NewFromRev    string // --new-from-rev REV
+	SourceRoot    string // --source-root DIR
+	PathPrefix    string // --path-prefix P
 }
+
+// Formats lint writes.
+var formats = []string{"text", "json", "sarif", "github", "junit"}
+
+// output is one --format: where it goes ("" is stdout).
+type output struct{ format, file string }
 
 // NewCmdLint returns the lint command; runF replaces lintRun in tests.
 func NewCmdLint(f *cmdutil.Factory, runF func(*Options) error) *cobra.Command {
 	opts := &Options{IO: f.IOStreams, Config: f.Config}
 	cmd := &cobra.Command{
-		Use:   "lint FILE...",
-		Short: "Run every check over graph files (CI): text, JSON or SARIF",
-		Long: `Run every hopctl check over one or more graph files, in parallel:
-graph structure, schema arity and argument kinds, unknown ops, HOP input
-mutation and aliasing, HOP metadata consistency and HOP operand types.
-Every finding has a stable rule id and a severity; 'hopctl lint
---list-rules' lists them.
+		Use:   "lint FILE|DIR|DIR/...",
+		Short: "Run every check over graph files (CI): text, JSON, SARIF, GitHub annotations, JUnit",
+		Long: `Run every hopctl check over graph files, in parallel: graph structure,
+schema arity and argument kinds, unknown ops, HOP input mutation and
+aliasing, HOP metadata consistency and HOP operand types. Every finding has
+a stable rule id, a severity and a fingerprint; 'hopctl lint --list-rules'
+lists the rules, docs/lint-rules.md documents them.
 
-Suppressions come from the configuration file (.hopctl.yaml, --config or
-$HOPCTL_CONFIG):
+Arguments are files, directories (the graph files in them) or DIR/...
+(the graph files under DIR, recursively; ./... is the current directory):
+files ending in .pb, .binpb, .pbtxt, .txtpb, .textproto, .prototxt, and
+.json files that are hopctl graphs. Directories starting with '.' or '_'
+and node_modules are skipped.
+
+Suppressions come from the configuration file (--config, $HOPCTL_CONFIG,
+else .hopctl.yaml from the current directory up to the repository's root);
+every suppression needs a reason, and those that matched nothing are
+reported on stderr:
 
   version: 1
   lint:
     fail-on: warning
     suppress:
       - rule: unknown-op          # glob on the rule id
-        path: "exported/*.pb"     # glob on the file path (or base name)
+        path: "exported/**/*.pb"  # glob on the file path; ** spans directories
         graph: true_graph_0       # glob on the graph; <root> is the root
         node: "add_*"             # glob on the node name
+        reason: mylib ops are checked by their own tests
 
 --fail-on overrides $HOPCTL_LINT_FAIL_ON, which overrides lint.fail-on in
 the file (default error).
 
+Baselines: --write-baseline FILE records the run's findings by fingerprint
+(which a re-export that renumbers nodes keeps); --baseline FILE then fails
+only on findings it does not list. --new-from-rev REV lints only the graph
+files changed since git revision REV (committed or not, and untracked ones).
+
+Outputs: --format FORMAT[=FILE], repeatable: text, json, sarif (GitHub code
+scanning), github (workflow command annotations) or junit; without =FILE
+the report goes to stdout (at most one), with it to FILE, written
+atomically. SARIF and github locations are relative to --source-root
+(default: the git checkout's top level, else the current directory), with
+--path-prefix in front.
+
 Exit status, the same for every --format: 0 no finding at or above
---fail-on, 1 findings at or above --fail-on, 2 usage or configuration
-error, 3 a file is unreadable or invalid: it fails verification, its
-schema table does not parse, or a call does not fit its schema or its
-subgraphs — the files other commands refuse. Their findings (rules marked
-"invalid" in --list-rules) are still reported. Output order is the order
-of the arguments.`,
-		Example: `  hopctl lint exported/*.pb
-  hopctl lint --format sarif exported/*.pb > hopctl.sarif
+--fail-on (outside the baseline), 1 findings at or above --fail-on, 2 usage
+or configuration error, 3 a file is unreadable or invalid: it fails
+verification, its schema table does not parse, or a call does not fit its
+schema or its subgraphs — the files other commands refuse. Their findings
+(rules marked "invalid" in --list-rules) are still reported. Output order
+is the order of the arguments.`,
+		Example: `  hopctl lint ./...
+  hopctl lint exported/*.pb --format text --format sarif=hopctl.sarif
+  hopctl lint models/ --write-baseline .hopctl-baseline.json
+  hopctl lint ./... --baseline .hopctl-baseline.json --format github
+  hopctl lint ./... --new-from-rev origin/main
   hopctl lint --fail-on warning --config ci/hopctl.yaml model.pb
   hopctl lint --list-rules`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Files = args
-			if err := cmdutil.Enum("format", opts.Format, "text", "json", "sarif"); err != nil {
+			if _, err := parseOutputs(opts.Formats); err != nil {
 				return err
 			}
 			if len(args) == 0 && !opts.ListRules {
@@ -83,38 +124,151 @@ of the arguments.`,
 			return lintRun(opts)
 		},
 	}
-	cmd.Flags().StringVar(&opts.Format, "format", "text", "output format: text, json or sarif")
+	cmd.Flags().StringArrayVar(&opts.Formats, "format", []string{"text"}, "output format, repeatable: text, json, sarif, github or junit, each as FORMAT (stdout) or FORMAT=FILE")
 	cmd.Flags().String("fail-on", "", "least severe level that fails the run: error, warning, info (note) or none (default lint.fail-on, else error)")
 	cmdutil.BindFlag(cmd, "fail-on", hopconfig.KeyLintFailOn)
 	cmd.Flags().IntVarP(&opts.Jobs, "jobs", "j", 0, "files checked in parallel (0: one per CPU)")
 	cmd.Flags().BoolVar(&opts.ListRules, "list-rules", false, "list the rules with their ids and severities, and exit")
+	cmd.Flags().StringVar(&opts.Baseline, "baseline", "", "fail only on findings this baseline file does not list")
+	cmd.Flags().StringVar(&opts.WriteBaseline, "write-baseline", "", "write the run's findings to this baseline file (the run is then judged against it)")
+	cmd.Flags().StringVar(&opts.NewFromRev, "new-from-rev", "", "lint only graph files changed since this git revision")
+	cmd.Flags().StringVar(&opts.SourceRoot, "source-root", "", "directory SARIF and github locations are relative to (default: the git top level, else the current directory)")
+	cmd.Flags().StringVar(&opts.PathPrefix, "path-prefix", "", "prefix of every relative SARIF and github location (where the source root is in the repository)")
 	return cmd
+}
+
+// parseOutputs checks the --format values: known formats, at most one on
+// stdout, no file twice.
+func parseOutputs(values []string) ([]output, error) {
+	var out []output
+	stdout, files := 0, map[string]bool{}
+	for _, v := range values {
+		format, file, hasFile := strings.Cut(v, "=")
+		if err := cmdutil.Enum("format", format, formats...); err != nil {
+			return nil, err
+		}
+		if hasFile {
+			if file == "" {
+				return nil, cmdutil.FlagErrorf("--format %s=: missing file name", format)
+			}
+			if files[filepath.Clean(file)] {
+				return nil, cmdutil.FlagErrorf("--format: %s is written twice", file)
+			}
+			files[filepath.Clean(file)] = true
+		} else if stdout++; stdout > 1 {
+			return nil, cmdutil.FlagErrorf("--format: at most one format without =FILE goes to stdout")
+		}
+		out = append(out, output{format, file})
+	}
+	return out, nil
 }
 
 func lintRun(opts *Options) error {
 	if opts.ListRules {
 		return listRules(opts)
 	}
+	outs, err := parseOutputs(opts.Formats)
+	if err != nil {
+		return err
+	}
 	cfg, err := opts.Config()
 	if err != nil {
 		return err
 	}
-	supp, err := suppressions(cfg)
+	supp, err := cfg.LintSuppressions()
 	if err != nil {
 		return err
 	}
-	results := lint.Run(opts.Files, lint.Options{Jobs: opts.Jobs, Suppress: supp})
-	doc := report.NewLintDoc(results, cfg.Lint.FailOn)
-	switch opts.Format {
-	case "json":
-		err = report.WriteJSON(opts.IO.Out, doc)
-	case "sarif":
-		err = report.WriteJSON(opts.IO.Out, report.NewSARIF(doc, lint.Rules(), build.Version))
-	default:
-		err = report.WriteLintText(opts.IO.Out, doc)
+	root := opts.SourceRoot
+	var vcs *report.VCS
+	if co, err := gitutil.Describe("."); err == nil {
+		if root == "" {
+			root = co.Top
+		}
+		vcs = &report.VCS{RepositoryURI: co.RemoteURI, Revision: co.Revision, Branch: co.Branch}
 	}
+	if root == "" {
+		root = "."
+	}
+	var baseline map[string]bool
+	if opts.Baseline != "" {
+		b, err := lint.ReadBaseline(opts.Baseline)
+		if err != nil {
+			return &hopconfig.Error{Err: fmt.Errorf("--baseline: %w", err)}
+		}
+		baseline = b.Set()
+	}
+	files, err := lint.Expand(opts.Files)
 	if err != nil {
-		return fmt.Errorf("writing report: %w", err)
+		return cmdutil.FlagErrorf("lint: %v", err)
+	}
+	if len(files) == 0 {
+		return cmdutil.FlagErrorf("lint: no graph files in %s", strings.Join(opts.Files, " "))
+	}
+	if opts.NewFromRev != "" {
+		changed, err := gitutil.ChangedSince(".", opts.NewFromRev)
+		if err != nil {
+			return cmdutil.FlagErrorf("--new-from-rev: %v", err)
+		}
+		kept := files[:0]
+		for _, f := range files {
+			if abs, err := filepath.Abs(f); err == nil && changed[abs] {
+				kept = append(kept, f)
+			}
+		}
+		files = kept
+	}
+	results, counts := lint.RunCounting(files, lint.Options{Jobs: opts.Jobs, Suppress: supp, Root: root})
+	if opts.WriteBaseline != "" {
+		b := lint.NewBaseline(results, root)
+		data, err := b.Encode()
+		if err == nil {
+			err = ir.WriteFileAtomic(opts.WriteBaseline, data)
+		}
+		if err != nil {
+			return fmt.Errorf("writing baseline: %w", err)
+		}
+		if baseline == nil {
+			baseline = map[string]bool{}
+		}
+		for fp := range b.Set() {
+			baseline[fp] = true
+		}
+	}
+	doc := report.NewLintDocWith(results, report.LintOptions{FailOn: cfg.Lint.FailOn, Baseline: baseline,
+		Suppress: supp, Counts: counts, ConfigFile: cfg.File})
+	so := report.SARIFOptions{SourceRoot: root, PathPrefix: opts.PathPrefix, VCS: vcs}
+	for _, o := range outs {
+		var buf bytes.Buffer
+		switch o.format {
+		case "json":
+			err = report.WriteJSON(&buf, doc)
+		case "sarif":
+			err = report.WriteJSON(&buf, report.NewSARIFWith(doc, lint.Rules(), build.Version, so))
+		case "github":
+			err = report.WriteGitHub(&buf, doc, so)
+		case "junit":
+			err = report.WriteJUnit(&buf, doc)
+		default:
+			err = report.WriteLintText(&buf, doc)
+		}
+		if err == nil {
+			if o.file == "" {
+				_, err = opts.IO.Out.Write(buf.Bytes())
+			} else {
+				err = ir.WriteFileAtomic(o.file, buf.Bytes())
+			}
+		}
+		if err != nil {
+			return fmt.Errorf("writing %s report: %w", o.format, err)
+		}
+	}
+	for _, u := range doc.UnmatchedSuppressions {
+		where := "hopctl: "
+		if u.File != "" {
+			where += u.File + ": "
+		}
+		fmt.Fprintf(opts.IO.ErrOut, "%swarning: %s matched no finding\n", where, u.Describe())
 	}
 	return outcome(results, doc)
 }
@@ -149,30 +303,13 @@ func (e *InvalidFileError) Error() string {
 // InvalidInput marks InvalidFileError as an input error (exit code 3).
 func (e *InvalidFileError) InvalidInput() {}
 
-// suppressions converts and checks the configured suppressions: a rule
-// without glob characters must be a known rule id.
-func suppressions(cfg *hopconfig.Config) ([]lint.Suppression, error) {
-	var out []lint.Suppression
-	var errs []error
-	for i, s := range cfg.Lint.Suppress {
-		ls := lint.Suppression{Rule: s.Rule, Path: s.Path, Graph: s.Graph, Node: s.Node}
-		if err := ls.Validate(); err != nil {
-			errs = append(errs, fmt.Errorf("lint.suppress[%d]: %w", i, err))
-		}
-		if _, known := lint.LookupRule(s.Rule); !known && !strings.ContainsAny(s.Rule, "*?[") {
-			errs = append(errs, fmt.Errorf("lint.suppress[%d]: unknown rule %q (see 'hopctl lint --list-rules')", i, s.Rule))
-		}
-		out = append(out, ls)
-	}
-	if len(errs) > 0 {
-		return nil, &hopconfig.Error{File: cfg.File, Err: errors.Join(errs...)}
-	}
-	return out, nil
-}
-
 func listRules(opts *Options) error {
 	rules := lint.Rules()
-	switch opts.Format {
+	outs, err := parseOutputs(opts.Formats)
+	if err != nil {
+		return err
+	}
+	switch outs[len(outs)-1].format {
 	case "json":
 		return report.WriteJSON(opts.IO.Out, report.NewRuleDocs(rules))
 	case "sarif":

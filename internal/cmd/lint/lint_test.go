@@ -138,7 +138,7 @@ func TestSuppressionOverCorpus(t *testing.T) {
 	td := sandbox(t, "")
 	t.Chdir(td)
 	cfg := writeFile(t, filepath.Join(cfgDir, "hopctl.yaml"),
-		"version: 1\nlint:\n  suppress:\n    - rule: hop-input-mutation\n      path: \"hops/*\"\n")
+		"version: 1\nlint:\n  suppress:\n    - rule: hop-input-mutation\n      path: \"hops/*\"\n      reason: hand-written examples\n")
 	var files []string
 	for _, d := range []string{"models/*.pb", "hops/*.pbtxt", "lint/*.pbtxt"} {
 		fs, _ := filepath.Glob(d)
@@ -182,7 +182,7 @@ func TestSuppressionOverCorpus(t *testing.T) {
 		t.Errorf("summary with suppression %+v, without %+v", supp.Summary, plain.Summary)
 	}
 
-	bad := writeFile(t, filepath.Join(cfgDir, "bad.yaml"), "version: 1\nlint:\n  suppress:\n    - rule: hop-input-mutaton\n")
+	bad := writeFile(t, filepath.Join(cfgDir, "bad.yaml"), "version: 1\nlint:\n  suppress:\n    - rule: hop-input-mutaton\n      reason: typo\n")
 	code, _, stderr := run(t, "lint", "--config", bad, "hops/cond.pbtxt")
 	if code != cli.ExitUsage || !strings.Contains(stderr, `unknown rule "hop-input-mutaton"`) {
 		t.Errorf("misspelt rule: exit %d, stderr %q", code, stderr)

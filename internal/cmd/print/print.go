@@ -1,9 +1,11 @@
 // Package print implements `hopctl print`: a graph file shown as PyTorch's
-// print_readable() shows a GraphModule, as Graphviz DOT, or as the
-// protobuf JSON of the file.
+// print_readable() shows a GraphModule, as Graphviz DOT, as the protobuf
+// JSON of the file, or as Model Explorer's graph JSON with hopctl's
+// analysis as its node data.
 package print
 
 import (
+	"bytes"
 	"fmt"
 	"strings"
 
@@ -11,16 +13,26 @@ import (
 
 	"github.com/hopctl/hopctl/internal/cmdutil"
 	"github.com/hopctl/hopctl/internal/iostreams"
+	"github.com/hopctl/hopctl/pkg/analyze"
+	"github.com/hopctl/hopctl/pkg/analyze/passes"
 	"github.com/hopctl/hopctl/pkg/analyze/validate"
 	"github.com/hopctl/hopctl/pkg/ir"
+	"github.com/hopctl/hopctl/pkg/report"
+	"github.com/hopctl/hopctl/pkg/viz"
 )
 
 // Options are the inputs of `hopctl print`.
 type Options struct {
 	IO     *iostreams.IOStreams
 	File   string
-	Format string // fx, dot or json
+	Format string // fx, dot, json or model-explorer
 	Graph  string // qualified name of the graph to print; "" the root
+	// DOT only: subgraph levels drawn (-1 all), and the neighbourhood.
+	Depth  int
+	Around string
+	Radius int
+	// Overlay is where --format model-explorer writes its node data.
+	Overlay string
 }
 
 // NewCmdPrint returns the print command; runF replaces printRun in tests.
@@ -34,20 +46,45 @@ func NewCmdPrint(f *cmdutil.Factory, runF func(*Options) error) *cobra.Command {
 --format fx (the default) prints the module the way torch.fx's
 GraphModule.print_readable() does: a class with a forward method whose
 statements carry "f32[4, 8]" annotations, HOP subgraphs as nested classes.
---format dot prints a Graphviz digraph with one cluster per graph.
+--format dot prints a Graphviz digraph with one cluster per graph; --depth
+N draws subgraphs at most N levels deep (0: the graph alone), and
+--around NODE --radius K only the nodes at most K edges from NODE (and the
+subgraphs they call), so the neighbourhood of a finding renders even in a
+huge graph.
 --format json prints the file in the protobuf JSON encoding.
+--format model-explorer prints Model Explorer's graph JSON (a graph
+collection its JSON loader opens): every graph in one, HOP bodies nested as
+namespaces under their call node, nn_module_stack layers as namespaces,
+hopctl's analysis as node attributes; --overlay FILE also writes Model
+Explorer node data colouring findings' provenance paths, mutated inputs,
+saved values and alias classes (see the README).
 
 --graph QUALNAME prints only that submodule graph and the graphs nested in
 it, as a module of its own (as gm.get_submodule(QUALNAME).print_readable()
 would).`,
 		Example: `  hopctl print model.pb
   hopctl print model.pb --graph true_graph_0
-  hopctl print model.pb --format dot | dot -Tsvg > model.svg`,
+  hopctl print model.pb --format dot | dot -Tsvg > model.svg
+  hopctl print big.pb --format dot --around add_17 --radius 3 | dot -Tsvg > near.svg
+  hopctl print model.pb --format model-explorer --overlay overlay.json > model.json`,
 		Args: cmdutil.ExactArgs(1, "FILE"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.File = args[0]
-			if err := cmdutil.Enum("format", opts.Format, "fx", "dot", "json"); err != nil {
+			if err := cmdutil.Enum("format", opts.Format, "fx", "dot", "json", "model-explorer"); err != nil {
 				return err
+			}
+			dotOnly := cmd.Flags().Changed("depth") || cmd.Flags().Changed("around") || cmd.Flags().Changed("radius")
+			if dotOnly && opts.Format != "dot" {
+				return cmdutil.FlagErrorf("--depth, --around and --radius need --format dot")
+			}
+			if cmd.Flags().Changed("radius") && opts.Around == "" {
+				return cmdutil.FlagErrorf("--radius needs --around NODE")
+			}
+			if opts.Radius < 0 {
+				return cmdutil.FlagErrorf("--radius must be at least 0")
+			}
+			if opts.Overlay != "" && opts.Format != "model-explorer" {
+				return cmdutil.FlagErrorf("--overlay needs --format model-explorer")
 			}
 			if runF != nil {
 				return runF(opts)
@@ -55,12 +92,19 @@ would).`,
 			return printRun(opts)
 		},
 	}
-	cmd.Flags().StringVar(&opts.Format, "format", "fx", "output format: fx, dot or json")
+	cmd.Flags().StringVar(&opts.Format, "format", "fx", "output format: fx, dot, json or model-explorer")
 	cmd.Flags().StringVar(&opts.Graph, "graph", "", "print only the graph with this qualified name (and its subgraphs)")
+	cmd.Flags().IntVar(&opts.Depth, "depth", -1, "dot: draw subgraphs at most this many levels deep (-1: all)")
+	cmd.Flags().StringVar(&opts.Around, "around", "", "dot: draw only the nodes near this node of the graph")
+	cmd.Flags().IntVar(&opts.Radius, "radius", 2, "dot: with --around, how many edges away nodes are drawn")
+	cmd.Flags().StringVar(&opts.Overlay, "overlay", "", "model-explorer: also write Model Explorer node data of the analysis to this file")
 	return cmd
 }
 
 func printRun(opts *Options) error {
+	if opts.Format == "model-explorer" {
+		return modelExplorerRun(opts)
+	}
 	m, _, err := validate.Load(opts.File)
 	if err != nil {
 		return err
@@ -71,7 +115,12 @@ func printRun(opts *Options) error {
 	}
 	switch opts.Format {
 	case "dot":
-		return ir.WriteDOT(opts.IO.Out, m)
+		if opts.Around != "" {
+			if _, ok := m.Root().Lookup(opts.Around); !ok {
+				return cmdutil.FlagErrorf("--around: graph %s of %s has no node %q", ir.DisplayName(m.Root().Name), opts.File, opts.Around)
+			}
+		}
+		return ir.WriteDOTWith(opts.IO.Out, m, ir.DOTOptions{Depth: opts.Depth, Around: opts.Around, Radius: opts.Radius})
 	case "json":
 		b, err := ir.Encode(m, ir.JSON)
 		if err != nil {
@@ -100,4 +149,42 @@ func Submodule(m *ir.Module, qualname string) (*ir.Module, error) {
 	}
 	sub, _ := m.Submodule(qualname)
 	return sub, nil
+}
+
+// modelExplorerRun analyses the file (the graph --graph names, as a module
+// of its own) and writes Model Explorer's graph JSON to stdout and, with
+// --overlay, its node data to a file. Everything is built before anything
+// is written.
+func modelExplorerRun(opts *Options) error {
+	m, res, err := validate.Run(opts.File, passes.All()...)
+	if err != nil {
+		return err
+	}
+	if opts.Graph != "" {
+		if m, err = Submodule(m, opts.Graph); err != nil {
+			return fmt.Errorf("%s: %w", opts.File, err)
+		}
+		reg, err := analyze.NewRegistry(m, opts.File)
+		if err != nil {
+			return err
+		}
+		if res, err = analyze.Run(m, opts.File, reg, passes.All()...); err != nil {
+			return err
+		}
+	}
+	f := viz.Build(opts.File, m, res, viz.Options{})
+	var graph, overlay bytes.Buffer
+	if err := report.WriteJSON(&graph, viz.ModelExplorer(&f, m)); err != nil {
+		return err
+	}
+	if opts.Overlay != "" {
+		if err := report.WriteJSON(&overlay, viz.ModelExplorerOverlay(&f, m)); err != nil {
+			return err
+		}
+		if err := ir.WriteFileAtomic(opts.Overlay, overlay.Bytes()); err != nil {
+			return fmt.Errorf("cannot write %s: %w", opts.Overlay, err)
+		}
+	}
+	_, err = opts.IO.Out.Write(graph.Bytes())
+	return err
 }

@@ -3,6 +3,8 @@ package print
 import (
 	"errors"
 	"io"
+	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -19,12 +21,18 @@ func TestNewCmdPrint(t *testing.T) {
 		want    Options
 		wantErr string
 	}{
-		{args: "m.pb", want: Options{File: "m.pb", Format: "fx"}},
-		{args: "m.pb --format dot --graph true_graph_0.body", want: Options{File: "m.pb", Format: "dot", Graph: "true_graph_0.body"}},
-		{args: "--format=json m.json", want: Options{File: "m.json", Format: "json"}},
+		{args: "m.pb", want: Options{File: "m.pb", Format: "fx", Depth: -1, Radius: 2}},
+		{args: "m.pb --format dot --graph true_graph_0.body", want: Options{File: "m.pb", Format: "dot", Graph: "true_graph_0.body", Depth: -1, Radius: 2}},
+		{args: "--format=json m.json", want: Options{File: "m.json", Format: "json", Depth: -1, Radius: 2}},
+		{args: "m.pb --format dot --depth 1 --around add --radius 3", want: Options{File: "m.pb", Format: "dot", Depth: 1, Around: "add", Radius: 3}},
+		{args: "m.pb --format model-explorer --overlay o.json", want: Options{File: "m.pb", Format: "model-explorer", Depth: -1, Radius: 2, Overlay: "o.json"}},
+		{args: "m.pb --depth 1", wantErr: "--depth, --around and --radius need --format dot"},
+		{args: "m.pb --format dot --radius 1", wantErr: "--radius needs --around NODE"},
+		{args: "m.pb --format dot --around x --radius -1", wantErr: "--radius must be at least 0"},
+		{args: "m.pb --overlay o.json", wantErr: "--overlay needs --format model-explorer"},
 		{args: "", wantErr: "print: missing FILE"},
 		{args: "a.pb b.pb", wantErr: "too many arguments"},
-		{args: "m.pb --format svg", wantErr: `invalid value "svg" for --format (want fx, dot or json)`},
+		{args: "m.pb --format svg", wantErr: `invalid value "svg" for --format (want fx, dot, json or model-explorer)`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.args, func(t *testing.T) {
@@ -93,5 +101,99 @@ func TestSubmodule(t *testing.T) {
 	var fe *cmdutil.FlagError
 	if !errors.As(err, &fe) || !strings.Contains(err.Error(), `no graph "nope" (the file has <root>, a, a.b, ab, a.b.c)`) {
 		t.Errorf("Submodule(nope) = %v", err)
+	}
+}
+
+// runPrint runs printRun and returns stdout.
+func runPrint(t *testing.T, opts Options) string {
+	t.Helper()
+	ios, _, out, _ := iostreams.Test()
+	opts.IO = ios
+	if err := printRun(&opts); err != nil {
+		t.Fatal(err)
+	}
+	return out.String()
+}
+
+var dotNodeRE = regexp.MustCompile(`(?m)^    g(\d+)_n(\d+) \[label="%([^ ]+) `)
+
+// dotNodes returns the "graph/node" names a DOT output draws.
+func dotNodes(m *ir.Module, dot string) map[string]bool {
+	got := map[string]bool{}
+	for _, mm := range dotNodeRE.FindAllStringSubmatch(dot, -1) {
+		gi, _ := strconv.Atoi(mm[1])
+		got[ir.DisplayName(m.Graphs[gi].Name)+"/"+mm[3]] = true
+	}
+	return got
+}
+
+// TestDOTAround checks that --around NODE --radius K draws exactly the
+// root-graph nodes within K def-use edges of NODE (found here by a
+// breadth-first search of its own over the def-use index), on a real
+// model, for several radii.
+func TestDOTAround(t *testing.T) {
+	const file = "../../../testdata/models/resnet18.pb"
+	m, err := ir.LoadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	root := m.Root()
+	du := ir.NewDefUse(root)
+	center := ""
+	for i := len(root.Nodes) / 2; i < len(root.Nodes); i++ {
+		if len(du.Users[i]) > 0 && len(du.Operands[i]) > 0 {
+			center = root.Nodes[i].Name
+			break
+		}
+	}
+	for _, radius := range []int{0, 1, 3} {
+		want := map[string]bool{}
+		start, _ := root.Lookup(center)
+		frontier := []ir.NodeID{start}
+		want["<root>/"+center] = true
+		for range radius {
+			var next []ir.NodeID
+			for _, u := range frontier {
+				for _, v := range append(append([]ir.NodeID{}, du.Operands[u]...), du.Users[u]...) {
+					if name := "<root>/" + root.Nodes[v].Name; !want[name] {
+						want[name] = true
+						next = append(next, v)
+					}
+				}
+			}
+			frontier = next
+		}
+		got := dotNodes(m, runPrint(t, Options{File: file, Format: "dot", Depth: -1, Around: center, Radius: radius}))
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Errorf("--around %s --radius %d (-want +got):\n%s", center, radius, diff)
+		}
+	}
+}
+
+// TestDOTDepth checks that --depth N draws the graphs nested at most N
+// levels deep, all their nodes, and no others.
+func TestDOTDepth(t *testing.T) {
+	const file = "../../../testdata/hops/nested3_mutation.pbtxt"
+	m, err := ir.LoadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for depth := 0; depth <= 4; depth++ {
+		want := map[string]bool{}
+		for _, g := range m.Graphs {
+			if g.Name == "" || strings.Count(g.Name, ".")+1 <= depth {
+				for _, n := range g.Nodes {
+					want[ir.DisplayName(g.Name)+"/"+n.Name] = true
+				}
+			}
+		}
+		got := dotNodes(m, runPrint(t, Options{File: file, Format: "dot", Depth: depth}))
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Errorf("--depth %d (-want +got):\n%s", depth, diff)
+		}
+	}
+	all := dotNodes(m, runPrint(t, Options{File: file, Format: "dot", Depth: -1}))
+	if n := len(dotNodes(m, runPrint(t, Options{File: file, Format: "dot", Depth: 4}))); n != len(all) {
+		t.Errorf("--depth 4 draws %d nodes, the whole file %d", n, len(all))
 	}
 }
