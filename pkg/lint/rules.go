@@ -8,6 +8,7 @@ import (
 	"github.com/hopctl/hopctl/pkg/analyze/passes/alias"
 	"github.com/hopctl/hopctl/pkg/analyze/passes/hopargs"
 	"github.com/hopctl/hopctl/pkg/analyze/passes/hopmeta"
+	"github.com/hopctl/hopctl/pkg/analyze/passes/hopstruct"
 	"github.com/hopctl/hopctl/pkg/analyze/passes/schemacheck"
 )
 
@@ -82,6 +83,15 @@ def body_fn(i, x):              # x: (2, 3)
 torch._higher_order_ops.while_loop(cond_fn, body_fn, (i, x))
 ~~~
 Fix: return carried values with the shape, dtype, stride and device they came in with ('x.t().contiguous().view(2, 3)' or a different carry).`},
+	{ID: hopstruct.RuleStructure, Name: "HopSubgraphStructure", Severity: analyze.Error, Category: "hop",
+		Short: "HOP subgraphs that break PyTorch's structural checks",
+		Doc: "cond branches that return different numbers of outputs (trace_cond), or outputs that cannot be merged because they differ in " +
+			"dtype, device, layout, rank or storage offset (_merge_output; different sizes and strides are merged, not flagged); a while_loop " +
+			"cond_fn that does not return one boolean scalar tensor (_validate_cond_output). PyTorch refuses such programs when it traces them.",
+		Example: `~~~python
+torch.cond(pred, lambda x: x.sin(), lambda x: x.cos().long(), (x,))   # float32 vs int64 outputs
+~~~
+Fix: make both branches return the same number of tensors with the same dtype, device and rank; make cond_fn return a bool scalar.`},
 	{ID: hopargs.RuleArgType, Name: "HopOperandType", Severity: analyze.Error, Category: "hop",
 		Short: "HOP operand of a type PyTorch rejects (validate_subgraph_args_types)",
 		Doc: "cond operands, while_loop carried and additional inputs, scan/associative_scan additional inputs and flex_attention buffers " +

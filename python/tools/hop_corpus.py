@@ -217,6 +217,54 @@ def p_nested_clean(x, it):
     return _cond(x.sum() > 0, t, lambda x, it: x.cos(), (x, it))
 
 
+# The structural programs call the cond HOP itself: torch.cond compiles with
+# Dynamo, which refuses them with Dynamo's words before make_fx's checks run.
+
+def p_cond_count(x):  # trace_cond: branches return different numbers of outputs
+    return torch.ops.higher_order.cond(x.sum() > 0, lambda x: (x.sin(), x.cos()), lambda x: (x.cos(),), (x,))
+
+
+def p_cond_dtype(x):  # _merge_output: outputs of different dtypes
+    return torch.ops.higher_order.cond(x.sum() > 0, lambda x: (x.sin(),), lambda x: ((x > 0).long(),), (x,))
+
+
+def p_cond_size(x):  # near miss: different sizes are merged into an unbacked SymInt
+    return torch.ops.higher_order.cond(x.sum() > 0, lambda x: (x[:2].sin(),), lambda x: (x.cos(),), (x,))
+
+
+def p_while_cond_long(it, x):  # _validate_cond_output: cond_fn returns an int64 tensor
+    from torch._higher_order_ops.while_loop import while_loop
+    return while_loop(lambda i, x: (i < 3).long(), lambda i, x: (i + 1, x.sin()), (it, x))
+
+
+# Grafts: PyTorch refuses the program, so there is no trace of it. The graph
+# torch would have written is the trace of the nearest program it accepts
+# (GRAFT_BASE) with one subgraph replaced by the make_fx trace of the
+# refused program's function; torch's refusal of the real program is the
+# verdict.
+GRAFT_BASE = {
+    "cond_count": (lambda x: torch.ops.higher_order.cond(x.sum() > 0, lambda x: (x.sin(), x.cos()),
+                                                         lambda x: (x.cos(), x.sin()), (x,)),
+                   "false_graph_0", lambda x: (x.cos(),)),
+    "cond_dtype": (lambda x: torch.ops.higher_order.cond(x.sum() > 0, lambda x: (x.sin(),), lambda x: (x.cos(),), (x,)),
+                   "false_graph_0", lambda x: ((x > 0).long(),)),
+    "while_cond_long": (lambda it, x: _while(lambda i, x: i < 3, lambda i, x: (i + 1, x.sin()), (it, x)),
+                        "while_loop_cond_graph_0", lambda i, x: (i < 3).long()),
+}
+
+
+def _graft(name, inputs):
+    from torch.fx.experimental.proxy_tensor import make_fx
+    base, attr, sub = GRAFT_BASE[name]
+    gm = make_fx(base, tracing_mode="fake")(*[x.clone() for x in inputs])
+    old = getattr(gm, attr)
+    sub_inputs = [n.meta["val"] for n in old.graph.nodes if n.op == "placeholder"]
+    sub_inputs = [torch.empty_strided(v.shape, v.stride(), dtype=v.dtype) for v in sub_inputs]
+    setattr(gm, attr, make_fx(sub, tracing_mode="fake")(*sub_inputs))
+    gm.recompile()
+    return gm
+
+
 def _f(*s):
     return torch.randn(*s)
 
@@ -247,12 +295,19 @@ PROGRAMS = [
     ("map_alias", "test_map_functionalized_elem_alias", p_map_alias, lambda: [_f(3, 2), _f(2)]),
     ("assoc_clean", "test_associative_scan_compile", p_assoc_clean, lambda: [_f(5, 3)]),
     ("assoc_alias", "test_associative_scan_input_output_alias", p_assoc_alias, lambda: [_f(5, 3)]),
+    ("cond_count", "test_cond_branches_return_different_number_of_outputs", p_cond_count, lambda: [_f(3, 4)]),
+    ("cond_dtype", "test_cond_raise_user_error_on_branch_return_different_tensor_types", p_cond_dtype,
+     lambda: [_f(3, 4)]),
+    ("cond_size", "test_cond_unbacked_symint_outer_to_inner (near miss: sizes merged)", p_cond_size,
+     lambda: [_f(3, 4)]),
+    ("while_cond_long", "test_while_loop_cond_fn_returns_non_bool", p_while_cond_long,
+     lambda: [torch.tensor(0), _f(3)]),
     ("nested_mutate", "test_cond_nested_while_loop", p_nested_mutate, lambda: [_f(3), torch.tensor(0)]),
     ("nested_clean", "test_cond_nested_while_loop (near miss)", p_nested_clean, lambda: [_f(3), torch.tensor(0)]),
 ]
 
 
-_RULE_WORDS = ("might be", "Mutations detected", "Expected", "must")
+_RULE_WORDS = ("might be", "Mutations detected", "Expected", "expected same", "must")
 
 
 def _err(e):
@@ -265,12 +320,14 @@ def _err(e):
         chain.append(e)
         e = e.__cause__ or e.__context__
     for x in chain:
-        for line in str(x).splitlines():
-            line = line.strip()
+        lines = [ln.strip() for ln in str(x).splitlines()]
+        for k, line in enumerate(lines):
             if any(w in line for w in _RULE_WORDS):
                 m = re.search(r"got \w+\('(.*)'\)$", line)
                 if m:  # fake tensor's wrapper: "...: got RuntimeError('<message>')"
                     line = m.group(1)
+                elif line.endswith(":"):  # a message that goes on (cond's output counts)
+                    line = "\n".join([line] + ["  " + ln for ln in lines[k + 1:k + 3]])
                 return {"type": type(chain[0]).__name__, "message": line}
     text = str(chain[-1]).strip()
     return {"type": type(chain[0]).__name__, "message": text.splitlines()[0] if text else ""}
@@ -295,7 +352,10 @@ def trace(name, fn, make_inputs, grad):
             gm = make_fx(fn, tracing_mode="fake")(*[x.clone() for x in inputs])
         except Exception as e:  # torch refuses to trace the program at all
             verdict["trace"] = _err(e)
-            return None, inputs, verdict
+            if name not in GRAFT_BASE:
+                return None, inputs, verdict
+            gm = _graft(name, inputs)
+            verdict["graft"] = True
         subs = {}
         for q, m in _hop_subgraphs(gm):
             ii, io, oo, mut = chk(m)[:4]

@@ -10,7 +10,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/hopctl/hopctl/pkg/analyze/passes"
 	"github.com/hopctl/hopctl/pkg/analyze/passes/alias"
+	"github.com/hopctl/hopctl/pkg/analyze/passes/hopstruct"
 	"github.com/hopctl/hopctl/pkg/analyze/validate"
 )
 
@@ -23,6 +25,7 @@ type realVerdicts struct {
 		Subgraphs     map[string]map[string]any       `json:"subgraphs"`
 		Functionalize json.RawMessage                 `json:"functionalize"`
 		Trace         *struct{ Type, Message string } `json:"trace"`
+		Graft         bool                            `json:"graft"`
 	} `json:"programs"`
 }
 
@@ -95,7 +98,7 @@ func TestRealHOPCorpusFourResults(t *testing.T) {
 	checked, agree := 0, 0
 	for _, name := range names {
 		p := v.Programs[name]
-		if p.Trace != nil {
+		if p.Trace != nil && !p.Graft {
 			continue // torch refused to trace it at all
 		}
 		t.Run(name, func(t *testing.T) {
@@ -139,7 +142,7 @@ func TestRealHOPCorpusFourResults(t *testing.T) {
 func TestRealHOPCorpusFindings(t *testing.T) {
 	dir, v := loadRealVerdicts(t)
 	for name, p := range v.Programs {
-		if p.Trace != nil {
+		if p.Trace != nil || p.Graft {
 			continue
 		}
 		t.Run(name, func(t *testing.T) {
@@ -184,5 +187,47 @@ func sameRule(m, msg string) bool {
 		return strings.Contains(m, "aliasing")
 	default:
 		return strings.Contains(m, "modifying")
+	}
+}
+
+// TestRealHOPCorpusStructure requires a hop-structure finding exactly on
+// the programs torch refuses for their structure (the corpus carries the
+// graph torch would have written, grafted), with torch's message where
+// torch words it at the make_fx level; and none on the others.
+func TestRealHOPCorpusStructure(t *testing.T) {
+	dir, v := loadRealVerdicts(t)
+	grafts := 0
+	for name, p := range v.Programs {
+		if p.Trace != nil && !p.Graft {
+			continue
+		}
+		t.Run(name, func(t *testing.T) {
+			_, res, err := validate.Run(filepath.Join(dir, name+".pb"), passes.All()...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []string
+			for _, f := range res.Findings {
+				if f.Rule == hopstruct.RuleStructure {
+					got = append(got, f.Message)
+				}
+			}
+			if !p.Graft {
+				if len(got) > 0 {
+					t.Errorf("torch traces it, hopctl reports %q", got)
+				}
+				return
+			}
+			grafts++
+			switch {
+			case len(got) == 0:
+				t.Errorf("torch refuses it (%q), hopctl reports nothing", p.Trace.Message)
+			case !strings.HasPrefix(p.Trace.Message, "Explanation:") && !slices.Contains(got, p.Trace.Message):
+				t.Errorf("torch says %q, hopctl %q", p.Trace.Message, got)
+			}
+		})
+	}
+	if grafts < 3 {
+		t.Errorf("only %d structural triggers in the corpus", grafts)
 	}
 }
