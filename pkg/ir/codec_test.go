@@ -47,6 +47,12 @@ submodules { qualified_name: "sub" graph { nodes { name: "output" op: OUTPUT tar
 attributes { qualified_name: "_tensor_constant0" meta { shape { value: 2 } dtype: "float32" } data: "\000\000\200?\000\000\000@" }
 schemas { name: "aten::full" schema: "aten::full(SymInt[] size, Scalar fill_value, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor" }
 annotations { key: "hopctl.joint.masks" value: "1,0" }
+signature {
+  inputs { kind: INPUT_KIND_BUFFER name: "x" target: "buf" persistent: true }
+  inputs { kind: INPUT_KIND_USER_INPUT name: "n" }
+  outputs { kind: OUTPUT_KIND_BUFFER_MUTATION name: "c" target: "buf" }
+  outputs { kind: OUTPUT_KIND_USER_OUTPUT name: "p" }
+}
 `
 
 func TestRoundTripAllEncodings(t *testing.T) {

@@ -18,7 +18,7 @@ import (
 // one it writes. FormatMinor is the minor version it writes.
 const (
 	FormatMajor = 1
-	FormatMinor = 0
+	FormatMinor = 1
 )
 
 // OpKind is an FX node's op.
@@ -60,6 +60,9 @@ type Module struct {
 	Attributes               []Attribute
 	Schemas                  []SchemaText
 	Annotations              []Annotation
+	// Signature is the exported program's graph signature (format 1.1),
+	// nil when the file has none (a plain GraphModule).
+	Signature *Signature
 }
 
 // Root returns the root graph.
@@ -254,7 +257,15 @@ type Arg struct {
 func NodeArg(id NodeID, name string) Arg { return Arg{Kind: ArgNode, Ref: id, S: name} }
 
 // WalkRefs calls fn for every node reference in the argument tree, in order.
+// fn may rewrite the reference it is given.
 func (a *Arg) WalkRefs(fn func(a *Arg)) {
+	switch {
+	case a.Kind == ArgNode:
+		fn(a)
+		return
+	case len(a.Elems) == 0:
+		return
+	}
 	// Iterative to stay safe on adversarially deep trees.
 	stack := []*Arg{a}
 	for len(stack) > 0 {

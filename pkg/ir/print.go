@@ -8,6 +8,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 )
 
 // This file holds the two text forms of the IR:
@@ -70,21 +71,6 @@ func DtypeAbbr(dtype string) string {
 		return "?"
 	}
 	return d
-}
-
-func writeDims(b *strings.Builder, ds []Dim) {
-	b.WriteByte('[')
-	for i, d := range ds {
-		if i > 0 {
-			b.WriteString(", ")
-		}
-		if d.Expr != "" {
-			b.WriteString(d.Expr)
-		} else {
-			b.WriteString(strconv.FormatInt(d.Val, 10))
-		}
-	}
-	b.WriteByte(']')
 }
 
 // ShortTensor is the short form of a tensor's metadata as PyTorch prints it
@@ -283,7 +269,7 @@ func writeArg(b *strings.Builder, a *Arg, style argStyle, depth int) {
 		}
 		b.WriteByte('}')
 	case ArgDtype, ArgLayout, ArgMemoryFormat:
-		b.WriteString(torchName(a.S))
+		b.WriteString(TorchName(a.S))
 	case ArgDevice:
 		if style == compactArgs {
 			b.WriteString(a.S)
@@ -305,7 +291,9 @@ func writeArg(b *strings.Builder, a *Arg, style argStyle, depth int) {
 	}
 }
 
-func torchName(s string) string {
+// TorchName spells a dtype, layout or memory format as torch prints it:
+// "float32" → "torch.float32" (a name with the prefix is kept).
+func TorchName(s string) string {
 	if strings.HasPrefix(s, "torch.") {
 		return s
 	}
@@ -518,11 +506,15 @@ func PrintReadable(w io.Writer, m *Module) error {
 
 // PrintReadableAs is PrintReadable with the root class named className.
 func PrintReadableAs(w io.Writer, m *Module, className string) error {
+	return printReadable(w, m, className, false)
+}
+
+func printReadable(w io.Writer, m *Module, className string, freeUnused bool) error {
 	if m == nil || len(m.Graphs) == 0 {
 		return fmt.Errorf("print: module has no root graph")
 	}
 	bw := bufio.NewWriter(w)
-	p := &readablePrinter{w: bw, m: m, children: childGraphs(m)}
+	p := &readablePrinter{w: bw, m: m, children: childGraphs(m), freeUnused: freeUnused}
 	p.module(0, className, 0)
 	return bw.Flush()
 }
@@ -564,6 +556,9 @@ type readablePrinter struct {
 	w        *bufio.Writer
 	m        *Module
 	children [][]int
+	// freeUnused frees values nobody uses right after their definition,
+	// as torch >= 2.6's code generator does.
+	freeUnused bool
 }
 
 func (p *readablePrinter) line(indent int, s string) {
@@ -579,7 +574,7 @@ func (p *readablePrinter) line(indent int, s string) {
 func (p *readablePrinter) module(gi int, className string, indent int) {
 	g := p.m.Graphs[gi]
 	p.line(indent, "class "+className+"(torch.nn.Module):")
-	def, body := ReadableForward(g)
+	def, body := readableForward(g, p.freeUnused)
 	p.line(indent+1, def)
 	for _, l := range body {
 		p.line(indent+2, l)
@@ -609,7 +604,7 @@ func annotation(n *Node) string {
 	return ""
 }
 
-var stackFrameRE = regexp.MustCompile(`^File "(.+)", line (\d+), in (.+)$`)
+var stackFrameRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^File "(.+)", line (\d+), in (.+)$`) }) // compiled on first use, not at start
 
 // StackSummary summarises a Python stack trace by its innermost frame, as
 // torch 2.x's _parse_stack_trace does:
@@ -618,7 +613,7 @@ var stackFrameRE = regexp.MustCompile(`^File "(.+)", line (\d+), in (.+)$`)
 func StackSummary(trace string) (string, bool) {
 	lines := strings.Split(strings.TrimSpace(trace), "\n")
 	for i := len(lines) - 2; i >= 0; i-- {
-		m := stackFrameRE.FindStringSubmatch(strings.TrimSpace(lines[i]))
+		m := stackFrameRE().FindStringSubmatch(strings.TrimSpace(lines[i]))
 		if m != nil {
 			code := strings.TrimSpace(lines[i+1])
 			return fmt.Sprintf("File: %s:%s in %s, code: %s", m[1], m[2], m[3], code), true
@@ -635,6 +630,12 @@ const noStackTrace = "No stacktrace found for following nodes"
 // with the values freed after their last use ("; x = None"), and the
 // return statement.
 func ReadableForward(g *Graph) (def string, body []string) {
+	return readableForward(g, false)
+}
+
+// readableForward is ReadableForward; freeUnused also frees a value nobody
+// uses on its own statement ("add_ = None"), as torch >= 2.6 does.
+func readableForward(g *Graph, freeUnused bool) (def string, body []string) {
 	n := len(g.Nodes)
 	// Last uses: walking backwards, the first user seen of each node is its
 	// last use (torch.fx.graph's register_last_uses). DefUse lists each
@@ -679,7 +680,11 @@ func ReadableForward(g *Graph) (def string, body []string) {
 		if nd.Op != OpOutput {
 			// Unlike torch >= 2.6, values nobody uses are not freed on
 			// their own line: this matches torch 1.13 to 2.5 exactly.
-			if del := toDelete[i]; len(del) > 0 {
+			del := toDelete[i]
+			if freeUnused && !lastUser[i] && nd.Op != OpPlaceholder {
+				del = append(del[:len(del):len(del)], NodeID(i))
+			}
+			if len(del) > 0 {
 				names := make([]string, 0, len(del)+1)
 				for _, d := range del {
 					names = append(names, g.Nodes[d].Name)

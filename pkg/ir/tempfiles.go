@@ -12,7 +12,18 @@ import (
 var pendingTemps struct {
 	sync.Mutex
 	names   map[string]struct{}
-	closing bool // RemovePendingTempFiles ran: remove new ones at once
+	closing bool   // RemovePendingTempFiles ran: remove new ones at once
+	first   func() // OnFirstTempFile's function, until it has run
+}
+
+// OnFirstTempFile registers fn to run once, just before the first
+// temporary file is created (before its name could be recorded): the
+// hopctl command installs its interrupt handler there, so that runs that
+// write no file do not pay for one at start.
+func OnFirstTempFile(fn func()) {
+	pendingTemps.Lock()
+	pendingTemps.first = fn
+	pendingTemps.Unlock()
 }
 
 // createTemp creates a temporary file (os.CreateTemp) and records it, in
@@ -23,6 +34,10 @@ func createTemp(dir, pattern string) (*os.File, error) {
 	defer pendingTemps.Unlock()
 	if pendingTemps.closing {
 		return nil, os.ErrClosed
+	}
+	if fn := pendingTemps.first; fn != nil {
+		pendingTemps.first = nil
+		fn()
 	}
 	f, err := os.CreateTemp(dir, pattern)
 	if err != nil {

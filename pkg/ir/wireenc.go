@@ -166,6 +166,25 @@ func (e *wireEncoder) file(m *Module) {
 	for _, a := range m.Annotations {
 		e.pair(8, a.Key, a.Value)
 	}
+	if sig := m.Signature; sig != nil {
+		s := e.begin(20)
+		for _, in := range sig.Inputs {
+			is := e.begin(1)
+			e.varint(1, uint64(in.Kind))
+			e.str(2, in.Name)
+			e.str(3, in.Target)
+			e.boolean(4, in.Persistent)
+			e.end(is)
+		}
+		for _, out := range sig.Outputs {
+			os := e.begin(2)
+			e.varint(1, uint64(out.Kind))
+			e.str(2, out.Name)
+			e.str(3, out.Target)
+			e.end(os)
+		}
+		e.end(s)
+	}
 }
 
 func (e *wireEncoder) pair(num protowire.Number, one, two string) {

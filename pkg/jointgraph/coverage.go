@@ -111,7 +111,7 @@ func Coverage(corpus []string) []CoverageRow {
 		case family[op] != "":
 			r.Status, r.Family = "rule", family[op]
 		case IsNonDifferentiable(op):
-			r.Status, r.Family = "non-differentiable", builtinRules.nondiff[op]
+			r.Status, r.Family = "non-differentiable", builtinRules().nondiff[op]
 		case functionalVariant(op) != "" && family[functionalVariant(op)] != "":
 			r.Status, r.Family = "functionalized", "rule of "+functionalVariant(op)
 		default:

@@ -154,18 +154,17 @@ func Build(m *ir.Module, opts Options) (j *Joint, err error) {
 	if len(m.Graphs) == 0 {
 		return nil, &Error{Loc: ir.Location{File: opts.File}, Msg: "module has no root graph"}
 	}
-	// A malformed graph (arguments that do not fit the op, shapes that do
-	// not fit the arguments) must not crash hopctl: a failure inside a pass
-	// becomes an input error at the node being processed.
+	// Build expects a valid module (package validate): what it cannot
+	// handle in one it reports as an *Error. A panic is a bug of hopctl: it
+	// becomes an *ir.InternalError at the node being processed.
 	var at *ir.Node
 	defer func() {
 		if r := recover(); r != nil {
 			loc := ir.InGraph(opts.File, "")
-			e := &Error{Loc: loc, Msg: fmt.Sprintf("cannot build the joint graph: %v", r)}
 			if at != nil {
-				e.Loc.Node, e.Op = at.Name, at.Target
+				loc.Node = at.Name
 			}
-			j, err = nil, e
+			j, err = nil, ir.Panicked("joint", loc, r)
 		}
 	}()
 	return buildJoint(m, opts, &at)
@@ -177,6 +176,7 @@ func buildJoint(m *ir.Module, opts Options, at **ir.Node) (*Joint, error) {
 		return nil, err
 	}
 	fg := f.b.g
+	freezeBySignature(m, f)
 	rg, err := requiresGrad(fg, f.ops, f.effect, opts.File)
 	if err != nil {
 		return nil, err
@@ -232,8 +232,16 @@ func (j *jointBuilder) masks() ([]bool, error) {
 	masks := make([]bool, len(outs))
 	switch mode {
 	case MasksAuto:
+		sig := j.src.Signature
 		for i, o := range outs {
 			masks[i] = o.ok && j.rg[o.id]
+			// An exported program's mutation and token outputs are new
+			// values of inputs, not results: no tangent flows into them.
+			if sig != nil && len(sig.Outputs) == len(outs) && j.opts.Convention == ConventionNone {
+				if k := sig.Outputs[i].Kind; k != ir.OutputUserOutput && k != ir.OutputLossOutput {
+					masks[i] = false
+				}
+			}
 		}
 	case MasksAll:
 		anyIn := false
@@ -321,7 +329,7 @@ func (j *jointBuilder) build(src *ir.Module) (*Joint, error) {
 		if n.Op == ir.OpPlaceholder || epi[ir.NodeID(i)] {
 			continue
 		}
-		if n.Target == "higher_order.scan" && j.rg[i] {
+		if n.Target == scanTarget && j.rg[i] {
 			id, err := j.augmentScan(n)
 			if err != nil {
 				return nil, nodeError(j.file, fg, ir.NodeID(i), err.Error())
@@ -411,6 +419,9 @@ func (j *jointBuilder) build(src *ir.Module) (*Joint, error) {
 	out.SetAnnotation(AnnotationNumFwdOutputs, strconv.Itoa(nf))
 	out.SetAnnotation(AnnotationMutatedInputs, formatInts(f.mutated))
 	out.SetAnnotation(AnnotationRole, "joint")
+	if conv == ConventionNone {
+		out.Signature = jointSignature(src, out.Root(), len(outs))
+	}
 	var effects []string
 	for i := range j.b.g.Nodes {
 		if j.effect[ir.NodeID(i)] {
@@ -457,7 +468,7 @@ func (j *jointBuilder) copyNode(n *ir.Node, name string) ir.NodeID {
 }
 
 func (j *jointBuilder) remap(a ir.Arg) ir.Arg {
-	return mapRefs(a, &j.b.arena, func(a ir.Arg) ir.Arg {
+	return ir.MapRefs(a, j.b.arena.alloc, func(a ir.Arg) ir.Arg {
 		if a.Ref >= 0 && j.fmap[a.Ref] != ir.NoNode {
 			return j.b.ref(j.fmap[a.Ref])
 		}
@@ -515,7 +526,7 @@ func (j *jointBuilder) finish(g V, x V) V {
 	if !g.ok || x.meta == nil || g.meta == nil {
 		return g
 	}
-	if !shapeEq(g.Shape(), x.Shape()) {
+	if !ir.DimsEqual(g.Shape(), x.Shape()) {
 		g = j.b.sumToSize(g, x.Shape())
 	}
 	if g.meta != nil && g.meta.Dtype != x.meta.Dtype && isDifferentiableDtype(x.meta.Dtype) {
@@ -602,7 +613,7 @@ func (j *jointBuilder) apply(id ir.NodeID, grads []V) (err error) {
 	if s == nil {
 		return nodeError(j.file, g, id, fmt.Sprintf("no schema for %s", n.Target))
 	}
-	bound, berr := bindArgsInto(j.bound, s, n.Args, n.Kwargs)
+	bound, berr := s.BindValuesInto(j.bound, n.Args, n.Kwargs)
 	if berr != nil {
 		return nodeError(j.file, g, id, berr.Error())
 	}
@@ -636,7 +647,7 @@ func (j *jointBuilder) apply(id ir.NodeID, grads []V) (err error) {
 			if rf, ok := r.(ruleFailure); ok {
 				err = nodeError(j.file, g, id, fmt.Sprintf("derivative of %s: %s", n.Target, rf.msg))
 			} else {
-				err = nodeError(j.file, g, id, fmt.Sprintf("derivative of %s: the node's arguments do not fit the op (%v)", n.Target, r))
+				err = ir.Panicked("derivative of "+n.Target, ir.At(j.file, g.Name, n.Name), r)
 			}
 		}
 	}()
@@ -779,12 +790,11 @@ func dce(g *ir.Graph, keep map[ir.NodeID]bool) (*ir.Graph, graphRefs) {
 	if len(nodes) < n {
 		for i := range nodes {
 			nd := &nodes[i]
-			for k := range nd.Args {
-				renumber(&nd.Args[k], newID)
-			}
-			for k := range nd.Kwargs {
-				renumber(&nd.Kwargs[k].Value, newID)
-			}
+			nd.WalkRefs(func(a *ir.Arg) {
+				if a.Ref >= 0 {
+					a.Ref = newID[a.Ref]
+				}
+			})
 		}
 		newKeep := map[ir.NodeID]bool{}
 		for k := range keep {
@@ -827,15 +837,94 @@ func (d *dceState) mark(a *ir.Arg) {
 	}
 }
 
-// renumber rewrites a's references through newID, in place.
-func renumber(a *ir.Arg, newID []ir.NodeID) {
-	if a.Kind != ir.ArgNode {
-		for i := range a.Elems {
-			renumber(&a.Elems[i], newID)
-		}
+// freezeBySignature applies an exported program's signature to what is
+// differentiated: only parameters and user inputs (that require grad) are;
+// buffers, constants, custom objects and tokens never are, whatever their
+// recorded requires_grad (torch records a mutated buffer's as True in
+// training IR).
+func freezeBySignature(m *ir.Module, f *functional) {
+	sig := m.Signature
+	if sig == nil || len(sig.Inputs) != len(f.inputs) {
 		return
 	}
-	if a.Ref >= 0 {
-		a.Ref = newID[a.Ref]
+	fg := f.b.g
+	for i, in := range f.inputs {
+		switch sig.Inputs[i].Kind {
+		case ir.InputParameter, ir.InputUserInput:
+			continue
+		}
+		n := &fg.Nodes[in.id]
+		if n.Val != nil && n.Val.Kind == ir.ValTensor && n.Val.Tensor.RequiresGrad {
+			c := n.Val.Clone()
+			c.Tensor.RequiresGrad = false
+			n.Val = c
+		}
 	}
+}
+
+// jointSignature labels the joint graph of an exported program as torch
+// labels a joint (torch/export/graph_signature.py): the primals keep their
+// input kinds and state_dict targets, tangents are user inputs; the
+// forward outputs keep their output kinds, and each gradient is a
+// gradient_to_parameter (target: the parameter's state_dict key) or
+// gradient_to_user_input (target: the primal). A None gradient is a
+// constant user output. nf is the number of forward outputs.
+func jointSignature(src *ir.Module, g *ir.Graph, nf int) *ir.Signature {
+	sig := src.Signature
+	if sig == nil {
+		return nil
+	}
+	var phs []string
+	for i := range g.Nodes {
+		if g.Nodes[i].Op == ir.OpPlaceholder {
+			phs = append(phs, g.Nodes[i].Name)
+		}
+	}
+	id := g.OutputNode()
+	if id == ir.NoNode || len(phs) < len(sig.Inputs) {
+		return nil
+	}
+	outs := g.Nodes[id].Args
+	if len(outs) == 1 && (outs[0].Kind == ir.ArgTuple || outs[0].Kind == ir.ArgList) {
+		outs = outs[0].Elems
+	}
+	if len(outs) != nf+len(sig.Inputs) || len(sig.Outputs) != nf {
+		return nil
+	}
+	renamed := map[string]string{}
+	js := &ir.Signature{}
+	for i, in := range sig.Inputs {
+		renamed[in.Name] = phs[i]
+		in.Name = phs[i]
+		js.Inputs = append(js.Inputs, in)
+	}
+	for _, t := range phs[len(sig.Inputs):] {
+		js.Inputs = append(js.Inputs, ir.InputSpec{Kind: ir.InputUserInput, Name: t})
+	}
+	name := func(a ir.Arg) string {
+		if a.Kind == ir.ArgNode {
+			return a.S
+		}
+		return ""
+	}
+	for j, o := range sig.Outputs {
+		o.Name = name(outs[j])
+		if o.Kind == ir.OutputUserInputMutation || o.Kind == ir.OutputGradientToUserInput {
+			o.Target = renamed[o.Target]
+		}
+		js.Outputs = append(js.Outputs, o)
+	}
+	for i, in := range sig.Inputs {
+		o := ir.OutputSpec{Kind: ir.OutputUserOutput, Name: name(outs[nf+i])}
+		if o.Name != "" {
+			switch in.Kind {
+			case ir.InputParameter:
+				o.Kind, o.Target = ir.OutputGradientToParameter, in.Target
+			case ir.InputUserInput:
+				o.Kind, o.Target = ir.OutputGradientToUserInput, phs[i]
+			}
+		}
+		js.Outputs = append(js.Outputs, o)
+	}
+	return js
 }

@@ -4,6 +4,7 @@ import (
 	"hash/maphash"
 	"math"
 	"strings"
+	"sync"
 
 	"github.com/hopctl/hopctl/pkg/ir"
 )
@@ -22,7 +23,7 @@ import (
 // recomputableOps are the op packets (namespace.name) min-cut may
 // recompute: functorch 1.13's list for its default compiler, plus the view
 // ops, which cost nothing to recompute (torch 2.x recomputes views always).
-var recomputableOps = func() map[string]bool {
+var recomputableOps = sync.OnceValue(func() map[string]bool {
 	m := map[string]bool{}
 	for _, op := range strings.Fields(`add sub div atan2 mul max min pow remainder fmod __and__ __or__
 __xor__ __lshift__ __rshift__ eq ne ge gt le lt abs bitwise_not ceil floor frac neg relu round
@@ -38,7 +39,7 @@ expand select slice detach`) {
 	}
 	m["_operator.getitem"] = true
 	return m
-}()
+})
 
 var randomOps = map[string]bool{
 	"aten.native_dropout": true, "aten.rand_like": true, "aten.randn_like": true,
@@ -63,7 +64,7 @@ type packetInfo struct {
 
 func packetOf(target string) packetInfo {
 	pk := opPacket(target)
-	return packetInfo{recomputable: recomputableOps[pk], random: randomOps[pk], getitem: target == "_operator.getitem"}
+	return packetInfo{recomputable: recomputableOps()[pk], random: randomOps[pk], getitem: target == "_operator.getitem"}
 }
 
 // cseTable is an open-addressing hash set of call nodes keyed by target
@@ -290,13 +291,13 @@ func sameArg(a, b *ir.Arg, canon []int32) bool {
 }
 
 // pow11 caches 1.1^d for the distance scaling of the node weights.
-var pow11 = func() [101]float64 {
+var pow11 = sync.OnceValue(func() [101]float64 {
 	var t [101]float64
 	for d := range t {
 		t[d] = math.Pow(1.1, float64(d))
 	}
 	return t
-}()
+})
 
 // minCutSaved returns the values min-cut decides to save.
 func (p *partitioner) minCutSaved() []int32 {
@@ -398,6 +399,7 @@ func (p *partitioner) minCutSaved() []int32 {
 		}
 		return false
 	}
+	pow11 := pow11()
 	weight := func(c int32) int64 {
 		if size[c] < 0 {
 			return flowInf

@@ -3,6 +3,7 @@ package jointgraph
 import (
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/hopctl/hopctl/pkg/ir"
 )
@@ -276,11 +277,11 @@ func opBaseName(target string) string {
 	return target[last+1:]
 }
 
-func illegalName(s string) bool { return pythonReserved[s] }
+func illegalName(s string) bool { return pythonReserved()[s] }
 
 // pythonReserved holds Python 3 keywords, the public builtins and the
 // globals torch.fx adds to generated code (inf, nan, torch, device, ...).
-var pythonReserved = func() map[string]bool {
+var pythonReserved = sync.OnceValue(func() map[string]bool {
 	m := map[string]bool{}
 	for _, w := range strings.Fields(`False None True and as assert async await break class
 continue def del elif else except finally for from global if import in is lambda nonlocal
@@ -295,6 +296,6 @@ inf nan NoneType torch device fx_pytree pytree`) {
 		m[w] = true
 	}
 	return m
-}()
+})
 
 func itoa64(v int64) string { return strconv.FormatInt(v, 10) }

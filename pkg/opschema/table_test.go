@@ -48,9 +48,13 @@ func TestLazyTableEqualsParseTable(t *testing.T) {
 	} {
 		eager := ParseTable(tc.file, tc.text)
 		lazy := newLazyTable(tc.file, tc.text)
+		if tc.file == "aten_schemas.txt" {
+			lazy = newSortedLazyTable(tc.file, tc.text) // as BuiltinTable builds it
+		}
 		if tc.file == "aten_schemas.txt" && lazy.lazy.completed {
 			t.Fatal("the built-in table was parsed whole: a line's operator name could not be read")
 		}
+
 		names := []OpName{{"aten", "no_such_op", ""}, {"aten", "bad", ""}}
 		for _, s := range eager.schemas {
 			names = append(names, s.OpName())
@@ -65,6 +69,9 @@ func TestLazyTableEqualsParseTable(t *testing.T) {
 			})
 		}
 		wg.Wait()
+		if tc.file == "aten_schemas.txt" && (lazy.lazy.completed || len(lazy.lazy.pending) != 0) {
+			t.Error("the built-in table's lookups parsed it whole or built a map of its lines")
+		}
 		for i, n := range names {
 			want, _ := eager.Lookup(n)
 			if (want == nil) != (got[i] == nil) || want != nil && want.String() != got[i].String() {
@@ -132,5 +139,30 @@ func BenchmarkParse(b *testing.B) {
 		if _, err := Parse(s); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// TestBuiltinTextSorted checks what the built-in table's binary search
+// relies on (newSortedLazyTable): its schema lines are sorted bytewise and
+// each names a distinct overload before its '('. python/tools/dump_schemas.py
+// writes them so.
+func TestBuiltinTextSorted(t *testing.T) {
+	prev := ""
+	schemaLines(atenSchemas, func(lineNo int, line string) bool {
+		head, _, ok := strings.Cut(line, "(")
+		if !ok {
+			t.Fatalf("aten_schemas.txt:%d: no '('", lineNo)
+		}
+		if line != strings.TrimSpace(line) {
+			t.Fatalf("aten_schemas.txt:%d: surrounding white space", lineNo)
+		}
+		if head+"(" <= prev {
+			t.Fatalf("aten_schemas.txt:%d: %s( is not after %s", lineNo, head, prev)
+		}
+		prev = head + "("
+		return true
+	})
+	if prev == "" {
+		t.Fatal("no schema lines")
 	}
 }

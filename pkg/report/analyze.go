@@ -34,8 +34,14 @@ type AnalyzeFile struct {
 
 // AnalyzeGraph is one graph's results. Map keys are input/output indices.
 type AnalyzeGraph struct {
-	Name          string    `json:"name"`
-	Inputs        []string  `json:"inputs"`
+	Name   string   `json:"name"`
+	Inputs []string `json:"inputs"`
+	// InputKinds and InputTargets, for the root graph of an exported
+	// program (a file with a graph signature), say what each input is:
+	// its torch.export InputKind (PARAMETER, BUFFER, USER_INPUT, …) and
+	// its state_dict key ("lin.weight"; "" for user inputs and tokens).
+	InputKinds    []string  `json:"input_kinds,omitempty"`
+	InputTargets  []string  `json:"input_targets,omitempty"`
 	NumOutputs    int       `json:"num_outputs"`
 	InpInpAlias   IndexMap  `json:"inp_inp_alias"`
 	InpOutAlias   IndexMap  `json:"inp_out_alias"`
@@ -147,6 +153,16 @@ func NewAnalyzeFile(path string, m *ir.Module, res *analyze.Result) AnalyzeFile 
 			ag.InpOutAlias = append(ag.InpOutAlias, s.InpOutAlias...)
 			ag.OutOutAlias = append(ag.OutOutAlias, s.OutOutAlias...)
 			ag.MutatedInputs = append(ag.MutatedInputs, s.MutatedInputs...)
+			if sig := m.Signature; sig != nil && g.Name == "" {
+				for _, in := range s.Inputs {
+					kind, target := "", ""
+					if sp := sig.InputByName(in); sp != nil {
+						kind, target = sp.Kind.String(), sp.Target
+					}
+					ag.InputKinds = append(ag.InputKinds, kind)
+					ag.InputTargets = append(ag.InputTargets, target)
+				}
+			}
 		}
 		for _, f := range res.Findings {
 			if f.Graph == g.Name {
@@ -177,7 +193,7 @@ func WriteAnalyzeText(w io.Writer, doc *AnalyzeDoc) error {
 		nfind := 0
 		for _, g := range f.Graphs {
 			fmt.Fprintf(&b, "  graph %s (%d inputs, %d outputs)\n", ir.Abbrev(ir.DisplayName(g.Name)), len(g.Inputs), g.NumOutputs)
-			fmt.Fprintf(&b, "    mutated_inputs: %s\n", indexList(g.MutatedInputs, g.Inputs))
+			fmt.Fprintf(&b, "    mutated_inputs: %s\n", indexList(g.MutatedInputs, stateNames(g)))
 			fmt.Fprintf(&b, "    inp_inp_alias: %s  inp_out_alias: %s  out_out_alias: %s\n",
 				pairs(g.InpInpAlias), pairs(g.InpOutAlias), pairs(g.OutOutAlias))
 			nfind += len(g.Findings)
@@ -231,6 +247,23 @@ func writeProvenanceText(b *strings.Builder, indent string, p *Provenance) {
 			fmt.Fprintf(b, "%s| %s\n", indent, line)
 		}
 	}
+}
+
+// stateNames names a graph's inputs for people: a parameter, buffer or
+// constant of an exported program by its kind and state_dict key
+// ("buffer bn.running_mean"), anything else by its placeholder.
+func stateNames(g AnalyzeGraph) []string {
+	if len(g.InputTargets) != len(g.Inputs) {
+		return g.Inputs
+	}
+	out := make([]string, len(g.Inputs))
+	for i, name := range g.Inputs {
+		out[i] = name
+		if t := g.InputTargets[i]; t != "" {
+			out[i] = strings.ToLower(strings.ReplaceAll(g.InputKinds[i], "_", " ")) + " " + t
+		}
+	}
+	return out
 }
 
 func indexList(xs []int, names []string) string {

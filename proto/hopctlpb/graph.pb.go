@@ -1,4 +1,4 @@
-// hopctl graph interchange format, version 1.
+// hopctl graph interchange format, version 1 (1.1: the graph signature).
 //
 // A File carries one torch.fx.GraphModule: its root graph, every nested
 // GraphModule (HOP subgraphs) as a flat list keyed by qualified name, the
@@ -31,6 +31,136 @@ const (
 	// Verify that runtime/protoimpl is sufficiently up-to-date.
 	_ = protoimpl.EnforceVersion(protoimpl.MaxVersion - 20)
 )
+
+// torch.export.graph_signature.InputKind.
+type InputKind int32
+
+const (
+	InputKind_INPUT_KIND_UNSPECIFIED     InputKind = 0
+	InputKind_INPUT_KIND_USER_INPUT      InputKind = 1
+	InputKind_INPUT_KIND_PARAMETER       InputKind = 2
+	InputKind_INPUT_KIND_BUFFER          InputKind = 3
+	InputKind_INPUT_KIND_CONSTANT_TENSOR InputKind = 4
+	InputKind_INPUT_KIND_CUSTOM_OBJ      InputKind = 5
+	InputKind_INPUT_KIND_TOKEN           InputKind = 6
+)
+
+// Enum value maps for InputKind.
+var (
+	InputKind_name = map[int32]string{
+		0: "INPUT_KIND_UNSPECIFIED",
+		1: "INPUT_KIND_USER_INPUT",
+		2: "INPUT_KIND_PARAMETER",
+		3: "INPUT_KIND_BUFFER",
+		4: "INPUT_KIND_CONSTANT_TENSOR",
+		5: "INPUT_KIND_CUSTOM_OBJ",
+		6: "INPUT_KIND_TOKEN",
+	}
+	InputKind_value = map[string]int32{
+		"INPUT_KIND_UNSPECIFIED":     0,
+		"INPUT_KIND_USER_INPUT":      1,
+		"INPUT_KIND_PARAMETER":       2,
+		"INPUT_KIND_BUFFER":          3,
+		"INPUT_KIND_CONSTANT_TENSOR": 4,
+		"INPUT_KIND_CUSTOM_OBJ":      5,
+		"INPUT_KIND_TOKEN":           6,
+	}
+)
+
+func (x InputKind) Enum() *InputKind {
+	p := new(InputKind)
+	*p = x
+	return p
+}
+
+func (x InputKind) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (InputKind) Descriptor() protoreflect.EnumDescriptor {
+	return file_hopctl_v1_graph_proto_enumTypes[0].Descriptor()
+}
+
+func (InputKind) Type() protoreflect.EnumType {
+	return &file_hopctl_v1_graph_proto_enumTypes[0]
+}
+
+func (x InputKind) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use InputKind.Descriptor instead.
+func (InputKind) EnumDescriptor() ([]byte, []int) {
+	return file_hopctl_v1_graph_proto_rawDescGZIP(), []int{0}
+}
+
+// torch.export.graph_signature.OutputKind.
+type OutputKind int32
+
+const (
+	OutputKind_OUTPUT_KIND_UNSPECIFIED            OutputKind = 0
+	OutputKind_OUTPUT_KIND_USER_OUTPUT            OutputKind = 1
+	OutputKind_OUTPUT_KIND_LOSS_OUTPUT            OutputKind = 2
+	OutputKind_OUTPUT_KIND_BUFFER_MUTATION        OutputKind = 3
+	OutputKind_OUTPUT_KIND_PARAMETER_MUTATION     OutputKind = 4
+	OutputKind_OUTPUT_KIND_GRADIENT_TO_PARAMETER  OutputKind = 5
+	OutputKind_OUTPUT_KIND_GRADIENT_TO_USER_INPUT OutputKind = 6
+	OutputKind_OUTPUT_KIND_USER_INPUT_MUTATION    OutputKind = 7
+	OutputKind_OUTPUT_KIND_TOKEN                  OutputKind = 8
+)
+
+// Enum value maps for OutputKind.
+var (
+	OutputKind_name = map[int32]string{
+		0: "OUTPUT_KIND_UNSPECIFIED",
+		1: "OUTPUT_KIND_USER_OUTPUT",
+		2: "OUTPUT_KIND_LOSS_OUTPUT",
+		3: "OUTPUT_KIND_BUFFER_MUTATION",
+		4: "OUTPUT_KIND_PARAMETER_MUTATION",
+		5: "OUTPUT_KIND_GRADIENT_TO_PARAMETER",
+		6: "OUTPUT_KIND_GRADIENT_TO_USER_INPUT",
+		7: "OUTPUT_KIND_USER_INPUT_MUTATION",
+		8: "OUTPUT_KIND_TOKEN",
+	}
+	OutputKind_value = map[string]int32{
+		"OUTPUT_KIND_UNSPECIFIED":            0,
+		"OUTPUT_KIND_USER_OUTPUT":            1,
+		"OUTPUT_KIND_LOSS_OUTPUT":            2,
+		"OUTPUT_KIND_BUFFER_MUTATION":        3,
+		"OUTPUT_KIND_PARAMETER_MUTATION":     4,
+		"OUTPUT_KIND_GRADIENT_TO_PARAMETER":  5,
+		"OUTPUT_KIND_GRADIENT_TO_USER_INPUT": 6,
+		"OUTPUT_KIND_USER_INPUT_MUTATION":    7,
+		"OUTPUT_KIND_TOKEN":                  8,
+	}
+)
+
+func (x OutputKind) Enum() *OutputKind {
+	p := new(OutputKind)
+	*p = x
+	return p
+}
+
+func (x OutputKind) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (OutputKind) Descriptor() protoreflect.EnumDescriptor {
+	return file_hopctl_v1_graph_proto_enumTypes[1].Descriptor()
+}
+
+func (OutputKind) Type() protoreflect.EnumType {
+	return &file_hopctl_v1_graph_proto_enumTypes[1]
+}
+
+func (x OutputKind) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use OutputKind.Descriptor instead.
+func (OutputKind) EnumDescriptor() ([]byte, []int) {
+	return file_hopctl_v1_graph_proto_rawDescGZIP(), []int{1}
+}
 
 type OpKind int32
 
@@ -77,11 +207,11 @@ func (x OpKind) String() string {
 }
 
 func (OpKind) Descriptor() protoreflect.EnumDescriptor {
-	return file_hopctl_v1_graph_proto_enumTypes[0].Descriptor()
+	return file_hopctl_v1_graph_proto_enumTypes[2].Descriptor()
 }
 
 func (OpKind) Type() protoreflect.EnumType {
-	return &file_hopctl_v1_graph_proto_enumTypes[0]
+	return &file_hopctl_v1_graph_proto_enumTypes[2]
 }
 
 func (x OpKind) Number() protoreflect.EnumNumber {
@@ -90,7 +220,7 @@ func (x OpKind) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use OpKind.Descriptor instead.
 func (OpKind) EnumDescriptor() ([]byte, []int) {
-	return file_hopctl_v1_graph_proto_rawDescGZIP(), []int{0}
+	return file_hopctl_v1_graph_proto_rawDescGZIP(), []int{2}
 }
 
 type SymKind int32
@@ -129,11 +259,11 @@ func (x SymKind) String() string {
 }
 
 func (SymKind) Descriptor() protoreflect.EnumDescriptor {
-	return file_hopctl_v1_graph_proto_enumTypes[1].Descriptor()
+	return file_hopctl_v1_graph_proto_enumTypes[3].Descriptor()
 }
 
 func (SymKind) Type() protoreflect.EnumType {
-	return &file_hopctl_v1_graph_proto_enumTypes[1]
+	return &file_hopctl_v1_graph_proto_enumTypes[3]
 }
 
 func (x SymKind) Number() protoreflect.EnumNumber {
@@ -142,7 +272,7 @@ func (x SymKind) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use SymKind.Descriptor instead.
 func (SymKind) EnumDescriptor() ([]byte, []int) {
-	return file_hopctl_v1_graph_proto_rawDescGZIP(), []int{1}
+	return file_hopctl_v1_graph_proto_rawDescGZIP(), []int{3}
 }
 
 type FormatVersion struct {
@@ -216,7 +346,12 @@ type File struct {
 	// Op schemas of the ops the graphs call, as PyTorch prints them.
 	Schemas []*OpSchema `protobuf:"bytes,7,rep,name=schemas,proto3" json:"schemas,omitempty"`
 	// Free-form key/value annotations (e.g. "hopctl.joint.masks").
-	Annotations   []*Annotation `protobuf:"bytes,8,rep,name=annotations,proto3" json:"annotations,omitempty"`
+	Annotations []*Annotation `protobuf:"bytes,8,rep,name=annotations,proto3" json:"annotations,omitempty"`
+	// The graph signature of an exported program (torch.export's
+	// ExportGraphSignature), when the file is one (format 1.1). It describes
+	// the root graph: one input spec per placeholder, one output spec per
+	// element of the output.
+	Signature     *GraphSignature `protobuf:"bytes,20,opt,name=signature,proto3" json:"signature,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -307,6 +442,200 @@ func (x *File) GetAnnotations() []*Annotation {
 	return nil
 }
 
+func (x *File) GetSignature() *GraphSignature {
+	if x != nil {
+		return x.Signature
+	}
+	return nil
+}
+
+type GraphSignature struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Inputs        []*InputSpec           `protobuf:"bytes,1,rep,name=inputs,proto3" json:"inputs,omitempty"`
+	Outputs       []*OutputSpec          `protobuf:"bytes,2,rep,name=outputs,proto3" json:"outputs,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GraphSignature) Reset() {
+	*x = GraphSignature{}
+	mi := &file_hopctl_v1_graph_proto_msgTypes[2]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GraphSignature) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GraphSignature) ProtoMessage() {}
+
+func (x *GraphSignature) ProtoReflect() protoreflect.Message {
+	mi := &file_hopctl_v1_graph_proto_msgTypes[2]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GraphSignature.ProtoReflect.Descriptor instead.
+func (*GraphSignature) Descriptor() ([]byte, []int) {
+	return file_hopctl_v1_graph_proto_rawDescGZIP(), []int{2}
+}
+
+func (x *GraphSignature) GetInputs() []*InputSpec {
+	if x != nil {
+		return x.Inputs
+	}
+	return nil
+}
+
+func (x *GraphSignature) GetOutputs() []*OutputSpec {
+	if x != nil {
+		return x.Outputs
+	}
+	return nil
+}
+
+type InputSpec struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	Kind  InputKind              `protobuf:"varint,1,opt,name=kind,proto3,enum=hopctl.v1.InputKind" json:"kind,omitempty"`
+	// The placeholder's name.
+	Name string `protobuf:"bytes,2,opt,name=name,proto3" json:"name,omitempty"`
+	// The state_dict key (parameters, buffers) or attribute name (constants,
+	// custom objects); empty for user inputs and tokens.
+	Target string `protobuf:"bytes,3,opt,name=target,proto3" json:"target,omitempty"`
+	// Buffers only: whether the buffer is persistent (in the state_dict).
+	Persistent    bool `protobuf:"varint,4,opt,name=persistent,proto3" json:"persistent,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *InputSpec) Reset() {
+	*x = InputSpec{}
+	mi := &file_hopctl_v1_graph_proto_msgTypes[3]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *InputSpec) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*InputSpec) ProtoMessage() {}
+
+func (x *InputSpec) ProtoReflect() protoreflect.Message {
+	mi := &file_hopctl_v1_graph_proto_msgTypes[3]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use InputSpec.ProtoReflect.Descriptor instead.
+func (*InputSpec) Descriptor() ([]byte, []int) {
+	return file_hopctl_v1_graph_proto_rawDescGZIP(), []int{3}
+}
+
+func (x *InputSpec) GetKind() InputKind {
+	if x != nil {
+		return x.Kind
+	}
+	return InputKind_INPUT_KIND_UNSPECIFIED
+}
+
+func (x *InputSpec) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *InputSpec) GetTarget() string {
+	if x != nil {
+		return x.Target
+	}
+	return ""
+}
+
+func (x *InputSpec) GetPersistent() bool {
+	if x != nil {
+		return x.Persistent
+	}
+	return false
+}
+
+type OutputSpec struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	Kind  OutputKind             `protobuf:"varint,1,opt,name=kind,proto3,enum=hopctl.v1.OutputKind" json:"kind,omitempty"`
+	// The output value's node name; empty for a constant output.
+	Name string `protobuf:"bytes,2,opt,name=name,proto3" json:"name,omitempty"`
+	// The mutated buffer's or parameter's state_dict key, the mutated user
+	// input's placeholder name, or what a gradient is for; empty otherwise.
+	Target        string `protobuf:"bytes,3,opt,name=target,proto3" json:"target,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *OutputSpec) Reset() {
+	*x = OutputSpec{}
+	mi := &file_hopctl_v1_graph_proto_msgTypes[4]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *OutputSpec) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*OutputSpec) ProtoMessage() {}
+
+func (x *OutputSpec) ProtoReflect() protoreflect.Message {
+	mi := &file_hopctl_v1_graph_proto_msgTypes[4]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use OutputSpec.ProtoReflect.Descriptor instead.
+func (*OutputSpec) Descriptor() ([]byte, []int) {
+	return file_hopctl_v1_graph_proto_rawDescGZIP(), []int{4}
+}
+
+func (x *OutputSpec) GetKind() OutputKind {
+	if x != nil {
+		return x.Kind
+	}
+	return OutputKind_OUTPUT_KIND_UNSPECIFIED
+}
+
+func (x *OutputSpec) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *OutputSpec) GetTarget() string {
+	if x != nil {
+		return x.Target
+	}
+	return ""
+}
+
 type Submodule struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	QualifiedName string                 `protobuf:"bytes,1,opt,name=qualified_name,json=qualifiedName,proto3" json:"qualified_name,omitempty"`
@@ -317,7 +646,7 @@ type Submodule struct {
 
 func (x *Submodule) Reset() {
 	*x = Submodule{}
-	mi := &file_hopctl_v1_graph_proto_msgTypes[2]
+	mi := &file_hopctl_v1_graph_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -329,7 +658,7 @@ func (x *Submodule) String() string {
 func (*Submodule) ProtoMessage() {}
 
 func (x *Submodule) ProtoReflect() protoreflect.Message {
-	mi := &file_hopctl_v1_graph_proto_msgTypes[2]
+	mi := &file_hopctl_v1_graph_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -342,7 +671,7 @@ func (x *Submodule) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Submodule.ProtoReflect.Descriptor instead.
 func (*Submodule) Descriptor() ([]byte, []int) {
-	return file_hopctl_v1_graph_proto_rawDescGZIP(), []int{2}
+	return file_hopctl_v1_graph_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *Submodule) GetQualifiedName() string {
@@ -369,7 +698,7 @@ type Annotation struct {
 
 func (x *Annotation) Reset() {
 	*x = Annotation{}
-	mi := &file_hopctl_v1_graph_proto_msgTypes[3]
+	mi := &file_hopctl_v1_graph_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -381,7 +710,7 @@ func (x *Annotation) String() string {
 func (*Annotation) ProtoMessage() {}
 
 func (x *Annotation) ProtoReflect() protoreflect.Message {
-	mi := &file_hopctl_v1_graph_proto_msgTypes[3]
+	mi := &file_hopctl_v1_graph_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -394,7 +723,7 @@ func (x *Annotation) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Annotation.ProtoReflect.Descriptor instead.
 func (*Annotation) Descriptor() ([]byte, []int) {
-	return file_hopctl_v1_graph_proto_rawDescGZIP(), []int{3}
+	return file_hopctl_v1_graph_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *Annotation) GetKey() string {
@@ -420,7 +749,7 @@ type Graph struct {
 
 func (x *Graph) Reset() {
 	*x = Graph{}
-	mi := &file_hopctl_v1_graph_proto_msgTypes[4]
+	mi := &file_hopctl_v1_graph_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -432,7 +761,7 @@ func (x *Graph) String() string {
 func (*Graph) ProtoMessage() {}
 
 func (x *Graph) ProtoReflect() protoreflect.Message {
-	mi := &file_hopctl_v1_graph_proto_msgTypes[4]
+	mi := &file_hopctl_v1_graph_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -445,7 +774,7 @@ func (x *Graph) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Graph.ProtoReflect.Descriptor instead.
 func (*Graph) Descriptor() ([]byte, []int) {
-	return file_hopctl_v1_graph_proto_rawDescGZIP(), []int{4}
+	return file_hopctl_v1_graph_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *Graph) GetNodes() []*Node {
@@ -475,7 +804,7 @@ type Node struct {
 
 func (x *Node) Reset() {
 	*x = Node{}
-	mi := &file_hopctl_v1_graph_proto_msgTypes[5]
+	mi := &file_hopctl_v1_graph_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -487,7 +816,7 @@ func (x *Node) String() string {
 func (*Node) ProtoMessage() {}
 
 func (x *Node) ProtoReflect() protoreflect.Message {
-	mi := &file_hopctl_v1_graph_proto_msgTypes[5]
+	mi := &file_hopctl_v1_graph_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -500,7 +829,7 @@ func (x *Node) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Node.ProtoReflect.Descriptor instead.
 func (*Node) Descriptor() ([]byte, []int) {
-	return file_hopctl_v1_graph_proto_rawDescGZIP(), []int{5}
+	return file_hopctl_v1_graph_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *Node) GetName() string {
@@ -562,7 +891,7 @@ type Kwarg struct {
 
 func (x *Kwarg) Reset() {
 	*x = Kwarg{}
-	mi := &file_hopctl_v1_graph_proto_msgTypes[6]
+	mi := &file_hopctl_v1_graph_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -574,7 +903,7 @@ func (x *Kwarg) String() string {
 func (*Kwarg) ProtoMessage() {}
 
 func (x *Kwarg) ProtoReflect() protoreflect.Message {
-	mi := &file_hopctl_v1_graph_proto_msgTypes[6]
+	mi := &file_hopctl_v1_graph_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -587,7 +916,7 @@ func (x *Kwarg) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Kwarg.ProtoReflect.Descriptor instead.
 func (*Kwarg) Descriptor() ([]byte, []int) {
-	return file_hopctl_v1_graph_proto_rawDescGZIP(), []int{6}
+	return file_hopctl_v1_graph_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *Kwarg) GetName() string {
@@ -612,7 +941,7 @@ type Empty struct {
 
 func (x *Empty) Reset() {
 	*x = Empty{}
-	mi := &file_hopctl_v1_graph_proto_msgTypes[7]
+	mi := &file_hopctl_v1_graph_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -624,7 +953,7 @@ func (x *Empty) String() string {
 func (*Empty) ProtoMessage() {}
 
 func (x *Empty) ProtoReflect() protoreflect.Message {
-	mi := &file_hopctl_v1_graph_proto_msgTypes[7]
+	mi := &file_hopctl_v1_graph_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -637,7 +966,7 @@ func (x *Empty) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Empty.ProtoReflect.Descriptor instead.
 func (*Empty) Descriptor() ([]byte, []int) {
-	return file_hopctl_v1_graph_proto_rawDescGZIP(), []int{7}
+	return file_hopctl_v1_graph_proto_rawDescGZIP(), []int{10}
 }
 
 type ArgList struct {
@@ -649,7 +978,7 @@ type ArgList struct {
 
 func (x *ArgList) Reset() {
 	*x = ArgList{}
-	mi := &file_hopctl_v1_graph_proto_msgTypes[8]
+	mi := &file_hopctl_v1_graph_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -661,7 +990,7 @@ func (x *ArgList) String() string {
 func (*ArgList) ProtoMessage() {}
 
 func (x *ArgList) ProtoReflect() protoreflect.Message {
-	mi := &file_hopctl_v1_graph_proto_msgTypes[8]
+	mi := &file_hopctl_v1_graph_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -674,7 +1003,7 @@ func (x *ArgList) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ArgList.ProtoReflect.Descriptor instead.
 func (*ArgList) Descriptor() ([]byte, []int) {
-	return file_hopctl_v1_graph_proto_rawDescGZIP(), []int{8}
+	return file_hopctl_v1_graph_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *ArgList) GetItems() []*Arg {
@@ -693,7 +1022,7 @@ type ArgDict struct {
 
 func (x *ArgDict) Reset() {
 	*x = ArgDict{}
-	mi := &file_hopctl_v1_graph_proto_msgTypes[9]
+	mi := &file_hopctl_v1_graph_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -705,7 +1034,7 @@ func (x *ArgDict) String() string {
 func (*ArgDict) ProtoMessage() {}
 
 func (x *ArgDict) ProtoReflect() protoreflect.Message {
-	mi := &file_hopctl_v1_graph_proto_msgTypes[9]
+	mi := &file_hopctl_v1_graph_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -718,7 +1047,7 @@ func (x *ArgDict) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ArgDict.ProtoReflect.Descriptor instead.
 func (*ArgDict) Descriptor() ([]byte, []int) {
-	return file_hopctl_v1_graph_proto_rawDescGZIP(), []int{9}
+	return file_hopctl_v1_graph_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *ArgDict) GetEntries() []*Kwarg {
@@ -756,7 +1085,7 @@ type Arg struct {
 
 func (x *Arg) Reset() {
 	*x = Arg{}
-	mi := &file_hopctl_v1_graph_proto_msgTypes[10]
+	mi := &file_hopctl_v1_graph_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -768,7 +1097,7 @@ func (x *Arg) String() string {
 func (*Arg) ProtoMessage() {}
 
 func (x *Arg) ProtoReflect() protoreflect.Message {
-	mi := &file_hopctl_v1_graph_proto_msgTypes[10]
+	mi := &file_hopctl_v1_graph_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -781,7 +1110,7 @@ func (x *Arg) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Arg.ProtoReflect.Descriptor instead.
 func (*Arg) Descriptor() ([]byte, []int) {
-	return file_hopctl_v1_graph_proto_rawDescGZIP(), []int{10}
+	return file_hopctl_v1_graph_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *Arg) GetKind() isArg_Kind {
@@ -1054,7 +1383,7 @@ type Complex struct {
 
 func (x *Complex) Reset() {
 	*x = Complex{}
-	mi := &file_hopctl_v1_graph_proto_msgTypes[11]
+	mi := &file_hopctl_v1_graph_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1066,7 +1395,7 @@ func (x *Complex) String() string {
 func (*Complex) ProtoMessage() {}
 
 func (x *Complex) ProtoReflect() protoreflect.Message {
-	mi := &file_hopctl_v1_graph_proto_msgTypes[11]
+	mi := &file_hopctl_v1_graph_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1079,7 +1408,7 @@ func (x *Complex) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Complex.ProtoReflect.Descriptor instead.
 func (*Complex) Descriptor() ([]byte, []int) {
-	return file_hopctl_v1_graph_proto_rawDescGZIP(), []int{11}
+	return file_hopctl_v1_graph_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *Complex) GetReal() float64 {
@@ -1108,7 +1437,7 @@ type SymExpr struct {
 
 func (x *SymExpr) Reset() {
 	*x = SymExpr{}
-	mi := &file_hopctl_v1_graph_proto_msgTypes[12]
+	mi := &file_hopctl_v1_graph_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1120,7 +1449,7 @@ func (x *SymExpr) String() string {
 func (*SymExpr) ProtoMessage() {}
 
 func (x *SymExpr) ProtoReflect() protoreflect.Message {
-	mi := &file_hopctl_v1_graph_proto_msgTypes[12]
+	mi := &file_hopctl_v1_graph_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1133,7 +1462,7 @@ func (x *SymExpr) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SymExpr.ProtoReflect.Descriptor instead.
 func (*SymExpr) Descriptor() ([]byte, []int) {
-	return file_hopctl_v1_graph_proto_rawDescGZIP(), []int{12}
+	return file_hopctl_v1_graph_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *SymExpr) GetKind() SymKind {
@@ -1171,7 +1500,7 @@ type Dim struct {
 
 func (x *Dim) Reset() {
 	*x = Dim{}
-	mi := &file_hopctl_v1_graph_proto_msgTypes[13]
+	mi := &file_hopctl_v1_graph_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1183,7 +1512,7 @@ func (x *Dim) String() string {
 func (*Dim) ProtoMessage() {}
 
 func (x *Dim) ProtoReflect() protoreflect.Message {
-	mi := &file_hopctl_v1_graph_proto_msgTypes[13]
+	mi := &file_hopctl_v1_graph_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1196,7 +1525,7 @@ func (x *Dim) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Dim.ProtoReflect.Descriptor instead.
 func (*Dim) Descriptor() ([]byte, []int) {
-	return file_hopctl_v1_graph_proto_rawDescGZIP(), []int{13}
+	return file_hopctl_v1_graph_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *Dim) GetKind() isDim_Kind {
@@ -1254,7 +1583,7 @@ type QParams struct {
 
 func (x *QParams) Reset() {
 	*x = QParams{}
-	mi := &file_hopctl_v1_graph_proto_msgTypes[14]
+	mi := &file_hopctl_v1_graph_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1266,7 +1595,7 @@ func (x *QParams) String() string {
 func (*QParams) ProtoMessage() {}
 
 func (x *QParams) ProtoReflect() protoreflect.Message {
-	mi := &file_hopctl_v1_graph_proto_msgTypes[14]
+	mi := &file_hopctl_v1_graph_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1279,7 +1608,7 @@ func (x *QParams) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use QParams.ProtoReflect.Descriptor instead.
 func (*QParams) Descriptor() ([]byte, []int) {
-	return file_hopctl_v1_graph_proto_rawDescGZIP(), []int{14}
+	return file_hopctl_v1_graph_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *QParams) GetQscheme() string {
@@ -1346,7 +1675,7 @@ type TensorMeta struct {
 
 func (x *TensorMeta) Reset() {
 	*x = TensorMeta{}
-	mi := &file_hopctl_v1_graph_proto_msgTypes[15]
+	mi := &file_hopctl_v1_graph_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1358,7 +1687,7 @@ func (x *TensorMeta) String() string {
 func (*TensorMeta) ProtoMessage() {}
 
 func (x *TensorMeta) ProtoReflect() protoreflect.Message {
-	mi := &file_hopctl_v1_graph_proto_msgTypes[15]
+	mi := &file_hopctl_v1_graph_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1371,7 +1700,7 @@ func (x *TensorMeta) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TensorMeta.ProtoReflect.Descriptor instead.
 func (*TensorMeta) Descriptor() ([]byte, []int) {
-	return file_hopctl_v1_graph_proto_rawDescGZIP(), []int{15}
+	return file_hopctl_v1_graph_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *TensorMeta) GetShape() []*Dim {
@@ -1460,7 +1789,7 @@ type ValueList struct {
 
 func (x *ValueList) Reset() {
 	*x = ValueList{}
-	mi := &file_hopctl_v1_graph_proto_msgTypes[16]
+	mi := &file_hopctl_v1_graph_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1472,7 +1801,7 @@ func (x *ValueList) String() string {
 func (*ValueList) ProtoMessage() {}
 
 func (x *ValueList) ProtoReflect() protoreflect.Message {
-	mi := &file_hopctl_v1_graph_proto_msgTypes[16]
+	mi := &file_hopctl_v1_graph_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1485,7 +1814,7 @@ func (x *ValueList) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ValueList.ProtoReflect.Descriptor instead.
 func (*ValueList) Descriptor() ([]byte, []int) {
-	return file_hopctl_v1_graph_proto_rawDescGZIP(), []int{16}
+	return file_hopctl_v1_graph_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *ValueList) GetItems() []*Value {
@@ -1516,7 +1845,7 @@ type Value struct {
 
 func (x *Value) Reset() {
 	*x = Value{}
-	mi := &file_hopctl_v1_graph_proto_msgTypes[17]
+	mi := &file_hopctl_v1_graph_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1528,7 +1857,7 @@ func (x *Value) String() string {
 func (*Value) ProtoMessage() {}
 
 func (x *Value) ProtoReflect() protoreflect.Message {
-	mi := &file_hopctl_v1_graph_proto_msgTypes[17]
+	mi := &file_hopctl_v1_graph_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1541,7 +1870,7 @@ func (x *Value) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Value.ProtoReflect.Descriptor instead.
 func (*Value) Descriptor() ([]byte, []int) {
-	return file_hopctl_v1_graph_proto_rawDescGZIP(), []int{17}
+	return file_hopctl_v1_graph_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *Value) GetKind() isValue_Kind {
@@ -1703,7 +2032,7 @@ type ModuleStackEntry struct {
 
 func (x *ModuleStackEntry) Reset() {
 	*x = ModuleStackEntry{}
-	mi := &file_hopctl_v1_graph_proto_msgTypes[18]
+	mi := &file_hopctl_v1_graph_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1715,7 +2044,7 @@ func (x *ModuleStackEntry) String() string {
 func (*ModuleStackEntry) ProtoMessage() {}
 
 func (x *ModuleStackEntry) ProtoReflect() protoreflect.Message {
-	mi := &file_hopctl_v1_graph_proto_msgTypes[18]
+	mi := &file_hopctl_v1_graph_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1728,7 +2057,7 @@ func (x *ModuleStackEntry) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ModuleStackEntry.ProtoReflect.Descriptor instead.
 func (*ModuleStackEntry) Descriptor() ([]byte, []int) {
-	return file_hopctl_v1_graph_proto_rawDescGZIP(), []int{18}
+	return file_hopctl_v1_graph_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *ModuleStackEntry) GetKey() string {
@@ -1768,7 +2097,7 @@ type NodeMeta struct {
 
 func (x *NodeMeta) Reset() {
 	*x = NodeMeta{}
-	mi := &file_hopctl_v1_graph_proto_msgTypes[19]
+	mi := &file_hopctl_v1_graph_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1780,7 +2109,7 @@ func (x *NodeMeta) String() string {
 func (*NodeMeta) ProtoMessage() {}
 
 func (x *NodeMeta) ProtoReflect() protoreflect.Message {
-	mi := &file_hopctl_v1_graph_proto_msgTypes[19]
+	mi := &file_hopctl_v1_graph_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1793,7 +2122,7 @@ func (x *NodeMeta) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use NodeMeta.ProtoReflect.Descriptor instead.
 func (*NodeMeta) Descriptor() ([]byte, []int) {
-	return file_hopctl_v1_graph_proto_rawDescGZIP(), []int{19}
+	return file_hopctl_v1_graph_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *NodeMeta) GetStackTrace() string {
@@ -1850,7 +2179,7 @@ type Attribute struct {
 
 func (x *Attribute) Reset() {
 	*x = Attribute{}
-	mi := &file_hopctl_v1_graph_proto_msgTypes[20]
+	mi := &file_hopctl_v1_graph_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1862,7 +2191,7 @@ func (x *Attribute) String() string {
 func (*Attribute) ProtoMessage() {}
 
 func (x *Attribute) ProtoReflect() protoreflect.Message {
-	mi := &file_hopctl_v1_graph_proto_msgTypes[20]
+	mi := &file_hopctl_v1_graph_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1875,7 +2204,7 @@ func (x *Attribute) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Attribute.ProtoReflect.Descriptor instead.
 func (*Attribute) Descriptor() ([]byte, []int) {
-	return file_hopctl_v1_graph_proto_rawDescGZIP(), []int{20}
+	return file_hopctl_v1_graph_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *Attribute) GetQualifiedName() string {
@@ -1911,7 +2240,7 @@ type OpSchema struct {
 
 func (x *OpSchema) Reset() {
 	*x = OpSchema{}
-	mi := &file_hopctl_v1_graph_proto_msgTypes[21]
+	mi := &file_hopctl_v1_graph_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1923,7 +2252,7 @@ func (x *OpSchema) String() string {
 func (*OpSchema) ProtoMessage() {}
 
 func (x *OpSchema) ProtoReflect() protoreflect.Message {
-	mi := &file_hopctl_v1_graph_proto_msgTypes[21]
+	mi := &file_hopctl_v1_graph_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1936,7 +2265,7 @@ func (x *OpSchema) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use OpSchema.ProtoReflect.Descriptor instead.
 func (*OpSchema) Descriptor() ([]byte, []int) {
-	return file_hopctl_v1_graph_proto_rawDescGZIP(), []int{21}
+	return file_hopctl_v1_graph_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *OpSchema) GetName() string {
@@ -1960,7 +2289,7 @@ const file_hopctl_v1_graph_proto_rawDesc = "" +
 	"\x15hopctl/v1/graph.proto\x12\thopctl.v1\";\n" +
 	"\rFormatVersion\x12\x14\n" +
 	"\x05major\x18\x01 \x01(\rR\x05major\x12\x14\n" +
-	"\x05minor\x18\x02 \x01(\rR\x05minor\"\x84\x03\n" +
+	"\x05minor\x18\x02 \x01(\rR\x05minor\"\xbd\x03\n" +
 	"\x04File\x12?\n" +
 	"\x0eformat_version\x18\x01 \x01(\v2\x18.hopctl.v1.FormatVersionR\rformatVersion\x12\x1a\n" +
 	"\bproducer\x18\x02 \x01(\tR\bproducer\x12#\n" +
@@ -1973,7 +2302,23 @@ const file_hopctl_v1_graph_proto_rawDesc = "" +
 	"attributes\x18\x06 \x03(\v2\x14.hopctl.v1.AttributeR\n" +
 	"attributes\x12-\n" +
 	"\aschemas\x18\a \x03(\v2\x13.hopctl.v1.OpSchemaR\aschemas\x127\n" +
-	"\vannotations\x18\b \x03(\v2\x15.hopctl.v1.AnnotationR\vannotations\"Z\n" +
+	"\vannotations\x18\b \x03(\v2\x15.hopctl.v1.AnnotationR\vannotations\x127\n" +
+	"\tsignature\x18\x14 \x01(\v2\x19.hopctl.v1.GraphSignatureR\tsignature\"o\n" +
+	"\x0eGraphSignature\x12,\n" +
+	"\x06inputs\x18\x01 \x03(\v2\x14.hopctl.v1.InputSpecR\x06inputs\x12/\n" +
+	"\aoutputs\x18\x02 \x03(\v2\x15.hopctl.v1.OutputSpecR\aoutputs\"\x81\x01\n" +
+	"\tInputSpec\x12(\n" +
+	"\x04kind\x18\x01 \x01(\x0e2\x14.hopctl.v1.InputKindR\x04kind\x12\x12\n" +
+	"\x04name\x18\x02 \x01(\tR\x04name\x12\x16\n" +
+	"\x06target\x18\x03 \x01(\tR\x06target\x12\x1e\n" +
+	"\n" +
+	"persistent\x18\x04 \x01(\bR\n" +
+	"persistent\"c\n" +
+	"\n" +
+	"OutputSpec\x12)\n" +
+	"\x04kind\x18\x01 \x01(\x0e2\x15.hopctl.v1.OutputKindR\x04kind\x12\x12\n" +
+	"\x04name\x18\x02 \x01(\tR\x04name\x12\x16\n" +
+	"\x06target\x18\x03 \x01(\tR\x06target\"Z\n" +
 	"\tSubmodule\x12%\n" +
 	"\x0equalified_name\x18\x01 \x01(\tR\rqualifiedName\x12&\n" +
 	"\x05graph\x18\x02 \x01(\v2\x10.hopctl.v1.GraphR\x05graph\"4\n" +
@@ -2088,7 +2433,26 @@ const file_hopctl_v1_graph_proto_rawDesc = "" +
 	"\x04data\x18\x03 \x01(\fR\x04data\"6\n" +
 	"\bOpSchema\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x16\n" +
-	"\x06schema\x18\x02 \x01(\tR\x06schema*\x81\x01\n" +
+	"\x06schema\x18\x02 \x01(\tR\x06schema*\xc4\x01\n" +
+	"\tInputKind\x12\x1a\n" +
+	"\x16INPUT_KIND_UNSPECIFIED\x10\x00\x12\x19\n" +
+	"\x15INPUT_KIND_USER_INPUT\x10\x01\x12\x18\n" +
+	"\x14INPUT_KIND_PARAMETER\x10\x02\x12\x15\n" +
+	"\x11INPUT_KIND_BUFFER\x10\x03\x12\x1e\n" +
+	"\x1aINPUT_KIND_CONSTANT_TENSOR\x10\x04\x12\x19\n" +
+	"\x15INPUT_KIND_CUSTOM_OBJ\x10\x05\x12\x14\n" +
+	"\x10INPUT_KIND_TOKEN\x10\x06*\xb3\x02\n" +
+	"\n" +
+	"OutputKind\x12\x1b\n" +
+	"\x17OUTPUT_KIND_UNSPECIFIED\x10\x00\x12\x1b\n" +
+	"\x17OUTPUT_KIND_USER_OUTPUT\x10\x01\x12\x1b\n" +
+	"\x17OUTPUT_KIND_LOSS_OUTPUT\x10\x02\x12\x1f\n" +
+	"\x1bOUTPUT_KIND_BUFFER_MUTATION\x10\x03\x12\"\n" +
+	"\x1eOUTPUT_KIND_PARAMETER_MUTATION\x10\x04\x12%\n" +
+	"!OUTPUT_KIND_GRADIENT_TO_PARAMETER\x10\x05\x12&\n" +
+	"\"OUTPUT_KIND_GRADIENT_TO_USER_INPUT\x10\x06\x12#\n" +
+	"\x1fOUTPUT_KIND_USER_INPUT_MUTATION\x10\a\x12\x15\n" +
+	"\x11OUTPUT_KIND_TOKEN\x10\b*\x81\x01\n" +
 	"\x06OpKind\x12\x17\n" +
 	"\x13OP_KIND_UNSPECIFIED\x10\x00\x12\x0f\n" +
 	"\vPLACEHOLDER\x10\x01\x12\f\n" +
@@ -2116,77 +2480,87 @@ func file_hopctl_v1_graph_proto_rawDescGZIP() []byte {
 	return file_hopctl_v1_graph_proto_rawDescData
 }
 
-var file_hopctl_v1_graph_proto_enumTypes = make([]protoimpl.EnumInfo, 2)
-var file_hopctl_v1_graph_proto_msgTypes = make([]protoimpl.MessageInfo, 22)
+var file_hopctl_v1_graph_proto_enumTypes = make([]protoimpl.EnumInfo, 4)
+var file_hopctl_v1_graph_proto_msgTypes = make([]protoimpl.MessageInfo, 25)
 var file_hopctl_v1_graph_proto_goTypes = []any{
-	(OpKind)(0),              // 0: hopctl.v1.OpKind
-	(SymKind)(0),             // 1: hopctl.v1.SymKind
-	(*FormatVersion)(nil),    // 2: hopctl.v1.FormatVersion
-	(*File)(nil),             // 3: hopctl.v1.File
-	(*Submodule)(nil),        // 4: hopctl.v1.Submodule
-	(*Annotation)(nil),       // 5: hopctl.v1.Annotation
-	(*Graph)(nil),            // 6: hopctl.v1.Graph
-	(*Node)(nil),             // 7: hopctl.v1.Node
-	(*Kwarg)(nil),            // 8: hopctl.v1.Kwarg
-	(*Empty)(nil),            // 9: hopctl.v1.Empty
-	(*ArgList)(nil),          // 10: hopctl.v1.ArgList
-	(*ArgDict)(nil),          // 11: hopctl.v1.ArgDict
-	(*Arg)(nil),              // 12: hopctl.v1.Arg
-	(*Complex)(nil),          // 13: hopctl.v1.Complex
-	(*SymExpr)(nil),          // 14: hopctl.v1.SymExpr
-	(*Dim)(nil),              // 15: hopctl.v1.Dim
-	(*QParams)(nil),          // 16: hopctl.v1.QParams
-	(*TensorMeta)(nil),       // 17: hopctl.v1.TensorMeta
-	(*ValueList)(nil),        // 18: hopctl.v1.ValueList
-	(*Value)(nil),            // 19: hopctl.v1.Value
-	(*ModuleStackEntry)(nil), // 20: hopctl.v1.ModuleStackEntry
-	(*NodeMeta)(nil),         // 21: hopctl.v1.NodeMeta
-	(*Attribute)(nil),        // 22: hopctl.v1.Attribute
-	(*OpSchema)(nil),         // 23: hopctl.v1.OpSchema
+	(InputKind)(0),           // 0: hopctl.v1.InputKind
+	(OutputKind)(0),          // 1: hopctl.v1.OutputKind
+	(OpKind)(0),              // 2: hopctl.v1.OpKind
+	(SymKind)(0),             // 3: hopctl.v1.SymKind
+	(*FormatVersion)(nil),    // 4: hopctl.v1.FormatVersion
+	(*File)(nil),             // 5: hopctl.v1.File
+	(*GraphSignature)(nil),   // 6: hopctl.v1.GraphSignature
+	(*InputSpec)(nil),        // 7: hopctl.v1.InputSpec
+	(*OutputSpec)(nil),       // 8: hopctl.v1.OutputSpec
+	(*Submodule)(nil),        // 9: hopctl.v1.Submodule
+	(*Annotation)(nil),       // 10: hopctl.v1.Annotation
+	(*Graph)(nil),            // 11: hopctl.v1.Graph
+	(*Node)(nil),             // 12: hopctl.v1.Node
+	(*Kwarg)(nil),            // 13: hopctl.v1.Kwarg
+	(*Empty)(nil),            // 14: hopctl.v1.Empty
+	(*ArgList)(nil),          // 15: hopctl.v1.ArgList
+	(*ArgDict)(nil),          // 16: hopctl.v1.ArgDict
+	(*Arg)(nil),              // 17: hopctl.v1.Arg
+	(*Complex)(nil),          // 18: hopctl.v1.Complex
+	(*SymExpr)(nil),          // 19: hopctl.v1.SymExpr
+	(*Dim)(nil),              // 20: hopctl.v1.Dim
+	(*QParams)(nil),          // 21: hopctl.v1.QParams
+	(*TensorMeta)(nil),       // 22: hopctl.v1.TensorMeta
+	(*ValueList)(nil),        // 23: hopctl.v1.ValueList
+	(*Value)(nil),            // 24: hopctl.v1.Value
+	(*ModuleStackEntry)(nil), // 25: hopctl.v1.ModuleStackEntry
+	(*NodeMeta)(nil),         // 26: hopctl.v1.NodeMeta
+	(*Attribute)(nil),        // 27: hopctl.v1.Attribute
+	(*OpSchema)(nil),         // 28: hopctl.v1.OpSchema
 }
 var file_hopctl_v1_graph_proto_depIdxs = []int32{
-	2,  // 0: hopctl.v1.File.format_version:type_name -> hopctl.v1.FormatVersion
-	6,  // 1: hopctl.v1.File.graph:type_name -> hopctl.v1.Graph
-	4,  // 2: hopctl.v1.File.submodules:type_name -> hopctl.v1.Submodule
-	22, // 3: hopctl.v1.File.attributes:type_name -> hopctl.v1.Attribute
-	23, // 4: hopctl.v1.File.schemas:type_name -> hopctl.v1.OpSchema
-	5,  // 5: hopctl.v1.File.annotations:type_name -> hopctl.v1.Annotation
-	6,  // 6: hopctl.v1.Submodule.graph:type_name -> hopctl.v1.Graph
-	7,  // 7: hopctl.v1.Graph.nodes:type_name -> hopctl.v1.Node
-	0,  // 8: hopctl.v1.Node.op:type_name -> hopctl.v1.OpKind
-	12, // 9: hopctl.v1.Node.args:type_name -> hopctl.v1.Arg
-	8,  // 10: hopctl.v1.Node.kwargs:type_name -> hopctl.v1.Kwarg
-	19, // 11: hopctl.v1.Node.val:type_name -> hopctl.v1.Value
-	21, // 12: hopctl.v1.Node.meta:type_name -> hopctl.v1.NodeMeta
-	12, // 13: hopctl.v1.Kwarg.value:type_name -> hopctl.v1.Arg
-	12, // 14: hopctl.v1.ArgList.items:type_name -> hopctl.v1.Arg
-	8,  // 15: hopctl.v1.ArgDict.entries:type_name -> hopctl.v1.Kwarg
-	9,  // 16: hopctl.v1.Arg.none:type_name -> hopctl.v1.Empty
-	10, // 17: hopctl.v1.Arg.list:type_name -> hopctl.v1.ArgList
-	10, // 18: hopctl.v1.Arg.tuple:type_name -> hopctl.v1.ArgList
-	14, // 19: hopctl.v1.Arg.sym:type_name -> hopctl.v1.SymExpr
-	11, // 20: hopctl.v1.Arg.dict:type_name -> hopctl.v1.ArgDict
-	13, // 21: hopctl.v1.Arg.complex:type_name -> hopctl.v1.Complex
-	1,  // 22: hopctl.v1.SymExpr.kind:type_name -> hopctl.v1.SymKind
-	15, // 23: hopctl.v1.TensorMeta.shape:type_name -> hopctl.v1.Dim
-	15, // 24: hopctl.v1.TensorMeta.stride:type_name -> hopctl.v1.Dim
-	15, // 25: hopctl.v1.TensorMeta.storage_offset:type_name -> hopctl.v1.Dim
-	16, // 26: hopctl.v1.TensorMeta.qparams:type_name -> hopctl.v1.QParams
-	19, // 27: hopctl.v1.ValueList.items:type_name -> hopctl.v1.Value
-	17, // 28: hopctl.v1.Value.tensor:type_name -> hopctl.v1.TensorMeta
-	14, // 29: hopctl.v1.Value.sym:type_name -> hopctl.v1.SymExpr
-	18, // 30: hopctl.v1.Value.list:type_name -> hopctl.v1.ValueList
-	18, // 31: hopctl.v1.Value.tuple:type_name -> hopctl.v1.ValueList
-	9,  // 32: hopctl.v1.Value.none:type_name -> hopctl.v1.Empty
-	20, // 33: hopctl.v1.NodeMeta.nn_module_stack:type_name -> hopctl.v1.ModuleStackEntry
-	20, // 34: hopctl.v1.NodeMeta.source_fn_stack:type_name -> hopctl.v1.ModuleStackEntry
-	5,  // 35: hopctl.v1.NodeMeta.extra:type_name -> hopctl.v1.Annotation
-	17, // 36: hopctl.v1.Attribute.meta:type_name -> hopctl.v1.TensorMeta
-	37, // [37:37] is the sub-list for method output_type
-	37, // [37:37] is the sub-list for method input_type
-	37, // [37:37] is the sub-list for extension type_name
-	37, // [37:37] is the sub-list for extension extendee
-	0,  // [0:37] is the sub-list for field type_name
+	4,  // 0: hopctl.v1.File.format_version:type_name -> hopctl.v1.FormatVersion
+	11, // 1: hopctl.v1.File.graph:type_name -> hopctl.v1.Graph
+	9,  // 2: hopctl.v1.File.submodules:type_name -> hopctl.v1.Submodule
+	27, // 3: hopctl.v1.File.attributes:type_name -> hopctl.v1.Attribute
+	28, // 4: hopctl.v1.File.schemas:type_name -> hopctl.v1.OpSchema
+	10, // 5: hopctl.v1.File.annotations:type_name -> hopctl.v1.Annotation
+	6,  // 6: hopctl.v1.File.signature:type_name -> hopctl.v1.GraphSignature
+	7,  // 7: hopctl.v1.GraphSignature.inputs:type_name -> hopctl.v1.InputSpec
+	8,  // 8: hopctl.v1.GraphSignature.outputs:type_name -> hopctl.v1.OutputSpec
+	0,  // 9: hopctl.v1.InputSpec.kind:type_name -> hopctl.v1.InputKind
+	1,  // 10: hopctl.v1.OutputSpec.kind:type_name -> hopctl.v1.OutputKind
+	11, // 11: hopctl.v1.Submodule.graph:type_name -> hopctl.v1.Graph
+	12, // 12: hopctl.v1.Graph.nodes:type_name -> hopctl.v1.Node
+	2,  // 13: hopctl.v1.Node.op:type_name -> hopctl.v1.OpKind
+	17, // 14: hopctl.v1.Node.args:type_name -> hopctl.v1.Arg
+	13, // 15: hopctl.v1.Node.kwargs:type_name -> hopctl.v1.Kwarg
+	24, // 16: hopctl.v1.Node.val:type_name -> hopctl.v1.Value
+	26, // 17: hopctl.v1.Node.meta:type_name -> hopctl.v1.NodeMeta
+	17, // 18: hopctl.v1.Kwarg.value:type_name -> hopctl.v1.Arg
+	17, // 19: hopctl.v1.ArgList.items:type_name -> hopctl.v1.Arg
+	13, // 20: hopctl.v1.ArgDict.entries:type_name -> hopctl.v1.Kwarg
+	14, // 21: hopctl.v1.Arg.none:type_name -> hopctl.v1.Empty
+	15, // 22: hopctl.v1.Arg.list:type_name -> hopctl.v1.ArgList
+	15, // 23: hopctl.v1.Arg.tuple:type_name -> hopctl.v1.ArgList
+	19, // 24: hopctl.v1.Arg.sym:type_name -> hopctl.v1.SymExpr
+	16, // 25: hopctl.v1.Arg.dict:type_name -> hopctl.v1.ArgDict
+	18, // 26: hopctl.v1.Arg.complex:type_name -> hopctl.v1.Complex
+	3,  // 27: hopctl.v1.SymExpr.kind:type_name -> hopctl.v1.SymKind
+	20, // 28: hopctl.v1.TensorMeta.shape:type_name -> hopctl.v1.Dim
+	20, // 29: hopctl.v1.TensorMeta.stride:type_name -> hopctl.v1.Dim
+	20, // 30: hopctl.v1.TensorMeta.storage_offset:type_name -> hopctl.v1.Dim
+	21, // 31: hopctl.v1.TensorMeta.qparams:type_name -> hopctl.v1.QParams
+	24, // 32: hopctl.v1.ValueList.items:type_name -> hopctl.v1.Value
+	22, // 33: hopctl.v1.Value.tensor:type_name -> hopctl.v1.TensorMeta
+	19, // 34: hopctl.v1.Value.sym:type_name -> hopctl.v1.SymExpr
+	23, // 35: hopctl.v1.Value.list:type_name -> hopctl.v1.ValueList
+	23, // 36: hopctl.v1.Value.tuple:type_name -> hopctl.v1.ValueList
+	14, // 37: hopctl.v1.Value.none:type_name -> hopctl.v1.Empty
+	25, // 38: hopctl.v1.NodeMeta.nn_module_stack:type_name -> hopctl.v1.ModuleStackEntry
+	25, // 39: hopctl.v1.NodeMeta.source_fn_stack:type_name -> hopctl.v1.ModuleStackEntry
+	10, // 40: hopctl.v1.NodeMeta.extra:type_name -> hopctl.v1.Annotation
+	22, // 41: hopctl.v1.Attribute.meta:type_name -> hopctl.v1.TensorMeta
+	42, // [42:42] is the sub-list for method output_type
+	42, // [42:42] is the sub-list for method input_type
+	42, // [42:42] is the sub-list for extension type_name
+	42, // [42:42] is the sub-list for extension extendee
+	0,  // [0:42] is the sub-list for field type_name
 }
 
 func init() { file_hopctl_v1_graph_proto_init() }
@@ -2194,7 +2568,7 @@ func file_hopctl_v1_graph_proto_init() {
 	if File_hopctl_v1_graph_proto != nil {
 		return
 	}
-	file_hopctl_v1_graph_proto_msgTypes[10].OneofWrappers = []any{
+	file_hopctl_v1_graph_proto_msgTypes[13].OneofWrappers = []any{
 		(*Arg_Node)(nil),
 		(*Arg_Int)(nil),
 		(*Arg_Float)(nil),
@@ -2212,13 +2586,13 @@ func file_hopctl_v1_graph_proto_init() {
 		(*Arg_Dict)(nil),
 		(*Arg_Complex)(nil),
 	}
-	file_hopctl_v1_graph_proto_msgTypes[12].OneofWrappers = []any{}
-	file_hopctl_v1_graph_proto_msgTypes[13].OneofWrappers = []any{
+	file_hopctl_v1_graph_proto_msgTypes[15].OneofWrappers = []any{}
+	file_hopctl_v1_graph_proto_msgTypes[16].OneofWrappers = []any{
 		(*Dim_Value)(nil),
 		(*Dim_Expr)(nil),
 	}
-	file_hopctl_v1_graph_proto_msgTypes[15].OneofWrappers = []any{}
-	file_hopctl_v1_graph_proto_msgTypes[17].OneofWrappers = []any{
+	file_hopctl_v1_graph_proto_msgTypes[18].OneofWrappers = []any{}
+	file_hopctl_v1_graph_proto_msgTypes[20].OneofWrappers = []any{
 		(*Value_Tensor)(nil),
 		(*Value_Sym)(nil),
 		(*Value_List)(nil),
@@ -2229,14 +2603,14 @@ func file_hopctl_v1_graph_proto_init() {
 		(*Value_Bool)(nil),
 		(*Value_Opaque)(nil),
 	}
-	file_hopctl_v1_graph_proto_msgTypes[19].OneofWrappers = []any{}
+	file_hopctl_v1_graph_proto_msgTypes[22].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_hopctl_v1_graph_proto_rawDesc), len(file_hopctl_v1_graph_proto_rawDesc)),
-			NumEnums:      2,
-			NumMessages:   22,
+			NumEnums:      4,
+			NumMessages:   25,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

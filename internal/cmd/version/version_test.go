@@ -2,12 +2,14 @@ package version
 
 import (
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 
 	"github.com/hopctl/hopctl/internal/build"
 	"github.com/hopctl/hopctl/internal/cmdutil"
 	"github.com/hopctl/hopctl/internal/iostreams"
+	"github.com/hopctl/hopctl/pkg/ir"
 )
 
 func TestVersionRun(t *testing.T) {
@@ -19,7 +21,7 @@ func TestVersionRun(t *testing.T) {
 	if err := versionRun(&Options{IO: ios, Format: "text"}); err != nil {
 		t.Fatal(err)
 	}
-	if !strings.HasPrefix(out.String(), "hopctl 9.8.7\ngraph format 1.0\ngo") {
+	if want := fmt.Sprintf("hopctl 9.8.7\ngraph format %d.%d\ngo", ir.FormatMajor, ir.FormatMinor); !strings.HasPrefix(out.String(), want) {
 		t.Errorf("text output %q", out)
 	}
 	out.Reset()

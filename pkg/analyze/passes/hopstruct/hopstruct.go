@@ -29,10 +29,10 @@ package hopstruct
 
 import (
 	"fmt"
-	"strings"
 
 	"github.com/hopctl/hopctl/pkg/analyze"
 	"github.com/hopctl/hopctl/pkg/analyze/metadiff"
+	"github.com/hopctl/hopctl/pkg/hop"
 	"github.com/hopctl/hopctl/pkg/ir"
 )
 
@@ -43,18 +43,30 @@ const RuleStructure = "hop-structure"
 var Analyzer = &analyze.Analyzer{
 	Name: "hopstruct",
 	Doc:  "HOP call sites whose subgraphs break PyTorch's structural checks (cond branch outputs, while_loop's cond_fn)",
-	Run:  run,
+	Rules: []analyze.Rule{
+		{ID: RuleStructure, Name: "HopSubgraphStructure", Severity: analyze.Error, Category: "hop",
+			Short: "HOP subgraphs that break PyTorch's structural checks",
+			Doc: "cond branches that return different numbers of outputs (trace_cond), or outputs that cannot be merged because they differ in " +
+				"dtype, device, layout, rank or storage offset (_merge_output; different sizes and strides are merged, not flagged); a while_loop " +
+				"cond_fn that does not return one boolean scalar tensor (_validate_cond_output). PyTorch refuses such programs when it traces them.",
+			Example: `~~~python
+torch.cond(pred, lambda x: x.sin(), lambda x: x.cos().long(), (x,))   # float32 vs int64 outputs
+~~~
+Fix: make both branches return the same number of tensors with the same dtype, device and rank; make cond_fn return a bool scalar.`},
+	},
+	Run: run,
 }
 
 func run(pass *analyze.Pass) (any, error) {
 	g := pass.Graph
 	for i := range g.Nodes {
 		n := &g.Nodes[i]
-		if n.Op != ir.OpCallFunction || !analyze.IsHOP(n.Target) {
+		h, ok := hop.Lookup(pass.Schemas, n)
+		if !ok {
 			continue
 		}
-		var check func(*analyze.Pass, *ir.Node, *analyze.HOPCall) string
-		switch strings.TrimPrefix(n.Target, "higher_order.") {
+		var check func(*analyze.Pass, *ir.Node, *hop.Call) string
+		switch h.Name {
 		case "cond":
 			check = checkCond
 		case "while_loop", "while_loop_stack_output":
@@ -77,28 +89,26 @@ func run(pass *analyze.Pass) (any, error) {
 	return nil, nil
 }
 
-func subgraphOf(pass *analyze.Pass, call *analyze.HOPCall, role string) *ir.Graph {
-	for _, sc := range call.Subgraphs {
-		if sc.Role == role {
-			return pass.Subgraph(sc.Graph)
-		}
+func subgraphOf(pass *analyze.Pass, call *hop.Call, role string) *ir.Graph {
+	if sc := call.Subgraph(role); sc != nil {
+		return pass.Subgraph(sc.Graph)
 	}
 	return nil
 }
 
 // checkCond is trace_cond's output count check and _merge_output's
 // check_tensor_meta_match, pair by pair, in PyTorch's order (count first).
-func checkCond(pass *analyze.Pass, n *ir.Node, call *analyze.HOPCall) string {
+func checkCond(pass *analyze.Pass, n *ir.Node, call *hop.Call) string {
 	t, f := subgraphOf(pass, call, "true_fn"), subgraphOf(pass, call, "false_fn")
 	if t == nil || f == nil {
 		return ""
 	}
-	tl, _ := analyze.Outputs(t)
-	fl, _ := analyze.Outputs(f)
+	tl, _ := t.Outputs()
+	fl, _ := f.Outputs()
 	if len(tl) != len(fl) {
 		return fmt.Sprintf("Expected to return same number of outputs but got:\n  true branch returns %d item(s)\n  false branch returns %d item(s)", len(tl), len(fl))
 	}
-	tv, fv := analyze.ArgValues(t, tl), analyze.ArgValues(f, fl)
+	tv, fv := analyze.LeafValues(t, tl), analyze.LeafValues(f, fl)
 	for k := range tv {
 		a, b := tensorOf(tv[k]), tensorOf(fv[k])
 		if a == nil || b == nil {
@@ -161,13 +171,13 @@ func pyBool(b bool) string {
 
 // checkWhileCond is _validate_cond_output: cond_fn returns one boolean
 // scalar tensor (or a bool).
-func checkWhileCond(pass *analyze.Pass, n *ir.Node, call *analyze.HOPCall) string {
+func checkWhileCond(pass *analyze.Pass, n *ir.Node, call *hop.Call) string {
 	c := subgraphOf(pass, call, "cond_fn")
 	if c == nil {
 		return ""
 	}
-	leaves, _ := analyze.Outputs(c)
-	vals := analyze.ArgValues(c, leaves)
+	leaves, _ := c.Outputs()
+	vals := analyze.LeafValues(c, leaves)
 	if len(vals) == 1 {
 		v := vals[0]
 		if v == nil || v.Kind == ir.ValBool || v.Kind == ir.ValSym {

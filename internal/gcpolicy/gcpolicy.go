@@ -1,0 +1,111 @@
+// Package gcpolicy is hopctl's garbage-collector policy, in one place: a
+// floor under the heap size at which the collector runs (SetFloor, for
+// the hopctl process) and pauses of the collector while a large graph is
+// decoded (Pause). Both set the collector's percentage (GOGC), so both
+// live here and take the same lock.
+package gcpolicy
+
+import (
+	"os"
+	"runtime"
+	"runtime/debug"
+	"sync"
+)
+
+var state struct {
+	sync.Mutex
+	depth   int // Pause calls not yet resumed
+	percent int // the percentage in force outside pauses
+	floor   uint64
+}
+
+// Pause stops the garbage collector until the returned function is
+// called; calls nest and may overlap between goroutines, and the setting
+// in force before the first one comes back after the last (the floor's
+// adjustments made meanwhile included).
+//
+// Decoding a large graph allocates hundreds of megabytes that all stay
+// live, so collecting meanwhile frees nothing, and it costs more than its
+// own work: the collector's scans and write barriers read freshly
+// allocated memory before the decoder writes it, and each such page then
+// takes a second, copy-on-write page fault with a TLB shootdown between
+// cores. Measured on a 1M-node graph: 0.5 s of system time less.
+func Pause() (resume func()) {
+	state.Lock()
+	if state.depth == 0 {
+		state.percent = debug.SetGCPercent(-1)
+	}
+	state.depth++
+	state.Unlock()
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			state.Lock()
+			state.depth--
+			if state.depth == 0 {
+				debug.SetGCPercent(state.percent)
+			}
+			state.Unlock()
+		})
+	}
+}
+
+// defaultHeapMinimum is the heap size at which Go's collector first runs
+// with GOGC=100 (runtime.defaultHeapMinimum); GOGC scales it.
+const defaultHeapMinimum = 4 << 20
+
+// SetFloor makes the collector behave as if floor bytes of never-touched,
+// pointer-free heap were live (what a "heap ballast" does), without
+// allocating one and without the collection a ballast forces at start: a
+// run that allocates less than floor never collects, and on larger heaps
+// each collection's target is the ballast's, 2 × (live + floor).
+//
+// It raises GOGC so that the collector's first target is floor, and after
+// every collection (a finalizer, run on the finalizer goroutine) sets the
+// percentage that makes the next target 2 × (live + floor). A GOGC set in
+// the environment wins: SetFloor then does nothing, and GOGC=off still
+// disables collection.
+func SetFloor(floor uint64) {
+	if _, ok := os.LookupEnv("GOGC"); ok || floor <= defaultHeapMinimum {
+		return
+	}
+	state.Lock()
+	state.floor = floor
+	setPercentLocked(int(floor * 100 / defaultHeapMinimum))
+	state.Unlock()
+	armAfterGC()
+}
+
+// setPercentLocked sets the percentage in force outside pauses: now, or
+// when the last pause ends.
+func setPercentLocked(p int) {
+	if state.depth > 0 {
+		state.percent = p
+		return
+	}
+	debug.SetGCPercent(p)
+}
+
+// gcHook is an object that becomes unreachable at once, so its finalizer
+// runs after the next collection. It holds a pointer so that it is not
+// batched into a tiny-allocator block with other objects.
+type gcHook struct{ _ *int }
+
+func armAfterGC() {
+	runtime.SetFinalizer(&gcHook{}, func(*gcHook) { afterGC() })
+}
+
+// afterGC sets the percentage that makes the collector's next target
+// 2 × (live + floor), then waits for the next collection.
+func afterGC() {
+	state.Lock()
+	// The heap just after a collection is what it left live (plus what
+	// was allocated since). runtime/metrics would say it more exactly,
+	// but importing it costs every run 50 µs at start.
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	live := max(ms.HeapAlloc, 1<<20)
+	setPercentLocked(int(100 * (live + 2*state.floor) / live))
+	state.Unlock()
+	armAfterGC()
+}

@@ -1,0 +1,680 @@
+package pt2
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"strconv"
+)
+
+// The Go form of torch.export's serialization schema
+// (torch/_export/serde/schema.yaml, schema 8.20 as torch 2.14.1 writes
+// it). Structs decode field by field; unknown keys are ignored, as
+// torch's own decoder has done since 8.x (forward compatibility within a
+// major version). Unions are one-key objects ({"as_tensor": {...}});
+// an unknown variant is an error naming it, as in torch.
+//
+// Each struct lists every field of the newest schema this package reads;
+// completeness_test.go checks that list against schema.yaml.
+
+// exportedProgram is ExportedProgram.
+type exportedProgram struct {
+	GraphModule      *graphModule               `json:"graph_module"`
+	OpsetVersion     map[string]int64           `json:"opset_version"`
+	RangeConstraints map[string]rangeConstraint `json:"range_constraints"`
+	SchemaVersion    *schemaVersion             `json:"schema_version"`
+	Verifiers        []string                   `json:"verifiers"`
+	TorchVersion     *string                    `json:"torch_version"`
+	GuardsCode       []string                   `json:"guards_code"`
+}
+
+type schemaVersion struct {
+	Major *int64 `json:"major"`
+	Minor *int64 `json:"minor"`
+}
+
+type rangeConstraint struct {
+	MinVal *pyInt `json:"min_val"`
+	MaxVal *pyInt `json:"max_val"`
+}
+
+type graphModule struct {
+	Graph                    *graph                   `json:"graph"`
+	Signature                *graphSignature          `json:"signature"`
+	ModuleCallGraph          []moduleCallEntry        `json:"module_call_graph"`
+	Metadata                 map[string]string        `json:"metadata"`
+	TreespecNamedtupleFields map[string]namedTupleDef `json:"treespec_namedtuple_fields"`
+}
+
+type namedTupleDef struct {
+	FieldNames []string `json:"field_names"`
+}
+
+type moduleCallEntry struct {
+	FQN       string               `json:"fqn"`
+	Signature *moduleCallSignature `json:"signature"`
+}
+
+type moduleCallSignature struct {
+	Inputs          []argument `json:"inputs"`
+	Outputs         []argument `json:"outputs"`
+	InSpec          string     `json:"in_spec"`
+	OutSpec         string     `json:"out_spec"`
+	ForwardArgNames []string   `json:"forward_arg_names"`
+}
+
+type graph struct {
+	Inputs               []argument                   `json:"inputs"`
+	Outputs              []argument                   `json:"outputs"`
+	Nodes                []node                       `json:"nodes"`
+	TensorValues         map[string]tensorMeta        `json:"tensor_values"`
+	SymIntValues         map[string]symInt            `json:"sym_int_values"`
+	SymBoolValues        map[string]symBool           `json:"sym_bool_values"`
+	IsSingleTensorReturn bool                         `json:"is_single_tensor_return"`
+	CustomObjValues      map[string]customObjArgument `json:"custom_obj_values"`
+	SymFloatValues       map[string]symFloat          `json:"sym_float_values"`
+}
+
+type node struct {
+	Target                  string            `json:"target"`
+	Inputs                  []namedArgument   `json:"inputs"`
+	Outputs                 []argument        `json:"outputs"`
+	Metadata                map[string]string `json:"metadata"`
+	IsHopSingleTensorReturn *bool             `json:"is_hop_single_tensor_return"`
+	Name                    *string           `json:"name"`
+}
+
+// Argument kinds (ArgumentKind).
+const (
+	kindUnknown    = 0
+	kindPositional = 1
+	kindKeyword    = 2
+)
+
+type namedArgument struct {
+	Name string   `json:"name"`
+	Arg  argument `json:"arg"`
+	Kind *enumInt `json:"kind"`
+}
+
+type tensorMeta struct {
+	Dtype         enumInt  `json:"dtype"`
+	Sizes         []symInt `json:"sizes"`
+	RequiresGrad  bool     `json:"requires_grad"`
+	Device        device   `json:"device"`
+	Strides       []symInt `json:"strides"`
+	StorageOffset symInt   `json:"storage_offset"`
+	Layout        enumInt  `json:"layout"`
+}
+
+type device struct {
+	Type  string `json:"type"`
+	Index *pyInt `json:"index"`
+}
+
+type symExpr struct {
+	ExprStr string       `json:"expr_str"`
+	Hint    *symExprHint `json:"hint"`
+}
+
+type tensorArgument struct {
+	Name string `json:"name"`
+}
+
+type customObjArgument struct {
+	Name     string `json:"name"`
+	ClassFQN string `json:"class_fqn"`
+}
+
+type graphArgument struct {
+	Name  string `json:"name"`
+	Graph *graph `json:"graph"`
+}
+
+type complexValue struct {
+	Real pyFloat `json:"real"`
+	Imag pyFloat `json:"imag"`
+}
+
+type graphSignature struct {
+	InputSpecs  []inputSpec  `json:"input_specs"`
+	OutputSpecs []outputSpec `json:"output_specs"`
+}
+
+// Input spec payloads.
+type userInputSpec struct {
+	Arg argument `json:"arg"`
+}
+type inputToParameterSpec struct {
+	Arg           tensorArgument `json:"arg"`
+	ParameterName string         `json:"parameter_name"`
+}
+type inputToBufferSpec struct {
+	Arg        tensorArgument `json:"arg"`
+	BufferName string         `json:"buffer_name"`
+	Persistent bool           `json:"persistent"`
+}
+type inputToTensorConstantSpec struct {
+	Arg                tensorArgument `json:"arg"`
+	TensorConstantName string         `json:"tensor_constant_name"`
+}
+type inputToCustomObjSpec struct {
+	Arg           customObjArgument `json:"arg"`
+	CustomObjName string            `json:"custom_obj_name"`
+}
+type tokenSpec struct {
+	Arg tensorArgument `json:"arg"`
+}
+type inputToConstantInputSpec struct {
+	Name  string        `json:"name"`
+	Value constantValue `json:"value"`
+}
+
+// Output spec payloads.
+type userOutputSpec struct {
+	Arg argument `json:"arg"`
+}
+type lossOutputSpec struct {
+	Arg tensorArgument `json:"arg"`
+}
+type bufferMutationSpec struct {
+	Arg        tensorArgument `json:"arg"`
+	BufferName string         `json:"buffer_name"`
+}
+type parameterMutationSpec struct {
+	Arg           tensorArgument `json:"arg"`
+	ParameterName string         `json:"parameter_name"`
+}
+type gradientToParameterSpec struct {
+	Arg           tensorArgument `json:"arg"`
+	ParameterName string         `json:"parameter_name"`
+}
+type gradientToUserInputSpec struct {
+	Arg           tensorArgument `json:"arg"`
+	UserInputName string         `json:"user_input_name"`
+}
+type userInputMutationSpec struct {
+	Arg           tensorArgument `json:"arg"`
+	UserInputName string         `json:"user_input_name"`
+}
+
+// ---- unions ----
+
+// union is the decoded form of a one-key object: its tag and payload.
+type union struct {
+	Tag string
+	Raw json.RawMessage
+}
+
+func decodeUnion(data []byte, what string) (union, error) {
+	if bytes.Equal(bytes.TrimSpace(data), []byte("null")) {
+		return union{}, fmt.Errorf("%s is null", what)
+	}
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(data, &m); err != nil {
+		return union{}, fmt.Errorf("%s: %w", what, err)
+	}
+	if len(m) != 1 {
+		keys := make([]string, 0, len(m))
+		for k := range m {
+			keys = append(keys, k)
+		}
+		sortStrings(keys)
+		return union{}, fmt.Errorf("%s must have exactly one key, has %d %q", what, len(m), keys)
+	}
+	for k, v := range m {
+		return union{Tag: k, Raw: v}, nil
+	}
+	panic("unreachable")
+}
+
+func unknownVariant(what, tag string) error {
+	return fmt.Errorf("unknown %s variant %q (written by a newer torch? this hopctl reads schema up to %d.%d)", what, tag, newestMajor, newestMinor)
+}
+
+// argument is Argument: Tag names the variant; the payload sits in the
+// field of that variant.
+type argument struct {
+	Tag             string
+	None            bool
+	Tensor          tensorArgument
+	Tensors         []tensorArgument
+	Int             int64
+	Ints            []int64
+	Float           pyFloat
+	Floats          []pyFloat
+	String          string
+	Strings         []string
+	SymInt          symArgument
+	SymInts         []symArgument
+	ScalarType      enumInt
+	MemoryFormat    enumInt
+	Layout          enumInt
+	Device          device
+	Bool            bool
+	Bools           []bool
+	SymBool         symArgument
+	SymBools        []symArgument
+	Graph           graphArgument
+	OptionalTensors []optionalTensorArgument
+	CustomObj       customObjArgument
+	Operator        string
+	SymFloat        symArgument
+	SymFloats       []symArgument
+	OptionalTensor  optionalTensorArgument
+	Complex         complexValue
+	IntLists        [][]int64
+	StringToArg     map[string]argument
+	NestedTensors   [][]tensorArgument
+	FloatLists      [][]pyFloat
+}
+
+// argumentVariants lists Argument's variants in schema order with where
+// each payload goes.
+var argumentVariants = []string{
+	"as_none", "as_tensor", "as_tensors", "as_int", "as_ints", "as_float", "as_floats",
+	"as_string", "as_strings", "as_sym_int", "as_sym_ints", "as_scalar_type",
+	"as_memory_format", "as_layout", "as_device", "as_bool", "as_bools", "as_sym_bool",
+	"as_sym_bools", "as_graph", "as_optional_tensors", "as_custom_obj", "as_operator",
+	"as_sym_float", "as_sym_floats", "as_optional_tensor", "as_complex", "as_int_lists",
+	"as_string_to_argument", "as_nested_tensors", "as_float_lists",
+}
+
+func (a *argument) UnmarshalJSON(data []byte) error {
+	u, err := decodeUnion(data, "Argument")
+	if err != nil {
+		return err
+	}
+	*a = argument{Tag: u.Tag}
+	var dst any
+	switch u.Tag {
+	case "as_none":
+		return decodeNone(u.Raw)
+	case "as_tensor":
+		dst = &a.Tensor
+	case "as_tensors":
+		dst = &a.Tensors
+	case "as_int":
+		dst = &a.Int
+	case "as_ints":
+		dst = &a.Ints
+	case "as_float":
+		dst = &a.Float
+	case "as_floats":
+		dst = &a.Floats
+	case "as_string":
+		dst = &a.String
+	case "as_strings":
+		dst = &a.Strings
+	case "as_sym_int":
+		dst = &a.SymInt
+	case "as_sym_ints":
+		dst = &a.SymInts
+	case "as_scalar_type":
+		dst = &a.ScalarType
+	case "as_memory_format":
+		dst = &a.MemoryFormat
+	case "as_layout":
+		dst = &a.Layout
+	case "as_device":
+		dst = &a.Device
+	case "as_bool":
+		dst = &a.Bool
+	case "as_bools":
+		dst = &a.Bools
+	case "as_sym_bool":
+		dst = &a.SymBool
+	case "as_sym_bools":
+		dst = &a.SymBools
+	case "as_graph":
+		dst = &a.Graph
+	case "as_optional_tensors":
+		dst = &a.OptionalTensors
+	case "as_custom_obj":
+		dst = &a.CustomObj
+	case "as_operator":
+		dst = &a.Operator
+	case "as_sym_float":
+		dst = &a.SymFloat
+	case "as_sym_floats":
+		dst = &a.SymFloats
+	case "as_optional_tensor":
+		dst = &a.OptionalTensor
+	case "as_complex":
+		dst = &a.Complex
+	case "as_int_lists":
+		dst = &a.IntLists
+	case "as_string_to_argument":
+		dst = &a.StringToArg
+	case "as_nested_tensors":
+		dst = &a.NestedTensors
+	case "as_float_lists":
+		dst = &a.FloatLists
+	default:
+		return unknownVariant("Argument", u.Tag)
+	}
+	if err := json.Unmarshal(u.Raw, dst); err != nil {
+		return fmt.Errorf("Argument %s: %w", u.Tag, err)
+	}
+	if u.Tag == "as_graph" && a.Graph.Graph == nil {
+		return fmt.Errorf("Argument as_graph %q has no graph", a.Graph.Name)
+	}
+	return nil
+}
+
+// decodeNone accepts as_none's payload in every schema: true (8.2+) or
+// an empty tuple [] (8.1 and older).
+func decodeNone(raw json.RawMessage) error {
+	switch string(bytes.TrimSpace(raw)) {
+	case "true", "[]", "false", "null":
+		return nil
+	}
+	return fmt.Errorf("as_none must be true or [], got %.40s", raw)
+}
+
+// optionalTensorArgument is OptionalTensorArgument.
+type optionalTensorArgument struct {
+	Tag    string // as_tensor or as_none
+	Tensor tensorArgument
+}
+
+var optionalTensorVariants = []string{"as_tensor", "as_none"}
+
+func (o *optionalTensorArgument) UnmarshalJSON(data []byte) error {
+	u, err := decodeUnion(data, "OptionalTensorArgument")
+	if err != nil {
+		return err
+	}
+	*o = optionalTensorArgument{Tag: u.Tag}
+	switch u.Tag {
+	case "as_tensor":
+		return json.Unmarshal(u.Raw, &o.Tensor)
+	case "as_none":
+		return decodeNone(u.Raw)
+	}
+	return unknownVariant("OptionalTensorArgument", u.Tag)
+}
+
+// symArgument is SymIntArgument, SymFloatArgument and SymBoolArgument:
+// as_name or a literal (as_int, as_float, as_bool).
+type symArgument struct {
+	Tag   string
+	Name  string
+	Int   int64
+	Float pyFloat
+	Bool  bool
+}
+
+var symArgumentVariants = map[string][]string{
+	"SymIntArgument":   {"as_name", "as_int"},
+	"SymFloatArgument": {"as_name", "as_float"},
+	"SymBoolArgument":  {"as_name", "as_bool"},
+}
+
+func (s *symArgument) UnmarshalJSON(data []byte) error {
+	u, err := decodeUnion(data, "SymArgument")
+	if err != nil {
+		return err
+	}
+	*s = symArgument{Tag: u.Tag}
+	switch u.Tag {
+	case "as_name":
+		return json.Unmarshal(u.Raw, &s.Name)
+	case "as_int":
+		return json.Unmarshal(u.Raw, &s.Int)
+	case "as_float":
+		return json.Unmarshal(u.Raw, &s.Float)
+	case "as_bool":
+		return json.Unmarshal(u.Raw, &s.Bool)
+	}
+	return unknownVariant("Sym*Argument", u.Tag)
+}
+
+// symValue is SymInt, SymFloat, SymBool and SymExprHint: an expression or
+// a literal.
+type symValue struct {
+	Tag   string // as_expr, as_int, as_float, as_bool
+	Expr  symExpr
+	Int   int64
+	Float pyFloat
+	Bool  bool
+}
+
+type (
+	symInt      = symValue
+	symFloat    = symValue
+	symBool     = symValue
+	symExprHint = symValue
+)
+
+var symValueVariants = map[string][]string{
+	"SymInt":      {"as_expr", "as_int"},
+	"SymFloat":    {"as_expr", "as_float"},
+	"SymBool":     {"as_expr", "as_bool"},
+	"SymExprHint": {"as_int", "as_bool", "as_float"},
+}
+
+func (s *symValue) UnmarshalJSON(data []byte) error {
+	u, err := decodeUnion(data, "SymInt/SymFloat/SymBool")
+	if err != nil {
+		return err
+	}
+	*s = symValue{Tag: u.Tag}
+	switch u.Tag {
+	case "as_expr":
+		return json.Unmarshal(u.Raw, &s.Expr)
+	case "as_int":
+		return json.Unmarshal(u.Raw, &s.Int)
+	case "as_float":
+		return json.Unmarshal(u.Raw, &s.Float)
+	case "as_bool":
+		return json.Unmarshal(u.Raw, &s.Bool)
+	}
+	return unknownVariant("SymInt/SymFloat/SymBool", u.Tag)
+}
+
+// constantValue is ConstantValue.
+type constantValue struct {
+	Tag    string
+	Int    int64
+	Float  pyFloat
+	String string
+	Bool   bool
+}
+
+var constantValueVariants = []string{"as_none", "as_int", "as_float", "as_string", "as_bool"}
+
+func (c *constantValue) UnmarshalJSON(data []byte) error {
+	u, err := decodeUnion(data, "ConstantValue")
+	if err != nil {
+		return err
+	}
+	*c = constantValue{Tag: u.Tag}
+	switch u.Tag {
+	case "as_none":
+		return decodeNone(u.Raw)
+	case "as_int":
+		return json.Unmarshal(u.Raw, &c.Int)
+	case "as_float":
+		return json.Unmarshal(u.Raw, &c.Float)
+	case "as_string":
+		return json.Unmarshal(u.Raw, &c.String)
+	case "as_bool":
+		return json.Unmarshal(u.Raw, &c.Bool)
+	}
+	return unknownVariant("ConstantValue", u.Tag)
+}
+
+// inputSpec is InputSpec.
+type inputSpec struct {
+	Tag            string
+	UserInput      userInputSpec
+	Parameter      inputToParameterSpec
+	Buffer         inputToBufferSpec
+	TensorConstant inputToTensorConstantSpec
+	CustomObj      inputToCustomObjSpec
+	Token          tokenSpec
+	ConstantInput  inputToConstantInputSpec
+}
+
+var inputSpecVariants = []string{"user_input", "parameter", "buffer", "tensor_constant", "custom_obj", "token", "constant_input"}
+
+func (s *inputSpec) UnmarshalJSON(data []byte) error {
+	u, err := decodeUnion(data, "InputSpec")
+	if err != nil {
+		return err
+	}
+	*s = inputSpec{Tag: u.Tag}
+	var dst any
+	switch u.Tag {
+	case "user_input":
+		dst = &s.UserInput
+	case "parameter":
+		dst = &s.Parameter
+	case "buffer":
+		dst = &s.Buffer
+	case "tensor_constant":
+		dst = &s.TensorConstant
+	case "custom_obj":
+		dst = &s.CustomObj
+	case "token":
+		dst = &s.Token
+	case "constant_input":
+		dst = &s.ConstantInput
+	default:
+		return unknownVariant("InputSpec", u.Tag)
+	}
+	if err := json.Unmarshal(u.Raw, dst); err != nil {
+		return fmt.Errorf("InputSpec %s: %w", u.Tag, err)
+	}
+	return nil
+}
+
+// outputSpec is OutputSpec.
+type outputSpec struct {
+	Tag                 string
+	UserOutput          userOutputSpec
+	LossOutput          lossOutputSpec
+	BufferMutation      bufferMutationSpec
+	GradientToParameter gradientToParameterSpec
+	GradientToUserInput gradientToUserInputSpec
+	UserInputMutation   userInputMutationSpec
+	Token               tokenSpec
+	ParameterMutation   parameterMutationSpec
+}
+
+var outputSpecVariants = []string{"user_output", "loss_output", "buffer_mutation", "gradient_to_parameter", "gradient_to_user_input", "user_input_mutation", "token", "parameter_mutation"}
+
+func (s *outputSpec) UnmarshalJSON(data []byte) error {
+	u, err := decodeUnion(data, "OutputSpec")
+	if err != nil {
+		return err
+	}
+	*s = outputSpec{Tag: u.Tag}
+	var dst any
+	switch u.Tag {
+	case "user_output":
+		dst = &s.UserOutput
+	case "loss_output":
+		dst = &s.LossOutput
+	case "buffer_mutation":
+		dst = &s.BufferMutation
+	case "gradient_to_parameter":
+		dst = &s.GradientToParameter
+	case "gradient_to_user_input":
+		dst = &s.GradientToUserInput
+	case "user_input_mutation":
+		dst = &s.UserInputMutation
+	case "token":
+		dst = &s.Token
+	case "parameter_mutation":
+		dst = &s.ParameterMutation
+	default:
+		return unknownVariant("OutputSpec", u.Tag)
+	}
+	if err := json.Unmarshal(u.Raw, dst); err != nil {
+		return fmt.Errorf("OutputSpec %s: %w", u.Tag, err)
+	}
+	return nil
+}
+
+// ---- scalars ----
+
+// pyFloat is a float as Python's json writes it: a number, or (2.14)
+// the strings "Infinity", "-Infinity", "NaN"; the bare tokens 2.6 wrote
+// are quoted by quoteNonFinite before decoding.
+type pyFloat float64
+
+func (f *pyFloat) UnmarshalJSON(data []byte) error {
+	s := string(bytes.TrimSpace(data))
+	switch s {
+	case `"Infinity"`, `"inf"`:
+		*f = pyFloat(math.Inf(1))
+		return nil
+	case `"-Infinity"`, `"-inf"`:
+		*f = pyFloat(math.Inf(-1))
+		return nil
+	case `"NaN"`, `"nan"`:
+		*f = pyFloat(math.NaN())
+		return nil
+	}
+	v, err := strconv.ParseFloat(s, 64)
+	if err != nil {
+		return fmt.Errorf("not a float: %.40s", s)
+	}
+	*f = pyFloat(v)
+	return nil
+}
+
+// pyInt is an int that may be written as an integral float (1.0).
+type pyInt int64
+
+func (i *pyInt) UnmarshalJSON(data []byte) error {
+	s := string(bytes.TrimSpace(data))
+	if v, err := strconv.ParseInt(s, 10, 64); err == nil {
+		*i = pyInt(v)
+		return nil
+	}
+	return fmt.Errorf("not an int: %.40s", s)
+}
+
+// enumInt is an IntEnum member: a JSON integer, or (leniently) its name.
+// Names are resolved against the enum's table by the converter.
+type enumInt struct {
+	Val  int64
+	Name string // set when written as a string
+}
+
+func (e *enumInt) UnmarshalJSON(data []byte) error {
+	s := bytes.TrimSpace(data)
+	if len(s) > 0 && s[0] == '"' {
+		return json.Unmarshal(s, &e.Name)
+	}
+	v, err := strconv.ParseInt(string(s), 10, 64)
+	if err != nil {
+		return fmt.Errorf("enum value must be an int or a name, got %.40s", s)
+	}
+	e.Val = v
+	return nil
+}
+
+// ---- version ----
+
+// Versions this package reads: major 8, every minor up to newestMinor
+// known; a newer minor is read (minors only add fields with defaults).
+const (
+	newestMajor = 8
+	newestMinor = 20
+)
+
+func sortStrings(s []string) {
+	for i := 1; i < len(s); i++ {
+		for j := i; j > 0 && s[j] < s[j-1]; j-- {
+			s[j], s[j-1] = s[j-1], s[j]
+		}
+	}
+}
+
+var errNotProgram = errors.New("not an ExportedProgram")
