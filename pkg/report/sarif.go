@@ -374,15 +374,7 @@ func (b *sarifBuilder) rel(p string) (string, bool) {
 	if b.root == "" {
 		return "", false
 	}
-	abs, err := filepath.Abs(p)
-	if err != nil {
-		return "", false
-	}
-	r, err := filepath.Rel(b.root, abs)
-	if err != nil || r == ".." || strings.HasPrefix(r, ".."+string(filepath.Separator)) {
-		return "", false
-	}
-	return filepath.ToSlash(r), true
+	return lint.RelTo(b.root, p)
 }
 
 // artifact is the artifact location of a file: relative to %SRCROOT%, with
