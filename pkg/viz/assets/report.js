@@ -574,9 +574,12 @@
     });
     const cols = [["name", "name"], ["kind", "kind"], ["shape", "shape"], ["dtype", "dtype"], ["bytes", "bytes"]];
     const head = cols.map(([k, t]) => `<th class="sortable" data-key="${k}">${t}${k === key ? (dir < 0 ? " ▼" : " ▲") : ""}</th>`).join("");
-    const body = rows.map((v) => `<tr class="clickable" data-node="${v.node}"><td>${esc(v.name)}</td><td>${esc(v.kind)}</td><td>${esc(v.shape || "")}</td><td>${esc(v.dtype || "")}</td><td class="num" data-bytes="${v.bytes}">${esc(human(v.bytes))}</td></tr>`).join("");
+    // At most MAX_ROWS rows in the DOM, in the current order.
+    const MAX_ROWS = 500;
+    const body = rows.slice(0, MAX_ROWS).map((v) => `<tr class="clickable" data-node="${v.node}"><td>${esc(v.name)}</td><td>${esc(v.kind)}</td><td>${esc(v.shape || "")}</td><td>${esc(v.dtype || "")}</td><td class="num" data-bytes="${v.bytes}">${esc(human(v.bytes))}</td></tr>`).join("");
     const el = document.getElementById("saved");
-    el.innerHTML = `<div>${j.saved.length} values, ${human(j.total_bytes)} (${esc(j.source)})</div><table id="saved-table"><tr>${head}</tr>${body}</table>`;
+    const more = rows.length > MAX_ROWS ? `<div class="empty">the first ${MAX_ROWS} of ${rows.length} in this order</div>` : "";
+    el.innerHTML = `<div>${j.saved.length} values, ${human(j.total_bytes)} (${esc(j.source)})</div><table id="saved-table"><tr>${head}</tr>${body}</table>${more}`;
     el.querySelectorAll("th.sortable").forEach((th) => th.addEventListener("click", () => {
       const k = th.dataset.key;
       renderSaved(k, k === key ? -dir : (k === "bytes" ? -1 : 1));
