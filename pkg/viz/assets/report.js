@@ -6,6 +6,9 @@
 // to the root, each with at most MaxChildren items.
 "use strict";
 (function () {
+  // Attempts to load anything (the page's policy forbids every request).
+  let cspViolations = 0;
+  document.addEventListener("securitypolicyviolation", () => { cspViolations++; });
   const DOC = JSON.parse(document.getElementById("hopctl-data").textContent);
   const canvas = document.getElementById("graph");
   const ctx = canvas.getContext("2d");
@@ -659,6 +662,9 @@
     lastLayoutMs: 0,
     showFile: (i) => { fileSel.value = i; showFile(i); },
     numFiles: () => DOC.files.length,
+    // Requests the page made or tried: resources loaded, and requests the
+    // Content-Security-Policy blocked.
+    requests: () => performance.getEntriesByType("resource").length + cspViolations,
     numFindings: () => F.src.findings.length,
     showFinding: (i) => showFinding(i),
     search: null,
