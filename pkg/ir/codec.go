@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -82,38 +83,81 @@ func SniffEncoding(data []byte) Encoding {
 // LoadFile reads a graph file in the encoding its extension names (or its
 // content suggests). It does not run Verify.
 //
-// Large files are mapped into memory rather than read (on Linux): the
-// decoder copies what it keeps into compact blocks and the mapping is
+// The file is opened once (a FIFO or a device is read as a stream, never
+// reopened) and read up to MaxInputSize bytes: a regular file larger than
+// that is refused before any of it is read, and a stream that goes on
+// past it (/dev/zero) is refused when it does.
+//
+// Large regular files are mapped into memory rather than read (on Linux):
+// the decoder copies what it keeps into compact blocks and the mapping is
 // released before LoadFile returns, so nothing in the module refers to it.
-// Small files are read into a buffer the module's strings then share.
-// (A mapped file that another process truncates while it is decoded makes
-// the process fault, as with any mapping: do not decode files being
-// rewritten in place — hopctl's own writes replace files by renaming.)
+// Small files and streams are read into a buffer the module's strings then
+// share. A mapped file that another process truncates while it is decoded
+// makes the decoding goroutines fault; they turn the fault into an error
+// (guardFaults), so the file is refused as truncated instead of the
+// process dying of SIGBUS.
 // While it decodes a large binary file the garbage collector is paused
 // (see pauseGC): nearly everything that decoder allocates is the module
 // itself (the JSON and text decoders build protobuf objects first, and
 // collect as usual).
-func LoadFile(path string) (*Module, error) {
-	if data, unmap, ok := mapFile(path); ok {
+func LoadFile(path string) (m *Module, err error) {
+	fail := func(err error) (*Module, error) {
+		return nil, &DecodeError{Loc: Location{File: path}, Err: err}
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return fail(err)
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return fail(err)
+	}
+	if st.IsDir() {
+		return fail(errors.New("is a directory, not a graph file"))
+	}
+	size := int64(-1)
+	if st.Mode().IsRegular() {
+		size = st.Size()
+	}
+	limit := MaxInputSize()
+	if size > limit {
+		return fail(&TooLargeError{Limit: limit, Size: size})
+	}
+	if data, unmap, ok := mapFile(f, size); ok {
 		defer unmap()
-		if f := formatOf(path, data); f != nil {
-			return f.Decode(data, path)
+		if afterMapHook != nil {
+			afterMapHook(path)
+		}
+		defer guardFaults(data)()
+		defer func() { // after catchFault
+			if errors.Is(err, errTruncatedWhileRead) {
+				m, err = fail(errTruncatedWhileRead)
+			}
+		}()
+		defer catchFault(data, &err)
+		if fm := formatOf(path, data); fm != nil {
+			return fm.Decode(data, path)
 		}
 		enc := encodingOf(path, data)
 		if enc == Binary {
 			defer pauseGC()()
 		}
-		return decode(data, enc, path, false)
+		return decodeMapped(data, enc, path)
 	}
-	data, err := os.ReadFile(path)
+	data, err := readInput(f, size, limit)
 	if err != nil {
-		return nil, &DecodeError{Loc: Location{File: path}, Err: err}
+		return fail(err)
 	}
-	if f := formatOf(path, data); f != nil {
-		return f.Decode(data, path)
+	if fm := formatOf(path, data); fm != nil {
+		return fm.Decode(data, path)
 	}
 	return decode(data, encodingOf(path, data), path, true)
 }
+
+// afterMapHook, when set (by tests), runs between mapping a file and
+// decoding it.
+var afterMapHook func(path string)
 
 // Format is a file format other than hopctl's own that LoadFile reads
 // (package pt2 registers torch.export's .pt2 archives and program JSON).
@@ -181,11 +225,24 @@ func Decode(data []byte, enc Encoding, file string) (*Module, error) {
 // decode is Decode; alias lets the binary decoder share string memory with
 // data, which the caller must then never modify.
 func decode(data []byte, enc Encoding, file string, alias bool) (*Module, error) {
+	return decodeIn(data, enc, file, alias, nil)
+}
+
+// decodeMapped is decode of data that is region, a mapping of the file:
+// the binary decoder's goroutines guard their reads of it (guardFaults).
+func decodeMapped(data []byte, enc Encoding, file string) (*Module, error) {
+	return decodeIn(data, enc, file, false, data)
+}
+
+func decodeIn(data []byte, enc Encoding, file string, alias bool, region []byte) (*Module, error) {
 	if len(bytes.TrimSpace(data)) == 0 {
 		return nil, &DecodeError{Loc: Location{File: file}, Err: errors.New("empty file: not a hopctl graph file")}
 	}
 	if enc == Binary {
-		m, err := decodeBinary(data, file, alias)
+		m, err := decodeBinaryIn(data, file, alias, region)
+		if errors.Is(err, errTruncatedWhileRead) {
+			return nil, &DecodeError{Loc: Location{File: file}, Err: errTruncatedWhileRead}
+		}
 		if err != nil && SniffEncoding(data) != Binary && len(data) > 0 {
 			if de, ok := err.(*DecodeError); ok && strings.HasPrefix(de.Err.Error(), "cannot decode") {
 				de.Err = fmt.Errorf("%w (the content looks like %s encoding)", de.Err, SniffEncoding(data))
@@ -269,6 +326,9 @@ func graphFromProto(name string, pg *pb.Graph, file string) (*Graph, error) {
 	for i, pn := range pg.GetNodes() {
 		n := &g.Nodes[i]
 		n.Name = pn.GetName()
+		if n.Name == "" {
+			return nil, &DecodeError{Loc: At(file, name, fmt.Sprintf("#%d", i)), Err: errNodeNoName}
+		}
 		n.Op = OpKind(pn.GetOp())
 		if pn.GetOp() < 0 || int(pn.GetOp()) >= len(opKindNames) {
 			n.Op = OpUnspecified
@@ -731,6 +791,9 @@ func SaveFile(path string, m *Module) error {
 	if enc == EncodingUnknown {
 		enc = Binary
 	}
+	if enc != Binary { // streamed: the output is not held in memory
+		return WriteFileAtomicFunc(path, func(w io.Writer) error { return EncodeTo(w, m, enc) })
+	}
 	data, err := Encode(m, enc)
 	if err != nil {
 		return fmt.Errorf("%s: encode: %w", path, err)
@@ -753,6 +816,26 @@ func WriteFileAtomic(path string, data []byte) error {
 // while writing leaves every destination untouched. A symlink destination
 // is written through; an existing file keeps its permissions.
 func WriteFilesAtomic(paths []string, datas [][]byte) error {
+	writes := make([]func(io.Writer) error, len(datas))
+	for i, data := range datas {
+		writes[i] = func(w io.Writer) error {
+			_, err := w.Write(data)
+			return err
+		}
+	}
+	return WriteFilesAtomicFunc(paths, writes)
+}
+
+// WriteFileAtomicFunc is WriteFileAtomic with the content written by
+// write, which may stream it (EncodeTo): a failing write leaves the
+// destination untouched.
+func WriteFileAtomicFunc(path string, write func(io.Writer) error) error {
+	return WriteFilesAtomicFunc([]string{path}, []func(io.Writer) error{write})
+}
+
+// WriteFilesAtomicFunc is WriteFilesAtomic with each file's content
+// written by a function.
+func WriteFilesAtomicFunc(paths []string, writes []func(io.Writer) error) error {
 	temps := make([]string, len(paths))
 	cleanup := func() {
 		for _, t := range temps {
@@ -773,7 +856,7 @@ func WriteFilesAtomic(paths []string, datas [][]byte) error {
 	errs := make([]error, len(paths))
 	var wg sync.WaitGroup
 	for i := range dests {
-		wg.Go(func() { temps[i], errs[i] = writeTemp(dests[i], datas[i]) })
+		wg.Go(func() { temps[i], errs[i] = writeTemp(dests[i], writes[i]) })
 	}
 	wg.Wait()
 	if err := errors.Join(errs...); err != nil {
@@ -789,7 +872,7 @@ func WriteFilesAtomic(paths []string, datas [][]byte) error {
 	return nil
 }
 
-// writeTemp writes data to a temporary file beside path, with path's
+// writeTemp writes a temporary file beside path with write, with path's
 // permissions (0644 for a new file), and returns its name.
 //
 // The file is not synced (fsync) before it is renamed into place: what
@@ -801,7 +884,7 @@ func WriteFilesAtomic(paths []string, datas [][]byte) error {
 // Measured on this project's machine, syncing the three outputs of
 // `hopctl joint --partition mincut` on resnet18 cost 2–4 ms of a command
 // that otherwise takes 6–10 ms (README, Performance).
-func writeTemp(path string, data []byte) (string, error) {
+func writeTemp(path string, write func(io.Writer) error) (string, error) {
 	mode := os.FileMode(0o644)
 	if fi, err := os.Stat(path); err == nil && fi.Mode().IsRegular() {
 		mode = fi.Mode().Perm()
@@ -812,7 +895,7 @@ func writeTemp(path string, data []byte) (string, error) {
 	}
 	name := tmp.Name()
 	discard := func() { settleTemp(name, func() error { return os.Remove(name) }) }
-	_, werr := tmp.Write(data)
+	werr := write(tmp)
 	cerr := tmp.Close()
 	if err := errors.Join(werr, cerr); err != nil {
 		discard()

@@ -505,7 +505,7 @@ func (b *builder) analysis(res *analyze.Result) {
 				inNode[i] = b.base[gi] + int32(id)
 			}
 		}
-		leaves, _ := analyze.Outputs(g)
+		leaves, _ := g.Outputs()
 		outNode := make([]int32, len(leaves))
 		for j := range leaves {
 			outNode[j] = -1
@@ -717,7 +717,7 @@ func (b *builder) joint(part *jointgraph.Partition) {
 		fmt.Sscanf(nfStr, "%d", &nf)
 		fwd := make([]bool, len(root.Nodes))
 		var stack []ir.NodeID
-		leaves, _ := analyze.Outputs(root)
+		leaves, _ := root.Outputs()
 		for i := 0; i < nf && i < len(leaves); i++ {
 			if leaves[i].Kind == ir.ArgNode && leaves[i].Ref >= 0 {
 				stack = append(stack, leaves[i].Ref)
@@ -793,7 +793,7 @@ func (b *builder) joint(part *jointgraph.Partition) {
 		}
 		var cands []int32
 		if role == "forward" {
-			leaves, _ := analyze.Outputs(root)
+			leaves, _ := root.Outputs()
 			for i := max(0, len(leaves)-nsaved); i < len(leaves); i++ {
 				if leaves[i].Kind == ir.ArgNode && leaves[i].Ref >= 0 {
 					cands = append(cands, int32(leaves[i].Ref))

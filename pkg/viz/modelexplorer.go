@@ -6,7 +6,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/hopctl/hopctl/pkg/analyze"
+	"github.com/hopctl/hopctl/pkg/hop"
 	"github.com/hopctl/hopctl/pkg/ir"
 )
 
@@ -277,8 +277,8 @@ func ModelExplorer(f *File, m *ir.Module) *MEGraphCollection {
 		}
 		gk := int(f.Nodes.Graph[k])
 		caller := m.Graphs[gk]
-		hc, err := analyze.DecodeHOP(m, caller, ir.NodeID(k-firstNode(f, gk)))
-		if err != nil {
+		hc, err := hop.DecodeIn(nil, m, caller, ir.NodeID(k-firstNode(f, gk)))
+		if err != nil || hc == nil {
 			continue // call_module, or a HOP hopctl does not decode
 		}
 		for _, sc := range hc.Subgraphs {

@@ -134,7 +134,7 @@ func TestAliasClasses(t *testing.T) {
 		for gi, g := range m.Graphs {
 			s := res.Results[alias.Analyzer][g.Name].(*alias.Summary)
 			in := func(i int) int32 { id, _ := g.Lookup(s.Inputs[i]); return f.Nodes.Alias[firstNode(&f, gi)+int32(id)] }
-			leaves, _ := analyze.Outputs(g)
+			leaves, _ := g.Outputs()
 			out := func(j int) int32 { return f.Nodes.Alias[firstNode(&f, gi)+int32(leaves[j].Ref)] }
 			check := func(what string, a, b int32) {
 				any = true
