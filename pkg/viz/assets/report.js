@@ -307,6 +307,27 @@
       if (p.length < 2) continue;
       arrow(p[p.length - 2], p[p.length - 1]);
     }
+    // the provenance chain end to end, under the nodes
+    if (overlay.path && highlighted.chain.length > 1) {
+      // From each item on the path to the next, border to border.
+      const rects = [];
+      for (const it of highlighted.chain) {
+        const r = drawList.where.get(rep(it));
+        if (r && rects[rects.length - 1] !== r) rects.push(r);
+      }
+      const centre = (r) => ({ x: r.x + r.w / 2, y: r.y + Math.min(r.h / 2, 14) });
+      ctx.strokeStyle = "rgba(213,0,0,0.75)";
+      ctx.fillStyle = "#d50000";
+      ctx.lineWidth = 3.5;
+      for (let i = 1; i < rects.length; i++) {
+        const a = centre(rects[i - 1]), b = centre(rects[i]);
+        const p = border(b, a, rects[i - 1]), q = border(a, b, rects[i]);
+        ctx.setLineDash([8, 5]);
+        ctx.beginPath(); ctx.moveTo(p.x, p.y); ctx.lineTo(q.x, q.y); ctx.stroke();
+        ctx.setLineDash([]);
+        arrow(p, q, 9);
+      }
+    }
     // nodes
     for (const r of drawList.nodes) {
       if (!inView(r)) continue;
@@ -336,26 +357,20 @@
         ctx.fillText(clip(F.src.nodes.label[k], MAX_CHARS), r.x + 9, r.y + r.h / 2 + 1);
       }
     }
-    // the provenance chain end to end
-    if (overlay.path && highlighted.chain.length > 1) {
-      const pts = [];
-      for (const it of highlighted.chain) {
-        const r = drawList.where.get(rep(it));
-        if (!r) continue;
-        const c = { x: r.x + r.w / 2, y: r.y + Math.min(r.h / 2, 14) };
-        const last = pts[pts.length - 1];
-        if (!last || last.x !== c.x || last.y !== c.y) pts.push(c);
-      }
-      ctx.strokeStyle = "rgba(213,0,0,0.75)";
-      ctx.lineWidth = 3.5;
-      ctx.setLineDash([8, 5]);
-      ctx.beginPath();
-      pts.forEach((p, i) => (i ? ctx.lineTo(p.x, p.y) : ctx.moveTo(p.x, p.y)));
-      ctx.stroke();
-      ctx.setLineDash([]);
-      ctx.fillStyle = "#d50000";
-      for (let i = 1; i < pts.length; i++) arrow(pts[i - 1], pts[i], 9);
-    }
+  }
+
+  // border(from, to, r): where the segment from `from` to `to` (the
+  // centre of r) enters r; `to` itself when `from` lies inside r.
+  function border(from, to, r) {
+    const dx = to.x - from.x, dy = to.y - from.y;
+    const x0 = r.x - 3, x1 = r.x + r.w + 3, y0 = r.y - 3, y1 = r.y + Math.min(r.h, 28) + 3;
+    if (from.x >= x0 && from.x <= x1 && from.y >= y0 && from.y <= y1) return to;
+    // The entry point is the later of the two slab entries.
+    let te = 0;
+    if (dx > 0) te = Math.max(te, (x0 - from.x) / dx); else if (dx < 0) te = Math.max(te, (x1 - from.x) / dx);
+    if (dy > 0) te = Math.max(te, (y0 - from.y) / dy); else if (dy < 0) te = Math.max(te, (y1 - from.y) / dy);
+    te = Math.min(Math.max(te, 0), 1);
+    return { x: from.x + dx * te, y: from.y + dy * te };
   }
 
   function clip(s, n) { return s.length > n ? s.slice(0, n - 1) + "…" : s; }
