@@ -547,7 +547,9 @@
     const fl = document.getElementById("findings");
     fl.innerHTML = "";
     if (!s.findings.length) fl.innerHTML = '<div class="empty">no findings</div>';
+    const MAX_FINDINGS = 1000;
     s.findings.forEach((fd, i) => {
+      if (i >= MAX_FINDINGS) return;
       const el = document.createElement("div");
       el.className = "finding " + fd.severity;
       el.dataset.index = i;
@@ -557,6 +559,9 @@
       el.addEventListener("click", () => showFinding(i));
       fl.appendChild(el);
     });
+    if (s.findings.length > MAX_FINDINGS) {
+      fl.insertAdjacentHTML("beforeend", `<div class="empty">the first ${MAX_FINDINGS} of ${s.findings.length} findings (hopctl lint lists them all)</div>`);
+    }
     // maps
     const mp = document.getElementById("maps");
     const parts = [];
