@@ -15,13 +15,14 @@
   const tooltip = document.getElementById("tooltip");
   const statusEl = document.getElementById("status");
   const FONT = '12px "DejaVu Sans Mono", monospace';
-  const NODE_H = 22, BOX_H = 28, HEADER = 20, PAD = 10, MAX_CHARS = 64;
+  const NODE_H = 22, BOX_H = 28, HEADER = 20, PAD = 10, MAX_CHARS = 64, FANOUT = 6;
   const PALETTE = ["#7e57c2", "#26a69a", "#ec407a", "#8d6e63", "#5c6bc0", "#9ccc65", "#ffa726", "#29b6f6", "#ab47bc", "#66bb6a"];
   const F_PH = 1, F_OUT = 2, F_ATTR = 4, F_MUT = 8, F_WRITER = 16, F_FW = 32, F_BW = 64, F_SAVED = 128, F_FINDING = 256;
   ctx.font = FONT;
   const CW = ctx.measureText("M").width;
 
   let F = null; // the file shown, with derived indexes
+  const stats = { calls: 0, maxMs: 0, maxBox: -1, maxSize: null }; // dagre calls
   const view = { x: 0, y: 0, k: 1 };
   const overlay = { mutated: true, alias: true, path: true, joint: true };
   let activeFinding = -1;
@@ -144,7 +145,20 @@
       sizes.set(it, { w, h });
       g.setNode(String(it), { width: w, height: h });
     }
-    for (const [a, b] of F.itemEdges[x].values()) g.setEdge(String(a), String(b));
+    // Edges from an item with many users (a box of inputs, a weight) are
+    // laid out only to its first few: its long edges to every layer would
+    // cost dagre a dummy vertex per layer crossed (a 48-item box took a
+    // second). The others are drawn straight.
+    const outDeg = new Map();
+    for (const [a] of F.itemEdges[x].values()) outDeg.set(a, (outDeg.get(a) || 0) + 1);
+    const free = [];
+    const laidOut = new Map();
+    for (const [a, b] of F.itemEdges[x].values()) {
+      const n = laidOut.get(a) || 0;
+      if (outDeg.get(a) > FANOUT && n >= 2) { free.push([a, b]); continue; }
+      laidOut.set(a, n + 1);
+      g.setEdge(String(a), String(b));
+    }
     // A call box: the call node above the subgraphs it calls (edges for
     // the layout only, not drawn).
     const hidden = new Set();
@@ -155,7 +169,11 @@
         if (!g.hasEdge(String(callNode), key)) { g.setEdge(String(callNode), key); hidden.add(callNode + "," + key); }
       }
     }
+    const tl = performance.now();
     dagre.layout(g);
+    const ms = performance.now() - tl;
+    stats.calls++;
+    if (ms > stats.maxMs) stats.maxMs = ms, stats.maxBox = x, stats.maxSize = [g.nodeCount(), g.edgeCount()];
     const out = { items: [], edges: [], w: Math.max(g.graph().width || 0, groupTitle(x).length * CW + 20), h: g.graph().height || 0 };
     for (const it of items) {
       const n = g.node(String(it));
@@ -166,6 +184,10 @@
       if (hidden.has(e.v + "," + e.w)) continue;
       const pts = g.edge(e).points || [];
       out.edges.push({ a: +e.v, b: +e.w, pts });
+    }
+    for (const [a, b] of free) {
+      const p = g.node(String(a)), q = g.node(String(b));
+      out.edges.push({ a, b, pts: [{ x: p.x, y: p.y + p.height / 2 }, { x: q.x, y: q.y - q.height / 2 }] });
     }
     F.cache[x] = out;
     return out;
@@ -656,14 +678,20 @@
   fileSel.addEventListener("change", () => showFile(+fileSel.value));
 
   function showFile(i) {
+    const t0 = performance.now();
     F = prepare(DOC.files[i]);
+    const t1 = performance.now();
     defaultExpansion(F);
+    api.phases = { parse: t0, prepare: t1 - t0 };
     highlighted = { nodes: new Set(), groups: new Set(), chain: [] };
     selected = null; activeFinding = -1;
     renderPanels();
+    const t2 = performance.now();
     relayout();
+    api.phases.layout = performance.now() - t2;
     initialView();
     resize();
+    api.phases.total = performance.now() - t0;
   }
 
   // The whole drawing if it is legible, else its top at a legible scale.
@@ -682,6 +710,7 @@
     lastLayoutMs: 0,
     showFile: (i) => { fileSel.value = i; showFile(i); },
     numFiles: () => DOC.files.length,
+    layoutStats: () => stats,
     // Requests the page made or tried: resources loaded, and requests the
     // Content-Security-Policy blocked.
     requests: () => performance.getEntriesByType("resource").length + cspViolations,
