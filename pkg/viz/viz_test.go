@@ -11,19 +11,19 @@ import (
 	"github.com/hopctl/hopctl/pkg/analyze"
 	"github.com/hopctl/hopctl/pkg/analyze/passes"
 	"github.com/hopctl/hopctl/pkg/analyze/passes/alias"
-	"github.com/hopctl/hopctl/pkg/analyze/validate"
 	"github.com/hopctl/hopctl/pkg/ir"
 	"github.com/hopctl/hopctl/pkg/jointgraph"
+	hopload "github.com/hopctl/hopctl/pkg/load"
 	"github.com/hopctl/hopctl/pkg/synth"
 )
 
 func load(t *testing.T, path string) (*ir.Module, *analyze.Result, File) {
 	t.Helper()
-	m, res, err := validate.Run(path, passes.All()...)
+	f, res, err := hopload.Analyze(path, passes.All()...)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return m, res, Build(path, m, res, Options{})
+	return f.Module, res, Build(path, f.Module, res, Options{})
 }
 
 // checkTree checks the box tree: every box reaches one top box without a
@@ -225,10 +225,11 @@ func TestChunksBoundBoxes(t *testing.T) {
 // partition: forward nodes are the forward graph's, saved values are the
 // partition's, and each saved value is a forward node.
 func TestJointPartition(t *testing.T) {
-	m, _, err := validate.Load("../../testdata/models/mlp.pb")
+	in, err := hopload.Open("../../testdata/models/mlp.pb", hopload.Strict)
 	if err != nil {
 		t.Fatal(err)
 	}
+	m := in.Module
 	j, err := jointgraph.Build(m, jointgraph.Options{File: "mlp.pb"})
 	if err != nil {
 		t.Fatal(err)
@@ -408,11 +409,11 @@ func TestWriteHTMLSelfContained(t *testing.T) {
 // forward are saved — the default partition's saved values.
 func TestJointFileRoles(t *testing.T) {
 	for _, model := range []string{"mlp", "attention", "convbn", "embedding", "resnet18", "inplace_views"} {
-		m, _, err := validate.Load("../../testdata/models/" + model + ".pb")
+		in, err := hopload.Open("../../testdata/models/"+model+".pb", hopload.Strict)
 		if err != nil {
 			t.Fatal(err)
 		}
-		j, err := jointgraph.Build(m, jointgraph.Options{File: model})
+		j, err := jointgraph.Build(in.Module, jointgraph.Options{File: model})
 		if err != nil {
 			t.Fatal(err)
 		}

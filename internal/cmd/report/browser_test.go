@@ -19,7 +19,7 @@ import (
 
 	"github.com/hopctl/hopctl/internal/iostreams"
 	"github.com/hopctl/hopctl/pkg/analyze/passes"
-	"github.com/hopctl/hopctl/pkg/analyze/validate"
+	"github.com/hopctl/hopctl/pkg/load"
 )
 
 // chromiumPath finds Debian's chromium (scripts/install-deps.sh installs
@@ -138,10 +138,11 @@ func TestBrowserFindingHighlightsProvenance(t *testing.T) {
 	open(t, ctx, writeReport(t, false, file))
 
 	// What must be highlighted comes from the analysis, not from here.
-	m, res, err := validate.Run(file, passes.All()...)
+	lf, res, err := load.Analyze(file, passes.All()...)
 	if err != nil {
 		t.Fatal(err)
 	}
+	m := lf.Module
 	var want []string
 	for _, f := range res.Findings {
 		if f.Graph == "" && f.Provenance != nil {
