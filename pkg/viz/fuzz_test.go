@@ -10,6 +10,7 @@ import (
 	"github.com/hopctl/hopctl/pkg/analyze/passes"
 	"github.com/hopctl/hopctl/pkg/analyze/validate"
 	"github.com/hopctl/hopctl/pkg/ir"
+	"github.com/hopctl/hopctl/pkg/load"
 )
 
 // FuzzViews runs every view on every valid module the fuzzer makes from
@@ -39,7 +40,7 @@ func FuzzViews(f *testing.F) {
 		if err != nil {
 			return
 		}
-		reg, err := analyze.NewRegistry(m, file)
+		reg, err := load.Registry(m, file)
 		if err == nil {
 			err = validate.Check(m, file, reg)
 		}
