@@ -8,9 +8,8 @@ import (
 
 	"github.com/hopctl/hopctl/pkg/analyze"
 	"github.com/hopctl/hopctl/pkg/analyze/passes"
-	"github.com/hopctl/hopctl/pkg/analyze/validate"
 	"github.com/hopctl/hopctl/pkg/ir"
-	"github.com/hopctl/hopctl/pkg/load"
+	hopload "github.com/hopctl/hopctl/pkg/load"
 )
 
 // FuzzViews runs every view on every valid module the fuzzer makes from
@@ -34,20 +33,14 @@ func FuzzViews(f *testing.F) {
 	f.Fuzz(func(t *testing.T, data []byte) {
 		const file = "fuzz.pb"
 		m, err := ir.Decode(data, ir.Binary, file)
-		if err == nil {
-			err = ir.Verify(m, file)
-		}
 		if err != nil {
 			return
 		}
-		reg, err := load.Registry(m, file)
-		if err == nil {
-			err = validate.Check(m, file, reg)
-		}
+		lf, err := hopload.Module(m, file, hopload.Strict)
 		if err != nil {
 			return
 		}
-		res, err := analyze.Run(m, file, reg, passes.All()...)
+		res, err := analyze.Run(m, file, lf.Registry, passes.All()...)
 		if err != nil {
 			return
 		}
