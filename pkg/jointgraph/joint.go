@@ -67,6 +67,9 @@ func buildJoint(m *ir.Module, opts Options, at **ir.Node) (*Joint, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := f.refuseMultiWrites(rg); err != nil {
+		return nil, err
+	}
 	j := &jointBuilder{f: f, rg: rg, opts: opts, file: opts.File, src: m, at: at}
 	return j.build(m)
 }

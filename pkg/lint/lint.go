@@ -121,17 +121,42 @@ func RunCounting(paths []string, opts Options) ([]FileResult, []int) {
 // RelPath is file's path relative to root, with forward slashes; file as
 // given (cleaned) when root is "" or file is not under it.
 func RelPath(root, file string) string {
-	p := filepath.Clean(file)
 	if root != "" {
-		abs, err1 := filepath.Abs(p)
-		r, err2 := filepath.Abs(root)
-		if err1 == nil && err2 == nil {
-			if rel, err := filepath.Rel(r, abs); err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
-				p = rel
-			}
+		if rel, ok := RelTo(root, file); ok {
+			return rel
 		}
 	}
-	return filepath.ToSlash(p)
+	return filepath.ToSlash(filepath.Clean(file))
+}
+
+// RelTo is file's path relative to directory root, with forward slashes,
+// and whether file is under root. Paths are compared absolute, then, if
+// that puts file outside root, with symbolic links resolved (a working
+// directory reached through a link, a root git reports resolved).
+func RelTo(root, file string) (string, bool) {
+	rel := func(r, f string) (string, bool) {
+		x, err := filepath.Rel(r, f)
+		if err != nil || x == ".." || strings.HasPrefix(x, ".."+string(filepath.Separator)) {
+			return "", false
+		}
+		return filepath.ToSlash(x), true
+	}
+	r, err1 := filepath.Abs(root)
+	f, err2 := filepath.Abs(file)
+	if err1 != nil || err2 != nil {
+		return "", false
+	}
+	if x, ok := rel(r, f); ok {
+		return x, true
+	}
+	rr, err1 := filepath.EvalSymlinks(r)
+	// The file itself may not exist (a stack trace's file): resolve its
+	// directory.
+	fd, err2 := filepath.EvalSymlinks(filepath.Dir(f))
+	if err1 != nil || err2 != nil {
+		return "", false
+	}
+	return rel(rr, filepath.Join(fd, filepath.Base(f)))
 }
 
 func (r *FileResult) fingerprint(root string) {

@@ -166,6 +166,9 @@ func TestBrowserFindingHighlightsProvenance(t *testing.T) {
 	if ink0 < 5000 {
 		t.Fatalf("the graph canvas is (nearly) blank before the click: %d drawn pixels", ink0)
 	}
+	if n := evalJS[int](t, ctx, `window.hopctlReport.requests()`); n != 0 {
+		t.Errorf("the page made or tried %d requests; it must load nothing", n)
+	}
 	if got := evalJS[[]string](t, ctx, `window.hopctlReport.highlighted()`); len(got) != 0 {
 		t.Fatalf("highlighted before any click: %v", got)
 	}
@@ -269,6 +272,9 @@ func TestBrowserCorpus(t *testing.T) {
 		if res != "" {
 			t.Errorf("%s: %s", f, res)
 		}
+	}
+	if n := evalJS[int](t, ctx, `window.hopctlReport.requests()`); n != 0 {
+		t.Errorf("the page made or tried %d requests; it must load nothing", n)
 	}
 }
 
