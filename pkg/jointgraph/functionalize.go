@@ -28,8 +28,10 @@ import (
 //     as_strided views of the one among them that covers the others, so a
 //     write through one is seen by the others;
 //   - ops that write arguments their schema does not annotate
-//     (native_batch_norm's running stats in training mode) are kept as they
-//     are and marked as side-effecting.
+//     (native_batch_norm's running stats in training mode), and ops whose
+//     annotated writes all go to graph inputs that need no gradient (torch
+//     2.x's _native_batch_norm_legit), are kept as they are and marked as
+//     side-effecting.
 
 // functional is a functionalized forward graph.
 type functional struct {
@@ -97,13 +99,15 @@ type viewStep struct {
 	out ir.NodeID
 }
 
-func functionalize(m *ir.Module, file string, at **ir.Node) (*functional, error) {
+func functionalize(m *ir.Module, file string, reg *opschema.Registry, at **ir.Node) (*functional, error) {
 	g := m.Root()
-	files := make([]opschema.FileSchema, len(m.Schemas))
-	for i, s := range m.Schemas {
-		files[i] = opschema.FileSchema{Name: s.Name, Schema: s.Schema}
+	if reg == nil {
+		files := make([]opschema.FileSchema, len(m.Schemas))
+		for i, s := range m.Schemas {
+			files[i] = opschema.FileSchema{Name: s.Name, Schema: s.Schema}
+		}
+		reg, _ = opschema.NewRegistryForTorch(m.TorchVersion, files) // bad entries are left out; the built-in table fills in
 	}
-	reg, _ := opschema.NewRegistry(files) // bad entries are left out; the built-in table fills in
 	n := len(g.Nodes)
 	f := &functional{
 		b: newBuilder(""), src: g, file: file, reg: reg, ops: newOpCache(reg),
@@ -296,7 +300,7 @@ func unchangedArg(m, a *ir.Arg) bool {
 	switch a.Kind {
 	case ir.ArgNode:
 		return m.Kind == ir.ArgNode && m.Ref == a.Ref && m.S == a.S
-	case ir.ArgList, ir.ArgTuple, ir.ArgDict:
+	case ir.ArgList, ir.ArgTuple, ir.ArgDict, ir.ArgSlice, ir.ArgConstant:
 		return len(a.Elems) == 0 || len(m.Elems) > 0 && &m.Elems[0] == &a.Elems[0]
 	}
 	return true
@@ -357,6 +361,9 @@ func (f *functional) call(id ir.NodeID) error {
 		return f.inplaceView(id, ft)
 	}
 	if muts := info.muts; len(muts) > 0 {
+		if f.keepBufferWrites(id, s, muts) {
+			return nil
+		}
 		return f.inplace(id, s, muts)
 	}
 	if info.isView && len(nd.Args) > 0 && nd.Args[0].Kind == ir.ArgNode && nd.Args[0].Ref >= 0 {
@@ -510,6 +517,46 @@ func (f *functional) view(id ir.NodeID, s *opschema.Schema) error {
 	_ = v
 	f.setView(id, self, step)
 	return nil
+}
+
+// keepBufferWrites keeps an op whose annotated writes all go to graph inputs
+// themselves (not views) that need no gradient and are not its first
+// argument, as the unannotated writes above are kept: torch 2.x's
+// _native_batch_norm_legit updates running_mean and running_var (a!, b!),
+// where torch 1.13's native_batch_norm did the same unannotated. It reports
+// whether it kept the op.
+func (f *functional) keepBufferWrites(id ir.NodeID, s *opschema.Schema, muts []int) bool {
+	nd := &f.src.Nodes[id]
+	bound, err := s.BindValues(nd.Args, nd.Kwargs)
+	if err != nil {
+		return false
+	}
+	var inputs []int
+	for _, k := range muts {
+		if k == 0 || k >= len(bound) {
+			return false
+		}
+		a := bound[k]
+		if a.Kind != ir.ArgNode || a.Ref < 0 || f.src.Nodes[a.Ref].Op != ir.OpPlaceholder {
+			return false
+		}
+		if v := f.src.Nodes[a.Ref].Val; v == nil || v.Kind != ir.ValTensor || v.Tensor.RequiresGrad {
+			return false
+		}
+		i := slices.Index(f.inputSrc, a.Ref)
+		if i < 0 {
+			return false
+		}
+		inputs = append(inputs, i)
+	}
+	v := f.emitLike(id, nd.Target, nd.Args, nd.Kwargs)
+	f.effect[v.id] = true
+	for _, i := range inputs {
+		if !slices.Contains(f.inPlace, i) {
+			f.inPlace = append(f.inPlace, i)
+		}
+	}
+	return true
 }
 
 // functionalVariant returns the out-of-place overload of an in-place one:
@@ -977,32 +1024,30 @@ func (f *functional) copyBack() error {
 	return nil
 }
 
+// flattenOutputs appends the output node argument's pytree leaves to
+// f.outputs, a tuple-valued node's items each.
 func (f *functional) flattenOutputs(id ir.NodeID, a *ir.Arg) error {
-	switch a.Kind {
-	case ir.ArgNode:
-		if a.Ref < 0 {
-			return f.fail(id, "output refers to unknown node %q", a.S)
+	if a.Has(ir.ArgDict) {
+		return f.fail(id, "dict outputs are not supported")
+	}
+	for _, l := range a.Leaves() {
+		if l.Kind != ir.ArgNode {
+			f.outputs = append(f.outputs, constV(*l))
+			continue
 		}
-		if t, ok := f.tupleOf(a.Ref); ok {
+		if l.Ref < 0 {
+			return f.fail(id, "output refers to unknown node %q", l.S)
+		}
+		if t, ok := f.tupleOf(l.Ref); ok {
 			for _, it := range f.items[t.id] {
 				if it == ir.NoNode {
 					return f.fail(id, "output returns a tuple with non-tensor elements")
 				}
 				f.outputs = append(f.outputs, nodeV(it, valueTensor(f.b.g.Nodes[it].Val)))
 			}
-			return nil
+			continue
 		}
-		f.outputs = append(f.outputs, f.get(a.Ref))
-	case ir.ArgList, ir.ArgTuple:
-		for i := range a.Elems {
-			if err := f.flattenOutputs(id, &a.Elems[i]); err != nil {
-				return err
-			}
-		}
-	case ir.ArgDict:
-		return f.fail(id, "dict outputs are not supported")
-	default:
-		f.outputs = append(f.outputs, constV(*a))
+		f.outputs = append(f.outputs, f.get(l.Ref))
 	}
 	return nil
 }

@@ -127,7 +127,7 @@ func (j *jointBuilder) subJoint(id ir.NodeID, qual string, rg []bool) (*Joint, e
 			n.Val = tensorValue(&tc)
 		}
 	}
-	bw, err := Build(sub, Options{File: j.file, Convention: ConventionCreateBwFn})
+	bw, err := Build(sub, Options{File: j.file, Convention: ConventionCreateBwFn, Registry: j.f.reg})
 	if err != nil {
 		var e *Error
 		if errors.As(err, &e) {
@@ -136,14 +136,6 @@ func (j *jointBuilder) subJoint(id ir.NodeID, qual string, rg []bool) (*Joint, e
 		return nil, err
 	}
 	return bw, nil
-}
-
-// install adds a backward subgraph module under a fresh name made from
-// the pattern (one %d) and returns the name.
-func (j *jointBuilder) install(m *ir.Module, pattern string) string {
-	name := j.freshGraphName(pattern)
-	j.addGraphs(m, name)
-	return name
 }
 
 func (j *jointBuilder) freshGraphName(patterns ...string) string {

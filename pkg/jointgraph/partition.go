@@ -712,22 +712,6 @@ func (p *partitioner) finish(e *emission) (*ir.Graph, graphRefs) {
 	return &ir.Graph{Nodes: nodes}, refs
 }
 
-// argArena hands out argument slices from shared chunks, one allocation
-// per chunk instead of one per node.
-type argArena struct{ buf []ir.Arg }
-
-func (a *argArena) alloc(n int) []ir.Arg {
-	if n == 0 {
-		return []ir.Arg{}
-	}
-	if len(a.buf)+n > cap(a.buf) {
-		a.buf = make([]ir.Arg, 0, max(256, n)) // 256 args: 28 KiB, a small-object size class
-	}
-	l := len(a.buf)
-	a.buf = a.buf[:l+n]
-	return a.buf[l : l+n : l+n]
-}
-
 // opCollector gathers a node's distinct operands (references redirected
 // through canon) into ops.
 type opCollector struct {

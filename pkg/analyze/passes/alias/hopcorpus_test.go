@@ -14,7 +14,7 @@ import (
 	"github.com/hopctl/hopctl/pkg/analyze/passes"
 	"github.com/hopctl/hopctl/pkg/analyze/passes/alias"
 	"github.com/hopctl/hopctl/pkg/analyze/passes/hopstruct"
-	"github.com/hopctl/hopctl/pkg/analyze/validate"
+	"github.com/hopctl/hopctl/pkg/load"
 )
 
 // realVerdicts is testdata/hops_real/verdicts.json, written by
@@ -105,7 +105,7 @@ func TestRealHOPCorpusFourResults(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			// Every command loads what torch wrote (torch 2.14's
 			// mutated_arg_indices keyword included).
-			if _, _, err := validate.Load(filepath.Join(dir, name+".pb")); err != nil {
+			if _, err := load.Open(filepath.Join(dir, name+".pb"), load.Strict); err != nil {
 				t.Fatalf("refused: %v", err)
 			}
 			_, res := analyzeFile(t, filepath.Join(dir, name+".pb"))
@@ -203,7 +203,7 @@ func TestRealHOPCorpusStructure(t *testing.T) {
 			continue
 		}
 		t.Run(name, func(t *testing.T) {
-			_, res, err := validate.Run(filepath.Join(dir, name+".pb"), passes.All()...)
+			_, res, err := load.Analyze(filepath.Join(dir, name+".pb"), passes.All()...)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -260,7 +260,7 @@ func TestRealHOPCorpusTorch26(t *testing.T) {
 			continue // 2.6 could not trace it (scan's and associative_scan's older conventions)
 		}
 		t.Run(name, func(t *testing.T) {
-			_, res, err := validate.Run(path, passes.All()...)
+			_, res, err := load.Analyze(path, passes.All()...)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -314,7 +314,7 @@ func TestRealHOPCorpusTorch26(t *testing.T) {
 func TestTorchVersionSelectsRules(t *testing.T) {
 	path := "../../../../testdata/hops_real/cond_out_out_alias.pb"
 	count := func() int {
-		_, res, err := validate.Run(path, passes.All()...)
+		_, res, err := load.Analyze(path, passes.All()...)
 		if err != nil {
 			t.Fatal(err)
 		}
