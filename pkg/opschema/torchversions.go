@@ -99,4 +99,3 @@ func NormalizeTorchVersion(v string) string {
 	}
 	return ""
 }
-
