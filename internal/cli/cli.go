@@ -7,6 +7,7 @@ import (
 	"fmt"
 	analyzecmd "github.com/hopctl/hopctl/internal/cmd/analyze"
 	synthcmd "github.com/hopctl/hopctl/internal/cmd/synth"
+	"github.com/hopctl/hopctl/pkg/analyze"
 	"io"
 	"os"
 	"runtime"
@@ -209,6 +210,7 @@ in hopctl).`,
 				return err
 			}
 			ir.SetMaxInputSize(c.Input.MaxSizeBytes())
+			analyze.SetTorchVersion(c.Input.TorchVersion)
 			return nil
 		},
 	}
@@ -223,6 +225,8 @@ in hopctl).`,
 	cmdutil.BindFlag(cmd, "config", hopconfig.KeyConfig)
 	cmd.PersistentFlags().String("max-input-size", "", "read at most `SIZE` bytes of an input file (e.g. 512MiB; default "+hopconfig.DefaultInputSize+", configuration key input.max-size)")
 	cmdutil.BindFlag(cmd, "max-input-size", hopconfig.KeyInputMaxSize)
+	cmd.PersistentFlags().String("torch-version", "", "follow the HOP rules of torch `X.Y` (default: the version each file records, else the newest; configuration key input.torch-version)")
+	cmdutil.BindFlag(cmd, "torch-version", hopconfig.KeyInputTorchVersion)
 
 	cmd.AddCommand(
 		analyzecmd.NewCmdAnalyze(f, nil),

@@ -9,6 +9,7 @@ package analyze
 import (
 	"fmt"
 	"sort"
+	"sync/atomic"
 
 	"github.com/hopctl/hopctl/pkg/hop"
 	"github.com/hopctl/hopctl/pkg/ir"
@@ -158,6 +159,33 @@ func (p *Pass) Subgraph(qualname string) *ir.Graph { return p.graphs[qualname] }
 func (p *Pass) DecodeHOP(id ir.NodeID) (*hop.Call, error) {
 	return hop.Decode(p.Schemas, p.Subgraph, p.Graph, id)
 }
+
+// TorchVersion is the torch release whose HOP rules the checks follow
+// ("major.minor", "" for the newest): the one SetTorchVersion chose
+// (--torch-version, HOPCTL_INPUT_TORCH_VERSION, input.torch-version), else
+// the version the file records (the bridge records torch.__version__, .pt2
+// archives theirs), else the newest. See opschema.TorchDifferences. A
+// hand-written file (producer "hand-written") records the version it
+// imitates, not one that traced it: it follows the newest rules unless
+// the environment says otherwise.
+func (p *Pass) TorchVersion() string {
+	if v, _ := torchVersion.Load().(string); v != "" {
+		return opschema.NormalizeTorchVersion(v)
+	}
+	if p.Module != nil && p.Module.Producer != "hand-written" {
+		return opschema.NormalizeTorchVersion(p.Module.TorchVersion)
+	}
+	return ""
+}
+
+// torchVersion is the process's choice of rules (SetTorchVersion).
+var torchVersion atomic.Value // string
+
+// SetTorchVersion makes every analysis follow the HOP rules of torch
+// release v ("2.6"); "" restores the default (each file's recorded
+// version, else the newest). The command line calls it once per run, as
+// it sets ir.SetMaxInputSize.
+func SetTorchVersion(v string) { torchVersion.Store(v) }
 
 // Report records a finding located in this pass's graph.
 func (p *Pass) Report(f Finding) {
