@@ -21,7 +21,7 @@ func TestRemovePendingTempFiles(t *testing.T) {
 	if err := os.WriteFile(dest, []byte("old"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	name, err := writeTemp(dest, []byte("new"))
+	name, err := writeTemp(dest, nil, []byte("new"))
 	if err != nil {
 		t.Fatal(err)
 	}

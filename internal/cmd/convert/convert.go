@@ -62,6 +62,9 @@ func convertRun(opts *Options) error {
 	if err != nil {
 		return err
 	}
+	if err := cmdutil.CheckOutputs([]string{opts.In}, opts.Out); err != nil {
+		return err
+	}
 	m, _, err := validate.Load(opts.In)
 	if err != nil {
 		return err
@@ -70,14 +73,7 @@ func convertRun(opts *Options) error {
 	if err != nil {
 		return fmt.Errorf("%s: encode as %s: %w", opts.Out, enc, err)
 	}
-	if opts.Out == "-" {
-		_, err := opts.IO.Out.Write(data)
-		return err
-	}
-	if err := ir.WriteFileAtomic(opts.Out, data); err != nil {
-		return fmt.Errorf("cannot write %s: %w", opts.Out, err)
-	}
-	return nil
+	return cmdutil.WriteOutput(opts.IO.Out, opts.Out, data)
 }
 
 func outputEncoding(opts *Options) (ir.Encoding, error) {

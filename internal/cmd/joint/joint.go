@@ -25,7 +25,7 @@ import (
 type Options struct {
 	IO            *iostreams.IOStreams
 	In            string
-	Out           string // joint graph; "" writes none
+	Out           string // joint graph; "" writes none, "-" standard output
 	Masks         string // auto, all, or 1,0,1
 	UnmaskNone    bool
 	HOPConvention string // none, create_fw_bw_graph, create_bw_fn
@@ -84,7 +84,7 @@ atomically.`,
 		},
 	}
 	fl := cmd.Flags()
-	fl.StringVarP(&opts.Out, "output", "o", "", "write the joint graph to `OUT` (.pb, .json or .pbtxt)")
+	fl.StringVarP(&opts.Out, "output", "o", "", "write the joint graph to `OUT` (.pb, .json or .pbtxt; - is standard output, binary)")
 	fl.StringVar(&opts.Masks, "masks", "auto", "output masks: auto, all, or 0/1 per output (e.g. 1,0,1)")
 	fl.Lookup("masks").NoOptDefVal = "auto"
 	fl.BoolVar(&opts.UnmaskNone, "unmask-none-gradients", false, "return zeros instead of None for tensor inputs without a gradient")
@@ -114,10 +114,19 @@ func validate(opts *Options) error {
 	} else if opts.FwOut != "" || opts.BwOut != "" || opts.Report {
 		return cmdutil.FlagErrorf("--fw-out, --bw-out and --report need --partition default or mincut")
 	}
-	if opts.FwOut != "" && opts.FwOut == opts.BwOut || opts.Out != "" && (opts.Out == opts.FwOut || opts.Out == opts.BwOut) {
-		return cmdutil.FlagErrorf("the output files must differ")
+	// A run that writes nothing, or half a partition, looks like success
+	// and is not: usage errors, with what to add.
+	switch {
+	case opts.Partition == "" && opts.Out == "":
+		return cmdutil.FlagErrorf("nothing to write: give -o OUT for the joint graph (-o - for standard output), or --partition default|mincut --fw-out FW --bw-out BW")
+	case (opts.FwOut == "") != (opts.BwOut == ""):
+		return cmdutil.FlagErrorf("--fw-out and --bw-out go together: the forward graph is useless without the backward graph that takes its saved values, and the backward without the forward that saves them (give both)")
+	case opts.Partition != "" && opts.Out == "" && opts.FwOut == "" && !opts.Report:
+		return cmdutil.FlagErrorf("nothing to write: give --fw-out FW --bw-out BW for the partition, -o OUT for the joint graph, or --report")
+	case opts.FwOut == cmdutil.Stdout || opts.BwOut == cmdutil.Stdout || opts.Out == cmdutil.Stdout && opts.FwOut != "":
+		return cmdutil.FlagErrorf("only a single output can go to standard output: -o - without --fw-out and --bw-out")
 	}
-	return nil
+	return cmdutil.CheckOutputs([]string{opts.In}, opts.Out, opts.FwOut, opts.BwOut)
 }
 
 func jointRun(opts *Options) error {
@@ -202,12 +211,18 @@ func jointRun(opts *Options) error {
 		}
 		paths[i], datas[i] = o.path, o.data
 	}
-	if err := ir.WriteFilesAtomic(paths, datas); err != nil {
+	w := opts.IO.Out
+	if opts.Out == cmdutil.Stdout {
+		// The graph is standard output: the summary goes to stderr.
+		if _, err := w.Write(datas[0]); err != nil {
+			return err
+		}
+		w = opts.IO.ErrOut
+	} else if err := ir.WriteFilesAtomic(paths, datas); err != nil {
 		return fmt.Errorf("cannot write the outputs: %w", err)
 	}
 	timings.Lap("write")
 	timings.Print()
-	w := opts.IO.Out
 	if len(j.Masks) <= maxPrintedMasks {
 		fmt.Fprintf(w, "masks: %s (%s)\n", jointgraph.FormatMasks(j.Masks), maskSource(opts.Masks))
 	} else {
