@@ -532,8 +532,24 @@ func Stress() []Case {
 		{Name: "cond_100000_operands.pb", Doc: "a cond passing 100,000 operands", Data: wideCond(100000)},
 		{Name: "cat_100000.pb", Doc: "aten.cat of 100,000 tensors, and an output of 100,000 values", Data: wideCat(100000)},
 		{Name: "views_100000.pb", Doc: "a chain of 100,000 views of an input, each written in place and returned", Data: viewChain(100000)},
+		{Name: "deep_output_4990.pb", Doc: "an output tuple nested 4,990 deep (34 KB; its .pbtxt was 199 MB, indented with the depth)", Data: deepOutput(4990)},
 		{Name: "shared_storage_100000.pb", Doc: "100,000 inputs sharing one storage, all returned", Data: sharedStorage(100000)},
 	}
+}
+
+// deepOutput is x → output, the output tuple nested depth deep around x:
+// valid, and as deep as protobuf's 10,000 message levels allow.
+func deepOutput(depth int) []byte {
+	a := nodeRef("x")
+	for range depth {
+		a = tuple(a)
+	}
+	m := &ir.Module{FormatMajor: ir.FormatMajor, FormatMinor: ir.FormatMinor, Producer: "badcorpus",
+		Graphs: []*ir.Graph{{Nodes: []ir.Node{
+			{Name: "x", Op: ir.OpPlaceholder, Target: "x", Val: f32()},
+			{Name: "output", Op: ir.OpOutput, Target: "output", Args: []ir.Arg{a}},
+		}}}}
+	return encode(m)
 }
 
 // viewChain is x → view → view → ... n deep, each view written by add_

@@ -796,4 +796,3 @@ func SaveFile(path string, m *Module) error {
 	}
 	return WriteFileAtomic(path, data)
 }
-

@@ -1,6 +1,7 @@
 package ir
 
 import (
+	"bytes"
 	"errors"
 	"io"
 	"os"
@@ -156,5 +157,40 @@ func TestSameFileUnderOtherNames(t *testing.T) {
 	}
 	if readString(t, "j.pb") != "old" {
 		t.Errorf("j.pb was written")
+	}
+}
+
+// TestTextOutputLinearInDepth: a file nesting an output tuple 4,990 deep
+// (34 KB in binary) encodes to text and JSON in size proportional to its
+// own (it was 199 MB of .pbtxt and 449 MB of .json: indentation grew with
+// the depth), and the output decodes back to the same module.
+func TestTextOutputLinearInDepth(t *testing.T) {
+	a := Arg{Kind: ArgNode, S: "x", Ref: NoNode}
+	for range 4990 {
+		a = Arg{Kind: ArgTuple, Elems: []Arg{a}}
+	}
+	m := &Module{FormatMajor: FormatMajor, Graphs: []*Graph{{Nodes: []Node{
+		{Name: "x", Op: OpPlaceholder, Target: "x"},
+		{Name: "output", Op: OpOutput, Target: "output", Args: []Arg{a}},
+	}}}}
+	bin, err := Encode(m, Binary)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, enc := range []Encoding{Text, JSON} {
+		out, err := Encode(m, enc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(out) > 100*len(bin) {
+			t.Errorf("%s: %d bytes for %d bytes of binary", enc, len(out), len(bin))
+		}
+		back, err := Decode(out, enc, "t")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if again, _ := Encode(back, Binary); !bytes.Equal(again, bin) {
+			t.Errorf("%s: does not decode to the same module", enc)
+		}
 	}
 }
