@@ -274,12 +274,20 @@ func emptyNodes(n int) []byte {
 // Nested returns a module whose root calls cond on subgraph "g" (as both
 // branches), which calls cond on "g.g", and so on, depth levels deep. Short
 // names keep it as small as a depth-deep nesting can be.
-func Nested(depth int) []byte {
+func Nested(depth int) []byte { return nested(depth, false) }
+
+// NestedGrad is Nested with every input requiring grad, so that joint
+// builds a backward for every level: each cond's branches are one shared
+// subgraph (whose backward was once built per call path, 2^depth times).
+func NestedGrad(depth int) []byte { return nested(depth, true) }
+
+func nested(depth int, grad bool) []byte {
 	m := &ir.Module{FormatMajor: ir.FormatMajor, FormatMinor: ir.FormatMinor, Producer: "badcorpus"}
 	name := ""
 	for level := 0; level <= depth; level++ {
 		g := &ir.Graph{Name: name}
 		x := ir.Node{Name: "x", Op: ir.OpPlaceholder, Target: "x", Val: f32()}
+		x.Val.Tensor.RequiresGrad = grad
 		if level == depth {
 			g.Nodes = []ir.Node{x,
 				{Name: "sin", Op: ir.OpCallFunction, Target: "aten.sin.default", Args: []ir.Arg{nodeRef("x")}, Val: f32()},
@@ -529,12 +537,50 @@ func condModule(operands, placeholders int, subs ...string) string {
 func Stress() []Case {
 	return []Case{
 		{Name: fmt.Sprintf("nested_%d.pb", ir.MaxNesting), Doc: "cond calls whose subgraphs nest as deep as hopctl reads", Data: Nested(ir.MaxNesting)},
+		{Name: "shared_cond_15_grad.pb", Doc: "15 levels of a cond whose branches are one shared subgraph, inputs requiring grad (joint took 1.5 GB)", Data: NestedGrad(15)},
+		{Name: fmt.Sprintf("nested_%d_grad.pb", ir.MaxNesting), Doc: "NestedGrad as deep as hopctl reads (joint was cubic in the depth)", Data: NestedGrad(ir.MaxNesting)},
+		{Name: "conds_3000.pb", Doc: "3,000 cond calls in one graph, inputs requiring grad (fresh subgraph names were searched from 0 over every graph)", Data: manyConds(3000)},
 		{Name: "cond_100000_operands.pb", Doc: "a cond passing 100,000 operands", Data: wideCond(100000)},
 		{Name: "cat_100000.pb", Doc: "aten.cat of 100,000 tensors, and an output of 100,000 values", Data: wideCat(100000)},
 		{Name: "views_100000.pb", Doc: "a chain of 100,000 views of an input, each written in place and returned", Data: viewChain(100000)},
 		{Name: "deep_output_4990.pb", Doc: "an output tuple nested 4,990 deep (34 KB; its .pbtxt was 199 MB, indented with the depth)", Data: deepOutput(4990)},
 		{Name: "shared_storage_100000.pb", Doc: "100,000 inputs sharing one storage, all returned", Data: sharedStorage(100000)},
 	}
+}
+
+// manyConds is x (requiring grad) → n conds in sequence, each over the
+// same branch pair → output.
+func manyConds(n int) []byte {
+	grad := f32()
+	grad.Tensor.RequiresGrad = true
+	nodes := []ir.Node{
+		{Name: "x", Op: ir.OpPlaceholder, Target: "x", Val: grad},
+		{Name: "p", Op: ir.OpCallFunction, Target: "aten.gt.Scalar", Args: []ir.Arg{nodeRef("x"), {Kind: ir.ArgInt}},
+			Val: &ir.Value{Kind: ir.ValTensor, Tensor: &ir.TensorMeta{Dtype: "bool", Device: "cpu"}}},
+		{Name: "t", Op: ir.OpGetAttr, Target: "t"},
+		{Name: "f", Op: ir.OpGetAttr, Target: "f"},
+	}
+	prev := "x"
+	for i := range n {
+		c, g := fmt.Sprintf("cond_%d", i), fmt.Sprintf("getitem_%d", i)
+		nodes = append(nodes,
+			ir.Node{Name: c, Op: ir.OpCallFunction, Target: "higher_order.cond",
+				Args: []ir.Arg{nodeRef("p"), nodeRef("t"), nodeRef("f"), {Kind: ir.ArgList, Elems: []ir.Arg{nodeRef(prev)}}},
+				Val:  &ir.Value{Kind: ir.ValTuple, Elems: []ir.Value{*grad}}},
+			ir.Node{Name: g, Op: ir.OpCallFunction, Target: "_operator.getitem", Args: []ir.Arg{nodeRef(c), {Kind: ir.ArgInt}}, Val: grad})
+		prev = g
+	}
+	nodes = append(nodes, ir.Node{Name: "output", Op: ir.OpOutput, Target: "output", Args: []ir.Arg{tuple(nodeRef(prev))}})
+	branch := func(name, op string) *ir.Graph {
+		return &ir.Graph{Name: name, Nodes: []ir.Node{
+			{Name: "a", Op: ir.OpPlaceholder, Target: "a", Val: grad},
+			{Name: "r", Op: ir.OpCallFunction, Target: op, Args: []ir.Arg{nodeRef("a")}, Val: grad},
+			{Name: "output", Op: ir.OpOutput, Target: "output", Args: []ir.Arg{tuple(nodeRef("r"))}},
+		}}
+	}
+	m := &ir.Module{FormatMajor: ir.FormatMajor, FormatMinor: ir.FormatMinor, Producer: "badcorpus",
+		Graphs: []*ir.Graph{{Nodes: nodes}, branch("t", "aten.sin.default"), branch("f", "aten.cos.default")}}
+	return encode(m)
 }
 
 // deepOutput is x → output, the output tuple nested depth deep around x:

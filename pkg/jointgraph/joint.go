@@ -107,6 +107,10 @@ type Options struct {
 	// that get no gradient (PyTorch's unmask_none_gradients). The HOP
 	// conventions imply it.
 	UnmaskNoneGradients bool
+
+	// cache holds the backward joints of HOP subgraphs built so far; the
+	// builds of nested subgraphs share it (subJoint).
+	cache *subJoints
 }
 
 // MaskError is an explicit mask list that does not fit the graph (a usage
@@ -168,6 +172,9 @@ func Build(m *ir.Module, opts Options) (j *Joint, err error) {
 			j, err = nil, e
 		}
 	}()
+	if opts.cache == nil {
+		opts.cache = &subJoints{m: map[subJointKey]*Joint{}}
+	}
 	return buildJoint(m, opts, &at)
 }
 
@@ -193,6 +200,11 @@ type jointBuilder struct {
 	// and extraSchemas their schema tables.
 	extra        []*ir.Graph
 	extraSchemas []ir.SchemaText
+	// extraNames are the names in extra, and nextFresh the first number
+	// freshGraphName has not tried, per pattern list: a fresh name costs
+	// O(1), not a scan of every graph per try (cubic in the HOP calls).
+	extraNames map[string]bool
+	nextFresh  map[string]int
 	// scanCarries maps a forward scan to the getitems of the carries it
 	// checkpoints for its backward.
 	scanCarries map[ir.NodeID]scanCheckpoint
