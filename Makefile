@@ -23,7 +23,7 @@ FUZZTIME ?= 3s
 HOPCTL_TOOLS ?= /var/cache/hopctl/tools
 SARIF_MULTITOOL ?= $(HOPCTL_TOOLS)/sarif-multitool/node_modules/@microsoft/sarif-multitool-linux/Sarif.Multitool
 
-.PHONY: deps build test gotest pytest fuzz-short fuzz bench proto testdata testdata-pt2 demo clean
+.PHONY: deps build test gotest pytest pytest-pt2 fuzz-short fuzz bench proto testdata testdata-pt2 demo clean
 
 # CGO_ENABLED=0: a static binary starts ~1 ms faster than one that loads
 # libc (net, linked through viper's afero, would otherwise pull in cgo).
@@ -47,6 +47,12 @@ fuzz:
 
 pytest: build
 	PYTHONPATH=python HOPCTL=$(CURDIR)/$(BIN) $(PYTHON) -m unittest discover -s python/tests -v
+
+# ExportedProgram in the bridge against .pt2 archives, in the torch 2.6 and 2.14
+# chroots (scripts/chroot.sh); python/tests/test_exported_program.py.
+pytest-pt2: build
+	scripts/torch.sh 2.6 -- env PYTHONPATH=python HOPCTL=$(CURDIR)/$(BIN) python3 -m unittest python/tests/test_exported_program.py -v
+	scripts/torch.sh 2.14 -- env PYTHONPATH=python HOPCTL=$(CURDIR)/$(BIN) python3 -m unittest python/tests/test_exported_program.py -v
 
 bench:
 	scripts/bench.sh

@@ -42,14 +42,23 @@ const (
 	// not about the input, such as an output file that cannot be written.
 	ExitUsage = 2
 	ExitInput = 3 // unreadable or invalid input (an ir.InputError)
+	// ExitInternal is a bug in hopctl (an *ir.InternalError): a panic,
+	// recovered where its phase and node are known or else by Execute, or
+	// an output that fails hopctl's own checks.
+	ExitInternal = 4
 )
 
-// ExitCode maps the error a command returned to hopctl's exit code.
-// Invalid input wins over findings: a run that could not read all of its
-// inputs has not checked them.
+// ExitCode maps the error a command returned to hopctl's exit code. An
+// internal error wins over everything (the run did not do its work), and
+// invalid input over findings: a run that could not read all of its inputs
+// has not checked them.
 func ExitCode(err error) int {
 	if err == nil {
 		return ExitOK
+	}
+	var bug *ir.InternalError
+	if errors.As(err, &bug) {
+		return ExitInternal
 	}
 	var ie ir.InputError
 	if errors.As(err, &ie) {
@@ -98,8 +107,20 @@ func Main(args []string, ios *iostreams.IOStreams) int {
 
 // Execute runs the root command, prints the error it returns, if any, to
 // errOut, and returns the exit code. Main uses it; tests use it to run
-// command trees of their own.
-func Execute(root *cobra.Command, errOut io.Writer) int {
+// command trees of their own. It is the one place a panic of the command's
+// goroutine is recovered: the packages that know the phase and node of
+// their work return an *ir.InternalError instead of panicking (a panic in
+// another goroutine is theirs to bring back), and anything else is a bug
+// of the command itself. Either way hopctl prints the error and the stack
+// and exits ExitInternal.
+func Execute(root *cobra.Command, errOut io.Writer) (code int) {
+	defer func() {
+		if r := recover(); r != nil {
+			err := ir.Panicked("the command", ir.Location{}, r)
+			printError(errOut, err)
+			code = ExitInternal
+		}
+	}()
 	err := root.Execute()
 	if err != nil {
 		printError(errOut, err)
@@ -115,6 +136,17 @@ func printError(w io.Writer, err error) {
 	if j, ok := err.(interface{ Unwrap() []error }); ok {
 		for _, e := range j.Unwrap() {
 			printError(w, e)
+		}
+		return
+	}
+	var bug *ir.InternalError
+	if errors.As(err, &bug) {
+		// The message, then the stack for the bug report.
+		fmt.Fprintf(w, "hopctl: %s\n", strings.TrimRight(err.Error(), "\n"))
+		for _, l := range strings.Split(strings.TrimRight(string(bug.Stack), "\n"), "\n") {
+			if l != "" {
+				fmt.Fprintf(w, "hopctl:     %s\n", l)
+			}
 		}
 		return
 	}
@@ -160,7 +192,8 @@ operators, from its protobuf interchange format (.pb, .json, .pbtxt) and
 answers statically what PyTorch answers by re-tracing.
 
 Exit codes: 0 success, 1 findings at or above --fail-on, 2 usage or
-configuration error, 3 unreadable or invalid input.`,
+configuration error, 3 unreadable or invalid input, 4 internal error (a bug
+in hopctl).`,
 		Version:       build.Version,
 		SilenceUsage:  true,
 		SilenceErrors: true,

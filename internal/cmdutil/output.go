@@ -36,7 +36,12 @@ func WriteOutput(out io.Writer, path string, data []byte) error {
 		_, err := out.Write(data)
 		return err
 	}
-	err := ir.WriteFileAtomic(path, data)
+	return WriteError(path, ir.WriteFileAtomic(path, data))
+}
+
+// WriteError says err is a failure to write path ("cannot write PATH: "),
+// unless it says so already (an *ir.OutputError). nil stays nil.
+func WriteError(path string, err error) error {
 	var oe *ir.OutputError
 	if err != nil && !errors.As(err, &oe) {
 		return fmt.Errorf("cannot write %s: %w", path, err)

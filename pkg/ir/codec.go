@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -789,6 +790,9 @@ func SaveFile(path string, m *Module) error {
 	enc := EncodingForPath(path)
 	if enc == EncodingUnknown {
 		enc = Binary
+	}
+	if enc != Binary { // streamed: the output is not held in memory
+		return WriteFileAtomicFunc(path, func(w io.Writer) error { return EncodeTo(w, m, enc) })
 	}
 	data, err := Encode(m, enc)
 	if err != nil {

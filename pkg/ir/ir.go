@@ -257,7 +257,15 @@ type Arg struct {
 func NodeArg(id NodeID, name string) Arg { return Arg{Kind: ArgNode, Ref: id, S: name} }
 
 // WalkRefs calls fn for every node reference in the argument tree, in order.
+// fn may rewrite the reference it is given.
 func (a *Arg) WalkRefs(fn func(a *Arg)) {
+	switch {
+	case a.Kind == ArgNode:
+		fn(a)
+		return
+	case len(a.Elems) == 0:
+		return
+	}
 	// Iterative to stay safe on adversarially deep trees.
 	stack := []*Arg{a}
 	for len(stack) > 0 {

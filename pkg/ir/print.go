@@ -73,21 +73,6 @@ func DtypeAbbr(dtype string) string {
 	return d
 }
 
-func writeDims(b *strings.Builder, ds []Dim) {
-	b.WriteByte('[')
-	for i, d := range ds {
-		if i > 0 {
-			b.WriteString(", ")
-		}
-		if d.Expr != "" {
-			b.WriteString(d.Expr)
-		} else {
-			b.WriteString(strconv.FormatInt(d.Val, 10))
-		}
-	}
-	b.WriteByte(']')
-}
-
 // ShortTensor is the short form of a tensor's metadata as PyTorch prints it
 // in print_readable annotations: dtype abbreviation and shape, "f32[4, 8]",
 // "i64[]", "f32[s0, 8]".
@@ -284,7 +269,7 @@ func writeArg(b *strings.Builder, a *Arg, style argStyle, depth int) {
 		}
 		b.WriteByte('}')
 	case ArgDtype, ArgLayout, ArgMemoryFormat:
-		b.WriteString(torchName(a.S))
+		b.WriteString(TorchName(a.S))
 	case ArgDevice:
 		if style == compactArgs {
 			b.WriteString(a.S)
@@ -306,7 +291,9 @@ func writeArg(b *strings.Builder, a *Arg, style argStyle, depth int) {
 	}
 }
 
-func torchName(s string) string {
+// TorchName spells a dtype, layout or memory format as torch prints it:
+// "float32" → "torch.float32" (a name with the prefix is kept).
+func TorchName(s string) string {
 	if strings.HasPrefix(s, "torch.") {
 		return s
 	}

@@ -51,6 +51,7 @@ func EncodeTo(w io.Writer, m *Module, enc Encoding) error {
 		return fmt.Errorf("unknown encoding")
 	}
 	e := &textEncoder{w: w, json: enc == JSON, buf: make([]byte, 0, textChunk+4096)}
+	defer e.stopWriter()
 	if !e.json {
 		e.buf = append(e.buf, textHeader...)
 	}
@@ -59,11 +60,12 @@ func EncodeTo(w io.Writer, m *Module, enc Encoding) error {
 		e.buf = append(e.buf, '\n')
 	}
 	e.flush()
+	e.stopWriter()
 	return e.err
 }
 
 // textChunk is how much output textEncoder collects before writing it.
-const textChunk = 64 << 10
+const textChunk = 256 << 10
 
 // textEncoder writes protojson- or prototext-shaped output. Messages are
 // opened lazily: a message's opening line is finished ("{" then a newline,
@@ -78,6 +80,13 @@ type textEncoder struct {
 	// (text); first is set right after one opened, before its first member.
 	depth int
 	first bool
+	// Output larger than one chunk is written by a goroutine of its own
+	// (startWriter), so that encoding and the write system calls (copying
+	// into the page cache: about as long as encoding) overlap on two
+	// cores. full carries chunks to it, free brings them back, and done
+	// reports its write error when full is closed.
+	full, free chan []byte
+	done       chan error
 	// werr is a write error of w; err the first error of any kind.
 	werr error
 }
@@ -88,18 +97,73 @@ func (e *textEncoder) fail(err error) {
 	}
 }
 
-// flush hands the collected output to w.
+// flush hands the collected output to the writer goroutine, which the
+// first flush of a large output starts; the last flush (from EncodeTo),
+// of an output that fits in one chunk, writes to w itself.
 func (e *textEncoder) flush() {
 	if len(e.buf) == 0 || e.werr != nil {
 		e.buf = e.buf[:0]
 		return
 	}
-	if _, err := e.w.Write(e.buf); err != nil {
-		e.werr = err
-		e.fail(err)
+	if e.full == nil && len(e.buf) < textChunk {
+		if _, err := e.w.Write(e.buf); err != nil {
+			e.werr = err
+			e.fail(err)
+		}
+		e.buf = e.buf[:0]
+		return
 	}
-	e.buf = e.buf[:0]
+	if e.full == nil {
+		e.startWriter()
+	}
+	select {
+	case err := <-e.done: // the writer failed and stopped
+		e.werr, e.done = err, nil
+		e.fail(err)
+		e.buf = e.buf[:0]
+		return
+	case e.full <- e.buf:
+	}
+	select {
+	case e.buf = <-e.free:
+	default:
+		e.buf = make([]byte, 0, textChunk+4096)
+	}
 }
+
+func (e *textEncoder) startWriter() {
+	const chunks = 3 // in flight, besides the one being filled
+	e.full, e.free, e.done = make(chan []byte, chunks), make(chan []byte, chunks+1), make(chan error, 1)
+	go func(w io.Writer, full <-chan []byte, free chan<- []byte, done chan<- error) {
+		for b := range full {
+			if _, err := w.Write(b); err != nil {
+				done <- err
+				for range full { // let the encoder finish
+				}
+				return
+			}
+			free <- b[:0]
+		}
+		done <- nil
+	}(e.w, e.full, e.free, e.done)
+}
+
+// stopWriter waits for the writer goroutine to write what it was given.
+func (e *textEncoder) stopWriter() {
+	if e.full == nil {
+		return
+	}
+	close(e.full)
+	if e.done != nil {
+		if err := <-e.done; err != nil && e.werr == nil {
+			e.werr = err
+			e.fail(err)
+		}
+	}
+	e.full = nil
+}
+
+const spaces = "                                                                " // 64
 
 // maxTextIndent is the deepest nesting that is indented further: lines
 // nested deeper keep this indentation. Whitespace is insignificant in both
@@ -111,8 +175,8 @@ func (e *textEncoder) flush() {
 const maxTextIndent = 32
 
 func (e *textEncoder) indent(depth int) {
-	for range min(depth, maxTextIndent) {
-		e.buf = append(e.buf, ' ', ' ')
+	for n := 2 * min(depth, maxTextIndent); n > 0; n -= len(spaces) {
+		e.buf = append(e.buf, spaces[:min(n, len(spaces))]...)
 	}
 }
 

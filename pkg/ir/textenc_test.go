@@ -121,20 +121,44 @@ func TestTextEncodersMatchProto(t *testing.T) {
 	checkTextEncoders(t, "invalid", m)
 }
 
-// A writer's error ends the encoding with that error.
+// A writer's error ends the encoding with that error, whether it comes
+// at once or after some chunks went through the writer goroutine.
 func TestEncodeToWriteError(t *testing.T) {
-	m := decodeText(t, richFile)
+	big, err := LoadFile("../../testdata/models/resnet18.pb")
+	if err != nil {
+		t.Fatal(err)
+	}
 	want := errors.New("disk full")
-	for _, enc := range []Encoding{JSON, Text, Binary} {
-		if err := EncodeTo(failingWriter{want}, m, enc); !errors.Is(err, want) {
-			t.Errorf("%v: error %v, want %v", enc, err, want)
+	for _, m := range []*Module{decodeText(t, richFile), big} {
+		for _, enc := range []Encoding{JSON, Text, Binary} {
+			for _, after := range []int{0, 1, 2} {
+				w := &failingWriter{err: want, after: after}
+				if err := EncodeTo(w, m, enc); !errors.Is(err, want) && w.writes > after {
+					t.Errorf("%v, failing after %d writes: error %v, want %v", enc, after, err, want)
+				}
+			}
 		}
+	}
+	// resnet18's JSON is more than one chunk: streamed through the goroutine.
+	var b bytes.Buffer
+	if err := EncodeTo(&b, big, JSON); err != nil || b.Len() <= textChunk {
+		t.Errorf("resnet18 JSON: %d bytes, %v; want more than one chunk", b.Len(), err)
 	}
 }
 
-type failingWriter struct{ err error }
+// failingWriter fails every write after the first after ones.
+type failingWriter struct {
+	err           error
+	after, writes int
+}
 
-func (w failingWriter) Write([]byte) (int, error) { return 0, w.err }
+func (w *failingWriter) Write(b []byte) (int, error) {
+	w.writes++
+	if w.writes > w.after {
+		return 0, w.err
+	}
+	return len(b), nil
+}
 
 // FuzzTextEncodersMatchProto: whatever decodes encodes, in JSON and in
 // text, to protobuf-go's exact bytes (or fails as it does).
@@ -148,4 +172,3 @@ func FuzzTextEncodersMatchProto(f *testing.F) {
 		checkTextEncoders(t, "fuzz", m)
 	})
 }
-

@@ -247,7 +247,7 @@ func reshapeLike(target string) bool {
 
 // mapArg maps a source argument to the functional graph.
 func (f *functional) mapArg(a ir.Arg) ir.Arg {
-	return mapRefs(a, &f.b.arena, func(a ir.Arg) ir.Arg {
+	return ir.MapRefs(a, f.b.arena.alloc, func(a ir.Arg) ir.Arg {
 		if a.Ref < 0 {
 			return a
 		}
@@ -305,7 +305,7 @@ func (f *functional) call(id ir.NodeID) error {
 		return f.getitem(id)
 	}
 	info := f.ops.get(nd.Target)
-	if nd.Target == "higher_order.with_effects" {
+	if nd.Target == withEffectsTarget {
 		// with_effects(token, op, *args) threads an effect token
 		// through an op with side effects (torch/_higher_order_ops/effects.py):
 		// kept as it is, never dead, never recomputed; its results are
@@ -315,7 +315,7 @@ func (f *functional) call(id ir.NodeID) error {
 		f.effect[v.id] = true
 		return nil
 	}
-	if strings.HasPrefix(nd.Target, "higher_order.") {
+	if opschema.IsHOPTarget(nd.Target) {
 		// HOPs must not mutate or alias their operands (hopctl analyze checks
 		// that); they are copied as they are.
 		if info.hop == nil {
@@ -328,12 +328,12 @@ func (f *functional) call(id ir.NodeID) error {
 	if s == nil {
 		return f.fail(id, "no schema for %s: cannot tell whether it mutates its inputs", nd.Target)
 	}
-	if err := checkBind(s, nd.Args, nd.Kwargs); err != nil {
+	if err := s.CheckBind(nd.Args, nd.Kwargs); err != nil {
 		return f.fail(id, "%v", err)
 	}
 	var bound []ir.Arg
 	if len(info.condWrites) > 0 {
-		bound, _ = bindArgs(s, nd.Args, nd.Kwargs)
+		bound, _ = s.BindValues(nd.Args, nd.Kwargs)
 	}
 	// Unannotated writes (native_batch_norm's running stats): keep the op.
 	for _, cw := range info.condWrites {
@@ -623,7 +623,7 @@ func (f *functional) scatter(st viewStep, interV func() V, interShape []ir.Dim, 
 	if !ok {
 		return V{}, f.fail(at, "no schema for view op %s", st.target)
 	}
-	bound, err := bindArgs(s, st.args, st.kwargs)
+	bound, err := s.BindValues(st.args, st.kwargs)
 	if err != nil {
 		return V{}, f.fail(at, "%v", err)
 	}
@@ -683,7 +683,7 @@ func (f *functional) scatter(st viewStep, interV func() V, interShape []ir.Dim, 
 		"aten.flatten.using_ints", "aten.unflatten.int":
 		return b.reshape(nv, interShape), nil
 	case "aten.expand.default":
-		if shapeEq(nv.Shape(), interShape) {
+		if ir.DimsEqual(nv.Shape(), interShape) {
 			return nv, nil
 		}
 	case "aten.split.Tensor", "aten.split_with_sizes.default":

@@ -158,18 +158,17 @@ func Build(m *ir.Module, opts Options) (j *Joint, err error) {
 	if len(m.Graphs) == 0 {
 		return nil, &Error{Loc: ir.Location{File: opts.File}, Msg: "module has no root graph"}
 	}
-	// A malformed graph (arguments that do not fit the op, shapes that do
-	// not fit the arguments) must not crash hopctl: a failure inside a pass
-	// becomes an input error at the node being processed.
+	// Build expects a valid module (package validate): what it cannot
+	// handle in one it reports as an *Error. A panic is a bug of hopctl: it
+	// becomes an *ir.InternalError at the node being processed.
 	var at *ir.Node
 	defer func() {
 		if r := recover(); r != nil {
 			loc := ir.InGraph(opts.File, "")
-			e := &Error{Loc: loc, Msg: fmt.Sprintf("cannot build the joint graph: %v", r)}
 			if at != nil {
-				e.Loc.Node, e.Op = at.Name, at.Target
+				loc.Node = at.Name
 			}
-			j, err = nil, e
+			j, err = nil, ir.Panicked("joint", loc, r)
 		}
 	}()
 	if opts.cache == nil {
@@ -339,7 +338,7 @@ func (j *jointBuilder) build(src *ir.Module) (*Joint, error) {
 		if n.Op == ir.OpPlaceholder || epi[ir.NodeID(i)] {
 			continue
 		}
-		if n.Target == "higher_order.scan" && j.rg[i] {
+		if n.Target == scanTarget && j.rg[i] {
 			id, err := j.augmentScan(n)
 			if err != nil {
 				return nil, nodeError(j.file, fg, ir.NodeID(i), err.Error())
@@ -478,7 +477,7 @@ func (j *jointBuilder) copyNode(n *ir.Node, name string) ir.NodeID {
 }
 
 func (j *jointBuilder) remap(a ir.Arg) ir.Arg {
-	return mapRefs(a, &j.b.arena, func(a ir.Arg) ir.Arg {
+	return ir.MapRefs(a, j.b.arena.alloc, func(a ir.Arg) ir.Arg {
 		if a.Ref >= 0 && j.fmap[a.Ref] != ir.NoNode {
 			return j.b.ref(j.fmap[a.Ref])
 		}
@@ -536,7 +535,7 @@ func (j *jointBuilder) finish(g V, x V) V {
 	if !g.ok || x.meta == nil || g.meta == nil {
 		return g
 	}
-	if !shapeEq(g.Shape(), x.Shape()) {
+	if !ir.DimsEqual(g.Shape(), x.Shape()) {
 		g = j.b.sumToSize(g, x.Shape())
 	}
 	if g.meta != nil && g.meta.Dtype != x.meta.Dtype && isDifferentiableDtype(x.meta.Dtype) {
@@ -623,7 +622,7 @@ func (j *jointBuilder) apply(id ir.NodeID, grads []V) (err error) {
 	if s == nil {
 		return nodeError(j.file, g, id, fmt.Sprintf("no schema for %s", n.Target))
 	}
-	bound, berr := bindArgsInto(j.bound, s, n.Args, n.Kwargs)
+	bound, berr := s.BindValuesInto(j.bound, n.Args, n.Kwargs)
 	if berr != nil {
 		return nodeError(j.file, g, id, berr.Error())
 	}
@@ -657,7 +656,7 @@ func (j *jointBuilder) apply(id ir.NodeID, grads []V) (err error) {
 			if rf, ok := r.(ruleFailure); ok {
 				err = nodeError(j.file, g, id, fmt.Sprintf("derivative of %s: %s", n.Target, rf.msg))
 			} else {
-				err = nodeError(j.file, g, id, fmt.Sprintf("derivative of %s: the node's arguments do not fit the op (%v)", n.Target, r))
+				err = ir.Panicked("derivative of "+n.Target, ir.At(j.file, g.Name, n.Name), r)
 			}
 		}
 	}()
@@ -800,12 +799,11 @@ func dce(g *ir.Graph, keep map[ir.NodeID]bool) (*ir.Graph, graphRefs) {
 	if len(nodes) < n {
 		for i := range nodes {
 			nd := &nodes[i]
-			for k := range nd.Args {
-				renumber(&nd.Args[k], newID)
-			}
-			for k := range nd.Kwargs {
-				renumber(&nd.Kwargs[k].Value, newID)
-			}
+			nd.WalkRefs(func(a *ir.Arg) {
+				if a.Ref >= 0 {
+					a.Ref = newID[a.Ref]
+				}
+			})
 		}
 		newKeep := map[ir.NodeID]bool{}
 		for k := range keep {
@@ -845,19 +843,6 @@ func (d *dceState) mark(a *ir.Arg) {
 	if r := a.Ref; r >= 0 && int(r) < len(d.live) && !d.live[r] {
 		d.live[r] = true
 		d.late = append(d.late, r)
-	}
-}
-
-// renumber rewrites a's references through newID, in place.
-func renumber(a *ir.Arg, newID []ir.NodeID) {
-	if a.Kind != ir.ArgNode {
-		for i := range a.Elems {
-			renumber(&a.Elems[i], newID)
-		}
-		return
-	}
-	if a.Ref >= 0 {
-		a.Ref = newID[a.Ref]
 	}
 }
 

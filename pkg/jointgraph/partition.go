@@ -80,7 +80,7 @@ func (p *Partition) TotalBytes() int64 {
 func Split(j *Joint, mode PartitionMode) (p *Partition, err error) {
 	defer func() {
 		if r := recover(); r != nil {
-			p, err = nil, &Error{Msg: fmt.Sprintf("cannot partition the joint graph: %v", r)}
+			p, err = nil, ir.Panicked("partition", ir.Location{File: j.File}, r)
 		}
 		if e, ok := err.(*Error); ok && e.Loc.File == "" {
 			e.Loc.File = j.File
@@ -432,7 +432,7 @@ func (p *partitioner) plan(inputs []int32, outputs []ir.Arg, effects bool) (*sub
 	var stack []int32
 	var err error
 	for k := range outputs {
-		walkArgRefs(&outputs[k], func(a *ir.Arg) {
+		outputs[k].WalkRefs(func(a *ir.Arg) {
 			if a.Ref < 0 {
 				return // an unresolved reference stays as it is
 			}
@@ -624,7 +624,7 @@ func (p *partitioner) prepare(sp *subgraphPlan) *emission {
 // remap returns a with its references renumbered for e (references CSE
 // merged also renamed).
 func (p *partitioner) remap(e *emission, a ir.Arg, arena *argArena) ir.Arg {
-	return mapRefs(a, arena, func(a ir.Arg) ir.Arg {
+	return ir.MapRefs(a, arena.alloc, func(a ir.Arg) ir.Arg {
 		r := a.Ref
 		if r < 0 || int(r) >= len(p.canon) {
 			return a
@@ -703,39 +703,6 @@ func (a *argArena) alloc(n int) []ir.Arg {
 	return a.buf[l : l+n : l+n]
 }
 
-// mapRefs returns a with every node reference replaced by ref(reference).
-// Lists, tuples and dicts that hold a reference are copied, their element
-// slices from arena; constant subtrees are shared, never modified in place.
-func mapRefs(a ir.Arg, arena *argArena, ref func(ir.Arg) ir.Arg) ir.Arg {
-	switch a.Kind {
-	case ir.ArgNode:
-		return ref(a)
-	case ir.ArgList, ir.ArgTuple, ir.ArgDict:
-		if !argHasRef(&a) {
-			return a
-		}
-		out := a
-		out.Elems = arena.alloc(len(a.Elems))
-		for i := range a.Elems {
-			out.Elems[i] = mapRefs(a.Elems[i], arena, ref)
-		}
-		return out
-	}
-	return a
-}
-
-func argHasRef(a *ir.Arg) bool {
-	if a.Kind == ir.ArgNode {
-		return true
-	}
-	for i := range a.Elems {
-		if argHasRef(&a.Elems[i]) {
-			return true
-		}
-	}
-	return false
-}
-
 // opCollector gathers a node's distinct operands (references redirected
 // through canon) into ops.
 type opCollector struct {
@@ -768,26 +735,4 @@ func (o *opCollector) add(a *ir.Arg) {
 	}
 	o.stamp[c] = o.self + 1
 	o.ops = append(o.ops, c)
-}
-
-// walkArgRefs calls fn for every node reference in a, in order.
-func walkArgRefs(a *ir.Arg, fn func(*ir.Arg)) {
-	if a.Kind == ir.ArgNode {
-		fn(a)
-		return
-	}
-	for i := range a.Elems {
-		walkArgRefs(&a.Elems[i], fn)
-	}
-}
-
-func cloneArg(a ir.Arg) ir.Arg {
-	out := a
-	if a.Elems != nil {
-		out.Elems = make([]ir.Arg, len(a.Elems))
-		for i := range a.Elems {
-			out.Elems[i] = cloneArg(a.Elems[i])
-		}
-	}
-	return out
 }

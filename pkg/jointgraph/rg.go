@@ -114,11 +114,11 @@ func requiresGrad(g *ir.Graph, ops *opCache, effect map[ir.NodeID]bool, file str
 // differentiates requires grad (false when the call does not bind).
 func diffArgRG(info *opInfo, n *ir.Node, rg []bool) bool {
 	s := info.schema
-	if s == nil || checkBind(s, n.Args, n.Kwargs) != nil {
+	if s == nil || s.CheckBind(n.Args, n.Kwargs) != nil {
 		return false
 	}
 	for _, i := range info.diffIdx {
-		if a := boundAt(s, n.Args, n.Kwargs, i); a != nil && anyRefIn(a, rg) {
+		if a := s.BoundAt(n.Args, n.Kwargs, i); a != nil && anyRefIn(a, rg) {
 			return true
 		}
 	}

@@ -1,7 +1,6 @@
 package jointgraph
 
 import (
-	"fmt"
 	"math"
 	"slices"
 	"sync"
@@ -49,50 +48,13 @@ func dims(vs ...int64) []ir.Dim {
 	return out
 }
 
-func dimEq(a, b ir.Dim) bool { return a.Expr == b.Expr && (a.Expr != "" || a.Val == b.Val) }
-
-func shapeEq(a, b []ir.Dim) bool { return slices.EqualFunc(a, b, dimEq) }
-
 func isOne(d ir.Dim) bool { return d.Expr == "" && d.Val == 1 }
-
-// contiguousStrides returns the row-major strides of shape. A symbolic
-// size makes every stride to its left symbolic.
-func contiguousStrides(shape []ir.Dim) []ir.Dim {
-	st := make([]ir.Dim, len(shape))
-	acc := ir.Dim{Val: 1}
-	for i := len(shape) - 1; i >= 0; i-- {
-		st[i] = acc
-		acc = dimMul(acc, shape[i])
-	}
-	return st
-}
-
-func dimMul(a, b ir.Dim) ir.Dim {
-	switch {
-	case a.Expr == "" && b.Expr == "":
-		return ir.Dim{Val: a.Val * b.Val}
-	case a.Expr == "" && a.Val == 1:
-		return b
-	case b.Expr == "" && b.Val == 1:
-		return a
-	case a.Expr == "" && a.Val == 0, b.Expr == "" && b.Val == 0:
-		return ir.Dim{}
-	}
-	return ir.Dim{Expr: dimString(a) + "*" + dimString(b)}
-}
-
-func dimString(d ir.Dim) string {
-	if d.Expr != "" {
-		return "(" + d.Expr + ")"
-	}
-	return fmt.Sprint(d.Val)
-}
 
 // newTensor returns metadata of a fresh contiguous tensor.
 func newTensor(shape []ir.Dim, dtype, device string) *ir.TensorMeta {
 	return &ir.TensorMeta{
 		Shape:        slices.Clone(shape),
-		Stride:       contiguousStrides(shape),
+		Stride:       ir.ContiguousStrides(shape),
 		Dtype:        dtype,
 		Device:       device,
 		Layout:       "strided",
@@ -296,7 +258,7 @@ func broadcastShapes(shapes ...[]ir.Dim) ([]ir.Dim, bool) {
 			case isOne(d):
 			case isOne(*o):
 				*o = d
-			case !dimEq(*o, d):
+			case !o.Equal(d):
 				return nil, false
 			}
 		}

@@ -46,7 +46,8 @@ type FileResult struct {
 	// outputs that can say so (SARIF, JSON) still list them.
 	SuppressedFindings []SuppressedFinding
 	// Err is set when the file could not be read or decoded (an
-	// ir.InputError); there are no findings then.
+	// ir.InputError), or checking it hit a bug of hopctl (an
+	// *ir.InternalError); there are no findings then.
 	Err error
 	// Invalid is set when the file is invalid input: it has a finding of
 	// a rule marked Invalid (it failed Verify, its schema table does not
@@ -99,10 +100,7 @@ func RunCounting(paths []string, opts Options) ([]FileResult, []int) {
 		go func() {
 			defer wg.Done()
 			for i := range next {
-				r := File(paths[i])
-				r.fingerprint(opts.Root)
-				r.suppress(opts.Suppress)
-				out[i] = r
+				out[i] = checkFile(paths[i], opts)
 			}
 		}()
 	}
@@ -142,6 +140,21 @@ func (r *FileResult) fingerprint(root string) {
 	}
 }
 
+// checkFile checks one file on a worker goroutine, where a panic cannot
+// reach hopctl's top level: it becomes the file's error, an
+// *ir.InternalError.
+func checkFile(p string, opts Options) (r FileResult) {
+	defer func() {
+		if v := recover(); v != nil {
+			r = FileResult{Path: p, Err: ir.Panicked("lint", ir.Location{File: p}, v)}
+		}
+	}()
+	r = File(p)
+	r.fingerprint(opts.Root)
+	r.suppress(opts.Suppress)
+	return r
+}
+
 // File checks one file, without suppressions.
 func File(p string) FileResult {
 	m, err := ir.LoadFile(p)
@@ -178,7 +191,12 @@ func Module(m *ir.Module, p string) FileResult {
 		return r
 	}
 	res, err := analyze.Run(m, p, reg, passes.All()...)
-	if err != nil {
+	var bug *ir.InternalError
+	switch {
+	case errors.As(err, &bug):
+		r.Err = bug
+		return r
+	case err != nil:
 		r.Err = &AnalysisError{File: p, Err: err}
 		return r
 	}

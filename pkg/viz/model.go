@@ -505,7 +505,7 @@ func (b *builder) analysis(res *analyze.Result) {
 				inNode[i] = b.base[gi] + int32(id)
 			}
 		}
-		leaves, _ := analyze.Outputs(g)
+		leaves, _ := g.Outputs()
 		outNode := make([]int32, len(leaves))
 		for j := range leaves {
 			outNode[j] = -1
@@ -706,46 +706,77 @@ func (b *builder) joint(part *jointgraph.Partition) {
 		j.TotalBytes = part.TotalBytes()
 		b.f.Joint = j
 	case role == "joint":
-		// Backward nodes are those that depend on a tangent; the forward
-		// values they read are what a partition would save (default
-		// partition's rule).
+		// As AOTAutograd's default partition reads a joint graph: the
+		// forward is what the forward outputs (the first
+		// hopctl.joint.num_fwd_outputs outputs) need, with the primals; the
+		// rest is the backward; the forward values the backward reads are
+		// saved (a tuple's getitems rather than the tuple).
 		du := ir.NewDefUse(root)
-		bw := make([]bool, len(root.Nodes))
+		nfStr, _ := b.m.Annotation(jointgraph.AnnotationNumFwdOutputs)
+		var nf int
+		fmt.Sscanf(nfStr, "%d", &nf)
+		fwd := make([]bool, len(root.Nodes))
+		var stack []ir.NodeID
+		leaves, _ := root.Outputs()
+		for i := 0; i < nf && i < len(leaves); i++ {
+			if leaves[i].Kind == ir.ArgNode && leaves[i].Ref >= 0 {
+				stack = append(stack, leaves[i].Ref)
+			}
+		}
+		// Nodes that depend on a tangent are never forward.
+		tangent := make([]bool, len(root.Nodes))
 		for i := range root.Nodes {
 			n := &root.Nodes[i]
-			if n.Op == ir.OpPlaceholder && strings.HasPrefix(n.Name, "tangents_") {
-				bw[i] = true
-			}
-			if n.Op == ir.OpOutput {
-				continue
-			}
+			tangent[i] = n.Op == ir.OpPlaceholder && strings.HasPrefix(n.Name, "tangents_")
 			for _, d := range du.Operands[i] {
-				if bw[d] && root.Nodes[i].Op != ir.OpOutput {
-					bw[i] = true
-				}
+				tangent[i] = tangent[i] || tangent[d]
 			}
 		}
-		j := &Joint{Source: "joint graph (backward: nodes depending on a tangent)", Saved: []SavedValue{}}
-		savedSet := make([]bool, len(root.Nodes))
+		out := root.OutputNode()
 		for i := range root.Nodes {
-			if root.Nodes[i].Op == ir.OpOutput {
+			n := &root.Nodes[i]
+			// Primals, and side effects that need no tangent (the copy_
+			// write-backs of mutated inputs, which nothing reads).
+			if n.Op == ir.OpPlaceholder && !tangent[i] || ir.NodeID(i) != out && len(du.Users[i]) == 0 && !tangent[i] {
+				stack = append(stack, ir.NodeID(i))
+			}
+		}
+		for len(stack) > 0 {
+			u := stack[len(stack)-1]
+			stack = stack[:len(stack)-1]
+			if fwd[u] {
 				continue
 			}
-			if bw[i] {
-				ns.Flags[i] |= FlagBackward
-				for _, d := range du.Operands[i] {
-					if !bw[d] {
-						savedSet[d] = true
-					}
-				}
-			} else {
-				ns.Flags[i] |= FlagForward
+			fwd[u] = true
+			stack = append(stack, du.Operands[u]...)
+		}
+		// A forward tuple's getitems are forward.
+		for i := range root.Nodes {
+			if root.Nodes[i].Target == "_operator.getitem" && len(du.Operands[i]) > 0 && fwd[du.Operands[i][0]] && !tangent[i] {
+				fwd[i] = true
 			}
 		}
-		for i, s := range savedSet {
-			if s {
-				b.addSaved(j, int32(i))
+		j := &Joint{Source: "joint graph (forward: what the forward outputs and write-backs need)", Saved: []SavedValue{}}
+		for i := range root.Nodes {
+			if ir.NodeID(i) == out {
+				continue
 			}
+			if !fwd[i] {
+				ns.Flags[i] |= FlagBackward
+				continue
+			}
+			ns.Flags[i] |= FlagForward
+			readByBackward := false
+			for _, u := range du.Users[i] {
+				readByBackward = readByBackward || !fwd[u] && u != out
+			}
+			if !readByBackward {
+				continue
+			}
+			if v := root.Nodes[i].Val; v != nil && (v.Kind == ir.ValTuple || v.Kind == ir.ValList) {
+				continue // a tuple is not saved: its getitems are
+			}
+			b.addSaved(j, int32(i))
 		}
 		b.f.Joint = j
 	case role == "forward" || role == "backward":
@@ -762,7 +793,7 @@ func (b *builder) joint(part *jointgraph.Partition) {
 		}
 		var cands []int32
 		if role == "forward" {
-			leaves, _ := analyze.Outputs(root)
+			leaves, _ := root.Outputs()
 			for i := max(0, len(leaves)-nsaved); i < len(leaves); i++ {
 				if leaves[i].Kind == ir.ArgNode && leaves[i].Ref >= 0 {
 					cands = append(cands, int32(leaves[i].Ref))

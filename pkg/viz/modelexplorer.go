@@ -6,7 +6,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/hopctl/hopctl/pkg/analyze"
+	"github.com/hopctl/hopctl/pkg/hop"
 	"github.com/hopctl/hopctl/pkg/ir"
 )
 
@@ -254,7 +254,7 @@ func ModelExplorer(f *File, m *ir.Module) *MEGraphCollection {
 				pos++
 			})
 			if n.Val != nil && n.Val.Kind != ir.ValUnset && n.Op != ir.OpOutput {
-				md := MEMetadataItem{ID: "0", Attrs: []MEKeyValue{{"tensor_shape", ir.ShortValue(n.Val)}, {"__tensor_tag", n.Name}}}
+				md := MEMetadataItem{ID: "0", Attrs: []MEKeyValue{{"tensor_shape", ir.ShortValue(n.Val)}}}
 				if n.Val.Kind == ir.ValTensor && n.Val.Tensor != nil {
 					t := n.Val.Tensor
 					md.Attrs = append(md.Attrs, MEKeyValue{"dtype", t.Dtype}, MEKeyValue{"stride", dimsString(t.Stride)})
@@ -277,8 +277,8 @@ func ModelExplorer(f *File, m *ir.Module) *MEGraphCollection {
 		}
 		gk := int(f.Nodes.Graph[k])
 		caller := m.Graphs[gk]
-		hc, err := analyze.DecodeHOP(m, caller, ir.NodeID(k-firstNode(f, gk)))
-		if err != nil {
+		hc, err := hop.DecodeIn(nil, m, caller, ir.NodeID(k-firstNode(f, gk)))
+		if err != nil || hc == nil {
 			continue // call_module, or a HOP hopctl does not decode
 		}
 		for _, sc := range hc.Subgraphs {

@@ -134,7 +134,7 @@ func TestAliasClasses(t *testing.T) {
 		for gi, g := range m.Graphs {
 			s := res.Results[alias.Analyzer][g.Name].(*alias.Summary)
 			in := func(i int) int32 { id, _ := g.Lookup(s.Inputs[i]); return f.Nodes.Alias[firstNode(&f, gi)+int32(id)] }
-			leaves, _ := analyze.Outputs(g)
+			leaves, _ := g.Outputs()
 			out := func(j int) int32 { return f.Nodes.Alias[firstNode(&f, gi)+int32(leaves[j].Ref)] }
 			check := func(what string, a, b int32) {
 				any = true
@@ -381,5 +381,42 @@ func TestWriteHTMLSelfContained(t *testing.T) {
 	}
 	if strings.Contains(page, "t</title>") {
 		t.Error("the title is not escaped")
+	}
+}
+
+// TestJointFileRoles checks that a joint graph read without its partition
+// (a file hopctl joint wrote) is coloured from its role annotation: the
+// backward is what depends on a tangent, and the values it reads from the
+// forward are saved — the default partition's saved values.
+func TestJointFileRoles(t *testing.T) {
+	for _, model := range []string{"mlp", "attention", "convbn", "embedding", "resnet18", "inplace_views"} {
+		m, _, err := validate.Load("../../testdata/models/" + model + ".pb")
+		if err != nil {
+			t.Fatal(err)
+		}
+		j, err := jointgraph.Build(m, jointgraph.Options{File: model})
+		if err != nil {
+			t.Fatal(err)
+		}
+		part, err := jointgraph.Split(j, jointgraph.PartitionDefault)
+		if err != nil {
+			t.Fatal(err)
+		}
+		f := Build(model, j.Module, nil, Options{})
+		if f.Joint == nil {
+			t.Fatalf("%s: no joint view of a joint graph", model)
+		}
+		var got, want []string
+		for _, s := range f.Joint.Saved {
+			got = append(got, s.Name)
+		}
+		for _, s := range part.Saved {
+			want = append(want, s.Name)
+		}
+		slices.Sort(got)
+		slices.Sort(want)
+		if !slices.Equal(got, want) {
+			t.Errorf("%s: saved %v, the default partition saves %v", model, got, want)
+		}
 	}
 }

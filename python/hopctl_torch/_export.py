@@ -8,6 +8,7 @@ import torch
 import torch.fx
 
 from . import _common as C
+from . import _ep
 from ._proto.hopctl.v1 import graph_pb2 as pb
 from ._values import OpaqueValue, SymDesc, TensorDesc
 
@@ -44,14 +45,21 @@ class ExportError(ValueError):
 
 
 def to_proto(gm, example_inputs=None):
-    """Describe gm as a hopctl.v1.File message (see export)."""
+    """Describe gm (a GraphModule or an ExportedProgram) as a hopctl.v1.File message (see export)."""
+    if _ep.is_exported_program(gm):
+        return _ep.add_signature(_Exporter().run(gm.graph_module, example_inputs), gm)
     if not isinstance(gm, torch.fx.GraphModule):
-        raise TypeError("expected a torch.fx.GraphModule, got %s" % type(gm).__name__)
+        raise TypeError("expected a torch.fx.GraphModule or torch.export.ExportedProgram, got %s" % type(gm).__name__)
     return _Exporter().run(gm, example_inputs)
 
 
 def export(gm, path, example_inputs=None):
     """Write gm to path; encoding by extension: .pb binary, .json JSON, .pbtxt text.
+
+    gm is a torch.fx.GraphModule or a torch.export.ExportedProgram; a program is
+    written as its graph module with its graph signature (which placeholder is a
+    parameter, buffer or user input, by state_dict name; which output is a buffer
+    or user-input mutation).
 
     example_inputs: optional flat list with one entry per placeholder of the
     root graph. Tensor placeholders then take their metadata (requires_grad
@@ -313,7 +321,9 @@ class _Exporter:
     def run(self, gm, example_inputs):
         f = pb.File()
         f.format_version.major = C.FORMAT_MAJOR
-        f.format_version.minor = C.FORMAT_MINOR
+        # 1.0: a file without a graph signature needs nothing newer
+        # (_ep.add_signature raises it to 1.1).
+        f.format_version.minor = 0
         f.producer = C.PRODUCER
         f.torch_version = str(torch.__version__)
         if example_inputs is not None:

@@ -3,7 +3,7 @@
 package convert
 
 import (
-	"fmt"
+	"io"
 
 	"github.com/spf13/cobra"
 
@@ -69,11 +69,14 @@ func convertRun(opts *Options) error {
 	if err != nil {
 		return err
 	}
-	data, err := ir.Encode(m, enc)
-	if err != nil {
-		return fmt.Errorf("%s: encode as %s: %w", opts.Out, enc, err)
+	// The output is streamed (ir.EncodeTo): a 1M-node graph's JSON is
+	// about a gigabyte, which need not be held in memory. A validated
+	// module always encodes, so standard output never gets a partial
+	// encoding; a file is renamed into place only once complete.
+	if opts.Out == "-" {
+		return ir.EncodeTo(opts.IO.Out, m, enc)
 	}
-	return cmdutil.WriteOutput(opts.IO.Out, opts.Out, data)
+	return cmdutil.WriteError(opts.Out, ir.WriteFileAtomicFunc(opts.Out, func(w io.Writer) error { return ir.EncodeTo(w, m, enc) }))
 }
 
 func outputEncoding(opts *Options) (ir.Encoding, error) {

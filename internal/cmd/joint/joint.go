@@ -173,7 +173,9 @@ func jointRun(opts *Options) error {
 		}
 		wg.Go(func() {
 			if err := ir.Verify(m, path); err != nil {
-				o.err = fmt.Errorf("internal error: the graph for %s does not verify:\n%w", path, err)
+				// hopctl built a graph that is not valid: a bug, not bad input.
+				o.err = &ir.InternalError{Phase: "verify output", Loc: ir.Location{File: path},
+					Err: fmt.Errorf("the graph hopctl built does not verify:\n%w", err)}
 				return
 			}
 			var err error
@@ -281,7 +283,7 @@ func writeReport(w io.Writer, p *jointgraph.Partition) {
 	for _, s := range p.Saved {
 		shape := "-"
 		if s.Kind == "tensor" {
-			shape = formatShape(s.Shape)
+			shape = ir.FormatDims(s.Shape)
 		}
 		b := "?"
 		if s.Bytes >= 0 {
@@ -291,18 +293,6 @@ func writeReport(w io.Writer, p *jointgraph.Partition) {
 	}
 	fmt.Fprintf(tw, "total\t\t\t\t%d\t\n", p.TotalBytes())
 	tw.Flush()
-}
-
-func formatShape(ds []ir.Dim) string {
-	parts := make([]string, len(ds))
-	for i, d := range ds {
-		if d.Expr != "" {
-			parts[i] = d.Expr
-		} else {
-			parts[i] = fmt.Sprint(d.Val)
-		}
-	}
-	return "[" + strings.Join(parts, ", ") + "]"
 }
 
 func humanBytes(n int64) string {

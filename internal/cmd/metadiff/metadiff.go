@@ -172,6 +172,6 @@ func values(m *ir.Module, file, graph, side string) (metadiff.List, report.MetaD
 		_, vals := analyze.Inputs(g)
 		return metadiff.List{Values: vals, Tuple: true}, s, nil
 	}
-	leaves, tuple := analyze.Outputs(g)
-	return metadiff.List{Values: analyze.ArgValues(g, leaves), Tuple: tuple}, s, nil
+	leaves, tuple := g.Outputs()
+	return metadiff.List{Values: analyze.LeafValues(g, leaves), Tuple: tuple}, s, nil
 }

@@ -122,12 +122,7 @@ func printRun(opts *Options) error {
 		}
 		return ir.WriteDOTWith(opts.IO.Out, m, ir.DOTOptions{Depth: opts.Depth, Around: opts.Around, Radius: opts.Radius})
 	case "json":
-		b, err := ir.Encode(m, ir.JSON)
-		if err != nil {
-			return err
-		}
-		_, err = opts.IO.Out.Write(b)
-		return err
+		return ir.EncodeTo(opts.IO.Out, m, ir.JSON) // streamed
 	}
 	if opts.Graph == "" {
 		// An exported program prints as torch prints an ExportedProgram.
@@ -177,11 +172,11 @@ func modelExplorerRun(opts *Options) error {
 		}
 	}
 	f := viz.Build(opts.File, m, res, viz.Options{})
-	var graph, overlay bytes.Buffer
-	if err := report.WriteJSON(&graph, viz.ModelExplorer(&f, m)); err != nil {
-		return err
-	}
+	// The graph compact and streamed node by node (indenting doubles a
+	// large graph's JSON), the overlay indented.
+	graph := viz.ModelExplorer(&f, m)
 	if opts.Overlay != "" {
+		var overlay bytes.Buffer
 		if err := report.WriteJSON(&overlay, viz.ModelExplorerOverlay(&f, m)); err != nil {
 			return err
 		}
@@ -189,6 +184,5 @@ func modelExplorerRun(opts *Options) error {
 			return fmt.Errorf("cannot write %s: %w", opts.Overlay, err)
 		}
 	}
-	_, err = opts.IO.Out.Write(graph.Bytes())
-	return err
+	return graph.WriteJSON(opts.IO.Out)
 }

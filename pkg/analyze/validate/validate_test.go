@@ -2,7 +2,6 @@ package validate_test
 
 import (
 	"errors"
-	"fmt"
 	"path/filepath"
 	"reflect"
 	"strings"
@@ -85,27 +84,26 @@ func TestRunEqualsLoadThenAnalyze(t *testing.T) {
 	}
 }
 
-// TestRunRaisesPanicsOnValidFiles: an analyzer that panics on a valid
-// file is a bug, and Run must not hide it.
-func TestRunRaisesPanicsOnValidFiles(t *testing.T) {
-	defer func() {
-		p := recover()
-		if p == nil || !strings.Contains(fmt.Sprint(p), "panicky analyzer") {
-			t.Errorf("recovered %v, want the analyzer's panic", p)
-		}
-	}()
-	validate.Run("../../../testdata/models/mlp.pb", panicky)
-	t.Error("Run returned")
+// TestRunReportsPanicsOnValidFiles: an analyzer that panics on a valid
+// file is a bug, and Run must not hide it: it returns an internal error
+// (exit 4) naming the analyzer and the graph, not an input error.
+func TestRunReportsPanicsOnValidFiles(t *testing.T) {
+	_, _, err := validate.Run("../../../testdata/models/mlp.pb", panicky)
+	var bug *ir.InternalError
+	if !errors.As(err, &bug) || bug.Phase != "analyzer panicky" || !bug.Loc.HasGraph || len(bug.Stack) == 0 ||
+		!strings.Contains(err.Error(), "panicky analyzer") {
+		t.Fatalf("Run = %v, want an internal error of the panicky analyzer", err)
+	}
 }
 
-// TestCallModuleAndWithEffects checks the calls validate judges besides
-// HOPs with subgraphs.
 func TestCallModuleAndWithEffects(t *testing.T) {
 	src := `format_version { major: 1 }
 graph {
   nodes { name: "x" op: PLACEHOLDER target: "x" }
   nodes { name: "sub" op: CALL_MODULE target: "sub" args { node: "x" } args { node: "x" } }
   nodes { name: "eff" op: CALL_FUNCTION target: "higher_order.with_effects" args { node: "x" } args { int: 1 } }
+  nodes { name: "af" op: CALL_FUNCTION target: "higher_order.auto_functionalized" args { node: "x" } kwargs { name: "self" value { node: "x" } } }
+  nodes { name: "af_ok" op: CALL_FUNCTION target: "higher_order.auto_functionalized" args { op: "aten.add_.Tensor" } kwargs { name: "self" value { node: "x" } } }
   nodes { name: "output" op: OUTPUT target: "output" args { node: "sub" } }
 }
 submodules { qualified_name: "sub" graph {
@@ -118,12 +116,16 @@ submodules { qualified_name: "sub" graph {
 	}
 	err = validate.Check(m, "m.pbtxt", nil)
 	var ve *ir.VerifyError
-	if !errors.As(err, &ve) || len(ve.Problems) != 2 {
-		t.Fatalf("err = %v, want two problems", err)
+	if !errors.As(err, &ve) || len(ve.Problems) != 3 {
+		t.Fatalf("err = %v, want three problems", err)
 	}
 	for i, want := range []string{
 		"m.pbtxt: graph <root>: node sub: module subgraph sub takes 1 inputs but the call passes 2 [hop-call]",
 		"m.pbtxt: graph <root>: node eff: with_effects call: argument 1 must be the op [hop-call]",
+		// Fixed with the HOP convention table: every HOP with an operator
+		// argument is checked as with_effects was; auto_functionalized's
+		// _mutable_op used to be accepted whatever it held.
+		"m.pbtxt: graph <root>: node af: auto_functionalized call: argument 0 must be the op [hop-call]",
 	} {
 		if got := ve.Problems[i].String(); got != want {
 			t.Errorf("problem %d = %q, want %q", i, got, want)

@@ -655,6 +655,10 @@
     ready: false,
     lastLayoutMs: 0,
     showFile: (i) => { fileSel.value = i; showFile(i); },
+    numFiles: () => DOC.files.length,
+    numFindings: () => F.src.findings.length,
+    showFinding: (i) => showFinding(i),
+    search: null,
     // The names of the nodes and boxes drawn highlighted now.
     highlighted: () => {
       const out = [];
@@ -664,6 +668,8 @@
       return out;
     },
     savedDrawn: () => drawList.nodes.filter((r) => F.src.nodes.flags[r.it] & F_SAVED).length,
+    // The boxes drawn: label and whether expanded.
+    boxes: () => drawList.boxes.map((b) => ({ label: F.src.groups.label[-b.it - 1], expanded: !!b.expanded })),
     visible: () => ({ nodes: drawList.nodes.length, boxes: drawList.boxes.length }),
     // Screen position (CSS pixels in the canvas) of a visible node.
     nodeCenter: (name) => {
@@ -687,8 +693,10 @@
       }
       return null;
     },
-    search: (q) => { searchEl.value = q; return runSearch(q).map((k) => F.src.nodes.name[k]); },
+    // Expand every box (a test of small files: it lays everything out).
+    expandAll: () => { F.expanded.fill(1); F.cache.fill(null); relayout(); draw(); return api.visible(); },
   };
+  api.search = (q) => { searchEl.value = q; return runSearch(q).map((k) => F.src.nodes.name[k]); };
   window.hopctlReport = api;
   showFile(0);
   api.ready = true;
