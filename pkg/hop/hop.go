@@ -37,6 +37,10 @@ type SubgraphCall struct {
 	// or -1 when HOP output j is a fresh tensor (stacked, cloned). Nil means
 	// this subgraph's outputs are not HOP outputs (while_loop's cond_fn).
 	Outputs []int
+	// outputsOfCall: Outputs counts the call's own outputs (not a carry
+	// group, whose count mismatches are hopmeta's findings), so each must
+	// exist in the subgraph (CheckOperands).
+	outputsOfCall bool
 	// Restrictions are what PyTorch rejects in the subgraph (the table
 	// row's, for every torch release; see Forbids).
 	Restrictions []opschema.Restriction
@@ -162,6 +166,7 @@ func (d *decoder) subgraph(sg *opschema.Subgraph) (sc SubgraphCall, ok bool, err
 	}
 	if o := sg.Outputs; o != nil {
 		k := max(NumOutputs(d.n), 0)
+		sc.outputsOfCall = o.Count == "" && !o.Fresh
 		if o.Count != "" {
 			elems, err := d.group(o.Count, false, false)
 			if err != nil {
@@ -307,6 +312,17 @@ func CheckOperands(m *ir.Module, sc *SubgraphCall) error {
 	}
 	if nph != len(sc.Operands) {
 		return fmt.Errorf("%s subgraph %s takes %d inputs but the call passes %d", sc.Role, sc.Graph, nph, len(sc.Operands))
+	}
+	// Each HOP output the subgraph passes through must exist: a body that
+	// returns nothing while the call site has an output 0 cannot have
+	// been traced (and joint once wrote such graphs).
+	if sc.outputsOfCall {
+		leaves, _ := callee.Outputs()
+		for j, k := range sc.Outputs {
+			if k >= len(leaves) {
+				return fmt.Errorf("%s subgraph %s returns %d outputs but the call's output %d is its output %d", sc.Role, sc.Graph, len(leaves), j, k)
+			}
+		}
 	}
 	return nil
 }

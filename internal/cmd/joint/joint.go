@@ -7,6 +7,7 @@ package joint
 import (
 	"errors"
 	"fmt"
+	"github.com/hopctl/hopctl/pkg/analyze"
 	graphcheck "github.com/hopctl/hopctl/pkg/analyze/validate"
 	"io"
 	"strings"
@@ -178,6 +179,14 @@ func jointRun(opts *Options) error {
 					Err: fmt.Errorf("the graph hopctl built does not verify:\n%w", err)}
 				return
 			}
+			// Every graph hopctl writes passes what every command checks on
+			// reading it (graphcheck.Load): a joint that analyze would
+			// refuse is a bug too.
+			if err := checkWritten(m, path); err != nil {
+				o.err = &ir.InternalError{Phase: "validate output", Loc: ir.Location{File: path},
+					Err: fmt.Errorf("the graph hopctl built is not valid input:\n%w", err)}
+				return
+			}
 			var err error
 			if o.data, err = ir.Encode(m, enc); err != nil {
 				o.err = fmt.Errorf("cannot encode %s: %w", path, err)
@@ -250,6 +259,16 @@ func jointRun(opts *Options) error {
 		}
 	}
 	return nil
+}
+
+// checkWritten runs the checks graphcheck.Load runs after Verify (the
+// schema table, every call against its schema and its subgraphs).
+func checkWritten(m *ir.Module, path string) error {
+	reg, err := analyze.NewRegistry(m, path)
+	if err != nil {
+		return err
+	}
+	return graphcheck.Check(m, path, reg)
 }
 
 // maxPrintedMasks bounds the mask list printed in full.
