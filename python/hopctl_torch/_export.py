@@ -2,6 +2,7 @@
 
 import ctypes
 import os
+import warnings
 import sys
 
 import torch
@@ -50,7 +51,24 @@ def to_proto(gm, example_inputs=None):
         return _ep.add_signature(_Exporter().run(gm.graph_module, example_inputs), gm)
     if not isinstance(gm, torch.fx.GraphModule):
         raise TypeError("expected a torch.fx.GraphModule or torch.export.ExportedProgram, got %s" % type(gm).__name__)
-    return _Exporter().run(gm, example_inputs)
+    ex = _Exporter()
+    msg = ex.run(gm, example_inputs)
+    if ex.frozen:
+        warn_frozen(ex.frozen)
+    return msg
+
+
+def warn_frozen(names):
+    """Warn that tensors requiring grad are get_attr constants of the graph
+    (make_fx of a module without lifting its parameters): hopctl joint gives
+    them no gradient."""
+    shown = ", ".join(names[:8]) + (" and %d more" % (len(names) - 8) if len(names) > 8 else "")
+    warnings.warn(
+        "%d tensor(s) requiring grad are get_attr constants of the graph (%s): hopctl joint "
+        "gives them no gradient. To differentiate them, make them inputs: trace "
+        "torch.func.functional_call(model, params, args) with the parameters as arguments, "
+        "or use torch.export, which lifts them." % (len(names), shown),
+        stacklevel=3)
 
 
 def export(gm, path, example_inputs=None):
@@ -316,6 +334,7 @@ class _Exporter:
     def __init__(self):
         self.schemas = {}  # schema key -> str(schema)
         self.attributes = {}  # qualified name -> pb.Attribute
+        self.frozen = []  # attributes that require grad (get_attr constants)
         self.submodules = {}  # qualified name -> pb.Graph
 
     def run(self, gm, example_inputs):
@@ -420,6 +439,8 @@ class _Exporter:
                 "only ATen-level graphs (trace with make_fx / torch.export / AOTAutograd)"
                 % (target, _type_name(obj)))
         if isinstance(obj, torch.Tensor):
+            if obj.requires_grad and full not in self.frozen:
+                self.frozen.append(full)
             if full not in self.attributes:
                 a = pb.Attribute()
                 a.qualified_name = full

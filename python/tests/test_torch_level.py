@@ -64,5 +64,38 @@ class TorchLevel(unittest.TestCase):
         self.assertIn("torch.nn.functional.relu", errors[0]["message"])
 
 
+class FrozenParameters(unittest.TestCase):
+    """make_fx(model) without lifting the parameters makes them get_attr
+    constants: joint gives them no gradient, so the bridge warns at export
+    and joint says which attributes and how to lift them."""
+
+    def test_warned_and_reported(self):
+        import subprocess
+        import warnings
+        from torch.fx.experimental.proxy_tensor import make_fx
+        gm = make_fx(torch.nn.Linear(3, 2))(torch.randn(4, 3))
+        with tempfile.TemporaryDirectory() as d:
+            path = os.path.join(d, "g.pb")
+            with warnings.catch_warnings(record=True) as caught:
+                warnings.simplefilter("always")
+                hopctl_torch.export(gm, path, [torch.randn(4, 3, requires_grad=True)])
+            msgs = [str(w.message) for w in caught if "get_attr constants" in str(w.message)]
+            self.assertEqual(len(msgs), 1, [str(w.message) for w in caught])
+            self.assertIn("2 tensor(s) requiring grad", msgs[0])
+            p = subprocess.run([hopctl_torch._run.binary(), "joint", path, "-o", os.path.join(d, "j.pb")],
+                               capture_output=True, text=True)
+            self.assertEqual(p.returncode, 0, p.stderr)
+            self.assertIn("no gradient for 2 tensor attribute(s) that require grad", p.stdout)
+            self.assertIn("functional_call", p.stdout)
+        # Lifted (the parameters as inputs), nothing is said.
+        lin = torch.nn.Linear(3, 2)
+        lifted = make_fx(lambda x, w, b: torch.nn.functional.linear(x, w, b))(
+            torch.randn(4, 3), lin.weight.detach(), lin.bias.detach())
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            hopctl_torch.to_proto(lifted)
+        self.assertFalse([w for w in caught if "get_attr constants" in str(w.message)])
+
+
 if __name__ == "__main__":
     unittest.main()

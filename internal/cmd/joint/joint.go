@@ -246,6 +246,10 @@ func jointRun(opts *Options) error {
 		fmt.Fprintf(w, "masks: %d of %d outputs (%s; the full list is the file's %s annotation)\n",
 			n, len(j.Masks), maskSource(opts.Masks), jointgraph.AnnotationMasks)
 	}
+	if frozen := frozenAttributes(m); len(frozen) > 0 {
+		fmt.Fprintf(w, "no gradient for %d tensor attribute(s) that require grad: %s (get_attr constants, as make_fx of a module makes its parameters; to differentiate them make them inputs: trace torch.func.functional_call with the parameters as arguments, or use torch.export)\n",
+			len(frozen), abbreviateList(frozen, 8))
+	}
 	if len(j.MutatedInputs) > 0 {
 		fmt.Fprintf(w, "mutated inputs (written back with copy_): %s\n", inputNames(j, j.MutatedInputs))
 	}
@@ -259,6 +263,36 @@ func jointRun(opts *Options) error {
 		}
 	}
 	return nil
+}
+
+// frozenAttributes are the tensor attributes of m's root that require grad
+// (nn.Parameters that make_fx left as get_attr constants): the joint gives
+// them no gradient, which a user differentiating a model must know.
+func frozenAttributes(m *ir.Module) []string {
+	requires := map[string]bool{}
+	for _, a := range m.Attributes {
+		if a.Meta.RequiresGrad {
+			requires[a.Name] = true
+		}
+	}
+	var out []string
+	root := m.Root()
+	for i := range root.Nodes {
+		n := &root.Nodes[i]
+		if n.Op == ir.OpGetAttr && requires[n.Target] {
+			out = append(out, ir.Printable(n.Target))
+			delete(requires, n.Target)
+		}
+	}
+	return out
+}
+
+// abbreviateList joins the first max names and counts the rest.
+func abbreviateList(names []string, max int) string {
+	if len(names) <= max {
+		return strings.Join(names, ", ")
+	}
+	return strings.Join(names[:max], ", ") + fmt.Sprintf(" and %d more", len(names)-max)
 }
 
 // checkWritten runs the checks graphcheck.Load runs after Verify (the
