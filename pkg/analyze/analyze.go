@@ -275,7 +275,9 @@ func runAnalyzer(a *Analyzer, pass *Pass) (r any, err error) {
 	}()
 	r, err = a.Run(pass)
 	if err != nil {
-		return nil, fmt.Errorf("%s: analyzer %s: %w", ir.InGraph(pass.File, pass.Graph.Name), a.Name, err)
+		// The graph, not the file: callers wrap the error in the file's
+		// DecodeError (a message once named the file twice).
+		return nil, fmt.Errorf("graph %s: analyzer %s: %w", ir.Abbrev(ir.DisplayName(pass.Graph.Name)), a.Name, err)
 	}
 	return r, nil
 }

@@ -71,7 +71,7 @@ func (st *state) subgraphCall(id ir.NodeID, sc *hop.SubgraphCall, outs map[int][
 	n := &st.g.Nodes[id]
 	sum, _ := st.pass.Callee(sc.Graph).(*Summary)
 	if sum == nil {
-		return fmt.Errorf("node %s: subgraph %s was not analysed before its caller", n.Name, sc.Graph)
+		return fmt.Errorf("node %s: subgraph %s was not analysed before its caller", ir.Abbrev(n.Name), ir.Abbrev(ir.DisplayName(sc.Graph)))
 	}
 	if err := hop.CheckOperands(st.pass.Module, sc); err != nil {
 		st.pass.Report(analyze.Finding{Rule: RuleBadHOPCall, Severity: analyze.Error, Node: n.Name, Message: err.Error()})
