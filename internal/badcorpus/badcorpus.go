@@ -22,6 +22,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/hopctl/hopctl/pkg/ir"
@@ -547,7 +548,8 @@ func Stress() []Case {
 		{Name: fmt.Sprintf("nested_%d.pb", ir.MaxNesting), Doc: "cond calls whose subgraphs nest as deep as hopctl reads", Data: Nested(ir.MaxNesting)},
 		{Name: "shared_cond_15_grad.pb", Doc: "15 levels of a cond whose branches are one shared subgraph, inputs requiring grad (joint took 1.5 GB)", Data: NestedGrad(15)},
 		{Name: fmt.Sprintf("nested_%d_grad.pb", ir.MaxNesting), Doc: "NestedGrad as deep as hopctl reads (joint was cubic in the depth)", Data: NestedGrad(ir.MaxNesting)},
-		{Name: "conds_3000.pb", Doc: "3,000 cond calls in one graph, inputs requiring grad (fresh subgraph names were searched from 0 over every graph)", Data: manyConds(3000)},
+		{Name: "findings_6000_graphs.pb", Doc: "3,000 conds over distinct branches, each with an op of no schema: 6,000 subgraphs and 6,000 findings (findings were looked up per graph: subgraphs × findings)", Data: manyConds(3000, true)},
+		{Name: "conds_3000.pb", Doc: "3,000 cond calls in one graph, inputs requiring grad (fresh subgraph names were searched from 0 over every graph)", Data: manyConds(3000, false)},
 		{Name: "cond_100000_operands.pb", Doc: "a cond passing 100,000 operands", Data: wideCond(100000)},
 		{Name: "cat_100000.pb", Doc: "aten.cat of 100,000 tensors, and an output of 100,000 values", Data: wideCat(100000)},
 		{Name: "views_100000.pb", Doc: "a chain of 100,000 views of an input, each written in place and returned", Data: viewChain(100000)},
@@ -558,27 +560,17 @@ func Stress() []Case {
 
 // manyConds is x (requiring grad) → n conds in sequence, each over the
 // same branch pair → output.
-func manyConds(n int) []byte {
+//
+// distinct gives every cond its own branches (t_i, f_i), each calling an op
+// with no schema (an unknown-op finding per subgraph).
+func manyConds(n int, distinct bool) []byte {
 	grad := f32()
 	grad.Tensor.RequiresGrad = true
 	nodes := []ir.Node{
 		{Name: "x", Op: ir.OpPlaceholder, Target: "x", Val: grad},
 		{Name: "p", Op: ir.OpCallFunction, Target: "aten.gt.Scalar", Args: []ir.Arg{nodeRef("x"), {Kind: ir.ArgInt}},
 			Val: &ir.Value{Kind: ir.ValTensor, Tensor: &ir.TensorMeta{Dtype: "bool", Device: "cpu"}}},
-		{Name: "t", Op: ir.OpGetAttr, Target: "t"},
-		{Name: "f", Op: ir.OpGetAttr, Target: "f"},
 	}
-	prev := "x"
-	for i := range n {
-		c, g := fmt.Sprintf("cond_%d", i), fmt.Sprintf("getitem_%d", i)
-		nodes = append(nodes,
-			ir.Node{Name: c, Op: ir.OpCallFunction, Target: "higher_order.cond",
-				Args: []ir.Arg{nodeRef("p"), nodeRef("t"), nodeRef("f"), {Kind: ir.ArgList, Elems: []ir.Arg{nodeRef(prev)}}},
-				Val:  &ir.Value{Kind: ir.ValTuple, Elems: []ir.Value{*grad}}},
-			ir.Node{Name: g, Op: ir.OpCallFunction, Target: "_operator.getitem", Args: []ir.Arg{nodeRef(c), {Kind: ir.ArgInt}}, Val: grad})
-		prev = g
-	}
-	nodes = append(nodes, ir.Node{Name: "output", Op: ir.OpOutput, Target: "output", Args: []ir.Arg{tuple(nodeRef(prev))}})
 	branch := func(name, op string) *ir.Graph {
 		return &ir.Graph{Name: name, Nodes: []ir.Node{
 			{Name: "a", Op: ir.OpPlaceholder, Target: "a", Val: grad},
@@ -586,8 +578,30 @@ func manyConds(n int) []byte {
 			{Name: "output", Op: ir.OpOutput, Target: "output", Args: []ir.Arg{tuple(nodeRef("r"))}},
 		}}
 	}
+	prev := "x"
+	var subs []*ir.Graph
+	for i := range n {
+		c, g := fmt.Sprintf("cond_%d", i), fmt.Sprintf("getitem_%d", i)
+		t, f := "t", "f"
+		if distinct {
+			t, f = fmt.Sprintf("t_%d", i), fmt.Sprintf("f_%d", i)
+			nodes = append(nodes, ir.Node{Name: t, Op: ir.OpGetAttr, Target: t}, ir.Node{Name: f, Op: ir.OpGetAttr, Target: f})
+			subs = append(subs, branch(t, "mylib.op.default"), branch(f, "aten.cos.default"))
+		}
+		nodes = append(nodes,
+			ir.Node{Name: c, Op: ir.OpCallFunction, Target: "higher_order.cond",
+				Args: []ir.Arg{nodeRef("p"), nodeRef(t), nodeRef(f), {Kind: ir.ArgList, Elems: []ir.Arg{nodeRef(prev)}}},
+				Val:  &ir.Value{Kind: ir.ValTuple, Elems: []ir.Value{*grad}}},
+			ir.Node{Name: g, Op: ir.OpCallFunction, Target: "_operator.getitem", Args: []ir.Arg{nodeRef(c), {Kind: ir.ArgInt}}, Val: grad})
+		prev = g
+	}
+	nodes = append(nodes, ir.Node{Name: "output", Op: ir.OpOutput, Target: "output", Args: []ir.Arg{tuple(nodeRef(prev))}})
+	if !distinct {
+		subs = []*ir.Graph{branch("t", "aten.sin.default"), branch("f", "aten.cos.default")}
+		nodes = slices.Insert(nodes, 2, ir.Node{Name: "t", Op: ir.OpGetAttr, Target: "t"}, ir.Node{Name: "f", Op: ir.OpGetAttr, Target: "f"})
+	}
 	m := &ir.Module{FormatMajor: ir.FormatMajor, FormatMinor: ir.FormatMinor, Producer: "badcorpus",
-		Graphs: []*ir.Graph{{Nodes: nodes}, branch("t", "aten.sin.default"), branch("f", "aten.cos.default")}}
+		Graphs: append([]*ir.Graph{{Nodes: nodes}}, subs...)}
 	return encode(m)
 }
 

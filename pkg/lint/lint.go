@@ -214,8 +214,9 @@ func Module(m *ir.Module, p string) FileResult {
 // resolve fills Details, with fingerprints of the path as given.
 func (r *FileResult) resolve(m *ir.Module) {
 	r.Details = make([]Detail, len(r.Findings))
+	graph := m.GraphLookup()
 	for i, f := range r.Findings {
-		r.Details[i] = detail(m, f)
+		r.Details[i] = detail(graph, f)
 	}
 	r.fingerprint("")
 }

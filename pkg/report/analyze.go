@@ -144,6 +144,12 @@ func NewFinding(f analyze.Finding) Finding {
 func NewAnalyzeFile(path string, m *ir.Module, res *analyze.Result) AnalyzeFile {
 	af := AnalyzeFile{Path: path, Graphs: []AnalyzeGraph{}}
 	sums := res.Results[alias.Analyzer]
+	// Findings grouped by graph once (a scan of every finding per graph
+	// cost subgraphs × findings).
+	byGraph := map[string][]Finding{}
+	for _, f := range res.Findings {
+		byGraph[f.Graph] = append(byGraph[f.Graph], NewFinding(f))
+	}
 	for _, g := range m.Graphs {
 		ag := AnalyzeGraph{Name: g.Name, Inputs: []string{}, InpInpAlias: IndexMap{}, InpOutAlias: IndexMap{}, OutOutAlias: IndexMap{}, MutatedInputs: []int{}, Findings: []Finding{}}
 		if s, ok := sums[g.Name].(*alias.Summary); ok {
@@ -164,10 +170,9 @@ func NewAnalyzeFile(path string, m *ir.Module, res *analyze.Result) AnalyzeFile 
 				}
 			}
 		}
-		for _, f := range res.Findings {
-			if f.Graph == g.Name {
-				ag.Findings = append(ag.Findings, NewFinding(f))
-			}
+		if fs := byGraph[g.Name]; len(fs) > 0 {
+			ag.Findings = fs
+			delete(byGraph, g.Name) // (a duplicate graph name, which Verify refuses, gets them once)
 		}
 		af.Graphs = append(af.Graphs, ag)
 	}
