@@ -549,6 +549,7 @@ func Stress() []Case {
 		{Name: "shared_cond_15_grad.pb", Doc: "15 levels of a cond whose branches are one shared subgraph, inputs requiring grad (joint took 1.5 GB)", Data: NestedGrad(15)},
 		{Name: fmt.Sprintf("nested_%d_grad.pb", ir.MaxNesting), Doc: "NestedGrad as deep as hopctl reads (joint was cubic in the depth)", Data: NestedGrad(ir.MaxNesting)},
 		{Name: "findings_6000_graphs.pb", Doc: "3,000 conds over distinct branches, each with an op of no schema: 6,000 subgraphs and 6,000 findings (findings were looked up per graph: subgraphs × findings)", Data: manyConds(3000, true)},
+		{Name: "nested_250_grad.pb", Doc: "NestedGrad 250 levels deep: joint's cost grows with the cube of the depth (see nested_1000_grad.pb)", Data: NestedGrad(250)},
 		{Name: "conds_3000.pb", Doc: "3,000 cond calls in one graph, inputs requiring grad (fresh subgraph names were searched from 0 over every graph)", Data: manyConds(3000, false)},
 		{Name: "cond_100000_operands.pb", Doc: "a cond passing 100,000 operands", Data: wideCond(100000)},
 		{Name: "cat_100000.pb", Doc: "aten.cat of 100,000 tensors, and an output of 100,000 values", Data: wideCat(100000)},
