@@ -8,8 +8,8 @@
 # make fuzz       run every fuzz target for FUZZTIME (default 10m)
 # make bench      benchmarks (see README, Performance)
 # make proto      regenerate Go and Python code from proto/ (protoc + protoc-gen-go)
-# make testdata   re-export the real-model corpus with Debian's torch, and the
-#                 torch.export archives with torch 2.6 and 2.14 (testdata/pt2)
+# make testdata   re-export the real-model corpus with Debian's torch (1.13, 2.14),
+#                 and the torch.export archives with torch 2.6 and 2.14 (testdata/pt2)
 
 GO      ?= go
 # Debian's torch lives under /usr/bin/python3; override with PYTHON=... if needed.
@@ -45,8 +45,10 @@ fuzz-short:
 fuzz:
 	scripts/fuzz.sh $(if $(filter 3s,$(FUZZTIME)),10m,$(FUZZTIME))
 
+# The Python suite under torch 1.13 (host), 2.6 and 2.14 (chroots); TORCH=2.14
+# runs one of them.
 pytest: build
-	PYTHONPATH=python HOPCTL=$(CURDIR)/$(BIN) $(PYTHON) -m unittest discover -s python/tests -v
+	HOPCTL=$(CURDIR)/$(BIN) HOPCTL_PYTHON=$(PYTHON) scripts/pytest.sh $(TORCH)
 
 # ExportedProgram in the bridge against .pt2 archives, in the torch 2.6 and 2.14
 # chroots (scripts/chroot.sh); python/tests/test_exported_program.py.
@@ -63,8 +65,11 @@ proto:
 	  --python_out=python/hopctl_torch/_proto \
 	  -Iproto proto/hopctl/v1/graph.proto
 
+# The real-model corpus from torch 1.13 (host) and 2.14 (chroot); see
+# python/tools/corpus.py (COMMITTED).
 testdata: build testdata-pt2
 	PYTHONPATH=python $(PYTHON) python/tools/make_testdata.py testdata/models
+	PYTHONPATH=python scripts/torch.sh 2.14 -- python3 python/tools/make_testdata.py testdata/models-torch2.14
 
 # torch.export archives: torch 2.6 writes the legacy zip layout, 2.14 the
 # pt2_archive layout (needs the chroots of scripts/chroot.sh).

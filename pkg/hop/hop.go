@@ -37,9 +37,8 @@ type SubgraphCall struct {
 	// or -1 when HOP output j is a fresh tensor (stacked, cloned). Nil means
 	// this subgraph's outputs are not HOP outputs (while_loop's cond_fn).
 	Outputs []int
-	// outputsOfCall: Outputs counts the call's own outputs (not a carry
-	// group, whose count mismatches are hopmeta's findings), so each must
-	// exist in the subgraph (CheckOperands).
+	// outputsOfCall: Outputs counts the call's own outputs, not a carry
+	// group's (CheckOutputsExist).
 	outputsOfCall bool
 	// Restrictions are what PyTorch rejects in the subgraph (the table
 	// row's, for every torch release; see Forbids).
@@ -313,17 +312,6 @@ func CheckOperands(m *ir.Module, sc *SubgraphCall) error {
 	if nph != len(sc.Operands) {
 		return fmt.Errorf("%s subgraph %s takes %d inputs but the call passes %d", sc.Role, sc.Graph, nph, len(sc.Operands))
 	}
-	// Each HOP output the subgraph passes through must exist: a body that
-	// returns nothing while the call site has an output 0 cannot have
-	// been traced (and joint once wrote such graphs).
-	if sc.outputsOfCall {
-		leaves, _ := callee.Outputs()
-		for j, k := range sc.Outputs {
-			if k >= len(leaves) {
-				return fmt.Errorf("%s subgraph %s returns %d outputs but the call's output %d is its output %d", sc.Role, sc.Graph, len(leaves), j, k)
-			}
-		}
-	}
 	return nil
 }
 
@@ -355,6 +343,45 @@ func CheckCall(reg *opschema.Registry, m *ir.Module, g *ir.Graph, id ir.NodeID) 
 	for i := range call.Subgraphs {
 		if err := CheckOperands(m, &call.Subgraphs[i]); err != nil {
 			return fmt.Errorf("%s call: %w", call.Op, err)
+		}
+	}
+	if err := CheckOutputsExist(m, call); err != nil {
+		return fmt.Errorf("%s call: %w", call.Op, err)
+	}
+	return nil
+}
+
+// CheckOutputsExist refuses a call with an output that none of its
+// subgraphs returns: tracing makes the call's outputs from its subgraphs'
+// (a cond whose branches return nothing cannot have an output 0), so such
+// a call was not traced, and joint once wrote such graphs. Subgraphs that
+// disagree with each other (one branch returns more) are what torch itself
+// reports, a hop-structure finding; outputs counted from a carry group are
+// hopmeta's.
+func CheckOutputsExist(m *ir.Module, call *Call) error {
+	most, judged := -1, false
+	var first *SubgraphCall
+	for i := range call.Subgraphs {
+		sc := &call.Subgraphs[i]
+		if !sc.outputsOfCall {
+			continue
+		}
+		callee := m.Graph(sc.Graph)
+		if callee == nil {
+			continue
+		}
+		leaves, _ := callee.Outputs()
+		if !judged || len(leaves) > most {
+			most, first = len(leaves), sc
+		}
+		judged = true
+	}
+	if !judged {
+		return nil
+	}
+	for j, k := range first.Outputs {
+		if k >= most {
+			return fmt.Errorf("output %d of the call is output %d of its subgraphs, but none returns more than %d (%s subgraph %s)", j, k, most, first.Role, first.Graph)
 		}
 	}
 	return nil

@@ -14,6 +14,7 @@ import (
 	pb "github.com/hopctl/hopctl/proto/hopctlpb"
 	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/encoding/prototext"
+	"google.golang.org/protobuf/proto"
 )
 
 // Encoding is one of the three encodings of the interchange format.
@@ -288,6 +289,9 @@ func FromProto(f *pb.File, file string) (*Module, error) {
 		Producer:     f.GetProducer(),
 		TorchVersion: f.GetTorchVersion(),
 	}
+	if f.GradEnabled != nil {
+		m.GradEnabled, m.HasGradEnabled = f.GetGradEnabled(), true
+	}
 	root, err := graphFromProto("", f.GetGraph(), file)
 	if err != nil {
 		return nil, err
@@ -301,7 +305,14 @@ func FromProto(f *pb.File, file string) (*Module, error) {
 		m.Graphs = append(m.Graphs, g)
 	}
 	for _, a := range f.GetAttributes() {
-		m.Attributes = append(m.Attributes, Attribute{Name: a.GetQualifiedName(), Meta: tensorFromProto(a.GetMeta()), Data: a.GetData()})
+		at := Attribute{Name: a.GetQualifiedName(), Meta: tensorFromProto(a.GetMeta()), Data: a.GetData()}
+		if a.GetConstant() != nil {
+			at.Const = &Arg{}
+			if err := argFromProto(at.Const, a.GetConstant()); err != nil {
+				return nil, &DecodeError{Loc: Location{File: file}, Err: fmt.Errorf("attribute %q: constant: %w", a.GetQualifiedName(), err)}
+			}
+		}
+		m.Attributes = append(m.Attributes, at)
 	}
 	for _, s := range f.GetSchemas() {
 		m.Schemas = append(m.Schemas, SchemaText{Name: s.GetName(), Schema: s.GetSchema()})
@@ -416,6 +427,27 @@ func argFromProto(dst *Arg, a *pb.Arg) error {
 		}
 	case *pb.Arg_Complex:
 		*dst = Arg{Kind: ArgComplex, F: k.Complex.GetReal(), Imag: k.Complex.GetImag()}
+	case *pb.Arg_Slice:
+		*dst = Arg{Kind: ArgSlice, Elems: make([]Arg, 3)}
+		for i, part := range [3]*pb.Arg{k.Slice.GetStart(), k.Slice.GetStop(), k.Slice.GetStep()} {
+			// An unset (or empty) part is None, as the wire decoder has it.
+			if part.GetKind() == nil {
+				dst.Elems[i] = Arg{Kind: ArgNone}
+			} else if err := argFromProto(&dst.Elems[i], part); err != nil {
+				return err
+			}
+		}
+	case *pb.Arg_Ellipsis:
+		*dst = Arg{Kind: ArgEllipsis}
+	case *pb.Arg_Constant:
+		fields := k.Constant.GetFields()
+		*dst = Arg{Kind: ArgConstant, S: k.Constant.GetType(), Elems: make([]Arg, len(fields)), Keys: make([]string, len(fields))}
+		for i, e := range fields {
+			dst.Keys[i] = e.GetName()
+			if err := argFromProto(&dst.Elems[i], e.GetValue()); err != nil {
+				return err
+			}
+		}
 	default:
 		return errors.New("argument has no value set")
 	}
@@ -552,6 +584,9 @@ func ToProto(m *Module) *pb.File {
 		Producer:      m.Producer,
 		TorchVersion:  m.TorchVersion,
 	}
+	if m.HasGradEnabled {
+		f.GradEnabled = proto.Bool(m.GradEnabled)
+	}
 	if f.FormatVersion.Major == 0 {
 		f.FormatVersion = &pb.FormatVersion{Major: FormatMajor, Minor: FormatMinor}
 	}
@@ -564,7 +599,13 @@ func ToProto(m *Module) *pb.File {
 		f.Submodules = append(f.Submodules, &pb.Submodule{QualifiedName: g.Name, Graph: pg})
 	}
 	for _, a := range m.Attributes {
-		f.Attributes = append(f.Attributes, &pb.Attribute{QualifiedName: a.Name, Meta: tensorToProto(&a.Meta), Data: a.Data})
+		pa := &pb.Attribute{QualifiedName: a.Name, Data: a.Data}
+		if a.Const != nil {
+			pa.Constant = argToProto(a.Const) // a constant has no tensor metadata
+		} else {
+			pa.Meta = tensorToProto(&a.Meta)
+		}
+		f.Attributes = append(f.Attributes, pa)
 	}
 	for _, s := range m.Schemas {
 		f.Schemas = append(f.Schemas, &pb.OpSchema{Name: s.Name, Schema: s.Schema})
@@ -642,6 +683,24 @@ func argToProto(a *Arg) *pb.Arg {
 		return &pb.Arg{Kind: &pb.Arg_Dict{Dict: d}}
 	case ArgComplex:
 		return &pb.Arg{Kind: &pb.Arg_Complex{Complex: &pb.Complex{Real: a.F, Imag: a.Imag}}}
+	case ArgSlice:
+		s := &pb.Slice{}
+		for i, dst := range [3]**pb.Arg{&s.Start, &s.Stop, &s.Step} {
+			if i < len(a.Elems) {
+				*dst = argToProto(&a.Elems[i])
+			} else {
+				*dst = argToProto(&Arg{Kind: ArgNone})
+			}
+		}
+		return &pb.Arg{Kind: &pb.Arg_Slice{Slice: s}}
+	case ArgEllipsis:
+		return &pb.Arg{Kind: &pb.Arg_Ellipsis{Ellipsis: &pb.Empty{}}}
+	case ArgConstant:
+		c := &pb.Constant{Type: a.S}
+		for i := range a.Elems {
+			c.Fields = append(c.Fields, &pb.Kwarg{Name: a.Keys[i], Value: argToProto(&a.Elems[i])})
+		}
+		return &pb.Arg{Kind: &pb.Arg_Constant{Constant: c}}
 	}
 	return &pb.Arg{Kind: &pb.Arg_None{None: &pb.Empty{}}}
 }

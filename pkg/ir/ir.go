@@ -60,6 +60,9 @@ type Module struct {
 	Attributes               []Attribute
 	Schemas                  []SchemaText
 	Annotations              []Annotation
+	// GradEnabled is torch.is_grad_enabled() while the graph was traced;
+	// meaningful only when HasGradEnabled (the file says).
+	GradEnabled, HasGradEnabled bool
 	// Signature is the exported program's graph signature (format 1.1),
 	// nil when the file has none (a plain GraphModule).
 	Signature *Signature
@@ -244,6 +247,9 @@ const (
 	ArgOp
 	ArgDict
 	ArgComplex
+	ArgSlice
+	ArgEllipsis
+	ArgConstant
 )
 
 // Arg is a node of a typed argument tree.
@@ -254,6 +260,11 @@ const (
 //   - ArgStr, ArgDtype, ArgDevice, ArgLayout, ArgMemoryFormat, ArgOp: S.
 //   - ArgSym: Sym.
 //   - ArgList, ArgTuple: Elems. ArgDict: Keys[i] → Elems[i].
+//   - ArgSlice: Elems = [start, stop, step] (ArgNone where Python has None).
+//   - ArgEllipsis: nothing.
+//   - ArgConstant: S is the Python type's qualified name; its fields are
+//     Keys[i] → Elems[i] (a pytree TreeSpec, a FunctionSchema, ...: see
+//     Constant in proto/hopctl/v1/graph.proto).
 type Arg struct {
 	Kind  ArgKind
 	B     bool
@@ -409,11 +420,14 @@ type Annotation struct {
 	Key, Value string
 }
 
-// Attribute is a tensor read by get_attr nodes.
+// Attribute is a tensor read by get_attr nodes, or (Const set) another
+// constant, such as a pytree TreeSpec AOTAutograd lifted out of a graph;
+// a constant has no tensor metadata (Meta is ignored and not written).
 type Attribute struct {
-	Name string
-	Meta TensorMeta
-	Data []byte
+	Name  string
+	Meta  TensorMeta
+	Data  []byte
+	Const *Arg
 }
 
 // SchemaText is an op schema as PyTorch prints it.

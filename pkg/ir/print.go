@@ -286,6 +286,32 @@ func writeArg(b *strings.Builder, a *Arg, style argStyle, depth int) {
 		}
 	case ArgComplex:
 		b.WriteString(pyComplex(a.F, a.Imag))
+	case ArgSlice:
+		b.WriteString("slice(")
+		for i := range a.Elems {
+			if i > 0 {
+				b.WriteString(", ")
+			}
+			writeArg(b, &a.Elems[i], style, depth+1)
+		}
+		b.WriteByte(')')
+	case ArgEllipsis:
+		b.WriteString("Ellipsis")
+	case ArgConstant:
+		// The type's own name and its fields, as a constructor call.
+		b.WriteString(a.S[strings.LastIndexByte(a.S, '.')+1:])
+		b.WriteByte('(')
+		for i := range a.Elems {
+			if i > 0 {
+				b.WriteString(", ")
+			}
+			if i < len(a.Keys) {
+				b.WriteString(a.Keys[i])
+				b.WriteByte('=')
+			}
+			writeArg(b, &a.Elems[i], style, depth+1)
+		}
+		b.WriteByte(')')
 	default:
 		b.WriteByte('?')
 	}

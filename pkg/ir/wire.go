@@ -389,6 +389,8 @@ func (d *wireDecoder) file(b []byte, m *Module, root *Graph, subs *[]*Graph) err
 			s, err := d.str(f)
 			m.TorchVersion = s
 			return err
+		case f.num == 9 && isVarint(f):
+			m.GradEnabled, m.HasGradEnabled = f.v != 0, true
 		case f.num == 4 && isBytes(f):
 			d.hasGraph = true
 			if err := d.graph(f.body, root); err != nil {
@@ -423,9 +425,17 @@ func (d *wireDecoder) file(b []byte, m *Module, root *Graph, subs *[]*Graph) err
 					return d.tensor(h.body, &a.Meta)
 				case h.num == 3 && isBytes(h):
 					a.Data = append([]byte{}, h.body...)
+				case h.num == 4 && isBytes(h):
+					if a.Const == nil {
+						a.Const = &Arg{Kind: argUnset}
+					}
+					return d.arg(h.body, a.Const)
 				}
 				return nil
 			})
+			if err == nil && a.Const != nil && unsetArg(a.Const) {
+				err = fmt.Errorf("attribute %q: constant: argument has no value set", a.Name)
+			}
 			m.Attributes = append(m.Attributes, a)
 			return err
 		case f.num == 7 && isBytes(f):
@@ -842,6 +852,53 @@ func (d *wireDecoder) argField(f wireField, a *Arg) error {
 				a.F = math.Float64frombits(g.v)
 			case g.num == 2 && isFixed64(g):
 				a.Imag = math.Float64frombits(g.v)
+			}
+			return nil
+		})
+	case 17:
+		if !isBytes(f) {
+			return nil
+		}
+		if a.Kind != ArgSlice {
+			*a = Arg{Kind: ArgSlice, Elems: []Arg{{Kind: argUnset}, {Kind: argUnset}, {Kind: argUnset}}}
+		}
+		err := d.each(f.body, func(g wireField) error {
+			if g.num < 1 || g.num > 3 || !isBytes(g) {
+				return nil
+			}
+			return d.arg(g.body, &a.Elems[g.num-1])
+		})
+		// A part that is unset, or set but empty, is None (as FromProto has it).
+		for i := range a.Elems {
+			if a.Elems[i].Kind == argUnset {
+				a.Elems[i] = Arg{Kind: ArgNone}
+			}
+		}
+		return err
+	case 18:
+		if isBytes(f) {
+			*a = Arg{Kind: ArgEllipsis}
+			return d.each(f.body, func(wireField) error { return nil })
+		}
+	case 19:
+		if !isBytes(f) {
+			return nil
+		}
+		if a.Kind != ArgConstant {
+			*a = Arg{Kind: ArgConstant, Elems: []Arg{}, Keys: []string{}}
+		}
+		return d.each(f.body, func(g wireField) error {
+			switch {
+			case g.num == 1 && isBytes(g):
+				s, err := d.str(g)
+				a.S = s
+				return err
+			case g.num == 2 && isBytes(g):
+				kw := Kwarg{Value: Arg{Kind: argUnset}}
+				err := d.kwarg(g.body, &kw)
+				a.Keys = append(a.Keys, kw.Name)
+				a.Elems = append(a.Elems, kw.Value)
+				return err
 			}
 			return nil
 		})

@@ -185,7 +185,7 @@ func (j *jointBuilder) buildSubJoint(id ir.NodeID, qual string, rg []bool) (*Joi
 			n.Val = tensorValue(&tc)
 		}
 	}
-	bw, err := Build(sub, Options{File: j.file, Convention: ConventionCreateBwFn, cache: j.opts.cache})
+	bw, err := Build(sub, Options{File: j.file, Convention: ConventionCreateBwFn, Registry: j.f.reg, cache: j.opts.cache})
 	if err != nil {
 		var e *Error
 		if errors.As(err, &e) {
@@ -194,14 +194,6 @@ func (j *jointBuilder) buildSubJoint(id ir.NodeID, qual string, rg []bool) (*Joi
 		return nil, err
 	}
 	return bw, nil
-}
-
-// install adds a backward subgraph module under a fresh name made from
-// the pattern (one %d) and returns the name.
-func (j *jointBuilder) install(m *ir.Module, pattern string) string {
-	name := j.freshGraphName(pattern)
-	j.addGraphs(m, name)
-	return name
 }
 
 func (j *jointBuilder) freshGraphName(patterns ...string) string {
@@ -315,34 +307,73 @@ func condBackward(j *jointBuilder, id ir.NodeID, grads []V) error {
 	if err != nil {
 		return err
 	}
-	i := j.freshGraphName("true_graph_%d", "false_graph_%d")
-	tname, fname := "true_graph_"+i, "false_graph_"+i
-	j.addGraphs(tbw.Module, tname)
-	if fq == tq {
-		// Both branches are one subgraph: so are their backwards (one
-		// copy, not two at every level of nesting).
-		fname = tname
-	} else {
-		fbw, err := j.subJoint(id, fq, rg)
-		if err != nil {
+	var fbw *Joint // nil when both branches are one subgraph
+	if fq != tq {
+		if fbw, err = j.subJoint(id, fq, rg); err != nil {
 			return err
 		}
-		j.addGraphs(fbw.Module, fname)
 	}
-	tv, fv := j.getAttr(tname), j.getAttr(fname)
 	list := []V{}
-	outs := make([]*ir.TensorMeta, len(ops))
+	var outs []*ir.TensorMeta
+	var tensorOps []int // the operands that are tensors: cond's backward returns one gradient each
 	for k, a := range ops {
 		v := j.b.remapArgV(a)
 		list = append(list, v)
 		if v.meta != nil {
-			outs[k] = like(v.meta)
+			outs = append(outs, like(v.meta))
+			tensorOps = append(tensorOps, k)
 		}
 	}
+	// PyTorch's cond backward (torch/_higher_order_ops/cond.py,
+	// CondAutogradOp.backward) filters the branch joints' gradients with
+	// filter_with_masks: one per tensor operand, no slot for a SymInt.
+	// (subJoint's results have roots of their own: editing them leaves
+	// the cache's copy as built.)
+	keepOutputs(tbw.Module.Root(), tensorOps)
+	i := j.freshGraphName("true_graph_%d", "false_graph_%d")
+	tname, fname := "true_graph_"+i, "false_graph_"+i
+	j.addGraphs(tbw.Module, tname)
+	if fbw == nil {
+		// Both branches are one subgraph: so are their backwards (one
+		// copy, not two at every level of nesting).
+		fname = tname
+	} else {
+		keepOutputs(fbw.Module.Root(), tensorOps)
+		j.addGraphs(fbw.Module, fname)
+	}
+	tv, fv := j.getAttr(tname), j.getAttr(fname)
 	list = append(list, j.gradsOrZeros(id, grads)...)
-	res := j.hopCall(opschema.HOPTarget("cond"), []any{n.Args[0], tv, fv, list}, outs)
+	tres := j.hopCall(opschema.HOPTarget("cond"), []any{n.Args[0], tv, fv, list}, outs)
+	res := make([]V, len(ops))
+	for t, k := range tensorOps {
+		if t < len(tres) {
+			res[k] = tres[t]
+		}
+	}
 	j.accumulateOperands(ops, res)
 	return nil
+}
+
+// keepOutputs keeps the elements idx (ascending) of g's output tuple.
+func keepOutputs(g *ir.Graph, idx []int) {
+	o := g.OutputNode()
+	if o == ir.NoNode || len(g.Nodes[o].Args) != 1 {
+		return
+	}
+	res := g.Nodes[o].Args[0]
+	if res.Kind != ir.ArgTuple && res.Kind != ir.ArgList {
+		return
+	}
+	kept := make([]ir.Arg, 0, len(idx))
+	for _, k := range idx {
+		if k < len(res.Elems) {
+			kept = append(kept, res.Elems[k])
+		}
+	}
+	res.Elems = kept
+	args := slices.Clone(g.Nodes[o].Args)
+	args[0] = res
+	g.Nodes[o].Args = args
 }
 
 func mapBackward(j *jointBuilder, id ir.NodeID, grads []V) error {

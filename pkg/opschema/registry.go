@@ -68,8 +68,9 @@ func (e *SchemaError) Unwrap() error { return e.Err }
 //
 // A Registry is immutable and safe for concurrent use.
 type Registry struct {
-	file  map[OpName]*Schema
-	names []OpName // keys of file, sorted by OpName.Compare
+	builtin *Table // BuiltinTableFor the file's torch version
+	file    map[OpName]*Schema
+	names   []OpName // keys of file, sorted by OpName.Compare
 	// hops are HOP rows added by WithHOPs, sorted by name, consulted
 	// before the built-in table.
 	hops []*HOP
@@ -90,7 +91,13 @@ type lookupResult struct {
 // order, as *SchemaError values joined into the returned error; the registry
 // is usable either way and holds every other entry.
 func NewRegistry(file []FileSchema) (*Registry, error) {
-	r := &Registry{file: make(map[OpName]*Schema, len(file))}
+	return NewRegistryForTorch("", file)
+}
+
+// NewRegistryForTorch is NewRegistry whose built-in layer is the table of
+// the torch version the file records (BuiltinTableFor).
+func NewRegistryForTorch(torchVersion string, file []FileSchema) (*Registry, error) {
+	r := &Registry{builtin: BuiltinTableFor(torchVersion), file: make(map[OpName]*Schema, len(file))}
 	var errs []error
 	for i, fs := range file {
 		fail := func(err error) {
@@ -151,13 +158,21 @@ func (r *Registry) Lookup(target string) (*Schema, Source, bool) {
 }
 
 // LookupName is Lookup for an already parsed name.
+//
+// An op of the alias corrections table (AliasCorrections) gets its corrected
+// schema, from the layer that knows the op.
 func (r *Registry) LookupName(n OpName) (*Schema, Source, bool) {
+	s, src, ok := r.lookupName(n)
+	return AliasCorrected(s), src, ok
+}
+
+func (r *Registry) lookupName(n OpName) (*Schema, Source, bool) {
 	if r != nil {
 		if s, ok := r.file[n]; ok {
 			return s, SourceFile, true
 		}
 	}
-	if s, ok := BuiltinTable().Lookup(n); ok {
+	if s, ok := r.builtinTable().Lookup(n); ok {
 		return s, SourceBuiltin, true
 	}
 	if n.Namespace == HigherOrderNamespace && n.Overload == "" {
@@ -211,5 +226,14 @@ func (r *Registry) FileSchemas() []*Schema {
 
 // String summarises the registry for debugging.
 func (r *Registry) String() string {
-	return fmt.Sprintf("opschema.Registry{file: %d, builtin: torch %s}", len(r.names), BuiltinTable().TorchVersion())
+	return fmt.Sprintf("opschema.Registry{file: %d, builtin: torch %s}", len(r.names), r.builtinTable().TorchVersion())
+}
+
+// builtinTable is the registry's built-in layer (torch 1.13's for a nil
+// registry).
+func (r *Registry) builtinTable() *Table {
+	if r == nil || r.builtin == nil {
+		return BuiltinTable()
+	}
+	return r.builtin
 }

@@ -7,8 +7,6 @@ package joint
 import (
 	"errors"
 	"fmt"
-	"github.com/hopctl/hopctl/pkg/analyze"
-	graphcheck "github.com/hopctl/hopctl/pkg/analyze/validate"
 	"io"
 	"strings"
 	"sync"
@@ -20,6 +18,7 @@ import (
 	"github.com/hopctl/hopctl/internal/iostreams"
 	"github.com/hopctl/hopctl/pkg/ir"
 	"github.com/hopctl/hopctl/pkg/jointgraph"
+	"github.com/hopctl/hopctl/pkg/load"
 )
 
 // Options are the inputs of `hopctl joint`.
@@ -132,16 +131,17 @@ func validate(opts *Options) error {
 
 func jointRun(opts *Options) error {
 	timings := cmdutil.NewTimings(opts.IO.ErrOut, opts.Timings)
-	m, _, err := graphcheck.Load(opts.In)
+	in, err := load.Open(opts.In, load.Strict)
 	if err != nil {
 		return err
 	}
+	m := in.Module
 	timings.Lap("load")
 	mode, masks, _ := jointgraph.ParseMasks(opts.Masks)
 	conv, _ := jointgraph.ParseConvention(opts.HOPConvention)
 	j, err := jointgraph.Build(m, jointgraph.Options{
 		File: opts.In, MaskMode: mode, Masks: masks, Convention: conv,
-		UnmaskNoneGradients: opts.UnmaskNone,
+		UnmaskNoneGradients: opts.UnmaskNone, Registry: in.Registry,
 	})
 	if err != nil {
 		var me *jointgraph.MaskError
@@ -180,7 +180,7 @@ func jointRun(opts *Options) error {
 				return
 			}
 			// Every graph hopctl writes passes what every command checks on
-			// reading it (graphcheck.Load): a joint that analyze would
+			// reading it (load.Open): a joint that analyze would
 			// refuse is a bug too.
 			if err := checkWritten(m, path); err != nil {
 				o.err = &ir.InternalError{Phase: "validate output", Loc: ir.Location{File: path},
@@ -295,14 +295,12 @@ func abbreviateList(names []string, max int) string {
 	return strings.Join(names[:max], ", ") + fmt.Sprintf(" and %d more", len(names)-max)
 }
 
-// checkWritten runs the checks graphcheck.Load runs after Verify (the
-// schema table, every call against its schema and its subgraphs).
+// checkWritten runs the checks every command runs on reading a file
+// (load.Module, Strict: the schema table, every call against its schema
+// and its subgraphs).
 func checkWritten(m *ir.Module, path string) error {
-	reg, err := analyze.NewRegistry(m, path)
-	if err != nil {
-		return err
-	}
-	return graphcheck.Check(m, path, reg)
+	_, err := load.Module(m, path, load.Strict)
+	return err
 }
 
 // maxPrintedMasks bounds the mask list printed in full.

@@ -36,6 +36,9 @@ func (st *state) hop(id ir.NodeID) error {
 		st.vals[id] = st.freshFor(n.Val)
 		return nil
 	}
+	if err := hop.CheckOutputsExist(st.pass.Module, call); err != nil {
+		st.pass.Report(analyze.Finding{Rule: RuleBadHOPCall, Severity: analyze.Error, Node: n.Name, Message: fmt.Sprintf("%s call: %v", call.Op, err)})
+	}
 	outs := map[int][]storage{}
 	nOut := hop.NumOutputs(n)
 	for i := range call.Subgraphs {

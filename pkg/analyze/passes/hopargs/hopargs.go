@@ -142,6 +142,12 @@ func classify(g *ir.Graph, a *ir.Arg, allowOpaque bool) (typ string, allowed, kn
 		return "<class 'dict'>", false, true
 	case ir.ArgOp:
 		return "<class 'torch._ops.OpOverload'>", false, true
+	case ir.ArgSlice:
+		return "<class 'slice'>", false, true
+	case ir.ArgEllipsis:
+		return "<class 'ellipsis'>", false, true
+	case ir.ArgConstant:
+		return "<class '" + a.S + "'>", false, true
 	}
 	v := analyze.ArgValue(g, a)
 	if v == nil {

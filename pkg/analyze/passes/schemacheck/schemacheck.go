@@ -222,6 +222,12 @@ func what(g *ir.Graph, a *ir.Arg) string {
 		return "an operator"
 	case ir.ArgComplex:
 		return "a complex"
+	case ir.ArgSlice:
+		return "a slice"
+	case ir.ArgEllipsis:
+		return "Ellipsis"
+	case ir.ArgConstant:
+		return "a constant (" + a.S + ")"
 	case ir.ArgSym:
 		return "a symbolic scalar"
 	case ir.ArgNode:
@@ -298,7 +304,7 @@ func classify(g *ir.Graph, a *ir.Arg) argClass {
 		return clsLayout
 	case ir.ArgMemoryFormat:
 		return clsMemoryFormat
-	case ir.ArgDict, ir.ArgOp:
+	case ir.ArgDict, ir.ArgOp, ir.ArgSlice, ir.ArgEllipsis, ir.ArgConstant:
 		return clsOther
 	case ir.ArgNode:
 		v := nodeVal(g, a)
