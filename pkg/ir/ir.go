@@ -81,6 +81,20 @@ func (m *Module) Graph(qualname string) *Graph {
 	return nil
 }
 
+// GraphLookup returns Graph as a function backed by a map of the module's
+// graphs as they are now: O(1) per lookup, for callers that look up a
+// graph per finding or per node (Graph scans the list). The module's graph
+// list must not change while the function is in use.
+func (m *Module) GraphLookup() func(qualname string) *Graph {
+	byName := make(map[string]*Graph, len(m.Graphs))
+	for _, g := range m.Graphs {
+		if _, dup := byName[g.Name]; !dup {
+			byName[g.Name] = g // the first, as Graph finds it
+		}
+	}
+	return func(qualname string) *Graph { return byName[qualname] }
+}
+
 // Attribute returns the tensor attribute with the given qualified name, or nil.
 func (m *Module) Attribute(qualname string) *Attribute {
 	for i := range m.Attributes {

@@ -3,7 +3,6 @@
 package convert
 
 import (
-	"fmt"
 	"io"
 
 	"github.com/spf13/cobra"
@@ -63,6 +62,9 @@ func convertRun(opts *Options) error {
 	if err != nil {
 		return err
 	}
+	if err := cmdutil.CheckOutputs([]string{opts.In}, opts.Out); err != nil {
+		return err
+	}
 	f, err := load.Open(opts.In, load.Strict)
 	if err != nil {
 		return err
@@ -75,10 +77,7 @@ func convertRun(opts *Options) error {
 	if opts.Out == "-" {
 		return ir.EncodeTo(opts.IO.Out, m, enc)
 	}
-	if err := ir.WriteFileAtomicFunc(opts.Out, func(w io.Writer) error { return ir.EncodeTo(w, m, enc) }); err != nil {
-		return fmt.Errorf("cannot write %s: %w", opts.Out, err)
-	}
-	return nil
+	return cmdutil.WriteError(opts.Out, ir.WriteFileAtomicFunc(opts.Out, func(w io.Writer) error { return ir.EncodeTo(w, m, enc) }))
 }
 
 func outputEncoding(opts *Options) (ir.Encoding, error) {

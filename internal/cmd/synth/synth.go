@@ -41,10 +41,21 @@ byte-identical file.`,
 			if runF != nil {
 				return runF(opts)
 			}
-			return ir.SaveFile(opts.Out, synth.Generate(opts.Synth))
+			if err := cmdutil.CheckOutputs(nil, opts.Out); err != nil {
+				return err
+			}
+			enc := ir.EncodingForPath(opts.Out)
+			if enc == ir.EncodingUnknown {
+				enc = ir.Binary
+			}
+			data, err := ir.Encode(synth.Generate(opts.Synth), enc)
+			if err != nil {
+				return err
+			}
+			return cmdutil.WriteOutput(opts.IO.Out, opts.Out, data)
 		},
 	}
-	cmd.Flags().StringVarP(&opts.Out, "output", "o", "", "output file (.pb, .json or .pbtxt)")
+	cmd.Flags().StringVarP(&opts.Out, "output", "o", "", "output file (.pb, .json or .pbtxt; - is standard output, binary)")
 	cmd.Flags().IntVarP(&opts.Synth.Nodes, "nodes", "n", 10000, "approximate number of nodes")
 	cmd.Flags().Uint64Var(&opts.Synth.Seed, "seed", 1, "seed of the op mix")
 	cmd.Flags().BoolVar(&opts.Synth.HOPs, "hops", false, "add cond subgraphs (with nested scans)")

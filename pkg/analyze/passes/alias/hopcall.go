@@ -36,6 +36,9 @@ func (st *state) hop(id ir.NodeID) error {
 		st.vals[id] = st.freshFor(n.Val)
 		return nil
 	}
+	if err := hop.CheckOutputsExist(st.pass.Module, call); err != nil {
+		st.pass.Report(analyze.Finding{Rule: RuleBadHOPCall, Severity: analyze.Error, Node: n.Name, Message: fmt.Sprintf("%s call: %v", call.Op, err)})
+	}
 	outs := map[int][]storage{}
 	nOut := hop.NumOutputs(n)
 	for i := range call.Subgraphs {
@@ -71,7 +74,7 @@ func (st *state) subgraphCall(id ir.NodeID, sc *hop.SubgraphCall, outs map[int][
 	n := &st.g.Nodes[id]
 	sum, _ := st.pass.Callee(sc.Graph).(*Summary)
 	if sum == nil {
-		return fmt.Errorf("node %s: subgraph %s was not analysed before its caller", n.Name, sc.Graph)
+		return fmt.Errorf("node %s: subgraph %s was not analysed before its caller", ir.Abbrev(n.Name), ir.Abbrev(ir.DisplayName(sc.Graph)))
 	}
 	if err := hop.CheckOperands(st.pass.Module, sc); err != nil {
 		st.pass.Report(analyze.Finding{Rule: RuleBadHOPCall, Severity: analyze.Error, Node: n.Name, Message: err.Error()})
