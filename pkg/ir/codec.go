@@ -1,15 +1,11 @@
 package ir
 
-// Encoding a module and saving it; atomic writes of output files.
+// Encoding a module (writing it to files: output.go).
 
 import (
 	"bytes"
-	"errors"
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
-	"sync"
 )
 
 // Encode serialises the module. Binary output is deterministic; JSON output
