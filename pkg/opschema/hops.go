@@ -475,7 +475,7 @@ var hops = []*HOP{
 		Subgraphs: []Subgraph{{Arg: "combine_fn", Name: "scan",
 			Operands: []Operands{{Arg: "init"}, {Arg: "xs", Sliced: true}, {Arg: "additional_inputs"}},
 			Outputs:  &Outputs{Count: "init", RestFresh: true}, Restrictions: forbidBoth}},
-		MetaChecks:    []MetaCheck{{LHS: "init", RHS: "carry", Arg: "init", Subgraph: "combine_fn", Carries: true}},
+		MetaChecks:    []MetaCheck{{LHS: "init", RHS: "carry", Arg: "init", Subgraph: "combine_fn", Carries: true, Lists: true}},
 		ArgTypeChecks: []ArgTypeCheck{{Args: []string{"additional_inputs"}}},
 	},
 	wrapper("tag_activation_checkpoint", "Calls gmod(*args) under activation checkpointing; checkpoint options are keyword arguments.",

@@ -30,6 +30,9 @@ const (
 	// DiffCondSameMetadata: cond branch outputs must match in shape and
 	// stride too (no merging into unbacked SymInts).
 	DiffCondSameMetadata = "cond-same-metadata"
+	// DiffMapOutputs26: map_impl itself refuses non-tensor body outputs,
+	// with its own words.
+	DiffMapOutputs26 = "map-outputs-2.6"
 )
 
 var torchDifferences = []TorchDifference{
@@ -46,6 +49,12 @@ var torchDifferences = []TorchDifference{
 		What: "cond branch outputs must have the same metadata, shape and stride included (\"Expected each tensor to have same metadata " +
 			"but got:\"); 2.14 merges different sizes into unbacked SymInts and checks dtype, device, layout, dim and storage offset",
 		Source: "2.6.0: torch/_higher_order_ops/cond.py trace_cond (_extract_tensor_metadata); 2.14.1: cond.py _merge_output"},
+	{ID: DiffMapOutputs26, Torch: TorchVersions{Until: "2.14"},
+		What: "a map body returning a non-tensor (other than None) is refused by map_impl's own tracing: \"Expect outputs of map only " +
+			"contains tensors or None. Got types [...]\"; 2.14's map_impl accepts it and Dynamo refuses the program (\"HOP: non " +
+			"torch.Tensor leaf\", map_out_int in both corpora)",
+		Source: "2.6.0: torch/_higher_order_ops/map.py MapAutogradOp / create_fw_bw_graph; 2.14.1: torch/_dynamo/variables/higher_order_ops.py " +
+			"(MapHigherOrderVariable, non-tensor leaf)"},
 }
 
 // TorchDifferences returns the version table.

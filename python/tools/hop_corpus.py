@@ -237,6 +237,52 @@ def p_while_cond_long(it, x):  # _validate_cond_output: cond_fn returns an int64
     return while_loop(lambda i, x: (i < 3).long(), lambda i, x: (i + 1, x.sin()), (it, x))
 
 
+def p_scan_count(init, xs):  # check_meta_consistency in trace_scan: two inits, one carry returned
+    return torch.ops.higher_order.scan(lambda c, d, x: (c + x,), [init, init.clone()], [xs], [])
+
+
+def p_scan_count_ok(init, xs):  # near miss: two inits, two carries and one output
+    return torch.ops.higher_order.scan(lambda c, d, x: (c + x, d * x, x.sin()), [init, init.clone()], [xs], [])
+
+
+def p_assoc_count(xs):  # trace_associative_scan: combine_fn returns two results for one xs
+    return torch.ops.higher_order.associative_scan(lambda a, b: (a + b, a * b), [xs], ())
+
+
+def _uassoc(fn, xs):
+    from torch._higher_order_ops.associative_scan import associative_scan
+    return associative_scan(fn, xs, dim=0)  # combine_mode="pointwise", compiled by Dynamo
+
+
+def p_assoc_pointwise(xs):  # Dynamo's check: combine_fn with a matmul
+    return _uassoc(lambda a, b: a @ b, xs)
+
+
+def p_assoc_pointwise_ok(xs):  # near miss: pointwise ops only
+    return _uassoc(lambda a, b: (a * b).sin() + a, xs)
+
+
+def _umap(fn, xs):
+    from torch._higher_order_ops.map import map as user_map
+    return user_map(fn, xs)
+
+
+def p_map_lead(x, y):  # map(): xs with leading dimensions 3 and 4
+    return _umap(lambda xs: xs[0] + xs[1], [x, y])
+
+
+def p_map_lead_ok(x, y):  # near miss: both leading dimensions 3
+    return _umap(lambda xs: xs[0] + xs[1], [x, y])
+
+
+def p_map_out_int(x):  # f returns an int beside a tensor
+    return _umap(lambda a: (a.sin(), 3), x)
+
+
+def p_map_out_none(x):  # near miss: None outputs are accepted
+    return _umap(lambda a: (a.sin(), None), x)
+
+
 # Grafts: PyTorch refuses the program, so there is no trace of it. The graph
 # torch would have written is the trace of the nearest program it accepts
 # (GRAFT_BASE) with one subgraph replaced by the make_fx trace of the
@@ -250,6 +296,16 @@ GRAFT_BASE = {
                    "false_graph_0", lambda x: ((x > 0).long(),)),
     "while_cond_long": (lambda it, x: _while(lambda i, x: i < 3, lambda i, x: (i + 1, x.sin()), (it, x)),
                         "while_loop_cond_graph_0", lambda i, x: (i < 3).long()),
+    "scan_count": (lambda init, xs: torch.ops.higher_order.scan(lambda c, d, x: (c + x, d + x), [init, init.clone()], [xs], []),
+                   "scan_combine_graph_0", lambda c, d, x: (c + x,)),
+    "assoc_count": (lambda xs: torch.ops.higher_order.associative_scan(lambda a, b: (a + b,), [xs], ()),
+                    "associative_scan_combine_graph_0", lambda a, b: (a + b, a * b)),
+    "assoc_pointwise": (lambda xs: torch.ops.higher_order.associative_scan(lambda a, b: (a * b,), [xs], ()),
+                        "associative_scan_combine_graph_0", lambda a, b: (a @ b,)),
+    # map's own checks run in map() before the HOP: the HOP, called
+    # directly, writes the graph (attribute None: nothing replaced).
+    "map_lead": (lambda x, y: torch.ops.higher_order.map_impl(lambda a, b: a + b, [x, y], []), None, None),
+    "map_out_int": (lambda x: torch.ops.higher_order.map_impl(lambda a: (a.sin(), 3), [x], []), None, None),
 }
 
 
@@ -257,6 +313,8 @@ def _graft(name, inputs):
     from torch.fx.experimental.proxy_tensor import make_fx
     base, attr, sub = GRAFT_BASE[name]
     gm = make_fx(base, tracing_mode="fake")(*[x.clone() for x in inputs])
+    if attr is None:
+        return gm
     old = getattr(gm, attr)
     sub_inputs = [n.meta["val"] for n in old.graph.nodes if n.op == "placeholder"]
     sub_inputs = [torch.empty_strided(v.shape, v.stride(), dtype=v.dtype) for v in sub_inputs]
@@ -302,12 +360,22 @@ PROGRAMS = [
      lambda: [_f(3, 4)]),
     ("while_cond_long", "test_while_loop_cond_fn_returns_non_bool", p_while_cond_long,
      lambda: [torch.tensor(0), _f(3)]),
+    ("scan_count", "test_scan_wrong_carry (init and carry counts)", p_scan_count, lambda: [_f(4), _f(5, 4)]),
+    ("scan_count_ok", "test_scan_simple (near miss: two carries, one output)", p_scan_count_ok, lambda: [_f(4), _f(5, 4)]),
+    ("assoc_count", "test_associative_scan_wrong_pytree (combine_fn output count)", p_assoc_count, lambda: [_f(5, 3)]),
+    ("assoc_pointwise", "test_associative_scan_non_pointwise", p_assoc_pointwise, lambda: [_f(5, 4, 4)]),
+    ("assoc_pointwise_ok", "test_associative_scan_compile (near miss: pointwise)", p_assoc_pointwise_ok, lambda: [_f(5, 4, 4)]),
+    ("map_lead", "test_map_illegal_inputs (leading dimensions)", p_map_lead, lambda: [_f(3, 2), _f(4, 2)]),
+    ("map_lead_ok", "test_map_illegal_inputs (near miss: consistent)", p_map_lead_ok, lambda: [_f(3, 2), _f(3, 2)]),
+    ("map_out_int", "test_map_illegal_outputs (non-tensor output)", p_map_out_int, lambda: [_f(3, 2)]),
+    ("map_out_none", "test_map_illegal_outputs (near miss: None output)", p_map_out_none, lambda: [_f(3, 2)]),
     ("nested_mutate", "test_cond_nested_while_loop", p_nested_mutate, lambda: [_f(3), torch.tensor(0)]),
     ("nested_clean", "test_cond_nested_while_loop (near miss)", p_nested_clean, lambda: [_f(3), torch.tensor(0)]),
 ]
 
 
-_RULE_WORDS = ("might be", "Mutations detected", "Expected", "expected same", "must")
+_RULE_WORDS = ("might be", "Mutations detected", "Expected", "expected same", "expected combine_fn", "must",
+               "needs to be", "non torch.Tensor leaf")
 
 
 def _err(e):
@@ -334,6 +402,7 @@ def _err_raw(e):
                     line = m.group(1)
                 elif line.endswith(":"):  # a message that goes on (cond's output counts)
                     line = "\n".join([line] + ["  " + ln for ln in lines[k + 1:k + 3]])
+                line = re.sub(r"^RuntimeError: ", "", line)  # Dynamo's wrapper names the inner type
                 return {"type": type(chain[0]).__name__, "message": line}
     text = str(chain[-1]).strip()
     return {"type": type(chain[0]).__name__, "message": text.splitlines()[0] if text else ""}
@@ -363,7 +432,11 @@ def trace(name, fn, make_inputs, grad):
             verdict["trace"] = _err(e)
             if name not in GRAFT_BASE:
                 return None, inputs, verdict
-            gm = _graft(name, inputs)
+            try:
+                gm = _graft(name, inputs)
+            except Exception as e2:  # this torch refuses the graft's base too: verdict only
+                verdict["graft_refused"] = _err(e2)
+                return None, inputs, verdict
             verdict["graft"] = True
         subs = {}
         for q, m in (_hop_subgraphs(gm) if chk is not None else []):
@@ -403,6 +476,13 @@ def main(argv=None):
     ap.add_argument("names", nargs="*")
     args = ap.parse_args(argv)
     out = build(args.outdir, args.names)
+    path = os.path.join(args.outdir, "verdicts.json")
+    if args.names and os.path.exists(path):  # re-made some programs: keep the others' verdicts
+        with open(path) as f:
+            old = json.load(f)
+        if old.get("torch_version") == out["torch_version"]:
+            old["programs"].update(out["programs"])
+            out = old
     with open(os.path.join(args.outdir, "verdicts.json"), "w") as f:
         json.dump(out, f, indent=1, sort_keys=True)
         f.write("\n")

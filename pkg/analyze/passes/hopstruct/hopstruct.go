@@ -33,6 +33,8 @@
 package hopstruct
 
 import (
+	"strings"
+
 	"fmt"
 
 	"github.com/hopctl/hopctl/pkg/analyze"
@@ -71,12 +73,16 @@ func run(pass *analyze.Pass) (any, error) {
 		if !ok {
 			continue
 		}
-		var check func(*analyze.Pass, *ir.Node, *hop.Call) string
+		var check func(*analyze.Pass, *opschema.HOP, *ir.Node, *hop.Call) string
 		switch h.Name {
 		case "cond":
 			check = checkCond
 		case "while_loop", "while_loop_stack_output":
 			check = checkWhileCond
+		case "map_impl":
+			check = checkMap
+		case "associative_scan":
+			check = checkPointwise
 		default:
 			continue
 		}
@@ -84,7 +90,7 @@ func run(pass *analyze.Pass) (any, error) {
 		if err != nil || call == nil {
 			continue // the alias analyzer reports malformed HOP calls (hop-call)
 		}
-		if msg := check(pass, n, call); msg != "" {
+		if msg := check(pass, h, n, call); msg != "" {
 			prov := &analyze.Provenance{InputIndex: -1, Node: n.Name, Path: []string{n.Name}}
 			if n.Meta != nil {
 				prov.StackTrace = n.Meta.StackTrace
@@ -104,7 +110,7 @@ func subgraphOf(pass *analyze.Pass, call *hop.Call, role string) *ir.Graph {
 
 // checkCond is trace_cond's output count check and _merge_output's
 // check_tensor_meta_match, pair by pair, in PyTorch's order (count first).
-func checkCond(pass *analyze.Pass, n *ir.Node, call *hop.Call) string {
+func checkCond(pass *analyze.Pass, _ *opschema.HOP, n *ir.Node, call *hop.Call) string {
 	t, f := subgraphOf(pass, call, "true_fn"), subgraphOf(pass, call, "false_fn")
 	if t == nil || f == nil {
 		return ""
@@ -192,7 +198,7 @@ func pyBool(b bool) string {
 
 // checkWhileCond is _validate_cond_output: cond_fn returns one boolean
 // scalar tensor (or a bool).
-func checkWhileCond(pass *analyze.Pass, n *ir.Node, call *hop.Call) string {
+func checkWhileCond(pass *analyze.Pass, _ *opschema.HOP, n *ir.Node, call *hop.Call) string {
 	c := subgraphOf(pass, call, "cond_fn")
 	if c == nil {
 		return ""
@@ -213,4 +219,171 @@ func checkWhileCond(pass *analyze.Pass, n *ir.Node, call *hop.Call) string {
 		got = metadiff.Format(vals[0])
 	}
 	return "cond_fn must return a boolean scalar tensor or a boolean but got " + got
+}
+
+// checkMap is map()'s check of its xs (torch/_higher_order_ops/map.py, the
+// same words in 2.6 and 2.14): the operands the HOP table slices along dim
+// 0 (Operands.Sliced) have one leading dimension; then the body's outputs
+// are tensors or None: torch 2.6's map_impl raises "Expect outputs of map
+// only contains tensors or None" (opschema.DiffMapOutputs26), torch 2.14's
+// Dynamo refuses the body ("HOP: non torch.Tensor leaf").
+func checkMap(pass *analyze.Pass, h *opschema.HOP, n *ir.Node, call *hop.Call) string {
+	for _, sg := range h.Subgraphs {
+		var xs []*ir.Value
+		for _, op := range sg.Operands {
+			if !op.Sliced {
+				continue
+			}
+			if elems, _, ok := hop.Group(h, n, op.Arg); ok {
+				xs = append(xs, analyze.ArgValues(pass.Graph, elems)...)
+			}
+		}
+		if msg := leadingDims(xs); msg != "" {
+			return msg
+		}
+		sub := subgraphOf(pass, call, sg.RoleName())
+		if sub == nil {
+			continue
+		}
+		leaves, _ := sub.Outputs()
+		outs := analyze.LeafValues(sub, leaves)
+		bad := false
+		for _, v := range outs {
+			bad = bad || v != nil && v.Kind != ir.ValTensor && v.Kind != ir.ValNone
+		}
+		switch {
+		case !bad:
+		case opschema.TorchDiffers(opschema.DiffMapOutputs26, pass.TorchVersion()):
+			types := make([]string, len(outs))
+			for i, v := range outs {
+				types[i] = pyType(v)
+			}
+			return "Expect outputs of map only contains tensors or None. Got types [" + strings.Join(types, ", ") + "]."
+		default:
+			return "HOP: non torch.Tensor leaf (map's " + sg.RoleName() + " returns " + strings.Join(formatAll(outs), ", ") + ")"
+		}
+	}
+	return ""
+}
+
+// leadingDims is map()'s "Leading dimensions of mapped xs must be
+// consistent" over the values xs; symbolic and unrecorded sizes never
+// differ.
+func leadingDims(xs []*ir.Value) string {
+	var first *ir.Dim
+	differ := false
+	shapes := make([]string, 0, len(xs))
+	for _, v := range xs {
+		t := tensorOf(v)
+		if t == nil || len(t.Shape) == 0 {
+			return ""
+		}
+		shapes = append(shapes, metadiff.FormatSize(t.Shape))
+		d := t.Shape[0]
+		switch {
+		case d.IsSymbolic():
+		case first == nil:
+			first = &d
+		case d.Val != first.Val:
+			differ = true
+		}
+	}
+	if !differ {
+		return ""
+	}
+	return "Leading dimensions of mapped xs must be consistent. Got shapes [" + strings.Join(shapes, ", ") + "]."
+}
+
+// pyType is type(v) as torch 2.6 prints it in map's output check.
+func pyType(v *ir.Value) string {
+	if v == nil {
+		return "<class 'NoneType'>"
+	}
+	switch v.Kind {
+	case ir.ValTensor:
+		return "<class 'torch._subclasses.fake_tensor.FakeTensor'>"
+	case ir.ValInt:
+		return "<class 'int'>"
+	case ir.ValFloat:
+		return "<class 'float'>"
+	case ir.ValBool:
+		return "<class 'bool'>"
+	case ir.ValSym:
+		return "<class 'torch.SymInt'>"
+	case ir.ValNone:
+		return "<class 'NoneType'>"
+	}
+	return "<class 'object'>"
+}
+
+func formatAll(vs []*ir.Value) []string {
+	out := make([]string, len(vs))
+	for i, v := range vs {
+		out[i] = metadiff.Format(v)
+	}
+	return out
+}
+
+// checkPointwise is associative_scan's pointwise check, as
+// torch/_inductor/utils.py is_pointwise_use makes it: every value of
+// combine_fn is used only by the output or by ops torch tags pointwise
+// (opschema.IsPointwise), looking through views and getitems to their own
+// uses (a view that is returned is not a pointwise use). torch 2.14 makes
+// it in Dynamo (AssociativeScanHigherOrderVariable), 2.6 in
+// trace_associative_scan; a graph's associative_scan call comes from
+// combine_mode="pointwise" either way (generic mode calls no HOP).
+func checkPointwise(pass *analyze.Pass, h *opschema.HOP, _ *ir.Node, call *hop.Call) string {
+	for _, sg := range h.Subgraphs {
+		g := subgraphOf(pass, call, sg.RoleName())
+		if g == nil {
+			continue
+		}
+		users := make([][]ir.NodeID, len(g.Nodes))
+		for i := range g.Nodes {
+			g.Nodes[i].WalkRefs(func(a *ir.Arg) {
+				if int(a.Ref) < len(users) && (len(users[a.Ref]) == 0 || users[a.Ref][len(users[a.Ref])-1] != ir.NodeID(i)) {
+					users[a.Ref] = append(users[a.Ref], ir.NodeID(i))
+				}
+			})
+		}
+		memo := map[ir.NodeID]bool{}
+		var pointwiseUse func(id ir.NodeID) bool
+		pointwiseUse = func(id ir.NodeID) bool {
+			if r, ok := memo[id]; ok {
+				return r
+			}
+			memo[id] = false // a cycle (malformed graph) is not pointwise
+			u := &g.Nodes[id]
+			r := false
+			if u.Op == ir.OpCallFunction {
+				if isGetitem(u.Target) || isView(pass, u.Target) {
+					r = true
+					for _, v := range users[id] {
+						r = r && pointwiseUse(v)
+					}
+				} else {
+					r = opschema.IsPointwise(u.Target)
+				}
+			}
+			memo[id] = r
+			return r
+		}
+		for i := range g.Nodes {
+			for _, u := range users[i] {
+				if g.Nodes[u].Op != ir.OpOutput && !pointwiseUse(u) {
+					return "For combine_mode='pointwise', the combine_fn needs to be pointwise"
+				}
+			}
+		}
+	}
+	return ""
+}
+
+func isGetitem(target string) bool {
+	return target == "_operator.getitem" || target == "operator.getitem" || target == "getitem"
+}
+
+func isView(pass *analyze.Pass, target string) bool {
+	s, _, ok := pass.Schemas.Lookup(target)
+	return ok && s.IsView()
 }
