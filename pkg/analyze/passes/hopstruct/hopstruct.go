@@ -15,6 +15,17 @@
 //	            tensor                                (torch/_higher_order_ops/while_loop.py):
 //	                                                  "cond_fn must return a boolean scalar tensor or a
 //	                                                  boolean but got ..."
+//	map_impl    xs (operands the HOP table slices)    map() (torch/_higher_order_ops/map.py):
+//	            share one leading dimension           "Leading dimensions of mapped xs must be consistent. ..."
+//	map_impl    body outputs are tensors or None      2.6: map_impl ("Expect outputs of map only contains
+//	                                                  tensors or None. Got types [...]"); 2.14: Dynamo
+//	                                                  ("HOP: non torch.Tensor leaf"), opschema.DiffMapOutputs26
+//	associative_scan combine_fn is pointwise          is_pointwise_use (torch/_inductor/utils.py), called by
+//	                                                  Dynamo (2.14) or trace_associative_scan (2.6): "For
+//	                                                  combine_mode='pointwise', the combine_fn needs to be pointwise"
+//
+// The counts of scan's and associative_scan's combine_fn outputs are
+// check_meta_consistency's (package hopmeta, rule hop-meta-mismatch).
 //
 // Before torch 2.14 (opschema.DiffCondSameMetadata) cond compared every
 // output's metadata, shape and stride included ("Expected each tensor to
@@ -50,13 +61,15 @@ const RuleStructure = "hop-structure"
 // Analyzer is the HOP structure analyzer. It has no result.
 var Analyzer = &analyze.Analyzer{
 	Name: "hopstruct",
-	Doc:  "HOP call sites whose subgraphs break PyTorch's structural checks (cond branch outputs, while_loop's cond_fn)",
+	Doc:  "HOP call sites whose subgraphs break PyTorch's structural checks (cond branch outputs, while_loop's cond_fn, map's xs and outputs, associative_scan's pointwise combine_fn)",
 	Rules: []analyze.Rule{
 		{ID: RuleStructure, Name: "HopSubgraphStructure", Severity: analyze.Error, Category: "hop",
 			Short: "HOP subgraphs that break PyTorch's structural checks",
 			Doc: "cond branches that return different numbers of outputs (trace_cond), or outputs that cannot be merged because they differ in " +
 				"dtype, device, layout, rank or storage offset (_merge_output; different sizes and strides are merged, not flagged); a while_loop " +
-				"cond_fn that does not return one boolean scalar tensor (_validate_cond_output). PyTorch refuses such programs when it traces them.",
+				"cond_fn that does not return one boolean scalar tensor (_validate_cond_output); map xs with different leading dimensions, or a map body " +
+				"returning non-tensors (map, map_impl); an associative_scan combine_fn using a value in an op torch does not tag pointwise " +
+				"(is_pointwise_use). PyTorch refuses such programs when it traces them.",
 			Example: `~~~python
 torch.cond(pred, lambda x: x.sin(), lambda x: x.cos().long(), (x,))   # float32 vs int64 outputs
 ~~~
