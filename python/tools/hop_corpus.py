@@ -262,6 +262,14 @@ def p_assoc_pointwise_ok(xs):  # near miss: pointwise ops only
     return _uassoc(lambda a, b: (a * b).sin() + a, xs)
 
 
+def p_assoc_pointwise_view(xs):  # is_pointwise_use: a view that is returned is no pointwise use
+    return _uassoc(lambda a, b: (a * b).view(-1).view(4, 4), xs)
+
+
+def p_assoc_pointwise_view_ok(xs):  # near miss: views used by pointwise ops
+    return _uassoc(lambda a, b: a.t().t() * b, xs)
+
+
 def _umap(fn, xs):
     from torch._higher_order_ops.map import map as user_map
     return user_map(fn, xs)
@@ -302,6 +310,8 @@ GRAFT_BASE = {
                     "associative_scan_combine_graph_0", lambda a, b: (a + b, a * b)),
     "assoc_pointwise": (lambda xs: torch.ops.higher_order.associative_scan(lambda a, b: (a * b,), [xs], ()),
                         "associative_scan_combine_graph_0", lambda a, b: (a @ b,)),
+    "assoc_pointwise_view": (lambda xs: torch.ops.higher_order.associative_scan(lambda a, b: (a * b,), [xs], ()),
+                             "associative_scan_combine_graph_0", lambda a, b: ((a * b).view(-1).view(4, 4),)),
     # map's own checks run in map() before the HOP: the HOP, called
     # directly, writes the graph (attribute None: nothing replaced).
     "map_lead": (lambda x, y: torch.ops.higher_order.map_impl(lambda a, b: a + b, [x, y], []), None, None),
@@ -365,6 +375,10 @@ PROGRAMS = [
     ("assoc_count", "test_associative_scan_wrong_pytree (combine_fn output count)", p_assoc_count, lambda: [_f(5, 3)]),
     ("assoc_pointwise", "test_associative_scan_non_pointwise", p_assoc_pointwise, lambda: [_f(5, 4, 4)]),
     ("assoc_pointwise_ok", "test_associative_scan_compile (near miss: pointwise)", p_assoc_pointwise_ok, lambda: [_f(5, 4, 4)]),
+    ("assoc_pointwise_view", "test_associative_scan_non_pointwise (a returned view)", p_assoc_pointwise_view,
+     lambda: [_f(5, 4, 4)]),
+    ("assoc_pointwise_view_ok", "test_associative_scan_compile (near miss: views used pointwise)", p_assoc_pointwise_view_ok,
+     lambda: [_f(5, 4, 4)]),
     ("map_lead", "test_map_illegal_inputs (leading dimensions)", p_map_lead, lambda: [_f(3, 2), _f(4, 2)]),
     ("map_lead_ok", "test_map_illegal_inputs (near miss: consistent)", p_map_lead_ok, lambda: [_f(3, 2), _f(3, 2)]),
     ("map_out_int", "test_map_illegal_outputs (non-tensor output)", p_map_out_int, lambda: [_f(3, 2)]),
