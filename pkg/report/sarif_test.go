@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -262,12 +263,14 @@ func nodeLine(t *testing.T, uri string, logical any) int {
 		t.Fatal(err)
 	}
 	inGraph := graph == ""
+	qualified := regexp.MustCompile(`qualified_name:\s*"` + regexp.QuoteMeta(graph) + `"`)
+	named := regexp.MustCompile(`(^|[\s{])name:\s*"` + regexp.QuoteMeta(node) + `"`)
 	for i, line := range strings.Split(string(data), "\n") {
-		if strings.Contains(line, "qualified_name: ") {
-			inGraph = strings.Contains(line, `qualified_name: "`+graph+`"`)
+		if strings.Contains(line, "qualified_name:") {
+			inGraph = qualified.MatchString(line)
 			continue
 		}
-		if inGraph && strings.Contains(line, `name: "`+node+`"`) {
+		if inGraph && named.MatchString(line) {
 			return i + 1
 		}
 	}
