@@ -262,12 +262,14 @@ func nodeLine(t *testing.T, uri string, logical any) int {
 	if err != nil {
 		t.Fatal(err)
 	}
-	inGraph := graph == ""
-	qualified := regexp.MustCompile(`qualified_name:\s*"` + regexp.QuoteMeta(graph) + `"`)
+	// Text format allows any space after the colon (protobuf-go's
+	// prototext writes one or two at random).
+	sub := regexp.MustCompile(`qualified_name:\s*"` + regexp.QuoteMeta(graph) + `"`)
 	named := regexp.MustCompile(`(^|[\s{])name:\s*"` + regexp.QuoteMeta(node) + `"`)
+	inGraph := graph == ""
 	for i, line := range strings.Split(string(data), "\n") {
 		if strings.Contains(line, "qualified_name:") {
-			inGraph = qualified.MatchString(line)
+			inGraph = sub.MatchString(line)
 			continue
 		}
 		if inGraph && named.MatchString(line) {
