@@ -31,4 +31,5 @@ require (
 	github.com/spf13/cast v1.10.0 // indirect
 	github.com/subosito/gotenv v1.6.0 // indirect
 	golang.org/x/sys v0.34.0 // indirect
+	golang.org/x/term v0.28.0 // indirect
 )

@@ -29,6 +29,7 @@ import (
 	"github.com/hopctl/hopctl/internal/cmdutil"
 	hopconfig "github.com/hopctl/hopctl/internal/config"
 	"github.com/hopctl/hopctl/internal/iostreams"
+	"github.com/hopctl/hopctl/internal/progress"
 	"github.com/hopctl/hopctl/pkg/ir"
 	_ "github.com/hopctl/hopctl/pkg/pt2"
 )
@@ -101,6 +102,7 @@ func Main(args []string, ios *iostreams.IOStreams) int {
 // command trees of their own.
 func Execute(root *cobra.Command, errOut io.Writer) int {
 	err := root.Execute()
+	progress.Finish() // the line is cleared before any error is printed
 	if err != nil {
 		printError(errOut, err)
 	}
@@ -165,6 +167,7 @@ configuration error, 3 unreadable or invalid input.`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		PersistentPreRunE: func(cmd *cobra.Command, args []string) error {
+			configureProgress(cmd, f.IOStreams.ErrOut)
 			if err := cmdutil.BindFlags(cmd, f.Viper); err != nil {
 				return err
 			}
@@ -184,6 +187,9 @@ configuration error, 3 unreadable or invalid input.`,
 	})
 	cmd.PersistentFlags().String("config", "", "configuration file (default .hopctl.yaml from the current directory up to the repository's root, if present)")
 	cmdutil.BindFlag(cmd, "config", hopconfig.KeyConfig)
+	cmd.PersistentFlags().Bool("progress", false, "show the progress line of work longer than a second even when stderr is not a terminal (plain lines)")
+	cmd.PersistentFlags().Bool("quiet", false, "never show a progress line")
+	cmd.MarkFlagsMutuallyExclusive("progress", "quiet")
 
 	cmd.AddCommand(
 		analyzecmd.NewCmdAnalyze(f, nil),
@@ -207,6 +213,23 @@ configuration error, 3 unreadable or invalid input.`,
 		}
 	}
 	return cmd
+}
+
+// configureProgress sets up the progress line (internal/progress) of the
+// command about to run: on stderr, shown on a terminal by default, always
+// with --progress, never with --quiet.
+func configureProgress(cmd *cobra.Command, errOut io.Writer) {
+	mode := progress.Auto
+	if q, _ := cmd.Flags().GetBool("quiet"); q {
+		mode = progress.Never
+	} else if p, _ := cmd.Flags().GetBool("progress"); p {
+		mode = progress.Always
+	}
+	tty := false
+	if f, ok := errOut.(*os.File); ok && mode == progress.Auto {
+		tty = progress.IsTerminal(f)
+	}
+	progress.Configure(errOut, tty, mode)
 }
 
 // requireSubcommand makes cmd, a command that only groups subcommands,

@@ -9,6 +9,7 @@ import (
 	"sync"
 	"unicode/utf8"
 
+	"github.com/hopctl/hopctl/internal/progress"
 	"github.com/hopctl/hopctl/proto/hopctlpb"
 )
 
@@ -556,6 +557,9 @@ func (e *textEncoder) graph(g *Graph) {
 		e.close()
 		if e.err != nil {
 			return
+		}
+		if i&progressBatch == progressBatch {
+			progress.Add(progressBatch + 1)
 		}
 	}
 	e.endList()

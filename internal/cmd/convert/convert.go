@@ -10,6 +10,7 @@ import (
 
 	"github.com/hopctl/hopctl/internal/cmdutil"
 	"github.com/hopctl/hopctl/internal/iostreams"
+	"github.com/hopctl/hopctl/internal/progress"
 	"github.com/hopctl/hopctl/pkg/analyze/validate"
 	"github.com/hopctl/hopctl/pkg/ir"
 )
@@ -63,10 +64,12 @@ func convertRun(opts *Options) error {
 	if err != nil {
 		return err
 	}
+	progress.Phase("load", 0)
 	m, _, err := validate.Load(opts.In)
 	if err != nil {
 		return err
 	}
+	progress.Phase("write "+enc.String(), m.NumNodes())
 	// The output is streamed (ir.EncodeTo): a 1M-node graph's JSON is
 	// about a gigabyte, which need not be held in memory. A validated
 	// module always encodes, so standard output never gets a partial

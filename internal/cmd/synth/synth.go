@@ -7,6 +7,7 @@ import (
 
 	"github.com/hopctl/hopctl/internal/cmdutil"
 	"github.com/hopctl/hopctl/internal/iostreams"
+	"github.com/hopctl/hopctl/internal/progress"
 	"github.com/hopctl/hopctl/pkg/ir"
 	"github.com/hopctl/hopctl/pkg/synth"
 )
@@ -41,7 +42,10 @@ byte-identical file.`,
 			if runF != nil {
 				return runF(opts)
 			}
-			return ir.SaveFile(opts.Out, synth.Generate(opts.Synth))
+			progress.Phase("generate", 0)
+			m := synth.Generate(opts.Synth)
+			progress.Phase("write", m.NumNodes())
+			return ir.SaveFile(opts.Out, m)
 		},
 	}
 	cmd.Flags().StringVarP(&opts.Out, "output", "o", "", "output file (.pb, .json or .pbtxt)")
