@@ -4,7 +4,9 @@
 
 Runs CMD N times (after one warm-up run), each spawned directly
 (posix_spawn, no shell) with stdout and stderr to /dev/null, and prints one
-row: the median wall time with its range, and the largest peak RSS, read
+row: the median wall time with its range, the median processor time
+(user + system: less sensitive than wall time to other load on the
+machine, though not immune to it), and the largest peak RSS, read
 from wait4's rusage as /usr/bin/time reads it, but to the microsecond
 (/usr/bin/time prints 10 ms steps). With --net, /bin/true is run the same
 way, interleaved with CMD, and its median is subtracted: the cost of
@@ -38,7 +40,7 @@ def run_once(argv):
     finally:
         os.close(devnull)
     code = os.waitstatus_to_exitcode(status)
-    return wall, ru.ru_maxrss, code  # ru_maxrss: KiB on Linux
+    return wall, ru.ru_maxrss, code, ru.ru_utime + ru.ru_stime  # ru_maxrss: KiB on Linux
 
 
 def main():
@@ -53,14 +55,15 @@ def main():
     if not cmd:
         ap.error("no command")
     ok = {int(c) for c in args.ok_codes.split(",")}
-    _, _, code = run_once(cmd)  # warm-up: page cache, binary
+    _, _, code, _ = run_once(cmd)  # warm-up: page cache, binary
     if code not in ok:
         sys.exit("bench_cmd: %s exited %d" % (" ".join(cmd), code))
-    walls, rss, base = [], 0, []
+    walls, rss, base, cpus = [], 0, [], []
     for _ in range(args.runs):
         if args.net:
             base.append(run_once(["/bin/true"])[0])
-        w, r, code = run_once(cmd)
+        w, r, code, cpu = run_once(cmd)
+        cpus.append(cpu)
         if code not in ok:
             sys.exit("bench_cmd: %s exited %d" % (" ".join(cmd), code))
         walls.append(w)
@@ -74,7 +77,9 @@ def main():
     else:
         times = "%8.2f s   [%.2f–%.2f]" % (med, net[0], net[-1])
     extra = "  (net of /bin/true, median %.2f ms)" % (spawn * 1e3) if args.net else ""
-    print("  %-58s %s  %7.0f MiB  n=%d%s" % (label, times, rss / 1024, args.runs, extra))
+    cpu = statistics.median(cpus)
+    cpu_s = "%.2f ms" % (cpu * 1e3) if cpu < 1 else "%.2f s" % cpu
+    print("  %-58s %s  cpu %s  %7.0f MiB  n=%d%s" % (label, times, cpu_s, rss / 1024, args.runs, extra))
 
 
 if __name__ == "__main__":
