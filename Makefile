@@ -8,8 +8,8 @@
 # make fuzz       run every fuzz target for FUZZTIME (default 10m)
 # make bench      benchmarks (see README, Performance)
 # make proto      regenerate Go and Python code from proto/ (protoc + protoc-gen-go)
-# make testdata   re-export the real-model corpus with Debian's torch, and the
-#                 torch.export archives with torch 2.6 and 2.14 (testdata/pt2)
+# make testdata   re-export the real-model corpus with Debian's torch (1.13, 2.14),
+#                 and the torch.export archives with torch 2.6 and 2.14 (testdata/pt2)
 
 GO      ?= go
 # Debian's torch lives under /usr/bin/python3; override with PYTHON=... if needed.
@@ -23,7 +23,7 @@ FUZZTIME ?= 3s
 HOPCTL_TOOLS ?= /var/cache/hopctl/tools
 SARIF_MULTITOOL ?= $(HOPCTL_TOOLS)/sarif-multitool/node_modules/@microsoft/sarif-multitool-linux/Sarif.Multitool
 
-.PHONY: deps build test gotest pytest fuzz-short fuzz bench proto testdata testdata-pt2 demo clean
+.PHONY: deps build test gotest pytest pytest-pt2 fuzz-short fuzz bench proto testdata testdata-pt2 demo clean
 
 # CGO_ENABLED=0: a static binary starts ~1 ms faster than one that loads
 # libc (net, linked through viper's afero, would otherwise pull in cgo).
@@ -45,8 +45,16 @@ fuzz-short:
 fuzz:
 	scripts/fuzz.sh $(if $(filter 3s,$(FUZZTIME)),10m,$(FUZZTIME))
 
+# The Python suite under torch 1.13 (host), 2.6 and 2.14 (chroots); TORCH=2.14
+# runs one of them.
 pytest: build
-	PYTHONPATH=python HOPCTL=$(CURDIR)/$(BIN) $(PYTHON) -m unittest discover -s python/tests -v
+	HOPCTL=$(CURDIR)/$(BIN) HOPCTL_PYTHON=$(PYTHON) scripts/pytest.sh $(TORCH)
+
+# ExportedProgram in the bridge against .pt2 archives, in the torch 2.6 and 2.14
+# chroots (scripts/chroot.sh); python/tests/test_exported_program.py.
+pytest-pt2: build
+	scripts/torch.sh 2.6 -- env PYTHONPATH=python HOPCTL=$(CURDIR)/$(BIN) python3 -m unittest python/tests/test_exported_program.py -v
+	scripts/torch.sh 2.14 -- env PYTHONPATH=python HOPCTL=$(CURDIR)/$(BIN) python3 -m unittest python/tests/test_exported_program.py -v
 
 bench:
 	scripts/bench.sh
@@ -57,8 +65,11 @@ proto:
 	  --python_out=python/hopctl_torch/_proto \
 	  -Iproto proto/hopctl/v1/graph.proto
 
+# The real-model corpus from torch 1.13 (host) and 2.14 (chroot); see
+# python/tools/corpus.py (COMMITTED).
 testdata: build testdata-pt2
 	PYTHONPATH=python $(PYTHON) python/tools/make_testdata.py testdata/models
+	PYTHONPATH=python scripts/torch.sh 2.14 -- python3 python/tools/make_testdata.py testdata/models-torch2.14
 
 # torch.export archives: torch 2.6 writes the legacy zip layout, 2.14 the
 # pt2_archive layout (needs the chroots of scripts/chroot.sh).

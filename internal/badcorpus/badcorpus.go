@@ -151,6 +151,9 @@ func Committed(modelsDir, hopsDir string) ([]Case, error) {
 		{Name: "missing_subgraph.pbtxt", Doc: "cond's false branch is referenced but missing",
 			Data: text(condModule(1, 1, "true_graph_0")),
 			Want: []string{"graph <root>: node false_graph_0", `get_attr target "false_graph_0" does not exist`}},
+		{Name: "empty_name.pbtxt", Doc: "a node without a name (refused by the decoders: see empty_nodes_6000000.pb)",
+			Data: text(module(v1, graph("", ph("x"), call("", "aten.sin.default", ref("x")), out("x")))),
+			Want: []string{"graph <root>: node #1", "node has an empty name"}},
 		{Name: "missing_output.pbtxt", Doc: "a graph without an output node",
 			Data: text(module(v1, graph("", ph("x"), call("sin", "aten.sin.default", ref("x"))))),
 			Want: []string{"graph <root>", "missing output node"}},
@@ -185,6 +188,26 @@ func Committed(modelsDir, hopsDir string) ([]Case, error) {
 		{Name: "hop_operands.pbtxt", Doc: "cond passes two operands to branches that take one",
 			Data: text(condModule(2, 1, "true_graph_0", "false_graph_0")),
 			Want: []string{"graph <root>: node cond", "true_fn subgraph true_graph_0 takes 1 inputs but the call passes 2"}},
+		{Name: "self_reference.pbtxt", Doc: "cond's true_fn is get_attr \"\": the root graph itself (joint recursed until the stack overflowed)",
+			Data: text(module(v1, graph("", ph("x"), ph("p"),
+				`name: "true_graph_0" op: GET_ATTR target: "" val {opaque: "GraphModule"}`, getAttr("false_graph_0"),
+				`name: "cond" op: CALL_FUNCTION target: "higher_order.cond" args {node: "p"} args {node: "true_graph_0"} args {node: "false_graph_0"} args {list {items {node: "x"} items {node: "p"}}} val {tuple {items `+tensor4+`}}`,
+				`name: "getitem" op: CALL_FUNCTION target: "_operator.getitem" args {node: "cond"} args {int: 0} val `+tensor4,
+				out("getitem")),
+				graph("false_graph_0", ph("arg0_1"), ph("arg1_1"), call("sin", "aten.sin.default", ref("arg0_1")), out("sin")))),
+			Want: []string{"graph <root>: node true_graph_0", `get_attr target "" is empty`, "cannot call itself"}},
+		{Name: "ancestor_reference.pbtxt", Doc: `subgraph g calls cond on get_attr "" (g + "." + "" is a graph "g.", which joint's view of g renamed to g itself)`,
+			Data: text(module(v1, graph("", ph("x"), ph("p"), getAttr("g"),
+				`name: "cond" op: CALL_FUNCTION target: "higher_order.cond" args {node: "p"} args {node: "g"} args {node: "g"} args {list {items {node: "x"} items {node: "p"}}} val {tuple {items `+tensor4+`}}`,
+				`name: "getitem" op: CALL_FUNCTION target: "_operator.getitem" args {node: "cond"} args {int: 0} val `+tensor4,
+				out("getitem")),
+				graph("g", ph("x"), ph("p"),
+					`name: "up" op: GET_ATTR target: "" val {opaque: "GraphModule"}`,
+					`name: "cond" op: CALL_FUNCTION target: "higher_order.cond" args {node: "p"} args {node: "up"} args {node: "up"} args {list {items {node: "x"} items {node: "p"}}} val {tuple {items `+tensor4+`}}`,
+					`name: "getitem" op: CALL_FUNCTION target: "_operator.getitem" args {node: "cond"} args {int: 0} val `+tensor4,
+					out("getitem")),
+				graph("g.", ph("x"), ph("p"), call("sin", "aten.sin.default", ref("x")), out("sin")))),
+			Want: []string{"graph g: node up", `get_attr target "" is empty`, `submodule name "g." has an empty component`}},
 		{Name: "hop_not_subgraph.pbtxt", Doc: "cond's true_fn argument is a tensor, not a subgraph",
 			Data: text(module(v1, graph("", ph("x"), ph("p"),
 				call("cond", "higher_order.cond", ref("p"), ref("x"), ref("x"), "{list {items {node: \"x\"}}}"),
@@ -203,12 +226,49 @@ func Committed(modelsDir, hopsDir string) ([]Case, error) {
 // Large returns the cases generated at test time: a chain of cond calls
 // whose subgraphs nest 10,000 deep (true_graph_0.true_graph_0...: ~100 MB,
 // since every level's qualified name spells out its ancestors).
+//
+// The tiny-repeated-field cases are 12 MB each of the smallest messages a
+// field can repeat (two-byte empty arguments and nodes, four-byte `none`
+// arguments, eight-byte keyword arguments): each once cost hundreds of
+// bytes of memory before the file was refused (3.6 GB for the empty
+// arguments).
 func Large() []Case {
 	return []Case{{
 		Name: "nested_10000.pb", Doc: "cond calls whose subgraphs nest 10,000 deep",
 		Data: Nested(10000),
 		Want: []string{"subgraphs nest more than 1000 levels deep"},
-	}}
+	},
+		{Name: "empty_args_6000000.pb", Doc: "a node with 6,000,000 empty arguments",
+			Data: repeatedArgs([]byte{0x22, 0x00}, 6_000_000), Want: []string{"graph <root>: node add", "argument 1: argument has no value set"}},
+		{Name: "none_args_3000000.pb", Doc: "aten.add.Tensor called with 3,000,000 None arguments",
+			Data: repeatedArgs([]byte{0x22, 0x02, 0x32, 0x00}, 3_000_000), Want: []string{"graph <root>: node add", "but 3000001 were given"}},
+		{Name: "kwargs_1500000.pb", Doc: "aten.add.Tensor called with 1,500,000 keyword arguments named \"\"",
+			Data: repeatedArgs([]byte{0x2a, 0x06, 0x0a, 0x00, 0x12, 0x02, 0x32, 0x00}, 1_500_000), Want: []string{"graph <root>: node add", "unknown keyword argument", "more problems with this call"}},
+		{Name: "empty_nodes_6000000.pb", Doc: "a graph of 6,000,000 empty nodes",
+			Data: emptyNodes(6_000_000), Want: []string{"graph <root>: node #1", "node has an empty name"}},
+	}
+}
+
+// repeatedArgs is a root graph x → add → output whose add node carries
+// unit (an encoded args or kwargs field) n times after its argument x.
+func repeatedArgs(unit []byte, n int) []byte {
+	node := wrap(1, []byte("add"))
+	node = append(node, 0x10, 0x03) // op: CALL_FUNCTION
+	node = append(node, wrap(3, []byte("aten.add.Tensor"))...)
+	node = append(node, wrap(4, wrap(1, []byte("x")))...)
+	node = append(node, bytes.Repeat(unit, n)...)
+	var g []byte
+	g = append(g, wrap(1, append(append(wrap(1, []byte("x")), 0x10, 0x01), wrap(3, []byte("x"))...))...) // placeholder x
+	g = append(g, wrap(1, node)...)
+	g = append(g, wrap(1, append(append(wrap(1, []byte("output")), 0x10, 0x06), wrap(4, wrap(1, []byte("add")))...))...)
+	return append(wrap(1, []byte{0x08, 0x01}), wrap(4, g)...)
+}
+
+// emptyNodes is a root graph of a placeholder then n empty node messages.
+func emptyNodes(n int) []byte {
+	g := wrap(1, append(append(wrap(1, []byte("x")), 0x10, 0x01), wrap(3, []byte("x"))...))
+	g = append(g, bytes.Repeat([]byte{0x0a, 0x00}, n)...)
+	return append(wrap(1, []byte{0x08, 0x01}), wrap(4, g)...)
 }
 
 // Nested returns a module whose root calls cond on subgraph "g" (as both

@@ -100,7 +100,7 @@ func TestGitHubAction(t *testing.T) {
 		return strings.TrimSpace(string(o)), string(b)
 	}
 	code, stdout := step(nil)
-	if code != "exit-code=1" || !strings.Contains(stdout, "::error file=graphs/m.pbtxt,title=hopctl hop-input-mutation::") {
+	if code != "exit-code=1" || !strings.Contains(stdout, ",title=hopctl hop-input-mutation::cond_true might be modifying the input!") || !strings.HasPrefix(stdout, "::error file=graphs/m.pbtxt,line=") {
 		t.Errorf("defaults: %s\n%s", code, stdout)
 	}
 	if _, err := os.Stat(filepath.Join(work, action.Inputs["sarif-file"].Default)); err != nil {

@@ -43,14 +43,23 @@ const (
 	// not about the input, such as an output file that cannot be written.
 	ExitUsage = 2
 	ExitInput = 3 // unreadable or invalid input (an ir.InputError)
+	// ExitInternal is a bug in hopctl (an *ir.InternalError): a panic,
+	// recovered where its phase and node are known or else by Execute, or
+	// an output that fails hopctl's own checks.
+	ExitInternal = 4
 )
 
-// ExitCode maps the error a command returned to hopctl's exit code.
-// Invalid input wins over findings: a run that could not read all of its
-// inputs has not checked them.
+// ExitCode maps the error a command returned to hopctl's exit code. An
+// internal error wins over everything (the run did not do its work), and
+// invalid input over findings: a run that could not read all of its inputs
+// has not checked them.
 func ExitCode(err error) int {
 	if err == nil {
 		return ExitOK
+	}
+	var bug *ir.InternalError
+	if errors.As(err, &bug) {
+		return ExitInternal
 	}
 	var ie ir.InputError
 	if errors.As(err, &ie) {
@@ -99,8 +108,20 @@ func Main(args []string, ios *iostreams.IOStreams) int {
 
 // Execute runs the root command, prints the error it returns, if any, to
 // errOut, and returns the exit code. Main uses it; tests use it to run
-// command trees of their own.
-func Execute(root *cobra.Command, errOut io.Writer) int {
+// command trees of their own. It is the one place a panic of the command's
+// goroutine is recovered: the packages that know the phase and node of
+// their work return an *ir.InternalError instead of panicking (a panic in
+// another goroutine is theirs to bring back), and anything else is a bug
+// of the command itself. Either way hopctl prints the error and the stack
+// and exits ExitInternal.
+func Execute(root *cobra.Command, errOut io.Writer) (code int) {
+	defer func() {
+		if r := recover(); r != nil {
+			err := ir.Panicked("the command", ir.Location{}, r)
+			printError(errOut, err)
+			code = ExitInternal
+		}
+	}()
 	err := root.Execute()
 	progress.Finish() // the line is cleared before any error is printed
 	if err != nil {
@@ -117,6 +138,17 @@ func printError(w io.Writer, err error) {
 	if j, ok := err.(interface{ Unwrap() []error }); ok {
 		for _, e := range j.Unwrap() {
 			printError(w, e)
+		}
+		return
+	}
+	var bug *ir.InternalError
+	if errors.As(err, &bug) {
+		// The message, then the stack for the bug report.
+		fmt.Fprintf(w, "hopctl: %s\n", strings.TrimRight(err.Error(), "\n"))
+		for _, l := range strings.Split(strings.TrimRight(string(bug.Stack), "\n"), "\n") {
+			if l != "" {
+				fmt.Fprintf(w, "hopctl:     %s\n", l)
+			}
 		}
 		return
 	}
@@ -162,7 +194,8 @@ operators, from its protobuf interchange format (.pb, .json, .pbtxt) and
 answers statically what PyTorch answers by re-tracing.
 
 Exit codes: 0 success, 1 findings at or above --fail-on, 2 usage or
-configuration error, 3 unreadable or invalid input.`,
+configuration error, 3 unreadable or invalid input, 4 internal error (a bug
+in hopctl).`,
 		Version:       build.Version,
 		SilenceUsage:  true,
 		SilenceErrors: true,
@@ -174,8 +207,12 @@ configuration error, 3 unreadable or invalid input.`,
 			if !cmdutil.UsesConfig(cmd) {
 				return nil
 			}
-			_, err := f.Config()
-			return err
+			c, err := f.Config()
+			if err != nil {
+				return err
+			}
+			ir.SetMaxInputSize(c.Input.MaxSizeBytes())
+			return nil
 		},
 	}
 	cmd.SetIn(f.IOStreams.In)
@@ -187,6 +224,8 @@ configuration error, 3 unreadable or invalid input.`,
 	})
 	cmd.PersistentFlags().String("config", "", "configuration file (default .hopctl.yaml from the current directory up to the repository's root, if present)")
 	cmdutil.BindFlag(cmd, "config", hopconfig.KeyConfig)
+	cmd.PersistentFlags().String("max-input-size", "", "read at most `SIZE` bytes of an input file (e.g. 512MiB; default "+hopconfig.DefaultInputSize+", configuration key input.max-size)")
+	cmdutil.BindFlag(cmd, "max-input-size", hopconfig.KeyInputMaxSize)
 	cmd.PersistentFlags().Bool("progress", false, "show the progress line of work longer than a second even when stderr is not a terminal (plain lines)")
 	cmd.PersistentFlags().Bool("quiet", false, "never show a progress line")
 	cmd.MarkFlagsMutuallyExclusive("progress", "quiet")

@@ -38,6 +38,7 @@ func sandbox(t *testing.T) string {
 	t.Setenv("HOPCTL_CONFIG", "")
 	t.Setenv("HOPCTL_LINT_FAIL_ON", "")
 	t.Setenv("HOPCTL_LINT_SUPPRESS", "")
+	t.Setenv("HOPCTL_INPUT_MAX_SIZE", "")
 	return dir
 }
 
@@ -201,6 +202,10 @@ func TestExitCode(t *testing.T) {
 		{errors.Join(findings, input), cli.ExitInput},
 		{cmdutil.FlagErrorf("bad flag"), cli.ExitUsage},
 		{errors.New("anything else"), cli.ExitUsage},
+		// A bug wins over everything, even when it wraps an input error.
+		{&ir.InternalError{Phase: "joint", Err: errors.New("index out of range")}, cli.ExitInternal},
+		{&ir.InternalError{Phase: "verify output", Err: &ir.VerifyError{Problems: []ir.Problem{{Msg: "x"}}}}, cli.ExitInternal},
+		{errors.Join(input, findings, fmt.Errorf("b.pb: %w", &ir.InternalError{Err: errors.New("bug")})), cli.ExitInternal},
 	}
 	for _, tt := range tests {
 		if got := cli.ExitCode(tt.err); got != tt.want {
@@ -231,6 +236,32 @@ func TestFindingsExitCode(t *testing.T) {
 	}
 	if out.String() != "a.pb: graph <root>: node add_: finding\n" || errOut.String() != "hopctl: 1 finding at or above error\n" {
 		t.Errorf("stdout %q, stderr %q", out, errOut)
+	}
+}
+
+// TestInternalErrorExitCode: a command that panics, or returns an internal
+// error, exits 4 with the error and the stack on stderr, through the same
+// path as Main.
+func TestInternalErrorExitCode(t *testing.T) {
+	sandbox(t)
+	for name, fn := range map[string]func() error{
+		"panics": func() error { var m map[string]int; m["x"] = 1; return nil },
+		"returns": func() error {
+			return &ir.InternalError{Phase: "joint", Loc: ir.At("a.pb", "", "mul"), Err: errors.New("rule bug"), Stack: []byte("goroutine 1 [running]:\nmain.f()")}
+		},
+	} {
+		ios, _, _, errOut := iostreams.Test()
+		root := cli.NewCmdRoot(cli.NewFactory(ios))
+		root.AddCommand(&cobra.Command{Use: "fake", RunE: func(*cobra.Command, []string) error { return fn() }})
+		root.SetArgs([]string{"fake"})
+		if code := cli.Execute(root, ios.ErrOut); code != cli.ExitInternal {
+			t.Errorf("%s: exit %d, want %d", name, code, cli.ExitInternal)
+		}
+		lines := strings.Split(errOut.String(), "\n")
+		if !strings.HasPrefix(lines[0], "hopctl: internal error (a bug in hopctl, please report it) in ") || len(lines) < 3 ||
+			!strings.HasPrefix(lines[1], "hopctl:     goroutine ") {
+			t.Errorf("%s: stderr %q", name, errOut)
+		}
 	}
 }
 
@@ -320,7 +351,7 @@ func TestConfigFileErrors(t *testing.T) {
 		name, content string
 		want          []string
 	}{
-		{"unknown key", "version: 1\nlnt: {}\n", []string{`line 2: unknown key "lnt" (want version, lint)`}},
+		{"unknown key", "version: 1\nlnt: {}\n", []string{`line 2: unknown key "lnt" (want version, lint, input)`}},
 		{"unknown nested key", "version: 1\nlint:\n  fail_on: error\n", []string{`line 3: unknown key "fail_on" (want fail-on, suppress)`}},
 		{"unknown suppression key", "version: 1\nlint:\n  suppress:\n    - rule: r\n      file: x\n", []string{`line 5: unknown key "file" (want rule, path, graph, node, reason)`}},
 		{"missing version", "lint:\n  fail-on: error\n", []string{"missing version"}},

@@ -3,6 +3,7 @@ package cli_test
 import (
 	"encoding/json"
 	"encoding/xml"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -92,6 +93,7 @@ func TestLintWalk(t *testing.T) {
 	copyFile(t, testdata(t, "models", "mlp.pb"), "tree/sub/deep/c.pb")
 	copyFile(t, testdata(t, "lint", "cycle.pbtxt"), "tree/.hidden/d.pbtxt")
 	copyFile(t, testdata(t, "lint", "cycle.pbtxt"), "tree/node_modules/e.pbtxt")
+	copyFile(t, testdata(t, "pt2", "2.14", "cond.aten.pt2"), "tree/sub/deep/e.pt2")
 	writeFile(t, "tree/sub/package.json", `{"name": "not a graph"}`)
 	writeFile(t, "tree/notes.txt", "not a graph")
 	if code, _, stderr := run(t, "convert", "tree/sub/b.pbtxt", "tree/sub/g.json"); code != cli.ExitOK {
@@ -101,19 +103,19 @@ func TestLintWalk(t *testing.T) {
 	if got, want := doc.paths(), []string{"tree/a.pbtxt"}; !slices.Equal(got, want) {
 		t.Errorf("lint tree: %q, want %q", got, want)
 	}
-	all := []string{"tree/a.pbtxt", "tree/sub/b.pbtxt", "tree/sub/deep/c.pb", "tree/sub/g.json"}
+	all := []string{"tree/a.pbtxt", "tree/sub/b.pbtxt", "tree/sub/deep/c.pb", "tree/sub/deep/e.pt2", "tree/sub/g.json"}
 	doc, _ = lintDoc(t, cli.ExitFindings, "tree/...")
 	if got := doc.paths(); !slices.Equal(got, all) {
 		t.Errorf("lint tree/...: %q, want %q", got, all)
 	}
 	t.Chdir(filepath.Join(dir, "tree"))
 	doc, _ = lintDoc(t, cli.ExitFindings, "./...")
-	if got := doc.paths(); !slices.Equal(got, []string{"a.pbtxt", "sub/b.pbtxt", "sub/deep/c.pb", "sub/g.json"}) {
+	if got := doc.paths(); !slices.Equal(got, []string{"a.pbtxt", "sub/b.pbtxt", "sub/deep/c.pb", "sub/deep/e.pt2", "sub/g.json"}) {
 		t.Errorf("lint ./...: %q", got)
 	}
 	// Files and directories mix, without repeats, in argument order.
 	doc, _ = lintDoc(t, cli.ExitOK, "sub/b.pbtxt", "sub/...")
-	if got := doc.paths(); !slices.Equal(got, []string{"sub/b.pbtxt", "sub/deep/c.pb", "sub/g.json"}) {
+	if got := doc.paths(); !slices.Equal(got, []string{"sub/b.pbtxt", "sub/deep/c.pb", "sub/deep/e.pt2", "sub/g.json"}) {
 		t.Errorf("lint sub/b.pbtxt sub/...: %q", got)
 	}
 	if code, _, stderr := run(t, "lint", "node_modules/.."+"/sub/deep/../../.hidden"); code != cli.ExitInput {
@@ -229,9 +231,20 @@ func TestLintNewFromRev(t *testing.T) {
 	}
 	copyFile(t, testdata(t, "lint", "hop-input-alias.pbtxt"), "edited.pbtxt")
 	copyFile(t, testdata(t, "lint", "unknown-op.pbtxt"), "sub/untracked.pbtxt")
-	doc, _ = lintDoc(t, cli.ExitFindings, "--new-from-rev", "HEAD", "./...")
+	// A suppression for a file the run leaves out is not "unmatched".
+	writeFile(t, "cfg.yaml", "version: 1\nlint:\n  suppress:\n    - rule: hop-input-mutation\n      path: old.pbtxt\n      reason: known\n")
+	doc, stderr := lintDoc(t, cli.ExitFindings, "--config", "cfg.yaml", "--new-from-rev", "HEAD", "./...")
 	if got, want := doc.paths(), []string{"edited.pbtxt", "sub/untracked.pbtxt"}; !slices.Equal(got, want) {
 		t.Errorf("--new-from-rev HEAD: %q, want %q", got, want)
+	}
+	if strings.Contains(stderr, "matched no finding") || len(doc.Unmatched) > 0 {
+		t.Errorf("--new-from-rev reports unmatched suppressions: %s", stderr)
+	}
+	if _, stderr := lintDoc(t, cli.ExitFindings, "--config", "cfg.yaml", "./..."); strings.Contains(stderr, "matched no finding") {
+		t.Errorf("the suppression matches old.pbtxt in a full run: %s", stderr)
+	}
+	if err := os.Remove("cfg.yaml"); err != nil {
+		t.Fatal(err)
 	}
 	git(t, "add", ".")
 	git(t, "commit", "-q", "-m", "second")
@@ -299,7 +312,8 @@ func TestLintFormats(t *testing.T) {
 	if len(lines) != doc.Summary.Findings {
 		t.Errorf("gh.txt: %d lines for %d findings:\n%s", len(lines), doc.Summary.Findings, gh)
 	}
-	if w := "::error file=nested.pbtxt,title=hopctl hop-input-mutation::cond_true might be modifying the input!%0Anested.pbtxt: graph <root>: node cond%0Avia input xs_1 (index 3)"; !strings.HasPrefix(lines[0], w) {
+	condLine, _ := lineOf(t, bad, `name: "cond"`)
+	if w := fmt.Sprintf("::error file=nested.pbtxt,line=%d,title=hopctl hop-input-mutation::cond_true might be modifying the input!%%0Anested.pbtxt: graph <root>: node cond%%0Avia input xs_1 (index 3)", condLine); !strings.HasPrefix(lines[0], w) {
 		t.Errorf("gh.txt line 1:\n%s\nwant prefix\n%s", lines[0], w)
 	}
 	var junit struct {

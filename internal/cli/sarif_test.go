@@ -16,10 +16,12 @@ import (
 )
 
 // corpusSARIF writes, into dir, the SARIF log `hopctl lint` writes for
-// each corpus directory (every file of testdata/lint, hops, models and the
-// adversarial testdata/bad, which yields findings of every rule, codeFlows,
+// each corpus directory (every file of testdata/lint, hops, models, the
+// torch.export archives of testdata/pt2 and the adversarial testdata/bad, which yields findings of every rule, codeFlows,
 // source locations and unreadable-file notifications) and for single
-// files (a clean one, whose log has no results); it returns the paths.
+// files (a clean one, whose log has no results), `--list-rules`, and a
+// run with a baseline (every result with a baselineState); it returns the
+// paths.
 func corpusSARIF(t *testing.T, dir string) []string {
 	t.Helper()
 	var out []string
@@ -31,7 +33,10 @@ func corpusSARIF(t *testing.T, dir string) []string {
 		{"hops", []string{"../../testdata/hops"}},
 		{"models", []string{"../../testdata/models"}},
 		{"bad", badArgs(t)},
+		{"pt2", []string{"../../testdata/pt2/..."}},
 		{"clean", []string{"../../testdata/lint/cycle_ok.pbtxt"}},
+		{"rules", []string{"--list-rules"}},
+		{"baseline", []string{"--write-baseline", filepath.Join(dir, "base.json"), "../../testdata/hops", "../../testdata/lint/hop-input-alias.pbtxt"}},
 		{"suppressed", []string{"--config", writeFile(t, filepath.Join(dir, "supp.yaml"),
 			"version: 1\nlint:\n  suppress:\n    - rule: hop-*\n      path: \"**/hops/*.pbtxt\"\n      reason: hand-written examples of what PyTorch rejects\n    - rule: cycle\n      reason: matches nothing here\n"),
 			"../../testdata/hops"}},

@@ -14,11 +14,14 @@
 //	      graph: true_graph_0       # qualified graph name
 //	      node: add_1
 //	      reason: the branch writes a buffer on purpose (issue 12)
+//	input:
+//	  max-size: 1GiB            # read limit per input file (B, KiB, MiB, GiB)
 //
-// Unknown keys, a missing version, versions this build does not know and
-// suppressions without a reason are errors. hopctl.schema.json beside this
-// file is the same format as a JSON Schema, for editors and `hopctl config
-// verify`.
+// Unknown keys, a missing version, versions this build does not know,
+// suppressions without a reason and a second YAML document are errors.
+// The file itself is read up to MaxFileSize bytes. hopctl.schema.json
+// beside this file is the same format as a JSON Schema, for editors and
+// `hopctl config verify`.
 package config
 
 import (
@@ -26,10 +29,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"reflect"
 	"regexp"
+	"strconv"
 	"strings"
 	"sync"
 
@@ -58,9 +63,16 @@ const KeyConfig = "config"
 
 // Keys of the layered settings.
 const (
-	KeyLintFailOn   = "lint.fail-on"
-	KeyLintSuppress = "lint.suppress"
+	KeyLintFailOn    = "lint.fail-on"
+	KeyLintSuppress  = "lint.suppress"
+	KeyInputMaxSize  = "input.max-size"
+	DefaultInputSize = "1GiB" // ir.DefaultMaxInputSize
 )
+
+// MaxFileSize bounds how much of a configuration file is read: a
+// configuration is a few lines, and a path naming /dev/zero or a pipe that
+// never ends must not make hopctl read forever.
+const MaxFileSize = 1 << 20
 
 // FailOn levels, most to least severe. "note" is SARIF's name for "info";
 // "none" never fails.
@@ -72,6 +84,42 @@ type Config struct {
 	File    string `mapstructure:"-" yaml:"-"`
 	Version int    `mapstructure:"version" yaml:"version"`
 	Lint    Lint   `mapstructure:"lint" yaml:"lint"`
+	Input   Input  `mapstructure:"input" yaml:"input"`
+}
+
+// Input configures how graph files are read.
+type Input struct {
+	// MaxSize is how many bytes hopctl reads from one input file before it
+	// refuses it (exit 3): a number of bytes, or with a B, KiB, MiB or GiB
+	// suffix (KB, MB, GB and K, M, G are the same binary multiples).
+	MaxSize string `mapstructure:"max-size" yaml:"max-size"`
+}
+
+// MaxSizeBytes returns Input.MaxSize in bytes (Validate has checked it).
+func (in Input) MaxSizeBytes() int64 {
+	n, _ := ParseSize(in.MaxSize)
+	return n
+}
+
+var sizeRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^\s*([0-9]+)\s*([kKmMgG]?)(i?[bB]?)\s*$`) }) // compiled on first use
+
+// ParseSize parses a byte count such as 1048576, 512MiB, 1GB or 64k
+// (multiples are binary). It refuses zero, negative and unparsable
+// values, and values over int64.
+func ParseSize(s string) (int64, error) {
+	m := sizeRE().FindStringSubmatch(s)
+	if m == nil || (m[2] == "" && strings.HasPrefix(m[3], "i")) {
+		return 0, fmt.Errorf("invalid size %q (want a number of bytes, optionally with a KiB, MiB or GiB suffix)", s)
+	}
+	n, err := strconv.ParseInt(m[1], 10, 64)
+	if err != nil {
+		return 0, fmt.Errorf("invalid size %q: %w", s, err)
+	}
+	shift := map[string]uint{"": 0, "k": 10, "m": 20, "g": 30}[strings.ToLower(m[2])]
+	if n <= 0 || n > math.MaxInt64>>shift {
+		return 0, fmt.Errorf("invalid size %q (want more than 0 and less than 2^63 bytes)", s)
+	}
+	return n << shift, nil
 }
 
 // Lint configures hopctl lint.
@@ -127,6 +175,7 @@ func NewViper() *viper.Viper {
 	// apply to them even when no file sets them.
 	v.SetDefault(KeyLintFailOn, "error")
 	v.SetDefault(KeyLintSuppress, []Suppression{})
+	v.SetDefault(KeyInputMaxSize, DefaultInputSize)
 	return v
 }
 
@@ -189,7 +238,7 @@ func isFile(p string) bool {
 func Load(v *viper.Viper, file string) (*Config, error) {
 	version := Version
 	if file != "" {
-		data, err := os.ReadFile(file)
+		data, err := readFile(file)
 		if err != nil {
 			return nil, &Error{File: file, Err: err}
 		}
@@ -223,13 +272,45 @@ func Load(v *viper.Viper, file string) (*Config, error) {
 	return c, nil
 }
 
-// decodeStrict decodes a configuration file, refusing unknown keys.
+// readFile reads a configuration file, at most MaxFileSize bytes, opening
+// it once (a pipe is read as a stream).
+func readFile(file string) ([]byte, error) {
+	f, err := os.Open(file)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	if st, err := f.Stat(); err == nil && st.IsDir() {
+		return nil, errors.New("is a directory, not a configuration file")
+	}
+	data, err := io.ReadAll(io.LimitReader(f, MaxFileSize+1))
+	if err != nil {
+		return nil, err
+	}
+	if len(data) > MaxFileSize {
+		return nil, fmt.Errorf("larger than %d bytes: not a configuration file", MaxFileSize)
+	}
+	return data, nil
+}
+
+// decodeStrict decodes a configuration file, refusing unknown keys and a
+// second document (which viper would silently ignore).
 func decodeStrict(data []byte) (*Config, error) {
 	var c Config
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	dec.KnownFields(true)
 	err := dec.Decode(&c)
 	var te *yaml.TypeError
+	if err == nil {
+		var next yaml.Node
+		switch err2 := dec.Decode(&next); {
+		case errors.Is(err2, io.EOF):
+		case err2 != nil:
+			err = err2
+		default:
+			return nil, fmt.Errorf("line %d: a second YAML document: a configuration file holds one, and hopctl would ignore the rest", next.Line)
+		}
+	}
 	switch {
 	case err == nil || errors.Is(err, io.EOF):
 		return &c, nil
@@ -249,6 +330,7 @@ var yamlKeys = map[string]reflect.Type{
 	"config.Config":      reflect.TypeFor[Config](),
 	"config.Lint":        reflect.TypeFor[Lint](),
 	"config.Suppression": reflect.TypeFor[Suppression](),
+	"config.Input":       reflect.TypeFor[Input](),
 }
 
 var unknownFieldRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^(line \d+): field (.+) not found in type (\S+)$`) }) // compiled on first use, not at start
@@ -278,6 +360,9 @@ func (c *Config) Validate() error {
 	var errs []error
 	if !contains(FailOnLevels, c.Lint.FailOn) {
 		errs = append(errs, fmt.Errorf("lint.fail-on: invalid level %q (want %s)", c.Lint.FailOn, strings.Join(FailOnLevels, ", ")))
+	}
+	if _, err := ParseSize(c.Input.MaxSize); err != nil {
+		errs = append(errs, fmt.Errorf("input.max-size: %w", err))
 	}
 	for i, s := range c.Lint.Suppress {
 		if s.Rule == "" {

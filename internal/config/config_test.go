@@ -11,7 +11,7 @@ import (
 )
 
 func clearEnv(t *testing.T) {
-	for _, k := range []string{"HOPCTL_CONFIG", "HOPCTL_LINT_FAIL_ON", "HOPCTL_LINT_SUPPRESS"} {
+	for _, k := range []string{"HOPCTL_CONFIG", "HOPCTL_LINT_FAIL_ON", "HOPCTL_LINT_SUPPRESS", "HOPCTL_INPUT_MAX_SIZE"} {
 		t.Setenv(k, "")
 	}
 }
@@ -22,7 +22,7 @@ func TestLoadDefaults(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := &Config{Version: 1, Lint: Lint{FailOn: "error", Suppress: []Suppression{}}}
+	want := &Config{Version: 1, Lint: Lint{FailOn: "error", Suppress: []Suppression{}}, Input: Input{MaxSize: DefaultInputSize}}
 	if !cmp.Equal(c, want) {
 		t.Errorf("defaults (-got +want):\n%s", cmp.Diff(c, want))
 	}
@@ -50,7 +50,7 @@ lint:
 	want := &Config{File: file, Version: 1, Lint: Lint{FailOn: "warning", Suppress: []Suppression{
 		{Rule: "hop-input-alias", Path: "models/*.pb", Graph: "true_graph_0", Node: "add_1", Reason: "the branch writes a buffer on purpose"},
 		{Rule: "unknown-op", Reason: "mylib ops"},
-	}}}
+	}}, Input: Input{MaxSize: DefaultInputSize}}
 	load := func(args ...string) *Config {
 		t.Helper()
 		v := NewViper()
@@ -113,5 +113,55 @@ func TestLoadErrorsNameTheFile(t *testing.T) {
 	}
 	if _, err := Load(NewViper(), file+".missing"); err == nil || !strings.HasPrefix(err.Error(), file+".missing: ") {
 		t.Errorf("err = %v", err)
+	}
+}
+
+// TestLoadRefusesWhatItCannotReadWhole checks the errors that would
+// otherwise pass silently or never end: a second YAML document (viper
+// reads the first only), a file that never ends, a bad input.max-size.
+func TestLoadRefusesWhatItCannotReadWhole(t *testing.T) {
+	clearEnv(t)
+	dir := t.TempDir()
+	for _, c := range []struct{ name, yaml, want string }{
+		{"second document", "version: 1\n---\nlint:\n  fail-on: bogus\n", "line 2: a second YAML document"},
+		{"empty second document", "version: 1\n---\n", "a second YAML document"},
+		{"bad size", "version: 1\ninput:\n  max-size: lots\n", `input.max-size: invalid size "lots"`},
+		{"zero size", "version: 1\ninput:\n  max-size: 0\n", `input.max-size: invalid size "0"`},
+	} {
+		file := filepath.Join(dir, "c.yaml")
+		if err := os.WriteFile(file, []byte(c.yaml), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := Load(NewViper(), file); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: err = %v, want %q", c.name, err, c.want)
+		}
+	}
+	if _, err := Load(NewViper(), "/dev/zero"); err == nil || !strings.Contains(err.Error(), "larger than") {
+		t.Errorf("/dev/zero: err = %v", err)
+	}
+	file := filepath.Join(dir, "ok.yaml")
+	if err := os.WriteFile(file, []byte("version: 1\ninput:\n  max-size: 64MiB\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	c, err := Load(NewViper(), file)
+	if err != nil || c.Input.MaxSizeBytes() != 64<<20 {
+		t.Errorf("64MiB: %v, %+v", err, c)
+	}
+	t.Setenv("HOPCTL_INPUT_MAX_SIZE", "2k")
+	if c, err := Load(NewViper(), file); err != nil || c.Input.MaxSizeBytes() != 2048 {
+		t.Errorf("HOPCTL_INPUT_MAX_SIZE=2k: %v, %+v", err, c)
+	}
+}
+
+func TestParseSize(t *testing.T) {
+	for in, want := range map[string]int64{"1": 1, "512": 512, "1k": 1 << 10, "1KiB": 1 << 10, "2MB": 2 << 20, "3 MiB": 3 << 20, "1GiB": 1 << 30, "1Gi": 1 << 30, "4g": 4 << 30, "10B": 10} {
+		if got, err := ParseSize(in); err != nil || got != want {
+			t.Errorf("ParseSize(%q) = %d, %v; want %d", in, got, err, want)
+		}
+	}
+	for _, in := range []string{"", "0", "-1", "1.5GB", "lots", "1TB", "1iB", "9223372036854775807G"} {
+		if _, err := ParseSize(in); err == nil {
+			t.Errorf("ParseSize(%q) accepted", in)
+		}
 	}
 }

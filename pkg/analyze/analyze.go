@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"sort"
 
+	"github.com/hopctl/hopctl/pkg/hop"
 	"github.com/hopctl/hopctl/pkg/ir"
 	"github.com/hopctl/hopctl/pkg/opschema"
 	"gonum.org/v1/gonum/graph"
@@ -82,10 +83,48 @@ type Provenance struct {
 	StackTrace string
 }
 
+// Rule documents one kind of finding: its stable id, default severity and
+// what it checks. Each analyzer lists the rules of the findings it reports
+// (Analyzer.Rules); hopctl lint's rule table is assembled from them.
+type Rule struct {
+	ID string
+	// Name is the rule's name for people, in PascalCase (SARIF's
+	// reportingDescriptor.name, which must differ from the id).
+	Name     string
+	Severity Severity
+	// Category groups rules in listings: "hop", "schema", "structure".
+	Category string
+	Short    string // one line
+	Doc      string // a paragraph
+	// Example is a small example in Markdown: what triggers the rule and
+	// how to fix it. docs/lint-rules.md and SARIF's rule help show it.
+	Example string
+	// Invalid marks rules whose findings mean the file is invalid input
+	// (exit 3): structure defects, a schema table that does not parse,
+	// calls that do not fit their schemas or subgraphs. Every command
+	// refuses such files (package validate); lint reports why, rule by
+	// rule.
+	Invalid bool
+}
+
+// RuleDocsURL is the page that documents every rule, one section each
+// (docs/lint-rules.md, generated from lint's rule table).
+const RuleDocsURL = "https://github.com/hopctl/hopctl/blob/main/docs/lint-rules.md"
+
+// HelpURI is the link to the rule's section of RuleDocsURL.
+func (r Rule) HelpURI() string { return RuleDocsURL + "#" + r.ID }
+
+// Help is the rule's help in Markdown: what it checks, then the example.
+func (r Rule) Help() string {
+	return r.Doc + "\n\n" + r.Example
+}
+
 // Analyzer describes one analysis.
 type Analyzer struct {
-	Name     string
-	Doc      string
+	Name string
+	Doc  string
+	// Rules are the rules of the findings the analyzer reports.
+	Rules    []Rule
 	Requires []*Analyzer
 	// Run analyses pass.Graph and returns its result, which later analyzers of
 	// the same graph read from Pass.ResultOf and callers read through
@@ -106,7 +145,6 @@ type Pass struct {
 	// (a subgraph called from this one), or nil.
 	Callee func(qualname string) any
 	report func(Finding)
-	defUse func() *ir.DefUse
 	graphs map[string]*ir.Graph
 }
 
@@ -114,15 +152,12 @@ type Pass struct {
 // nil, from an index built once per Run (Module.Graph scans the list).
 func (p *Pass) Subgraph(qualname string) *ir.Graph { return p.graphs[qualname] }
 
-// DecodeHOP is analyze.DecodeHOP for a node of this pass's graph, with
-// subgraphs found through the run's index.
-func (p *Pass) DecodeHOP(id ir.NodeID) (*HOPCall, error) {
-	return decodeHOP(p.Subgraph, p.Graph, id)
+// DecodeHOP decodes a HOP call node of this pass's graph by the
+// registry's convention table (hop.Decode), with subgraphs found through
+// the run's index.
+func (p *Pass) DecodeHOP(id ir.NodeID) (*hop.Call, error) {
+	return hop.Decode(p.Schemas, p.Subgraph, p.Graph, id)
 }
-
-// DefUse returns the graph's def-use index, built on first use and shared
-// by every analyzer of the graph.
-func (p *Pass) DefUse() *ir.DefUse { return p.defUse() }
 
 // Report records a finding located in this pass's graph.
 func (p *Pass) Report(f Finding) {
@@ -196,25 +231,18 @@ func Run(m *ir.Module, file string, reg *opschema.Registry, analyzers ...*Analyz
 	}
 	for _, g := range order {
 		res.Order = append(res.Order, g.Name)
-		var du *ir.DefUse
-		defUse := func() *ir.DefUse {
-			if du == nil {
-				du = ir.NewDefUse(g)
-			}
-			return du
-		}
 		local := make(map[*Analyzer]any, len(all))
 		for _, a := range all {
 			results := res.Results[a]
 			pass := &Pass{
-				Analyzer: a, File: file, Module: m, Graph: g, Schemas: reg, defUse: defUse, graphs: graphs,
+				Analyzer: a, File: file, Module: m, Graph: g, Schemas: reg, graphs: graphs,
 				ResultOf: local,
 				Callee:   func(q string) any { return results[q] },
 				report:   func(f Finding) { res.Findings = append(res.Findings, f) },
 			}
-			r, err := a.Run(pass)
+			r, err := runAnalyzer(a, pass)
 			if err != nil {
-				return nil, fmt.Errorf("%s: analyzer %s: %w", ir.InGraph(file, g.Name), a.Name, err)
+				return nil, err
 			}
 			local[a] = r
 			results[g.Name] = r
@@ -222,6 +250,22 @@ func Run(m *ir.Module, file string, reg *opschema.Registry, analyzers ...*Analyz
 	}
 	SortFindings(m, res.Findings)
 	return res, nil
+}
+
+// runAnalyzer runs one analyzer on one graph. An error it returns names the
+// graph and the analyzer; a panic is a bug of the analyzer, returned as an
+// *ir.InternalError with the analyzer as its phase and the graph.
+func runAnalyzer(a *Analyzer, pass *Pass) (r any, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			r, err = nil, ir.Panicked("analyzer "+a.Name, ir.InGraph(pass.File, pass.Graph.Name), p)
+		}
+	}()
+	r, err = a.Run(pass)
+	if err != nil {
+		return nil, fmt.Errorf("%s: analyzer %s: %w", ir.InGraph(pass.File, pass.Graph.Name), a.Name, err)
+	}
+	return r, nil
 }
 
 // SortFindings orders findings by graph file order, node order, rule and
@@ -276,36 +320,4 @@ func expand(as []*Analyzer) []*Analyzer {
 		visit(a)
 	}
 	return out
-}
-
-// NewRegistry builds the schema registry of a module: its own schema table
-// first, then the built-in ATen table and hopctl's HOP definitions. A schema
-// that does not parse is an input error naming the file and the schema.
-func NewRegistry(m *ir.Module, file string) (*opschema.Registry, error) {
-	fs := make([]opschema.FileSchema, len(m.Schemas))
-	for i, s := range m.Schemas {
-		fs[i] = opschema.FileSchema{Name: s.Name, Schema: s.Schema}
-	}
-	reg, err := opschema.NewRegistry(fs)
-	if err != nil {
-		return nil, &ir.DecodeError{Loc: ir.Location{File: file}, Err: fmt.Errorf("schema table: %w", err)}
-	}
-	return reg, nil
-}
-
-// RunFile loads and verifies a graph file, then runs the analyzers on it.
-func RunFile(path string, analyzers ...*Analyzer) (*ir.Module, *Result, error) {
-	m, err := ir.Load(path)
-	if err != nil {
-		return nil, nil, err
-	}
-	reg, err := NewRegistry(m, path)
-	if err != nil {
-		return nil, nil, err
-	}
-	res, err := Run(m, path, reg, analyzers...)
-	if err != nil {
-		return nil, nil, err
-	}
-	return m, res, nil
 }

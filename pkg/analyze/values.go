@@ -48,6 +48,15 @@ func argValue(g *ir.Graph, a *ir.Arg, depth int) *ir.Value {
 	return nil
 }
 
+// LeafValues is ArgValue of each leaf (ir.Arg.Leaves, ir.Graph.Outputs).
+func LeafValues(g *ir.Graph, leaves []*ir.Arg) []*ir.Value {
+	out := make([]*ir.Value, len(leaves))
+	for i, a := range leaves {
+		out[i] = ArgValue(g, a)
+	}
+	return out
+}
+
 // ArgValues is ArgValue of each element.
 func ArgValues(g *ir.Graph, as []ir.Arg) []*ir.Value {
 	out := make([]*ir.Value, len(as))
@@ -55,29 +64,6 @@ func ArgValues(g *ir.Graph, as []ir.Arg) []*ir.Value {
 		out[i] = ArgValue(g, &as[i])
 	}
 	return out
-}
-
-// Outputs returns the pytree leaves of g's output node argument, in order,
-// and whether the output is a tuple (as opposed to a list or a bare value).
-// PyTorch's analyses read a graph's outputs this way.
-func Outputs(g *ir.Graph) (leaves []ir.Arg, tuple bool) {
-	out := g.OutputNode()
-	if out < 0 || len(g.Nodes[out].Args) == 0 {
-		return nil, false
-	}
-	a := &g.Nodes[out].Args[0]
-	var walk func(a *ir.Arg, depth int)
-	walk = func(a *ir.Arg, depth int) {
-		if (a.Kind == ir.ArgList || a.Kind == ir.ArgTuple || a.Kind == ir.ArgDict) && depth < 64 {
-			for i := range a.Elems {
-				walk(&a.Elems[i], depth+1)
-			}
-			return
-		}
-		leaves = append(leaves, *a)
-	}
-	walk(a, 0)
-	return leaves, a.Kind == ir.ArgTuple
 }
 
 // Inputs returns the values of g's placeholders, in order.

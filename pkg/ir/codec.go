@@ -14,6 +14,7 @@ import (
 	pb "github.com/hopctl/hopctl/proto/hopctlpb"
 	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/encoding/prototext"
+	"google.golang.org/protobuf/proto"
 )
 
 // Encoding is one of the three encodings of the interchange format.
@@ -83,38 +84,81 @@ func SniffEncoding(data []byte) Encoding {
 // LoadFile reads a graph file in the encoding its extension names (or its
 // content suggests). It does not run Verify.
 //
-// Large files are mapped into memory rather than read (on Linux): the
-// decoder copies what it keeps into compact blocks and the mapping is
+// The file is opened once (a FIFO or a device is read as a stream, never
+// reopened) and read up to MaxInputSize bytes: a regular file larger than
+// that is refused before any of it is read, and a stream that goes on
+// past it (/dev/zero) is refused when it does.
+//
+// Large regular files are mapped into memory rather than read (on Linux):
+// the decoder copies what it keeps into compact blocks and the mapping is
 // released before LoadFile returns, so nothing in the module refers to it.
-// Small files are read into a buffer the module's strings then share.
-// (A mapped file that another process truncates while it is decoded makes
-// the process fault, as with any mapping: do not decode files being
-// rewritten in place — hopctl's own writes replace files by renaming.)
+// Small files and streams are read into a buffer the module's strings then
+// share. A mapped file that another process truncates while it is decoded
+// makes the decoding goroutines fault; they turn the fault into an error
+// (guardFaults), so the file is refused as truncated instead of the
+// process dying of SIGBUS.
 // While it decodes a large binary file the garbage collector is paused
 // (see pauseGC): nearly everything that decoder allocates is the module
 // itself (the JSON and text decoders build protobuf objects first, and
 // collect as usual).
-func LoadFile(path string) (*Module, error) {
-	if data, unmap, ok := mapFile(path); ok {
+func LoadFile(path string) (m *Module, err error) {
+	fail := func(err error) (*Module, error) {
+		return nil, &DecodeError{Loc: Location{File: path}, Err: err}
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return fail(err)
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return fail(err)
+	}
+	if st.IsDir() {
+		return fail(errors.New("is a directory, not a graph file"))
+	}
+	size := int64(-1)
+	if st.Mode().IsRegular() {
+		size = st.Size()
+	}
+	limit := MaxInputSize()
+	if size > limit {
+		return fail(&TooLargeError{Limit: limit, Size: size})
+	}
+	if data, unmap, ok := mapFile(f, size); ok {
 		defer unmap()
-		if f := formatOf(path, data); f != nil {
-			return f.Decode(data, path)
+		if afterMapHook != nil {
+			afterMapHook(path)
+		}
+		defer guardFaults(data)()
+		defer func() { // after catchFault
+			if errors.Is(err, errTruncatedWhileRead) {
+				m, err = fail(errTruncatedWhileRead)
+			}
+		}()
+		defer catchFault(data, &err)
+		if fm := formatOf(path, data); fm != nil {
+			return fm.Decode(data, path)
 		}
 		enc := encodingOf(path, data)
 		if enc == Binary {
 			defer pauseGC()()
 		}
-		return decode(data, enc, path, false)
+		return decodeMapped(data, enc, path)
 	}
-	data, err := os.ReadFile(path)
+	data, err := readInput(f, size, limit)
 	if err != nil {
-		return nil, &DecodeError{Loc: Location{File: path}, Err: err}
+		return fail(err)
 	}
-	if f := formatOf(path, data); f != nil {
-		return f.Decode(data, path)
+	if fm := formatOf(path, data); fm != nil {
+		return fm.Decode(data, path)
 	}
 	return decode(data, encodingOf(path, data), path, true)
 }
+
+// afterMapHook, when set (by tests), runs between mapping a file and
+// decoding it.
+var afterMapHook func(path string)
 
 // Format is a file format other than hopctl's own that LoadFile reads
 // (package pt2 registers torch.export's .pt2 archives and program JSON).
@@ -182,11 +226,24 @@ func Decode(data []byte, enc Encoding, file string) (*Module, error) {
 // decode is Decode; alias lets the binary decoder share string memory with
 // data, which the caller must then never modify.
 func decode(data []byte, enc Encoding, file string, alias bool) (*Module, error) {
+	return decodeIn(data, enc, file, alias, nil)
+}
+
+// decodeMapped is decode of data that is region, a mapping of the file:
+// the binary decoder's goroutines guard their reads of it (guardFaults).
+func decodeMapped(data []byte, enc Encoding, file string) (*Module, error) {
+	return decodeIn(data, enc, file, false, data)
+}
+
+func decodeIn(data []byte, enc Encoding, file string, alias bool, region []byte) (*Module, error) {
 	if len(bytes.TrimSpace(data)) == 0 {
 		return nil, &DecodeError{Loc: Location{File: file}, Err: errors.New("empty file: not a hopctl graph file")}
 	}
 	if enc == Binary {
-		m, err := decodeBinary(data, file, alias)
+		m, err := decodeBinaryIn(data, file, alias, region)
+		if errors.Is(err, errTruncatedWhileRead) {
+			return nil, &DecodeError{Loc: Location{File: file}, Err: errTruncatedWhileRead}
+		}
 		if err != nil && SniffEncoding(data) != Binary && len(data) > 0 {
 			if de, ok := err.(*DecodeError); ok && strings.HasPrefix(de.Err.Error(), "cannot decode") {
 				de.Err = fmt.Errorf("%w (the content looks like %s encoding)", de.Err, SniffEncoding(data))
@@ -232,6 +289,9 @@ func FromProto(f *pb.File, file string) (*Module, error) {
 		Producer:     f.GetProducer(),
 		TorchVersion: f.GetTorchVersion(),
 	}
+	if f.GradEnabled != nil {
+		m.GradEnabled, m.HasGradEnabled = f.GetGradEnabled(), true
+	}
 	root, err := graphFromProto("", f.GetGraph(), file)
 	if err != nil {
 		return nil, err
@@ -245,7 +305,14 @@ func FromProto(f *pb.File, file string) (*Module, error) {
 		m.Graphs = append(m.Graphs, g)
 	}
 	for _, a := range f.GetAttributes() {
-		m.Attributes = append(m.Attributes, Attribute{Name: a.GetQualifiedName(), Meta: tensorFromProto(a.GetMeta()), Data: a.GetData()})
+		at := Attribute{Name: a.GetQualifiedName(), Meta: tensorFromProto(a.GetMeta()), Data: a.GetData()}
+		if a.GetConstant() != nil {
+			at.Const = &Arg{}
+			if err := argFromProto(at.Const, a.GetConstant()); err != nil {
+				return nil, &DecodeError{Loc: Location{File: file}, Err: fmt.Errorf("attribute %q: constant: %w", a.GetQualifiedName(), err)}
+			}
+		}
+		m.Attributes = append(m.Attributes, at)
 	}
 	for _, s := range f.GetSchemas() {
 		m.Schemas = append(m.Schemas, SchemaText{Name: s.GetName(), Schema: s.GetSchema()})
@@ -270,6 +337,9 @@ func graphFromProto(name string, pg *pb.Graph, file string) (*Graph, error) {
 	for i, pn := range pg.GetNodes() {
 		n := &g.Nodes[i]
 		n.Name = pn.GetName()
+		if n.Name == "" {
+			return nil, &DecodeError{Loc: At(file, name, fmt.Sprintf("#%d", i)), Err: errNodeNoName}
+		}
 		n.Op = OpKind(pn.GetOp())
 		if pn.GetOp() < 0 || int(pn.GetOp()) >= len(opKindNames) {
 			n.Op = OpUnspecified
@@ -357,6 +427,27 @@ func argFromProto(dst *Arg, a *pb.Arg) error {
 		}
 	case *pb.Arg_Complex:
 		*dst = Arg{Kind: ArgComplex, F: k.Complex.GetReal(), Imag: k.Complex.GetImag()}
+	case *pb.Arg_Slice:
+		*dst = Arg{Kind: ArgSlice, Elems: make([]Arg, 3)}
+		for i, part := range [3]*pb.Arg{k.Slice.GetStart(), k.Slice.GetStop(), k.Slice.GetStep()} {
+			// An unset (or empty) part is None, as the wire decoder has it.
+			if part.GetKind() == nil {
+				dst.Elems[i] = Arg{Kind: ArgNone}
+			} else if err := argFromProto(&dst.Elems[i], part); err != nil {
+				return err
+			}
+		}
+	case *pb.Arg_Ellipsis:
+		*dst = Arg{Kind: ArgEllipsis}
+	case *pb.Arg_Constant:
+		fields := k.Constant.GetFields()
+		*dst = Arg{Kind: ArgConstant, S: k.Constant.GetType(), Elems: make([]Arg, len(fields)), Keys: make([]string, len(fields))}
+		for i, e := range fields {
+			dst.Keys[i] = e.GetName()
+			if err := argFromProto(&dst.Elems[i], e.GetValue()); err != nil {
+				return err
+			}
+		}
 	default:
 		return errors.New("argument has no value set")
 	}
@@ -493,6 +584,9 @@ func ToProto(m *Module) *pb.File {
 		Producer:      m.Producer,
 		TorchVersion:  m.TorchVersion,
 	}
+	if m.HasGradEnabled {
+		f.GradEnabled = proto.Bool(m.GradEnabled)
+	}
 	if f.FormatVersion.Major == 0 {
 		f.FormatVersion = &pb.FormatVersion{Major: FormatMajor, Minor: FormatMinor}
 	}
@@ -505,7 +599,13 @@ func ToProto(m *Module) *pb.File {
 		f.Submodules = append(f.Submodules, &pb.Submodule{QualifiedName: g.Name, Graph: pg})
 	}
 	for _, a := range m.Attributes {
-		f.Attributes = append(f.Attributes, &pb.Attribute{QualifiedName: a.Name, Meta: tensorToProto(&a.Meta), Data: a.Data})
+		pa := &pb.Attribute{QualifiedName: a.Name, Data: a.Data}
+		if a.Const != nil {
+			pa.Constant = argToProto(a.Const) // a constant has no tensor metadata
+		} else {
+			pa.Meta = tensorToProto(&a.Meta)
+		}
+		f.Attributes = append(f.Attributes, pa)
 	}
 	for _, s := range m.Schemas {
 		f.Schemas = append(f.Schemas, &pb.OpSchema{Name: s.Name, Schema: s.Schema})
@@ -583,6 +683,24 @@ func argToProto(a *Arg) *pb.Arg {
 		return &pb.Arg{Kind: &pb.Arg_Dict{Dict: d}}
 	case ArgComplex:
 		return &pb.Arg{Kind: &pb.Arg_Complex{Complex: &pb.Complex{Real: a.F, Imag: a.Imag}}}
+	case ArgSlice:
+		s := &pb.Slice{}
+		for i, dst := range [3]**pb.Arg{&s.Start, &s.Stop, &s.Step} {
+			if i < len(a.Elems) {
+				*dst = argToProto(&a.Elems[i])
+			} else {
+				*dst = argToProto(&Arg{Kind: ArgNone})
+			}
+		}
+		return &pb.Arg{Kind: &pb.Arg_Slice{Slice: s}}
+	case ArgEllipsis:
+		return &pb.Arg{Kind: &pb.Arg_Ellipsis{Ellipsis: &pb.Empty{}}}
+	case ArgConstant:
+		c := &pb.Constant{Type: a.S}
+		for i := range a.Elems {
+			c.Fields = append(c.Fields, &pb.Kwarg{Name: a.Keys[i], Value: argToProto(&a.Elems[i])})
+		}
+		return &pb.Arg{Kind: &pb.Arg_Constant{Constant: c}}
 	}
 	return &pb.Arg{Kind: &pb.Arg_None{None: &pb.Empty{}}}
 }

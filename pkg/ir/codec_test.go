@@ -33,6 +33,14 @@ graph {
     kwargs { name: "z" value { complex { real: 1 imag: -2 } } }
     kwargs { name: "none" value { none {} } }
     kwargs { name: "op" value { op: "aten.add.Tensor" } }
+    kwargs { name: "sl" value { slice { start { none {} } stop { node: "n" } step { int: 2 } } } }
+    kwargs { name: "sl2" value { slice { stop { int: 3 } } } }
+    kwargs { name: "dots" value { ellipsis {} } }
+    kwargs { name: "spec" value { constant { type: "torch.utils._pytree.TreeSpec"
+      fields { name: "type" value { op: "torch._higher_order_ops.auto_functionalize.SchemaHolder" } }
+      fields { name: "context" value { constant { type: "torch._higher_order_ops.auto_functionalize.SchemaHolder"
+        fields { name: "schema" value { constant { type: "torch._C.FunctionSchema" fields { name: "schema" value { str: "cond(Tensor pred) -> Tensor" } } } } } } } }
+      fields { name: "children" value { list {} } } } } }
     val { tuple { items { none {} } items { int: 3 } items { float: 2.5 } items { bool: true } items { opaque: "torch.Generator" }
       items { list { items { tensor { dtype: "int64" is_quantized: true qparams { qscheme: "per_tensor_affine" scale: 0.5 zero_point: 3 } } } } } } }
     meta { stack_trace: "File \"m.py\", line 3, in forward\n    x + 1" seq_nr: 7 fwd_source: "add"
@@ -45,8 +53,11 @@ graph {
 }
 submodules { qualified_name: "sub" graph { nodes { name: "output" op: OUTPUT target: "output" args { tuple { } } } } }
 attributes { qualified_name: "_tensor_constant0" meta { shape { value: 2 } dtype: "float32" } data: "\000\000\200?\000\000\000@" }
+attributes { qualified_name: "_tree_spec_constant0" constant { constant { type: "torch.utils._pytree.TreeSpec"
+  fields { name: "type" value { none {} } } fields { name: "context" value { none {} } } fields { name: "children" value { list {} } } } } }
 schemas { name: "aten::full" schema: "aten::full(SymInt[] size, Scalar fill_value, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor" }
 annotations { key: "hopctl.joint.masks" value: "1,0" }
+grad_enabled: false
 signature {
   inputs { kind: INPUT_KIND_BUFFER name: "x" target: "buf" persistent: true }
   inputs { kind: INPUT_KIND_USER_INPUT name: "n" }

@@ -2,6 +2,7 @@ package ir
 
 import (
 	"fmt"
+	"runtime/debug"
 	"strings"
 	"unicode/utf8"
 )
@@ -80,11 +81,40 @@ func (e *DecodeError) Unwrap() error { return e.Err }
 // InvalidInput marks DecodeError as an input error.
 func (e *DecodeError) InvalidInput() {}
 
-// Problem is one structural defect found by Verify.
+// Problem is one defect that makes a module invalid input.
 type Problem struct {
-	Loc Location
-	Msg string
+	Loc  Location
+	Msg  string
+	Kind ProblemKind
 }
+
+// ProblemKind says what kind of defect a Problem is (hopctl lint reports
+// each kind as a rule).
+type ProblemKind uint8
+
+// Problem kinds. The zero value is ProblemMalformed.
+const (
+	// ProblemMalformed: a node with an empty name or no op kind, a
+	// submodule with an empty name, a module without a root graph,
+	// subgraphs nested deeper than MaxNesting, or the "... and N more
+	// problems" summary.
+	ProblemMalformed     ProblemKind = iota
+	ProblemUseBeforeDef              // a node uses a node defined after it
+	ProblemDanglingRef               // a reference to no node of the graph
+	ProblemDuplicateName             // two nodes, submodules or attributes share a name
+	ProblemMissingOutput             // a graph without an output node
+	ProblemExtraOutput               // a second output node, or nodes after it
+	ProblemCycle                     // a node that uses itself, or a cycle of nodes
+	ProblemMissingAttr               // a get_attr or call_module target that does not exist
+	ProblemBadShape                  // a negative size, or an element count overflowing int64
+	// ProblemCall: a call that does not fit its schema or its subgraphs
+	// (package validate); the message ends in the rule id.
+	ProblemCall
+	// ProblemSchema: an entry of the file's schema table that does not
+	// parse, names another op than its schema, or repeats an op with a
+	// different schema (package load).
+	ProblemSchema
+)
 
 func (p Problem) String() string { return p.Loc.String() + ": " + p.Msg }
 
@@ -108,3 +138,53 @@ func (e *VerifyError) Error() string {
 
 // InvalidInput marks VerifyError as an input error.
 func (e *VerifyError) InvalidInput() {}
+
+// InternalError is a bug in hopctl, not a problem of its input: a panic
+// recovered where the work is known (the phase, and the file, graph and
+// node being processed), or an output that fails the checks hopctl makes of
+// its own work. It is deliberately not an InputError: commands exit 4.
+type InternalError struct {
+	// Phase names the work that failed: "joint", "partition", "analyzer
+	// alias", "verify output".
+	Phase string
+	// Loc is what was being processed; parts may be empty.
+	Loc Location
+	// Err is what went wrong (a panic's value, as an error).
+	Err error
+	// Stack is the stack of the panicking goroutine, nil when the error
+	// is not a panic.
+	Stack []byte
+}
+
+func (e *InternalError) Error() string {
+	s := "internal error (a bug in hopctl, please report it)"
+	if e.Phase != "" {
+		s += " in " + e.Phase
+	}
+	if loc := e.Loc.String(); loc != "" {
+		s += " at " + loc
+	}
+	return s + ": " + e.Err.Error()
+}
+
+// Unwrap returns Err. A wrapped InputError does not make an InternalError
+// an input error: callers deciding the exit code look for InternalError
+// first.
+func (e *InternalError) Unwrap() error { return e.Err }
+
+// Panicked makes an InternalError of a value recovered from a panic, with
+// the stack of the goroutine that panicked (call it in the deferred
+// function that recovers). A value that already is an *InternalError is
+// returned as it is: the innermost phase and location are the most precise.
+func Panicked(phase string, loc Location, r any) *InternalError {
+	if ie, ok := r.(*InternalError); ok {
+		return ie
+	}
+	err, ok := r.(error)
+	if !ok {
+		err = fmt.Errorf("panic: %v", r)
+	} else {
+		err = fmt.Errorf("panic: %w", err)
+	}
+	return &InternalError{Phase: phase, Loc: loc, Err: err, Stack: debug.Stack()}
+}

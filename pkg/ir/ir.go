@@ -60,6 +60,9 @@ type Module struct {
 	Attributes               []Attribute
 	Schemas                  []SchemaText
 	Annotations              []Annotation
+	// GradEnabled is torch.is_grad_enabled() while the graph was traced;
+	// meaningful only when HasGradEnabled (the file says).
+	GradEnabled, HasGradEnabled bool
 	// Signature is the exported program's graph signature (format 1.1),
 	// nil when the file has none (a plain GraphModule).
 	Signature *Signature
@@ -239,6 +242,9 @@ const (
 	ArgOp
 	ArgDict
 	ArgComplex
+	ArgSlice
+	ArgEllipsis
+	ArgConstant
 )
 
 // Arg is a node of a typed argument tree.
@@ -249,6 +255,11 @@ const (
 //   - ArgStr, ArgDtype, ArgDevice, ArgLayout, ArgMemoryFormat, ArgOp: S.
 //   - ArgSym: Sym.
 //   - ArgList, ArgTuple: Elems. ArgDict: Keys[i] → Elems[i].
+//   - ArgSlice: Elems = [start, stop, step] (ArgNone where Python has None).
+//   - ArgEllipsis: nothing.
+//   - ArgConstant: S is the Python type's qualified name; its fields are
+//     Keys[i] → Elems[i] (a pytree TreeSpec, a FunctionSchema, ...: see
+//     Constant in proto/hopctl/v1/graph.proto).
 type Arg struct {
 	Kind  ArgKind
 	B     bool
@@ -266,7 +277,15 @@ type Arg struct {
 func NodeArg(id NodeID, name string) Arg { return Arg{Kind: ArgNode, Ref: id, S: name} }
 
 // WalkRefs calls fn for every node reference in the argument tree, in order.
+// fn may rewrite the reference it is given.
 func (a *Arg) WalkRefs(fn func(a *Arg)) {
+	switch {
+	case a.Kind == ArgNode:
+		fn(a)
+		return
+	case len(a.Elems) == 0:
+		return
+	}
 	// Iterative to stay safe on adversarially deep trees.
 	stack := []*Arg{a}
 	for len(stack) > 0 {
@@ -396,11 +415,14 @@ type Annotation struct {
 	Key, Value string
 }
 
-// Attribute is a tensor read by get_attr nodes.
+// Attribute is a tensor read by get_attr nodes, or (Const set) another
+// constant, such as a pytree TreeSpec AOTAutograd lifted out of a graph;
+// a constant has no tensor metadata (Meta is ignored and not written).
 type Attribute struct {
-	Name string
-	Meta TensorMeta
-	Data []byte
+	Name  string
+	Meta  TensorMeta
+	Data  []byte
+	Const *Arg
 }
 
 // SchemaText is an op schema as PyTorch prints it.

@@ -11,22 +11,17 @@ import (
 // reading it: below it a read is as cheap and needs no unmapping.
 const minMapSize = 1 << 20
 
-// mapFile maps a regular file of at least minMapSize bytes read-only, its
-// pages loaded up front (MAP_POPULATE: one system call instead of a page
-// fault per 4 KiB). ok is false when the file is not worth or not able to
-// be mapped; the caller then reads it. The caller must call unmap when no
-// slice of data is in use any more.
-func mapFile(path string) (data []byte, unmap func(), ok bool) {
-	f, err := os.Open(path)
-	if err != nil {
+// mapFile maps f, a regular file of size bytes (size < 0: not a regular
+// file), read-only when it is at least minMapSize bytes, its pages loaded
+// up front (MAP_POPULATE: one system call instead of a page fault per 4
+// KiB). ok is false when the file is not worth or not able to be mapped;
+// the caller then reads it. The caller must call unmap when no slice of
+// data is in use any more.
+func mapFile(f *os.File, size int64) (data []byte, unmap func(), ok bool) {
+	if size < minMapSize || size != int64(int(size)) {
 		return nil, nil, false
 	}
-	defer f.Close()
-	st, err := f.Stat()
-	if err != nil || !st.Mode().IsRegular() || st.Size() < minMapSize || st.Size() != int64(int(st.Size())) {
-		return nil, nil, false
-	}
-	data, err = syscall.Mmap(int(f.Fd()), 0, int(st.Size()), syscall.PROT_READ, syscall.MAP_PRIVATE|syscall.MAP_POPULATE)
+	data, err := syscall.Mmap(int(f.Fd()), 0, int(size), syscall.PROT_READ, syscall.MAP_PRIVATE|syscall.MAP_POPULATE)
 	if err != nil {
 		return nil, nil, false
 	}

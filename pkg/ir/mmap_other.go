@@ -2,5 +2,7 @@
 
 package ir
 
+import "os"
+
 // mapFile maps files on Linux only; elsewhere LoadFile reads them.
-func mapFile(string) ([]byte, func(), bool) { return nil, nil, false }
+func mapFile(*os.File, int64) ([]byte, func(), bool) { return nil, nil, false }

@@ -73,21 +73,6 @@ func DtypeAbbr(dtype string) string {
 	return d
 }
 
-func writeDims(b *strings.Builder, ds []Dim) {
-	b.WriteByte('[')
-	for i, d := range ds {
-		if i > 0 {
-			b.WriteString(", ")
-		}
-		if d.Expr != "" {
-			b.WriteString(d.Expr)
-		} else {
-			b.WriteString(strconv.FormatInt(d.Val, 10))
-		}
-	}
-	b.WriteByte(']')
-}
-
 // ShortTensor is the short form of a tensor's metadata as PyTorch prints it
 // in print_readable annotations: dtype abbreviation and shape, "f32[4, 8]",
 // "i64[]", "f32[s0, 8]".
@@ -284,7 +269,7 @@ func writeArg(b *strings.Builder, a *Arg, style argStyle, depth int) {
 		}
 		b.WriteByte('}')
 	case ArgDtype, ArgLayout, ArgMemoryFormat:
-		b.WriteString(torchName(a.S))
+		b.WriteString(TorchName(a.S))
 	case ArgDevice:
 		if style == compactArgs {
 			b.WriteString(a.S)
@@ -301,12 +286,40 @@ func writeArg(b *strings.Builder, a *Arg, style argStyle, depth int) {
 		}
 	case ArgComplex:
 		b.WriteString(pyComplex(a.F, a.Imag))
+	case ArgSlice:
+		b.WriteString("slice(")
+		for i := range a.Elems {
+			if i > 0 {
+				b.WriteString(", ")
+			}
+			writeArg(b, &a.Elems[i], style, depth+1)
+		}
+		b.WriteByte(')')
+	case ArgEllipsis:
+		b.WriteString("Ellipsis")
+	case ArgConstant:
+		// The type's own name and its fields, as a constructor call.
+		b.WriteString(a.S[strings.LastIndexByte(a.S, '.')+1:])
+		b.WriteByte('(')
+		for i := range a.Elems {
+			if i > 0 {
+				b.WriteString(", ")
+			}
+			if i < len(a.Keys) {
+				b.WriteString(a.Keys[i])
+				b.WriteByte('=')
+			}
+			writeArg(b, &a.Elems[i], style, depth+1)
+		}
+		b.WriteByte(')')
 	default:
 		b.WriteByte('?')
 	}
 }
 
-func torchName(s string) string {
+// TorchName spells a dtype, layout or memory format as torch prints it:
+// "float32" → "torch.float32" (a name with the prefix is kept).
+func TorchName(s string) string {
 	if strings.HasPrefix(s, "torch.") {
 		return s
 	}

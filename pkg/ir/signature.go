@@ -140,21 +140,21 @@ func (v *verifier) signature(m *Module) {
 		}
 	}
 	if len(s.Inputs) != len(phs) {
-		v.add(loc, fmt.Sprintf("graph signature lists %d inputs but the graph has %d placeholders", len(s.Inputs), len(phs)))
+		v.add(ProblemMalformed, loc, fmt.Sprintf("graph signature lists %d inputs but the graph has %d placeholders", len(s.Inputs), len(phs)))
 	}
 	byName := map[string]*InputSpec{}
 	for i := range s.Inputs {
 		sp := &s.Inputs[i]
 		if sp.Kind == InputUnspecified || int(sp.Kind) >= len(inputKindNames) {
-			v.add(loc, fmt.Sprintf("graph signature input %d (%s) has no valid kind", i, sp.Name))
+			v.add(ProblemMalformed, loc, fmt.Sprintf("graph signature input %d (%s) has no valid kind", i, sp.Name))
 		}
 		if i < len(phs) && sp.Name != phs[i] {
-			v.add(loc, fmt.Sprintf("graph signature input %d is %q but placeholder %d is %q", i, sp.Name, i, phs[i]))
+			v.add(ProblemMalformed, loc, fmt.Sprintf("graph signature input %d is %q but placeholder %d is %q", i, sp.Name, i, phs[i]))
 		}
 		switch sp.Kind {
 		case InputParameter, InputBuffer, InputConstantTensor, InputCustomObj:
 			if sp.Target == "" {
-				v.add(loc, fmt.Sprintf("graph signature input %d (%s) is a %s without a target name", i, sp.Name, sp.Kind))
+				v.add(ProblemMalformed, loc, fmt.Sprintf("graph signature input %d (%s) is a %s without a target name", i, sp.Name, sp.Kind))
 			}
 		}
 		byName[sp.Name] = sp
@@ -175,15 +175,15 @@ func (v *verifier) signature(m *Module) {
 		}
 	}
 	if hasOut && len(s.Outputs) != len(outs) {
-		v.add(loc, fmt.Sprintf("graph signature lists %d outputs but the graph returns %d values", len(s.Outputs), len(outs)))
+		v.add(ProblemMalformed, loc, fmt.Sprintf("graph signature lists %d outputs but the graph returns %d values", len(s.Outputs), len(outs)))
 	}
 	for j := range s.Outputs {
 		sp := &s.Outputs[j]
 		if sp.Kind == OutputUnspecified || int(sp.Kind) >= len(outputKindNames) {
-			v.add(loc, fmt.Sprintf("graph signature output %d (%s) has no valid kind", j, sp.Name))
+			v.add(ProblemMalformed, loc, fmt.Sprintf("graph signature output %d (%s) has no valid kind", j, sp.Name))
 		}
 		if j < len(outs) && sp.Name != "" && sp.Name != outs[j] {
-			v.add(loc, fmt.Sprintf("graph signature output %d is %q but the graph returns %q there", j, sp.Name, outs[j]))
+			v.add(ProblemMalformed, loc, fmt.Sprintf("graph signature output %d is %q but the graph returns %q there", j, sp.Name, outs[j]))
 		}
 		var want []InputKind
 		switch sp.Kind {
@@ -208,7 +208,7 @@ func (v *verifier) signature(m *Module) {
 			}
 		}
 		if !found {
-			v.add(loc, fmt.Sprintf("graph signature output %d (%s, %s) names %q, which is no %s input", j, sp.Name, sp.Kind, sp.Target, want[0]))
+			v.add(ProblemMalformed, loc, fmt.Sprintf("graph signature output %d (%s, %s) names %q, which is no %s input", j, sp.Name, sp.Kind, sp.Target, want[0]))
 		}
 	}
 }

@@ -444,9 +444,11 @@ func (e *textEncoder) file(m *Module) {
 			a := &m.Attributes[i]
 			e.elemMsg("attributes")
 			e.str("qualified_name", a.Name)
-			e.msg("meta")
-			e.tensor(&a.Meta)
-			e.close()
+			if a.Const == nil { // a constant has no tensor metadata
+				e.msg("meta")
+				e.tensor(&a.Meta)
+				e.close()
+			}
 			if len(a.Data) > 0 {
 				e.name("data")
 				if e.json {
@@ -457,6 +459,11 @@ func (e *textEncoder) file(m *Module) {
 					e.buf = appendTextString(e.buf, string(a.Data))
 				}
 				e.endScalar()
+			}
+			if a.Const != nil {
+				e.msg("constant")
+				e.arg(a.Const)
+				e.close()
 			}
 			e.close()
 		}
@@ -475,6 +482,9 @@ func (e *textEncoder) file(m *Module) {
 			e.pair("annotations", "key", a.Key, "value", a.Value)
 		}
 		e.endList()
+	}
+	if m.HasGradEnabled {
+		e.boolAlways("grad_enabled", m.GradEnabled)
 	}
 	if sig := m.Signature; sig != nil {
 		e.msg("signature")
@@ -620,6 +630,31 @@ func (e *textEncoder) arg(a *Arg) {
 		e.msg("complex")
 		e.double("real", a.F)
 		e.double("imag", a.Imag)
+		e.close()
+	case ArgSlice:
+		e.msg("slice")
+		for i, field := range [3]string{"start", "stop", "step"} {
+			e.msg(field)
+			if i < len(a.Elems) {
+				e.arg(&a.Elems[i])
+			} else {
+				e.empty("none")
+			}
+			e.close()
+		}
+		e.close()
+	case ArgEllipsis:
+		e.empty("ellipsis")
+	case ArgConstant:
+		e.msg("constant")
+		e.str("type", a.S)
+		if len(a.Elems) > 0 {
+			e.list("fields")
+			for i := range a.Elems {
+				e.kwarg("fields", a.Keys[i], &a.Elems[i])
+			}
+			e.endList()
+		}
 		e.close()
 	default:
 		e.empty("none")

@@ -34,18 +34,21 @@ const MaxNesting = 1000
 func Verify(m *Module, file string) error {
 	v := &verifier{file: file}
 	if len(m.Graphs) == 0 {
-		v.add(Location{File: file}, "module has no root graph")
+		v.add(ProblemMalformed, Location{File: file}, "module has no root graph")
 		return v.err()
 	}
 	seen := make(map[string]bool, len(m.Graphs))
 	tooDeep, firstDeep := 0, -1
 	for i, g := range m.Graphs {
 		if i > 0 && g.Name == "" {
-			v.add(Location{File: file}, fmt.Sprintf("submodule %d has an empty qualified name", i))
+			v.add(ProblemMalformed, Location{File: file}, fmt.Sprintf("submodule %d has an empty qualified name", i))
 			continue
 		}
 		if seen[g.Name] {
-			v.add(InGraph(file, g.Name), "duplicate submodule name")
+			v.add(ProblemDuplicateName, InGraph(file, g.Name), "duplicate submodule name")
+		}
+		if i > 0 && hasEmptyComponent(g.Name) {
+			v.add(ProblemMalformed, InGraph(file, g.Name), fmt.Sprintf("submodule name %q has an empty component: a qualified name is dot-separated attribute names", g.Name))
 		}
 		seen[g.Name] = true
 		if i > 0 && strings.Count(g.Name, ".") >= MaxNesting {
@@ -59,18 +62,18 @@ func Verify(m *Module, file string) error {
 		// One problem, at the first such graph: listing thousands of
 		// ever longer names helps nobody.
 		g := m.Graphs[firstDeep]
-		v.add(InGraph(file, g.Name), fmt.Sprintf("subgraphs nest more than %d levels deep (this one is %d levels deep; %d graphs are too deep)",
+		v.add(ProblemMalformed, InGraph(file, g.Name), fmt.Sprintf("subgraphs nest more than %d levels deep (this one is %d levels deep; %d graphs are too deep)",
 			MaxNesting, strings.Count(g.Name, ".")+1, tooDeep))
 	}
 	attrs := make(map[string]bool, len(m.Attributes))
 	for i := range m.Attributes {
 		a := &m.Attributes[i]
 		if attrs[a.Name] {
-			v.add(Location{File: file}, fmt.Sprintf("duplicate attribute %q", a.Name))
+			v.add(ProblemDuplicateName, Location{File: file}, fmt.Sprintf("duplicate attribute %q", a.Name))
 		}
 		attrs[a.Name] = true
 		if msg := checkTensor(&a.Meta); msg != "" {
-			v.add(Location{File: file}, fmt.Sprintf("attribute %q: %s", a.Name, msg))
+			v.add(ProblemBadShape, Location{File: file}, fmt.Sprintf("attribute %q: %s", a.Name, msg))
 		}
 	}
 	for _, g := range m.Graphs {
@@ -117,7 +120,7 @@ func checkTensor(t *TensorMeta) string {
 	}
 	for _, d := range t.Shape {
 		if !d.IsSymbolic() && d.Val < 0 {
-			return fmt.Sprintf("tensor shape %s has a negative size %d", shapeString(t.Shape), d.Val)
+			return fmt.Sprintf("tensor shape %s has a negative size %d", FormatDims(t.Shape), d.Val)
 		}
 	}
 	n := uint64(1)
@@ -134,15 +137,20 @@ func checkTensor(t *TensorMeta) string {
 		n = lo
 	}
 	if overflow {
-		return fmt.Sprintf("the element count of tensor shape %s overflows int64", shapeString(t.Shape))
+		return fmt.Sprintf("the element count of tensor shape %s overflows int64", FormatDims(t.Shape))
 	}
 	return ""
 }
 
-func shapeString(ds []Dim) string {
-	var b strings.Builder
-	writeDims(&b, ds)
-	return b.String()
+// hasEmptyComponent reports whether a qualified name or get_attr target is
+// empty or has an empty dot-separated component ("", "a.", "a..b"). Such
+// names are what let a graph reach itself or an ancestor: Qualify(g, "")
+// would be g's own name for the root, and Submodule renames a graph "a."
+// under "a" to "", the new root. With every component non-empty, a target
+// always names a strict descendant of the graph it is written in, so HOP
+// and call_module calls cannot recurse.
+func hasEmptyComponent(name string) bool {
+	return name == "" || name[0] == '.' || name[len(name)-1] == '.' || strings.Contains(name, "..")
 }
 
 type verifier struct {
@@ -151,12 +159,12 @@ type verifier struct {
 	dropped  int
 }
 
-func (v *verifier) add(loc Location, msg string) {
+func (v *verifier) add(kind ProblemKind, loc Location, msg string) {
 	if len(v.problems) >= MaxProblems {
 		v.dropped++
 		return
 	}
-	v.problems = append(v.problems, Problem{Loc: loc, Msg: msg})
+	v.problems = append(v.problems, Problem{Loc: loc, Msg: msg, Kind: kind})
 }
 
 func (v *verifier) err() error {
@@ -178,53 +186,60 @@ func (v *verifier) graph(g *Graph, graphs, attrs map[string]bool) {
 		loc := At(v.file, g.Name, n.Name)
 		if n.Name == "" {
 			loc.Node = fmt.Sprintf("#%d", i)
-			v.add(loc, "node has an empty name")
+			v.add(ProblemMalformed, loc, "node has an empty name")
 		} else if names.dups > 0 {
 			// The index maps each name to its first node.
 			if first, _ := names.get(n.Name); first != NodeID(i) {
-				v.add(loc, fmt.Sprintf("duplicate node name (first defined as node #%d)", first))
+				v.add(ProblemDuplicateName, loc, fmt.Sprintf("duplicate node name (first defined as node #%d)", first))
 			}
 		}
 		if n.Op == OpUnspecified {
-			v.add(loc, "node has no op kind")
+			v.add(ProblemMalformed, loc, "node has no op kind")
 		}
 		if n.Val != nil {
 			if msg := checkValue(n.Val); msg != "" {
-				v.add(loc, msg)
+				v.add(ProblemBadShape, loc, msg)
 			}
 		}
 		n.WalkRefs(func(a *Arg) {
 			switch {
 			case a.Ref == NoNode:
-				v.add(loc, fmt.Sprintf("dangling reference to %q: no such node in this graph", a.S))
+				v.add(ProblemDanglingRef, loc, fmt.Sprintf("dangling reference to %q: no such node in this graph", a.S))
 			case int(a.Ref) == i:
-				v.add(loc, "node uses itself (cycle)")
+				v.add(ProblemCycle, loc, "node uses itself (cycle)")
 			case int(a.Ref) > i:
 				forward = true
-				v.add(loc, fmt.Sprintf("use of %q before its definition", a.S))
+				v.add(ProblemUseBeforeDef, loc, fmt.Sprintf("use of %q before its definition", a.S))
 			}
 		})
 		switch n.Op {
 		case OpOutput:
 			outputs++
 			if outputs > 1 {
-				v.add(loc, "extra output node: a graph has exactly one")
+				v.add(ProblemExtraOutput, loc, "extra output node: a graph has exactly one")
 			} else if i != len(g.Nodes)-1 {
-				v.add(loc, fmt.Sprintf("output node is not last: %d nodes follow it", len(g.Nodes)-1-i))
+				v.add(ProblemExtraOutput, loc, fmt.Sprintf("output node is not last: %d nodes follow it", len(g.Nodes)-1-i))
 			}
+		case OpGetAttr, OpCallModule:
+			if hasEmptyComponent(n.Target) {
+				v.add(ProblemMissingAttr, loc, fmt.Sprintf("%s target %q is empty or has an empty component: it names no attribute (read as a graph, it would be this graph or an enclosing one, and a graph cannot call itself)", n.Op, n.Target))
+				break
+			}
+		}
+		switch n.Op {
 		case OpGetAttr:
 			q := Qualify(g, n.Target)
 			if !graphs[q] && !attrs[q] {
-				v.add(loc, fmt.Sprintf("get_attr target %q does not exist: no submodule or attribute %q", n.Target, q))
+				v.add(ProblemMissingAttr, loc, fmt.Sprintf("get_attr target %q does not exist: no submodule or attribute %q", n.Target, q))
 			}
 		case OpCallModule:
 			if q := Qualify(g, n.Target); !graphs[q] {
-				v.add(loc, fmt.Sprintf("call_module target %q does not exist: no submodule %q", n.Target, q))
+				v.add(ProblemMissingAttr, loc, fmt.Sprintf("call_module target %q does not exist: no submodule %q", n.Target, q))
 			}
 		}
 	}
 	if outputs == 0 {
-		v.add(InGraph(v.file, g.Name), "missing output node")
+		v.add(ProblemMissingOutput, InGraph(v.file, g.Name), "missing output node")
 	}
 	if forward {
 		v.cycles(g)
@@ -254,6 +269,6 @@ func (v *verifier) cycles(g *Graph) {
 				names = append(names, g.Nodes[i].Name)
 			}
 		}
-		v.add(At(v.file, g.Name, g.Nodes[minID].Name), "cycle through nodes "+strings.Join(names, ", "))
+		v.add(ProblemCycle, At(v.file, g.Name, g.Nodes[minID].Name), "cycle through nodes "+strings.Join(names, ", "))
 	}
 }

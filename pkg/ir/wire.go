@@ -79,7 +79,10 @@ type wireDecoder struct {
 	// alias makes strings share memory with the input instead of copying;
 	// only for inputs nobody modifies afterwards (LoadFile's own buffer).
 	alias bool
-	depth int
+	// region is the file mapping the input lies in (nil when it is on the
+	// heap): worker goroutines guard their reads of it (guardFaults).
+	region []byte
+	depth  int
 	// hasVersion, hasGraph record presence of File fields.
 	hasVersion, hasGraph bool
 	// vals hash-conses node values by their encoded bytes: graphs repeat
@@ -147,7 +150,14 @@ func countBytesFields(b []byte, num protowire.Number) int {
 
 // decodeBinary decodes a binary-encoded file into the IR.
 func decodeBinary(data []byte, file string, alias bool) (*Module, error) {
-	d := &wireDecoder{end: cap(data), alias: alias, vals: map[string]*Value{}}
+	return decodeBinaryIn(data, file, alias, nil)
+}
+
+// decodeBinaryIn is decodeBinary; region, when not nil, is the mapping of
+// the file data lies in, which the decoding goroutines guard against
+// faults (the file truncated meanwhile: errTruncatedWhileRead).
+func decodeBinaryIn(data []byte, file string, alias bool, region []byte) (*Module, error) {
+	d := &wireDecoder{end: cap(data), alias: alias, region: region, vals: map[string]*Value{}}
 	m := &Module{}
 	root := &Graph{}
 	subs := []*Graph{}
@@ -245,6 +255,14 @@ const refWindow = 8
 
 // argUnset marks an Arg whose oneof was never set while decoding.
 const argUnset ArgKind = 255
+
+// bigNodeBytes is the encoded node size from which the decoder counts a
+// node's arguments before decoding them (see nodeFields).
+const bigNodeBytes = 64 << 10
+
+// errArgUnset is the error of an argument (or list element) message with
+// no value: the decoder refuses it as soon as it is decoded.
+var errArgUnset = errors.New("argument has no value set")
 
 func unsetArg(a *Arg) bool {
 	// Iterative: argument trees can be deep.
@@ -373,6 +391,8 @@ func (d *wireDecoder) file(b []byte, m *Module, root *Graph, subs *[]*Graph) err
 			s, err := d.str(f)
 			m.TorchVersion = s
 			return err
+		case f.num == 9 && isVarint(f):
+			m.GradEnabled, m.HasGradEnabled = f.v != 0, true
 		case f.num == 4 && isBytes(f):
 			d.hasGraph = true
 			if err := d.graph(f.body, root); err != nil {
@@ -407,9 +427,17 @@ func (d *wireDecoder) file(b []byte, m *Module, root *Graph, subs *[]*Graph) err
 					return d.tensor(h.body, &a.Meta)
 				case h.num == 3 && isBytes(h):
 					a.Data = append([]byte{}, h.body...)
+				case h.num == 4 && isBytes(h):
+					if a.Const == nil {
+						a.Const = &Arg{Kind: argUnset}
+					}
+					return d.arg(h.body, a.Const)
 				}
 				return nil
 			})
+			if err == nil && a.Const != nil && unsetArg(a.Const) {
+				err = fmt.Errorf("attribute %q: constant: argument has no value set", a.Name)
+			}
 			m.Attributes = append(m.Attributes, a)
 			return err
 		case f.num == 7 && isBytes(f):
@@ -502,6 +530,11 @@ func (d *wireDecoder) graph(b []byte, g *Graph) error {
 			break
 		}
 		if f.num == 1 && isBytes(f) {
+			if len(f.body) == 0 {
+				// Refused before the nodes are allocated: millions of
+				// two-byte empty nodes would each cost a Node first.
+				return &wireNodeError{index: len(bodies), err: errNodeNoName}
+			}
 			bodies = append(bodies, f.body)
 		}
 		rest = rest[n:]
@@ -533,8 +566,10 @@ func (d *wireDecoder) graph(b []byte, g *Graph) error {
 	var wg sync.WaitGroup
 	for w := range workers {
 		lo, hi := w*chunk, min((w+1)*chunk, len(bodies))
-		wd := &wireDecoder{end: d.end, alias: d.alias, depth: d.depth + 1, vals: map[string]*Value{}}
+		wd := &wireDecoder{end: d.end, alias: d.alias, region: d.region, depth: d.depth + 1, vals: map[string]*Value{}}
 		wg.Go(func() {
+			defer guardFaults(wd.region)()
+			defer catchFault(wd.region, &errs[w])
 			for i := lo; i < hi; i++ {
 				// Decode into a local and copy: the first touch of the new
 				// node memory must be a write. A read first maps the
@@ -587,8 +622,17 @@ func (d *wireDecoder) node(b []byte, n *Node) error {
 	op := int32(0)
 	err := d.nodeFields(b, n, &op)
 	d.finishNode(n, op)
+	if err == nil && n.Name == "" {
+		return errNodeNoName
+	}
 	return err
 }
+
+// errNodeNoName refuses a node without a name while decoding (FromProto
+// too), not in Verify: the smallest such node is two bytes of input and a
+// hundred and sixty of memory, so millions of them would cost memory out
+// of proportion to the file before Verify could list them.
+var errNodeNoName = errors.New("node has an empty name")
 
 func (d *wireDecoder) nodeFields(b []byte, n *Node, op *int32) error {
 	if err := d.enter(); err != nil {
@@ -596,6 +640,16 @@ func (d *wireDecoder) nodeFields(b []byte, n *Node, op *int32) error {
 	}
 	defer d.leave()
 	shared := false
+	// A large node's arguments go straight into a list of the exact size,
+	// counted first: through the scratch list they would cost its growth
+	// and a copy, several times the input's size when the arguments are
+	// tiny (a million `none` arguments).
+	args := &d.scratch
+	if len(b) > bigNodeBytes {
+		n.Args = make([]Arg, 0, countBytesFields(b, 4))
+		n.Kwargs = make([]Kwarg, 0, countBytesFields(b, 5))
+		args = &n.Args
+	}
 	for len(b) > 0 {
 		f, size, err := nextField(b)
 		if err != nil {
@@ -612,11 +666,27 @@ func (d *wireDecoder) nodeFields(b []byte, n *Node, op *int32) error {
 		case f.num == 4 && isBytes(f):
 			// Into the scratch list, copied to the slab at the end: a
 			// second pass to count them first cost more than the copy.
-			d.scratch = append(d.scratch, Arg{Kind: argUnset})
-			err = d.arg(f.body, &d.scratch[len(d.scratch)-1])
+			*args = append(*args, Arg{Kind: argUnset})
+			last := &(*args)[len(*args)-1]
+			err = d.arg(f.body, last)
+			if err == nil && last.Kind == argUnset {
+				err = errArgUnset
+			}
+			if errors.Is(err, errArgUnset) {
+				// At once, not when the node is done: millions of
+				// two-byte empty arguments would each cost an Arg first.
+				err = fmt.Errorf("argument %d: %w", len(*args)-1, err)
+			}
 		case f.num == 5 && isBytes(f):
 			n.Kwargs = append(n.Kwargs, Kwarg{Value: Arg{Kind: argUnset}})
-			err = d.kwarg(f.body, &n.Kwargs[len(n.Kwargs)-1])
+			kw := &n.Kwargs[len(n.Kwargs)-1]
+			err = d.kwarg(f.body, kw)
+			if err == nil && kw.Value.Kind == argUnset {
+				err = errArgUnset
+			}
+			if errors.Is(err, errArgUnset) {
+				err = fmt.Errorf("keyword argument %q: %w", kw.Name, err)
+			}
 		case f.num == 6 && isBytes(f):
 			if n.Val != nil {
 				// A second val field merges into the first: unshare it.
@@ -751,6 +821,9 @@ func (d *wireDecoder) argField(f wireField, a *Arg) error {
 			if err := d.arg(g.body, &a.Elems[len(a.Elems)-1]); err != nil {
 				return err
 			}
+			if a.Elems[len(a.Elems)-1].Kind == argUnset {
+				return errArgUnset
+			}
 		}
 		return nil
 	case 13:
@@ -791,6 +864,53 @@ func (d *wireDecoder) argField(f wireField, a *Arg) error {
 				a.F = math.Float64frombits(g.v)
 			case g.num == 2 && isFixed64(g):
 				a.Imag = math.Float64frombits(g.v)
+			}
+			return nil
+		})
+	case 17:
+		if !isBytes(f) {
+			return nil
+		}
+		if a.Kind != ArgSlice {
+			*a = Arg{Kind: ArgSlice, Elems: []Arg{{Kind: argUnset}, {Kind: argUnset}, {Kind: argUnset}}}
+		}
+		err := d.each(f.body, func(g wireField) error {
+			if g.num < 1 || g.num > 3 || !isBytes(g) {
+				return nil
+			}
+			return d.arg(g.body, &a.Elems[g.num-1])
+		})
+		// A part that is unset, or set but empty, is None (as FromProto has it).
+		for i := range a.Elems {
+			if a.Elems[i].Kind == argUnset {
+				a.Elems[i] = Arg{Kind: ArgNone}
+			}
+		}
+		return err
+	case 18:
+		if isBytes(f) {
+			*a = Arg{Kind: ArgEllipsis}
+			return d.each(f.body, func(wireField) error { return nil })
+		}
+	case 19:
+		if !isBytes(f) {
+			return nil
+		}
+		if a.Kind != ArgConstant {
+			*a = Arg{Kind: ArgConstant, Elems: []Arg{}, Keys: []string{}}
+		}
+		return d.each(f.body, func(g wireField) error {
+			switch {
+			case g.num == 1 && isBytes(g):
+				s, err := d.str(g)
+				a.S = s
+				return err
+			case g.num == 2 && isBytes(g):
+				kw := Kwarg{Value: Arg{Kind: argUnset}}
+				err := d.kwarg(g.body, &kw)
+				a.Keys = append(a.Keys, kw.Name)
+				a.Elems = append(a.Elems, kw.Value)
+				return err
 			}
 			return nil
 		})

@@ -145,12 +145,19 @@ func (e *wireEncoder) file(m *Module) {
 		a := &m.Attributes[i]
 		s := e.begin(6)
 		e.str(1, a.Name)
-		ms := e.begin(2)
-		e.tensor(&a.Meta)
-		e.end(ms)
+		if a.Const == nil { // a constant has no tensor metadata
+			ms := e.begin(2)
+			e.tensor(&a.Meta)
+			e.end(ms)
+		}
 		if len(a.Data) > 0 {
 			e.b = protowire.AppendTag(e.b, 3, protowire.BytesType)
 			e.b = protowire.AppendBytes(e.b, a.Data)
+		}
+		if a.Const != nil {
+			cs := e.begin(4)
+			e.arg(a.Const)
+			e.end(cs)
 		}
 		e.end(s)
 	}
@@ -159,6 +166,13 @@ func (e *wireEncoder) file(m *Module) {
 	}
 	for _, a := range m.Annotations {
 		e.pair(8, a.Key, a.Value)
+	}
+	if m.HasGradEnabled {
+		v := uint64(0)
+		if m.GradEnabled {
+			v = 1
+		}
+		e.varintAlways(9, v)
 	}
 	if sig := m.Signature; sig != nil {
 		s := e.begin(20)
@@ -302,6 +316,27 @@ func (e *wireEncoder) arg(a *Arg) {
 		s := e.begin(16)
 		e.double(1, a.F)
 		e.double(2, a.Imag)
+		e.end(s)
+	case ArgSlice:
+		s := e.begin(17)
+		for i := 0; i < 3; i++ {
+			ps := e.begin(protowire.Number(i + 1))
+			if i < len(a.Elems) {
+				e.arg(&a.Elems[i])
+			} else {
+				e.empty(6)
+			}
+			e.end(ps)
+		}
+		e.end(s)
+	case ArgEllipsis:
+		e.empty(18)
+	case ArgConstant:
+		s := e.begin(19)
+		e.str(1, a.S)
+		for i := range a.Elems {
+			e.kwarg(2, &a.Keys[i], &a.Elems[i])
+		}
 		e.end(s)
 	default:
 		e.empty(6)

@@ -68,7 +68,7 @@ aten.var.dim aten.view.default aten.where.self
 // CoverageRow is one line of the coverage table.
 type CoverageRow struct {
 	Op     string
-	Status string // "rule", "non-differentiable", "functionalized", "no rule", "not in torch 1.13"
+	Status string // "rule", "non-differentiable", "functionalized", "no rule", "not in torch 1.13 or 2.14"
 	Family string // the rule's family, or the non-differentiable reason
 	Core   bool   // in the Core ATen set
 	Corpus bool   // used by a corpus model (testdata/models)
@@ -119,7 +119,7 @@ func Coverage(corpus []string) []CoverageRow {
 			if _, ok := builtinSchema(op); ok || op == "aten.sym_size" {
 				r.Status = "no rule"
 			} else {
-				r.Status = "not in torch 1.13"
+				r.Status = "not in torch 1.13 or 2.14"
 			}
 		}
 		out = append(out, *r)
@@ -145,7 +145,7 @@ func WriteCoverage(w io.Writer, rows []CoverageRow) error {
 	fmt.Fprintf(&b, "- %d ops with a derivative rule (%d of the Core ATen set)\n", count["rule"], core["rule"])
 	fmt.Fprintf(&b, "- %d ops that are not differentiable (%d of the Core ATen set)\n", count["non-differentiable"], core["non-differentiable"])
 	fmt.Fprintf(&b, "- %d Core ATen ops without a rule yet\n", core["no rule"])
-	fmt.Fprintf(&b, "- %d Core ATen ops that torch 1.13 does not have\n\n", core["not in torch 1.13"])
+	fmt.Fprintf(&b, "- %d Core ATen ops that neither torch 1.13 nor 2.14 has\n\n", core["not in torch 1.13 or 2.14"])
 	b.WriteString("An op with no rule fails `hopctl joint` (exit code 3) when a tensor that requires\n")
 	b.WriteString("grad flows into it; without one it is copied into the joint graph as it is.\n\n")
 	b.WriteString("| op | status | family / reason | core ATen | corpus |\n|---|---|---|---|---|\n")

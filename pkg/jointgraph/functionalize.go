@@ -28,8 +28,10 @@ import (
 //     as_strided views of the one among them that covers the others, so a
 //     write through one is seen by the others;
 //   - ops that write arguments their schema does not annotate
-//     (native_batch_norm's running stats in training mode) are kept as they
-//     are and marked as side-effecting.
+//     (native_batch_norm's running stats in training mode), and ops whose
+//     annotated writes all go to graph inputs that need no gradient (torch
+//     2.x's _native_batch_norm_legit), are kept as they are and marked as
+//     side-effecting.
 
 // functional is a functionalized forward graph.
 type functional struct {
@@ -71,7 +73,10 @@ type functional struct {
 	// multiView records multi-output view nodes (split, unbind): the viewed
 	// source node and the step that, with an item index, gives an element.
 	multiView map[ir.NodeID]multiView
-	aliased   bool // aliasedInputs has run
+	// multiWrites are the in-place ops on multi-output views (split,
+	// unbind) seen, refused when the view requires grad.
+	multiWrites []multiWrite
+	aliased     bool // aliasedInputs has run
 	// getitems[t] are the source getitem nodes reading tuple node t.
 	getitems [][]ir.NodeID
 	scratch  []ir.Arg // mapArgs
@@ -94,13 +99,15 @@ type viewStep struct {
 	out ir.NodeID
 }
 
-func functionalize(m *ir.Module, file string, at **ir.Node) (*functional, error) {
+func functionalize(m *ir.Module, file string, reg *opschema.Registry, at **ir.Node) (*functional, error) {
 	g := m.Root()
-	files := make([]opschema.FileSchema, len(m.Schemas))
-	for i, s := range m.Schemas {
-		files[i] = opschema.FileSchema{Name: s.Name, Schema: s.Schema}
+	if reg == nil {
+		files := make([]opschema.FileSchema, len(m.Schemas))
+		for i, s := range m.Schemas {
+			files[i] = opschema.FileSchema{Name: s.Name, Schema: s.Schema}
+		}
+		reg, _ = opschema.NewRegistryForTorch(m.TorchVersion, files) // bad entries are left out; the built-in table fills in
 	}
-	reg, _ := opschema.NewRegistry(files) // bad entries are left out; the built-in table fills in
 	n := len(g.Nodes)
 	f := &functional{
 		b: newBuilder(""), src: g, file: file, reg: reg, ops: newOpCache(reg),
@@ -247,7 +254,7 @@ func reshapeLike(target string) bool {
 
 // mapArg maps a source argument to the functional graph.
 func (f *functional) mapArg(a ir.Arg) ir.Arg {
-	return mapRefs(a, &f.b.arena, func(a ir.Arg) ir.Arg {
+	return ir.MapRefs(a, f.b.arena.alloc, func(a ir.Arg) ir.Arg {
 		if a.Ref < 0 {
 			return a
 		}
@@ -293,7 +300,7 @@ func unchangedArg(m, a *ir.Arg) bool {
 	switch a.Kind {
 	case ir.ArgNode:
 		return m.Kind == ir.ArgNode && m.Ref == a.Ref && m.S == a.S
-	case ir.ArgList, ir.ArgTuple, ir.ArgDict:
+	case ir.ArgList, ir.ArgTuple, ir.ArgDict, ir.ArgSlice, ir.ArgConstant:
 		return len(a.Elems) == 0 || len(m.Elems) > 0 && &m.Elems[0] == &a.Elems[0]
 	}
 	return true
@@ -305,7 +312,7 @@ func (f *functional) call(id ir.NodeID) error {
 		return f.getitem(id)
 	}
 	info := f.ops.get(nd.Target)
-	if nd.Target == "higher_order.with_effects" {
+	if nd.Target == withEffectsTarget {
 		// with_effects(token, op, *args) threads an effect token
 		// through an op with side effects (torch/_higher_order_ops/effects.py):
 		// kept as it is, never dead, never recomputed; its results are
@@ -315,7 +322,7 @@ func (f *functional) call(id ir.NodeID) error {
 		f.effect[v.id] = true
 		return nil
 	}
-	if strings.HasPrefix(nd.Target, "higher_order.") {
+	if opschema.IsHOPTarget(nd.Target) {
 		// HOPs must not mutate or alias their operands (hopctl analyze checks
 		// that); they are copied as they are.
 		if info.hop == nil {
@@ -328,12 +335,12 @@ func (f *functional) call(id ir.NodeID) error {
 	if s == nil {
 		return f.fail(id, "no schema for %s: cannot tell whether it mutates its inputs", nd.Target)
 	}
-	if err := checkBind(s, nd.Args, nd.Kwargs); err != nil {
+	if err := s.CheckBind(nd.Args, nd.Kwargs); err != nil {
 		return f.fail(id, "%v", err)
 	}
 	var bound []ir.Arg
 	if len(info.condWrites) > 0 {
-		bound, _ = bindArgs(s, nd.Args, nd.Kwargs)
+		bound, _ = s.BindValues(nd.Args, nd.Kwargs)
 	}
 	// Unannotated writes (native_batch_norm's running stats): keep the op.
 	for _, cw := range info.condWrites {
@@ -350,7 +357,13 @@ func (f *functional) call(id ir.NodeID) error {
 			return nil
 		}
 	}
+	if ft, ok := functionalOverload[nd.Target]; ok {
+		return f.inplaceView(id, ft)
+	}
 	if muts := info.muts; len(muts) > 0 {
+		if f.keepBufferWrites(id, s, muts) {
+			return nil
+		}
 		return f.inplace(id, s, muts)
 	}
 	if info.isView && len(nd.Args) > 0 && nd.Args[0].Kind == ir.ArgNode && nd.Args[0].Ref >= 0 {
@@ -506,15 +519,133 @@ func (f *functional) view(id ir.NodeID, s *opschema.Schema) error {
 	return nil
 }
 
+// keepBufferWrites keeps an op whose annotated writes all go to graph inputs
+// themselves (not views) that need no gradient and are not its first
+// argument, as the unannotated writes above are kept: torch 2.x's
+// _native_batch_norm_legit updates running_mean and running_var (a!, b!),
+// where torch 1.13's native_batch_norm did the same unannotated. It reports
+// whether it kept the op.
+func (f *functional) keepBufferWrites(id ir.NodeID, s *opschema.Schema, muts []int) bool {
+	nd := &f.src.Nodes[id]
+	bound, err := s.BindValues(nd.Args, nd.Kwargs)
+	if err != nil {
+		return false
+	}
+	var inputs []int
+	for _, k := range muts {
+		if k == 0 || k >= len(bound) {
+			return false
+		}
+		a := bound[k]
+		if a.Kind != ir.ArgNode || a.Ref < 0 || f.src.Nodes[a.Ref].Op != ir.OpPlaceholder {
+			return false
+		}
+		if v := f.src.Nodes[a.Ref].Val; v == nil || v.Kind != ir.ValTensor || v.Tensor.RequiresGrad {
+			return false
+		}
+		i := slices.Index(f.inputSrc, a.Ref)
+		if i < 0 {
+			return false
+		}
+		inputs = append(inputs, i)
+	}
+	v := f.emitLike(id, nd.Target, nd.Args, nd.Kwargs)
+	f.effect[v.id] = true
+	for _, i := range inputs {
+		if !slices.Contains(f.inPlace, i) {
+			f.inPlace = append(f.inPlace, i)
+		}
+	}
+	return true
+}
+
 // functionalVariant returns the out-of-place overload of an in-place one:
 // aten.add_.Tensor → aten.add.Tensor.
+//
+// Where torch names the out-of-place overload differently, the table
+// functionalOverload says which (transpose_ has one overload, transpose two:
+// aten.transpose_.default → aten.transpose.int, as torch's functionalization
+// writes it).
 func functionalVariant(target string) string {
+	if ft, ok := functionalOverload[target]; ok {
+		return ft
+	}
 	parts := strings.Split(target, ".")
 	if len(parts) != 3 || !strings.HasSuffix(parts[1], "_") || strings.HasSuffix(parts[1], "__") {
 		return ""
 	}
 	parts[1] = strings.TrimSuffix(parts[1], "_")
 	return strings.Join(parts, ".")
+}
+
+// inplaceView functionalizes an in-place view op (transpose_: it changes
+// self's metadata, not its elements) as the view op ft of self. make_fx
+// records later uses of the tensor through the in-place node, which is now
+// that view; self keeps its value, and a later write through the view
+// scatters back through ft.
+func (f *functional) inplaceView(id ir.NodeID, ft string) error {
+	nd := &f.src.Nodes[id]
+	if len(nd.Args) == 0 || nd.Args[0].Kind != ir.ArgNode || nd.Args[0].Ref < 0 {
+		return f.fail(id, "%s writes something that is not a node", nd.Target)
+	}
+	self := nd.Args[0].Ref
+	if _, isTuple := f.tupleOf(self); isTuple {
+		return f.fail(id, "%s of a tuple", nd.Target)
+	}
+	f.fixInplaceViewInput(id, self)
+	f.emitLike(id, ft, nd.Args, nd.Kwargs)
+	f.setView(id, self, viewStep{target: ft, args: nd.Args, kwargs: nd.Kwargs, item: -1, val: nd.Val, out: id})
+	return nil
+}
+
+// fixInplaceViewInput undoes a tracing artifact: make_fx records a node's
+// meta["val"] as the fake tensor itself, so when transpose_ later changes
+// that tensor's metadata, the node written in place shows the metadata
+// after the transpose (torch 1.13's GRU: stack's value is [2, 5, 16] where
+// it is [5, 2, 16]). When self's recorded value equals the in-place node's
+// although the transpose changes it, self's functional value gets the
+// metadata before the transpose (transposes are their own inverse).
+func (f *functional) fixInplaceViewInput(id, self ir.NodeID) {
+	nd := &f.src.Nodes[id]
+	out, in := valueTensor(nd.Val), valueTensor(f.src.Nodes[self].Val)
+	cur := f.cur[self]
+	if out == nil || in == nil || !cur.IsNode() || f.base[self] != self || !sameLayout(in, out) {
+		return
+	}
+	r := len(out.Shape)
+	var perm []int64
+	switch nd.Target {
+	case "aten.transpose_.default":
+		if len(nd.Args) < 3 || nd.Args[1].Kind != ir.ArgInt || nd.Args[2].Kind != ir.ArgInt {
+			return
+		}
+		perm = transposePerm(r, wrapDim(nd.Args[1].I, r), wrapDim(nd.Args[2].I, r))
+	case "aten.t_.default":
+		if r < 2 {
+			return
+		}
+		perm = transposePerm(r, 0, 1)
+	default:
+		return
+	}
+	before := f.b.permuteMeta(out, perm)
+	if sameLayout(before, out) {
+		return // the transpose changes nothing: no artifact to undo
+	}
+	f.b.g.Nodes[cur.id].Val = &ir.Value{Kind: ir.ValTensor, Tensor: before}
+	f.cur[self] = nodeV(cur.id, before)
+}
+
+// sameLayout reports whether a and b have equal shapes and strides.
+func sameLayout(a, b *ir.TensorMeta) bool {
+	return slices.Equal(a.Shape, b.Shape) && slices.Equal(a.Stride, b.Stride)
+}
+
+// functionalOverload maps the in-place view ops (metadata mutations) to
+// the view op torch's functionalization writes for them.
+var functionalOverload = map[string]string{
+	"aten.transpose_.default": "aten.transpose.int",
+	"aten.t_.default":         "aten.t.default",
 }
 
 func (f *functional) inplace(id ir.NodeID, s *opschema.Schema, muts []int) error {
@@ -533,6 +664,9 @@ func (f *functional) inplace(id ir.NodeID, s *opschema.Schema, muts []int) error
 	if _, isTuple := f.tupleOf(m); isTuple {
 		return f.fail(id, "%s writes a tuple", nd.Target)
 	}
+	if err := f.checkMultiOutputView(m, id); err != nil {
+		return err
+	}
 	a, k := f.mapArgs(nd.Args, nd.Kwargs)
 	f.b.meta = nd.Meta
 	rid := f.b.call(ft, a, k, nd.Val, "")
@@ -547,6 +681,55 @@ func (f *functional) inplace(id ir.NodeID, s *opschema.Schema, muts []int) error
 	f.cur[id] = r
 	if b != m {
 		f.cur[m], f.viewVer[m] = r, f.ver[b]
+	}
+	return nil
+}
+
+// multiOutputBackward names the autograd node of the multi-output views
+// eager autograd refuses to write in place (torch/csrc/autograd/
+// VariableTypeUtils.h, check_inplace with CreationMeta::MULTI_OUTPUT_NODE);
+// chunk is split underneath. The unsafe_* variants exist to allow it.
+var multiOutputBackward = map[string]string{
+	"aten.split.Tensor":             "SplitBackward0",
+	"aten.split_with_sizes.default": "SplitWithSizesBackward0",
+	"aten.chunk.default":            "SplitBackward0",
+	"aten.unbind.int":               "UnbindBackward0",
+}
+
+// multiWrite is an in-place op (at) on an output of a multi-output view,
+// or on a view of one; view is that output's functional node.
+type multiWrite struct {
+	at, view ir.NodeID
+	item     int
+	fn       string
+}
+
+// checkMultiOutputView records an in-place op (node at) on source tensor m
+// when m is, or is a view of, an output of a multi-output view. Eager
+// autograd raises there when the output requires grad, so no correct joint
+// exists; refuseMultiWrites decides once requires_grad is known.
+func (f *functional) checkMultiOutputView(m, at ir.NodeID) error {
+	for cur := m; cur != ir.NoNode && f.base[cur] != cur; cur = f.parent[cur] {
+		st := f.stepOf(cur)
+		fn, refused := multiOutputBackward[st.target]
+		if st.item < 0 || !refused || st.out == ir.NoNode {
+			continue
+		}
+		if v := f.cur[st.out]; v.IsNode() {
+			f.multiWrites = append(f.multiWrites, multiWrite{at: at, view: v.id, item: st.item, fn: fn})
+		}
+	}
+	return nil
+}
+
+// refuseMultiWrites fails on the first recorded multi-output view write
+// whose view requires grad (rg, per functional node), in PyTorch's words.
+func (f *functional) refuseMultiWrites(rg []bool) error {
+	for _, w := range f.multiWrites {
+		if int(w.view) < len(rg) && rg[w.view] {
+			return f.fail(w.at, "Output %d of %s is a view and is being modified inplace. This view is the output of a function that returns multiple views. Such functions do not allow the output views to be modified inplace. You should replace the inplace operation by an out-of-place one. (the view: %s)",
+				w.item, w.fn, f.b.g.Nodes[w.view].Name)
+		}
 	}
 	return nil
 }
@@ -623,7 +806,7 @@ func (f *functional) scatter(st viewStep, interV func() V, interShape []ir.Dim, 
 	if !ok {
 		return V{}, f.fail(at, "no schema for view op %s", st.target)
 	}
-	bound, err := bindArgs(s, st.args, st.kwargs)
+	bound, err := s.BindValues(st.args, st.kwargs)
 	if err != nil {
 		return V{}, f.fail(at, "%v", err)
 	}
@@ -652,7 +835,8 @@ func (f *functional) scatter(st viewStep, interV func() V, interShape []ir.Dim, 
 	b := f.b
 	switch st.target {
 	case "aten.slice.Tensor", "aten.narrow.default", "aten.select.int", "aten.diagonal.default",
-		"aten.as_strided.default", "aten.split.Tensor", "aten.split_with_sizes.default", "aten.unbind.int":
+		"aten.as_strided.default", "aten.split.Tensor", "aten.split_with_sizes.default", "aten.unbind.int",
+		"aten.chunk.default":
 		needInter()
 	}
 	out := like(inter.meta)
@@ -683,10 +867,10 @@ func (f *functional) scatter(st viewStep, interV func() V, interShape []ir.Dim, 
 		"aten.flatten.using_ints", "aten.unflatten.int":
 		return b.reshape(nv, interShape), nil
 	case "aten.expand.default":
-		if shapeEq(nv.Shape(), interShape) {
+		if ir.DimsEqual(nv.Shape(), interShape) {
 			return nv, nil
 		}
-	case "aten.split.Tensor", "aten.split_with_sizes.default":
+	case "aten.split.Tensor", "aten.split_with_sizes.default", "aten.chunk.default":
 		d := ival("dim", 0)
 		dim := wrapDim(d, inter.Rank())
 		sizes := splitSizes(s, bound, inter.Shape()[dim].Val)
@@ -704,6 +888,13 @@ func (f *functional) scatter(st viewStep, interV func() V, interShape []ir.Dim, 
 }
 
 func splitSizes(s *opschema.Schema, bound []ir.Arg, n int64) []int64 {
+	if i := s.Argument("chunks"); i >= 0 {
+		// chunk: pieces of ceil(n / chunks), as at::chunk computes them.
+		if k := bound[i].I; k > 0 {
+			return evenSplit((n+k-1)/k, n)
+		}
+		return nil
+	}
 	if i := s.Argument("split_sizes"); i >= 0 {
 		var out []int64
 		for _, e := range bound[i].Elems {
@@ -711,7 +902,12 @@ func splitSizes(s *opschema.Schema, bound []ir.Arg, n int64) []int64 {
 		}
 		return out
 	}
-	sz := bound[s.Argument("split_size")].I
+	return evenSplit(bound[s.Argument("split_size")].I, n)
+}
+
+// evenSplit returns the sizes of pieces of sz (the last smaller) along a
+// dim of size n.
+func evenSplit(sz, n int64) []int64 {
 	var out []int64
 	if sz <= 0 || n/sz > 1<<16 {
 		return nil
@@ -828,32 +1024,30 @@ func (f *functional) copyBack() error {
 	return nil
 }
 
+// flattenOutputs appends the output node argument's pytree leaves to
+// f.outputs, a tuple-valued node's items each.
 func (f *functional) flattenOutputs(id ir.NodeID, a *ir.Arg) error {
-	switch a.Kind {
-	case ir.ArgNode:
-		if a.Ref < 0 {
-			return f.fail(id, "output refers to unknown node %q", a.S)
+	if a.Has(ir.ArgDict) {
+		return f.fail(id, "dict outputs are not supported")
+	}
+	for _, l := range a.Leaves() {
+		if l.Kind != ir.ArgNode {
+			f.outputs = append(f.outputs, constV(*l))
+			continue
 		}
-		if t, ok := f.tupleOf(a.Ref); ok {
+		if l.Ref < 0 {
+			return f.fail(id, "output refers to unknown node %q", l.S)
+		}
+		if t, ok := f.tupleOf(l.Ref); ok {
 			for _, it := range f.items[t.id] {
 				if it == ir.NoNode {
 					return f.fail(id, "output returns a tuple with non-tensor elements")
 				}
 				f.outputs = append(f.outputs, nodeV(it, valueTensor(f.b.g.Nodes[it].Val)))
 			}
-			return nil
+			continue
 		}
-		f.outputs = append(f.outputs, f.get(a.Ref))
-	case ir.ArgList, ir.ArgTuple:
-		for i := range a.Elems {
-			if err := f.flattenOutputs(id, &a.Elems[i]); err != nil {
-				return err
-			}
-		}
-	case ir.ArgDict:
-		return f.fail(id, "dict outputs are not supported")
-	default:
-		f.outputs = append(f.outputs, constV(*a))
+		f.outputs = append(f.outputs, f.get(l.Ref))
 	}
 	return nil
 }

@@ -1,15 +1,20 @@
 package jointgraph
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
 	"testing"
 
+	"github.com/hopctl/hopctl/pkg/analyze/validate"
 	"github.com/hopctl/hopctl/pkg/ir"
+	"github.com/hopctl/hopctl/pkg/load"
 )
 
 // FuzzJoint: no graph that decodes and verifies makes Build or Split
-// panic or hang.
+// panic or hang, and on a valid graph (package validate) neither fails
+// with an internal error: what Build cannot handle in a valid graph it
+// refuses with an input error.
 func FuzzJoint(f *testing.F) {
 	for _, pat := range []string{"../../testdata/models/*.pb", "../../testdata/hops/*.pbtxt"} {
 		paths, _ := filepath.Glob(pat)
@@ -36,7 +41,13 @@ func FuzzJoint(f *testing.F) {
 				g.Nodes[id].Val = tensorValue(&c)
 			}
 		}
+		reg, err := load.Registry(m, "fuzz")
+		valid := err == nil && validate.Check(m, "fuzz", reg) == nil
+		var bug *ir.InternalError
 		j, err := Build(m, Options{MaskMode: MaskMode(mode>>1) % 2, Convention: Convention(mode>>2) % 3})
+		if valid && errors.As(err, &bug) {
+			t.Fatalf("Build on a valid graph: %v\n%s", err, bug.Stack)
+		}
 		if err != nil {
 			return
 		}
@@ -45,6 +56,9 @@ func FuzzJoint(f *testing.F) {
 		}
 		if j.Convention == ConventionNone {
 			p, err := Split(j, PartitionMode(mode>>4)%2)
+			if valid && errors.As(err, &bug) {
+				t.Fatalf("Split on a valid graph: %v\n%s", err, bug.Stack)
+			}
 			if err != nil {
 				return
 			}

@@ -6,11 +6,15 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/hopctl/hopctl/pkg/hop"
 	"github.com/hopctl/hopctl/pkg/ir"
+	"github.com/hopctl/hopctl/pkg/opschema"
 )
 
 // Higher-order operators in the forward graph are differentiated the way
-// PyTorch builds their backward (shared/reference/hops.md §5–6): the
+// PyTorch builds their backward (CondAutogradOp, MapAutogradOp and
+// ScanAutogradOp in torch/_higher_order_ops/{cond,map,scan}.py, create_bw_fn
+// in torch/_higher_order_ops/utils.py): the
 // backward of each subgraph is the subgraph's own joint in create_bw_fn's
 // convention (primals, then tangents → one gradient per primal, zeros for
 // none, aliasing outputs cloned), and the backward of the HOP call is
@@ -28,42 +32,54 @@ import (
 
 // hopRule is the derivative rule of one higher-order operator.
 type hopRule struct {
-	op string
-	// operands returns the arguments gradients can flow to.
-	operands func(n *ir.Node) []ir.Arg
+	// row is the HOP's row of the convention table.
+	row      *opschema.HOP
 	backward func(j *jointBuilder, id ir.NodeID, grads []V) error
 }
 
-// hopRules is the HOP rule table.
-func hopRules() []hopRule {
-	return []hopRule{
-		{op: "higher_order.cond", operands: func(n *ir.Node) []ir.Arg { return argElems(n, 3) }, backward: condBackward},
-		{op: "higher_order.map_impl", operands: func(n *ir.Node) []ir.Arg {
-			return slices.Concat(argElems(n, 1), argElems(n, 2))
-		}, backward: mapBackward},
-		{op: "higher_order.scan", operands: func(n *ir.Node) []ir.Arg {
-			return slices.Concat(argElems(n, 1), argElems(n, 2), argElems(n, 3))
-		}, backward: scanBackward},
-	}
-}
+// operands returns the arguments of call n gradients can flow to: the
+// caller values of the HOP's (first) subgraph, as the convention table
+// records them.
+func (r *hopRule) operands(n *ir.Node) []ir.Arg { return hop.CallerOperands(r.row, n) }
 
-func lookupHOPRule(target string) (*hopRule, bool) {
-	if !strings.HasPrefix(target, "higher_order.") {
-		return nil, false
-	}
-	for _, r := range hopRules() {
-		if r.op == target {
-			return &r, true
-		}
+// hopBackward is the HOP rule table: the backward of each HOP, by name
+// (a function, not a map variable: the backwards call Build, which reads
+// the table).
+func hopBackward(name string) (func(j *jointBuilder, id ir.NodeID, grads []V) error, bool) {
+	switch name {
+	case "cond":
+		return condBackward, true
+	case "map_impl":
+		return mapBackward, true
+	case "scan":
+		return scanBackward, true
 	}
 	return nil, false
 }
 
-func argElems(n *ir.Node, i int) []ir.Arg {
-	if i >= len(n.Args) {
-		return nil
+// Targets the joint builder treats specially: scan calls it augments,
+// with_effects calls it keeps as they are.
+var (
+	scanTarget        = opschema.HOPTarget("scan")
+	withEffectsTarget = opschema.HOPTarget("with_effects")
+)
+
+// lookupHOPRule returns the derivative rule of the HOP a target names, with
+// its row of reg's convention table.
+func lookupHOPRule(reg *opschema.Registry, target string) (*hopRule, bool) {
+	name, ok := opschema.HOPName(target)
+	if !ok {
+		return nil, false
 	}
-	return n.Args[i].Elems
+	bw, ok := hopBackward(name)
+	if !ok {
+		return nil, false
+	}
+	row, ok := reg.HOP(target)
+	if !ok {
+		return nil, false
+	}
+	return &hopRule{row: row, backward: bw}, true
 }
 
 // subModule returns the module rooted at graph qual of m: that graph as
@@ -111,7 +127,7 @@ func (j *jointBuilder) subJoint(id ir.NodeID, qual string, rg []bool) (*Joint, e
 			n.Val = tensorValue(&tc)
 		}
 	}
-	bw, err := Build(sub, Options{File: j.file, Convention: ConventionCreateBwFn})
+	bw, err := Build(sub, Options{File: j.file, Convention: ConventionCreateBwFn, Registry: j.f.reg})
 	if err != nil {
 		var e *Error
 		if errors.As(err, &e) {
@@ -120,14 +136,6 @@ func (j *jointBuilder) subJoint(id ir.NodeID, qual string, rg []bool) (*Joint, e
 		return nil, err
 	}
 	return bw, nil
-}
-
-// install adds a backward subgraph module under a fresh name made from
-// the pattern (one %d) and returns the name.
-func (j *jointBuilder) install(m *ir.Module, pattern string) string {
-	name := j.freshGraphName(pattern)
-	j.addGraphs(m, name)
-	return name
 }
 
 func (j *jointBuilder) freshGraphName(patterns ...string) string {
@@ -244,24 +252,59 @@ func condBackward(j *jointBuilder, id ir.NodeID, grads []V) error {
 	if err != nil {
 		return err
 	}
+	list := []V{}
+	var outs []*ir.TensorMeta
+	var tensorOps []int // the operands that are tensors: cond's backward returns one gradient each
+	for k, a := range ops {
+		v := j.b.remapArgV(a)
+		list = append(list, v)
+		if v.meta != nil {
+			outs = append(outs, like(v.meta))
+			tensorOps = append(tensorOps, k)
+		}
+	}
+	// PyTorch's cond backward (torch/_higher_order_ops/cond.py,
+	// CondAutogradOp.backward) filters the branch joints' gradients with
+	// filter_with_masks: one per tensor operand, no slot for a SymInt.
+	keepOutputs(tbw.Module.Root(), tensorOps)
+	keepOutputs(fbw.Module.Root(), tensorOps)
 	i := j.freshGraphName("true_graph_%d", "false_graph_%d")
 	tname, fname := "true_graph_"+i, "false_graph_"+i
 	j.addGraphs(tbw.Module, tname)
 	j.addGraphs(fbw.Module, fname)
 	tv, fv := j.getAttr(tname), j.getAttr(fname)
-	list := []V{}
-	outs := make([]*ir.TensorMeta, len(ops))
-	for k, a := range ops {
-		v := j.b.remapArgV(a)
-		list = append(list, v)
-		if v.meta != nil {
-			outs[k] = like(v.meta)
+	list = append(list, j.gradsOrZeros(id, grads)...)
+	tres := j.hopCall(opschema.HOPTarget("cond"), []any{n.Args[0], tv, fv, list}, outs)
+	res := make([]V, len(ops))
+	for t, k := range tensorOps {
+		if t < len(tres) {
+			res[k] = tres[t]
 		}
 	}
-	list = append(list, j.gradsOrZeros(id, grads)...)
-	res := j.hopCall("higher_order.cond", []any{n.Args[0], tv, fv, list}, outs)
 	j.accumulateOperands(ops, res)
 	return nil
+}
+
+// keepOutputs keeps the elements idx (ascending) of g's output tuple.
+func keepOutputs(g *ir.Graph, idx []int) {
+	o := g.OutputNode()
+	if o == ir.NoNode || len(g.Nodes[o].Args) != 1 {
+		return
+	}
+	res := g.Nodes[o].Args[0]
+	if res.Kind != ir.ArgTuple && res.Kind != ir.ArgList {
+		return
+	}
+	kept := make([]ir.Arg, 0, len(idx))
+	for _, k := range idx {
+		if k < len(res.Elems) {
+			kept = append(kept, res.Elems[k])
+		}
+	}
+	res.Elems = kept
+	args := slices.Clone(g.Nodes[o].Args)
+	args[0] = res
+	g.Nodes[o].Args = args
 }
 
 func mapBackward(j *jointBuilder, id ir.NodeID, grads []V) error {
@@ -308,7 +351,7 @@ func mapBackward(j *jointBuilder, id ir.NodeID, grads []V) error {
 			outs[nx+k] = withShape(v.meta, slices.Concat([]ir.Dim{length}, v.Shape()))
 		}
 	}
-	res := j.hopCall("higher_order.map_impl", []any{bv, mapped, rest}, outs)
+	res := j.hopCall(opschema.HOPTarget("map_impl"), []any{bv, mapped, rest}, outs)
 	for k := nx; k < len(res); k++ {
 		if res[k].Defined() {
 			res[k] = j.b.sum(res[k], []int64{0}, false)
@@ -434,7 +477,7 @@ func augmentCombine(g *ir.Graph, nc int) (*ir.Graph, error) {
 	}
 	outNode := out.Nodes[on]
 	out.Nodes = out.Nodes[:on]
-	res := cloneArg(outNode.Args[0])
+	res := outNode.Args[0].Clone()
 	for _, p := range ph[:nc] {
 		m := valueTensor(out.Nodes[p].Val)
 		c := b.clone(nodeV(p, m))
@@ -502,7 +545,7 @@ func scanBackward(j *jointBuilder, id ir.NodeID, grads []V) error {
 		bwXs = append(bwXs, flip(v))
 		outs = append(outs, like(v.meta))
 	}
-	res := j.hopCall("higher_order.scan", []any{wv, bwInit, bwXs, bwAdd}, outs)
+	res := j.hopCall(opschema.HOPTarget("scan"), []any{wv, bwInit, bwXs, bwAdd}, outs)
 	gradOf := make([]V, len(ops))
 	for k := range nc {
 		gradOf[k] = res[na+k]
@@ -576,12 +619,12 @@ func scanBackwardCombine(bw *ir.Graph, nc, nx, na, ny int) (*ir.Graph, error) {
 		}
 		n.Args = slices.Clone(n.Args)
 		for k := range n.Args {
-			n.Args[k] = cloneArg(n.Args[k])
+			n.Args[k] = n.Args[k].Clone()
 			n.Args[k].WalkRefs(func(a *ir.Arg) { a.Ref, a.S = m[a.Ref], b.g.Nodes[m[a.Ref]].Name })
 		}
 		n.Kwargs = slices.Clone(n.Kwargs)
 		for k := range n.Kwargs {
-			n.Kwargs[k].Value = cloneArg(n.Kwargs[k].Value)
+			n.Kwargs[k].Value = n.Kwargs[k].Value.Clone()
 			n.Kwargs[k].Value.WalkRefs(func(a *ir.Arg) { a.Ref, a.S = m[a.Ref], b.g.Nodes[m[a.Ref]].Name })
 		}
 		m[i] = b.append(n)
@@ -602,7 +645,7 @@ func scanBackwardCombine(bw *ir.Graph, nc, nx, na, ny int) (*ir.Graph, error) {
 }
 
 func remapRef(a ir.Arg, m []ir.NodeID, g *ir.Graph) ir.Arg {
-	a = cloneArg(a)
+	a = a.Clone()
 	a.WalkRefs(func(x *ir.Arg) { x.Ref, x.S = m[x.Ref], g.Nodes[m[x.Ref]].Name })
 	return a
 }

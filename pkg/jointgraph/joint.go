@@ -10,120 +10,6 @@ import (
 	"github.com/hopctl/hopctl/pkg/opschema"
 )
 
-// MaskMode says how output masks are chosen.
-type MaskMode int
-
-// The mask modes.
-const (
-	// MasksAuto: an output gets a tangent iff it is a tensor that requires
-	// grad (prepare_fw_with_masks).
-	MasksAuto MaskMode = iota
-	// MasksAll: if any input requires grad, every floating-point tensor
-	// output gets a tangent (prepare_fw_with_masks_all_requires_grad).
-	MasksAll
-	// MasksExplicit: Options.Masks, one per flat output.
-	MasksExplicit
-)
-
-// Convention selects the calling convention of the joint graph.
-type Convention int
-
-// The conventions.
-const (
-	// ConventionNone is AOTAutograd's joint: (*primals, *tangents) →
-	// (*forward outputs, *gradients); tangents only for masked outputs.
-	ConventionNone Convention = iota
-	// ConventionCreateFwBwGraph is the older HOP helper create_fw_bw_graph:
-	// (*tangents, *primals) → gradients, a tangent for every output, zeros
-	// for missing tensor gradients, outputs aliasing inputs cloned.
-	ConventionCreateFwBwGraph
-	// ConventionCreateBwFn is the newer HOP helper create_bw_fn:
-	// (*primals, *tangents) → gradients, a tangent for every output, masks
-	// as MasksAll, zeros for missing tensor gradients, aliasing outputs
-	// cloned.
-	ConventionCreateBwFn
-)
-
-// ParseConvention parses "none", "create_fw_bw_graph" or "create_bw_fn".
-func ParseConvention(s string) (Convention, error) {
-	switch s {
-	case "", "none":
-		return ConventionNone, nil
-	case "create_fw_bw_graph":
-		return ConventionCreateFwBwGraph, nil
-	case "create_bw_fn":
-		return ConventionCreateBwFn, nil
-	}
-	return 0, fmt.Errorf("unknown HOP convention %q (want none, create_fw_bw_graph or create_bw_fn)", s)
-}
-
-func (c Convention) String() string {
-	return [...]string{"none", "create_fw_bw_graph", "create_bw_fn"}[c]
-}
-
-// ParseMasks parses a --masks value: "" or "auto", "all", or a list of
-// 0/1 (also true/false) separated by commas.
-func ParseMasks(s string) (MaskMode, []bool, error) {
-	switch s {
-	case "", "auto":
-		return MasksAuto, nil, nil
-	case "all":
-		return MasksAll, nil, nil
-	}
-	var out []bool
-	for _, p := range strings.Split(s, ",") {
-		switch strings.TrimSpace(p) {
-		case "1", "true", "True":
-			out = append(out, true)
-		case "0", "false", "False":
-			out = append(out, false)
-		default:
-			return 0, nil, fmt.Errorf("invalid mask %q in %q (want auto, all, or 0/1 per output, e.g. 1,0,1)", p, s)
-		}
-	}
-	return MasksExplicit, out, nil
-}
-
-// FormatMasks renders masks as "1,0,1".
-func FormatMasks(m []bool) string {
-	parts := make([]string, len(m))
-	for i, b := range m {
-		parts[i] = "0"
-		if b {
-			parts[i] = "1"
-		}
-	}
-	return strings.Join(parts, ",")
-}
-
-// Options configure Build.
-type Options struct {
-	// File names the input in error messages.
-	File       string
-	MaskMode   MaskMode
-	Masks      []bool // for MasksExplicit
-	Convention Convention
-	// UnmaskNoneGradients returns zeros instead of None for tensor inputs
-	// that get no gradient (PyTorch's unmask_none_gradients). The HOP
-	// conventions imply it.
-	UnmaskNoneGradients bool
-}
-
-// MaskError is an explicit mask list that does not fit the graph (a usage
-// error, not an input error).
-type MaskError struct{ Msg string }
-
-func (e *MaskError) Error() string { return e.Msg }
-
-// Annotation keys hopctl joint writes into the output module.
-const (
-	AnnotationMasks         = "hopctl.joint.masks"
-	AnnotationConvention    = "hopctl.joint.convention"
-	AnnotationNumFwdOutputs = "hopctl.joint.num_fwd_outputs"
-	AnnotationMutatedInputs = "hopctl.joint.mutated_inputs"
-	AnnotationRole          = "hopctl.joint.role"
-)
-
 // Joint is a joint forward+backward graph.
 type Joint struct {
 	Module *ir.Module
@@ -154,25 +40,24 @@ func Build(m *ir.Module, opts Options) (j *Joint, err error) {
 	if len(m.Graphs) == 0 {
 		return nil, &Error{Loc: ir.Location{File: opts.File}, Msg: "module has no root graph"}
 	}
-	// A malformed graph (arguments that do not fit the op, shapes that do
-	// not fit the arguments) must not crash hopctl: a failure inside a pass
-	// becomes an input error at the node being processed.
+	// Build expects a valid module (package validate): what it cannot
+	// handle in one it reports as an *Error. A panic is a bug of hopctl: it
+	// becomes an *ir.InternalError at the node being processed.
 	var at *ir.Node
 	defer func() {
 		if r := recover(); r != nil {
 			loc := ir.InGraph(opts.File, "")
-			e := &Error{Loc: loc, Msg: fmt.Sprintf("cannot build the joint graph: %v", r)}
 			if at != nil {
-				e.Loc.Node, e.Op = at.Name, at.Target
+				loc.Node = at.Name
 			}
-			j, err = nil, e
+			j, err = nil, ir.Panicked("joint", loc, r)
 		}
 	}()
 	return buildJoint(m, opts, &at)
 }
 
 func buildJoint(m *ir.Module, opts Options, at **ir.Node) (*Joint, error) {
-	f, err := functionalize(m, opts.File, at)
+	f, err := functionalize(m, opts.File, opts.Registry, at)
 	if err != nil {
 		return nil, err
 	}
@@ -180,6 +65,9 @@ func buildJoint(m *ir.Module, opts Options, at **ir.Node) (*Joint, error) {
 	freezeBySignature(m, f)
 	rg, err := requiresGrad(fg, f.ops, f.effect, opts.File)
 	if err != nil {
+		return nil, err
+	}
+	if err := f.refuseMultiWrites(rg); err != nil {
 		return nil, err
 	}
 	j := &jointBuilder{f: f, rg: rg, opts: opts, file: opts.File, src: m, at: at}
@@ -327,7 +215,7 @@ func (j *jointBuilder) build(src *ir.Module) (*Joint, error) {
 		if n.Op == ir.OpPlaceholder || epi[ir.NodeID(i)] {
 			continue
 		}
-		if n.Target == "higher_order.scan" && j.rg[i] {
+		if n.Target == scanTarget && j.rg[i] {
 			id, err := j.augmentScan(n)
 			if err != nil {
 				return nil, nodeError(j.file, fg, ir.NodeID(i), err.Error())
@@ -466,7 +354,7 @@ func (j *jointBuilder) copyNode(n *ir.Node, name string) ir.NodeID {
 }
 
 func (j *jointBuilder) remap(a ir.Arg) ir.Arg {
-	return mapRefs(a, &j.b.arena, func(a ir.Arg) ir.Arg {
+	return ir.MapRefs(a, j.b.arena.alloc, func(a ir.Arg) ir.Arg {
 		if a.Ref >= 0 && j.fmap[a.Ref] != ir.NoNode {
 			return j.b.ref(j.fmap[a.Ref])
 		}
@@ -524,7 +412,7 @@ func (j *jointBuilder) finish(g V, x V) V {
 	if !g.ok || x.meta == nil || g.meta == nil {
 		return g
 	}
-	if !shapeEq(g.Shape(), x.Shape()) {
+	if !ir.DimsEqual(g.Shape(), x.Shape()) {
 		g = j.b.sumToSize(g, x.Shape())
 	}
 	if g.meta != nil && g.meta.Dtype != x.meta.Dtype && isDifferentiableDtype(x.meta.Dtype) {
@@ -611,7 +499,7 @@ func (j *jointBuilder) apply(id ir.NodeID, grads []V) (err error) {
 	if s == nil {
 		return nodeError(j.file, g, id, fmt.Sprintf("no schema for %s", n.Target))
 	}
-	bound, berr := bindArgsInto(j.bound, s, n.Args, n.Kwargs)
+	bound, berr := s.BindValuesInto(j.bound, n.Args, n.Kwargs)
 	if berr != nil {
 		return nodeError(j.file, g, id, berr.Error())
 	}
@@ -645,7 +533,7 @@ func (j *jointBuilder) apply(id ir.NodeID, grads []V) (err error) {
 			if rf, ok := r.(ruleFailure); ok {
 				err = nodeError(j.file, g, id, fmt.Sprintf("derivative of %s: %s", n.Target, rf.msg))
 			} else {
-				err = nodeError(j.file, g, id, fmt.Sprintf("derivative of %s: the node's arguments do not fit the op (%v)", n.Target, r))
+				err = ir.Panicked("derivative of "+n.Target, ir.At(j.file, g.Name, n.Name), r)
 			}
 		}
 	}()
@@ -725,128 +613,18 @@ func (j *jointBuilder) aliasesPlaceholder(id ir.NodeID) bool {
 	}
 }
 
+// builtinSchema looks a target up in torch 1.13's built-in table, then in
+// torch 2.14's (ops only torch 2.x traces, such as _native_batch_norm_legit;
+// the schemas of an overload both have agree where rules read them).
 func builtinSchema(target string) (*opschema.Schema, bool) {
 	n, err := opschema.ParseTarget(target)
 	if err != nil {
 		return nil, false
 	}
-	return opschema.BuiltinTable().Lookup(n)
-}
-
-// dce removes call_function and get_attr nodes whose results nobody
-// uses, except nodes with side effects (keep, renumbered in place), until
-// none is left: it keeps exactly the nodes the other nodes and keep reach.
-// It returns the compacted graph (a new Graph; g's nodes are reused) and
-// its graphRefs.
-func dce(g *ir.Graph, keep map[ir.NodeID]bool) (*ir.Graph, graphRefs) {
-	n := len(g.Nodes)
-	d := &dceState{live: make([]bool, n)}
-	for i := n - 1; i >= 0; i-- {
-		nd := &g.Nodes[i]
-		if !d.live[i] && (nd.Op == ir.OpCallFunction || nd.Op == ir.OpGetAttr) && !keep[ir.NodeID(i)] {
-			continue
-		}
-		d.live[i] = true
-		d.late = d.late[:0]
-		d.markNode(nd)
-		// References to later nodes (not in a valid graph): visit those now.
-		for k := 0; k < len(d.late); k++ {
-			if r := d.late[k]; int(r) > i {
-				d.markNode(&g.Nodes[r])
-			}
-		}
+	if s, ok := opschema.BuiltinTable().Lookup(n); ok {
+		return s, true
 	}
-	live := d.live
-	newID := make([]ir.NodeID, n)
-	nodes := g.Nodes[:0]
-	var refs graphRefs
-	seen := map[string]bool{}
-	lastTarget := ""
-	for i := range n {
-		if !live[i] {
-			newID[i] = ir.NoNode
-			continue
-		}
-		newID[i] = ir.NodeID(len(nodes))
-		nd := &g.Nodes[i]
-		switch nd.Op {
-		case ir.OpCallFunction:
-			if nd.Target != lastTarget && !seen[nd.Target] {
-				seen[nd.Target] = true
-				refs.calls = append(refs.calls, nd.Target)
-			}
-			lastTarget = nd.Target
-		case ir.OpGetAttr:
-			refs.getAttrs = append(refs.getAttrs, nd.Target)
-		}
-		if len(nodes) != i {
-			nodes = append(nodes, *nd)
-		} else {
-			nodes = nodes[:i+1] // in place already
-		}
-	}
-	if len(nodes) < n {
-		for i := range nodes {
-			nd := &nodes[i]
-			for k := range nd.Args {
-				renumber(&nd.Args[k], newID)
-			}
-			for k := range nd.Kwargs {
-				renumber(&nd.Kwargs[k].Value, newID)
-			}
-		}
-		newKeep := map[ir.NodeID]bool{}
-		for k := range keep {
-			if newID[k] != ir.NoNode {
-				newKeep[newID[k]] = true
-			}
-		}
-		clear(keep)
-		for k := range newKeep {
-			keep[k] = true
-		}
-	}
-	return &ir.Graph{Name: g.Name, Nodes: nodes}, refs
-}
-
-type dceState struct {
-	live []bool
-	late []ir.NodeID // live nodes found after their turn (forward references)
-}
-
-func (d *dceState) markNode(nd *ir.Node) {
-	for k := range nd.Args {
-		d.mark(&nd.Args[k])
-	}
-	for k := range nd.Kwargs {
-		d.mark(&nd.Kwargs[k].Value)
-	}
-}
-
-func (d *dceState) mark(a *ir.Arg) {
-	if a.Kind != ir.ArgNode {
-		for i := range a.Elems {
-			d.mark(&a.Elems[i])
-		}
-		return
-	}
-	if r := a.Ref; r >= 0 && int(r) < len(d.live) && !d.live[r] {
-		d.live[r] = true
-		d.late = append(d.late, r)
-	}
-}
-
-// renumber rewrites a's references through newID, in place.
-func renumber(a *ir.Arg, newID []ir.NodeID) {
-	if a.Kind != ir.ArgNode {
-		for i := range a.Elems {
-			renumber(&a.Elems[i], newID)
-		}
-		return
-	}
-	if a.Ref >= 0 {
-		a.Ref = newID[a.Ref]
-	}
+	return opschema.BuiltinTableFor("2.14").Lookup(n)
 }
 
 // freezeBySignature applies an exported program's signature to what is

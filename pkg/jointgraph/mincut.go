@@ -226,8 +226,8 @@ func hashArg(h uint64, a *ir.Arg, canon []int32, first *int64) uint64 {
 		return h
 	case ir.ArgSym:
 		return mix(h, maphash.String(cseSeed, a.Sym.Expr))
-	case ir.ArgList, ir.ArgTuple, ir.ArgDict:
-		h = mix(h, uint64(len(a.Elems)))
+	case ir.ArgList, ir.ArgTuple, ir.ArgDict, ir.ArgSlice, ir.ArgConstant:
+		h = mix(mix(h, maphash.String(cseSeed, a.S)), uint64(len(a.Elems)))
 		for i := range a.Elems {
 			if a.Keys != nil {
 				h = mix(h, maphash.String(cseSeed, a.Keys[i]))
@@ -273,8 +273,8 @@ func sameArg(a, b *ir.Arg, canon []int32) bool {
 		return a.B == b.B
 	case ir.ArgSym:
 		return a.Sym.Expr == b.Sym.Expr
-	case ir.ArgList, ir.ArgTuple, ir.ArgDict:
-		if len(a.Elems) != len(b.Elems) || (a.Keys != nil) != (b.Keys != nil) {
+	case ir.ArgList, ir.ArgTuple, ir.ArgDict, ir.ArgSlice, ir.ArgConstant:
+		if a.S != b.S || len(a.Elems) != len(b.Elems) || (a.Keys != nil) != (b.Keys != nil) {
 			return false
 		}
 		for i := range a.Elems {
@@ -370,8 +370,8 @@ func (p *partitioner) minCutSaved() []int32 {
 		}
 	}
 	banned := func(c int32) bool {
-		if p.class[c] != classCall {
-			return false
+		if p.class[c] != classCall || p.isFill(c) {
+			return false // a constant fill has no operands: never saved
 		}
 		in := p.infos[p.tgt[c]]
 		if p.effect[c] || !in.recomputable {

@@ -1,9 +1,6 @@
 package jointgraph
 
 import (
-	"fmt"
-	"strings"
-
 	"github.com/hopctl/hopctl/pkg/ir"
 	"github.com/hopctl/hopctl/pkg/opschema"
 )
@@ -46,11 +43,11 @@ func (c *opCache) get(target string) *opInfo {
 		in.schema = s
 		in.condWrites = opschema.ConditionalWrites(s)
 		in.muts = s.MutatedArguments()
-		in.isView = s.IsView()
+		// The unsafe_ split ops return views autograd does not track:
+		// differentiate their pieces as fresh tensors, as eager does.
+		in.isView = s.IsView() && !opschema.HasAliasCorrection(s)
 	}
-	if strings.HasPrefix(target, "higher_order.") {
-		in.hop, _ = lookupHOPRule(target)
-	}
+	in.hop, _ = lookupHOPRule(c.reg, target)
 	in.rule, _ = LookupRule(target)
 	in.nonDiff = IsNonDifferentiable(target)
 	if in.rule != nil && in.schema != nil {
@@ -68,34 +65,6 @@ func (c *opCache) get(target string) *opInfo {
 	}
 	c.m[target] = in
 	return in
-}
-
-// checkBind reports the error bindArgs would return, without binding.
-func checkBind(s *opschema.Schema, args []ir.Arg, kwargs []ir.Kwarg) error {
-	if len(args) > len(s.Arguments) && !s.IsVararg {
-		return fmt.Errorf("%d positional arguments for %s, which takes %d", len(args), s.OpName().Key(), len(s.Arguments))
-	}
-	for _, k := range kwargs {
-		if s.Argument(k.Name) < 0 {
-			return fmt.Errorf("%s has no argument %q", s.OpName().Key(), k.Name)
-		}
-	}
-	return nil
-}
-
-// boundAt returns the argument bindArgs binds to schema parameter i, or
-// nil when the parameter takes its default (which is never a node).
-func boundAt(s *opschema.Schema, args []ir.Arg, kwargs []ir.Kwarg, i int) *ir.Arg {
-	name := s.Arguments[i].Name
-	for k := len(kwargs) - 1; k >= 0; k-- {
-		if kwargs[k].Name == name {
-			return &kwargs[k].Value
-		}
-	}
-	if i < len(args) {
-		return &args[i]
-	}
-	return nil
 }
 
 // anyRefIn reports whether a refers to a node marked in set.

@@ -17,7 +17,7 @@ func isContiguous(m *ir.TensorMeta) bool {
 	if m.Stride == nil {
 		return true
 	}
-	return contiguousDims(m.Shape, m.Stride)
+	return ir.IsContiguous(m.Shape, m.Stride)
 }
 
 // viewMeta returns the metadata of a view of m with the given shape and
@@ -27,7 +27,7 @@ func viewMeta(m *ir.TensorMeta, shape, stride []ir.Dim) *ir.TensorMeta {
 		return nil
 	}
 	memFormat := ""
-	if stride == nil || contiguousDims(shape, stride) {
+	if stride == nil || ir.IsContiguous(shape, stride) {
 		memFormat = "contiguous_format"
 	}
 	if k, ok := viewKey(m, shape, stride, memFormat); ok {
@@ -50,7 +50,7 @@ func buildView(m *ir.TensorMeta, shape, stride []ir.Dim, memFormat string) *ir.T
 	return &out
 }
 
-// viewKey is metaKeyOf(buildView(m, shape, stride, memFormat)) without
+// viewKey is the intern key of buildView(m, shape, stride, memFormat), without
 // building it.
 func viewKey(m *ir.TensorMeta, shape, stride []ir.Dim, memFormat string) (metaKey, bool) {
 	var k metaKey
@@ -75,18 +75,6 @@ func viewKey(m *ir.TensorMeta, shape, stride []ir.Dim, memFormat string) (metaKe
 		k.stride[i] = d.Val
 	}
 	return k, true
-}
-
-// contiguousDims is isContiguous for a shape and (non-nil) strides.
-func contiguousDims(shape, stride []ir.Dim) bool {
-	want := ir.Dim{Val: 1}
-	for i := len(shape) - 1; i >= 0; i-- {
-		if !isOne(shape[i]) && !dimEq(stride[i], want) {
-			return false
-		}
-		want = dimMul(want, shape[i])
-	}
-	return true
 }
 
 func (b *builder) unary(target string, x V, extra ...any) V {
@@ -116,7 +104,7 @@ func (b *builder) pointwise2(target string, x, y V) V {
 	switch {
 	case x.meta != nil && y.meta != nil:
 		shape := x.meta.Shape
-		if !shapeEq(shape, y.meta.Shape) {
+		if !ir.DimsEqual(shape, y.meta.Shape) {
 			var ok bool
 			if shape, ok = broadcastShapes(x.meta.Shape, y.meta.Shape); !ok {
 				shape = x.meta.Shape
@@ -159,12 +147,6 @@ func (b *builder) pointwise(target string, operands []V, extra ...any) V {
 
 func isTensor(v V) bool { return v.ok }
 
-// binop picks the .Tensor or .Scalar overload of a binary op by the second
-// operand.
-func (b *builder) binop(name string, x, y V) V {
-	return b.pointwise2("aten."+name+".Tensor", x, y)
-}
-
 func (b *builder) mul(x, y V) V { return b.pointwise2("aten.mul.Tensor", x, y) }
 func (b *builder) div(x, y V) V { return b.pointwise2("aten.div.Tensor", x, y) }
 func (b *builder) add(x, y V) V { return b.pointwise2("aten.add.Tensor", x, y) }
@@ -202,7 +184,7 @@ func (b *builder) permuteMeta(m *ir.TensorMeta, perm []int64) *ir.TensorMeta {
 	shape, stride = shape[:len(perm)], stride[:len(perm)]
 	st := m.Stride
 	if st == nil {
-		st = contiguousStrides(m.Shape)
+		st = ir.ContiguousStrides(m.Shape)
 	}
 	for i, p := range perm {
 		shape[i], stride[i] = m.Shape[p], st[p]
@@ -251,13 +233,13 @@ func (b *builder) permute(x V, perm []int64) V {
 // otherwise, as Tensor.reshape decides. It emits nothing when the shape is
 // unchanged.
 func (b *builder) reshape(x V, shape []ir.Dim) V {
-	if x.meta != nil && shapeEq(x.Shape(), shape) {
+	if x.meta != nil && ir.DimsEqual(x.Shape(), shape) {
 		return x
 	}
 	if x.meta != nil {
 		st := x.meta.Stride
 		if st == nil {
-			st = contiguousStrides(x.Shape())
+			st = ir.ContiguousStrides(x.Shape())
 		}
 		if ns, ok := viewStrides(x.Shape(), st, shape); ok {
 			return b.opShape("aten.view.default", viewMeta(x.meta, shape, ns), x, shape)
@@ -292,7 +274,7 @@ func viewStrides(shape, stride, newShape []ir.Dim) ([]ir.Dim, bool) {
 		return ns, true
 	}
 	if n, _ := numel(shape); n == 0 {
-		return contiguousStrides(newShape), true
+		return ir.ContiguousStrides(newShape), true
 	}
 	viewD := len(newShape) - 1
 	chunkBase := stride[len(stride)-1].Val
@@ -321,14 +303,14 @@ func viewStrides(shape, stride, newShape []ir.Dim) ([]ir.Dim, bool) {
 }
 
 func (b *builder) expand(x V, shape []ir.Dim) V {
-	if x.meta != nil && shapeEq(x.Shape(), shape) {
+	if x.meta != nil && ir.DimsEqual(x.Shape(), shape) {
 		return x
 	}
 	var m *ir.TensorMeta
 	if x.meta != nil {
 		st := x.meta.Stride
 		if st == nil {
-			st = contiguousStrides(x.Shape())
+			st = ir.ContiguousStrides(x.Shape())
 		}
 		stride := make([]ir.Dim, len(shape))
 		off := len(shape) - x.Rank()
@@ -350,7 +332,7 @@ func (b *builder) unsqueeze(x V, d int64) V {
 		d = wrapDim(d, x.Rank()+1)
 		shape := slices.Insert(slices.Clone(x.Shape()), int(d), ir.Dim{Val: 1})
 		if isContiguous(x.meta) {
-			m = viewMeta(x.meta, shape, contiguousStrides(shape))
+			m = viewMeta(x.meta, shape, ir.ContiguousStrides(shape))
 		} else {
 			m = withShape(x.meta, shape)
 		}
@@ -413,7 +395,7 @@ func (b *builder) sum(x V, dimsToSum []int64, keepdim bool) V {
 // dimensions are summed away and dimensions of size 1 in shape are summed
 // with keepdim. It emits nothing when g already has the shape.
 func (b *builder) sumToSize(g V, shape []ir.Dim) V {
-	if !g.ok || g.meta == nil || shapeEq(g.Shape(), shape) {
+	if !g.ok || g.meta == nil || ir.DimsEqual(g.Shape(), shape) {
 		return g
 	}
 	gs := g.Shape()
@@ -436,24 +418,6 @@ func (b *builder) sumToSize(g V, shape []ir.Dim) V {
 
 func (b *builder) zerosLike(x V) V {
 	return b.op1("aten.zeros_like.default", like(x.meta), x)
-}
-
-// zeros emits aten.zeros(shape) with x's dtype and device.
-func (b *builder) zeros(shape []ir.Dim, x V) V {
-	m := withShape(x.meta, shape)
-	var dt, dev any
-	if x.meta != nil {
-		dt, dev = dtypeArg(x.meta.Dtype), deviceArg(x.meta.Device)
-	}
-	return b.op("aten.new_zeros.default", m, x, shape, kw{"dtype", dt}, kw{"device", dev})
-}
-
-// deviceArg is a Device argument ("" means unknown: None).
-func deviceArg(d string) any {
-	if d == "" {
-		return nil
-	}
-	return ir.Arg{Kind: ir.ArgDevice, S: d}
 }
 
 // clone emits a contiguous copy.

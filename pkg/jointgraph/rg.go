@@ -49,8 +49,13 @@ func requiresGrad(g *ir.Graph, ops *opCache, effect map[ir.NodeID]bool, file str
 		}
 		if n.Target == "_operator.getitem" {
 			src := n.Args[0].Ref
-			if el, ok := elemRG[src]; ok && int(n.Args[1].I) < len(el) {
-				rg[i] = el[n.Args[1].I]
+			if el, ok := elemRG[src]; ok {
+				rg[i] = int(n.Args[1].I) < len(el) && el[n.Args[1].I]
+			} else if src >= 0 {
+				// A tuple without a value (a multi-output view replayed
+				// by functionalization): its elements require grad as
+				// the tuple does.
+				rg[i] = rg[src]
 			}
 			continue
 		}
@@ -114,11 +119,11 @@ func requiresGrad(g *ir.Graph, ops *opCache, effect map[ir.NodeID]bool, file str
 // differentiates requires grad (false when the call does not bind).
 func diffArgRG(info *opInfo, n *ir.Node, rg []bool) bool {
 	s := info.schema
-	if s == nil || checkBind(s, n.Args, n.Kwargs) != nil {
+	if s == nil || s.CheckBind(n.Args, n.Kwargs) != nil {
 		return false
 	}
 	for _, i := range info.diffIdx {
-		if a := boundAt(s, n.Args, n.Kwargs, i); a != nil && anyRefIn(a, rg) {
+		if a := s.BoundAt(n.Args, n.Kwargs, i); a != nil && anyRefIn(a, rg) {
 			return true
 		}
 	}

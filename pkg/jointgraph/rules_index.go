@@ -50,6 +50,14 @@ func indexRules() []Rule {
 			z := c.op("aten.new_zeros.default", like(x.meta), c.Grad(), x.Shape())
 			return c.op("aten.index_put.default", like(x.meta), z, c.Arg("indices"), c.Grad(), true)
 		})}},
+		// torch 2.x decomposes upsampling to _unsafe_index; derivatives.yaml:
+		// _unsafe_index_put(zeros, indices, grad, accumulate=true), which
+		// index_put computes the same way.
+		{Op: "aten._unsafe_index.Tensor", Grads: []Grad{one("self", func(c *Ctx) V {
+			x := c.In("self")
+			z := c.op("aten.new_zeros.default", like(x.meta), c.Grad(), x.Shape())
+			return c.op("aten.index_put.default", like(x.meta), z, c.Arg("indices"), c.Grad(), true)
+		})}},
 		{Op: "aten.index_put.default", Grads: []Grad{
 			one("self", func(c *Ctx) V {
 				if c.Bool("accumulate") {

@@ -35,6 +35,18 @@ func nnRules() []Rule {
 				c.Grad(), in, c.In("weight"), c.In("running_mean"), c.In("running_var"),
 				c.Result(1), c.Result(2), c.Bool("training"), c.Float("eps"), mask)
 		})}},
+		// torch 2.x's make_fx traces batch norm as _native_batch_norm_legit
+		// (training, or no_stats) and _native_batch_norm_legit_no_training
+		// (eval); derivatives.yaml gives all three native_batch_norm_backward.
+		{Op: "aten._native_batch_norm_legit.default", Outputs: firstOnly3, Grads: []Grad{many("input, weight, bias", func(c *Ctx) []V {
+			return batchNormLegitBackward(c, c.In("running_mean"), c.In("running_var"), c.Bool("training"))
+		})}},
+		{Op: "aten._native_batch_norm_legit.no_stats", Outputs: firstOnly3, Grads: []Grad{many("input, weight, bias", func(c *Ctx) []V {
+			return batchNormLegitBackward(c, V{}, V{}, c.Bool("training"))
+		})}},
+		{Op: "aten._native_batch_norm_legit_no_training.default", Outputs: firstOnly3, Grads: []Grad{many("input, weight, bias", func(c *Ctx) []V {
+			return batchNormLegitBackward(c, c.In("running_mean"), c.In("running_var"), false)
+		})}},
 		{Op: "aten.native_layer_norm.default", Outputs: firstOnly3, Grads: []Grad{many("input, weight, bias", func(c *Ctx) []V {
 			in := c.In("input")
 			mask := []bool{c.Need("input"), c.Need("weight"), c.Need("bias")}
@@ -109,6 +121,18 @@ func nnRules() []Rule {
 			x := c.In("input")
 			return c.op("aten.upsample_nearest2d_backward.vec", like(x.meta), c.Grad(), c.Arg("output_size"),
 				x.Shape(), c.Arg("scale_factors"))
+		})}},
+		// torch 2.x's make_fx decomposes F.interpolate to the overloads with
+		// explicit scales (1.13 traced the .vec ones).
+		{Op: "aten.upsample_nearest2d.default", Grads: []Grad{one("self", func(c *Ctx) V {
+			x := c.In("self")
+			return c.op("aten.upsample_nearest2d_backward.default", like(x.meta), c.Grad(), c.Arg("output_size"),
+				x.Shape(), c.Arg("scales_h"), c.Arg("scales_w"))
+		})}},
+		{Op: "aten.upsample_bilinear2d.default", Grads: []Grad{one("self", func(c *Ctx) V {
+			x := c.In("self")
+			return c.op("aten.upsample_bilinear2d_backward.default", like(x.meta), c.Grad(), c.Arg("output_size"),
+				x.Shape(), c.Bool("align_corners"), c.Arg("scales_h"), c.Arg("scales_w"))
 		})}},
 		{Op: "aten.upsample_bilinear2d.vec", Grads: []Grad{one("input", func(c *Ctx) V {
 			x := c.In("input")
@@ -200,4 +224,16 @@ func padBackward(target string) func(c *Ctx) V {
 		x := c.In("self")
 		return c.op(target, like(x.meta), c.Grad(), x, c.Ints("padding"))
 	}
+}
+
+// batchNormLegitBackward is the backward of the _native_batch_norm_legit
+// family: native_batch_norm_backward with the running stats given (None for
+// no_stats) and the saved mean and invstd the forward returned.
+func batchNormLegitBackward(c *Ctx, runningMean, runningVar V, training bool) []V {
+	in := c.In("input")
+	mask := []bool{c.Need("input"), c.Need("weight"), c.Need("bias")}
+	return c.tupleOp("aten.native_batch_norm_backward.default",
+		[]*ir.TensorMeta{like(in.meta), optMeta(c, "weight"), optMeta(c, "bias")}, mask,
+		c.Grad(), in, c.In("weight"), runningMean, runningVar,
+		c.Result(1), c.Result(2), training, c.Float("eps"), mask)
 }

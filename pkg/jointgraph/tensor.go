@@ -1,7 +1,6 @@
 package jointgraph
 
 import (
-	"fmt"
 	"slices"
 	"sync"
 
@@ -48,50 +47,13 @@ func dims(vs ...int64) []ir.Dim {
 	return out
 }
 
-func dimEq(a, b ir.Dim) bool { return a.Expr == b.Expr && (a.Expr != "" || a.Val == b.Val) }
-
-func shapeEq(a, b []ir.Dim) bool { return slices.EqualFunc(a, b, dimEq) }
-
 func isOne(d ir.Dim) bool { return d.Expr == "" && d.Val == 1 }
-
-// contiguousStrides returns the row-major strides of shape. A symbolic
-// size makes every stride to its left symbolic.
-func contiguousStrides(shape []ir.Dim) []ir.Dim {
-	st := make([]ir.Dim, len(shape))
-	acc := ir.Dim{Val: 1}
-	for i := len(shape) - 1; i >= 0; i-- {
-		st[i] = acc
-		acc = dimMul(acc, shape[i])
-	}
-	return st
-}
-
-func dimMul(a, b ir.Dim) ir.Dim {
-	switch {
-	case a.Expr == "" && b.Expr == "":
-		return ir.Dim{Val: a.Val * b.Val}
-	case a.Expr == "" && a.Val == 1:
-		return b
-	case b.Expr == "" && b.Val == 1:
-		return a
-	case a.Expr == "" && a.Val == 0, b.Expr == "" && b.Val == 0:
-		return ir.Dim{}
-	}
-	return ir.Dim{Expr: dimString(a) + "*" + dimString(b)}
-}
-
-func dimString(d ir.Dim) string {
-	if d.Expr != "" {
-		return "(" + d.Expr + ")"
-	}
-	return fmt.Sprint(d.Val)
-}
 
 // newTensor returns metadata of a fresh contiguous tensor.
 func newTensor(shape []ir.Dim, dtype, device string) *ir.TensorMeta {
 	return &ir.TensorMeta{
 		Shape:        slices.Clone(shape),
-		Stride:       contiguousStrides(shape),
+		Stride:       ir.ContiguousStrides(shape),
 		Dtype:        dtype,
 		Device:       device,
 		Layout:       "strided",
@@ -183,52 +145,6 @@ func storeMeta(k *metaKey, m *ir.TensorMeta) *ir.TensorMeta {
 	return m
 }
 
-// internMeta returns a heap copy of m (its Shape and Stride copied too),
-// the same one for equal metadata when m is small and concrete.
-func internMeta(m *ir.TensorMeta) *ir.TensorMeta {
-	k, ok := metaKeyOf(m)
-	if !ok {
-		return copyMeta(m)
-	}
-	if c := lookupMeta(&k); c != nil {
-		return c
-	}
-	return storeMeta(&k, copyMeta(m))
-}
-
-func copyMeta(m *ir.TensorMeta) *ir.TensorMeta {
-	c := *m
-	c.Shape = slices.Clone(m.Shape)
-	c.Stride = slices.Clone(m.Stride)
-	return &c
-}
-
-func metaKeyOf(m *ir.TensorMeta) (metaKey, bool) {
-	var k metaKey
-	if len(m.Shape) > maxInternRank || len(m.Stride) > maxInternRank || m.QParams != nil || m.IsQuantized ||
-		m.RequiresGrad || m.HasStorageID || m.StorageID != 0 || m.StorageOffset.Expr != "" {
-		return k, false
-	}
-	k.dtype, k.device, k.layout, k.memFormat = m.Dtype, m.Device, m.Layout, m.MemoryFormat
-	k.rank, k.strideRank, k.offset = int8(len(m.Shape)), int8(len(m.Stride)), m.StorageOffset.Val
-	if m.Stride == nil {
-		k.strideRank = -1
-	}
-	for i, d := range m.Shape {
-		if d.Expr != "" {
-			return k, false
-		}
-		k.shape[i] = d.Val
-	}
-	for i, d := range m.Stride {
-		if d.Expr != "" {
-			return k, false
-		}
-		k.stride[i] = d.Val
-	}
-	return k, true
-}
-
 // numel returns the element count and whether it is concrete.
 func numel(shape []ir.Dim) (int64, bool) {
 	n := int64(1)
@@ -274,7 +190,7 @@ func broadcastShapes(shapes ...[]ir.Dim) ([]ir.Dim, bool) {
 			case isOne(d):
 			case isOne(*o):
 				*o = d
-			case !dimEq(*o, d):
+			case !o.Equal(d):
 				return nil, false
 			}
 		}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/hopctl/hopctl/pkg/analyze"
 	"github.com/hopctl/hopctl/pkg/analyze/analysistest"
+	"github.com/hopctl/hopctl/pkg/analyze/passes"
 	"github.com/hopctl/hopctl/pkg/ir"
 	"github.com/hopctl/hopctl/pkg/lint"
 )
@@ -216,33 +217,19 @@ func asInputError(err error, target *ir.InputError) bool {
 	return ok
 }
 
-// TestStructureRule pins the classification of every ir.Verify message
-// kind; a changed message falls back to malformed-node and fails here.
+// TestStructureRule: every kind of ir.Verify problem has its own rule,
+// documented in the table; the checks' problems (ir.ProblemCall) carry
+// their rule id in the message instead.
 func TestStructureRule(t *testing.T) {
-	for msg, want := range map[string]string{
-		`use of "b" before its definition`:                                  lint.RuleUseBeforeDef,
-		`dangling reference to "x": no such node in this graph`:             lint.RuleDanglingRef,
-		`duplicate node name (first defined as node #1)`:                    lint.RuleDuplicateName,
-		`duplicate submodule name`:                                          lint.RuleDuplicateName,
-		`duplicate attribute "w"`:                                           lint.RuleDuplicateName,
-		`missing output node`:                                               lint.RuleMissingOutput,
-		`extra output node: a graph has exactly one`:                        lint.RuleExtraOutput,
-		`output node is not last: 2 nodes follow it`:                        lint.RuleExtraOutput,
-		`node uses itself (cycle)`:                                          lint.RuleCycle,
-		`cycle through nodes a, b`:                                          lint.RuleCycle,
-		`get_attr target "w" does not exist: no submodule or attribute "w"`: lint.RuleMissingAttr,
-		`call_module target "m" does not exist: no submodule "m"`:           lint.RuleMissingAttr,
-		`node has an empty name`:                                            lint.RuleMalformedNode,
-		`node has no op kind`:                                               lint.RuleMalformedNode,
-		`module has no root graph`:                                          lint.RuleMalformedNode,
-		`submodule 3 has an empty qualified name`:                           lint.RuleMalformedNode,
-		`subgraphs nest more than 1000 levels deep (this one is 1001 levels deep; 1 graphs are too deep)`: lint.RuleMalformedNode,
-		`tensor shape [2, -1] has a negative size -1`:                                                     lint.RuleBadShape,
-		`value[1]: the element count of tensor shape [4294967296, 4294967296] overflows int64`:            lint.RuleBadShape,
-		`attribute "w": tensor shape [-3] has a negative size -3`:                                         lint.RuleBadShape,
-	} {
-		if got := lint.StructureRule(ir.Problem{Msg: msg}); got != want {
-			t.Errorf("StructureRule(%q) = %s, want %s", msg, got, want)
+	seen := map[string]ir.ProblemKind{}
+	for k := ir.ProblemMalformed; k < ir.ProblemCall; k++ {
+		r := lint.StructureRule(ir.Problem{Kind: k})
+		if prev, dup := seen[r]; dup {
+			t.Errorf("kinds %d and %d share rule %s", prev, k, r)
+		}
+		seen[r] = k
+		if rule, ok := lint.LookupRule(r); !ok || rule.Category != "structure" || !rule.Invalid {
+			t.Errorf("kind %d: rule %s is not a structure rule of the table", k, r)
 		}
 	}
 }
@@ -308,6 +295,39 @@ func deepModule(depth int) *ir.Module {
 	return m
 }
 
+// TestRulesAssembledFromAnalyzers: the rule table is every analyzer's
+// rules plus lint's own, each id once, in listing order (by category,
+// invalid-input rules after the others within one).
+func TestRulesAssembledFromAnalyzers(t *testing.T) {
+	seen := map[string]bool{}
+	for _, r := range lint.Rules() {
+		if seen[r.ID] {
+			t.Errorf("rule %s listed twice", r.ID)
+		}
+		seen[r.ID] = true
+		if r.Short == "" || r.Doc == "" || r.Category == "" {
+			t.Errorf("rule %s is not documented: %+v", r.ID, r)
+		}
+	}
+	for _, a := range passes.All() {
+		if len(a.Rules) == 0 {
+			t.Errorf("analyzer %s declares no rules", a.Name)
+		}
+		for _, r := range a.Rules {
+			if got, ok := lint.LookupRule(r.ID); !ok || got != r {
+				t.Errorf("analyzer %s's rule %s is not in lint's table as declared: %+v", a.Name, r.ID, got)
+			}
+		}
+	}
+	rules := lint.Rules()
+	for i := 1; i < len(rules); i++ {
+		a, b := rules[i-1], rules[i]
+		if a.Category == b.Category && a.Invalid && !b.Invalid {
+			t.Errorf("%s (invalid input) listed before %s", a.ID, b.ID)
+		}
+	}
+}
+
 var update = flag.Bool("update", false, "rewrite docs/lint-rules.md")
 
 // TestRulesMarkdown keeps docs/lint-rules.md, the page every SARIF rule's
@@ -337,5 +357,36 @@ func TestRulesMarkdown(t *testing.T) {
 		if !strings.Contains(string(got), "\n## "+r.ID+"\n") {
 			t.Errorf("rule %s: no section in %s (its helpUri anchor)", r.ID, p)
 		}
+	}
+}
+
+// TestRelTo: paths relative to a root, also when one of them is reached
+// through a symbolic link.
+func TestRelTo(t *testing.T) {
+	dir := t.TempDir()
+	real := filepath.Join(dir, "real")
+	if err := os.MkdirAll(filepath.Join(real, "sub"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	link := filepath.Join(dir, "link")
+	if err := os.Symlink(real, link); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		root, file, want string
+		ok               bool
+	}{
+		{real, filepath.Join(real, "sub", "g.pb"), "sub/g.pb", true},
+		{real, filepath.Join(link, "sub", "g.pb"), "sub/g.pb", true},
+		{link, filepath.Join(real, "sub", "g.pb"), "sub/g.pb", true},
+		{filepath.Join(real, "sub"), filepath.Join(real, "g.pb"), "", false},
+	} {
+		got, ok := lint.RelTo(c.root, c.file)
+		if got != c.want || ok != c.ok {
+			t.Errorf("RelTo(%s, %s) = %q, %v; want %q, %v", c.root, c.file, got, ok, c.want, c.ok)
+		}
+	}
+	if got := lint.RelPath(filepath.Join(real, "sub"), "x/../g.pb"); got != "g.pb" {
+		t.Errorf("RelPath outside the root = %q, want the path as given, cleaned", got)
 	}
 }

@@ -1,15 +1,13 @@
 package lint
 
 import (
+	"cmp"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/hopctl/hopctl/pkg/analyze"
-	"github.com/hopctl/hopctl/pkg/analyze/passes/alias"
-	"github.com/hopctl/hopctl/pkg/analyze/passes/hopargs"
-	"github.com/hopctl/hopctl/pkg/analyze/passes/hopmeta"
-	"github.com/hopctl/hopctl/pkg/analyze/passes/schemacheck"
-	"github.com/hopctl/hopctl/pkg/analyze/passes/sigmut"
+	"github.com/hopctl/hopctl/pkg/analyze/passes"
 )
 
 // Rule ids of the graph-structure rules (ir.Verify's defects) and of the
@@ -27,109 +25,43 @@ const (
 	RuleBadSchema     = "bad-schema"
 )
 
-// Rule documents one rule: its stable id, default severity and what it
-// checks.
-type Rule struct {
-	ID string
-	// Name is the rule's name for people, in PascalCase (SARIF's
-	// reportingDescriptor.name, which must differ from the id).
-	Name     string
-	Severity analyze.Severity
-	// Category groups rules in listings: "hop", "schema", "structure".
-	Category string
-	Short    string // one line
-	Doc      string // a paragraph
-	// Example is a small example in Markdown: what triggers the rule and
-	// how to fix it. docs/lint-rules.md and SARIF's rule help show it.
-	Example string
-	// Invalid marks rules whose findings mean the file is invalid input
-	// (lint exits 3): structure defects (the other checks do not run), a
-	// schema table that does not parse, calls that do not fit their schemas
-	// or subgraphs. Every command refuses such files (package validate);
-	// lint reports why, rule by rule.
-	Invalid bool
+// Rule documents one rule (see analyze.Rule).
+type Rule = analyze.Rule
+
+// rules is the rule table, in listing order: every analyzer's rules
+// (passes.All) and lint's own, assembled by assemble.
+var rules = assemble(ownRules)
+
+// categories orders the rules' categories in listings.
+var categories = []string{"hop", "signature", "schema", "structure"}
+
+// assemble returns the analyzers' rules and own in listing order: by
+// category, then rules whose findings are findings before those that make
+// a file invalid, then in the order of the analyzers and of own.
+func assemble(own []Rule) []Rule {
+	var out []Rule
+	for _, a := range passes.All() {
+		out = append(out, a.Rules...)
+	}
+	out = append(out, own...)
+	slices.SortStableFunc(out, func(a, b Rule) int {
+		if c := cmp.Compare(slices.Index(categories, a.Category), slices.Index(categories, b.Category)); c != 0 {
+			return c
+		}
+		if a.Invalid != b.Invalid {
+			if a.Invalid {
+				return 1
+			}
+			return -1
+		}
+		return 0
+	})
+	return out
 }
 
-// rules is the rule table, in listing order.
-var rules = []Rule{
-	{ID: alias.RuleHOPMutation, Name: "HopSubgraphMutatesInput", Severity: analyze.Error, Category: "hop",
-		Short: "a HOP subgraph mutates one of its inputs",
-		Doc: "A cond branch, while_loop cond_fn/body_fn, scan or associative_scan combine_fn, map body or flex_attention score_mod/mask_mod " +
-			"writes one of its inputs (directly, through a view, or inside a nested HOP). PyTorch rejects this at functionalization " +
-			"(\"<name> might be modifying the input!\"). The finding names the input, the views, the writing node and the path through nested subgraphs.",
-		Example: `~~~python
-def true_fn(x):
-    x.add_(1)          # writes the branch's input
-    return (x.sin(),)
-torch.cond(pred, true_fn, false_fn, (x,))
-~~~
-Fix: compute out of place ('y = x + 1') and return the new value; write the caller's tensor outside the HOP.`},
-	{ID: alias.RuleHOPAlias, Name: "HopSubgraphAliasesInput", Severity: analyze.Error, Category: "hop",
-		Short: "a HOP subgraph aliases its inputs or outputs",
-		Doc: "A HOP subgraph returns one of its inputs or a view of it, returns the same storage twice, or is called with two operands " +
-			"that share a storage. PyTorch rejects this (\"<name> might be aliasing the input or the output!\").",
-		Example: `~~~python
-def body_fn(i, x):
-    return i + 1, x.view(-1)   # returns a view of its input
-~~~
-Fix: return a fresh tensor ('x.clone()', or an out-of-place op) instead of the input or a view of it.`},
-	{ID: hopmeta.RuleMetaMismatch, Name: "HopCarryMetadataMismatch", Severity: analyze.Error, Category: "hop",
-		Short: "HOP carried values change metadata (check_meta_consistency)",
-		Doc: "while_loop carried_inputs vs body_output, scan init vs carry, associative_scan first slices vs combine_fn outputs differ in " +
-			"count, shape, dtype, stride, quantization or device, compared as PyTorch's check_meta_consistency does; every difference is listed.",
-		Example: `~~~python
-def body_fn(i, x):              # x: (2, 3)
-    return i + 1, x.t()          # carry comes back as (3, 2)
-torch._higher_order_ops.while_loop(cond_fn, body_fn, (i, x))
-~~~
-Fix: return carried values with the shape, dtype, stride and device they came in with ('x.t().contiguous().view(2, 3)' or a different carry).`},
-	{ID: hopargs.RuleArgType, Name: "HopOperandType", Severity: analyze.Error, Category: "hop",
-		Short: "HOP operand of a type PyTorch rejects (validate_subgraph_args_types)",
-		Doc: "cond operands, while_loop carried and additional inputs, scan/associative_scan additional inputs and flex_attention buffers " +
-			"may only be Tensor, int or SymInt (invoke_subgraph also allows Generator and script objects).",
-		Example: `~~~python
-torch.cond(pred, true_fn, false_fn, (x, 1.5))   # a float operand
-~~~
-Fix: pass tensors, ints or SymInts ('torch.tensor(1.5)'), or close over constants in the branch functions.`},
-	{ID: alias.RuleBadHOPCall, Name: "MalformedHopCall", Severity: analyze.Error, Category: "hop", Invalid: true,
-		Short: "malformed HOP call",
-		Doc:   "A HOP call whose subgraph arguments are not get_attr nodes of existing subgraphs, whose operand lists are not lists, or whose subgraph takes a different number of inputs than the call passes. The file is invalid input.",
-		Example: `~~~
-cond = torch.ops.higher_order.cond(pred, true_graph_0, false_graph_0, (x, y))
-# true_graph_0 takes one placeholder, the call passes two operands
-~~~
-Fix: re-export the graph; a traced program cannot produce this.`},
-	{ID: sigmut.Rule, Name: "SignatureMutationMismatch", Severity: analyze.Error, Category: "signature",
-		Short: "an exported program's graph writes inputs its signature does not declare (or declares writes it does not make)",
-		Doc: "In a functional torch.export program (verifiers ATEN, or any mutation output spec) every input the root graph writes in place " +
-			"must be declared by a buffer_mutation/parameter_mutation/user_input_mutation spec instead, and no declared mutation may return the input " +
-			"itself. A mismatch means the exported program lies: a runtime that trusts its signature drops or doubles the write.",
-		Example: `~~~
-ep = torch.export.export(m, (x,)).run_decompositions()
-# the graph still calls aten.add_.Tensor on buffer b, but the signature declares no buffer_mutation for it
-~~~
-Fix: re-export the program; do not edit an exported program's graph without updating its signature.`},
-	{ID: alias.RuleUnknownOp, Name: "UnknownOperator", Severity: analyze.Warning, Category: "schema",
-		Short: "op with no schema: its aliasing and writes are unknown",
-		Doc:   "No schema for the call target in the file's schema table, the built-in ATen table or the HOP definitions; the alias analysis treats its result as fresh and cannot see writes.",
-		Example: `~~~
-my_op = torch.ops.mylib.fused.default(x)   # no schema in the file
-~~~
-Fix: export with the bridge, which records 'str(op._schema)' of every op in the file, or register the op's schema.`},
-	{ID: schemacheck.RuleArity, Name: "CallDoesNotFitSchema", Severity: analyze.Error, Category: "schema", Invalid: true,
-		Short: "call does not fit the op's schema (arity, keyword names)",
-		Doc:   "Too many positional arguments, an unknown keyword argument, an argument given twice, or a required argument missing. The file is invalid input.",
-		Example: `~~~
-add = torch.ops.aten.add.Tensor(x)   # add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1)
-~~~
-Fix: re-export the graph; the file was edited or written by another tool.`},
-	{ID: schemacheck.RuleArgType, Name: "ArgumentKindMismatch", Severity: analyze.Error, Category: "schema", Invalid: true,
-		Short: "argument of an obviously wrong kind for its schema type",
-		Doc:   "A list, string, dtype or None where a Tensor is expected, a tensor or list where an int is expected, and so on. Python scalars passed to Tensor parameters (wrapped numbers, as make_fx records aten.add.Tensor(x, 1)) are accepted. The file is invalid input.",
-		Example: `~~~
-view = torch.ops.aten.view.default(x, "2, 3")   # a string where int[] is expected
-~~~
-Fix: re-export the graph; the file was edited or written by another tool.`},
+// ownRules are the rules of the findings lint makes itself: the schema
+// table (bad-schema) and ir.Verify's defects.
+var ownRules = []Rule{
 	{ID: RuleBadSchema, Name: "UnparsableSchemaEntry", Severity: analyze.Error, Category: "schema", Invalid: true,
 		Short: "the file's schema table has an entry that does not parse",
 		Doc:   "An entry of the file's op schema table does not parse, names a different op than its schema, or repeats an op with a different schema. The file is invalid input; the other checks run without that entry.",
@@ -222,15 +154,7 @@ func LookupRule(id string) (Rule, bool) {
 
 // DocsURL is the page that documents every rule, one section each
 // (docs/lint-rules.md, generated from the rule table by RulesMarkdown).
-const DocsURL = "https://github.com/hopctl/hopctl/blob/main/docs/lint-rules.md"
-
-// HelpURI is the link to the rule's section of DocsURL.
-func (r Rule) HelpURI() string { return DocsURL + "#" + r.ID }
-
-// Help is the rule's help in Markdown: what it checks, then the example.
-func (r Rule) Help() string {
-	return r.Doc + "\n\n" + r.Example
-}
+const DocsURL = analyze.RuleDocsURL
 
 // RulesMarkdown renders docs/lint-rules.md: every rule with its id, name,
 // severity, category, whether its findings make the file invalid input,

@@ -8,12 +8,16 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+
+	"github.com/hopctl/hopctl/pkg/pt2"
 )
 
 // GraphExtensions are the extensions directory walking takes for graph
-// files. A ".json" file is taken only when it looks like a hopctl graph
-// (IsGraphJSON): repositories hold many other JSON files.
-var GraphExtensions = []string{".pb", ".binpb", ".pbtxt", ".txtpb", ".textproto", ".prototxt", ".json"}
+// files: hopctl's three encodings and torch.export's .pt2 archives (package
+// pt2). A ".json" file is taken only when it looks like a hopctl graph or
+// an ExportedProgram (IsGraphJSON): repositories hold many other JSON
+// files.
+var GraphExtensions = []string{".pb", ".binpb", ".pbtxt", ".txtpb", ".textproto", ".prototxt", ".pt2", ".json"}
 
 // Expand turns lint's arguments into files, as go and golangci-lint read
 // package patterns: "DIR/..." (and "./...") is every graph file under DIR,
@@ -101,9 +105,10 @@ func IsGraphFile(p string) bool {
 	return false
 }
 
-// IsGraphJSON reports whether a JSON file looks like a hopctl graph file:
-// its first 64 KiB name the format version ("formatVersion", protobuf
-// JSON's name of format_version).
+// IsGraphJSON reports whether a JSON file looks like a graph file: its
+// first 64 KiB name hopctl's format version ("formatVersion", protobuf
+// JSON's name of format_version), or it is an ExportedProgram
+// (pt2.IsProgramJSON).
 func IsGraphJSON(p string) bool {
 	f, err := os.Open(p)
 	if err != nil {
@@ -113,5 +118,5 @@ func IsGraphJSON(p string) bool {
 	head := make([]byte, 64<<10)
 	n, _ := io.ReadFull(f, head)
 	head = head[:n]
-	return bytes.Contains(head, []byte(`"formatVersion"`)) || bytes.Contains(head, []byte(`"format_version"`))
+	return bytes.Contains(head, []byte(`"formatVersion"`)) || bytes.Contains(head, []byte(`"format_version"`)) || pt2.IsProgramJSON(head)
 }

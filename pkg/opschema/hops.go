@@ -1,16 +1,31 @@
 package opschema
 
 import (
+	"errors"
+	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 )
 
-// HOP is hopctl's definition of one higher-order operator: data that the
-// analyses interpret, not code. A HOP call is an FX call_function node whose
-// target is torch.ops.higher_order.<Name>; its subgraphs are get_attr nodes
-// naming GraphModule submodules. See shared/reference/hops.md for each HOP's
-// calling convention and rules.
+// HOP is one row of the higher-order operator (HOP) convention table: the
+// one place hopctl records how a HOP is called and what PyTorch requires of
+// it. Every consumer reads the row — schema checking (Schema, FreeKwargs),
+// the generic call decoder of package hop (Subgraphs, Op), the alias
+// analysis (Restrictions, Outputs), the metadata check (MetaChecks), the
+// operand type check (ArgTypeChecks), validation and the joint builder —
+// so a new HOP is one row plus the rules no table can hold (its derivative
+// in package jointgraph). Every argument is named by its name in Schema;
+// TestHOPTableBindsToSchemas checks every name against the schema.
+//
+// A HOP call is an FX call_function node whose target is
+// torch.ops.higher_order.<Name> (spelled "higher_order.<Name>"); its
+// subgraphs are get_attr nodes naming GraphModule submodules. HOP calls
+// pass their arguments positionally, as make_fx and Dynamo record them. The
+// conventions are those of torch/_higher_order_ops/<hop>.py; the rules those
+// of torch/_higher_order_ops/utils.py (_check_alias_and_mutation,
+// check_meta_consistency, validate_subgraph_args_types).
 type HOP struct {
 	// Name is the HOP's name; its target is "higher_order." + Name.
 	Name string
@@ -22,32 +37,254 @@ type HOP struct {
 	// takes the HOP's variadic operands. Alias annotations are absent on
 	// purpose: a HOP's aliasing and mutation come from its subgraphs.
 	Schema string
-	// Subgraphs lists the positional arguments that hold subgraphs.
-	Subgraphs []SubgraphArg
-	// OpArg is the index of the positional argument holding an operator
-	// (an OpOverload or a HOP) the HOP applies to its other arguments, or
-	// -1. with_effects and auto_functionalized have one.
-	OpArg int
+	// Subgraphs are the subgraphs a call runs, in the order the analyses
+	// visit them.
+	Subgraphs []Subgraph
+	// Op names the argument holding an operator (an OpOverload or a HOP)
+	// the HOP applies to its other arguments, or is "". with_effects and
+	// auto_functionalized have one.
+	Op string
+	// AppliesOp is set when the HOP runs Op on the arguments after it with
+	// the op's own aliasing and writes (with_effects: the result is
+	// (new_token, *op_results)); unset for a HOP with an Op, the HOP is
+	// functional: its outputs are fresh and it writes nothing
+	// (auto_functionalized).
+	AppliesOp bool
+	// Opaque is set when the row names the subgraph arguments but records
+	// no operand convention: calls are not decoded, and the alias analysis
+	// reports the HOP as an op it does not know (flex_attention_backward).
+	Opaque bool
 	// FreeKwargs is set when the node may carry keyword arguments beyond
 	// the schema's (the op's own arguments for auto_functionalized,
 	// checkpoint options for tag_activation_checkpoint, scheme= for
 	// invoke_quant).
 	FreeKwargs bool
+	// MetaChecks are the check_meta_consistency calls PyTorch makes at a
+	// call site of the HOP.
+	MetaChecks []MetaCheck
+	// ArgTypeChecks are the validate_subgraph_args_types calls (and
+	// equivalent operand checks) PyTorch makes at a call site.
+	ArgTypeChecks []ArgTypeCheck
 
 	schema *Schema // Schema, parsed
 }
 
-// SubgraphArg locates one subgraph argument of a HOP call.
-type SubgraphArg struct {
-	Arg  int    // positional argument index
-	Name string // the subgraph's role: "true_fn", "body_fn", "score_mod", ...
-	// Last is set when the argument is a tuple whose last element is the
-	// subgraph (flex_attention's block_mask ends with the mask_mod graph).
+// Subgraph is one subgraph a HOP call runs.
+type Subgraph struct {
+	// Arg is the argument holding the subgraph.
+	Arg string
+	// Last is set when Arg is a tuple whose last element is the subgraph
+	// (flex_attention's block_mask ends with the mask_mod graph).
 	Last bool
+	// Role is the subgraph's name where it is not Arg (mask_mod); see
+	// [Subgraph.RoleName].
+	Role string
+	// Optional is set when a call may lack the subgraph (a block_mask
+	// without a mask_mod); a missing required subgraph makes the call
+	// malformed.
+	Optional bool
+	// Name is PyTorch's name for the subgraph in its alias and mutation
+	// messages: "cond_true", "body_fn", "scan".
+	Name string
+	// Operands are the groups of values fed to the subgraph's
+	// placeholders, in placeholder order.
+	Operands []Operands
+	// Outputs says which HOP outputs this subgraph's outputs become; nil
+	// when they are none (while_loop's cond_fn, flex_attention's mods).
+	Outputs *Outputs
+	// Restrictions are what PyTorch rejects in the subgraph.
+	Restrictions []Restriction
+}
+
+// RoleName returns Role, or Arg when Role is empty.
+func (s *Subgraph) RoleName() string {
+	if s.Role != "" {
+		return s.Role
+	}
+	return s.Arg
+}
+
+// Operands is one group of values a HOP call feeds to consecutive
+// placeholders of a subgraph.
+type Operands struct {
+	// Arg is the list argument whose elements are the values, or
+	// "*name" for the call's variadic arguments (the schema's `...`,
+	// named as PyTorch's Python signature names them: "*operands"), or ""
+	// when the HOP makes Made values itself.
+	Arg string
+	// Made is the number of placeholders the HOP fills with values it
+	// makes itself (flex_attention's score and indices) when Arg is "".
+	Made int
+	// Sliced is set when each placeholder receives a slice of the value
+	// (scan and map xs): writes to it still write the value's storage, but
+	// two slices are not aliases.
+	Sliced bool
+	// Optional is set when a call may omit Arg (the group is then empty);
+	// otherwise a missing argument makes the call malformed.
+	Optional bool
+	// Lenient is set when an Arg that is not a list or tuple gives an empty
+	// group instead of making the call malformed (flex_attention's buffers,
+	// which the schema check judges).
+	Lenient bool
+}
+
+// Outputs maps a HOP's outputs to a subgraph's outputs.
+type Outputs struct {
+	// Count names the list argument whose element count is the number of
+	// HOP outputs the subgraph's outputs produce (while_loop's
+	// carried_inputs, scan's init); "" means every output of the call (the
+	// length of its recorded value).
+	Count string
+	// Fresh is set when those outputs are new tensors (stacked, cloned)
+	// rather than the subgraph's outputs passed through: HOP output j is
+	// subgraph output j.
+	Fresh bool
+	// RestFresh is set when the call's outputs past Count's are fresh
+	// tensors (scan's stacked ys).
+	RestFresh bool
+}
+
+// RestrictionKind is what a restriction forbids.
+type RestrictionKind int
+
+// Restriction kinds.
+const (
+	ForbidMutation RestrictionKind = iota + 1 // "<name> might be modifying the input!"
+	ForbidAlias                               // "<name> might be aliasing the input or the output!"
+)
+
+// Restriction is one thing PyTorch rejects in a subgraph
+// (_check_alias_and_mutation and its variants).
+type Restriction struct {
+	Kind RestrictionKind
+	// Message replaces PyTorch's usual wording where it words this check
+	// differently ("Mutations detected in score_mod").
+	Message string
+	// Torch is the torch releases the restriction holds for.
+	Torch TorchVersions
+}
+
+// MetaCheck is one check_meta_consistency call: the values of the lhs
+// argument against the outputs of a subgraph.
+type MetaCheck struct {
+	// LHS and RHS are PyTorch's names of the two lists in its message.
+	LHS, RHS string
+	// Arg is the list argument whose elements' values are the lhs.
+	Arg string
+	// FirstSlice is set when the lhs is each element's first slice along
+	// dim 0 (torch.select_copy(x, 0, 0)), as associative_scan's init is.
+	FirstSlice bool
+	// Subgraph is the role ([Subgraph.RoleName]) of the subgraph whose
+	// outputs (pytree leaves) are the rhs.
+	Subgraph string
+	// Carries is set when the rhs is the first len(lhs) outputs only
+	// (scan's carry); otherwise every output.
+	Carries bool
+	// Requires names an argument that must be present and a list for the
+	// check to apply (associative_scan's newer form has
+	// additional_inputs), or is "".
+	Requires string
+	// Lists is set when PyTorch compares lists it builds itself, printed
+	// as lists, rather than the call's tuple and the subgraph's output
+	// tuple.
+	Lists bool
+	// IncludeContiguity is check_meta_consistency's include_contiguity.
+	IncludeContiguity bool
+	// LengthMessage, when set, replaces the length mismatch message: PyTorch
+	// asserts the count first. It is a format taking the two counts.
+	LengthMessage string
+	// Torch is the torch releases that make the check.
+	Torch TorchVersions
+}
+
+// ArgTypeCheck is one validate_subgraph_args_types call: the elements of
+// its arguments, concatenated, may only be Tensor, int or SymInt.
+type ArgTypeCheck struct {
+	// Args are the list arguments checked together, or one "*name" for the
+	// variadic arguments. The check does not apply when one is missing or
+	// not a list.
+	Args []string
+	// Opaque also allows Generator and script objects (invoke_subgraph).
+	Opaque bool
+	// Message, when set, is PyTorch's own wording of the check, a format
+	// taking the operands' list; otherwise validate_subgraph_args_types'
+	// message.
+	Message string
+	// Torch is the torch releases that make the check.
+	Torch TorchVersions
+}
+
+// TorchVersions is the range of torch releases a rule holds for: From
+// (inclusive) to Until (exclusive), each "major.minor". An empty bound is
+// open; the zero value holds for every release.
+type TorchVersions struct {
+	From, Until string
+}
+
+// Holds reports whether the range includes release version ("2.6",
+// "2.6.0"); "" stands for the newest release, which every range without
+// an upper bound includes.
+func (v TorchVersions) Holds(version string) bool {
+	if version == "" {
+		return v.Until == ""
+	}
+	x, ok := parseVersion(version)
+	if !ok {
+		return v.Until == ""
+	}
+	if lo, ok := parseVersion(v.From); ok && compareVersions(x, lo) < 0 {
+		return false
+	}
+	if hi, ok := parseVersion(v.Until); ok && compareVersions(x, hi) >= 0 {
+		return false
+	}
+	return true
+}
+
+// parseVersion parses "major.minor[.patch...]" into its first two numbers.
+func parseVersion(s string) ([2]int, bool) {
+	parts := strings.SplitN(s, ".", 3)
+	if len(parts) < 2 {
+		return [2]int{}, false
+	}
+	var v [2]int
+	for i := range v {
+		n, err := strconv.Atoi(parts[i])
+		if err != nil {
+			return [2]int{}, false
+		}
+		v[i] = n
+	}
+	return v, true
+}
+
+func compareVersions(a, b [2]int) int {
+	if a[0] != b[0] {
+		return a[0] - b[0]
+	}
+	return a[1] - b[1]
 }
 
 // Target returns the HOP's target spelling, "higher_order.<Name>".
-func (h *HOP) Target() string { return HigherOrderNamespace + "." + h.Name }
+func (h *HOP) Target() string { return HOPTarget(h.Name) }
+
+// HOPTarget returns the target spelling of the HOP named name,
+// "higher_order.<name>".
+func HOPTarget(name string) string { return HigherOrderNamespace + "." + name }
+
+// HOPName returns the HOP name of a target in hopctl's canonical spelling
+// ("higher_order.cond" → "cond"), and false for targets of other ops.
+func HOPName(target string) (string, bool) {
+	name, ok := strings.CutPrefix(target, HigherOrderNamespace+".")
+	return name, ok && name != ""
+}
+
+// IsHOPTarget reports whether a call_function target names a higher-order
+// operator.
+func IsHOPTarget(target string) bool {
+	_, ok := HOPName(target)
+	return ok
+}
 
 // ParsedSchema returns Schema parsed, or nil if it does not parse (a bug the
 // package tests rule out).
@@ -56,171 +293,204 @@ func (h *HOP) ParsedSchema() *Schema {
 	return h.schema
 }
 
+// ArgIndex returns the position of the argument named name in the HOP's
+// schema, or -1. For "*name" it returns the position of the variadic
+// arguments (the number of named arguments) when the schema ends in `...`.
+func (h *HOP) ArgIndex(name string) int {
+	s := h.ParsedSchema()
+	if s == nil || name == "" {
+		return -1
+	}
+	if strings.HasPrefix(name, "*") {
+		if !s.IsVararg {
+			return -1
+		}
+		return len(s.Arguments)
+	}
+	return s.Argument(name)
+}
+
 // IsSubgraphArg reports whether positional argument i holds a subgraph (or,
 // for Last, a tuple ending in one).
 func (h *HOP) IsSubgraphArg(i int) bool {
-	return slices.ContainsFunc(h.Subgraphs, func(s SubgraphArg) bool { return s.Arg == i })
+	return slices.ContainsFunc(h.Subgraphs, func(s Subgraph) bool { return h.ArgIndex(s.Arg) == i })
 }
 
-// hops is the table of higher-order operators hopctl knows, sorted by name.
+// Subgraph returns the subgraph whose role ([Subgraph.RoleName]) is role.
+func (h *HOP) Subgraph(role string) (*Subgraph, bool) {
+	for i := range h.Subgraphs {
+		if h.Subgraphs[i].RoleName() == role {
+			return &h.Subgraphs[i], true
+		}
+	}
+	return nil, false
+}
+
+// Shorthands for the table.
+var (
+	forbidBoth     = []Restriction{{Kind: ForbidMutation}, {Kind: ForbidAlias}}
+	forbidAlias    = []Restriction{{Kind: ForbidAlias}}
+	passThrough    = &Outputs{}
+	freshOutputs   = &Outputs{Fresh: true}
+	whileOperands  = []Operands{{Arg: "carried_inputs"}, {Arg: "additional_inputs"}}
+	whileArgChecks = []ArgTypeCheck{{Args: []string{"carried_inputs"}}, {Args: []string{"additional_inputs"}}}
+	whileMeta      = []MetaCheck{{LHS: "carried_inputs", RHS: "body_output", Arg: "carried_inputs", Subgraph: "body_fn"}}
+)
+
+// whileLoop is the row of while_loop and of while_loop_stack_output, which
+// differ in their name and in whether the final carries pass through.
+func whileLoop(name, doc string, stacked bool) *HOP {
+	return &HOP{
+		Name:   name,
+		Doc:    doc,
+		Schema: "higher_order::" + name + "(Any cond_fn, Any body_fn, Any carried_inputs, Any additional_inputs, *, str mutated_arg_indices=\"\") -> ...",
+		Subgraphs: []Subgraph{
+			{Arg: "cond_fn", Name: "cond_fn", Operands: whileOperands, Restrictions: forbidBoth},
+			{Arg: "body_fn", Name: "body_fn", Operands: whileOperands, Restrictions: forbidBoth,
+				Outputs: &Outputs{Count: "carried_inputs", Fresh: stacked}},
+		},
+		MetaChecks:    whileMeta,
+		ArgTypeChecks: whileArgChecks,
+	}
+}
+
+// wrapper is the row of a HOP that calls one subgraph on its variadic
+// arguments and returns its outputs, with no restrictions.
+func wrapper(name, doc, schema, arg string, restrictions []Restriction, freeKwargs bool) *HOP {
+	return &HOP{
+		Name: name, Doc: doc, Schema: schema, FreeKwargs: freeKwargs,
+		Subgraphs: []Subgraph{{Arg: arg, Name: name, Operands: []Operands{{Arg: "*args"}},
+			Outputs: passThrough, Restrictions: restrictions}},
+	}
+}
+
+// hops is the HOP convention table, sorted by name.
+//
+// map_impl, scan and while_loop(_stack_output) take torch 2.14's keyword
+// mutated_arg_indices, a comma-separated string of the flat operand indices
+// the body writes (torch/_higher_order_ops/{map,scan,while_loop}.py), which
+// make_fx records when a body mutates an operand; the alias analysis sees
+// those writes through the subgraph itself.
 var hops = []*HOP{
 	{
 		Name:   "associative_scan",
 		Doc:    "Inclusive scan of xs along dim 0 with an associative combine_fn(*lhs, *rhs, *additional_inputs).",
 		Schema: "higher_order::associative_scan(Any combine_fn, Any xs, Any additional_inputs) -> ...",
-		Subgraphs: []SubgraphArg{
-			{Arg: 0, Name: "combine_fn"},
-		},
-		OpArg: -1,
+		Subgraphs: []Subgraph{{
+			Arg: "combine_fn", Name: "associative_scan",
+			Operands: []Operands{
+				{Arg: "xs", Sliced: true}, {Arg: "xs", Sliced: true},
+				{Arg: "additional_inputs", Optional: true},
+			},
+			Outputs: freshOutputs, Restrictions: forbidBoth,
+		}},
+		MetaChecks: []MetaCheck{{LHS: "init", RHS: "carry", Arg: "xs", FirstSlice: true, Subgraph: "combine_fn",
+			Requires: "additional_inputs", Lists: true,
+			LengthMessage: "expected combine_fn to return %d results but got %d"}},
+		// The newer (combine_fn, xs, additional_inputs) form.
+		ArgTypeChecks: []ArgTypeCheck{{Args: []string{"additional_inputs"}}},
 	},
 	{
 		Name:       "auto_functionalized",
 		Doc:        "Functional form of a mutable op: returns (*op_outputs, *new_values_of_mutated_args); the op's arguments are keyword arguments.",
 		Schema:     "higher_order::auto_functionalized(Any _mutable_op, ...) -> ...",
-		OpArg:      0,
+		Op:         "_mutable_op",
 		FreeKwargs: true,
 	},
 	{
 		Name:       "auto_functionalized_v2",
 		Doc:        "Functional form of a mutable op or HOP over deduplicated bases (_all_bases); returns (*op_outputs, *new_bases).",
 		Schema:     "higher_order::auto_functionalized_v2(Any _mutable_op, ...) -> ...",
-		OpArg:      0,
+		Op:         "_mutable_op",
 		FreeKwargs: true,
 	},
 	{
 		Name:   "cond",
 		Doc:    "Runs true_fn(*operands) if pred else false_fn(*operands); branches must not mutate or alias their inputs.",
 		Schema: "higher_order::cond(Any pred, Any true_fn, Any false_fn, Any operands) -> ...",
-		Subgraphs: []SubgraphArg{
-			{Arg: 1, Name: "true_fn"},
-			{Arg: 2, Name: "false_fn"},
+		Subgraphs: []Subgraph{
+			{Arg: "true_fn", Name: "cond_true", Operands: []Operands{{Arg: "operands"}}, Outputs: passThrough, Restrictions: forbidBoth},
+			{Arg: "false_fn", Name: "cond_false", Operands: []Operands{{Arg: "operands"}}, Outputs: passThrough, Restrictions: forbidBoth},
 		},
-		OpArg: -1,
+		ArgTypeChecks: []ArgTypeCheck{{Args: []string{"operands"}}},
 	},
 	{
 		Name:   "flex_attention",
 		Doc:    "Attention with a score_mod subgraph and a block mask whose last element is the mask_mod subgraph; returns (out, logsumexp[, max_scores]).",
 		Schema: "higher_order::flex_attention(Tensor query, Tensor key, Tensor value, Any score_mod, Any block_mask, Any scale, Any kernel_options, Any[] score_mod_other_buffers=[], Any[] mask_mod_other_buffers=[]) -> ...",
-		Subgraphs: []SubgraphArg{
-			{Arg: 3, Name: "score_mod"},
-			{Arg: 4, Name: "mask_mod", Last: true},
+		Subgraphs: []Subgraph{
+			// score_mod(score, b, h, m, n, *buffers).
+			{Arg: "score_mod", Name: "score_mod",
+				Operands: []Operands{{Made: 5}, {Arg: "score_mod_other_buffers", Optional: true, Lenient: true}},
+				// PyTorch checks score_mod for mutation only.
+				Restrictions: []Restriction{{Kind: ForbidMutation, Message: "Mutations detected in score_mod"}}},
+			// mask_mod(b, h, m, n, *buffers); checking it is hopctl's addition.
+			{Arg: "block_mask", Last: true, Role: "mask_mod", Optional: true, Name: "mask_mod",
+				Operands:     []Operands{{Made: 4}, {Arg: "mask_mod_other_buffers", Optional: true, Lenient: true}},
+				Restrictions: []Restriction{{Kind: ForbidMutation, Message: "Mutations detected in mask_mod"}}},
 		},
-		OpArg: -1,
+		ArgTypeChecks: []ArgTypeCheck{{Args: []string{"score_mod_other_buffers", "mask_mod_other_buffers"}}},
 	},
 	{
 		Name:   "flex_attention_backward",
 		Doc:    "Backward of flex_attention; returns (grad_query, grad_key, grad_value, grads of score_mod buffers).",
 		Schema: "higher_order::flex_attention_backward(Tensor query, Tensor key, Tensor value, Tensor out, Tensor logsumexp, Tensor? grad_out, Tensor? grad_logsumexp, Any fw_graph, Any joint_graph, Any block_mask, Any scale, Any kernel_options, Any[] score_mod_other_buffers=[], Any[] mask_mod_other_buffers=[]) -> ...",
-		Subgraphs: []SubgraphArg{
-			{Arg: 7, Name: "fw_graph"},
-			{Arg: 8, Name: "joint_graph"},
-			{Arg: 9, Name: "mask_mod", Last: true},
+		Subgraphs: []Subgraph{
+			{Arg: "fw_graph", Name: "fw_graph"},
+			{Arg: "joint_graph", Name: "joint_graph"},
+			{Arg: "block_mask", Last: true, Role: "mask_mod", Name: "mask_mod"},
 		},
-		OpArg: -1,
+		Opaque: true,
 	},
-	{
-		Name:   "invoke_quant",
-		Doc:    "Calls subgraph(*operands) as a unit for quantization; scheme= is a keyword argument.",
-		Schema: "higher_order::invoke_quant(Any subgraph, ...) -> ...",
-		Subgraphs: []SubgraphArg{
-			{Arg: 0, Name: "subgraph"},
-		},
-		OpArg:      -1,
-		FreeKwargs: true,
-	},
-	{
-		Name:   "invoke_quant_packed",
-		Doc:    "Packed form of invoke_quant: subgraph(*operands) with scheme= and quant_options= keyword arguments.",
-		Schema: "higher_order::invoke_quant_packed(Any subgraph, ...) -> ...",
-		Subgraphs: []SubgraphArg{
-			{Arg: 0, Name: "subgraph"},
-		},
-		OpArg:      -1,
-		FreeKwargs: true,
-	},
+	wrapper("invoke_quant", "Calls subgraph(*operands) as a unit for quantization; scheme= is a keyword argument.",
+		"higher_order::invoke_quant(Any subgraph, ...) -> ...", "subgraph", forbidBoth, true),
+	wrapper("invoke_quant_packed", "Packed form of invoke_quant: subgraph(*operands) with scheme= and quant_options= keyword arguments.",
+		"higher_order::invoke_quant_packed(Any subgraph, ...) -> ...", "subgraph", forbidBoth, true),
 	{
 		Name:   "invoke_subgraph",
 		Doc:    "Calls subgraph(*operands); identifier names the (reusable) region. Input mutation is allowed, aliasing is not.",
 		Schema: "higher_order::invoke_subgraph(Any subgraph, str? identifier, ...) -> ...",
-		Subgraphs: []SubgraphArg{
-			{Arg: 0, Name: "subgraph"},
-		},
-		OpArg: -1,
+		Subgraphs: []Subgraph{{Arg: "subgraph", Name: "invoke_subgraph", Operands: []Operands{{Arg: "*operands"}},
+			Outputs: passThrough, Restrictions: forbidAlias}},
+		ArgTypeChecks: []ArgTypeCheck{{Args: []string{"*operands"}, Opaque: true,
+			Message: "invoke_subgraph operands must be a list of tensors/ints/SymInts/Generator, got %s"}},
 	},
 	{
 		Name:   "map_impl",
 		Doc:    "Maps f over dim 0 of xs, with pos_args passed whole to every call; stacks the outputs.",
-		Schema: "higher_order::map_impl(Any f, Any xs, Any pos_args) -> ...",
-		Subgraphs: []SubgraphArg{
-			{Arg: 0, Name: "f"},
-		},
-		OpArg: -1,
+		Schema: "higher_order::map_impl(Any f, Any xs, Any pos_args, *, str mutated_arg_indices=\"\") -> ...",
+		Subgraphs: []Subgraph{{Arg: "f", Name: "map",
+			Operands: []Operands{{Arg: "xs", Sliced: true}, {Arg: "pos_args"}},
+			Outputs:  freshOutputs, Restrictions: forbidBoth}},
 	},
 	{
 		Name:   "scan",
 		Doc:    "Scans combine_fn(*carry, *xs[i], *additional_inputs) -> (*next_carry, *y) over dim 0; returns (*final_carry, *stacked_ys).",
-		Schema: "higher_order::scan(Any combine_fn, Any init, Any xs, Any additional_inputs) -> ...",
-		Subgraphs: []SubgraphArg{
-			{Arg: 0, Name: "combine_fn"},
-		},
-		OpArg: -1,
+		Schema: "higher_order::scan(Any combine_fn, Any init, Any xs, Any additional_inputs, *, str mutated_arg_indices=\"\") -> ...",
+		Subgraphs: []Subgraph{{Arg: "combine_fn", Name: "scan",
+			Operands: []Operands{{Arg: "init"}, {Arg: "xs", Sliced: true}, {Arg: "additional_inputs"}},
+			Outputs:  &Outputs{Count: "init", RestFresh: true}, Restrictions: forbidBoth}},
+		MetaChecks:    []MetaCheck{{LHS: "init", RHS: "carry", Arg: "init", Subgraph: "combine_fn", Carries: true}},
+		ArgTypeChecks: []ArgTypeCheck{{Args: []string{"additional_inputs"}}},
 	},
+	wrapper("tag_activation_checkpoint", "Calls gmod(*args) under activation checkpointing; checkpoint options are keyword arguments.",
+		"higher_order::tag_activation_checkpoint(Any gmod, ...) -> ...", "gmod", nil, true),
+	whileLoop("while_loop", "while cond_fn(*carried, *additional): carried = body_fn(*carried, *additional); returns the final carries.", false),
+	whileLoop("while_loop_stack_output", "while_loop that returns every iteration's carries stacked along a new dim 0 (used by while_loop's backward).", true),
 	{
-		Name:   "tag_activation_checkpoint",
-		Doc:    "Calls gmod(*args) under activation checkpointing; checkpoint options are keyword arguments.",
-		Schema: "higher_order::tag_activation_checkpoint(Any gmod, ...) -> ...",
-		Subgraphs: []SubgraphArg{
-			{Arg: 0, Name: "gmod"},
-		},
-		OpArg:      -1,
-		FreeKwargs: true,
-	},
-	{
-		Name:   "while_loop",
-		Doc:    "while cond_fn(*carried, *additional): carried = body_fn(*carried, *additional); returns the final carries.",
-		Schema: "higher_order::while_loop(Any cond_fn, Any body_fn, Any carried_inputs, Any additional_inputs) -> ...",
-		Subgraphs: []SubgraphArg{
-			{Arg: 0, Name: "cond_fn"},
-			{Arg: 1, Name: "body_fn"},
-		},
-		OpArg: -1,
-	},
-	{
-		Name:   "while_loop_stack_output",
-		Doc:    "while_loop that returns every iteration's carries stacked along a new dim 0 (used by while_loop's backward).",
-		Schema: "higher_order::while_loop_stack_output(Any cond_fn, Any body_fn, Any carried_inputs, Any additional_inputs) -> ...",
-		Subgraphs: []SubgraphArg{
-			{Arg: 0, Name: "cond_fn"},
-			{Arg: 1, Name: "body_fn"},
-		},
-		OpArg: -1,
-	},
-	{
-		Name:   "with_effects",
-		Doc:    "Runs the side-effecting op(*args, **kwargs) ordered by an effect token; returns (new_token, *op_results).",
-		Schema: "higher_order::with_effects(Tensor token, Any op, ...) -> ...",
-		OpArg:  1,
+		Name:      "with_effects",
+		Doc:       "Runs the side-effecting op(*args, **kwargs) ordered by an effect token; returns (new_token, *op_results).",
+		Schema:    "higher_order::with_effects(Tensor token, Any op, ...) -> ...",
+		Op:        "op",
+		AppliesOp: true,
 		// The op's keyword arguments pass through.
 		FreeKwargs: true,
 	},
-	{
-		Name:   "wrap_with_autocast",
-		Doc:    "Calls wrapped_func(*args) under torch.autocast(device_type, dtype, enabled, cache_enabled); export inserts it.",
-		Schema: "higher_order::wrap_with_autocast(str device_type, ScalarType? dtype, bool enabled, bool? cache_enabled, Any wrapped_func, ...) -> ...",
-		Subgraphs: []SubgraphArg{
-			{Arg: 4, Name: "wrapped_func"},
-		},
-		OpArg: -1,
-	},
-	{
-		Name:   "wrap_with_set_grad_enabled",
-		Doc:    "Calls wrapped_func(*args) with grad mode set to enable_grad; export inserts it.",
-		Schema: "higher_order::wrap_with_set_grad_enabled(bool enable_grad, Any wrapped_func, ...) -> ...",
-		Subgraphs: []SubgraphArg{
-			{Arg: 1, Name: "wrapped_func"},
-		},
-		OpArg: -1,
-	},
+	wrapper("wrap_with_autocast", "Calls wrapped_func(*args) under torch.autocast(device_type, dtype, enabled, cache_enabled); export inserts it.",
+		"higher_order::wrap_with_autocast(str device_type, ScalarType? dtype, bool enabled, bool? cache_enabled, Any wrapped_func, ...) -> ...",
+		"wrapped_func", nil, false),
+	wrapper("wrap_with_set_grad_enabled", "Calls wrapped_func(*args) with grad mode set to enable_grad; export inserts it.",
+		"higher_order::wrap_with_set_grad_enabled(bool enable_grad, Any wrapped_func, ...) -> ...", "wrapped_func", nil, false),
 }
 
 var (
@@ -240,19 +510,142 @@ func parseHOPs() {
 	}
 }
 
-// HOPs returns hopctl's higher-order operator definitions, sorted by name.
-// The definitions are shared: treat them as read-only.
+// HOPs returns the HOP convention table, sorted by name. The rows are
+// shared: treat them as read-only.
 func HOPs() []*HOP {
 	hopsOnce.Do(parseHOPs)
 	return slices.Clone(hops)
 }
 
-// LookupHOP returns the definition of the HOP with the given name ("cond").
+// LookupHOP returns the row of the HOP with the given name ("cond").
 func LookupHOP(name string) (*HOP, bool) {
 	hopsOnce.Do(parseHOPs)
-	i, ok := slices.BinarySearchFunc(hops, name, func(h *HOP, n string) int { return strings.Compare(h.Name, n) })
+	return findHOP(hops, name)
+}
+
+func findHOP(hs []*HOP, name string) (*HOP, bool) {
+	i, ok := slices.BinarySearchFunc(hs, name, func(h *HOP, n string) int { return strings.Compare(h.Name, n) })
 	if !ok {
 		return nil, false
 	}
-	return hops[i], true
+	return hs[i], true
+}
+
+// CheckHOP checks a row against its own schema: the schema parses and names
+// the HOP, and every argument the row names is one of the schema's (a
+// "*name" needs a schema ending in `...`), subgraph arguments are typed Any,
+// and the rules refer to subgraphs the row has. It is what a new row must
+// pass (TestHOPTableBindsToSchemas runs it on the table).
+func CheckHOP(h *HOP) error {
+	s, err := Parse(h.Schema)
+	if err != nil {
+		return fmt.Errorf("%s: schema: %w", h.Name, err)
+	}
+	var errs []error
+	bad := func(format string, args ...any) {
+		errs = append(errs, fmt.Errorf("%s: "+format, append([]any{h.Name}, args...)...))
+	}
+	if s.Namespace != HigherOrderNamespace || s.Name != h.Name || s.Overload != "" {
+		bad("schema names %s", s.OpName())
+	}
+	if s.IsMutable() || len(s.ReturnAliases()) > 0 {
+		bad("HOP schemas carry no alias annotations")
+	}
+	arg := func(what, name string, list bool) {
+		switch {
+		case strings.HasPrefix(name, "*"):
+			if !s.IsVararg || !list {
+				bad("%s %q: the schema has no variadic arguments (or they cannot be used here)", what, name)
+			}
+		case s.Argument(name) < 0:
+			bad("%s %q is not an argument of %s", what, name, s.String())
+		}
+	}
+	if h.Opaque && (h.Op != "" || len(h.MetaChecks)+len(h.ArgTypeChecks) > 0) {
+		bad("an opaque HOP has no op argument and no rules")
+	}
+	if h.Op != "" {
+		arg("op", h.Op, false)
+	} else if h.AppliesOp {
+		bad("AppliesOp without an Op argument")
+	}
+	roles := map[string]bool{}
+	for _, sg := range h.Subgraphs {
+		arg("subgraph", sg.Arg, false)
+		if i := s.Argument(sg.Arg); i >= 0 && s.Arguments[i].Type.Kind != KindAny {
+			bad("subgraph argument %s typed %s, want Any", sg.Arg, s.Arguments[i].Type)
+		}
+		if roles[sg.RoleName()] {
+			bad("two subgraphs named %s", sg.RoleName())
+		}
+		roles[sg.RoleName()] = true
+		if sg.Name == "" {
+			bad("subgraph %s has no name for messages", sg.RoleName())
+		}
+		for _, op := range sg.Operands {
+			switch {
+			case op.Arg == "" && op.Made <= 0:
+				bad("subgraph %s: an operand group with neither an argument nor made values", sg.RoleName())
+			case op.Arg != "" && op.Made != 0:
+				bad("subgraph %s: operand group %s with made values", sg.RoleName(), op.Arg)
+			case op.Arg != "":
+				arg("operand group", op.Arg, true)
+			}
+		}
+		if sg.Outputs != nil && sg.Outputs.Count != "" {
+			arg("output count", sg.Outputs.Count, false)
+		}
+		for _, r := range sg.Restrictions {
+			if r.Kind != ForbidMutation && r.Kind != ForbidAlias {
+				bad("subgraph %s: restriction of unknown kind %d", sg.RoleName(), r.Kind)
+			}
+		}
+	}
+	for _, mc := range h.MetaChecks {
+		arg("meta check", mc.Arg, false)
+		if mc.Requires != "" {
+			arg("meta check requirement", mc.Requires, false)
+		}
+		if !roles[mc.Subgraph] {
+			bad("meta check %s vs %s: no subgraph %q", mc.LHS, mc.RHS, mc.Subgraph)
+		}
+		if mc.LHS == "" || mc.RHS == "" {
+			bad("meta check without names")
+		}
+	}
+	for _, ac := range h.ArgTypeChecks {
+		if len(ac.Args) == 0 {
+			bad("argument type check of no arguments")
+		}
+		for _, a := range ac.Args {
+			arg("argument type check", a, true)
+			if strings.HasPrefix(a, "*") && len(ac.Args) > 1 {
+				bad("argument type check: %s must be alone", a)
+			}
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// WithHOPs returns a registry that resolves the given HOP rows beside r's
+// layers, ahead of the built-in table (a row for a built-in HOP replaces
+// it). Each row must pass CheckHOP. It is how a HOP is added without
+// touching the built-in table, as the tests do; r is not changed.
+func (r *Registry) WithHOPs(rows ...*HOP) (*Registry, error) {
+	out := &Registry{}
+	if r != nil {
+		out.file, out.names = r.file, r.names
+		out.hops = slices.Clone(r.hops)
+	}
+	for _, h := range rows {
+		if err := CheckHOP(h); err != nil {
+			return nil, err
+		}
+		row := *h
+		row.schema, _ = Parse(h.Schema)
+		out.hops = slices.DeleteFunc(out.hops, func(o *HOP) bool { return o.Name == h.Name })
+		out.hops = append(out.hops, &row)
+	}
+	slices.SortFunc(out.hops, func(a, b *HOP) int { return strings.Compare(a.Name, b.Name) })
+	return out, nil
 }

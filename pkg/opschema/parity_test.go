@@ -216,7 +216,8 @@ func fmtStrPtr(p *string) string {
 
 // torch113TypeStr renders a type the way torch 1.13's Python str(Type) does
 // for a schema argument (its "fake" type: SymInt, ScalarType, Layout and
-// MemoryFormat read as int, Dimname as str, Scalar as number). It returns ""
+// MemoryFormat read as int, Dimname as str, Scalar as number), and 2.14's,
+// which also reads SymBool as bool. It returns ""
 // for Union, whose members torch reorders.
 func torch113TypeStr(t *Type) string {
 	sub := func(ts ...*Type) string {
@@ -240,6 +241,8 @@ func torch113TypeStr(t *Type) string {
 		return "int"
 	case KindDimname, KindStr:
 		return "str"
+	case KindSymBool: // torch 2.x schemas: fake type bool, as SymInt's is int
+		return "bool"
 	case KindScalar:
 		return "number"
 	case KindNone:

@@ -63,12 +63,17 @@ func (e *SchemaError) Unwrap() error { return e.Err }
 //
 //  1. the schemas carried by the graph file (SourceFile),
 //  2. the built-in table of torch's schemas (SourceBuiltin, see BuiltinTable),
-//  3. hopctl's definitions of the higher-order operators (SourceHOP, see HOPs).
+//  3. the HOP convention table (SourceHOP, see HOP): rows added by
+//     WithHOPs, then the built-in rows (HOPs).
 //
 // A Registry is immutable and safe for concurrent use.
 type Registry struct {
-	file  map[OpName]*Schema
-	names []OpName // keys of file, sorted by OpName.Compare
+	builtin *Table // BuiltinTableFor the file's torch version
+	file    map[OpName]*Schema
+	names   []OpName // keys of file, sorted by OpName.Compare
+	// hops are HOP rows added by WithHOPs, sorted by name, consulted
+	// before the built-in table.
+	hops []*HOP
 	// lookups memoizes Lookup by target string: a graph calls few distinct
 	// ops many times, and parsing the target each time dominated large runs.
 	lookups sync.Map // string → lookupResult
@@ -86,7 +91,13 @@ type lookupResult struct {
 // order, as *SchemaError values joined into the returned error; the registry
 // is usable either way and holds every other entry.
 func NewRegistry(file []FileSchema) (*Registry, error) {
-	r := &Registry{file: make(map[OpName]*Schema, len(file))}
+	return NewRegistryForTorch("", file)
+}
+
+// NewRegistryForTorch is NewRegistry whose built-in layer is the table of
+// the torch version the file records (BuiltinTableFor).
+func NewRegistryForTorch(torchVersion string, file []FileSchema) (*Registry, error) {
+	r := &Registry{builtin: BuiltinTableFor(torchVersion), file: make(map[OpName]*Schema, len(file))}
 	var errs []error
 	for i, fs := range file {
 		fail := func(err error) {
@@ -147,31 +158,54 @@ func (r *Registry) Lookup(target string) (*Schema, Source, bool) {
 }
 
 // LookupName is Lookup for an already parsed name.
+//
+// An op of the alias corrections table (AliasCorrections) gets its corrected
+// schema, from the layer that knows the op.
 func (r *Registry) LookupName(n OpName) (*Schema, Source, bool) {
+	s, src, ok := r.lookupName(n)
+	return AliasCorrected(s), src, ok
+}
+
+func (r *Registry) lookupName(n OpName) (*Schema, Source, bool) {
 	if r != nil {
 		if s, ok := r.file[n]; ok {
 			return s, SourceFile, true
 		}
 	}
-	if s, ok := BuiltinTable().Lookup(n); ok {
+	if s, ok := r.builtinTable().Lookup(n); ok {
 		return s, SourceBuiltin, true
 	}
 	if n.Namespace == HigherOrderNamespace && n.Overload == "" {
-		if h, ok := LookupHOP(n.Name); ok && h.schema != nil {
+		if h, ok := r.lookupHOP(n.Name); ok && h.schema != nil {
 			return h.schema, SourceHOP, true
 		}
 	}
 	return nil, SourceNone, false
 }
 
-// HOP returns hopctl's definition of the higher-order operator a target
-// names (higher_order.cond, or torch.ops.higher_order.cond).
+// HOP returns the convention table row of the higher-order operator a
+// target names (higher_order.cond, or torch.ops.higher_order.cond): a row
+// added by WithHOPs, else the built-in table's.
 func (r *Registry) HOP(target string) (*HOP, bool) {
+	if name, ok := HOPName(target); ok {
+		return r.lookupHOP(name) // the canonical spelling, without parsing
+	}
 	n, err := ParseTarget(target)
 	if err != nil || n.Namespace != HigherOrderNamespace || n.Overload != "" {
 		return nil, false
 	}
-	return LookupHOP(n.Name)
+	return r.lookupHOP(n.Name)
+}
+
+// lookupHOP finds a HOP row by name, in the rows WithHOPs added, then in
+// the built-in table.
+func (r *Registry) lookupHOP(name string) (*HOP, bool) {
+	if r != nil && len(r.hops) > 0 {
+		if h, ok := findHOP(r.hops, name); ok {
+			return h, true
+		}
+	}
+	return LookupHOP(name)
 }
 
 // ConditionalWrites returns the writes that schema s does not annotate but
@@ -192,5 +226,14 @@ func (r *Registry) FileSchemas() []*Schema {
 
 // String summarises the registry for debugging.
 func (r *Registry) String() string {
-	return fmt.Sprintf("opschema.Registry{file: %d, builtin: torch %s}", len(r.names), BuiltinTable().TorchVersion())
+	return fmt.Sprintf("opschema.Registry{file: %d, builtin: torch %s}", len(r.names), r.builtinTable().TorchVersion())
+}
+
+// builtinTable is the registry's built-in layer (torch 1.13's for a nil
+// registry).
+func (r *Registry) builtinTable() *Table {
+	if r == nil || r.builtin == nil {
+		return BuiltinTable()
+	}
+	return r.builtin
 }

@@ -201,41 +201,113 @@ func TestHOPTable(t *testing.T) {
 			t.Errorf("%s: schema does not parse", h.Name)
 			continue
 		}
-		if s.Namespace != HigherOrderNamespace || s.Name != h.Name || s.Overload != "" {
-			t.Errorf("%s: schema names %s", h.Name, s.OpName())
-		}
 		if s.Target() != h.Target() || h.Target() != "higher_order."+h.Name {
 			t.Errorf("%s: targets %s vs %s", h.Name, s.Target(), h.Target())
 		}
 		if h.Doc == "" {
 			t.Errorf("%s: no doc", h.Name)
 		}
-		if s.IsMutable() || len(s.ReturnAliases()) > 0 {
-			t.Errorf("%s: HOP schemas carry no alias annotations", h.Name)
-		}
-		if (len(h.Subgraphs) == 0) == (h.OpArg < 0) {
+		if (len(h.Subgraphs) == 0) == (h.Op == "") {
 			t.Errorf("%s: wants subgraphs or an op argument (exactly one kind)", h.Name)
-		}
-		for _, sg := range h.Subgraphs {
-			if sg.Arg >= len(s.Arguments) {
-				t.Errorf("%s: subgraph arg %d out of range", h.Name, sg.Arg)
-				continue
-			}
-			a := s.Arguments[sg.Arg]
-			if !sg.Last && a.Name != sg.Name {
-				t.Errorf("%s: subgraph %d is named %q in the schema, %q in the table", h.Name, sg.Arg, a.Name, sg.Name)
-			}
-			if a.Type.Kind != KindAny {
-				t.Errorf("%s: subgraph argument %s typed %s, want Any", h.Name, a.Name, a.Type)
-			}
-		}
-		if h.OpArg >= len(s.Arguments) {
-			t.Errorf("%s: op arg %d out of range", h.Name, h.OpArg)
 		}
 	}
 	flex, _ := LookupHOP("flex_attention")
-	if !slices.Equal(flex.Subgraphs, []SubgraphArg{{Arg: 3, Name: "score_mod"}, {Arg: 4, Name: "mask_mod", Last: true}}) {
+	if !flex.IsSubgraphArg(3) || !flex.IsSubgraphArg(4) || flex.IsSubgraphArg(5) {
 		t.Errorf("flex_attention subgraphs = %+v", flex.Subgraphs)
+	}
+	if mm, ok := flex.Subgraph("mask_mod"); !ok || mm.Arg != "block_mask" || !mm.Last {
+		t.Errorf("flex_attention mask_mod = %+v", mm)
+	}
+}
+
+// TestHOPTableBindsToSchemas binds every row of the convention table
+// against its own schema (CheckHOP), and checks that CheckHOP catches each
+// kind of mistake a row can make.
+func TestHOPTableBindsToSchemas(t *testing.T) {
+	for _, h := range HOPs() {
+		if err := CheckHOP(h); err != nil {
+			t.Error(err)
+		}
+	}
+	good := func() *HOP {
+		return &HOP{Name: "my_loop", Schema: "higher_order::my_loop(Any body, Any carried, ...) -> ...",
+			Subgraphs: []Subgraph{{Arg: "body", Name: "my_loop_body",
+				Operands: []Operands{{Arg: "carried"}, {Arg: "*rest"}}, Outputs: &Outputs{Count: "carried"}}},
+			MetaChecks:    []MetaCheck{{LHS: "carried", RHS: "body_output", Arg: "carried", Subgraph: "body"}},
+			ArgTypeChecks: []ArgTypeCheck{{Args: []string{"carried"}}}}
+	}
+	if err := CheckHOP(good()); err != nil {
+		t.Fatalf("a well-formed row: %v", err)
+	}
+	for name, edit := range map[string]func(h *HOP){
+		"schema names another op": func(h *HOP) { h.Name = "other" },
+		"unknown subgraph arg":    func(h *HOP) { h.Subgraphs[0].Arg = "bdy" },
+		"subgraph arg not Any":    func(h *HOP) { h.Schema = "higher_order::my_loop(Tensor body, Any carried, ...) -> ..." },
+		"unknown operand group":   func(h *HOP) { h.Subgraphs[0].Operands[0].Arg = "carry" },
+		"varargs without ...":     func(h *HOP) { h.Schema = "higher_order::my_loop(Any body, Any carried) -> ..." },
+		"empty operand group":     func(h *HOP) { h.Subgraphs[0].Operands[0] = Operands{} },
+		"unknown output count":    func(h *HOP) { h.Subgraphs[0].Outputs.Count = "init" },
+		"meta check arg":          func(h *HOP) { h.MetaChecks[0].Arg = "init" },
+		"meta check subgraph":     func(h *HOP) { h.MetaChecks[0].Subgraph = "body_fn" },
+		"arg type check arg":      func(h *HOP) { h.ArgTypeChecks[0].Args = []string{"operands"} },
+		"no message name":         func(h *HOP) { h.Subgraphs[0].Name = "" },
+		"restriction kind":        func(h *HOP) { h.Subgraphs[0].Restrictions = []Restriction{{}} },
+		"op arg":                  func(h *HOP) { h.Op = "fn" },
+	} {
+		h := good()
+		edit(h)
+		if err := CheckHOP(h); err == nil {
+			t.Errorf("%s: CheckHOP accepted %+v", name, h)
+		}
+	}
+}
+
+func TestTorchVersions(t *testing.T) {
+	for _, c := range []struct {
+		v       TorchVersions
+		version string
+		want    bool
+	}{
+		{TorchVersions{}, "", true},
+		{TorchVersions{}, "1.13", true},
+		{TorchVersions{From: "2.6"}, "2.5.1", false},
+		{TorchVersions{From: "2.6"}, "2.6.0", true},
+		{TorchVersions{From: "2.6"}, "", true},
+		{TorchVersions{Until: "2.6"}, "2.5", true},
+		{TorchVersions{Until: "2.6"}, "2.6", false},
+		{TorchVersions{Until: "2.6"}, "2.14", false},
+		{TorchVersions{Until: "2.6"}, "", false},
+		{TorchVersions{From: "2.4", Until: "2.10"}, "2.9", true},
+		{TorchVersions{From: "2.4", Until: "2.10"}, "2.10", false},
+	} {
+		if got := c.v.Holds(c.version); got != c.want {
+			t.Errorf("%+v.Holds(%q) = %v, want %v", c.v, c.version, got, c.want)
+		}
+	}
+}
+
+func TestWithHOPs(t *testing.T) {
+	row := &HOP{Name: "my_hop", Doc: "test", Schema: "higher_order::my_hop(Any body, ...) -> ...",
+		Subgraphs: []Subgraph{{Arg: "body", Name: "my_hop", Operands: []Operands{{Arg: "*operands"}}}}}
+	base, _ := NewRegistry(nil)
+	r, err := base.WithHOPs(row)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if h, ok := r.HOP("higher_order.my_hop"); !ok || h.ParsedSchema() == nil || h.ArgIndex("*operands") != 1 {
+		t.Errorf("HOP(my_hop) = %+v, %v", h, ok)
+	}
+	if s, src, ok := r.Lookup("higher_order.my_hop"); !ok || src != SourceHOP || s.Arguments[0].Name != "body" {
+		t.Errorf("Lookup(my_hop) = %v %v %v", s, src, ok)
+	}
+	if _, ok := r.HOP("higher_order.cond"); !ok {
+		t.Error("the built-in rows are gone")
+	}
+	if _, ok := base.HOP("higher_order.my_hop"); ok {
+		t.Error("WithHOPs changed its receiver")
+	}
+	if _, err := base.WithHOPs(&HOP{Name: "bad", Schema: "higher_order::bad(Tensor x) -> ...", Subgraphs: []Subgraph{{Arg: "y", Name: "bad"}}}); err == nil {
+		t.Error("a row that does not bind to its schema was accepted")
 	}
 }
 

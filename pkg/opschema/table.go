@@ -4,6 +4,7 @@ import (
 	_ "embed"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 )
@@ -16,6 +17,13 @@ import (
 //
 //go:embed aten_schemas.txt
 var atenSchemas string
+
+// atenSchemas214 is torch 2.14's table, dumped the same way in the torch
+// 2.14 chroot (scripts/torch.sh 2.14 -- python3 python/tools/dump_schemas.py
+// --table pkg/opschema/aten_schemas_2.14.txt).
+//
+//go:embed aten_schemas_2.14.txt
+var atenSchemas214 string
 
 // Table is a set of parsed schemas keyed by operator overload. It is
 // immutable once built.
@@ -49,8 +57,10 @@ type lazyTable struct {
 }
 
 var (
-	builtinOnce  sync.Once
-	builtinTable *Table
+	builtinOnce     sync.Once
+	builtinTable    *Table
+	builtin214Once  sync.Once
+	builtin214Table *Table
 )
 
 // BuiltinTable returns the built-in table of torch's registered schemas
@@ -59,6 +69,21 @@ var (
 func BuiltinTable() *Table {
 	builtinOnce.Do(func() { builtinTable = newSortedLazyTable("aten_schemas.txt", atenSchemas) })
 	return builtinTable
+}
+
+// BuiltinTableFor returns the built-in table for a file's recorded torch
+// version (File.torch_version): torch 2.14's for torch 2.x ("2.6.0",
+// "2.14.1+debian": ops such as _native_batch_norm_legit and the SymBool
+// schemas exist only there), torch 1.13's for 1.x and for a version that is
+// unknown or not torch's ("", "synthetic"). Files carry the schemas of the
+// ops they call, so the table only fills in what a file leaves out.
+func BuiltinTableFor(torchVersion string) *Table {
+	major, _, _ := strings.Cut(torchVersion, ".")
+	if n, err := strconv.Atoi(major); err != nil || n < 2 {
+		return BuiltinTable()
+	}
+	builtin214Once.Do(func() { builtin214Table = newSortedLazyTable("aten_schemas_2.14.txt", atenSchemas214) })
+	return builtin214Table
 }
 
 // ParseTable parses a schema table: one schema per line; blank lines and

@@ -142,6 +142,38 @@ func BenchmarkParse(b *testing.B) {
 	}
 }
 
+// TestBuiltinTableFor: a file's recorded torch version picks the table, and
+// each table holds what its torch registers (the 2.14 table has the ops torch
+// 2.x's make_fx decomposes to; 1.13's does not).
+func TestBuiltinTableFor(t *testing.T) {
+	legit := OpName{Namespace: "aten", Name: "_native_batch_norm_legit_no_training"}
+	for _, tc := range []struct {
+		version, want string
+		hasLegit      bool
+	}{
+		{"1.13.0a0", "1.13.0a0", false},
+		{"", "1.13.0a0", false},
+		{"synthetic", "1.13.0a0", false},
+		{"2.6.0+debian", "2.14.1+debian", true},
+		{"2.14.1+debian", "2.14.1+debian", true},
+	} {
+		tab := BuiltinTableFor(tc.version)
+		if got := tab.TorchVersion(); got != tc.want {
+			t.Errorf("BuiltinTableFor(%q) is torch %s's table, want %s's", tc.version, got, tc.want)
+		}
+		if _, ok := tab.Lookup(legit); ok != tc.hasLegit {
+			t.Errorf("BuiltinTableFor(%q): %s found %v, want %v", tc.version, legit, ok, tc.hasLegit)
+		}
+		reg, err := NewRegistryForTorch(tc.version, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, src, ok := reg.Lookup("aten._native_batch_norm_legit_no_training.default"); ok != tc.hasLegit || ok && src != SourceBuiltin {
+			t.Errorf("registry for %q: found %v from %v", tc.version, ok, src)
+		}
+	}
+}
+
 // TestBuiltinTextSorted checks what the built-in table's binary search
 // relies on (newSortedLazyTable): its schema lines are sorted bytewise and
 // each names a distinct overload before its '('. python/tools/dump_schemas.py

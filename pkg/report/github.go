@@ -25,8 +25,9 @@ func ghPath(uri string) string {
 //
 // error, warning and info findings become ::error, ::warning and ::notice.
 // The file and line are SARIF's primary location (the user's Python line
-// when the stack trace leads into the source root, else the graph file
-// without a line), relative to the source root with the path prefix; the
+// when the stack trace leads into the source root, else the graph file and,
+// in text and JSON graph files, the node's line), relative to the source
+// root with the path prefix; the
 // message carries the graph, node and provenance. Findings a baseline
 // lists and suppressed findings are left out; unreadable files are
 // ::error annotations on the file.
@@ -45,7 +46,7 @@ func WriteGitHub(w io.Writer, doc *LintDoc, o SARIFOptions) error {
 			res := b.result(f.Path, fd, detailAt(f.details, i))
 			loc := res.Locations[0].PhysicalLocation
 			props := "file=" + ghProp(ghPath(loc.ArtifactLocation.URI))
-			if loc.Region != nil && len(res.RelatedLocations) > 0 {
+			if loc.Region != nil && (len(res.RelatedLocations) > 0 || loc.Region.StartLine > 1) {
 				props += fmt.Sprintf(",line=%d", loc.Region.StartLine)
 			}
 			props += ",title=" + ghProp("hopctl "+fd.Rule)
@@ -69,11 +70,8 @@ func WriteGitHub(w io.Writer, doc *LintDoc, o SARIFOptions) error {
 }
 
 func ghLevel(s analyze.Severity) string {
-	switch s {
-	case analyze.Error:
-		return "error"
-	case analyze.Warning:
-		return "warning"
+	if l := SARIFLevel(s); l != "note" {
+		return l
 	}
 	return "notice"
 }

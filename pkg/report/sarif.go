@@ -1,14 +1,17 @@
 package report
 
 import (
+	"bufio"
 	"fmt"
 	"net/url"
 	"os"
 	"path"
 	"path/filepath"
+	"regexp"
 	"strings"
 
 	"github.com/hopctl/hopctl/pkg/analyze"
+	"github.com/hopctl/hopctl/pkg/ir"
 	"github.com/hopctl/hopctl/pkg/lint"
 )
 
@@ -25,14 +28,16 @@ import (
 //     nodes). The primary location is the user's Python line that made the
 //     node (the innermost frame of the writing node's stack trace, else of
 //     the finding node's), with the source line as snippet, when that file
-//     is inside the source root; otherwise the graph file (a graph file has
-//     no useful lines: region startLine 1). Either way the location names
-//     the graph and node as a logical location ("graph.node", just "node"
+//     is inside the source root; otherwise the graph file. Either way
+//     the location names the graph and node as a logical location ("graph.node", just "node"
 //     in the root graph), and when the primary location is Python source,
-//     the graph file is a related location.
+//     the graph file is a related location. In a graph file, a node's
+//     location is the line that names it in the text and JSON encodings,
+//     line 1 in binary files.
 //   - codeFlows: the provenance, one threadFlow location per step (input,
 //     views, each HOP call, the writing node), each at its own source line
-//     when its node has a stack trace.
+//     when its node has a stack trace; at most 1,000 (both ends of longer
+//     chains, and a step saying how many were left out).
 //   - suppressed findings are results with suppressions (kind external,
 //     justification: the suppression's reason); with a baseline every
 //     result has a baselineState (unchanged when the baseline lists it,
@@ -47,10 +52,13 @@ import (
 //     invocation, whose executionSuccessful is then false; suppressions
 //     that matched nothing are warning configuration notifications.
 //
-// The types below are the subset of SARIF 2.1.0 hopctl writes. go-sarif
-// (github.com/owenrumney/go-sarif/v3) was tried: its Result marshals
-// unset arrays such as attachments and codeFlows as null, which the schema
-// rejects, and rank as 0, which changes its meaning.
+// The types below are the subset of SARIF 2.1.0 hopctl writes, each
+// property only when set. go-sarif (github.com/owenrumney/go-sarif/v3
+// v3.3.1) was considered: its NewRuleResult marshals every array property
+// of a result, empty (attachments, codeFlows, fixes, graphTraversals,
+// graphs, locations, relatedLocations, stacks, taxa), with kind "fail" and
+// rank -1, on every result, and the module brings xeipuuv/gojsonschema
+// along. Both validators above check these types on every corpus log.
 
 // SARIFSchema and SARIFVersion identify the format.
 const (
@@ -324,11 +332,8 @@ func detailAt(ds []lint.Detail, i int) lint.Detail {
 
 // problemSeverity is GitHub's problem.severity for a rule.
 func problemSeverity(s analyze.Severity) string {
-	switch s {
-	case analyze.Error:
-		return "error"
-	case analyze.Warning:
-		return "warning"
+	if l := SARIFLevel(s); l != "note" {
+		return l
 	}
 	return "recommendation"
 }
@@ -340,10 +345,14 @@ type sarifBuilder struct {
 	root, rootURI string
 	// exists caches whether a source file is there.
 	exists map[string]bool
+	// lines caches the node lines of text graph files.
+	lines map[string]map[nodeKey]int
 }
 
+type nodeKey struct{ graph, node string }
+
 func newSarifBuilder(o SARIFOptions) *sarifBuilder {
-	b := &sarifBuilder{o: o, exists: map[string]bool{}}
+	b := &sarifBuilder{o: o, exists: map[string]bool{}, lines: map[string]map[nodeKey]int{}}
 	root := o.SourceRoot
 	if root == "" {
 		root = "."
@@ -365,15 +374,7 @@ func (b *sarifBuilder) rel(p string) (string, bool) {
 	if b.root == "" {
 		return "", false
 	}
-	abs, err := filepath.Abs(p)
-	if err != nil {
-		return "", false
-	}
-	r, err := filepath.Rel(b.root, abs)
-	if err != nil || r == ".." || strings.HasPrefix(r, ".."+string(filepath.Separator)) {
-		return "", false
-	}
-	return filepath.ToSlash(r), true
+	return lint.RelTo(b.root, p)
 }
 
 // artifact is the artifact location of a file: relative to %SRCROOT%, with
@@ -391,10 +392,62 @@ func (b *sarifBuilder) artifact(p string) SARIFArtifactLoc {
 	return SARIFArtifactLoc{URI: u.String()}
 }
 
-// graphFile is the physical location of a graph file: line 1, for want of
-// lines.
-func (b *sarifBuilder) graphFile(p string) *SARIFPhysicalLocation {
-	return &SARIFPhysicalLocation{ArtifactLocation: b.artifact(p), Region: &SARIFRegion{StartLine: 1}}
+// graphFile is the physical location of node in graph of a graph file: in
+// the text and JSON encodings the line that names the node (nodeLines),
+// else line 1 (a binary file has no lines).
+func (b *sarifBuilder) graphFile(p, graph, node string) *SARIFPhysicalLocation {
+	line := 1
+	if node != "" {
+		idx, ok := b.lines[p]
+		if !ok {
+			idx = nodeLines(p)
+			b.lines[p] = idx
+		}
+		if l, ok := idx[nodeKey{graph, node}]; ok {
+			line = l
+		}
+	}
+	return &SARIFPhysicalLocation{ArtifactLocation: b.artifact(p), Region: &SARIFRegion{StartLine: line}}
+}
+
+var (
+	// qualifiedNameRE and nodeNameRE find a submodule's qualified name and
+	// a node's name in the text (qualified_name: "g", name: "n") and JSON
+	// ("qualifiedName": "g", "name": "n") encodings.
+	qualifiedNameRE = regexp.MustCompile(`(?:qualified_name:|"qualifiedName"\s*:)\s*"([^"\\]*)"`)
+	nodeNameRE      = regexp.MustCompile(`(?:^|[\s{,])(?:name:|"name"\s*:)\s*"([^"\\]*)"`)
+)
+
+// nodeLines indexes a text or JSON graph file: the first line naming each
+// node, by graph (a node belongs to the graph of the last qualified name
+// above it, the root before any). Nil for other files, which keep line 1.
+func nodeLines(p string) map[nodeKey]int {
+	if enc := ir.EncodingForPath(p); enc != ir.Text && enc != ir.JSON {
+		return nil
+	}
+	f, err := os.Open(p)
+	if err != nil {
+		return nil
+	}
+	defer f.Close()
+	idx := map[nodeKey]int{}
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 64<<10), 64<<20)
+	graph := ""
+	for n := 1; sc.Scan(); n++ {
+		line := sc.Text()
+		if m := qualifiedNameRE.FindStringSubmatch(line); m != nil {
+			graph = m[1]
+			continue
+		}
+		for _, m := range nodeNameRE.FindAllStringSubmatch(line, -1) {
+			k := nodeKey{graph, m[1]}
+			if _, seen := idx[k]; !seen {
+				idx[k] = n
+			}
+		}
+	}
+	return idx
 }
 
 // source is the physical location of a stack trace's innermost frame whose
@@ -454,10 +507,10 @@ func (b *sarifBuilder) result(file string, fd Finding, d lint.Detail) SARIFResul
 	if src != nil {
 		res.Locations = []SARIFLocation{{PhysicalLocation: src, LogicalLocations: logical}}
 		id := 1
-		res.RelatedLocations = []SARIFLocation{{ID: &id, PhysicalLocation: b.graphFile(file), LogicalLocations: logical,
+		res.RelatedLocations = []SARIFLocation{{ID: &id, PhysicalLocation: b.graphFile(file, fd.Graph, fd.Node), LogicalLocations: logical,
 			Message: &SARIFText{Text: "the graph file"}}}
 	} else {
-		res.Locations = []SARIFLocation{{PhysicalLocation: b.graphFile(file), LogicalLocations: logical}}
+		res.Locations = []SARIFLocation{{PhysicalLocation: b.graphFile(file, fd.Graph, fd.Node), LogicalLocations: logical}}
 	}
 	if len(d.Steps) > 0 {
 		var locs []SARIFThreadFlowLocation
@@ -465,7 +518,7 @@ func (b *sarifBuilder) result(file string, fd Finding, d lint.Detail) SARIFResul
 		for _, s := range d.Steps {
 			loc := SARIFLocation{PhysicalLocation: b.source(s.StackTrace), Message: &SARIFText{Text: stepText(s)}}
 			if loc.PhysicalLocation == nil {
-				loc.PhysicalLocation = b.graphFile(file)
+				loc.PhysicalLocation = b.graphFile(file, s.Graph, s.Node)
 			}
 			if s.Node != "" {
 				loc.LogicalLocations = logicalLocations(s.Graph, s.Node)
@@ -475,6 +528,14 @@ func (b *sarifBuilder) result(file string, fd Finding, d lint.Detail) SARIFResul
 				level++
 			}
 		}
+		if len(locs) > maxFlowSteps {
+			// GitHub keeps the first 1,000 locations of a thread flow: keep
+			// both ends, which name the input and the writing node.
+			omitted := len(locs) - maxFlowSteps + 1
+			gap := SARIFThreadFlowLocation{Location: SARIFLocation{PhysicalLocation: b.graphFile(file, "", ""),
+				Message: &SARIFText{Text: fmt.Sprintf("… %d steps omitted …", omitted)}}, NestingLevel: locs[maxFlowSteps/2].NestingLevel}
+			locs = append(append(locs[:maxFlowSteps/2:maxFlowSteps/2], gap), locs[len(locs)-(maxFlowSteps-maxFlowSteps/2-1):]...)
+		}
 		res.CodeFlows = []SARIFCodeFlow{{ThreadFlows: []SARIFThreadFlow{{Locations: locs}}}}
 	}
 	if s := fd.Suppression; s != nil {
@@ -482,6 +543,11 @@ func (b *sarifBuilder) result(file string, fd Finding, d lint.Detail) SARIFResul
 	}
 	return res
 }
+
+// maxFlowSteps bounds a codeFlow's locations: GitHub code scanning reads
+// at most 1,000 locations of a thread flow (a chain of 100,000 written
+// views is a valid graph).
+const maxFlowSteps = 1000
 
 // stepText describes one provenance step.
 func stepText(s lint.Step) string {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -130,8 +131,14 @@ func TestSARIFShape(t *testing.T) {
 		if !strings.HasSuffix(uri, ".pbtxt") || strings.Contains(uri, `\`) {
 			t.Errorf("uri %q", uri)
 		}
-		if line := obj(t, phys["region"], "region")["startLine"]; line != 1.0 {
-			t.Errorf("startLine %v", line)
+		// The line that names the node in these text files; line 1 for
+		// file-wide findings.
+		line, _ := obj(t, phys["region"], "region")["startLine"].(float64)
+		if want := nodeLine(t, uri, loc["logicalLocations"]); int(line) != want {
+			t.Errorf("result %s in %s: startLine %v, want %d", id, uri, line, want)
+		}
+		if id == "dangling-ref" && line <= 1 {
+			t.Errorf("dangling-ref at line %v, not at its node's line", line)
 		}
 		// File-wide findings: the schema table, attributes.
 		if id == lint.RuleBadSchema || strings.HasPrefix(text, "attribute ") {
@@ -228,4 +235,46 @@ func TestTextAbbreviatesLongGraphNames(t *testing.T) {
 	if !strings.Contains(js.String(), long) {
 		t.Error("JSON lost the full graph name")
 	}
+}
+
+// nodeLine is the line of testdata file uri (relative to the repository)
+// that names the node of a logical location "graph.node" (the first such
+// line after the graph's qualified_name), 1 without a logical location or
+// node.
+func nodeLine(t *testing.T, uri string, logical any) int {
+	t.Helper()
+	ll, _ := logical.([]any)
+	if len(ll) == 0 {
+		return 1
+	}
+	l := ll[0].(map[string]any)
+	if l["kind"] != "function" {
+		return 1
+	}
+	node := l["name"].(string)
+	graph := strings.TrimSuffix(l["fullyQualifiedName"].(string), node)
+	graph = strings.TrimSuffix(graph, ".")
+	p := filepath.Join("../..", uri)
+	if rest, ok := strings.CutPrefix(uri, "file://"); ok {
+		p = rest
+	}
+	data, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Text format allows any space after the colon (protobuf-go's
+	// prototext writes one or two at random).
+	sub := regexp.MustCompile(`qualified_name:\s*"` + regexp.QuoteMeta(graph) + `"`)
+	named := regexp.MustCompile(`(^|[\s{])name:\s*"` + regexp.QuoteMeta(node) + `"`)
+	inGraph := graph == ""
+	for i, line := range strings.Split(string(data), "\n") {
+		if strings.Contains(line, "qualified_name:") {
+			inGraph = sub.MatchString(line)
+			continue
+		}
+		if inGraph && named.MatchString(line) {
+			return i + 1
+		}
+	}
+	return 1 // a node without a name of its own (malformed-node's "#2")
 }

@@ -191,7 +191,7 @@ func (g *gen) branch(name string, trueBranch, withScan bool) *ir.Graph {
 		init := g.call(gr, "select", "aten.select.int", g.tensor(D), ref(gr, out), ir.Arg{Kind: ir.ArgInt, I: 0}, ir.Arg{Kind: ir.ArgInt, I: 0})
 		initc := g.call(gr, "clone", "aten.clone.default", g.tensor(D), ref(gr, init))
 		ga := gr.Append(ir.Node{Name: "scan_combine_graph_0", Op: ir.OpGetAttr, Target: "scan_combine_graph_0"})
-		sc := gr.Append(ir.Node{Name: "scan", Op: ir.OpCallFunction, Target: "higher_order.scan",
+		sc := gr.Append(ir.Node{Name: "scan", Op: ir.OpCallFunction, Target: opschema.HOPTarget("scan"),
 			Args: []ir.Arg{ref(gr, ga), {Kind: ir.ArgList, Elems: []ir.Arg{ref(gr, initc)}},
 				{Kind: ir.ArgList, Elems: []ir.Arg{ref(gr, out)}}, {Kind: ir.ArgTuple}},
 			Val: &ir.Value{Kind: ir.ValTuple, Elems: []ir.Value{*g.tensor(D), *g.tensor(B, D)}}})
@@ -215,7 +215,7 @@ func (g *gen) cond(gr *ir.Graph, h ir.NodeID) ir.NodeID {
 	pred := g.call(gr, "gt", "aten.gt.Scalar", &ir.Value{Kind: ir.ValTensor, Tensor: &ir.TensorMeta{Dtype: "bool", Device: "cpu", Layout: "strided"}}, ref(gr, s), ir.Arg{Kind: ir.ArgInt, I: 0})
 	ta := gr.Append(ir.Node{Name: tn, Op: ir.OpGetAttr, Target: tn})
 	fa := gr.Append(ir.Node{Name: fn, Op: ir.OpGetAttr, Target: fn})
-	c := gr.Append(ir.Node{Name: gr.FreshName("cond"), Op: ir.OpCallFunction, Target: "higher_order.cond",
+	c := gr.Append(ir.Node{Name: gr.FreshName("cond"), Op: ir.OpCallFunction, Target: opschema.HOPTarget("cond"),
 		Args: []ir.Arg{ref(gr, pred), ref(gr, ta), ref(gr, fa), {Kind: ir.ArgList, Elems: []ir.Arg{ref(gr, h)}}},
 		Val:  &ir.Value{Kind: ir.ValTuple, Elems: []ir.Value{*g.tensor(B, D)}}})
 	return g.getitem(gr, c, 0, g.tensor(B, D))

@@ -19,6 +19,7 @@ import (
 
 	"github.com/hopctl/hopctl/pkg/analyze"
 	"github.com/hopctl/hopctl/pkg/analyze/passes/alias"
+	"github.com/hopctl/hopctl/pkg/hop"
 	"github.com/hopctl/hopctl/pkg/ir"
 	"github.com/hopctl/hopctl/pkg/jointgraph"
 )
@@ -505,7 +506,7 @@ func (b *builder) analysis(res *analyze.Result) {
 				inNode[i] = b.base[gi] + int32(id)
 			}
 		}
-		leaves, _ := analyze.Outputs(g)
+		leaves, _ := g.Outputs()
 		outNode := make([]int32, len(leaves))
 		for j := range leaves {
 			outNode[j] = -1
@@ -604,33 +605,48 @@ func (b *builder) finding(f analyze.Finding) Finding {
 			out.Path = append(out.Path, k)
 		}
 	}
+	// The value the path follows: the input, then each view of it in the
+	// finding's graph; at each HOP call it enters the subgraph placeholder
+	// the call's operand feeds (feeds), so the path runs
+	// input → views → call → placeholder → … → writing node. Views only
+	// the innermost graph has come after its placeholder.
+	val := int32(-1)
 	if p.Input != "" {
-		add(lookup(gi, p.Input))
+		val = lookup(gi, p.Input)
+		add(val)
 	}
-	// The views live in the graph of the input or, for a write inside a
-	// body, in the innermost graph; resolve each where it exists.
 	inner := gi
 	for _, item := range p.Path {
 		if si, ok := b.graphIdx[item]; ok && si != 0 {
 			inner = si
 		}
 	}
+	var innerViews []string
 	for _, v := range p.Views {
-		k := lookup(gi, v)
-		if k < 0 {
-			k = lookup(inner, v)
+		if k := lookup(gi, v); k >= 0 {
+			add(k)
+			val = k
+		} else {
+			innerViews = append(innerViews, v)
 		}
-		add(k)
 	}
-	cur := gi
+	cur, call := gi, int32(-1)
 	for i, item := range p.Path {
 		if si, ok := b.graphIdx[item]; ok && si != 0 && b.m.Graphs[si] != g {
-			cur = si
 			out.Boxes = append(out.Boxes, b.f.Graphs[si].Group)
+			val = b.enter(cur, call, val, si)
+			add(val)
+			cur = si
+			if si == inner {
+				for _, v := range innerViews {
+					add(lookup(inner, v))
+				}
+			}
 			continue
 		}
 		k := lookup(cur, item)
 		add(k)
+		call = k
 		if i == len(p.Path)-1 && k >= 0 {
 			b.f.Nodes.Flags[k] |= FlagWriter
 		}
@@ -642,6 +658,48 @@ func (b *builder) finding(f analyze.Finding) Finding {
 		}
 	}
 	return out
+}
+
+// enter returns the placeholder of subgraph si that HOP call `call` (a
+// node of graph gi) feeds with the value val, or -1 when the call does not
+// pass val to si (or is not a HOP hopctl decodes).
+func (b *builder) enter(gi int, call, val int32, si int) int32 {
+	if call < 0 || val < 0 || b.f.Nodes.Graph[val] != int32(gi) {
+		return -1
+	}
+	for _, fd := range feeds(b.m, b.m.Graphs[gi], ir.NodeID(call-b.base[gi]), b.m.Graphs[si]) {
+		if b.base[gi]+int32(fd.operand) == val {
+			return b.base[si] + int32(fd.placeholder)
+		}
+	}
+	return -1
+}
+
+// feed is one caller value a HOP call passes to a subgraph placeholder.
+type feed struct{ operand, placeholder ir.NodeID }
+
+// feeds lists, for HOP call `call` of graph g, which of g's nodes feeds
+// each placeholder of subgraph sub (by pkg/hop's conventions); nil when
+// the call is not a HOP hopctl decodes or does not call sub.
+func feeds(m *ir.Module, g *ir.Graph, call ir.NodeID, sub *ir.Graph) []feed {
+	hc, err := hop.DecodeIn(nil, m, g, call)
+	if err != nil || hc == nil {
+		return nil
+	}
+	for _, sc := range hc.Subgraphs {
+		if sc.Graph != sub.Name {
+			continue
+		}
+		var out []feed
+		ph := sub.Placeholders()
+		for j, op := range sc.Operands {
+			if j < len(ph) && op.Arg != nil && op.Arg.Kind == ir.ArgNode && op.Arg.Ref >= 0 && int(op.Arg.Ref) < len(g.Nodes) {
+				out = append(out, feed{op.Arg.Ref, ph[j]})
+			}
+		}
+		return out
+	}
+	return nil
 }
 
 // provenanceText is the provenance chain as `hopctl analyze` prints it.
@@ -706,46 +764,79 @@ func (b *builder) joint(part *jointgraph.Partition) {
 		j.TotalBytes = part.TotalBytes()
 		b.f.Joint = j
 	case role == "joint":
-		// Backward nodes are those that depend on a tangent; the forward
-		// values they read are what a partition would save (default
-		// partition's rule).
+		// The forward is what the forward outputs (the first
+		// hopctl.joint.num_fwd_outputs outputs) and the write-backs need,
+		// with the primals, as AOTAutograd's default partition reads a
+		// joint graph; the rest is the backward. The forward values the
+		// backward reads (a tuple's getitems rather than the tuple) are
+		// what a partition saves at most: jointgraph's partitioners may
+		// save fewer (a value the backward reads only for its shape).
 		du := ir.NewDefUse(root)
-		bw := make([]bool, len(root.Nodes))
+		nfStr, _ := b.m.Annotation(jointgraph.AnnotationNumFwdOutputs)
+		var nf int
+		fmt.Sscanf(nfStr, "%d", &nf)
+		fwd := make([]bool, len(root.Nodes))
+		var stack []ir.NodeID
+		leaves, _ := root.Outputs()
+		for i := 0; i < nf && i < len(leaves); i++ {
+			if leaves[i].Kind == ir.ArgNode && leaves[i].Ref >= 0 {
+				stack = append(stack, leaves[i].Ref)
+			}
+		}
+		// Nodes that depend on a tangent are never forward.
+		tangent := make([]bool, len(root.Nodes))
 		for i := range root.Nodes {
 			n := &root.Nodes[i]
-			if n.Op == ir.OpPlaceholder && strings.HasPrefix(n.Name, "tangents_") {
-				bw[i] = true
-			}
-			if n.Op == ir.OpOutput {
-				continue
-			}
+			tangent[i] = n.Op == ir.OpPlaceholder && strings.HasPrefix(n.Name, "tangents_")
 			for _, d := range du.Operands[i] {
-				if bw[d] && root.Nodes[i].Op != ir.OpOutput {
-					bw[i] = true
-				}
+				tangent[i] = tangent[i] || tangent[d]
 			}
 		}
-		j := &Joint{Source: "joint graph (backward: nodes depending on a tangent)", Saved: []SavedValue{}}
-		savedSet := make([]bool, len(root.Nodes))
+		out := root.OutputNode()
 		for i := range root.Nodes {
-			if root.Nodes[i].Op == ir.OpOutput {
+			n := &root.Nodes[i]
+			// Primals, and side effects that need no tangent (the copy_
+			// write-backs of mutated inputs, which nothing reads).
+			if n.Op == ir.OpPlaceholder && !tangent[i] || ir.NodeID(i) != out && len(du.Users[i]) == 0 && !tangent[i] {
+				stack = append(stack, ir.NodeID(i))
+			}
+		}
+		for len(stack) > 0 {
+			u := stack[len(stack)-1]
+			stack = stack[:len(stack)-1]
+			if fwd[u] {
 				continue
 			}
-			if bw[i] {
-				ns.Flags[i] |= FlagBackward
-				for _, d := range du.Operands[i] {
-					if !bw[d] {
-						savedSet[d] = true
-					}
-				}
-			} else {
-				ns.Flags[i] |= FlagForward
+			fwd[u] = true
+			stack = append(stack, du.Operands[u]...)
+		}
+		// A forward tuple's getitems are forward.
+		for i := range root.Nodes {
+			if root.Nodes[i].Target == "_operator.getitem" && len(du.Operands[i]) > 0 && fwd[du.Operands[i][0]] && !tangent[i] {
+				fwd[i] = true
 			}
 		}
-		for i, s := range savedSet {
-			if s {
-				b.addSaved(j, int32(i))
+		j := &Joint{Source: "joint graph: the forward values the backward reads (a partition saves at most these)", Saved: []SavedValue{}}
+		for i := range root.Nodes {
+			if ir.NodeID(i) == out {
+				continue
 			}
+			if !fwd[i] {
+				ns.Flags[i] |= FlagBackward
+				continue
+			}
+			ns.Flags[i] |= FlagForward
+			readByBackward := false
+			for _, u := range du.Users[i] {
+				readByBackward = readByBackward || !fwd[u] && u != out
+			}
+			if !readByBackward {
+				continue
+			}
+			if v := root.Nodes[i].Val; v != nil && (v.Kind == ir.ValTuple || v.Kind == ir.ValList) {
+				continue // a tuple is not saved: its getitems are
+			}
+			b.addSaved(j, int32(i))
 		}
 		b.f.Joint = j
 	case role == "forward" || role == "backward":
@@ -762,7 +853,7 @@ func (b *builder) joint(part *jointgraph.Partition) {
 		}
 		var cands []int32
 		if role == "forward" {
-			leaves, _ := analyze.Outputs(root)
+			leaves, _ := root.Outputs()
 			for i := max(0, len(leaves)-nsaved); i < len(leaves); i++ {
 				if leaves[i].Kind == ir.ArgNode && leaves[i].Ref >= 0 {
 					cands = append(cands, int32(leaves[i].Ref))

@@ -11,19 +11,19 @@ import (
 	"github.com/hopctl/hopctl/pkg/analyze"
 	"github.com/hopctl/hopctl/pkg/analyze/passes"
 	"github.com/hopctl/hopctl/pkg/analyze/passes/alias"
-	"github.com/hopctl/hopctl/pkg/analyze/validate"
 	"github.com/hopctl/hopctl/pkg/ir"
 	"github.com/hopctl/hopctl/pkg/jointgraph"
+	hopload "github.com/hopctl/hopctl/pkg/load"
 	"github.com/hopctl/hopctl/pkg/synth"
 )
 
-func load(t *testing.T, path string) (*ir.Module, *analyze.Result, File) {
+func loadFile(t *testing.T, path string) (*ir.Module, *analyze.Result, File) {
 	t.Helper()
-	m, res, err := validate.Run(path, passes.All()...)
+	f, res, err := hopload.Analyze(path, passes.All()...)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return m, res, Build(path, m, res, Options{})
+	return f.Module, res, Build(path, f.Module, res, Options{})
 }
 
 // checkTree checks the box tree: every box reaches one top box without a
@@ -63,7 +63,7 @@ func checkTree(t *testing.T, f *File) {
 // input three HOPs deep, that each finding's path is its provenance
 // resolved to nodes of the right graphs, in order, with the subgraph boxes.
 func TestFindingPath(t *testing.T) {
-	m, res, f := load(t, "../../testdata/hops/nested3_mutation.pbtxt")
+	m, res, f := loadFile(t, "../../testdata/hops/nested3_mutation.pbtxt")
 	checkTree(t, &f)
 	if len(res.Findings) == 0 || len(f.Findings) != len(res.Findings) {
 		t.Fatalf("%d findings in the model, %d in the analysis", len(f.Findings), len(res.Findings))
@@ -86,15 +86,33 @@ func TestFindingPath(t *testing.T) {
 			}
 			want = append(want, ir.DisplayName(graph)+"/"+item)
 		}
-		var got, gotBoxes []string
-		for _, k := range fd.Path {
-			got = append(got, ir.DisplayName(f.Graphs[f.Nodes.Graph[k]].Name)+"/"+f.Nodes.Name[k])
+		// The path is the provenance's nodes in order, with the subgraph
+		// placeholder the value enters after each call: a placeholder of
+		// the graph the path enters, from which the next node of the path
+		// is reachable.
+		var got, gotBoxes, provenance []string
+		for j, k := range fd.Path {
+			name := ir.DisplayName(f.Graphs[f.Nodes.Graph[k]].Name) + "/" + f.Nodes.Name[k]
+			got = append(got, name)
+			if len(provenance) < len(want) && want[len(provenance)] == name {
+				provenance = append(provenance, name)
+				continue
+			}
+			if f.Nodes.Flags[k]&FlagPlaceholder == 0 || j == 0 || j == len(fd.Path)-1 {
+				t.Errorf("finding %d: %s on the path is neither in the provenance nor an entered placeholder", i, name)
+				continue
+			}
+			next := fd.Path[j+1]
+			gi := int(f.Nodes.Graph[k])
+			if int(f.Nodes.Graph[next]) != gi || !reaches(m.Graphs[gi], ir.NodeID(k-firstNode(&f, gi)), ir.NodeID(next-firstNode(&f, gi))) {
+				t.Errorf("finding %d: the next path node %s is not reachable from the entered placeholder %s", i, f.Nodes.Name[next], name)
+			}
 		}
 		for _, x := range fd.Boxes {
 			gotBoxes = append(gotBoxes, f.Groups.Label[x])
 		}
-		if !slices.Equal(got, want) || !slices.Equal(gotBoxes, wantBoxes) {
-			t.Errorf("finding %d (%s): path %v boxes %v, want %v boxes %v", i, fd.Message, got, gotBoxes, want, wantBoxes)
+		if !slices.Equal(provenance, want) || !slices.Equal(gotBoxes, wantBoxes) || len(got) != len(want)+len(wantBoxes) {
+			t.Errorf("finding %d (%s): path %v boxes %v, want %v with a placeholder after each call, boxes %v", i, fd.Message, got, gotBoxes, want, wantBoxes)
 		}
 		last := fd.Path[len(fd.Path)-1]
 		if f.Nodes.Flags[last]&FlagWriter == 0 {
@@ -130,11 +148,11 @@ func TestFindingPath(t *testing.T) {
 func TestAliasClasses(t *testing.T) {
 	any := false
 	for _, path := range []string{"../../testdata/models/inplace_views.pb", "../../testdata/models/shared_storage.pb"} {
-		m, res, f := load(t, path)
+		m, res, f := loadFile(t, path)
 		for gi, g := range m.Graphs {
 			s := res.Results[alias.Analyzer][g.Name].(*alias.Summary)
 			in := func(i int) int32 { id, _ := g.Lookup(s.Inputs[i]); return f.Nodes.Alias[firstNode(&f, gi)+int32(id)] }
-			leaves, _ := analyze.Outputs(g)
+			leaves, _ := g.Outputs()
 			out := func(j int) int32 { return f.Nodes.Alias[firstNode(&f, gi)+int32(leaves[j].Ref)] }
 			check := func(what string, a, b int32) {
 				any = true
@@ -207,10 +225,11 @@ func TestChunksBoundBoxes(t *testing.T) {
 // partition: forward nodes are the forward graph's, saved values are the
 // partition's, and each saved value is a forward node.
 func TestJointPartition(t *testing.T) {
-	m, _, err := validate.Load("../../testdata/models/mlp.pb")
+	in, err := hopload.Open("../../testdata/models/mlp.pb", hopload.Strict)
 	if err != nil {
 		t.Fatal(err)
 	}
+	m := in.Module
 	j, err := jointgraph.Build(m, jointgraph.Options{File: "mlp.pb"})
 	if err != nil {
 		t.Fatal(err)
@@ -267,7 +286,7 @@ func TestJointPartition(t *testing.T) {
 // subgraph nodes nested in namespaces under their call node — and that the
 // overlay colours each finding's path.
 func TestModelExplorer(t *testing.T) {
-	m, _, f := load(t, "../../testdata/hops/nested3_mutation.pbtxt")
+	m, _, f := loadFile(t, "../../testdata/hops/nested3_mutation.pbtxt")
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
 	if err := enc.Encode(ModelExplorer(&f, m)); err != nil {
@@ -363,7 +382,7 @@ func TestModelExplorer(t *testing.T) {
 // (no src or href attribute, a Content-Security-Policy forbidding it) and
 // that data holding "</script>" cannot end a script element early.
 func TestWriteHTMLSelfContained(t *testing.T) {
-	_, _, f := load(t, "../../testdata/hops/nested3_mutation.pbtxt")
+	_, _, f := loadFile(t, "../../testdata/hops/nested3_mutation.pbtxt")
 	f.Findings[0].Message = `</script><script>alert(1)</script>`
 	var buf bytes.Buffer
 	if err := WriteHTML(&buf, &Doc{Version: DocVersion, Title: "t</title>", Files: []File{f}}); err != nil {
@@ -382,4 +401,69 @@ func TestWriteHTMLSelfContained(t *testing.T) {
 	if strings.Contains(page, "t</title>") {
 		t.Error("the title is not escaped")
 	}
+}
+
+// TestJointFileRoles checks that a joint graph read without its partition
+// (a file hopctl joint wrote) is coloured from its role annotation: the
+// values it lists as saved include every value the default partition
+// saves, and are forward values a backward node reads.
+func TestJointFileRoles(t *testing.T) {
+	for _, model := range []string{"mlp", "attention", "convbn", "embedding", "resnet18", "inplace_views"} {
+		in, err := hopload.Open("../../testdata/models/"+model+".pb", hopload.Strict)
+		if err != nil {
+			t.Fatal(err)
+		}
+		j, err := jointgraph.Build(in.Module, jointgraph.Options{File: model})
+		if err != nil {
+			t.Fatal(err)
+		}
+		part, err := jointgraph.Split(j, jointgraph.PartitionDefault)
+		if err != nil {
+			t.Fatal(err)
+		}
+		f := Build(model, j.Module, nil, Options{})
+		if f.Joint == nil {
+			t.Fatalf("%s: no joint view of a joint graph", model)
+		}
+		var got []string
+		for _, s := range f.Joint.Saved {
+			got = append(got, s.Name)
+			if f.Nodes.Flags[s.Node]&FlagForward == 0 {
+				t.Errorf("%s: saved value %s is not a forward node", model, s.Name)
+			}
+			readByBackward := false
+			for _, u := range ir.NewDefUse(j.Module.Root()).Users[s.Node] {
+				readByBackward = readByBackward || f.Nodes.Flags[u]&FlagBackward != 0
+			}
+			if !readByBackward {
+				t.Errorf("%s: saved value %s is read by no backward node", model, s.Name)
+			}
+		}
+		for _, s := range part.Saved {
+			if !slices.Contains(got, s.Name) {
+				t.Errorf("%s: the default partition saves %s; the joint view lists %v", model, s.Name, got)
+			}
+		}
+	}
+}
+
+// reaches reports whether node to is reachable from node from along
+// def-use edges of g.
+func reaches(g *ir.Graph, from, to ir.NodeID) bool {
+	du := ir.NewDefUse(g)
+	seen := map[ir.NodeID]bool{from: true}
+	for stack := []ir.NodeID{from}; len(stack) > 0; {
+		u := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		if u == to {
+			return true
+		}
+		for _, v := range du.Users[u] {
+			if !seen[v] {
+				seen[v] = true
+				stack = append(stack, v)
+			}
+		}
+	}
+	return false
 }

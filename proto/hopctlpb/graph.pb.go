@@ -347,6 +347,10 @@ type File struct {
 	Schemas []*OpSchema `protobuf:"bytes,7,rep,name=schemas,proto3" json:"schemas,omitempty"`
 	// Free-form key/value annotations (e.g. "hopctl.joint.masks").
 	Annotations []*Annotation `protobuf:"bytes,8,rep,name=annotations,proto3" json:"annotations,omitempty"`
+	// torch.is_grad_enabled() while the graph was traced, when the exporter
+	// knows it (HOP rules depend on it: under no_grad Dynamo accepts HOP
+	// subgraphs it rejects when a gradient may be needed). Unset: unknown.
+	GradEnabled *bool `protobuf:"varint,9,opt,name=grad_enabled,json=gradEnabled,proto3,oneof" json:"grad_enabled,omitempty"`
 	// The graph signature of an exported program (torch.export's
 	// ExportGraphSignature), when the file is one (format 1.1). It describes
 	// the root graph: one input spec per placeholder, one output spec per
@@ -440,6 +444,13 @@ func (x *File) GetAnnotations() []*Annotation {
 		return x.Annotations
 	}
 	return nil
+}
+
+func (x *File) GetGradEnabled() bool {
+	if x != nil && x.GradEnabled != nil {
+		return *x.GradEnabled
+	}
+	return false
 }
 
 func (x *File) GetSignature() *GraphSignature {
@@ -1078,6 +1089,9 @@ type Arg struct {
 	//	*Arg_Op
 	//	*Arg_Dict
 	//	*Arg_Complex
+	//	*Arg_Slice
+	//	*Arg_Ellipsis
+	//	*Arg_Constant
 	Kind          isArg_Kind `protobuf_oneof:"kind"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -1264,6 +1278,33 @@ func (x *Arg) GetComplex() *Complex {
 	return nil
 }
 
+func (x *Arg) GetSlice() *Slice {
+	if x != nil {
+		if x, ok := x.Kind.(*Arg_Slice); ok {
+			return x.Slice
+		}
+	}
+	return nil
+}
+
+func (x *Arg) GetEllipsis() *Empty {
+	if x != nil {
+		if x, ok := x.Kind.(*Arg_Ellipsis); ok {
+			return x.Ellipsis
+		}
+	}
+	return nil
+}
+
+func (x *Arg) GetConstant() *Constant {
+	if x != nil {
+		if x, ok := x.Kind.(*Arg_Constant); ok {
+			return x.Constant
+		}
+	}
+	return nil
+}
+
 type isArg_Kind interface {
 	isArg_Kind()
 }
@@ -1341,6 +1382,23 @@ type Arg_Complex struct {
 	Complex *Complex `protobuf:"bytes,16,opt,name=complex,proto3,oneof"`
 }
 
+type Arg_Slice struct {
+	// A Python slice (Dynamo graphs index with them: x[1:n]).
+	Slice *Slice `protobuf:"bytes,17,opt,name=slice,proto3,oneof"`
+}
+
+type Arg_Ellipsis struct {
+	// Python's Ellipsis (Dynamo graphs: x[..., 0]).
+	Ellipsis *Empty `protobuf:"bytes,18,opt,name=ellipsis,proto3,oneof"`
+}
+
+type Arg_Constant struct {
+	// Any other Python object torch puts in a graph as a constant: a pytree
+	// TreeSpec (auto_functionalized_v2's _op_schema), the SchemaHolder and
+	// FunctionSchema inside it, a dataclass... See Constant.
+	Constant *Constant `protobuf:"bytes,19,opt,name=constant,proto3,oneof"`
+}
+
 func (*Arg_Node) isArg_Kind() {}
 
 func (*Arg_Int) isArg_Kind() {}
@@ -1373,6 +1431,138 @@ func (*Arg_Dict) isArg_Kind() {}
 
 func (*Arg_Complex) isArg_Kind() {}
 
+func (*Arg_Slice) isArg_Kind() {}
+
+func (*Arg_Ellipsis) isArg_Kind() {}
+
+func (*Arg_Constant) isArg_Kind() {}
+
+// start:stop:step; an unset field is None.
+type Slice struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Start         *Arg                   `protobuf:"bytes,1,opt,name=start,proto3" json:"start,omitempty"`
+	Stop          *Arg                   `protobuf:"bytes,2,opt,name=stop,proto3" json:"stop,omitempty"`
+	Step          *Arg                   `protobuf:"bytes,3,opt,name=step,proto3" json:"step,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Slice) Reset() {
+	*x = Slice{}
+	mi := &file_hopctl_v1_graph_proto_msgTypes[14]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Slice) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Slice) ProtoMessage() {}
+
+func (x *Slice) ProtoReflect() protoreflect.Message {
+	mi := &file_hopctl_v1_graph_proto_msgTypes[14]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Slice.ProtoReflect.Descriptor instead.
+func (*Slice) Descriptor() ([]byte, []int) {
+	return file_hopctl_v1_graph_proto_rawDescGZIP(), []int{14}
+}
+
+func (x *Slice) GetStart() *Arg {
+	if x != nil {
+		return x.Start
+	}
+	return nil
+}
+
+func (x *Slice) GetStop() *Arg {
+	if x != nil {
+		return x.Stop
+	}
+	return nil
+}
+
+func (x *Slice) GetStep() *Arg {
+	if x != nil {
+		return x.Step
+	}
+	return nil
+}
+
+// A Python object given by its type and its fields, rebuilt on load from the
+// type alone (hopctl_torch's _constants.py says how each type is written):
+//
+//	"torch.utils._pytree.TreeSpec": fields type (an Arg.op naming the node
+//	  type, e.g. "builtins.tuple"), context, children (a list of TreeSpecs);
+//	  a leaf has type None and no children;
+//	"torch.utils._pytree.ConstantNode": field value (register_constant);
+//	"torch._C.FunctionSchema" and its subclass HopSchema: field schema, the
+//	  schema as str() prints it (HopSchema adds is_vararg, is_varret,
+//	  tree_spec);
+//	any other class: its instance attributes (vars(obj)) in their order.
+//
+// hopctl itself only walks the fields for node references.
+type Constant struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Type          string                 `protobuf:"bytes,1,opt,name=type,proto3" json:"type,omitempty"`
+	Fields        []*Kwarg               `protobuf:"bytes,2,rep,name=fields,proto3" json:"fields,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Constant) Reset() {
+	*x = Constant{}
+	mi := &file_hopctl_v1_graph_proto_msgTypes[15]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Constant) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Constant) ProtoMessage() {}
+
+func (x *Constant) ProtoReflect() protoreflect.Message {
+	mi := &file_hopctl_v1_graph_proto_msgTypes[15]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Constant.ProtoReflect.Descriptor instead.
+func (*Constant) Descriptor() ([]byte, []int) {
+	return file_hopctl_v1_graph_proto_rawDescGZIP(), []int{15}
+}
+
+func (x *Constant) GetType() string {
+	if x != nil {
+		return x.Type
+	}
+	return ""
+}
+
+func (x *Constant) GetFields() []*Kwarg {
+	if x != nil {
+		return x.Fields
+	}
+	return nil
+}
+
 type Complex struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Real          float64                `protobuf:"fixed64,1,opt,name=real,proto3" json:"real,omitempty"`
@@ -1383,7 +1573,7 @@ type Complex struct {
 
 func (x *Complex) Reset() {
 	*x = Complex{}
-	mi := &file_hopctl_v1_graph_proto_msgTypes[14]
+	mi := &file_hopctl_v1_graph_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1395,7 +1585,7 @@ func (x *Complex) String() string {
 func (*Complex) ProtoMessage() {}
 
 func (x *Complex) ProtoReflect() protoreflect.Message {
-	mi := &file_hopctl_v1_graph_proto_msgTypes[14]
+	mi := &file_hopctl_v1_graph_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1408,7 +1598,7 @@ func (x *Complex) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Complex.ProtoReflect.Descriptor instead.
 func (*Complex) Descriptor() ([]byte, []int) {
-	return file_hopctl_v1_graph_proto_rawDescGZIP(), []int{14}
+	return file_hopctl_v1_graph_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *Complex) GetReal() float64 {
@@ -1437,7 +1627,7 @@ type SymExpr struct {
 
 func (x *SymExpr) Reset() {
 	*x = SymExpr{}
-	mi := &file_hopctl_v1_graph_proto_msgTypes[15]
+	mi := &file_hopctl_v1_graph_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1449,7 +1639,7 @@ func (x *SymExpr) String() string {
 func (*SymExpr) ProtoMessage() {}
 
 func (x *SymExpr) ProtoReflect() protoreflect.Message {
-	mi := &file_hopctl_v1_graph_proto_msgTypes[15]
+	mi := &file_hopctl_v1_graph_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1462,7 +1652,7 @@ func (x *SymExpr) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SymExpr.ProtoReflect.Descriptor instead.
 func (*SymExpr) Descriptor() ([]byte, []int) {
-	return file_hopctl_v1_graph_proto_rawDescGZIP(), []int{15}
+	return file_hopctl_v1_graph_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *SymExpr) GetKind() SymKind {
@@ -1500,7 +1690,7 @@ type Dim struct {
 
 func (x *Dim) Reset() {
 	*x = Dim{}
-	mi := &file_hopctl_v1_graph_proto_msgTypes[16]
+	mi := &file_hopctl_v1_graph_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1512,7 +1702,7 @@ func (x *Dim) String() string {
 func (*Dim) ProtoMessage() {}
 
 func (x *Dim) ProtoReflect() protoreflect.Message {
-	mi := &file_hopctl_v1_graph_proto_msgTypes[16]
+	mi := &file_hopctl_v1_graph_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1525,7 +1715,7 @@ func (x *Dim) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Dim.ProtoReflect.Descriptor instead.
 func (*Dim) Descriptor() ([]byte, []int) {
-	return file_hopctl_v1_graph_proto_rawDescGZIP(), []int{16}
+	return file_hopctl_v1_graph_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *Dim) GetKind() isDim_Kind {
@@ -1583,7 +1773,7 @@ type QParams struct {
 
 func (x *QParams) Reset() {
 	*x = QParams{}
-	mi := &file_hopctl_v1_graph_proto_msgTypes[17]
+	mi := &file_hopctl_v1_graph_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1595,7 +1785,7 @@ func (x *QParams) String() string {
 func (*QParams) ProtoMessage() {}
 
 func (x *QParams) ProtoReflect() protoreflect.Message {
-	mi := &file_hopctl_v1_graph_proto_msgTypes[17]
+	mi := &file_hopctl_v1_graph_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1608,7 +1798,7 @@ func (x *QParams) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use QParams.ProtoReflect.Descriptor instead.
 func (*QParams) Descriptor() ([]byte, []int) {
-	return file_hopctl_v1_graph_proto_rawDescGZIP(), []int{17}
+	return file_hopctl_v1_graph_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *QParams) GetQscheme() string {
@@ -1675,7 +1865,7 @@ type TensorMeta struct {
 
 func (x *TensorMeta) Reset() {
 	*x = TensorMeta{}
-	mi := &file_hopctl_v1_graph_proto_msgTypes[18]
+	mi := &file_hopctl_v1_graph_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1687,7 +1877,7 @@ func (x *TensorMeta) String() string {
 func (*TensorMeta) ProtoMessage() {}
 
 func (x *TensorMeta) ProtoReflect() protoreflect.Message {
-	mi := &file_hopctl_v1_graph_proto_msgTypes[18]
+	mi := &file_hopctl_v1_graph_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1700,7 +1890,7 @@ func (x *TensorMeta) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TensorMeta.ProtoReflect.Descriptor instead.
 func (*TensorMeta) Descriptor() ([]byte, []int) {
-	return file_hopctl_v1_graph_proto_rawDescGZIP(), []int{18}
+	return file_hopctl_v1_graph_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *TensorMeta) GetShape() []*Dim {
@@ -1789,7 +1979,7 @@ type ValueList struct {
 
 func (x *ValueList) Reset() {
 	*x = ValueList{}
-	mi := &file_hopctl_v1_graph_proto_msgTypes[19]
+	mi := &file_hopctl_v1_graph_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1801,7 +1991,7 @@ func (x *ValueList) String() string {
 func (*ValueList) ProtoMessage() {}
 
 func (x *ValueList) ProtoReflect() protoreflect.Message {
-	mi := &file_hopctl_v1_graph_proto_msgTypes[19]
+	mi := &file_hopctl_v1_graph_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1814,7 +2004,7 @@ func (x *ValueList) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ValueList.ProtoReflect.Descriptor instead.
 func (*ValueList) Descriptor() ([]byte, []int) {
-	return file_hopctl_v1_graph_proto_rawDescGZIP(), []int{19}
+	return file_hopctl_v1_graph_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *ValueList) GetItems() []*Value {
@@ -1845,7 +2035,7 @@ type Value struct {
 
 func (x *Value) Reset() {
 	*x = Value{}
-	mi := &file_hopctl_v1_graph_proto_msgTypes[20]
+	mi := &file_hopctl_v1_graph_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1857,7 +2047,7 @@ func (x *Value) String() string {
 func (*Value) ProtoMessage() {}
 
 func (x *Value) ProtoReflect() protoreflect.Message {
-	mi := &file_hopctl_v1_graph_proto_msgTypes[20]
+	mi := &file_hopctl_v1_graph_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1870,7 +2060,7 @@ func (x *Value) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Value.ProtoReflect.Descriptor instead.
 func (*Value) Descriptor() ([]byte, []int) {
-	return file_hopctl_v1_graph_proto_rawDescGZIP(), []int{20}
+	return file_hopctl_v1_graph_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *Value) GetKind() isValue_Kind {
@@ -2032,7 +2222,7 @@ type ModuleStackEntry struct {
 
 func (x *ModuleStackEntry) Reset() {
 	*x = ModuleStackEntry{}
-	mi := &file_hopctl_v1_graph_proto_msgTypes[21]
+	mi := &file_hopctl_v1_graph_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2044,7 +2234,7 @@ func (x *ModuleStackEntry) String() string {
 func (*ModuleStackEntry) ProtoMessage() {}
 
 func (x *ModuleStackEntry) ProtoReflect() protoreflect.Message {
-	mi := &file_hopctl_v1_graph_proto_msgTypes[21]
+	mi := &file_hopctl_v1_graph_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2057,7 +2247,7 @@ func (x *ModuleStackEntry) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ModuleStackEntry.ProtoReflect.Descriptor instead.
 func (*ModuleStackEntry) Descriptor() ([]byte, []int) {
-	return file_hopctl_v1_graph_proto_rawDescGZIP(), []int{21}
+	return file_hopctl_v1_graph_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *ModuleStackEntry) GetKey() string {
@@ -2097,7 +2287,7 @@ type NodeMeta struct {
 
 func (x *NodeMeta) Reset() {
 	*x = NodeMeta{}
-	mi := &file_hopctl_v1_graph_proto_msgTypes[22]
+	mi := &file_hopctl_v1_graph_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2109,7 +2299,7 @@ func (x *NodeMeta) String() string {
 func (*NodeMeta) ProtoMessage() {}
 
 func (x *NodeMeta) ProtoReflect() protoreflect.Message {
-	mi := &file_hopctl_v1_graph_proto_msgTypes[22]
+	mi := &file_hopctl_v1_graph_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2122,7 +2312,7 @@ func (x *NodeMeta) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use NodeMeta.ProtoReflect.Descriptor instead.
 func (*NodeMeta) Descriptor() ([]byte, []int) {
-	return file_hopctl_v1_graph_proto_rawDescGZIP(), []int{22}
+	return file_hopctl_v1_graph_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *NodeMeta) GetStackTrace() string {
@@ -2172,14 +2362,18 @@ type Attribute struct {
 	QualifiedName string                 `protobuf:"bytes,1,opt,name=qualified_name,json=qualifiedName,proto3" json:"qualified_name,omitempty"`
 	Meta          *TensorMeta            `protobuf:"bytes,2,opt,name=meta,proto3" json:"meta,omitempty"`
 	// Contiguous little-endian element data, when the exporter included it.
-	Data          []byte `protobuf:"bytes,3,opt,name=data,proto3" json:"data,omitempty"`
+	Data []byte `protobuf:"bytes,3,opt,name=data,proto3" json:"data,omitempty"`
+	// A get_attr target that is not a tensor: a constant AOTAutograd lifts
+	// out of the graph (the pytree TreeSpec of auto_functionalized_v2's
+	// _op_schema becomes "_tree_spec_constant0"). meta and data are then unset.
+	Constant      *Arg `protobuf:"bytes,4,opt,name=constant,proto3" json:"constant,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *Attribute) Reset() {
 	*x = Attribute{}
-	mi := &file_hopctl_v1_graph_proto_msgTypes[23]
+	mi := &file_hopctl_v1_graph_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2191,7 +2385,7 @@ func (x *Attribute) String() string {
 func (*Attribute) ProtoMessage() {}
 
 func (x *Attribute) ProtoReflect() protoreflect.Message {
-	mi := &file_hopctl_v1_graph_proto_msgTypes[23]
+	mi := &file_hopctl_v1_graph_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2204,7 +2398,7 @@ func (x *Attribute) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Attribute.ProtoReflect.Descriptor instead.
 func (*Attribute) Descriptor() ([]byte, []int) {
-	return file_hopctl_v1_graph_proto_rawDescGZIP(), []int{23}
+	return file_hopctl_v1_graph_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *Attribute) GetQualifiedName() string {
@@ -2228,6 +2422,13 @@ func (x *Attribute) GetData() []byte {
 	return nil
 }
 
+func (x *Attribute) GetConstant() *Arg {
+	if x != nil {
+		return x.Constant
+	}
+	return nil
+}
+
 type OpSchema struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// "aten::add.Tensor".
@@ -2240,7 +2441,7 @@ type OpSchema struct {
 
 func (x *OpSchema) Reset() {
 	*x = OpSchema{}
-	mi := &file_hopctl_v1_graph_proto_msgTypes[24]
+	mi := &file_hopctl_v1_graph_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2252,7 +2453,7 @@ func (x *OpSchema) String() string {
 func (*OpSchema) ProtoMessage() {}
 
 func (x *OpSchema) ProtoReflect() protoreflect.Message {
-	mi := &file_hopctl_v1_graph_proto_msgTypes[24]
+	mi := &file_hopctl_v1_graph_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2265,7 +2466,7 @@ func (x *OpSchema) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use OpSchema.ProtoReflect.Descriptor instead.
 func (*OpSchema) Descriptor() ([]byte, []int) {
-	return file_hopctl_v1_graph_proto_rawDescGZIP(), []int{24}
+	return file_hopctl_v1_graph_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *OpSchema) GetName() string {
@@ -2289,7 +2490,7 @@ const file_hopctl_v1_graph_proto_rawDesc = "" +
 	"\x15hopctl/v1/graph.proto\x12\thopctl.v1\";\n" +
 	"\rFormatVersion\x12\x14\n" +
 	"\x05major\x18\x01 \x01(\rR\x05major\x12\x14\n" +
-	"\x05minor\x18\x02 \x01(\rR\x05minor\"\xbd\x03\n" +
+	"\x05minor\x18\x02 \x01(\rR\x05minor\"\xf6\x03\n" +
 	"\x04File\x12?\n" +
 	"\x0eformat_version\x18\x01 \x01(\v2\x18.hopctl.v1.FormatVersionR\rformatVersion\x12\x1a\n" +
 	"\bproducer\x18\x02 \x01(\tR\bproducer\x12#\n" +
@@ -2302,8 +2503,10 @@ const file_hopctl_v1_graph_proto_rawDesc = "" +
 	"attributes\x18\x06 \x03(\v2\x14.hopctl.v1.AttributeR\n" +
 	"attributes\x12-\n" +
 	"\aschemas\x18\a \x03(\v2\x13.hopctl.v1.OpSchemaR\aschemas\x127\n" +
-	"\vannotations\x18\b \x03(\v2\x15.hopctl.v1.AnnotationR\vannotations\x127\n" +
-	"\tsignature\x18\x14 \x01(\v2\x19.hopctl.v1.GraphSignatureR\tsignature\"o\n" +
+	"\vannotations\x18\b \x03(\v2\x15.hopctl.v1.AnnotationR\vannotations\x12&\n" +
+	"\fgrad_enabled\x18\t \x01(\bH\x00R\vgradEnabled\x88\x01\x01\x127\n" +
+	"\tsignature\x18\x14 \x01(\v2\x19.hopctl.v1.GraphSignatureR\tsignatureB\x0f\n" +
+	"\r_grad_enabled\"o\n" +
 	"\x0eGraphSignature\x12,\n" +
 	"\x06inputs\x18\x01 \x03(\v2\x14.hopctl.v1.InputSpecR\x06inputs\x12/\n" +
 	"\aoutputs\x18\x02 \x03(\v2\x15.hopctl.v1.OutputSpecR\aoutputs\"\x81\x01\n" +
@@ -2343,7 +2546,7 @@ const file_hopctl_v1_graph_proto_rawDesc = "" +
 	"\aArgList\x12$\n" +
 	"\x05items\x18\x01 \x03(\v2\x0e.hopctl.v1.ArgR\x05items\"5\n" +
 	"\aArgDict\x12*\n" +
-	"\aentries\x18\x01 \x03(\v2\x10.hopctl.v1.KwargR\aentries\"\xfe\x03\n" +
+	"\aentries\x18\x01 \x03(\v2\x10.hopctl.v1.KwargR\aentries\"\x8b\x05\n" +
 	"\x03Arg\x12\x14\n" +
 	"\x04node\x18\x01 \x01(\tH\x00R\x04node\x12\x12\n" +
 	"\x03int\x18\x02 \x01(\x03H\x00R\x03int\x12\x16\n" +
@@ -2361,8 +2564,18 @@ const file_hopctl_v1_graph_proto_rawDesc = "" +
 	"\x03sym\x18\r \x01(\v2\x12.hopctl.v1.SymExprH\x00R\x03sym\x12\x10\n" +
 	"\x02op\x18\x0e \x01(\tH\x00R\x02op\x12(\n" +
 	"\x04dict\x18\x0f \x01(\v2\x12.hopctl.v1.ArgDictH\x00R\x04dict\x12.\n" +
-	"\acomplex\x18\x10 \x01(\v2\x12.hopctl.v1.ComplexH\x00R\acomplexB\x06\n" +
-	"\x04kind\"1\n" +
+	"\acomplex\x18\x10 \x01(\v2\x12.hopctl.v1.ComplexH\x00R\acomplex\x12(\n" +
+	"\x05slice\x18\x11 \x01(\v2\x10.hopctl.v1.SliceH\x00R\x05slice\x12.\n" +
+	"\bellipsis\x18\x12 \x01(\v2\x10.hopctl.v1.EmptyH\x00R\bellipsis\x121\n" +
+	"\bconstant\x18\x13 \x01(\v2\x13.hopctl.v1.ConstantH\x00R\bconstantB\x06\n" +
+	"\x04kind\"u\n" +
+	"\x05Slice\x12$\n" +
+	"\x05start\x18\x01 \x01(\v2\x0e.hopctl.v1.ArgR\x05start\x12\"\n" +
+	"\x04stop\x18\x02 \x01(\v2\x0e.hopctl.v1.ArgR\x04stop\x12\"\n" +
+	"\x04step\x18\x03 \x01(\v2\x0e.hopctl.v1.ArgR\x04step\"H\n" +
+	"\bConstant\x12\x12\n" +
+	"\x04type\x18\x01 \x01(\tR\x04type\x12(\n" +
+	"\x06fields\x18\x02 \x03(\v2\x10.hopctl.v1.KwargR\x06fields\"1\n" +
 	"\aComplex\x12\x12\n" +
 	"\x04real\x18\x01 \x01(\x01R\x04real\x12\x12\n" +
 	"\x04imag\x18\x02 \x01(\x01R\x04imag\"g\n" +
@@ -2426,11 +2639,12 @@ const file_hopctl_v1_graph_proto_rawDesc = "" +
 	"\n" +
 	"fwd_source\x18\x05 \x01(\tR\tfwdSource\x12+\n" +
 	"\x05extra\x18\x06 \x03(\v2\x15.hopctl.v1.AnnotationR\x05extraB\t\n" +
-	"\a_seq_nr\"q\n" +
+	"\a_seq_nr\"\x9d\x01\n" +
 	"\tAttribute\x12%\n" +
 	"\x0equalified_name\x18\x01 \x01(\tR\rqualifiedName\x12)\n" +
 	"\x04meta\x18\x02 \x01(\v2\x15.hopctl.v1.TensorMetaR\x04meta\x12\x12\n" +
-	"\x04data\x18\x03 \x01(\fR\x04data\"6\n" +
+	"\x04data\x18\x03 \x01(\fR\x04data\x12*\n" +
+	"\bconstant\x18\x04 \x01(\v2\x0e.hopctl.v1.ArgR\bconstant\"6\n" +
 	"\bOpSchema\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x16\n" +
 	"\x06schema\x18\x02 \x01(\tR\x06schema*\xc4\x01\n" +
@@ -2481,7 +2695,7 @@ func file_hopctl_v1_graph_proto_rawDescGZIP() []byte {
 }
 
 var file_hopctl_v1_graph_proto_enumTypes = make([]protoimpl.EnumInfo, 4)
-var file_hopctl_v1_graph_proto_msgTypes = make([]protoimpl.MessageInfo, 25)
+var file_hopctl_v1_graph_proto_msgTypes = make([]protoimpl.MessageInfo, 27)
 var file_hopctl_v1_graph_proto_goTypes = []any{
 	(InputKind)(0),           // 0: hopctl.v1.InputKind
 	(OutputKind)(0),          // 1: hopctl.v1.OutputKind
@@ -2501,24 +2715,26 @@ var file_hopctl_v1_graph_proto_goTypes = []any{
 	(*ArgList)(nil),          // 15: hopctl.v1.ArgList
 	(*ArgDict)(nil),          // 16: hopctl.v1.ArgDict
 	(*Arg)(nil),              // 17: hopctl.v1.Arg
-	(*Complex)(nil),          // 18: hopctl.v1.Complex
-	(*SymExpr)(nil),          // 19: hopctl.v1.SymExpr
-	(*Dim)(nil),              // 20: hopctl.v1.Dim
-	(*QParams)(nil),          // 21: hopctl.v1.QParams
-	(*TensorMeta)(nil),       // 22: hopctl.v1.TensorMeta
-	(*ValueList)(nil),        // 23: hopctl.v1.ValueList
-	(*Value)(nil),            // 24: hopctl.v1.Value
-	(*ModuleStackEntry)(nil), // 25: hopctl.v1.ModuleStackEntry
-	(*NodeMeta)(nil),         // 26: hopctl.v1.NodeMeta
-	(*Attribute)(nil),        // 27: hopctl.v1.Attribute
-	(*OpSchema)(nil),         // 28: hopctl.v1.OpSchema
+	(*Slice)(nil),            // 18: hopctl.v1.Slice
+	(*Constant)(nil),         // 19: hopctl.v1.Constant
+	(*Complex)(nil),          // 20: hopctl.v1.Complex
+	(*SymExpr)(nil),          // 21: hopctl.v1.SymExpr
+	(*Dim)(nil),              // 22: hopctl.v1.Dim
+	(*QParams)(nil),          // 23: hopctl.v1.QParams
+	(*TensorMeta)(nil),       // 24: hopctl.v1.TensorMeta
+	(*ValueList)(nil),        // 25: hopctl.v1.ValueList
+	(*Value)(nil),            // 26: hopctl.v1.Value
+	(*ModuleStackEntry)(nil), // 27: hopctl.v1.ModuleStackEntry
+	(*NodeMeta)(nil),         // 28: hopctl.v1.NodeMeta
+	(*Attribute)(nil),        // 29: hopctl.v1.Attribute
+	(*OpSchema)(nil),         // 30: hopctl.v1.OpSchema
 }
 var file_hopctl_v1_graph_proto_depIdxs = []int32{
 	4,  // 0: hopctl.v1.File.format_version:type_name -> hopctl.v1.FormatVersion
 	11, // 1: hopctl.v1.File.graph:type_name -> hopctl.v1.Graph
 	9,  // 2: hopctl.v1.File.submodules:type_name -> hopctl.v1.Submodule
-	27, // 3: hopctl.v1.File.attributes:type_name -> hopctl.v1.Attribute
-	28, // 4: hopctl.v1.File.schemas:type_name -> hopctl.v1.OpSchema
+	29, // 3: hopctl.v1.File.attributes:type_name -> hopctl.v1.Attribute
+	30, // 4: hopctl.v1.File.schemas:type_name -> hopctl.v1.OpSchema
 	10, // 5: hopctl.v1.File.annotations:type_name -> hopctl.v1.Annotation
 	6,  // 6: hopctl.v1.File.signature:type_name -> hopctl.v1.GraphSignature
 	7,  // 7: hopctl.v1.GraphSignature.inputs:type_name -> hopctl.v1.InputSpec
@@ -2530,37 +2746,45 @@ var file_hopctl_v1_graph_proto_depIdxs = []int32{
 	2,  // 13: hopctl.v1.Node.op:type_name -> hopctl.v1.OpKind
 	17, // 14: hopctl.v1.Node.args:type_name -> hopctl.v1.Arg
 	13, // 15: hopctl.v1.Node.kwargs:type_name -> hopctl.v1.Kwarg
-	24, // 16: hopctl.v1.Node.val:type_name -> hopctl.v1.Value
-	26, // 17: hopctl.v1.Node.meta:type_name -> hopctl.v1.NodeMeta
+	26, // 16: hopctl.v1.Node.val:type_name -> hopctl.v1.Value
+	28, // 17: hopctl.v1.Node.meta:type_name -> hopctl.v1.NodeMeta
 	17, // 18: hopctl.v1.Kwarg.value:type_name -> hopctl.v1.Arg
 	17, // 19: hopctl.v1.ArgList.items:type_name -> hopctl.v1.Arg
 	13, // 20: hopctl.v1.ArgDict.entries:type_name -> hopctl.v1.Kwarg
 	14, // 21: hopctl.v1.Arg.none:type_name -> hopctl.v1.Empty
 	15, // 22: hopctl.v1.Arg.list:type_name -> hopctl.v1.ArgList
 	15, // 23: hopctl.v1.Arg.tuple:type_name -> hopctl.v1.ArgList
-	19, // 24: hopctl.v1.Arg.sym:type_name -> hopctl.v1.SymExpr
+	21, // 24: hopctl.v1.Arg.sym:type_name -> hopctl.v1.SymExpr
 	16, // 25: hopctl.v1.Arg.dict:type_name -> hopctl.v1.ArgDict
-	18, // 26: hopctl.v1.Arg.complex:type_name -> hopctl.v1.Complex
-	3,  // 27: hopctl.v1.SymExpr.kind:type_name -> hopctl.v1.SymKind
-	20, // 28: hopctl.v1.TensorMeta.shape:type_name -> hopctl.v1.Dim
-	20, // 29: hopctl.v1.TensorMeta.stride:type_name -> hopctl.v1.Dim
-	20, // 30: hopctl.v1.TensorMeta.storage_offset:type_name -> hopctl.v1.Dim
-	21, // 31: hopctl.v1.TensorMeta.qparams:type_name -> hopctl.v1.QParams
-	24, // 32: hopctl.v1.ValueList.items:type_name -> hopctl.v1.Value
-	22, // 33: hopctl.v1.Value.tensor:type_name -> hopctl.v1.TensorMeta
-	19, // 34: hopctl.v1.Value.sym:type_name -> hopctl.v1.SymExpr
-	23, // 35: hopctl.v1.Value.list:type_name -> hopctl.v1.ValueList
-	23, // 36: hopctl.v1.Value.tuple:type_name -> hopctl.v1.ValueList
-	14, // 37: hopctl.v1.Value.none:type_name -> hopctl.v1.Empty
-	25, // 38: hopctl.v1.NodeMeta.nn_module_stack:type_name -> hopctl.v1.ModuleStackEntry
-	25, // 39: hopctl.v1.NodeMeta.source_fn_stack:type_name -> hopctl.v1.ModuleStackEntry
-	10, // 40: hopctl.v1.NodeMeta.extra:type_name -> hopctl.v1.Annotation
-	22, // 41: hopctl.v1.Attribute.meta:type_name -> hopctl.v1.TensorMeta
-	42, // [42:42] is the sub-list for method output_type
-	42, // [42:42] is the sub-list for method input_type
-	42, // [42:42] is the sub-list for extension type_name
-	42, // [42:42] is the sub-list for extension extendee
-	0,  // [0:42] is the sub-list for field type_name
+	20, // 26: hopctl.v1.Arg.complex:type_name -> hopctl.v1.Complex
+	18, // 27: hopctl.v1.Arg.slice:type_name -> hopctl.v1.Slice
+	14, // 28: hopctl.v1.Arg.ellipsis:type_name -> hopctl.v1.Empty
+	19, // 29: hopctl.v1.Arg.constant:type_name -> hopctl.v1.Constant
+	17, // 30: hopctl.v1.Slice.start:type_name -> hopctl.v1.Arg
+	17, // 31: hopctl.v1.Slice.stop:type_name -> hopctl.v1.Arg
+	17, // 32: hopctl.v1.Slice.step:type_name -> hopctl.v1.Arg
+	13, // 33: hopctl.v1.Constant.fields:type_name -> hopctl.v1.Kwarg
+	3,  // 34: hopctl.v1.SymExpr.kind:type_name -> hopctl.v1.SymKind
+	22, // 35: hopctl.v1.TensorMeta.shape:type_name -> hopctl.v1.Dim
+	22, // 36: hopctl.v1.TensorMeta.stride:type_name -> hopctl.v1.Dim
+	22, // 37: hopctl.v1.TensorMeta.storage_offset:type_name -> hopctl.v1.Dim
+	23, // 38: hopctl.v1.TensorMeta.qparams:type_name -> hopctl.v1.QParams
+	26, // 39: hopctl.v1.ValueList.items:type_name -> hopctl.v1.Value
+	24, // 40: hopctl.v1.Value.tensor:type_name -> hopctl.v1.TensorMeta
+	21, // 41: hopctl.v1.Value.sym:type_name -> hopctl.v1.SymExpr
+	25, // 42: hopctl.v1.Value.list:type_name -> hopctl.v1.ValueList
+	25, // 43: hopctl.v1.Value.tuple:type_name -> hopctl.v1.ValueList
+	14, // 44: hopctl.v1.Value.none:type_name -> hopctl.v1.Empty
+	27, // 45: hopctl.v1.NodeMeta.nn_module_stack:type_name -> hopctl.v1.ModuleStackEntry
+	27, // 46: hopctl.v1.NodeMeta.source_fn_stack:type_name -> hopctl.v1.ModuleStackEntry
+	10, // 47: hopctl.v1.NodeMeta.extra:type_name -> hopctl.v1.Annotation
+	24, // 48: hopctl.v1.Attribute.meta:type_name -> hopctl.v1.TensorMeta
+	17, // 49: hopctl.v1.Attribute.constant:type_name -> hopctl.v1.Arg
+	50, // [50:50] is the sub-list for method output_type
+	50, // [50:50] is the sub-list for method input_type
+	50, // [50:50] is the sub-list for extension type_name
+	50, // [50:50] is the sub-list for extension extendee
+	0,  // [0:50] is the sub-list for field type_name
 }
 
 func init() { file_hopctl_v1_graph_proto_init() }
@@ -2568,6 +2792,7 @@ func file_hopctl_v1_graph_proto_init() {
 	if File_hopctl_v1_graph_proto != nil {
 		return
 	}
+	file_hopctl_v1_graph_proto_msgTypes[1].OneofWrappers = []any{}
 	file_hopctl_v1_graph_proto_msgTypes[13].OneofWrappers = []any{
 		(*Arg_Node)(nil),
 		(*Arg_Int)(nil),
@@ -2585,14 +2810,17 @@ func file_hopctl_v1_graph_proto_init() {
 		(*Arg_Op)(nil),
 		(*Arg_Dict)(nil),
 		(*Arg_Complex)(nil),
+		(*Arg_Slice)(nil),
+		(*Arg_Ellipsis)(nil),
+		(*Arg_Constant)(nil),
 	}
-	file_hopctl_v1_graph_proto_msgTypes[15].OneofWrappers = []any{}
-	file_hopctl_v1_graph_proto_msgTypes[16].OneofWrappers = []any{
+	file_hopctl_v1_graph_proto_msgTypes[17].OneofWrappers = []any{}
+	file_hopctl_v1_graph_proto_msgTypes[18].OneofWrappers = []any{
 		(*Dim_Value)(nil),
 		(*Dim_Expr)(nil),
 	}
-	file_hopctl_v1_graph_proto_msgTypes[18].OneofWrappers = []any{}
-	file_hopctl_v1_graph_proto_msgTypes[20].OneofWrappers = []any{
+	file_hopctl_v1_graph_proto_msgTypes[20].OneofWrappers = []any{}
+	file_hopctl_v1_graph_proto_msgTypes[22].OneofWrappers = []any{
 		(*Value_Tensor)(nil),
 		(*Value_Sym)(nil),
 		(*Value_List)(nil),
@@ -2603,14 +2831,14 @@ func file_hopctl_v1_graph_proto_init() {
 		(*Value_Bool)(nil),
 		(*Value_Opaque)(nil),
 	}
-	file_hopctl_v1_graph_proto_msgTypes[22].OneofWrappers = []any{}
+	file_hopctl_v1_graph_proto_msgTypes[24].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_hopctl_v1_graph_proto_rawDesc), len(file_hopctl_v1_graph_proto_rawDesc)),
 			NumEnums:      4,
-			NumMessages:   25,
+			NumMessages:   27,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

@@ -13,7 +13,7 @@ from ._proto.hopctl.v1 import graph_pb2 as pb
 __version__ = "0.1.0"
 
 FORMAT_MAJOR = 1
-FORMAT_MINOR = 0
+FORMAT_MINOR = 1  # the newest minor this package reads; it writes 1.0, or 1.1 for a signature
 PRODUCER = "hopctl_torch " + __version__
 
 # --------------------------------------------------------------------------

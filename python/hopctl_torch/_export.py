@@ -8,6 +8,8 @@ import torch
 import torch.fx
 
 from . import _common as C
+from . import _constants as K
+from . import _ep
 from ._proto.hopctl.v1 import graph_pb2 as pb
 from ._values import OpaqueValue, SymDesc, TensorDesc
 
@@ -43,27 +45,44 @@ class ExportError(ValueError):
     pass
 
 
-def to_proto(gm, example_inputs=None):
-    """Describe gm as a hopctl.v1.File message (see export)."""
-    if not isinstance(gm, torch.fx.GraphModule):
-        raise TypeError("expected a torch.fx.GraphModule, got %s" % type(gm).__name__)
-    return _Exporter().run(gm, example_inputs)
+def to_proto(gm, example_inputs=None, grad_enabled=None):
+    """Describe gm (a GraphModule or an ExportedProgram) as a hopctl.v1.File message (see export)."""
+    if _ep.is_exported_program(gm):
+        f = _ep.add_signature(_Exporter().run(gm.graph_module, example_inputs), gm)
+    elif not isinstance(gm, torch.fx.GraphModule):
+        raise TypeError("expected a torch.fx.GraphModule or torch.export.ExportedProgram, got %s" % type(gm).__name__)
+    else:
+        f = _Exporter().run(gm, example_inputs)
+        if grad_enabled is None:
+            grad_enabled = getattr(gm, "hopctl_grad_enabled", None)
+    if grad_enabled is not None:
+        f.grad_enabled = bool(grad_enabled)
+    return f
 
 
-def export(gm, path, example_inputs=None):
+def export(gm, path, example_inputs=None, grad_enabled=None):
     """Write gm to path; encoding by extension: .pb binary, .json JSON, .pbtxt text.
+
+    gm is a torch.fx.GraphModule or a torch.export.ExportedProgram; a program is
+    written as its graph module with its graph signature (which placeholder is a
+    parameter, buffer or user input, by state_dict name; which output is a buffer
+    or user-input mutation).
 
     example_inputs: optional flat list with one entry per placeholder of the
     root graph. Tensor placeholders then take their metadata (requires_grad
     included) from the real inputs, and inputs that share storage get equal
     storage_id values.
+
+    grad_enabled: torch.is_grad_enabled() while gm was traced, when the caller
+    knows it (dump_backend records it); else gm.hopctl_grad_enabled (set by
+    load), else the file leaves it unset (unknown).
     """
     path = os.fspath(path)
     encoding = C.encoding_for_path(path)
     if encoding is None:
         raise ValueError("%s: unknown extension; use .pb (binary), .json or .pbtxt" % path)
     try:
-        msg = to_proto(gm, example_inputs)
+        msg = to_proto(gm, example_inputs, grad_enabled)
     except ExportError as e:
         raise ExportError("cannot export to %s: %s" % (path, e)) from None
     C.write_atomic(path, C.serialize(msg, encoding))
@@ -313,7 +332,9 @@ class _Exporter:
     def run(self, gm, example_inputs):
         f = pb.File()
         f.format_version.major = C.FORMAT_MAJOR
-        f.format_version.minor = C.FORMAT_MINOR
+        # 1.0: a file without a graph signature needs nothing newer
+        # (_ep.add_signature raises it to 1.1).
+        f.format_version.minor = 0
         f.producer = C.PRODUCER
         f.torch_version = str(torch.__version__)
         if example_inputs is not None:
@@ -419,8 +440,18 @@ class _Exporter:
                     a.data = data
                 self.attributes[full] = a
             return None
-        raise ExportError("get_attr target %r is a %s; only tensors and GraphModules can be "
-                          "exported" % (target, _type_name(obj)))
+        if node.op == "get_attr":
+            # A constant lifted out of the graph (AOTAutograd's _tree_spec_constant0).
+            if full not in self.attributes:
+                a = pb.Attribute()
+                a.qualified_name = full
+                try:
+                    self.arg(a.constant, obj)
+                except ExportError as e:
+                    raise ExportError("get_attr target %r: %s" % (target, e)) from None
+                self.attributes[full] = a
+            return None
+        raise ExportError("%s target %r is a %s" % (node.op, target, _type_name(obj)))
 
     def node(self, pn, node, real, storage_ids):
         pn.name = node.name
@@ -577,10 +608,25 @@ class _Exporter:
         elif isinstance(a, torch.Tensor):
             raise ExportError("tensor constant passed directly as an argument; lift it to a "
                               "get_attr node")
-        elif callable(a) and not isinstance(a, type(Ellipsis)):
+        elif isinstance(a, slice):
+            out.slice.SetInParent()
+            self.arg(out.slice.start, a.start)
+            self.arg(out.slice.stop, a.stop)
+            self.arg(out.slice.step, a.step)
+        elif a is Ellipsis:
+            out.ellipsis.SetInParent()
+        elif callable(a):  # functions, operators and classes (a TreeSpec's node type)
             out.op = C.callable_name(a)
         else:
-            raise ExportError("unsupported argument of type %s: %r" % (_type_name(a), a))
+            try:
+                name, fields = K.fields_of(a)
+            except ValueError as e:
+                raise ExportError(str(e)) from None
+            out.constant.type = name
+            for k, v in fields:
+                e = out.constant.fields.add()
+                e.name = k
+                self.arg(e.value, v)
 
 
 def _label(qname):

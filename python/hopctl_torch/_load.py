@@ -7,6 +7,7 @@ import torch
 import torch.fx
 
 from . import _common as C
+from . import _constants as K
 from ._proto.hopctl.v1 import graph_pb2 as pb
 from ._values import OpaqueValue, SymDesc, TensorDesc
 
@@ -162,6 +163,8 @@ def _set_path(owner, target, obj):
         if getattr(mod, field, None) is obj:
             return
         mod.add_module(field, obj)
+    elif not isinstance(obj, torch.Tensor):  # a constant (a TreeSpec, ...)
+        setattr(mod, field, obj)
     else:
         if field in mod._buffers:
             return
@@ -201,6 +204,8 @@ class _Loader:
         gm = built[""]
         if msg.annotations:
             gm.hopctl_annotations = {a.key: a.value for a in msg.annotations}
+        if msg.HasField("grad_enabled"):
+            gm.hopctl_grad_enabled = msg.grad_enabled
         return gm
 
     def _label(self, q):
@@ -219,8 +224,15 @@ class _Loader:
             elif full in self.attrs:
                 obj = self.tensors.get(full)
                 if obj is None:
-                    obj = _tensor_from_attribute(
-                        self.attrs[full], "%s: attribute %r" % (self.source, full))
+                    a = self.attrs[full]
+                    ctx = "%s: attribute %r" % (self.source, full)
+                    if a.HasField("constant"):
+                        try:
+                            obj = self._arg(a.constant, {})
+                        except LoadError as e:
+                            raise LoadError("%s: %s" % (ctx, e)) from None
+                    else:
+                        obj = _tensor_from_attribute(a, ctx)
                     self.tensors[full] = obj
             else:
                 raise self._err("%s: node %r: target %r is neither a submodule nor an "
@@ -322,6 +334,18 @@ class _Loader:
                 return C.resolve_target(a.op)
             except LookupError as e:
                 raise LoadError(str(e)) from None
+        if kind == "slice":
+            s = a.slice
+            return slice(*(self._arg(x, env) if x.WhichOneof("kind") else None
+                           for x in (s.start, s.stop, s.step)))
+        if kind == "ellipsis":
+            return Ellipsis
+        if kind == "constant":
+            fields = [(e.name, self._arg(e.value, env)) for e in a.constant.fields]
+            try:
+                return K.rebuild(a.constant.type, fields)
+            except (ValueError, TypeError, RuntimeError, KeyError) as e:
+                raise LoadError("constant of type %r: %s" % (a.constant.type, e)) from None
         if kind == "sym":
             v = SymDesc(a.sym).concrete()
             if v is None:

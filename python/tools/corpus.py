@@ -113,6 +113,25 @@ class TokenModel(nn.Module):
         return picked, -picked.mean()
 
 
+class RNN(nn.Module):
+    """nn.LSTM / nn.GRU (batch_first=True) returning the output and the
+    final state. torch 1.13's CPU path (aten/src/ATen/native/RNN.cpp) runs
+    the cells as unsafe_chunk / unsafe_split of the gate pre-activations
+    followed by in-place sigmoid_ / tanh_ / add_ on the pieces."""
+
+    def __init__(self, cls):
+        super().__init__()
+        self.rnn = cls(8, 16, batch_first=True)
+
+    def forward(self, x):
+        r = self.rnn
+        # functional_call swaps the parameters, but the module runs its
+        # cached _flat_weights list: rebuild it from the current ones.
+        r._flat_weights = [getattr(r, n) for n in r._flat_weights_names]
+        out, state = r(x)
+        return (out,) + (tuple(state) if isinstance(state, tuple) else (state,))
+
+
 def inplace_views_fn(x, y, buf):
     """In-place ops on views of intermediates; mutates buf through a view;
     returns a view of an input (y) and two views of one tensor (c)."""
@@ -187,7 +206,21 @@ def _shared_storage():
                 fn=shared_storage_fn)
 
 
+def _lstm():
+    torch.manual_seed(SEED)
+    model = RNN(nn.LSTM)
+    return Spec(model, [("x", torch.randn(2, 5, 8, requires_grad=True))])
+
+
+def _gru():
+    torch.manual_seed(SEED)
+    model = RNN(nn.GRU)
+    return Spec(model, [("x", torch.randn(2, 5, 8, requires_grad=True))])
+
+
 BUILDERS = {
+    "lstm": _lstm,
+    "gru": _gru,
     "mlp": _mlp,
     "attention": _attention,
     "convbn": _convbn,
@@ -196,7 +229,65 @@ BUILDERS = {
     "embedding": _embedding,
     "shared_storage": _shared_storage,
 }
-NAMES = sorted(BUILDERS)
+
+
+def _missing_module(mod):
+    try:
+        __import__(mod)
+    except ImportError:
+        return "needs %s, which this torch %s installation lacks" % (mod, torch.__version__)
+    return None
+
+
+# Entries this torch installation cannot build, with the reason: the torch
+# 2.x chroots have no torchvision (Debian's python3-torchvision follows
+# another torch). Tests report them as skipped (test_roundtrip.CorpusEntries).
+UNAVAILABLE = {n: r for n, r in {"resnet18": _missing_module("torchvision")}.items() if r}
+ALL_NAMES = sorted(BUILDERS)
+NAMES = [n for n in ALL_NAMES if n not in UNAVAILABLE]
+
+# ---------------------------------------------------------------------------
+# Committed exports, one directory per torch series the project pins
+# (`make testdata` writes them): the graphs Go tests read and the oracles run.
+# sid moves on: a torch series with no directory here gets fresh exports.
+
+COMMITTED = {"1.13": "models", "2.14": "models-torch2.14"}
+
+
+def torch_series(version=None):
+    """"1.13", "2.6", "2.14": major.minor of a torch version string."""
+    v = (version or torch.__version__).split("+")[0]
+    return ".".join(v.split(".")[:2])
+
+
+def committed_dir():
+    """testdata/<dir> holding this torch's committed corpus, or None."""
+    d = COMMITTED.get(torch_series())
+    return os.path.join(REPO_ROOT, "testdata", d) if d else None
+
+
+_fresh_dir = None
+
+
+def model_path(name):
+    """A file of entry `name` exported from this torch: the committed one, or
+    (for a torch with no committed corpus) a fresh export made once per process."""
+    global _fresh_dir
+    d = committed_dir()
+    if d is not None:
+        return os.path.join(d, name + ".pb")
+    if _fresh_dir is None:
+        import atexit
+        import shutil
+        import tempfile
+        _fresh_dir = tempfile.mkdtemp(prefix="hopctl_corpus_")
+        atexit.register(shutil.rmtree, _fresh_dir, True)
+    path = os.path.join(_fresh_dir, name + ".pb")
+    if not os.path.exists(path):
+        import hopctl_torch
+        gm, inputs = trace(name)
+        hopctl_torch.export(gm, path, example_inputs=inputs)
+    return path
 
 
 # ---------------------------------------------------------------------------

@@ -24,11 +24,9 @@ for p in (HERE, PYROOT):
 import corpus  # noqa: E402
 import hopctl_torch  # noqa: E402
 
-MODELS = os.path.join(REPO, "testdata", "models")
-
-
 def model_path(name):
-    return os.path.join(MODELS, name + ".pb")
+    """The corpus file of this torch (corpus.model_path)."""
+    return corpus.model_path(name)
 
 
 def flatten(o):

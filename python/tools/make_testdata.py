@@ -2,6 +2,7 @@
 """Export every corpus entry (with its example inputs) to OUTDIR/<name>.pb.
 
     PYTHONPATH=python /usr/bin/python3 python/tools/make_testdata.py testdata/models
+    PYTHONPATH=python scripts/torch.sh 2.14 -- python3 python/tools/make_testdata.py testdata/models-torch2.14
 
 Deterministic: running it twice gives byte-identical files.
 """
@@ -25,6 +26,8 @@ def main(argv=None):
     ap.add_argument("names", nargs="*", help="corpus entries (default: all)")
     args = ap.parse_args(argv)
     names = args.names or corpus.NAMES
+    for name, why in sorted(corpus.UNAVAILABLE.items()):
+        print("%-16s skipped: %s" % (name, why))
     unknown = [n for n in names if n not in corpus.BUILDERS]
     if unknown:
         ap.error("unknown corpus entries: %s (have: %s)" % (", ".join(unknown), ", ".join(corpus.NAMES)))

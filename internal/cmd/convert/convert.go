@@ -11,8 +11,8 @@ import (
 	"github.com/hopctl/hopctl/internal/cmdutil"
 	"github.com/hopctl/hopctl/internal/iostreams"
 	"github.com/hopctl/hopctl/internal/progress"
-	"github.com/hopctl/hopctl/pkg/analyze/validate"
 	"github.com/hopctl/hopctl/pkg/ir"
+	"github.com/hopctl/hopctl/pkg/load"
 )
 
 // Options are the inputs of `hopctl convert`.
@@ -65,10 +65,11 @@ func convertRun(opts *Options) error {
 		return err
 	}
 	progress.Phase("load", 0)
-	m, _, err := validate.Load(opts.In)
+	f, err := load.Open(opts.In, load.Strict)
 	if err != nil {
 		return err
 	}
+	m := f.Module
 	progress.Phase("write "+enc.String(), m.NumNodes())
 	// The output is streamed (ir.EncodeTo): a 1M-node graph's JSON is
 	// about a gigabyte, which need not be held in memory. A validated

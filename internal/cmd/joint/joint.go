@@ -7,7 +7,6 @@ package joint
 import (
 	"errors"
 	"fmt"
-	graphcheck "github.com/hopctl/hopctl/pkg/analyze/validate"
 	"io"
 	"strings"
 	"sync"
@@ -20,6 +19,7 @@ import (
 	"github.com/hopctl/hopctl/internal/progress"
 	"github.com/hopctl/hopctl/pkg/ir"
 	"github.com/hopctl/hopctl/pkg/jointgraph"
+	"github.com/hopctl/hopctl/pkg/load"
 )
 
 // Options are the inputs of `hopctl joint`.
@@ -124,17 +124,18 @@ func validate(opts *Options) error {
 func jointRun(opts *Options) error {
 	timings := cmdutil.NewTimings(opts.IO.ErrOut, opts.Timings)
 	progress.Phase("load", 0)
-	m, _, err := graphcheck.Load(opts.In)
+	in, err := load.Open(opts.In, load.Strict)
 	if err != nil {
 		return err
 	}
+	m := in.Module
 	timings.Lap("load")
 	progress.Phase("joint", 0)
 	mode, masks, _ := jointgraph.ParseMasks(opts.Masks)
 	conv, _ := jointgraph.ParseConvention(opts.HOPConvention)
 	j, err := jointgraph.Build(m, jointgraph.Options{
 		File: opts.In, MaskMode: mode, Masks: masks, Convention: conv,
-		UnmaskNoneGradients: opts.UnmaskNone,
+		UnmaskNoneGradients: opts.UnmaskNone, Registry: in.Registry,
 	})
 	if err != nil {
 		var me *jointgraph.MaskError
@@ -167,7 +168,9 @@ func jointRun(opts *Options) error {
 		}
 		wg.Go(func() {
 			if err := ir.Verify(m, path); err != nil {
-				o.err = fmt.Errorf("internal error: the graph for %s does not verify:\n%w", path, err)
+				// hopctl built a graph that is not valid: a bug, not bad input.
+				o.err = &ir.InternalError{Phase: "verify output", Loc: ir.Location{File: path},
+					Err: fmt.Errorf("the graph hopctl built does not verify:\n%w", err)}
 				return
 			}
 			var err error
@@ -272,7 +275,7 @@ func writeReport(w io.Writer, p *jointgraph.Partition) {
 	for _, s := range p.Saved {
 		shape := "-"
 		if s.Kind == "tensor" {
-			shape = formatShape(s.Shape)
+			shape = ir.FormatDims(s.Shape)
 		}
 		b := "?"
 		if s.Bytes >= 0 {
@@ -282,18 +285,6 @@ func writeReport(w io.Writer, p *jointgraph.Partition) {
 	}
 	fmt.Fprintf(tw, "total\t\t\t\t%d\t\n", p.TotalBytes())
 	tw.Flush()
-}
-
-func formatShape(ds []ir.Dim) string {
-	parts := make([]string, len(ds))
-	for i, d := range ds {
-		if d.Expr != "" {
-			parts[i] = d.Expr
-		} else {
-			parts[i] = fmt.Sprint(d.Val)
-		}
-	}
-	return "[" + strings.Join(parts, ", ") + "]"
 }
 
 func humanBytes(n int64) string {

@@ -60,8 +60,8 @@ lists the rules, docs/lint-rules.md documents them.
 
 Arguments are files, directories (the graph files in them) or DIR/...
 (the graph files under DIR, recursively; ./... is the current directory):
-files ending in .pb, .binpb, .pbtxt, .txtpb, .textproto, .prototxt, and
-.json files that are hopctl graphs. Directories starting with '.' or '_'
+files ending in .pb, .binpb, .pbtxt, .txtpb, .textproto, .prototxt and
+.pt2, and .json files that are hopctl graphs or torch.export programs. Directories starting with '.' or '_'
 and node_modules are skipped.
 
 Suppressions come from the configuration file (--config, $HOPCTL_CONFIG,
@@ -239,6 +239,11 @@ func lintRun(opts *Options) error {
 	}
 	doc := report.NewLintDocWith(results, report.LintOptions{FailOn: cfg.Lint.FailOn, Baseline: baseline,
 		Suppress: supp, Counts: counts, ConfigFile: cfg.File})
+	// A run over the files --new-from-rev kept says nothing about the
+	// suppressions that would match the others.
+	if opts.NewFromRev != "" {
+		doc.UnmatchedSuppressions = nil
+	}
 	so := report.SARIFOptions{SourceRoot: root, PathPrefix: opts.PathPrefix, VCS: vcs}
 	for _, o := range outs {
 		var buf bytes.Buffer
@@ -311,11 +316,28 @@ func listRules(opts *Options) error {
 	if err != nil {
 		return err
 	}
-	switch outs[len(outs)-1].format {
-	case "json":
-		return report.WriteJSON(opts.IO.Out, report.NewRuleDocs(rules))
-	case "sarif":
-		return report.WriteJSON(opts.IO.Out, report.NewSARIF(report.NewLintDoc(nil, hopconfig.FailOnLevels[0]), rules, build.Version))
+	for _, o := range outs {
+		var buf bytes.Buffer
+		switch o.format {
+		case "json":
+			err = report.WriteJSON(&buf, report.NewRuleDocs(rules))
+		case "sarif":
+			err = report.WriteJSON(&buf, report.NewSARIF(report.NewLintDoc(nil, hopconfig.FailOnLevels[0]), rules, build.Version))
+		case "text":
+			err = report.WriteRulesText(&buf, rules)
+		default:
+			return cmdutil.FlagErrorf("--list-rules: no rule listing in format %s (want text, json or sarif)", o.format)
+		}
+		if err == nil {
+			if o.file == "" {
+				_, err = opts.IO.Out.Write(buf.Bytes())
+			} else {
+				err = ir.WriteFileAtomic(o.file, buf.Bytes())
+			}
+		}
+		if err != nil {
+			return fmt.Errorf("writing the rules: %w", err)
+		}
 	}
-	return report.WriteRulesText(opts.IO.Out, rules)
+	return nil
 }

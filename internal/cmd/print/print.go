@@ -16,8 +16,8 @@ import (
 	"github.com/hopctl/hopctl/internal/progress"
 	"github.com/hopctl/hopctl/pkg/analyze"
 	"github.com/hopctl/hopctl/pkg/analyze/passes"
-	"github.com/hopctl/hopctl/pkg/analyze/validate"
 	"github.com/hopctl/hopctl/pkg/ir"
+	"github.com/hopctl/hopctl/pkg/load"
 	"github.com/hopctl/hopctl/pkg/report"
 	"github.com/hopctl/hopctl/pkg/viz"
 )
@@ -107,12 +107,12 @@ func printRun(opts *Options) error {
 		return modelExplorerRun(opts)
 	}
 	progress.Phase("load", 0)
-	m, _, err := validate.Load(opts.File)
+	f, err := load.Open(opts.File, load.Strict)
 	if err != nil {
 		return err
 	}
 	progress.Phase("print", 0)
-	m, err = Submodule(m, opts.Graph)
+	m, err := Submodule(f.Module, opts.Graph)
 	if err != nil {
 		return fmt.Errorf("%s: %w", opts.File, err)
 	}
@@ -158,28 +158,26 @@ func Submodule(m *ir.Module, qualname string) (*ir.Module, error) {
 // --overlay, its node data to a file. Everything is built before anything
 // is written.
 func modelExplorerRun(opts *Options) error {
-	m, res, err := validate.Run(opts.File, passes.All()...)
+	lf, res, err := load.Analyze(opts.File, passes.All()...)
 	if err != nil {
 		return err
 	}
+	m := lf.Module
 	if opts.Graph != "" {
 		if m, err = Submodule(m, opts.Graph); err != nil {
 			return fmt.Errorf("%s: %w", opts.File, err)
 		}
-		reg, err := analyze.NewRegistry(m, opts.File)
-		if err != nil {
-			return err
-		}
-		if res, err = analyze.Run(m, opts.File, reg, passes.All()...); err != nil {
+		// The submodule has the file's schema table, so the file's registry.
+		if res, err = analyze.Run(m, opts.File, lf.Registry, passes.All()...); err != nil {
 			return err
 		}
 	}
 	f := viz.Build(opts.File, m, res, viz.Options{})
-	var graph, overlay bytes.Buffer
-	if err := report.WriteJSON(&graph, viz.ModelExplorer(&f, m)); err != nil {
-		return err
-	}
+	// The graph compact and streamed node by node (indenting doubles a
+	// large graph's JSON), the overlay indented.
+	graph := viz.ModelExplorer(&f, m)
 	if opts.Overlay != "" {
+		var overlay bytes.Buffer
 		if err := report.WriteJSON(&overlay, viz.ModelExplorerOverlay(&f, m)); err != nil {
 			return err
 		}
@@ -187,6 +185,5 @@ func modelExplorerRun(opts *Options) error {
 			return fmt.Errorf("cannot write %s: %w", opts.Overlay, err)
 		}
 	}
-	_, err = opts.IO.Out.Write(graph.Bytes())
-	return err
+	return graph.WriteJSON(opts.IO.Out)
 }

@@ -3,6 +3,7 @@ package report
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"image"
 	"image/png"
 	"os"
@@ -18,7 +19,7 @@ import (
 
 	"github.com/hopctl/hopctl/internal/iostreams"
 	"github.com/hopctl/hopctl/pkg/analyze/passes"
-	"github.com/hopctl/hopctl/pkg/analyze/validate"
+	"github.com/hopctl/hopctl/pkg/load"
 )
 
 // chromiumPath finds Debian's chromium (scripts/install-deps.sh installs
@@ -137,10 +138,11 @@ func TestBrowserFindingHighlightsProvenance(t *testing.T) {
 	open(t, ctx, writeReport(t, false, file))
 
 	// What must be highlighted comes from the analysis, not from here.
-	m, res, err := validate.Run(file, passes.All()...)
+	lf, res, err := load.Analyze(file, passes.All()...)
 	if err != nil {
 		t.Fatal(err)
 	}
+	m := lf.Module
 	var want []string
 	for _, f := range res.Findings {
 		if f.Graph == "" && f.Provenance != nil {
@@ -163,6 +165,9 @@ func TestBrowserFindingHighlightsProvenance(t *testing.T) {
 	ink0, red0 := canvasStats(t, ctx, before)
 	if ink0 < 5000 {
 		t.Fatalf("the graph canvas is (nearly) blank before the click: %d drawn pixels", ink0)
+	}
+	if n := evalJS[int](t, ctx, `window.hopctlReport.requests()`); n != 0 {
+		t.Errorf("the page made or tried %d requests; it must load nothing", n)
 	}
 	if got := evalJS[[]string](t, ctx, `window.hopctlReport.highlighted()`); len(got) != 0 {
 		t.Fatalf("highlighted before any click: %v", got)
@@ -201,10 +206,75 @@ func TestBrowserFindingHighlightsProvenance(t *testing.T) {
 	}
 	screenshot(t, ctx, "nested3-hover.png")
 
+	// HOP calls are boxes that expand: after "collapse all", clicking the
+	// cond box shows the boxes of its two branches, collapsed.
+	if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS(`#collapse`))); err != nil {
+		t.Fatal(err)
+	}
+	type box struct {
+		Label    string
+		Expanded bool
+	}
+	boxes := evalJS[[]box](t, ctx, `window.hopctlReport.boxes()`)
+	if !slices.Contains(boxes, box{"cond", false}) || slices.ContainsFunc(boxes, func(b box) bool { return b.Label == "true_graph_0" }) {
+		t.Fatalf("after collapse all, boxes %v, want cond collapsed and no branch box", boxes)
+	}
+	at := evalJS[map[string]float64](t, ctx, `(() => { const p = window.hopctlReport.boxCenter("cond"); const b = document.getElementById("graph").getBoundingClientRect(); return p && {x: p.x + b.left, y: p.y + b.top}; })()`)
+	if err := chromedp.Do(ctx,
+		chromedp.MouseEvent(input.DispatchMouseEventTypeMousePressed, at["x"], at["y"], chromedp.ButtonType(input.MouseButtonLeft)),
+		chromedp.MouseEvent(input.DispatchMouseEventTypeMouseReleased, at["x"], at["y"], chromedp.ButtonType(input.MouseButtonLeft))); err != nil {
+		t.Fatal(err)
+	}
+	boxes = evalJS[[]box](t, ctx, `window.hopctlReport.boxes()`)
+	for _, want := range []box{{"cond", true}, {"true_graph_0", false}, {"false_graph_0", false}} {
+		if !slices.Contains(boxes, want) {
+			t.Errorf("after clicking the cond box, boxes %v, want %v among them", boxes, want)
+		}
+	}
+	screenshot(t, ctx, "nested3-cond-expanded.png")
+
 	// Search finds nodes by op.
 	names := evalJS[[]string](t, ctx, `window.hopctlReport.search("aten.mul_")`)
 	if !slices.Contains(names, "mul_") {
 		t.Errorf("searching for aten.mul_ found %v", names)
+	}
+}
+
+// TestBrowserCorpus opens one report of every shipped graph and, in each
+// file, shows every finding, expands every box and searches, with no
+// script error; every file draws.
+func TestBrowserCorpus(t *testing.T) {
+	ctx := browser(t)
+	var files []string
+	for _, glob := range []string{"testdata/models/*.pb", "testdata/hops/*.pbtxt"} {
+		m, _ := filepath.Glob(filepath.Join("../../..", glob))
+		for _, f := range m {
+			rel, _ := filepath.Rel("../../..", f)
+			files = append(files, rel)
+		}
+	}
+	if len(files) < 10 {
+		t.Fatalf("only %d corpus files", len(files))
+	}
+	open(t, ctx, writeReport(t, false, files...))
+	if n := evalJS[int](t, ctx, `window.hopctlReport.numFiles()`); n != len(files) {
+		t.Fatalf("the page has %d files, want %d", n, len(files))
+	}
+	for i, f := range files {
+		res := evalJS[string](t, ctx, fmt.Sprintf(`(() => { try {
+			const r = window.hopctlReport;
+			r.showFile(%d);
+			for (let k = 0; k < r.numFindings(); k++) r.showFinding(k);
+			const v = r.expandAll();
+			r.search("aten");
+			return v.nodes > 0 ? "" : "nothing drawn";
+		} catch (e) { return String(e && e.stack || e); } })()`, i))
+		if res != "" {
+			t.Errorf("%s: %s", f, res)
+		}
+	}
+	if n := evalJS[int](t, ctx, `window.hopctlReport.requests()`); n != 0 {
+		t.Errorf("the page made or tried %d requests; it must load nothing", n)
 	}
 }
 

@@ -221,7 +221,7 @@ func intLike(v *ir.Value) bool {
 func diffTensorMeta(a, b *ir.TensorMeta, opts Options) []FieldDiff {
 	var out []FieldDiff
 	add := func(field, x, y string) { out = append(out, FieldDiff{Field: field, LHS: x, RHS: y}) }
-	if !dimsEqual(a.Shape, b.Shape) {
+	if !ir.DimsEqual(a.Shape, b.Shape) {
 		add("shape", FormatSize(a.Shape), FormatSize(b.Shape))
 	}
 	if normDtype(a.Dtype) != normDtype(b.Dtype) {
@@ -230,7 +230,7 @@ func diffTensorMeta(a, b *ir.TensorMeta, opts Options) []FieldDiff {
 	if opts.CheckGrad && a.RequiresGrad != b.RequiresGrad {
 		add("requires_grad", ir.PyBool(a.RequiresGrad), ir.PyBool(b.RequiresGrad))
 	}
-	if sa, sb := strideOf(a), strideOf(b); !dimsEqual(sa, sb) {
+	if sa, sb := strideOf(a), strideOf(b); !ir.DimsEqual(sa, sb) {
 		add("stride", FormatTuple(sa), FormatTuple(sb))
 	}
 	if opts.IncludeContiguity {
@@ -259,44 +259,8 @@ func memoryFormat(t *ir.TensorMeta) string {
 	if t.MemoryFormat == "" {
 		return "None"
 	}
-	return torchName(t.MemoryFormat)
+	return ir.TorchName(t.MemoryFormat)
 }
-
-func dimsEqual(a, b []ir.Dim) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if !dimEqual(a[i], b[i]) {
-			return false
-		}
-	}
-	return true
-}
-
-// dimEqual compares concrete values, or expressions as written (spaces
-// ignored). An expression that is a plain integer is that integer.
-func dimEqual(a, b ir.Dim) bool {
-	av, aok := concrete(a)
-	bv, bok := concrete(b)
-	if aok && bok {
-		return av == bv
-	}
-	if aok != bok {
-		return false
-	}
-	return normExpr(a.Expr) == normExpr(b.Expr)
-}
-
-func concrete(d ir.Dim) (int64, bool) {
-	if d.Expr == "" {
-		return d.Val, true
-	}
-	v, err := strconv.ParseInt(strings.TrimSpace(d.Expr), 10, 64)
-	return v, err == nil
-}
-
-func normExpr(s string) string { return strings.Join(strings.Fields(s), "") }
 
 func normDtype(s string) string { return strings.TrimPrefix(s, "torch.") }
 
@@ -316,45 +280,23 @@ func parseDevice(s string) (typ, index string) {
 	return typ, index
 }
 
-func torchName(s string) string {
-	if strings.HasPrefix(s, "torch.") {
-		return s
-	}
-	return "torch." + s
-}
-
 // FormatDtype prints a dtype as torch does: torch.float32.
 func FormatDtype(s string) string {
 	if s == "" {
 		return "None"
 	}
-	return torchName(s)
+	return ir.TorchName(s)
 }
 
 // FormatSize prints a shape as str(torch.Size) does: torch.Size([2, 3]).
-func FormatSize(ds []ir.Dim) string { return "torch.Size([" + joinDims(ds) + "])" }
+func FormatSize(ds []ir.Dim) string { return "torch.Size([" + ir.JoinDims(ds) + "])" }
 
 // FormatTuple prints dims as a Python tuple: (3, 1), (1,), ().
 func FormatTuple(ds []ir.Dim) string {
 	if len(ds) == 1 {
-		return "(" + formatDim(ds[0]) + ",)"
+		return "(" + ir.FormatDim(ds[0]) + ",)"
 	}
-	return "(" + joinDims(ds) + ")"
-}
-
-func joinDims(ds []ir.Dim) string {
-	parts := make([]string, len(ds))
-	for i, d := range ds {
-		parts[i] = formatDim(d)
-	}
-	return strings.Join(parts, ", ")
-}
-
-func formatDim(d ir.Dim) string {
-	if d.Expr != "" {
-		return d.Expr
-	}
-	return strconv.FormatInt(d.Val, 10)
+	return "(" + ir.JoinDims(ds) + ")"
 }
 
 // FormatQParams prints TensorMetadata.qparams as Python prints the dict.
@@ -364,7 +306,7 @@ func FormatQParams(t *ir.TensorMeta) string {
 	}
 	q := t.QParams
 	scheme := strings.TrimPrefix(q.QScheme, "torch.")
-	parts := []string{"'qscheme': " + torchName(scheme)}
+	parts := []string{"'qscheme': " + ir.TorchName(scheme)}
 	switch scheme {
 	case "per_tensor_affine", "per_tensor_symmetric":
 		parts = append(parts, "'scale': "+ir.PyFloat(q.Scale), "'zero_point': "+strconv.FormatInt(q.ZeroPoint, 10))
@@ -474,7 +416,7 @@ func writeTensor(b *strings.Builder, t *ir.TensorMeta) {
 	case t.IsQuantized:
 		// _str_intern's quantized branch.
 		if d != "" && d != "float32" && d != "complex64" && d != "int64" && d != "bool" {
-			suffixes = append(suffixes, "dtype="+torchName(d))
+			suffixes = append(suffixes, "dtype="+ir.TorchName(d))
 		}
 		if q := t.QParams; q != nil && q.QScheme != "" {
 			scheme := strings.TrimPrefix(q.QScheme, "torch.")
@@ -484,7 +426,7 @@ func writeTensor(b *strings.Builder, t *ir.TensorMeta) {
 			}
 		}
 	case d != "" && d != "float32":
-		suffixes = append(suffixes, "dtype="+torchName(d))
+		suffixes = append(suffixes, "dtype="+ir.TorchName(d))
 	}
 	if l := strings.TrimPrefix(t.Layout, "torch."); l != "" && l != "strided" {
 		suffixes = append(suffixes, "layout=torch."+l)

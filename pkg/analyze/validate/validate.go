@@ -2,97 +2,26 @@
 // structure ir.Verify checks: its schema table parses, every call of an op
 // with a schema fits it (arity, keyword names, argument kinds, as package
 // schemacheck judges), and every HOP call matches its subgraphs (as
-// analyze.CheckCall judges). A file that fails cannot have come from
+// hop.CheckCall judges). A file that fails cannot have come from
 // tracing a torch program and cannot be analysed soundly — the alias
 // analysis binds arguments by schema and walks into subgraphs by operand
 // position — so it is invalid input (exit code 3), not a finding.
 //
-// Every command that reads graph files loads them through Load, so every
-// command accepts and refuses the same files.
+// Every command that reads graph files opens them through package load,
+// which runs Check, so every command accepts and refuses the same files.
 package validate
 
 import (
 	"fmt"
-	"runtime/debug"
 	"strings"
 
 	"github.com/hopctl/hopctl/pkg/analyze"
 	"github.com/hopctl/hopctl/pkg/analyze/passes/alias"
 	"github.com/hopctl/hopctl/pkg/analyze/passes/schemacheck"
+	"github.com/hopctl/hopctl/pkg/hop"
 	"github.com/hopctl/hopctl/pkg/ir"
 	"github.com/hopctl/hopctl/pkg/opschema"
 )
-
-// Load reads a graph file, verifies it (ir.Load), parses its schema table
-// and checks its calls (Check). It returns the module and its schema
-// registry; every error is an ir.InputError naming the file, and the graph
-// and node where there is one.
-func Load(path string) (*ir.Module, *opschema.Registry, error) {
-	m, reg, err := loadUnchecked(path)
-	if err != nil {
-		return nil, nil, err
-	}
-	if err := Check(m, path, reg); err != nil {
-		return nil, nil, err
-	}
-	return m, reg, nil
-}
-
-// Run loads path as Load does and runs analyzers on the module. It is Load
-// followed by analyze.Run, except that the call checks and the analysis
-// run at the same time, on two cores (on a 1M-node graph they took 0.3 s
-// and 0.5 s of a 1.8 s job one after the other). When the checks refuse
-// the file, Run returns their error as Load does and drops whatever the
-// analysis made of the invalid module — including a panic, as the
-// analyzers are only required to handle valid input. A panic on a file
-// the checks accept is a bug and is raised again.
-func Run(path string, analyzers ...*analyze.Analyzer) (*ir.Module, *analyze.Result, error) {
-	m, reg, err := loadUnchecked(path)
-	if err != nil {
-		return nil, nil, err
-	}
-	var (
-		res      *analyze.Result
-		runErr   error
-		panicked any
-		stack    []byte
-	)
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		defer func() {
-			if panicked = recover(); panicked != nil {
-				stack = debug.Stack()
-			}
-		}()
-		res, runErr = analyze.Run(m, path, reg, analyzers...)
-	}()
-	checkErr := Check(m, path, reg)
-	<-done
-	switch {
-	case checkErr != nil:
-		return nil, nil, checkErr
-	case panicked != nil:
-		panic(fmt.Sprintf("%v\n\nanalysis goroutine:\n%s", panicked, stack))
-	case runErr != nil:
-		return nil, nil, &ir.DecodeError{Loc: ir.Location{File: path}, Err: runErr}
-	}
-	return m, res, nil
-}
-
-// loadUnchecked reads and verifies a graph file (ir.Load) and parses its
-// schema table: Load without Check.
-func loadUnchecked(path string) (*ir.Module, *opschema.Registry, error) {
-	m, err := ir.Load(path)
-	if err != nil {
-		return nil, nil, err
-	}
-	reg, err := analyze.NewRegistry(m, path)
-	if err != nil {
-		return nil, nil, err
-	}
-	return m, reg, nil
-}
 
 // Check checks every call of a verified module against its schema and
 // every call of subgraphs against the subgraphs. It returns an
@@ -105,11 +34,11 @@ func Check(m *ir.Module, file string, reg *opschema.Registry) error {
 			dropped++
 			return
 		}
-		problems = append(problems, ir.Problem{Loc: ir.At(file, graph, node), Msg: msg})
+		problems = append(problems, ir.Problem{Loc: ir.At(file, graph, node), Msg: msg, Kind: ir.ProblemCall})
 	}
 	for _, g := range m.Graphs {
 		for i := range g.Nodes {
-			if err := analyze.CheckCall(m, g, ir.NodeID(i)); err != nil {
+			if err := hop.CheckCall(reg, m, g, ir.NodeID(i)); err != nil {
 				add(g.Name, g.Nodes[i].Name, tagged(err.Error(), alias.RuleBadHOPCall))
 			}
 		}

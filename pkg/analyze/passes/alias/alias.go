@@ -9,7 +9,10 @@
 //     placeholder carries one, all placeholders are inputs;
 //   - outputs are the pytree leaves of the output node's argument;
 //   - storage maps are built so the last index sharing a storage wins;
-//   - mutated_inputs lists input indices in first-write order, no repeats.
+//   - mutated_inputs lists the input index of every write, in order, an
+//     index once per write (torch 2.14's check_input_alias_and_mutation
+//     appends one entry per written argument of every op: [0, 0] for
+//     x.sin_().add_(2); torch 2.6 has no such function).
 //
 // Where hopctl differs from PyTorch's static checker, on purpose: it sees
 // writes through keyword arguments (out=) and inside nested HOPs, and
@@ -24,6 +27,7 @@ import (
 
 	"github.com/hopctl/hopctl/pkg/analyze"
 	"github.com/hopctl/hopctl/pkg/ir"
+	"github.com/hopctl/hopctl/pkg/opschema"
 )
 
 // Rule ids of the findings this analyzer reports.
@@ -38,7 +42,45 @@ const (
 var Analyzer = &analyze.Analyzer{
 	Name: "alias",
 	Doc:  "inputs a graph mutates, input/output aliasing, and HOP alias/mutation restrictions",
-	Run:  run,
+	Rules: []analyze.Rule{
+		{ID: RuleHOPMutation, Name: "HopSubgraphMutatesInput", Severity: analyze.Error, Category: "hop",
+			Short: "a HOP subgraph mutates one of its inputs",
+			Doc: "A cond branch, while_loop cond_fn/body_fn, scan or associative_scan combine_fn, map body or flex_attention score_mod/mask_mod " +
+				"writes one of its inputs (directly, through a view, or inside a nested HOP). PyTorch rejects this at functionalization " +
+				"(\"<name> might be modifying the input!\"). The finding names the input, the views, the writing node and the path through nested subgraphs.",
+			Example: `~~~python
+def true_fn(x):
+    x.add_(1)          # writes the branch's input
+    return (x.sin(),)
+torch.cond(pred, true_fn, false_fn, (x,))
+~~~
+Fix: compute out of place ('y = x + 1') and return the new value; write the caller's tensor outside the HOP.`},
+		{ID: RuleHOPAlias, Name: "HopSubgraphAliasesInput", Severity: analyze.Error, Category: "hop",
+			Short: "a HOP subgraph aliases its inputs or outputs",
+			Doc: "A HOP subgraph returns one of its inputs or a view of it, returns the same storage twice, or is called with two operands " +
+				"that share a storage. PyTorch rejects this (\"<name> might be aliasing the input or the output!\").",
+			Example: `~~~python
+def body_fn(i, x):
+    return i + 1, x.view(-1)   # returns a view of its input
+~~~
+Fix: return a fresh tensor ('x.clone()', or an out-of-place op) instead of the input or a view of it.`},
+		{ID: RuleBadHOPCall, Name: "MalformedHopCall", Severity: analyze.Error, Category: "hop", Invalid: true,
+			Short: "malformed HOP call",
+			Doc:   "A HOP call whose subgraph arguments are not get_attr nodes of existing subgraphs, whose operand lists are not lists, or whose subgraph takes a different number of inputs than the call passes. The file is invalid input.",
+			Example: `~~~
+cond = torch.ops.higher_order.cond(pred, true_graph_0, false_graph_0, (x, y))
+# true_graph_0 takes one placeholder, the call passes two operands
+~~~
+Fix: re-export the graph; a traced program cannot produce this.`},
+		{ID: RuleUnknownOp, Name: "UnknownOperator", Severity: analyze.Warning, Category: "schema",
+			Short: "op with no schema: its aliasing and writes are unknown",
+			Doc:   "No schema for the call target in the file's schema table, the built-in ATen table or the HOP definitions; the alias analysis treats its result as fresh and cannot see writes.",
+			Example: `~~~
+my_op = torch.ops.mylib.fused.default(x)   # no schema in the file
+~~~
+Fix: export with the bridge, which records 'str(op._schema)' of every op in the file, or register the op's schema.`},
+	},
+	Run: run,
 }
 
 // Pair maps an input or output index to another.
@@ -71,7 +113,7 @@ type Summary struct {
 	InpInpAlias   []Pair // sorted by From
 	InpOutAlias   []Pair
 	OutOutAlias   []Pair
-	MutatedInputs []int
+	MutatedInputs []int // one entry per write, as torch lists them
 
 	Mutations []Mutation // one per mutated input, first-write order
 	// FirstAlias is the first input-output or output-output alias, by
@@ -137,6 +179,7 @@ type state struct {
 	inputOf  []int32
 	phPos    []int32
 	mutated  []Mutation
+	writes   []int // input index of every write, in order (MutatedInputs)
 	mutSeen  map[int]bool
 	phMut    []phMutation
 	phSeen   map[int]bool
@@ -407,6 +450,7 @@ func (st *state) write(id ir.NodeID, via ir.NodeID, v []storage, inner *analyze.
 			continue
 		}
 		last := ins[len(ins)-1]
+		st.writes = append(st.writes, last)
 		if st.mutSeen[last] {
 			continue
 		}
@@ -456,7 +500,7 @@ func (st *state) node(id ir.NodeID) error {
 		case n.Target == "_operator.getitem":
 			st.getitem(id)
 			return nil
-		case analyze.IsHOP(n.Target):
+		case opschema.IsHOPTarget(n.Target):
 			return st.hop(id)
 		case strings.HasPrefix(n.Target, "_operator.") || strings.HasPrefix(n.Target, "builtins.") || strings.HasPrefix(n.Target, "math."):
 			// Python scalar arithmetic on SymInts: no tensors involved.
@@ -501,10 +545,7 @@ func (st *state) summarize() *Summary {
 		sum.InputPos = append(sum.InputPos, int(st.phPos[in]))
 	}
 	// Outputs: pytree leaves of the output node's first argument.
-	var leaves []*ir.Arg
-	if out := g.OutputNode(); out >= 0 && len(g.Nodes[out].Args) > 0 {
-		leaves = flattenLeaves(&g.Nodes[out].Args[0])
-	}
+	leaves, _ := g.Outputs()
 	sum.NumOutputs = len(leaves)
 	outVals := make([]aval, len(leaves))
 	for j, l := range leaves {
@@ -574,9 +615,7 @@ func (st *state) summarize() *Summary {
 			}
 		}
 	}
-	for _, m := range st.mutated {
-		sum.MutatedInputs = append(sum.MutatedInputs, m.Input)
-	}
+	sum.MutatedInputs = append(sum.MutatedInputs, st.writes...)
 	sum.Mutations = st.mutated
 	sum.MutatedPlaceholders = st.phMut
 	return sum
@@ -603,16 +642,4 @@ func (st *state) returnProv(l *ir.Arg, input int) analyze.Provenance {
 		p.Input = st.g.Nodes[st.inputs[input]].Name
 	}
 	return p
-}
-
-// flattenLeaves returns the pytree leaves of an argument tree, in order.
-func flattenLeaves(a *ir.Arg) []*ir.Arg {
-	if a.Kind != ir.ArgList && a.Kind != ir.ArgTuple && a.Kind != ir.ArgDict {
-		return []*ir.Arg{a}
-	}
-	var out []*ir.Arg
-	for i := range a.Elems {
-		out = append(out, flattenLeaves(&a.Elems[i])...)
-	}
-	return out
 }

@@ -3,23 +3,24 @@ package alias
 import (
 	"fmt"
 	"slices"
-	"strings"
 
 	"github.com/hopctl/hopctl/pkg/analyze"
+	"github.com/hopctl/hopctl/pkg/hop"
 	"github.com/hopctl/hopctl/pkg/ir"
+	"github.com/hopctl/hopctl/pkg/opschema"
 )
 
 // hop analyses a higher-order operator call through the summaries of its
 // subgraphs, which the driver analysed first.
 func (st *state) hop(id ir.NodeID) error {
 	n := &st.g.Nodes[id]
-	name := strings.TrimPrefix(n.Target, "higher_order.")
-	switch name {
-	case "with_effects":
-		return st.withEffects(id)
-	case "auto_functionalized", "auto_functionalized_v2":
-		// Functional by construction: the op's outputs and the new values of
-		// its mutable arguments are fresh tensors; nothing is written.
+	if h, ok := hop.Lookup(st.pass.Schemas, n); ok && h.Op != "" {
+		if h.AppliesOp {
+			return st.withEffects(id, h)
+		}
+		// Functional by construction (auto_functionalized): the op's outputs
+		// and the new values of its mutable arguments are fresh tensors;
+		// nothing is written.
 		st.vals[id] = st.freshFor(n.Val)
 		st.vals[id].seq, st.vals[id].freshSeq = true, true
 		return nil
@@ -36,7 +37,7 @@ func (st *state) hop(id ir.NodeID) error {
 		return nil
 	}
 	outs := map[int][]storage{}
-	nOut := analyze.NumOutputs(n)
+	nOut := hop.NumOutputs(n)
 	for i := range call.Subgraphs {
 		sc := &call.Subgraphs[i]
 		nOut = max(nOut, len(sc.Outputs))
@@ -66,13 +67,13 @@ func (st *state) hop(id ir.NodeID) error {
 // subgraphCall applies one subgraph's summary at the call site: its writes
 // become writes of the caller's operands, its outputs alias the operands
 // they alias, and the HOP's restrictions are checked.
-func (st *state) subgraphCall(id ir.NodeID, sc *analyze.SubgraphCall, outs map[int][]storage) error {
+func (st *state) subgraphCall(id ir.NodeID, sc *hop.SubgraphCall, outs map[int][]storage) error {
 	n := &st.g.Nodes[id]
 	sum, _ := st.pass.Callee(sc.Graph).(*Summary)
 	if sum == nil {
 		return fmt.Errorf("node %s: subgraph %s was not analysed before its caller", n.Name, sc.Graph)
 	}
-	if err := analyze.CheckOperands(st.pass.Module, sc); err != nil {
+	if err := hop.CheckOperands(st.pass.Module, sc); err != nil {
 		st.pass.Report(analyze.Finding{Rule: RuleBadHOPCall, Severity: analyze.Error, Node: n.Name, Message: err.Error()})
 		return nil
 	}
@@ -94,16 +95,16 @@ func (st *state) subgraphCall(id ir.NodeID, sc *analyze.SubgraphCall, outs map[i
 		prov := m.Prov
 		st.write(id, opVia[m.Pos], opStor[m.Pos], &prov, path)
 	}
-	if sc.ForbidAlias {
+	if sc.Forbids(opschema.ForbidAlias, "") != nil {
 		if prov, ok := st.aliasAtCall(id, sc, sum, opStor, opVia); ok {
 			st.pass.Report(analyze.Finding{Rule: RuleHOPAlias, Severity: analyze.Error, Node: n.Name,
 				Message: sc.Name + " might be aliasing the input or the output!", Provenance: &prov})
 		}
 	}
-	if sc.ForbidMutation && len(sum.MutatedPlaceholders) > 0 {
+	if r := sc.Forbids(opschema.ForbidMutation, ""); r != nil && len(sum.MutatedPlaceholders) > 0 {
 		m := sum.MutatedPlaceholders[0]
 		prov := st.provenance(id, opVia[m.Pos], &m.Prov, path)
-		msg := sc.MutationMessage
+		msg := r.Message
 		if msg == "" {
 			msg = sc.Name + " might be modifying the input!"
 		}
@@ -144,7 +145,7 @@ func (st *state) subgraphCall(id ir.NodeID, sc *analyze.SubgraphCall, outs map[i
 // aliasAtCall finds aliasing PyTorch would see when it re-traces the
 // subgraph with this call's operands: aliasing inside the subgraph, or two
 // (unsliced) operands sharing a storage.
-func (st *state) aliasAtCall(id ir.NodeID, sc *analyze.SubgraphCall, sum *Summary, opStor [][]storage, opVia []ir.NodeID) (analyze.Provenance, bool) {
+func (st *state) aliasAtCall(id ir.NodeID, sc *hop.SubgraphCall, sum *Summary, opStor [][]storage, opVia []ir.NodeID) (analyze.Provenance, bool) {
 	if sum.FirstAlias != nil {
 		a := sum.FirstAlias
 		inner := a.Prov
@@ -170,7 +171,7 @@ func (st *state) aliasAtCall(id ir.NodeID, sc *analyze.SubgraphCall, sum *Summar
 // sharedOperands returns the first pair a < b of unsliced operands that
 // share a storage, in (a, b) order, in time linear in the storages: a call
 // may pass thousands of operands.
-func sharedOperands(ops []analyze.Operand, opStor [][]storage) (a, b int, ok bool) {
+func sharedOperands(ops []hop.Operand, opStor [][]storage) (a, b int, ok bool) {
 	// users[s] lists the unsliced operands in storage s, ascending.
 	users := map[storage][]int{}
 	for k := range ops {
@@ -213,9 +214,9 @@ func (st *state) callModule(id ir.NodeID) error {
 		st.vals[id] = st.freshFor(n.Val)
 		return nil
 	}
-	sc := analyze.SubgraphCall{Role: "module", Name: n.Target, GetAttr: ir.NoNode, Graph: q}
+	sc := hop.SubgraphCall{Role: "module", Name: n.Target, GetAttr: ir.NoNode, Graph: q}
 	for i := range n.Args {
-		sc.Operands = append(sc.Operands, analyze.Operand{Arg: &n.Args[i]})
+		sc.Operands = append(sc.Operands, hop.Operand{Arg: &n.Args[i]})
 	}
 	if sum, _ := st.pass.Callee(q).(*Summary); sum != nil {
 		for j := 0; j < sum.NumOutputs; j++ {

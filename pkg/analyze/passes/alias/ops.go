@@ -5,6 +5,7 @@ import (
 	"slices"
 
 	"github.com/hopctl/hopctl/pkg/analyze"
+	"github.com/hopctl/hopctl/pkg/hop"
 	"github.com/hopctl/hopctl/pkg/ir"
 	"github.com/hopctl/hopctl/pkg/opschema"
 )
@@ -46,23 +47,6 @@ func (st *state) lookup(target string) (*opInfo, bool) {
 	return info, info != nil
 }
 
-// bind matches actual arguments to schema parameters: positional args in
-// order (extra ones of a vararg schema are dropped), kwargs by name.
-func bind(s *opschema.Schema, args []ir.Arg, kwargs []ir.Kwarg) []*ir.Arg {
-	bound := make([]*ir.Arg, len(s.Arguments))
-	for i := range args {
-		if i < len(bound) {
-			bound[i] = &args[i]
-		}
-	}
-	for i := range kwargs {
-		if j := s.Argument(kwargs[i].Name); j >= 0 {
-			bound[j] = &kwargs[i].Value
-		}
-	}
-	return bound
-}
-
 func refOf(a *ir.Arg) ir.NodeID {
 	if a != nil && a.Kind == ir.ArgNode {
 		return a.Ref
@@ -73,7 +57,7 @@ func refOf(a *ir.Arg) ir.NodeID {
 // applySchema records the writes of a call of s and returns its result.
 func (st *state) applySchema(id ir.NodeID, info *opInfo, args []ir.Arg, kwargs []ir.Kwarg, val *ir.Value) aval {
 	s := info.schema
-	bound := bind(s, args, kwargs)
+	bound := s.Bind(args, kwargs)
 	for _, i := range info.written {
 		if bound[i] != nil {
 			st.write(id, refOf(bound[i]), st.argVal(bound[i]).storages(), nil, "")
@@ -170,14 +154,15 @@ func conditionHolds(s *opschema.Schema, bound []*ir.Arg, j int) bool {
 
 // withEffects analyses with_effects(token, op, *args, **kwargs), whose
 // result is (new_token, *op_results).
-func (st *state) withEffects(id ir.NodeID) error {
+func (st *state) withEffects(id ir.NodeID, h *opschema.HOP) error {
 	n := &st.g.Nodes[id]
-	if len(n.Args) < 2 || n.Args[1].Kind != ir.ArgOp {
-		st.pass.Report(badCall(n, "with_effects call: argument 1 must be the op"))
+	if err := hop.CheckOpArg(h, n); err != nil {
+		st.pass.Report(badCall(n, err.Error()))
 		st.vals[id] = st.freshFor(n.Val)
 		return nil
 	}
-	target := n.Args[1].S
+	opArg := h.ArgIndex(h.Op)
+	target := n.Args[opArg].S
 	info, ok := st.lookup(target)
 	if !ok {
 		st.unknown(id, fmt.Sprintf("no schema for %s (called through with_effects): its aliasing and writes are unknown", target))
@@ -189,7 +174,7 @@ func (st *state) withEffects(id ir.NodeID) error {
 		rv = &n.Val.Elems[1]
 	}
 	s := info.schema
-	res := st.applySchema(id, info, n.Args[2:], n.Kwargs, rv)
+	res := st.applySchema(id, info, n.Args[opArg+1:], n.Kwargs, rv)
 	v := aval{seq: true, elems: []aval{st.one(st.newStorage())}}
 	if res.seq && len(s.Returns) > 1 {
 		v.elems = append(v.elems, res.elems...)

@@ -1,16 +1,12 @@
 // Package hopargs is the lifted-argument-types analyzer: at every HOP call
-// it checks the operand lists PyTorch passes to
-// validate_subgraph_args_types (torch/_higher_order_ops/utils.py), which
-// accepts only Tensor, int and SymInt (a Python bool is an int):
-//
-//	cond                      operands
-//	while_loop(_stack_output) carried_inputs, additional_inputs (each)
-//	scan                      additional_inputs
-//	associative_scan          additional_inputs (the newer 3-argument form)
-//	flex_attention            score_mod_other_buffers + mask_mod_other_buffers
-//
-// and invoke_subgraph's own operand check (Tensor, int, SymInt, Generator or
-// a script object). map_impl validates nothing. The type of an operand is
+// it checks the operand lists the HOP convention table's ArgTypeChecks name
+// (opschema.HOP): those PyTorch passes to validate_subgraph_args_types
+// (torch/_higher_order_ops/utils.py), which accepts only Tensor, int and
+// SymInt (a Python bool is an int) — cond's operands, while_loop's
+// carried_inputs and additional_inputs (each), scan's and the newer
+// associative_scan's additional_inputs, flex_attention's buffers — and
+// invoke_subgraph's own operand check (Tensor, int, SymInt, Generator or a
+// script object). map_impl validates nothing. The type of an operand is
 // that of its recorded value, or of the literal passed; an operand whose
 // node has no recorded value is not judged. The message is PyTorch's
 // AssertionError text followed by a line per offending operand.
@@ -22,7 +18,9 @@ import (
 
 	"github.com/hopctl/hopctl/pkg/analyze"
 	"github.com/hopctl/hopctl/pkg/analyze/metadiff"
+	"github.com/hopctl/hopctl/pkg/hop"
 	"github.com/hopctl/hopctl/pkg/ir"
+	"github.com/hopctl/hopctl/pkg/opschema"
 )
 
 // RuleArgType is the rule id of the findings this analyzer reports.
@@ -32,34 +30,17 @@ const RuleArgType = "hop-arg-type"
 var Analyzer = &analyze.Analyzer{
 	Name: "hopargs",
 	Doc:  "HOP operands of types PyTorch rejects (validate_subgraph_args_types: only Tensor, int, SymInt)",
-	Run:  run,
-}
-
-// validation is one validate_subgraph_args_types call: the arguments whose
-// elements are concatenated and checked together.
-type validation struct {
-	args  []int
-	names []string
-	// varargsFrom, when >= 0, checks the positional args from that index
-	// (invoke_subgraph's operands) instead of args.
-	varargsFrom int
-	allowOpaque bool // Generator and script objects (invoke_subgraph)
-}
-
-var table = map[string][]validation{
-	"cond":                    {{args: []int{3}, names: []string{"operands"}, varargsFrom: -1}},
-	"while_loop":              whileValidations,
-	"while_loop_stack_output": whileValidations,
-	"scan":                    {{args: []int{3}, names: []string{"additional_inputs"}, varargsFrom: -1}},
-	"associative_scan":        {{args: []int{2}, names: []string{"additional_inputs"}, varargsFrom: -1}},
-	"flex_attention": {{args: []int{7, 8}, names: []string{"score_mod_other_buffers", "mask_mod_other_buffers"},
-		varargsFrom: -1}},
-	"invoke_subgraph": {{names: []string{"operands"}, varargsFrom: 2, allowOpaque: true}},
-}
-
-var whileValidations = []validation{
-	{args: []int{2}, names: []string{"carried_inputs"}, varargsFrom: -1},
-	{args: []int{3}, names: []string{"additional_inputs"}, varargsFrom: -1},
+	Rules: []analyze.Rule{
+		{ID: RuleArgType, Name: "HopOperandType", Severity: analyze.Error, Category: "hop",
+			Short: "HOP operand of a type PyTorch rejects (validate_subgraph_args_types)",
+			Doc: "cond operands, while_loop carried and additional inputs, scan/associative_scan additional inputs and flex_attention buffers " +
+				"may only be Tensor, int or SymInt (invoke_subgraph also allows Generator and script objects).",
+			Example: `~~~python
+torch.cond(pred, true_fn, false_fn, (x, 1.5))   # a float operand
+~~~
+Fix: pass tensors, ints or SymInts ('torch.tensor(1.5)'), or close over constants in the branch functions.`},
+	},
+	Run: run,
 }
 
 // operand is one checked element.
@@ -72,12 +53,15 @@ func run(pass *analyze.Pass) (any, error) {
 	g := pass.Graph
 	for i := range g.Nodes {
 		n := &g.Nodes[i]
-		if n.Op != ir.OpCallFunction || !analyze.IsHOP(n.Target) {
+		h, ok := hop.Lookup(pass.Schemas, n)
+		if !ok {
 			continue
 		}
-		hop := strings.TrimPrefix(n.Target, "higher_order.")
-		for _, v := range table[hop] {
-			ops, tuple, ok := collect(n, v)
+		for _, v := range h.ArgTypeChecks {
+			if !v.Torch.Holds("") {
+				continue
+			}
+			ops, tuple, ok := collect(h, n, v)
 			if !ok {
 				continue
 			}
@@ -85,7 +69,7 @@ func run(pass *analyze.Pass) (any, error) {
 			types := make([]string, len(ops))
 			reprs := make([]string, len(ops))
 			for k, op := range ops {
-				typ, allowed, known := classify(g, op.arg, v.allowOpaque)
+				typ, allowed, known := classify(g, op.arg, v.Opaque)
 				types[k], reprs[k] = typ, repr(g, op.arg)
 				if known && !allowed {
 					bad = append(bad, fmt.Sprintf("%s is %s", describe(op), typ))
@@ -95,8 +79,8 @@ func run(pass *analyze.Pass) (any, error) {
 				continue
 			}
 			var msg string
-			if hop == "invoke_subgraph" {
-				msg = fmt.Sprintf("invoke_subgraph operands must be a list of tensors/ints/SymInts/Generator, got %s", seq(reprs, false))
+			if v.Message != "" {
+				msg = fmt.Sprintf(v.Message, seq(reprs, false))
 			} else {
 				msg = fmt.Sprintf("%s can only be of (<class 'torch.Tensor'>, <class 'int'>, <class 'torch.SymInt'>) but got %s",
 					seq(reprs, tuple), seq(types, true))
@@ -112,24 +96,20 @@ func run(pass *analyze.Pass) (any, error) {
 	return nil, nil
 }
 
-// collect gathers the operands one validation checks. ok is false when an
-// argument is missing or not a list/tuple (the call is malformed, which the
-// alias analyzer reports, or an older form without the list).
-func collect(n *ir.Node, v validation) (ops []operand, tuple, ok bool) {
-	if v.varargsFrom >= 0 {
-		for i := v.varargsFrom; i < len(n.Args); i++ {
-			ops = append(ops, operand{where: fmt.Sprintf("%s[%d]", v.names[0], i-v.varargsFrom), arg: &n.Args[i]})
-		}
-		return ops, true, true
-	}
-	for k, ai := range v.args {
-		if ai >= len(n.Args) || (n.Args[ai].Kind != ir.ArgList && n.Args[ai].Kind != ir.ArgTuple) {
+// collect gathers the operands one check judges, named by the argument
+// ("*operands" names the variadic arguments "operands"). ok is false when
+// an argument is missing or not a list/tuple (the call is malformed, which
+// validation reports, or an older form without the list).
+func collect(h *opschema.HOP, n *ir.Node, v opschema.ArgTypeCheck) (ops []operand, tuple, ok bool) {
+	for _, name := range v.Args {
+		elems, isTuple, ok := hop.Group(h, n, name)
+		if !ok {
 			return nil, false, false
 		}
-		a := &n.Args[ai]
-		tuple = a.Kind == ir.ArgTuple
-		for j := range a.Elems {
-			ops = append(ops, operand{where: fmt.Sprintf("%s[%d]", v.names[k], j), arg: &a.Elems[j]})
+		tuple = isTuple
+		name = strings.TrimPrefix(name, "*")
+		for j := range elems {
+			ops = append(ops, operand{where: fmt.Sprintf("%s[%d]", name, j), arg: &elems[j]})
 		}
 	}
 	return ops, tuple, true
@@ -162,6 +142,12 @@ func classify(g *ir.Graph, a *ir.Arg, allowOpaque bool) (typ string, allowed, kn
 		return "<class 'dict'>", false, true
 	case ir.ArgOp:
 		return "<class 'torch._ops.OpOverload'>", false, true
+	case ir.ArgSlice:
+		return "<class 'slice'>", false, true
+	case ir.ArgEllipsis:
+		return "<class 'ellipsis'>", false, true
+	case ir.ArgConstant:
+		return "<class '" + a.S + "'>", false, true
 	}
 	v := analyze.ArgValue(g, a)
 	if v == nil {
@@ -204,7 +190,7 @@ func repr(g *ir.Graph, a *ir.Arg) string {
 	case ir.ArgStr:
 		return "'" + strings.ReplaceAll(a.S, "'", `\'`) + "'"
 	case ir.ArgDtype, ir.ArgLayout, ir.ArgMemoryFormat:
-		return "torch." + strings.TrimPrefix(a.S, "torch.")
+		return ir.TorchName(a.S)
 	case ir.ArgDevice:
 		typ, idx, ok := strings.Cut(a.S, ":")
 		if ok {

@@ -1,10 +1,12 @@
 // Package hopmeta is the HOP metadata analyzer: at every HOP call site where
-// PyTorch calls check_meta_consistency, it compares the same two lists of
-// values with package metadiff and reports every difference, in PyTorch's
-// wording, at the HOP call node.
+// PyTorch calls check_meta_consistency (the MetaChecks of the HOP
+// convention table, opschema.HOP), it compares the same two lists of values
+// with package metadiff and reports every difference, in PyTorch's wording,
+// at the HOP call node.
 //
 // The call sites and names are those of the make_fx (proxy-mode) path, which
-// is what exported graphs come from (shared/reference/hops.md §4):
+// is what exported graphs come from (torch/_higher_order_ops/while_loop.py,
+// scan.py, associative_scan.py):
 //
 //	HOP                       lhs                         rhs                          contiguity
 //	while_loop(_stack_output) carried_inputs              body_output (body_fn outputs) False
@@ -28,13 +30,12 @@ package hopmeta
 
 import (
 	"fmt"
-	"sort"
-	"strconv"
-	"strings"
 
 	"github.com/hopctl/hopctl/pkg/analyze"
 	"github.com/hopctl/hopctl/pkg/analyze/metadiff"
+	"github.com/hopctl/hopctl/pkg/hop"
 	"github.com/hopctl/hopctl/pkg/ir"
+	"github.com/hopctl/hopctl/pkg/opschema"
 )
 
 // RuleMetaMismatch is the rule id of the findings this analyzer reports.
@@ -44,122 +45,99 @@ const RuleMetaMismatch = "hop-meta-mismatch"
 var Analyzer = &analyze.Analyzer{
 	Name: "hopmeta",
 	Doc:  "HOP call sites whose carried values change metadata (PyTorch's check_meta_consistency)",
-	Run:  run,
-}
-
-// check describes one check_meta_consistency call of PyTorch.
-type check struct {
-	lhsName, rhsName  string
-	includeContiguity bool
-	// role is the subgraph whose outputs are the rhs.
-	role string
-	// sides builds the two lists; ok is false when the call is not in the
-	// form the check applies to.
-	sides func(g *ir.Graph, n *ir.Node, sub *ir.Graph) (lhs, rhs metadiff.List, ok bool)
-	// lengthMessage, when set, replaces metadiff's length message: PyTorch
-	// asserts the count before it compares metadata.
-	lengthMessage func(lhs, rhs int) string
-}
-
-// checks lists the HOPs PyTorch checks, by HOP name.
-var checks = map[string]check{
-	"while_loop":              whileCheck,
-	"while_loop_stack_output": whileCheck,
-	"scan": {lhsName: "init", rhsName: "carry", role: "combine_fn",
-		sides: func(g *ir.Graph, n *ir.Node, sub *ir.Graph) (metadiff.List, metadiff.List, bool) {
-			init, ok := seqArg(n, 1)
-			if !ok {
-				return metadiff.List{}, metadiff.List{}, false
-			}
-			leaves, tuple := analyze.Outputs(sub)
-			carry := leaves[:min(len(init.Elems), len(leaves))]
-			return metadiff.List{Values: analyze.ArgValues(g, init.Elems), Tuple: init.Kind == ir.ArgTuple},
-				metadiff.List{Values: analyze.ArgValues(sub, carry), Tuple: tuple}, true
-		}},
-	"associative_scan": {lhsName: "init", rhsName: "carry", role: "combine_fn",
-		sides: func(g *ir.Graph, n *ir.Node, sub *ir.Graph) (metadiff.List, metadiff.List, bool) {
-			xs, ok := seqArg(n, 1)
-			if _, newer := seqArg(n, 2); !ok || !newer {
-				return metadiff.List{}, metadiff.List{}, false // the older (combine_fn, input, dim) form
-			}
-			slices := make([]*ir.Value, len(xs.Elems))
-			for i, v := range analyze.ArgValues(g, xs.Elems) {
-				slices[i] = FirstSlice(v)
-			}
-			leaves, _ := analyze.Outputs(sub)
-			return metadiff.List{Values: slices}, metadiff.List{Values: analyze.ArgValues(sub, leaves)}, true
-		},
-		lengthMessage: func(lhs, rhs int) string {
-			return fmt.Sprintf("expected combine_fn to return %d results but got %d", lhs, rhs)
-		}},
-}
-
-var whileCheck = check{lhsName: "carried_inputs", rhsName: "body_output", role: "body_fn",
-	sides: func(g *ir.Graph, n *ir.Node, sub *ir.Graph) (metadiff.List, metadiff.List, bool) {
-		carried, ok := seqArg(n, 2)
-		if !ok {
-			return metadiff.List{}, metadiff.List{}, false
-		}
-		leaves, tuple := analyze.Outputs(sub)
-		return metadiff.List{Values: analyze.ArgValues(g, carried.Elems), Tuple: carried.Kind == ir.ArgTuple},
-			metadiff.List{Values: analyze.ArgValues(sub, leaves), Tuple: tuple}, true
-	}}
-
-func seqArg(n *ir.Node, i int) (*ir.Arg, bool) {
-	if i < len(n.Args) && (n.Args[i].Kind == ir.ArgList || n.Args[i].Kind == ir.ArgTuple) {
-		return &n.Args[i], true
-	}
-	return nil, false
+	Rules: []analyze.Rule{
+		{ID: RuleMetaMismatch, Name: "HopCarryMetadataMismatch", Severity: analyze.Error, Category: "hop",
+			Short: "HOP carried values change metadata (check_meta_consistency)",
+			Doc: "while_loop carried_inputs vs body_output, scan init vs carry, associative_scan first slices vs combine_fn outputs differ in " +
+				"count, shape, dtype, stride, quantization or device, compared as PyTorch's check_meta_consistency does; every difference is listed.",
+			Example: `~~~python
+def body_fn(i, x):              # x: (2, 3)
+    return i + 1, x.t()          # carry comes back as (3, 2)
+torch._higher_order_ops.while_loop(cond_fn, body_fn, (i, x))
+~~~
+Fix: return carried values with the shape, dtype, stride and device they came in with ('x.t().contiguous().view(2, 3)' or a different carry).`},
+	},
+	Run: run,
 }
 
 func run(pass *analyze.Pass) (any, error) {
 	g := pass.Graph
 	for i := range g.Nodes {
 		n := &g.Nodes[i]
-		if n.Op != ir.OpCallFunction || !analyze.IsHOP(n.Target) {
-			continue
-		}
-		c, ok := checks[strings.TrimPrefix(n.Target, "higher_order.")]
-		if !ok {
+		h, ok := hop.Lookup(pass.Schemas, n)
+		if !ok || len(h.MetaChecks) == 0 {
 			continue
 		}
 		call, err := pass.DecodeHOP(ir.NodeID(i))
 		if err != nil || call == nil {
-			continue // the alias analyzer reports malformed HOP calls (hop-call)
+			continue // validation refuses malformed HOP calls (hop-call)
 		}
-		var sc *analyze.SubgraphCall
-		for j := range call.Subgraphs {
-			if call.Subgraphs[j].Role == c.role {
-				sc = &call.Subgraphs[j]
+		for _, c := range h.MetaChecks {
+			if c.Torch.Holds("") {
+				check(pass, h, n, call, &c)
 			}
 		}
-		if sc == nil {
-			continue
-		}
-		sub := pass.Subgraph(sc.Graph)
-		lhs, rhs, ok := c.sides(g, n, sub)
-		if !ok {
-			continue
-		}
-		lhs.Name, rhs.Name = c.lhsName, c.rhsName
-		res := metadiff.Compare(lhs, rhs, metadiff.Options{IncludeContiguity: c.includeContiguity})
-		if res.Equal() {
-			continue
-		}
-		msg := res.Message()
-		if res.LengthMismatch && c.lengthMessage != nil {
-			msg = c.lengthMessage(len(lhs.Values), len(rhs.Values))
-			if len(res.Pairs) > 0 {
-				msg += "\n" + (&metadiff.Result{LHS: lhs, RHS: rhs, Pairs: res.Pairs}).Message()
-			}
-		}
-		prov := &analyze.Provenance{InputIndex: -1, Node: n.Name, Path: []string{n.Name, sc.Graph}}
-		if n.Meta != nil {
-			prov.StackTrace = n.Meta.StackTrace
-		}
-		pass.Report(analyze.Finding{Rule: RuleMetaMismatch, Severity: analyze.Error, Node: n.Name, Message: msg, Provenance: prov})
 	}
 	return nil, nil
+}
+
+// check makes one check_meta_consistency call of the table at call n.
+func check(pass *analyze.Pass, h *opschema.HOP, n *ir.Node, call *hop.Call, c *opschema.MetaCheck) {
+	sc := call.Subgraph(c.Subgraph)
+	if sc == nil {
+		return
+	}
+	lhs, rhs, ok := sides(pass.Graph, h, n, pass.Subgraph(sc.Graph), c)
+	if !ok {
+		return
+	}
+	lhs.Name, rhs.Name = c.LHS, c.RHS
+	res := metadiff.Compare(lhs, rhs, metadiff.Options{IncludeContiguity: c.IncludeContiguity})
+	if res.Equal() {
+		return
+	}
+	msg := res.Message()
+	if res.LengthMismatch && c.LengthMessage != "" {
+		msg = fmt.Sprintf(c.LengthMessage, len(lhs.Values), len(rhs.Values))
+		if len(res.Pairs) > 0 {
+			msg += "\n" + (&metadiff.Result{LHS: lhs, RHS: rhs, Pairs: res.Pairs}).Message()
+		}
+	}
+	prov := &analyze.Provenance{InputIndex: -1, Node: n.Name, Path: []string{n.Name, sc.Graph}}
+	if n.Meta != nil {
+		prov.StackTrace = n.Meta.StackTrace
+	}
+	pass.Report(analyze.Finding{Rule: RuleMetaMismatch, Severity: analyze.Error, Node: n.Name, Message: msg, Provenance: prov})
+}
+
+// sides builds the two lists check c compares at call n of g whose
+// subgraph is sub; ok is false when the call is not in the form the check
+// applies to.
+func sides(g *ir.Graph, h *opschema.HOP, n *ir.Node, sub *ir.Graph, c *opschema.MetaCheck) (lhs, rhs metadiff.List, ok bool) {
+	elems, tuple, ok := hop.Group(h, n, c.Arg)
+	if !ok {
+		return lhs, rhs, false
+	}
+	if c.Requires != "" {
+		if _, _, ok := hop.Group(h, n, c.Requires); !ok {
+			return lhs, rhs, false // an older form of the call
+		}
+	}
+	leaves, outTuple := sub.Outputs()
+	if c.Carries {
+		leaves = leaves[:min(len(elems), len(leaves))]
+	}
+	lhs.Values = analyze.ArgValues(g, elems)
+	if c.FirstSlice {
+		for i, v := range lhs.Values {
+			lhs.Values[i] = FirstSlice(v)
+		}
+	}
+	rhs.Values = analyze.LeafValues(sub, leaves)
+	if !c.Lists {
+		lhs.Tuple, rhs.Tuple = tuple, outTuple
+	}
+	return lhs, rhs, true
 }
 
 // FirstSlice is the value of torch.select_copy(x, 0, 0) for a tensor value
@@ -171,50 +149,11 @@ func FirstSlice(v *ir.Value) *ir.Value {
 	}
 	t := *v.Tensor
 	t.Shape = append([]ir.Dim(nil), t.Shape[1:]...)
-	t.Stride = ContiguousStrides(t.Shape)
+	t.Stride = ir.ContiguousStrides(t.Shape)
 	t.StorageOffset = ir.Dim{}
 	t.MemoryFormat = "contiguous_format"
 	t.Layout = "strided"
 	t.RequiresGrad = false
 	t.HasStorageID, t.StorageID = false, 0
 	return &ir.Value{Kind: ir.ValTensor, Tensor: &t}
-}
-
-// ContiguousStrides returns the row-major strides of shape. Symbolic
-// products are written coefficient first, symbols sorted ("3*s0*s1"), the
-// way sympy prints them in the common cases.
-func ContiguousStrides(shape []ir.Dim) []ir.Dim {
-	out := make([]ir.Dim, len(shape))
-	coef := int64(1)
-	var syms []string
-	for i := len(shape) - 1; i >= 0; i-- {
-		out[i] = product(coef, syms)
-		d := shape[i]
-		if d.Expr == "" {
-			coef *= d.Val
-			continue
-		}
-		if v, err := strconv.ParseInt(strings.TrimSpace(d.Expr), 10, 64); err == nil {
-			coef *= v
-			continue
-		}
-		e := strings.TrimSpace(d.Expr)
-		if strings.ContainsAny(e, "+- /") {
-			e = "(" + e + ")"
-		}
-		syms = append(syms, e)
-		sort.Strings(syms)
-	}
-	return out
-}
-
-func product(coef int64, syms []string) ir.Dim {
-	if len(syms) == 0 {
-		return ir.Dim{Val: coef}
-	}
-	s := strings.Join(syms, "*")
-	if coef != 1 {
-		s = strconv.FormatInt(coef, 10) + "*" + s
-	}
-	return ir.Dim{Expr: s}
 }

@@ -8,26 +8,6 @@ import (
 	"github.com/hopctl/hopctl/pkg/ir"
 )
 
-func TestContiguousStrides(t *testing.T) {
-	d := func(v int64) ir.Dim { return ir.Dim{Val: v} }
-	s := func(e string) ir.Dim { return ir.Dim{Expr: e} }
-	for _, tt := range []struct {
-		shape []ir.Dim
-		want  string
-	}{
-		{nil, "()"},
-		{[]ir.Dim{d(5)}, "(1,)"},
-		{[]ir.Dim{d(2), d(3), d(4)}, "(12, 4, 1)"},
-		{[]ir.Dim{s("s0"), d(3), s("s1")}, "(3*s1, s1, 1)"},
-		{[]ir.Dim{d(2), s("s1"), s("s0")}, "(s0*s1, s0, 1)"},
-		{[]ir.Dim{d(2), s("s0 + 1"), d(1)}, "((s0 + 1), 1, 1)"},
-	} {
-		if got := metadiff.FormatTuple(hopmeta.ContiguousStrides(tt.shape)); got != tt.want {
-			t.Errorf("ContiguousStrides(%v) = %s, want %s", tt.shape, got, tt.want)
-		}
-	}
-}
-
 func TestFirstSlice(t *testing.T) {
 	x := &ir.Value{Kind: ir.ValTensor, Tensor: &ir.TensorMeta{
 		Shape: []ir.Dim{{Val: 5}, {Val: 3}, {Val: 2}}, Stride: []ir.Dim{{Val: 1}, {Val: 10}, {Val: 5}},

@@ -38,7 +38,23 @@ const (
 var Analyzer = &analyze.Analyzer{
 	Name: "schemacheck",
 	Doc:  "calls whose arguments do not fit the op's schema (arity, keyword names, argument kinds)",
-	Run:  run,
+	Rules: []analyze.Rule{
+		{ID: RuleArity, Name: "CallDoesNotFitSchema", Severity: analyze.Error, Category: "schema", Invalid: true,
+			Short: "call does not fit the op's schema (arity, keyword names)",
+			Doc:   "Too many positional arguments, an unknown keyword argument, an argument given twice, or a required argument missing. The file is invalid input.",
+			Example: `~~~
+add = torch.ops.aten.add.Tensor(x)   # add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1)
+~~~
+Fix: re-export the graph; the file was edited or written by another tool.`},
+		{ID: RuleArgType, Name: "ArgumentKindMismatch", Severity: analyze.Error, Category: "schema", Invalid: true,
+			Short: "argument of an obviously wrong kind for its schema type",
+			Doc:   "A list, string, dtype or None where a Tensor is expected, a tensor or list where an int is expected, and so on. Python scalars passed to Tensor parameters (wrapped numbers, as make_fx records aten.add.Tensor(x, 1)) are accepted. The file is invalid input.",
+			Example: `~~~
+view = torch.ops.aten.view.default(x, "2, 3")   # a string where int[] is expected
+~~~
+Fix: re-export the graph; the file was edited or written by another tool.`},
+	},
+	Run: run,
 }
 
 func run(pass *analyze.Pass) (any, error) {
@@ -62,6 +78,10 @@ func run(pass *analyze.Pass) (any, error) {
 		c := &checker{pass: pass, g: g, n: n, s: s}
 		c.arity(freeKwargs)
 		c.types()
+		if c.dropped > 0 {
+			c.reported = 0
+			c.report(RuleArity, "... and %d more problems with this call", c.dropped)
+		}
 	}
 	return nil, nil
 }
@@ -71,9 +91,22 @@ type checker struct {
 	g    *ir.Graph
 	n    *ir.Node
 	s    *opschema.Schema
+	// reported counts the findings of this call, dropped those over
+	// maxPerCall: a call with a million bad keyword arguments is one
+	// problem, not a million findings of a few hundred bytes each.
+	reported, dropped int
 }
 
+// maxPerCall bounds the findings reported for one call; a last one says
+// how many more there were.
+const maxPerCall = 8
+
 func (c *checker) report(rule, format string, args ...any) {
+	if c.reported >= maxPerCall {
+		c.dropped++
+		return
+	}
+	c.reported++
 	msg := fmt.Sprintf("%s: %s\nschema: %s", c.n.Target, fmt.Sprintf(format, args...), c.s.String())
 	prov := &analyze.Provenance{InputIndex: -1, Node: c.n.Name}
 	if c.n.Meta != nil {
@@ -189,6 +222,12 @@ func what(g *ir.Graph, a *ir.Arg) string {
 		return "an operator"
 	case ir.ArgComplex:
 		return "a complex"
+	case ir.ArgSlice:
+		return "a slice"
+	case ir.ArgEllipsis:
+		return "Ellipsis"
+	case ir.ArgConstant:
+		return "a constant (" + a.S + ")"
 	case ir.ArgSym:
 		return "a symbolic scalar"
 	case ir.ArgNode:
@@ -265,7 +304,7 @@ func classify(g *ir.Graph, a *ir.Arg) argClass {
 		return clsLayout
 	case ir.ArgMemoryFormat:
 		return clsMemoryFormat
-	case ir.ArgDict, ir.ArgOp:
+	case ir.ArgDict, ir.ArgOp, ir.ArgSlice, ir.ArgEllipsis, ir.ArgConstant:
 		return clsOther
 	case ir.ArgNode:
 		v := nodeVal(g, a)

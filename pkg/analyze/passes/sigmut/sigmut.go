@@ -35,8 +35,20 @@ const Rule = "signature-mutation"
 
 // Analyzer is the signature-mutation analyzer. It has no result.
 var Analyzer = &analyze.Analyzer{
-	Name:     "sigmut",
-	Doc:      "the inputs an exported program's graph writes vs the mutations its signature declares",
+	Name: "sigmut",
+	Doc:  "the inputs an exported program's graph writes vs the mutations its signature declares",
+	Rules: []analyze.Rule{
+		{ID: Rule, Name: "SignatureMutationMismatch", Severity: analyze.Error, Category: "signature",
+			Short: "an exported program's graph writes inputs its signature does not declare (or declares writes it does not make)",
+			Doc: "In a functional torch.export program (verifiers ATEN, or any mutation output spec) every input the root graph writes in place " +
+				"must be declared by a buffer_mutation/parameter_mutation/user_input_mutation spec instead, and no declared mutation may return the input " +
+				"itself. A mismatch means the exported program lies: a runtime that trusts its signature drops or doubles the write.",
+			Example: `~~~
+ep = torch.export.export(m, (x,)).run_decompositions()
+# the graph still calls aten.add_.Tensor on buffer b, but the signature declares no buffer_mutation for it
+~~~
+Fix: re-export the program; do not edit an exported program's graph without updating its signature.`},
+	},
 	Requires: []*analyze.Analyzer{alias.Analyzer},
 	Run:      run,
 }

@@ -1,0 +1,129 @@
+package ir
+
+// Argument trees: the one implementation of walking, copying and
+// rewriting them (see also Arg.WalkRefs and Node.WalkRefs). Everything here
+// is iterative: a file may nest an argument as deep as the decoder allows.
+
+// Leaves returns the pytree leaves of the argument tree, in order: lists,
+// tuples and dicts are flattened (as torch.utils._pytree does), every other
+// argument is a leaf.
+func (a *Arg) Leaves() []*Arg {
+	if !a.isContainer() {
+		return []*Arg{a}
+	}
+	var out []*Arg
+	stack := []*Arg{a}
+	for len(stack) > 0 {
+		x := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		if !x.isContainer() {
+			out = append(out, x)
+			continue
+		}
+		for i := len(x.Elems) - 1; i >= 0; i-- {
+			stack = append(stack, &x.Elems[i])
+		}
+	}
+	return out
+}
+
+func (a *Arg) isContainer() bool {
+	return a.Kind == ArgList || a.Kind == ArgTuple || a.Kind == ArgDict
+}
+
+// Outputs returns the pytree leaves of g's output node argument, in order,
+// and whether the output is a tuple (as opposed to a list or a bare value):
+// a graph's outputs as PyTorch's analyses read them.
+func (g *Graph) Outputs() (leaves []*Arg, tuple bool) {
+	out := g.OutputNode()
+	if out < 0 || len(g.Nodes[out].Args) == 0 {
+		return nil, false
+	}
+	a := &g.Nodes[out].Args[0]
+	return a.Leaves(), a.Kind == ArgTuple
+}
+
+// HasRef reports whether the tree holds a node reference.
+func (a *Arg) HasRef() bool { return a.Has(ArgNode) }
+
+// Has reports whether the tree holds an argument of kind k (a itself
+// included).
+func (a *Arg) Has(k ArgKind) bool {
+	stack := []*Arg{a}
+	for len(stack) > 0 {
+		x := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		if x.Kind == k {
+			return true
+		}
+		for i := range x.Elems {
+			stack = append(stack, &x.Elems[i])
+		}
+	}
+	return false
+}
+
+// Clone returns a deep copy of the argument tree: no element slice is
+// shared with a (strings, symbolic expressions and dict keys are).
+func (a *Arg) Clone() Arg {
+	out := *a
+	if len(a.Elems) == 0 {
+		return out
+	}
+	stack := []*Arg{&out}
+	for len(stack) > 0 {
+		x := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		if x.Elems == nil {
+			continue
+		}
+		elems := make([]Arg, len(x.Elems))
+		copy(elems, x.Elems)
+		x.Elems = elems
+		for i := range elems {
+			if len(elems[i].Elems) > 0 {
+				stack = append(stack, &elems[i])
+			}
+		}
+	}
+	return out
+}
+
+// MapRefs returns a with every node reference r replaced by ref(r). Lists,
+// tuples and dicts that hold a reference are copied, their element slices
+// from alloc (nil: make); subtrees without references are shared, and a is
+// never modified.
+func MapRefs(a Arg, alloc func(n int) []Arg, ref func(Arg) Arg) Arg {
+	if a.Kind == ArgNode {
+		return ref(a)
+	}
+	if !a.HasRef() {
+		return a
+	}
+	if alloc == nil {
+		alloc = func(n int) []Arg { return make([]Arg, n) }
+	}
+	out := a
+	// Each container on the stack is a copy whose Elems still are the
+	// original's; it gets its own slice, its elements mapped or pushed.
+	stack := []*Arg{&out}
+	for len(stack) > 0 {
+		x := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		orig := x.Elems
+		x.Elems = alloc(len(orig))
+		for i := range orig {
+			e := &orig[i]
+			switch {
+			case e.Kind == ArgNode:
+				x.Elems[i] = ref(*e)
+			case len(e.Elems) > 0 && e.HasRef():
+				x.Elems[i] = *e
+				stack = append(stack, &x.Elems[i])
+			default:
+				x.Elems[i] = *e
+			}
+		}
+	}
+	return out
+}
