@@ -30,6 +30,7 @@ import (
 	"github.com/hopctl/hopctl/internal/cmdutil"
 	hopconfig "github.com/hopctl/hopctl/internal/config"
 	"github.com/hopctl/hopctl/internal/iostreams"
+	"github.com/hopctl/hopctl/internal/progress"
 	"github.com/hopctl/hopctl/pkg/ir"
 	_ "github.com/hopctl/hopctl/pkg/pt2"
 )
@@ -123,6 +124,7 @@ func Execute(root *cobra.Command, errOut io.Writer) (code int) {
 		}
 	}()
 	err := root.Execute()
+	progress.Finish() // the line is cleared before any error is printed
 	if err != nil {
 		printError(errOut, err)
 	}
@@ -199,6 +201,7 @@ in hopctl).`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		PersistentPreRunE: func(cmd *cobra.Command, args []string) error {
+			configureProgress(cmd, f.IOStreams.ErrOut)
 			if err := cmdutil.BindFlags(cmd, f.Viper); err != nil {
 				return err
 			}
@@ -227,6 +230,9 @@ in hopctl).`,
 	cmdutil.BindFlag(cmd, "max-input-size", hopconfig.KeyInputMaxSize)
 	cmd.PersistentFlags().String("torch-version", "", "follow the HOP rules of torch `X.Y` (default: the version each file records, else the newest; configuration key input.torch-version)")
 	cmdutil.BindFlag(cmd, "torch-version", hopconfig.KeyInputTorchVersion)
+	cmd.PersistentFlags().Bool("progress", false, "show the progress line of work longer than a second even when stderr is not a terminal (plain lines)")
+	cmd.PersistentFlags().Bool("quiet", false, "never show a progress line")
+	cmd.MarkFlagsMutuallyExclusive("progress", "quiet")
 
 	cmd.AddCommand(
 		analyzecmd.NewCmdAnalyze(f, nil),
@@ -250,6 +256,23 @@ in hopctl).`,
 		}
 	}
 	return cmd
+}
+
+// configureProgress sets up the progress line (internal/progress) of the
+// command about to run: on stderr, shown on a terminal by default, always
+// with --progress, never with --quiet.
+func configureProgress(cmd *cobra.Command, errOut io.Writer) {
+	mode := progress.Auto
+	if q, _ := cmd.Flags().GetBool("quiet"); q {
+		mode = progress.Never
+	} else if p, _ := cmd.Flags().GetBool("progress"); p {
+		mode = progress.Always
+	}
+	tty := false
+	if f, ok := errOut.(*os.File); ok && mode == progress.Auto {
+		tty = progress.IsTerminal(f)
+	}
+	progress.Configure(errOut, tty, mode)
 }
 
 // requireSubcommand makes cmd, a command that only groups subcommands,

@@ -95,6 +95,15 @@ func (m *Module) GraphLookup() func(qualname string) *Graph {
 	return func(qualname string) *Graph { return byName[qualname] }
 }
 
+// NumNodes returns the number of nodes of all the module's graphs.
+func (m *Module) NumNodes() int {
+	n := 0
+	for _, g := range m.Graphs {
+		n += len(g.Nodes)
+	}
+	return n
+}
+
 // Attribute returns the tensor attribute with the given qualified name, or nil.
 func (m *Module) Attribute(qualname string) *Attribute {
 	for i := range m.Attributes {

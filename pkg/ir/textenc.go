@@ -9,6 +9,7 @@ import (
 	"sync"
 	"unicode/utf8"
 
+	"github.com/hopctl/hopctl/internal/progress"
 	"github.com/hopctl/hopctl/proto/hopctlpb"
 )
 
@@ -576,6 +577,9 @@ func (e *textEncoder) graph(g *Graph) {
 		if e.err != nil {
 			return
 		}
+		if i&progressBatch == progressBatch {
+			progress.Add(progressBatch + 1)
+		}
 	}
 	e.endList()
 }
@@ -606,17 +610,7 @@ func (e *textEncoder) arg(a *Arg) {
 		if a.Kind == ArgTuple {
 			field = "tuple"
 		}
-		e.msg(field)
-		if len(a.Elems) > 0 {
-			e.list("items")
-			for i := range a.Elems {
-				e.elemMsg("items")
-				e.arg(&a.Elems[i])
-				e.close()
-			}
-			e.endList()
-		}
-		e.close()
+		e.items(field, len(a.Elems), func(i int) { e.arg(&a.Elems[i]) })
 	case ArgDtype:
 		e.strAlways("dtype", a.S)
 	case ArgDevice:
@@ -674,6 +668,22 @@ func (e *textEncoder) arg(a *Arg) {
 	default:
 		e.empty("none")
 	}
+}
+
+// items writes a list or tuple field (ArgList, ValueList): a message whose
+// repeated "items" field holds n elements, each written by item.
+func (e *textEncoder) items(field string, n int, item func(i int)) {
+	e.msg(field)
+	if n > 0 {
+		e.list("items")
+		for i := range n {
+			e.elemMsg("items")
+			item(i)
+			e.close()
+		}
+		e.endList()
+	}
+	e.close()
 }
 
 func (e *textEncoder) sym(s *SymExpr) {
@@ -776,17 +786,7 @@ func (e *textEncoder) value(v *Value) {
 		if v.Kind == ValTuple {
 			field = "tuple"
 		}
-		e.msg(field)
-		if len(v.Elems) > 0 {
-			e.list("items")
-			for i := range v.Elems {
-				e.elemMsg("items")
-				e.value(&v.Elems[i])
-				e.close()
-			}
-			e.endList()
-		}
-		e.close()
+		e.items(field, len(v.Elems), func(i int) { e.value(&v.Elems[i]) })
 	case ValNone:
 		e.empty("none")
 	case ValInt:

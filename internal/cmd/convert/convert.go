@@ -9,6 +9,7 @@ import (
 
 	"github.com/hopctl/hopctl/internal/cmdutil"
 	"github.com/hopctl/hopctl/internal/iostreams"
+	"github.com/hopctl/hopctl/internal/progress"
 	"github.com/hopctl/hopctl/pkg/ir"
 	"github.com/hopctl/hopctl/pkg/load"
 )
@@ -65,11 +66,13 @@ func convertRun(opts *Options) error {
 	if err := cmdutil.CheckOutputs([]string{opts.In}, opts.Out); err != nil {
 		return err
 	}
+	progress.Phase("load", 0)
 	f, err := load.Open(opts.In, load.Strict)
 	if err != nil {
 		return err
 	}
 	m := f.Module
+	progress.Phase("write "+enc.String(), m.NumNodes())
 	// The output is streamed (ir.EncodeTo): a 1M-node graph's JSON is
 	// about a gigabyte, which need not be held in memory. A validated
 	// module always encodes, so standard output never gets a partial

@@ -16,6 +16,7 @@ import (
 
 	"github.com/hopctl/hopctl/internal/cmdutil"
 	"github.com/hopctl/hopctl/internal/iostreams"
+	"github.com/hopctl/hopctl/internal/progress"
 	"github.com/hopctl/hopctl/pkg/ir"
 	"github.com/hopctl/hopctl/pkg/jointgraph"
 	"github.com/hopctl/hopctl/pkg/load"
@@ -131,12 +132,14 @@ func validate(opts *Options) error {
 
 func jointRun(opts *Options) error {
 	timings := cmdutil.NewTimings(opts.IO.ErrOut, opts.Timings)
+	progress.Phase("load", 0)
 	in, err := load.Open(opts.In, load.Strict)
 	if err != nil {
 		return err
 	}
 	m := in.Module
 	timings.Lap("load")
+	progress.Phase("joint", 0)
 	mode, masks, _ := jointgraph.ParseMasks(opts.Masks)
 	conv, _ := jointgraph.ParseConvention(opts.HOPConvention)
 	j, err := jointgraph.Build(m, jointgraph.Options{
@@ -199,6 +202,7 @@ func jointRun(opts *Options) error {
 	timings.Lap("joint")
 	var part *jointgraph.Partition
 	if opts.Partition != "" {
+		progress.Phase("partition", 0)
 		pm, _ := jointgraph.ParsePartitionMode(opts.Partition)
 		if part, err = jointgraph.Split(j, pm); err != nil {
 			wg.Wait()
@@ -212,8 +216,10 @@ func jointRun(opts *Options) error {
 			prepare(opts.BwOut, part.Backward)
 		}
 	}
+	progress.Phase("verify+encode", 0)
 	wg.Wait()
 	timings.Lap("verify+encode")
+	progress.Phase("write", 0)
 	paths := make([]string, len(outs))
 	datas := make([][]byte, len(outs))
 	for i, o := range outs {

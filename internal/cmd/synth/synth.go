@@ -7,6 +7,7 @@ import (
 
 	"github.com/hopctl/hopctl/internal/cmdutil"
 	"github.com/hopctl/hopctl/internal/iostreams"
+	"github.com/hopctl/hopctl/internal/progress"
 	"github.com/hopctl/hopctl/pkg/ir"
 	"github.com/hopctl/hopctl/pkg/synth"
 )
@@ -44,15 +45,18 @@ byte-identical file.`,
 			if err := cmdutil.CheckOutputs(nil, opts.Out); err != nil {
 				return err
 			}
-			enc := ir.EncodingForPath(opts.Out)
-			if enc == ir.EncodingUnknown {
-				enc = ir.Binary
+			progress.Phase("generate", 0)
+			m := synth.Generate(opts.Synth)
+			progress.Phase("write", m.NumNodes())
+			if opts.Out == cmdutil.Stdout {
+				data, err := ir.Encode(m, ir.Binary)
+				if err != nil {
+					return err
+				}
+				return cmdutil.WriteOutput(opts.IO.Out, opts.Out, data)
 			}
-			data, err := ir.Encode(synth.Generate(opts.Synth), enc)
-			if err != nil {
-				return err
-			}
-			return cmdutil.WriteOutput(opts.IO.Out, opts.Out, data)
+			// Streamed to the file (JSON and text are not held in memory).
+			return cmdutil.WriteError(opts.Out, ir.SaveFile(opts.Out, m))
 		},
 	}
 	cmd.Flags().StringVarP(&opts.Out, "output", "o", "", "output file (.pb, .json or .pbtxt; - is standard output, binary)")
