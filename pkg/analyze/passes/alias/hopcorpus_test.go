@@ -396,3 +396,25 @@ func TestTorchVersionSelectsRules(t *testing.T) {
 		t.Errorf("--torch-version 2.14.1: no aliasing finding")
 	}
 }
+
+// TestRealHOPCorpusDynamoLevel: Dynamo-level graphs of programs torch 2.14
+// accepts (testdata/hops_real/dynamo, python/tools/hop_corpus_dynamo.py)
+// get no structural finding. torch makes associative_scan's pointwise
+// check on the ATen re-trace of Dynamo's combine_fn; hopctl, seeing
+// torch-level targets (operator.mul, torch.sin), must not refuse them.
+func TestRealHOPCorpusDynamoLevel(t *testing.T) {
+	dir := "../../../../testdata/hops_real/dynamo"
+	paths, _ := filepath.Glob(filepath.Join(dir, "*.pb"))
+	if len(paths) == 0 {
+		t.Fatalf("no graphs in %s", dir)
+	}
+	for _, path := range paths {
+		_, res, err := load.Analyze(path, passes.All()...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := structural(res.Findings); len(got) > 0 {
+			t.Errorf("%s: torch 2.14 compiles it, hopctl reports %q", path, got)
+		}
+	}
+}

@@ -345,10 +345,12 @@ func formatAll(vs []*ir.Value) []string {
 // it in Dynamo (AssociativeScanHigherOrderVariable), 2.6 in
 // trace_associative_scan; a graph's associative_scan call comes from
 // combine_mode="pointwise" either way (generic mode calls no HOP).
+// Dynamo-level combine_fns (torch-level targets) are not checked: torch
+// checks their ATen re-trace.
 func checkPointwise(pass *analyze.Pass, h *opschema.HOP, _ *ir.Node, call *hop.Call) string {
 	for _, sg := range h.Subgraphs {
 		g := subgraphOf(pass, call, sg.RoleName())
-		if g == nil {
+		if g == nil || torchLevel(g) {
 			continue
 		}
 		users := make([][]ir.NodeID, len(g.Nodes))
@@ -390,6 +392,25 @@ func checkPointwise(pass *analyze.Pass, h *opschema.HOP, _ *ir.Node, call *hop.C
 		}
 	}
 	return ""
+}
+
+// torchLevel reports whether g is a Dynamo-level graph (methods, modules,
+// torch.* or operator.* functions): torch makes the pointwise check on its
+// ATen re-trace (_maybe_fake_tracing), which hopctl does not have, so it
+// checks ATen-level combine_fns only.
+func torchLevel(g *ir.Graph) bool {
+	for i := range g.Nodes {
+		n := &g.Nodes[i]
+		switch n.Op {
+		case ir.OpCallMethod, ir.OpCallModule:
+			return true
+		case ir.OpCallFunction:
+			if _, err := opschema.ParseTarget(n.Target); err != nil && !isGetitem(n.Target) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 func isGetitem(target string) bool {
