@@ -38,6 +38,12 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(HERE))  # python/, for hopctl_torch
 
 
+# Importing it registers torch.ops.higher_order.associative_scan, which the
+# programs below call directly: the verdicts must not depend on which
+# programs ran before.
+import torch._higher_order_ops.associative_scan  # noqa: E402,F401
+
+
 def _cond(pred, t, f, ops):
     return torch.cond(pred, t, f, ops)
 
