@@ -289,6 +289,10 @@ def p_map_lead_ok(x, y):  # near miss: both leading dimensions 3
     return _umap(lambda xs: xs[0] + xs[1], [x, y])
 
 
+def p_map_zero(x):  # map(): a zero leading dimension
+    return _umap(lambda a: a.sin(), x)
+
+
 def p_map_out_int(x):  # f returns an int beside a tensor
     return _umap(lambda a: (a.sin(), 3), x)
 
@@ -321,6 +325,7 @@ GRAFT_BASE = {
     # map's own checks run in map() before the HOP: the HOP, called
     # directly, writes the graph (attribute None: nothing replaced).
     "map_lead": (lambda x, y: torch.ops.higher_order.map_impl(lambda a, b: a + b, [x, y], []), None, None),
+    "map_zero": (lambda x: torch.ops.higher_order.map_impl(lambda a: a.sin(), [x], []), None, None),
     "map_out_int": (lambda x: torch.ops.higher_order.map_impl(lambda a: (a.sin(), 3), [x], []), None, None),
 }
 
@@ -387,6 +392,7 @@ PROGRAMS = [
      lambda: [_f(5, 4, 4)]),
     ("map_lead", "test_map_illegal_inputs (leading dimensions)", p_map_lead, lambda: [_f(3, 2), _f(4, 2)]),
     ("map_lead_ok", "test_map_illegal_inputs (near miss: consistent)", p_map_lead_ok, lambda: [_f(3, 2), _f(3, 2)]),
+    ("map_zero", "test_map_illegal_inputs (zero leading dimension)", p_map_zero, lambda: [_f(0, 2)]),
     ("map_out_int", "test_map_illegal_outputs (non-tensor output)", p_map_out_int, lambda: [_f(3, 2)]),
     ("map_out_none", "test_map_illegal_outputs (near miss: None output)", p_map_out_none, lambda: [_f(3, 2)]),
     ("nested_mutate", "test_cond_nested_while_loop", p_nested_mutate, lambda: [_f(3), torch.tensor(0)]),

@@ -16,7 +16,8 @@
 //	                                                  "cond_fn must return a boolean scalar tensor or a
 //	                                                  boolean but got ..."
 //	map_impl    xs (operands the HOP table slices)    map() (torch/_higher_order_ops/map.py):
-//	            share one leading dimension           "Leading dimensions of mapped xs must be consistent. ..."
+//	            share one leading dimension, not 0    "Leading dimensions of mapped xs must be consistent. ...",
+//	                                                  "Leading dimensions of mapped xs cannot be 0."
 //	map_impl    body outputs are tensors or None      2.6: map_impl ("Expect outputs of map only contains
 //	                                                  tensors or None. Got types [...]"); 2.14: Dynamo
 //	                                                  ("HOP: non torch.Tensor leaf"), opschema.DiffMapOutputs26
@@ -279,9 +280,9 @@ func checkMap(pass *analyze.Pass, h *opschema.HOP, n *ir.Node, call *hop.Call) s
 	return ""
 }
 
-// leadingDims is map()'s "Leading dimensions of mapped xs must be
-// consistent" over the values xs; symbolic and unrecorded sizes never
-// differ.
+// leadingDims is map()'s check of the values xs: the first one's leading
+// dimension is not 0, and all are consistent ("Leading dimensions of mapped
+// xs must be consistent"); symbolic and unrecorded sizes never differ.
 func leadingDims(xs []*ir.Value) string {
 	var first *ir.Dim
 	differ := false
@@ -295,6 +296,8 @@ func leadingDims(xs []*ir.Value) string {
 		d := t.Shape[0]
 		switch {
 		case d.IsSymbolic():
+		case first == nil && len(shapes) == 1 && d.Val == 0:
+			return "Leading dimensions of mapped xs cannot be 0."
 		case first == nil:
 			first = &d
 		case d.Val != first.Val:
