@@ -251,6 +251,16 @@ def p_scan_count_ok(init, xs):  # near miss: two inits, two carries and one outp
     return torch.ops.higher_order.scan(lambda c, d, x: (c + x, d * x, x.sin()), [init, init.clone()], [xs], [])
 
 
+def p_scan_xs_len(init, xs, ys):  # scan(): xs leaves with 5 and 6 rows
+    from torch._higher_order_ops.scan import scan
+    return scan(lambda c, x: (c + x[0] * x[1], c.clone()), init, (xs, ys))
+
+
+def p_scan_xs_len_ok(init, xs, ys):  # near miss: both with 5 rows
+    from torch._higher_order_ops.scan import scan
+    return scan(lambda c, x: (c + x[0] * x[1], c.clone()), init, (xs, ys))
+
+
 def p_assoc_count(xs):  # trace_associative_scan: combine_fn returns two results for one xs
     return torch.ops.higher_order.associative_scan(lambda a, b: (a + b, a * b), [xs], ())
 
@@ -325,6 +335,8 @@ GRAFT_BASE = {
     # map's own checks run in map() before the HOP: the HOP, called
     # directly, writes the graph (attribute None: nothing replaced).
     "map_lead": (lambda x, y: torch.ops.higher_order.map_impl(lambda a, b: a + b, [x, y], []), None, None),
+    "scan_xs_len": (lambda init, xs, ys: torch.ops.higher_order.scan(lambda c, x, y: (c + x * y, c.clone()), [init], [xs, ys], []),
+                    None, None),
     "map_zero": (lambda x: torch.ops.higher_order.map_impl(lambda a: a.sin(), [x], []), None, None),
     "map_out_int": (lambda x: torch.ops.higher_order.map_impl(lambda a: (a.sin(), 3), [x], []), None, None),
 }
@@ -383,6 +395,9 @@ PROGRAMS = [
      lambda: [torch.tensor(0), _f(3)]),
     ("scan_count", "test_scan_wrong_carry (init and carry counts)", p_scan_count, lambda: [_f(4), _f(5, 4)]),
     ("scan_count_ok", "test_scan_simple (near miss: two carries, one output)", p_scan_count_ok, lambda: [_f(4), _f(5, 4)]),
+    ("scan_xs_len", "test_scan_wrong_pytree (scan dimension sizes)", p_scan_xs_len, lambda: [_f(4), _f(5, 4), _f(6, 4)]),
+    ("scan_xs_len_ok", "test_scan_simple (near miss: one scan dimension size)", p_scan_xs_len_ok,
+     lambda: [_f(4), _f(5, 4), _f(5, 4)]),
     ("assoc_count", "test_associative_scan_wrong_pytree (combine_fn output count)", p_assoc_count, lambda: [_f(5, 3)]),
     ("assoc_pointwise", "test_associative_scan_non_pointwise", p_assoc_pointwise, lambda: [_f(5, 4, 4)]),
     ("assoc_pointwise_ok", "test_associative_scan_compile (near miss: pointwise)", p_assoc_pointwise_ok, lambda: [_f(5, 4, 4)]),

@@ -25,6 +25,9 @@
 //	                                                  Dynamo (2.14) or trace_associative_scan (2.6): "For
 //	                                                  combine_mode='pointwise', the combine_fn needs to be pointwise"
 //
+//	scan        xs leaves share one scan dimension     scan()'s _validate_input (torch/_higher_order_ops/scan.py):
+//	            size (zero-length accepted)           "All xs leaves must have the same scan dimension size"
+//
 // The counts of scan's and associative_scan's combine_fn outputs are
 // check_meta_consistency's (package hopmeta, rule hop-meta-mismatch).
 //
@@ -97,6 +100,8 @@ func run(pass *analyze.Pass) (any, error) {
 			check = checkMap
 		case "associative_scan":
 			check = checkPointwise
+		case "scan":
+			check = checkScan
 		default:
 			continue
 		}
@@ -242,18 +247,13 @@ func checkWhileCond(pass *analyze.Pass, _ *opschema.HOP, n *ir.Node, call *hop.C
 // only contains tensors or None" (opschema.DiffMapOutputs26), torch 2.14's
 // Dynamo refuses the body ("HOP: non torch.Tensor leaf").
 func checkMap(pass *analyze.Pass, h *opschema.HOP, n *ir.Node, call *hop.Call) string {
-	for _, sg := range h.Subgraphs {
-		var xs []*ir.Value
-		for _, op := range sg.Operands {
-			if !op.Sliced {
-				continue
-			}
-			if elems, _, ok := hop.Group(h, n, op.Arg); ok {
-				xs = append(xs, analyze.ArgValues(pass.Graph, elems)...)
-			}
-		}
-		if msg := leadingDims(xs); msg != "" {
-			return msg
+	for i := range h.Subgraphs {
+		sg := &h.Subgraphs[i]
+		switch zero, differ, shapes, ok := leadingDims(slicedValues(pass, h, n, sg)); {
+		case ok && zero:
+			return "Leading dimensions of mapped xs cannot be 0."
+		case ok && differ:
+			return "Leading dimensions of mapped xs must be consistent. Got shapes " + shapes + "."
 		}
 		sub := subgraphOf(pass, call, sg.RoleName())
 		if sub == nil {
@@ -280,34 +280,62 @@ func checkMap(pass *analyze.Pass, h *opschema.HOP, n *ir.Node, call *hop.Call) s
 	return ""
 }
 
-// leadingDims is map()'s check of the values xs: the first one's leading
-// dimension is not 0, and all are consistent ("Leading dimensions of mapped
-// xs must be consistent"); symbolic and unrecorded sizes never differ.
-func leadingDims(xs []*ir.Value) string {
+// leadingDims compares the leading dimensions of the values xs, as map()
+// and scan() do: zero is whether the first one's is 0, differ whether
+// another's differs from it; symbolic and unrecorded sizes never differ.
+// shapes is the sizes as torch prints them, ok false when some value is
+// not a tensor with a dimension.
+func leadingDims(xs []*ir.Value) (zero, differ bool, shapes string, ok bool) {
 	var first *ir.Dim
-	differ := false
-	shapes := make([]string, 0, len(xs))
+	sizes := make([]string, 0, len(xs))
 	for _, v := range xs {
 		t := tensorOf(v)
 		if t == nil || len(t.Shape) == 0 {
-			return ""
+			return false, false, "", false
 		}
-		shapes = append(shapes, metadiff.FormatSize(t.Shape))
+		sizes = append(sizes, metadiff.FormatSize(t.Shape))
 		d := t.Shape[0]
 		switch {
 		case d.IsSymbolic():
-		case first == nil && len(shapes) == 1 && d.Val == 0:
-			return "Leading dimensions of mapped xs cannot be 0."
+		case first == nil && len(sizes) == 1 && d.Val == 0:
+			zero = true
+			first = &d
 		case first == nil:
 			first = &d
 		case d.Val != first.Val:
 			differ = true
 		}
 	}
-	if !differ {
-		return ""
+	return zero, differ, "[" + strings.Join(sizes, ", ") + "]", true
+}
+
+// slicedValues returns the values of the operands the HOP table slices
+// along dim 0 (Operands.Sliced) for subgraph sg of call n, each group once.
+func slicedValues(pass *analyze.Pass, h *opschema.HOP, n *ir.Node, sg *opschema.Subgraph) []*ir.Value {
+	var xs []*ir.Value
+	seen := map[string]bool{}
+	for _, op := range sg.Operands {
+		if !op.Sliced || seen[op.Arg] {
+			continue
+		}
+		seen[op.Arg] = true
+		if elems, _, ok := hop.Group(h, n, op.Arg); ok {
+			xs = append(xs, analyze.ArgValues(pass.Graph, elems)...)
+		}
 	}
-	return "Leading dimensions of mapped xs must be consistent. Got shapes [" + strings.Join(shapes, ", ") + "]."
+	return xs
+}
+
+// checkScan is scan()'s _validate_input (torch/_higher_order_ops/scan.py,
+// torch 2.14): the xs leaves share one scan dimension size. A zero-length
+// scan dimension is accepted.
+func checkScan(pass *analyze.Pass, h *opschema.HOP, n *ir.Node, _ *hop.Call) string {
+	for i := range h.Subgraphs {
+		if _, differ, _, ok := leadingDims(slicedValues(pass, h, n, &h.Subgraphs[i])); ok && differ {
+			return "All xs leaves must have the same scan dimension size"
+		}
+	}
+	return ""
 }
 
 // pyType is type(v) as torch 2.6 prints it in map's output check.
