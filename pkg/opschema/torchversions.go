@@ -33,6 +33,9 @@ const (
 	// DiffMapOutputs26: map_impl itself refuses non-tensor body outputs,
 	// with its own words.
 	DiffMapOutputs26 = "map-outputs-2.6"
+	// DiffScanXsLength26: scan() does not compare the xs leaves' scan
+	// dimension sizes.
+	DiffScanXsLength26 = "scan-xs-length-2.6"
 )
 
 var torchDifferences = []TorchDifference{
@@ -55,6 +58,10 @@ var torchDifferences = []TorchDifference{
 			"torch.Tensor leaf\", map_out_int in both corpora)",
 		Source: "2.6.0: torch/_higher_order_ops/map.py MapAutogradOp / create_fw_bw_graph; 2.14.1: torch/_dynamo/variables/higher_order_ops.py " +
 			"(MapHigherOrderVariable, non-tensor leaf)"},
+	{ID: DiffScanXsLength26, Torch: TorchVersions{Until: "2.14"},
+		What: "scan() does not check that the xs leaves share one scan dimension size (scan_xs_len traces in 2.6); 2.14 refuses it: " +
+			"\"All xs leaves must have the same scan dimension size\"",
+		Source: "2.6.0: torch/_higher_order_ops/scan.py scan (checks only x.shape[dim] != 0); 2.14.1: scan.py scan _validate_input"},
 }
 
 // TorchDifferences returns the version table.

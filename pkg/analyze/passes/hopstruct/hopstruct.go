@@ -328,8 +328,12 @@ func slicedValues(pass *analyze.Pass, h *opschema.HOP, n *ir.Node, sg *opschema.
 
 // checkScan is scan()'s _validate_input (torch/_higher_order_ops/scan.py,
 // torch 2.14): the xs leaves share one scan dimension size. A zero-length
-// scan dimension is accepted.
+// scan dimension is accepted. torch 2.6 does not check it
+// (opschema.DiffScanXsLength26).
 func checkScan(pass *analyze.Pass, h *opschema.HOP, n *ir.Node, _ *hop.Call) string {
+	if opschema.TorchDiffers(opschema.DiffScanXsLength26, pass.TorchVersion()) {
+		return ""
+	}
 	for i := range h.Subgraphs {
 		if _, differ, _, ok := leadingDims(slicedValues(pass, h, n, &h.Subgraphs[i])); ok && differ {
 			return "All xs leaves must have the same scan dimension size"
