@@ -44,6 +44,12 @@ func nnRules() []Rule {
 		{Op: "aten._native_batch_norm_legit.no_stats", Outputs: firstOnly3, Grads: []Grad{many("input, weight, bias", func(c *Ctx) []V {
 			return batchNormLegitBackward(c, V{}, V{}, c.Bool("training"))
 		})}},
+		// _native_batch_norm_legit_functional is what functionalization
+		// (run_decompositions) turns _native_batch_norm_legit into: the
+		// running stats are returned updated instead of written in place.
+		{Op: "aten._native_batch_norm_legit_functional.default", Outputs: []bool{true, false, false, false, false}, Grads: []Grad{many("input, weight, bias", func(c *Ctx) []V {
+			return batchNormLegitBackward(c, c.In("running_mean"), c.In("running_var"), c.Bool("training"))
+		})}},
 		{Op: "aten._native_batch_norm_legit_no_training.default", Outputs: firstOnly3, Grads: []Grad{many("input, weight, bias", func(c *Ctx) []V {
 			return batchNormLegitBackward(c, c.In("running_mean"), c.In("running_var"), false)
 		})}},

@@ -15,7 +15,11 @@ run_decompositions()):
 * hopctl joint on the two agrees on the joint's signature (what is
   differentiated, how gradients are labelled);
 * hopctl print on the two prints the same signature;
-* the bridge's file loads back (hopctl_torch.load) and runs like ep.module().
+* the bridge's file loads back (hopctl_torch.load) and runs like ep.module();
+* hopctl joint on the archive (training IR and decomposed), loaded with
+  hopctl_torch.load and run on the program's inputs and random tangents,
+  returns ep.module()'s outputs and the gradients torch.autograd.grad computes
+  through ep.module() for its parameters.
 """
 
 import json
@@ -192,6 +196,106 @@ class ExportedProgramTest(unittest.TestCase):
                 for g, w in zip(got, want):
                     if isinstance(w, torch.Tensor):
                         torch.testing.assert_close(g, w)
+
+    # Programs whose joint hopctl refuses, and why; any other refusal fails.
+    JOINT_REFUSED = {
+        # pkg/jointgraph/hop.go differentiates cond, map_impl and scan only.
+        "while_loop": "higher-order operator",
+        "invoke_subgraph": "higher-order operator",
+        "invoke_mutation": "higher-order operator",
+        # An archive carries no op schemas: the custom op's writes are
+        # unknown (training IR); its functionalized form is a HOP.
+        "custom_op": ("no schema for hopctl_test", "higher-order operator"),
+    }
+
+    def test_joint_of_archive_matches_autograd(self):
+        ran = 0
+        for name, ep, pt2, build in self.programs:
+            with self.subTest(name):
+                d = tempfile.mkdtemp(dir=self.tmp.name)
+                jp = os.path.join(d, "joint.pb")
+                code, _, err = _hopctl("joint", pt2, "-o", jp)
+                base = name.split(".")[0]
+                if code != 0:
+                    self.assertEqual(code, 3, err)
+                    why = self.JOINT_REFUSED.get(base)
+                    self.assertIsNotNone(why, "hopctl joint refused %s: %s" % (name, err))
+                    self.assertTrue(any(w in err for w in ((why,) if isinstance(why, str) else why)), err)
+                    continue
+                self.assertNotIn(base, self.JOINT_REFUSED, "%s is differentiated now: update JOINT_REFUSED" % name)
+                jm = hopctl_torch.load(jp)
+                masks = [m == "1" for m in jm.hopctl_annotations["hopctl.joint.masks"].split(",")]
+                _, args, _ = build()
+                specs = ep.graph_signature.input_specs
+                outs = ep.graph_signature.output_specs
+                self.assertEqual(len(masks), len(outs))
+                # The flat inputs of the program (and of the joint).
+                state = {k: v.detach().clone() for k, v in ep.state_dict.items()}
+                state.update({k: v.detach().clone() for k, v in (getattr(ep, "constants", {}) or {}).items()
+                              if isinstance(v, torch.Tensor)})
+                flat, user = [], iter(args)
+                for s in specs:
+                    if s.kind.name in ("PARAMETER", "BUFFER", "CONSTANT_TENSOR"):
+                        flat.append(state[s.target].clone())
+                    elif s.kind.name == "TOKEN":
+                        flat.append(torch.empty(0))
+                    else:
+                        a = next(user)
+                        flat.append(a.detach().clone() if isinstance(a, torch.Tensor) else a)
+                user_idx = [i for i, s in enumerate(outs) if s.kind.name == "USER_OUTPUT"]
+                wrt = [(k, s) for k, s in enumerate(specs) if s.kind.name == "PARAMETER"]
+
+                def reference(mod):
+                    params = dict(mod.named_parameters())
+                    ref_out = mod(*[a.detach().clone() if isinstance(a, torch.Tensor) else a for a in args])
+                    ref_out = list(ref_out) if isinstance(ref_out, (tuple, list)) else [ref_out]
+                    self.assertEqual(len(user_idx), len(ref_out))
+                    diff = [(i, ref_out[user_idx.index(i)]) for i in range(len(outs)) if masks[i]]
+                    gen = torch.Generator().manual_seed(1)
+                    tangents = [torch.randn(o.shape, generator=gen, dtype=o.dtype) for _, o in diff]
+                    want = torch.autograd.grad([o for _, o in diff], [params[s.target] for _, s in wrt],
+                                               tangents, allow_unused=True) if diff else [None] * len(wrt)
+                    return ref_out, diff, tangents, want
+
+                for i, s in enumerate(outs):
+                    if masks[i]:
+                        self.assertEqual(s.kind.name, "USER_OUTPUT", "%s: tangent for output %d (%s)" % (name, i, s.kind.name))
+                try:
+                    ref_out, diff, tangents, want = reference(ep.module())
+                except RuntimeError as e:
+                    # The decomposed program's module writes the running
+                    # stats back (copy_) into buffers its own backward saved:
+                    # autograd refuses it. The reference is then the eager
+                    # model the program was exported from, in the same state.
+                    if "modified by an inplace operation" not in str(e):
+                        raise
+                    model = build()[0]
+                    model.load_state_dict(ep.state_dict, strict=False)
+                    ref_out, diff, tangents, want = reference(model)
+                for i, o in diff:
+                    self.assertTrue(o.requires_grad, "%s: output %d masked but needs no grad in torch" % (name, i))
+                for i, o in zip(user_idx, ref_out):
+                    if isinstance(o, torch.Tensor) and o.requires_grad:
+                        self.assertTrue(masks[i], "%s: output %d needs grad in torch, mask 0" % (name, i))
+                with torch.no_grad():
+                    res = list(jm(*flat, *tangents))
+                self.assertEqual(len(res), len(outs) + len(specs))
+                for i, o in zip(user_idx, ref_out):
+                    if isinstance(o, torch.Tensor):
+                        torch.testing.assert_close(res[i], o.detach(), msg="%s output %d" % (name, i))
+                grads = res[len(outs):]
+                for (k, s), w in zip(wrt, want):
+                    g = grads[k]
+                    if w is None:
+                        self.assertTrue(g is None or not g.any(), "%s: gradient of %s" % (name, s.target))
+                    else:
+                        self.assertIsNotNone(g, "%s: no gradient for %s" % (name, s.target))
+                        torch.testing.assert_close(g, w, rtol=1e-4, atol=1e-5, msg="%s grad %s" % (name, s.target))
+                for k, s in enumerate(specs):
+                    if s.kind.name != "PARAMETER":
+                        self.assertIsNone(grads[k], "%s: gradient for %s input %s" % (name, s.kind.name, s.arg.name))
+                ran += 1
+        self.assertGreaterEqual(ran, 10)
 
 
 if __name__ == "__main__":
