@@ -216,6 +216,10 @@ class ExportedProgramTest(unittest.TestCase):
                 jp = os.path.join(d, "joint.pb")
                 code, _, err = _hopctl("joint", pt2, "-o", jp)
                 base = name.split(".")[0]
+                if torch.__version__.startswith("2.6") and base == "scan":
+                    # As in test_loaded_program_runs: the joint has the
+                    # current scan convention, which torch 2.6 cannot run.
+                    continue
                 if code != 0:
                     self.assertEqual(code, 3, err)
                     why = self.JOINT_REFUSED.get(base)
@@ -285,7 +289,11 @@ class ExportedProgramTest(unittest.TestCase):
                         torch.testing.assert_close(res[i], o.detach(), msg="%s output %d" % (name, i))
                 grads = res[len(outs):]
                 for (k, s), w in zip(wrt, want):
-                    g = grads[k]
+                    # torch 2.6 may lift one parameter twice (double_lift):
+                    # its gradient is the sum over the placeholders of its
+                    # target.
+                    parts = [grads[j] for j, t in wrt if t.target == s.target and grads[j] is not None]
+                    g = sum(parts[1:], parts[0]) if parts else None
                     if w is None:
                         self.assertTrue(g is None or not g.any(), "%s: gradient of %s" % (name, s.target))
                     else:
