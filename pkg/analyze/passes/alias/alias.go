@@ -23,6 +23,7 @@ package alias
 import (
 	"fmt"
 	"slices"
+	"strings"
 
 	"github.com/hopctl/hopctl/pkg/analyze"
 	"github.com/hopctl/hopctl/pkg/ir"
