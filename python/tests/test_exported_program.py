@@ -113,7 +113,8 @@ class ExportedProgramTest(unittest.TestCase):
                 archive = hopctl_torch.analyze(pt2)
                 # The bridge writes the schemas of the ops the graph calls; an
                 # archive has none, so an op outside hopctl's built-in table
-                # (torch 1.13's) is unknown-op there, and a custom op's writes
+                # (torch 2.14's for a 2.x archive: a custom op) is unknown-op
+                # there, and a custom op's writes
                 # are invisible (python/README.md).
                 blind = any(f["rule"] == "unknown-op" for g in archive["files"][0]["graphs"] for f in g["findings"])
                 if blind:
