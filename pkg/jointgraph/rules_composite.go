@@ -58,16 +58,18 @@ func compositeRules() []Rule {
 		// alone); in eval the running stats are the statistics.
 		{Op: "aten.batch_norm.default", Grads: []Grad{many("input, weight, bias", func(c *Ctx) []V {
 			in := c.In("input")
+			mask := []bool{c.Need("input"), c.Need("weight"), c.Need("bias")}
+			outs := []*ir.TensorMeta{like(in.meta), optMeta(c, "weight"), optMeta(c, "bias")}
 			if !c.Bool("training") {
-				return batchNormLegitBackward(c, c.In("running_mean"), c.In("running_var"), false)
+				return c.tupleOp("aten.native_batch_norm_backward.default", outs, mask,
+					c.Grad(), in, c.In("weight"), c.In("running_mean"), c.In("running_var"),
+					V{}, V{}, false, c.Float("eps"), mask)
 			}
 			stat := c.statMeta(in, []ir.Dim{in.Shape()[1]})
 			saved := c.tupleOp("aten._native_batch_norm_legit.no_stats",
 				[]*ir.TensorMeta{like(in.meta), stat, stat}, []bool{false, true, true},
 				in, c.In("weight"), c.In("bias"), true, c.Float("momentum"), c.Float("eps"))
-			mask := []bool{c.Need("input"), c.Need("weight"), c.Need("bias")}
-			return c.tupleOp("aten.native_batch_norm_backward.default",
-				[]*ir.TensorMeta{like(in.meta), optMeta(c, "weight"), optMeta(c, "bias")}, mask,
+			return c.tupleOp("aten.native_batch_norm_backward.default", outs, mask,
 				c.Grad(), in, c.In("weight"), V{}, V{}, saved[1], saved[2], true, c.Float("eps"), mask)
 		})}},
 		// layer_norm → native_layer_norm, whose mean and rstd are recomputed.
