@@ -229,15 +229,16 @@ class ExportedProgramTest(unittest.TestCase):
                     self.assertTrue(any(w in err for w in ((why,) if isinstance(why, str) else why)), err)
                     continue
                 self.assertNotIn(base, self.JOINT_REFUSED, "%s is differentiated now: update JOINT_REFUSED" % name)
-                self.check_joint(name, ep, jp, build)
+                self.check_joint(name, ep, jp, build, pt2)
                 ran += 1
         self.assertGreaterEqual(ran, 10)
 
-    def check_joint(self, name, ep, jp, build):
+    def check_joint(self, name, ep, jp, build, pt2):
         """The joint at jp of program ep (build() gives its model and
         inputs), run on its inputs and random tangents, returns
         ep.module()'s outputs and the gradients torch.autograd.grad computes
-        through ep.module() for every parameter."""
+        through ep.module() for every parameter; the min-cut partition of
+        the archive pt2, forward then backward, returns the same."""
         jm = hopctl_torch.load(jp)
         masks = [m == "1" for m in jm.hopctl_annotations["hopctl.joint.masks"].split(",")]
         _, args, _ = build()
@@ -294,6 +295,7 @@ class ExportedProgramTest(unittest.TestCase):
         for i, o in zip(user_idx, ref_out):
             if isinstance(o, torch.Tensor) and o.requires_grad:
                 self.assertTrue(masks[i], "%s: output %d needs grad in torch, mask 0" % (name, i))
+        fresh = [x.clone() if isinstance(x, torch.Tensor) else x for x in flat]
         with torch.no_grad():
             res = list(jm(*flat, *tangents))
         self.assertEqual(len(res), len(outs) + len(specs))
@@ -315,6 +317,22 @@ class ExportedProgramTest(unittest.TestCase):
         for k, s in enumerate(specs):
             if s.kind.name != "PARAMETER":
                 self.assertIsNone(grads[k], "%s: gradient for %s input %s" % (name, s.kind.name, s.arg.name))
+        fw, bw = jp + ".fw.pb", jp + ".bw.pb"
+        code, _, err = _hopctl("joint", pt2, "--partition", "mincut", "--fw-out", fw, "--bw-out", bw)
+        self.assertEqual(code, 0, err)
+        fwm, bwm = hopctl_torch.load(fw), hopctl_torch.load(bw)
+        with torch.no_grad():
+            fres = list(fwm(*fresh))
+            pgrads = list(bwm(*fres[len(outs):], *tangents))
+        for i in user_idx:
+            if isinstance(res[i], torch.Tensor):
+                torch.testing.assert_close(fres[i], res[i], msg="%s mincut forward output %d" % (name, i))
+        self.assertEqual(len(pgrads), len(specs))
+        for k, (p, j) in enumerate(zip(pgrads, grads)):
+            if j is None:
+                self.assertTrue(p is None or not p.any(), "%s mincut grad %d" % (name, k))
+            else:
+                torch.testing.assert_close(p, j, rtol=1e-4, atol=1e-5, msg="%s mincut grad %d" % (name, k))
 
 
 def _composite_cases():
@@ -385,7 +403,7 @@ class CompositeJointTest(unittest.TestCase):
                     jp = os.path.join(d, name + ".joint.pb")
                     code, _, err = _hopctl("joint", pt2, "-o", jp)
                     self.assertEqual(code, 0, err)
-                    self.check_joint(name, ep, jp, lambda: (model, args, None))
+                    self.check_joint(name, ep, jp, lambda: (model, args, None), pt2)
 
 
 if __name__ == "__main__":
