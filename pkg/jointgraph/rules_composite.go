@@ -150,12 +150,7 @@ func convNdBackward(c *Ctx) []V {
 		in, g = c.unsqueeze(in, 0), c.unsqueeze(g, 0)
 	}
 	mask := []bool{c.Need("input"), c.Need("weight"), c.Need("bias")}
-	var biasSizes any
-	var biasMeta *ir.TensorMeta
-	if c.Has("bias") {
-		b := c.In("bias")
-		biasSizes, biasMeta = b.Shape(), like(b.meta)
-	}
+	biasSizes, biasMeta := convBias(c)
 	spatial := w.Rank() - 2
 	grads := c.tupleOp("aten.convolution_backward.default",
 		[]*ir.TensorMeta{like(in.meta), like(w.meta), biasMeta}, mask,

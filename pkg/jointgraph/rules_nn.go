@@ -16,12 +16,7 @@ func nnRules() []Rule {
 		{Op: "aten.convolution.default", Grads: []Grad{many("input, weight, bias", func(c *Ctx) []V {
 			in, w := c.In("input"), c.In("weight")
 			mask := []bool{c.Need("input"), c.Need("weight"), c.Need("bias")}
-			var biasSizes any
-			var biasMeta *ir.TensorMeta
-			if c.Has("bias") {
-				b := c.In("bias")
-				biasSizes, biasMeta = b.Shape(), like(b.meta)
-			}
+			biasSizes, biasMeta := convBias(c)
 			return c.tupleOp("aten.convolution_backward.default",
 				[]*ir.TensorMeta{like(in.meta), like(w.meta), biasMeta}, mask,
 				c.Grad(), in, w, biasSizes, c.Ints("stride"), c.Ints("padding"), c.Ints("dilation"),
@@ -242,4 +237,14 @@ func batchNormLegitBackward(c *Ctx, runningMean, runningVar V, training bool) []
 		[]*ir.TensorMeta{like(in.meta), optMeta(c, "weight"), optMeta(c, "bias")}, mask,
 		c.Grad(), in, c.In("weight"), runningMean, runningVar,
 		c.Result(1), c.Result(2), training, c.Float("eps"), mask)
+}
+
+// convBias is convolution_backward's bias_sizes argument and the bias
+// gradient's metadata: the bias's shape and metadata, or None and nil.
+func convBias(c *Ctx) (any, *ir.TensorMeta) {
+	if !c.Has("bias") {
+		return nil, nil
+	}
+	b := c.In("bias")
+	return b.Shape(), like(b.meta)
 }
