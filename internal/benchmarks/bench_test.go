@@ -14,8 +14,8 @@ import (
 	"github.com/hopctl/hopctl/pkg/analyze"
 	"github.com/hopctl/hopctl/pkg/analyze/metadiff"
 	"github.com/hopctl/hopctl/pkg/analyze/passes/alias"
-	"github.com/hopctl/hopctl/pkg/analyze/validate"
 	"github.com/hopctl/hopctl/pkg/ir"
+	"github.com/hopctl/hopctl/pkg/load"
 	"github.com/hopctl/hopctl/pkg/synth"
 )
 
@@ -105,7 +105,7 @@ func BenchmarkAnalyze(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		reg, err := analyze.NewRegistry(m, path)
+		reg, err := load.Registry(m, path)
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -119,17 +119,17 @@ func BenchmarkAnalyze(b *testing.B) {
 }
 
 // BenchmarkAnalyzeFile is the whole `hopctl analyze` job in process, as
-// the command does it (validate.Run): decode, verify, then validation
+// the command does it (load.Analyze): decode, verify, then validation
 // against the schemas beside the alias analysis.
 func BenchmarkAnalyzeFile(b *testing.B) {
 	forSizes(b, func(b *testing.B, path string) {
 		var n int
 		for b.Loop() {
-			m, _, err := validate.Run(path, alias.Analyzer)
+			f, _, err := load.Analyze(path, alias.Analyzer)
 			if err != nil {
 				b.Fatal(err)
 			}
-			n = nodes(m)
+			n = nodes(f.Module)
 		}
 		perNode(b, n)
 	})

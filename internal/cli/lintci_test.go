@@ -231,9 +231,20 @@ func TestLintNewFromRev(t *testing.T) {
 	}
 	copyFile(t, testdata(t, "lint", "hop-input-alias.pbtxt"), "edited.pbtxt")
 	copyFile(t, testdata(t, "lint", "unknown-op.pbtxt"), "sub/untracked.pbtxt")
-	doc, _ = lintDoc(t, cli.ExitFindings, "--new-from-rev", "HEAD", "./...")
+	// A suppression for a file the run leaves out is not "unmatched".
+	writeFile(t, "cfg.yaml", "version: 1\nlint:\n  suppress:\n    - rule: hop-input-mutation\n      path: old.pbtxt\n      reason: known\n")
+	doc, stderr := lintDoc(t, cli.ExitFindings, "--config", "cfg.yaml", "--new-from-rev", "HEAD", "./...")
 	if got, want := doc.paths(), []string{"edited.pbtxt", "sub/untracked.pbtxt"}; !slices.Equal(got, want) {
 		t.Errorf("--new-from-rev HEAD: %q, want %q", got, want)
+	}
+	if strings.Contains(stderr, "matched no finding") || len(doc.Unmatched) > 0 {
+		t.Errorf("--new-from-rev reports unmatched suppressions: %s", stderr)
+	}
+	if _, stderr := lintDoc(t, cli.ExitFindings, "--config", "cfg.yaml", "./..."); strings.Contains(stderr, "matched no finding") {
+		t.Errorf("the suppression matches old.pbtxt in a full run: %s", stderr)
+	}
+	if err := os.Remove("cfg.yaml"); err != nil {
+		t.Fatal(err)
 	}
 	git(t, "add", ".")
 	git(t, "commit", "-q", "-m", "second")

@@ -79,11 +79,13 @@ func RemoteURI(remote string) string {
 		return ""
 	}
 	if u, err := url.Parse(remote); err == nil && u.Scheme != "" && u.Host != "" {
-		scheme := u.Scheme
-		if scheme != "http" {
-			scheme = "https"
+		// http(s) keep their port; ssh and git remotes become https on the
+		// default port.
+		scheme, host := u.Scheme, u.Host
+		if scheme != "http" && scheme != "https" {
+			scheme, host = "https", u.Hostname()
 		}
-		return (&url.URL{Scheme: scheme, Host: u.Hostname(), Path: strings.TrimSuffix(u.Path, ".git")}).String()
+		return (&url.URL{Scheme: scheme, Host: host, Path: strings.TrimSuffix(u.Path, ".git")}).String()
 	}
 	if m := scpLike.FindStringSubmatch(remote); m != nil && !filepath.IsAbs(remote) {
 		return (&url.URL{Scheme: "https", Host: m[1], Path: "/" + strings.TrimSuffix(strings.TrimPrefix(m[2], "/"), ".git")}).String()

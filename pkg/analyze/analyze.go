@@ -145,7 +145,6 @@ type Pass struct {
 	// (a subgraph called from this one), or nil.
 	Callee func(qualname string) any
 	report func(Finding)
-	defUse func() *ir.DefUse
 	graphs map[string]*ir.Graph
 }
 
@@ -159,10 +158,6 @@ func (p *Pass) Subgraph(qualname string) *ir.Graph { return p.graphs[qualname] }
 func (p *Pass) DecodeHOP(id ir.NodeID) (*hop.Call, error) {
 	return hop.Decode(p.Schemas, p.Subgraph, p.Graph, id)
 }
-
-// DefUse returns the graph's def-use index, built on first use and shared
-// by every analyzer of the graph.
-func (p *Pass) DefUse() *ir.DefUse { return p.defUse() }
 
 // Report records a finding located in this pass's graph.
 func (p *Pass) Report(f Finding) {
@@ -236,18 +231,11 @@ func Run(m *ir.Module, file string, reg *opschema.Registry, analyzers ...*Analyz
 	}
 	for _, g := range order {
 		res.Order = append(res.Order, g.Name)
-		var du *ir.DefUse
-		defUse := func() *ir.DefUse {
-			if du == nil {
-				du = ir.NewDefUse(g)
-			}
-			return du
-		}
 		local := make(map[*Analyzer]any, len(all))
 		for _, a := range all {
 			results := res.Results[a]
 			pass := &Pass{
-				Analyzer: a, File: file, Module: m, Graph: g, Schemas: reg, defUse: defUse, graphs: graphs,
+				Analyzer: a, File: file, Module: m, Graph: g, Schemas: reg, graphs: graphs,
 				ResultOf: local,
 				Callee:   func(q string) any { return results[q] },
 				report:   func(f Finding) { res.Findings = append(res.Findings, f) },
@@ -332,37 +320,4 @@ func expand(as []*Analyzer) []*Analyzer {
 		visit(a)
 	}
 	return out
-}
-
-// NewRegistry builds the schema registry of a module: its own schema table
-// first, then the built-in ATen table of the torch version the module
-// records (opschema.BuiltinTableFor) and hopctl's HOP definitions. A schema
-// that does not parse is an input error naming the file and the schema.
-func NewRegistry(m *ir.Module, file string) (*opschema.Registry, error) {
-	fs := make([]opschema.FileSchema, len(m.Schemas))
-	for i, s := range m.Schemas {
-		fs[i] = opschema.FileSchema{Name: s.Name, Schema: s.Schema}
-	}
-	reg, err := opschema.NewRegistryForTorch(m.TorchVersion, fs)
-	if err != nil {
-		return nil, &ir.DecodeError{Loc: ir.Location{File: file}, Err: fmt.Errorf("schema table: %w", err)}
-	}
-	return reg, nil
-}
-
-// RunFile loads and verifies a graph file, then runs the analyzers on it.
-func RunFile(path string, analyzers ...*Analyzer) (*ir.Module, *Result, error) {
-	m, err := ir.Load(path)
-	if err != nil {
-		return nil, nil, err
-	}
-	reg, err := NewRegistry(m, path)
-	if err != nil {
-		return nil, nil, err
-	}
-	res, err := Run(m, path, reg, analyzers...)
-	if err != nil {
-		return nil, nil, err
-	}
-	return m, res, nil
 }

@@ -44,10 +44,23 @@ func (g *Graph) Outputs() (leaves []*Arg, tuple bool) {
 }
 
 // HasRef reports whether the tree holds a node reference.
-func (a *Arg) HasRef() bool {
-	found := false
-	a.WalkRefs(func(*Arg) { found = true })
-	return found
+func (a *Arg) HasRef() bool { return a.Has(ArgNode) }
+
+// Has reports whether the tree holds an argument of kind k (a itself
+// included).
+func (a *Arg) Has(k ArgKind) bool {
+	stack := []*Arg{a}
+	for len(stack) > 0 {
+		x := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		if x.Kind == k {
+			return true
+		}
+		for i := range x.Elems {
+			stack = append(stack, &x.Elems[i])
+		}
+	}
+	return false
 }
 
 // Clone returns a deep copy of the argument tree: no element slice is

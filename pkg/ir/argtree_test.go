@@ -54,6 +54,9 @@ func TestArgTree(t *testing.T) {
 	if !a.HasRef() || a.Elems[2].HasRef() {
 		t.Error("HasRef")
 	}
+	if !a.Has(ArgDict) || !a.Has(ArgNone) || a.Elems[2].Has(ArgDict) || a.Has(ArgStr) {
+		t.Error("Has")
+	}
 }
 
 // TestArgTreeDeep: the tree functions are iterative.

@@ -110,6 +110,10 @@ const (
 	// ProblemCall: a call that does not fit its schema or its subgraphs
 	// (package validate); the message ends in the rule id.
 	ProblemCall
+	// ProblemSchema: an entry of the file's schema table that does not
+	// parse, names another op than its schema, or repeats an op with a
+	// different schema (package load).
+	ProblemSchema
 )
 
 func (p Problem) String() string { return p.Loc.String() + ": " + p.Msg }

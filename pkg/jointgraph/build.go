@@ -253,3 +253,19 @@ func (b *builder) output(vals []V) {
 	}
 	b.append(ir.Node{Name: b.names.fresh("output"), Op: ir.OpOutput, Target: "output", Args: []ir.Arg{t}})
 }
+
+// argArena hands out argument slices from shared chunks, one allocation
+// per chunk instead of one per node.
+type argArena struct{ buf []ir.Arg }
+
+func (a *argArena) alloc(n int) []ir.Arg {
+	if n == 0 {
+		return []ir.Arg{}
+	}
+	if len(a.buf)+n > cap(a.buf) {
+		a.buf = make([]ir.Arg, 0, max(256, n)) // 256 args: 28 KiB, a small-object size class
+	}
+	l := len(a.buf)
+	a.buf = a.buf[:l+n]
+	return a.buf[l : l+n : l+n]
+}

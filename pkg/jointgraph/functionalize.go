@@ -73,7 +73,10 @@ type functional struct {
 	// multiView records multi-output view nodes (split, unbind): the viewed
 	// source node and the step that, with an item index, gives an element.
 	multiView map[ir.NodeID]multiView
-	aliased   bool // aliasedInputs has run
+	// multiWrites are the in-place ops on multi-output views (split,
+	// unbind) seen, refused when the view requires grad.
+	multiWrites []multiWrite
+	aliased     bool // aliasedInputs has run
 	// getitems[t] are the source getitem nodes reading tuple node t.
 	getitems [][]ir.NodeID
 	scratch  []ir.Arg // mapArgs
@@ -96,13 +99,15 @@ type viewStep struct {
 	out ir.NodeID
 }
 
-func functionalize(m *ir.Module, file string, at **ir.Node) (*functional, error) {
+func functionalize(m *ir.Module, file string, reg *opschema.Registry, at **ir.Node) (*functional, error) {
 	g := m.Root()
-	files := make([]opschema.FileSchema, len(m.Schemas))
-	for i, s := range m.Schemas {
-		files[i] = opschema.FileSchema{Name: s.Name, Schema: s.Schema}
+	if reg == nil {
+		files := make([]opschema.FileSchema, len(m.Schemas))
+		for i, s := range m.Schemas {
+			files[i] = opschema.FileSchema{Name: s.Name, Schema: s.Schema}
+		}
+		reg, _ = opschema.NewRegistryForTorch(m.TorchVersion, files) // bad entries are left out; the built-in table fills in
 	}
-	reg, _ := opschema.NewRegistryForTorch(m.TorchVersion, files) // bad entries are left out; the built-in table fills in
 	n := len(g.Nodes)
 	f := &functional{
 		b: newBuilder(""), src: g, file: file, reg: reg, ops: newOpCache(reg),
@@ -352,6 +357,9 @@ func (f *functional) call(id ir.NodeID) error {
 			return nil
 		}
 	}
+	if ft, ok := functionalOverload[nd.Target]; ok {
+		return f.inplaceView(id, ft)
+	}
 	if muts := info.muts; len(muts) > 0 {
 		if f.keepBufferWrites(id, s, muts) {
 			return nil
@@ -553,13 +561,91 @@ func (f *functional) keepBufferWrites(id ir.NodeID, s *opschema.Schema, muts []i
 
 // functionalVariant returns the out-of-place overload of an in-place one:
 // aten.add_.Tensor → aten.add.Tensor.
+//
+// Where torch names the out-of-place overload differently, the table
+// functionalOverload says which (transpose_ has one overload, transpose two:
+// aten.transpose_.default → aten.transpose.int, as torch's functionalization
+// writes it).
 func functionalVariant(target string) string {
+	if ft, ok := functionalOverload[target]; ok {
+		return ft
+	}
 	parts := strings.Split(target, ".")
 	if len(parts) != 3 || !strings.HasSuffix(parts[1], "_") || strings.HasSuffix(parts[1], "__") {
 		return ""
 	}
 	parts[1] = strings.TrimSuffix(parts[1], "_")
 	return strings.Join(parts, ".")
+}
+
+// inplaceView functionalizes an in-place view op (transpose_: it changes
+// self's metadata, not its elements) as the view op ft of self. make_fx
+// records later uses of the tensor through the in-place node, which is now
+// that view; self keeps its value, and a later write through the view
+// scatters back through ft.
+func (f *functional) inplaceView(id ir.NodeID, ft string) error {
+	nd := &f.src.Nodes[id]
+	if len(nd.Args) == 0 || nd.Args[0].Kind != ir.ArgNode || nd.Args[0].Ref < 0 {
+		return f.fail(id, "%s writes something that is not a node", nd.Target)
+	}
+	self := nd.Args[0].Ref
+	if _, isTuple := f.tupleOf(self); isTuple {
+		return f.fail(id, "%s of a tuple", nd.Target)
+	}
+	f.fixInplaceViewInput(id, self)
+	f.emitLike(id, ft, nd.Args, nd.Kwargs)
+	f.setView(id, self, viewStep{target: ft, args: nd.Args, kwargs: nd.Kwargs, item: -1, val: nd.Val, out: id})
+	return nil
+}
+
+// fixInplaceViewInput undoes a tracing artifact: make_fx records a node's
+// meta["val"] as the fake tensor itself, so when transpose_ later changes
+// that tensor's metadata, the node written in place shows the metadata
+// after the transpose (torch 1.13's GRU: stack's value is [2, 5, 16] where
+// it is [5, 2, 16]). When self's recorded value equals the in-place node's
+// although the transpose changes it, self's functional value gets the
+// metadata before the transpose (transposes are their own inverse).
+func (f *functional) fixInplaceViewInput(id, self ir.NodeID) {
+	nd := &f.src.Nodes[id]
+	out, in := valueTensor(nd.Val), valueTensor(f.src.Nodes[self].Val)
+	cur := f.cur[self]
+	if out == nil || in == nil || !cur.IsNode() || f.base[self] != self || !sameLayout(in, out) {
+		return
+	}
+	r := len(out.Shape)
+	var perm []int64
+	switch nd.Target {
+	case "aten.transpose_.default":
+		if len(nd.Args) < 3 || nd.Args[1].Kind != ir.ArgInt || nd.Args[2].Kind != ir.ArgInt {
+			return
+		}
+		perm = transposePerm(r, wrapDim(nd.Args[1].I, r), wrapDim(nd.Args[2].I, r))
+	case "aten.t_.default":
+		if r < 2 {
+			return
+		}
+		perm = transposePerm(r, 0, 1)
+	default:
+		return
+	}
+	before := f.b.permuteMeta(out, perm)
+	if sameLayout(before, out) {
+		return // the transpose changes nothing: no artifact to undo
+	}
+	f.b.g.Nodes[cur.id].Val = &ir.Value{Kind: ir.ValTensor, Tensor: before}
+	f.cur[self] = nodeV(cur.id, before)
+}
+
+// sameLayout reports whether a and b have equal shapes and strides.
+func sameLayout(a, b *ir.TensorMeta) bool {
+	return slices.Equal(a.Shape, b.Shape) && slices.Equal(a.Stride, b.Stride)
+}
+
+// functionalOverload maps the in-place view ops (metadata mutations) to
+// the view op torch's functionalization writes for them.
+var functionalOverload = map[string]string{
+	"aten.transpose_.default": "aten.transpose.int",
+	"aten.t_.default":         "aten.t.default",
 }
 
 func (f *functional) inplace(id ir.NodeID, s *opschema.Schema, muts []int) error {
@@ -578,6 +664,9 @@ func (f *functional) inplace(id ir.NodeID, s *opschema.Schema, muts []int) error
 	if _, isTuple := f.tupleOf(m); isTuple {
 		return f.fail(id, "%s writes a tuple", nd.Target)
 	}
+	if err := f.checkMultiOutputView(m, id); err != nil {
+		return err
+	}
 	a, k := f.mapArgs(nd.Args, nd.Kwargs)
 	f.b.meta = nd.Meta
 	rid := f.b.call(ft, a, k, nd.Val, "")
@@ -592,6 +681,55 @@ func (f *functional) inplace(id ir.NodeID, s *opschema.Schema, muts []int) error
 	f.cur[id] = r
 	if b != m {
 		f.cur[m], f.viewVer[m] = r, f.ver[b]
+	}
+	return nil
+}
+
+// multiOutputBackward names the autograd node of the multi-output views
+// eager autograd refuses to write in place (torch/csrc/autograd/
+// VariableTypeUtils.h, check_inplace with CreationMeta::MULTI_OUTPUT_NODE);
+// chunk is split underneath. The unsafe_* variants exist to allow it.
+var multiOutputBackward = map[string]string{
+	"aten.split.Tensor":             "SplitBackward0",
+	"aten.split_with_sizes.default": "SplitWithSizesBackward0",
+	"aten.chunk.default":            "SplitBackward0",
+	"aten.unbind.int":               "UnbindBackward0",
+}
+
+// multiWrite is an in-place op (at) on an output of a multi-output view,
+// or on a view of one; view is that output's functional node.
+type multiWrite struct {
+	at, view ir.NodeID
+	item     int
+	fn       string
+}
+
+// checkMultiOutputView records an in-place op (node at) on source tensor m
+// when m is, or is a view of, an output of a multi-output view. Eager
+// autograd raises there when the output requires grad, so no correct joint
+// exists; refuseMultiWrites decides once requires_grad is known.
+func (f *functional) checkMultiOutputView(m, at ir.NodeID) error {
+	for cur := m; cur != ir.NoNode && f.base[cur] != cur; cur = f.parent[cur] {
+		st := f.stepOf(cur)
+		fn, refused := multiOutputBackward[st.target]
+		if st.item < 0 || !refused || st.out == ir.NoNode {
+			continue
+		}
+		if v := f.cur[st.out]; v.IsNode() {
+			f.multiWrites = append(f.multiWrites, multiWrite{at: at, view: v.id, item: st.item, fn: fn})
+		}
+	}
+	return nil
+}
+
+// refuseMultiWrites fails on the first recorded multi-output view write
+// whose view requires grad (rg, per functional node), in PyTorch's words.
+func (f *functional) refuseMultiWrites(rg []bool) error {
+	for _, w := range f.multiWrites {
+		if int(w.view) < len(rg) && rg[w.view] {
+			return f.fail(w.at, "Output %d of %s is a view and is being modified inplace. This view is the output of a function that returns multiple views. Such functions do not allow the output views to be modified inplace. You should replace the inplace operation by an out-of-place one. (the view: %s)",
+				w.item, w.fn, f.b.g.Nodes[w.view].Name)
+		}
 	}
 	return nil
 }
@@ -697,7 +835,8 @@ func (f *functional) scatter(st viewStep, interV func() V, interShape []ir.Dim, 
 	b := f.b
 	switch st.target {
 	case "aten.slice.Tensor", "aten.narrow.default", "aten.select.int", "aten.diagonal.default",
-		"aten.as_strided.default", "aten.split.Tensor", "aten.split_with_sizes.default", "aten.unbind.int":
+		"aten.as_strided.default", "aten.split.Tensor", "aten.split_with_sizes.default", "aten.unbind.int",
+		"aten.chunk.default":
 		needInter()
 	}
 	out := like(inter.meta)
@@ -731,7 +870,7 @@ func (f *functional) scatter(st viewStep, interV func() V, interShape []ir.Dim, 
 		if ir.DimsEqual(nv.Shape(), interShape) {
 			return nv, nil
 		}
-	case "aten.split.Tensor", "aten.split_with_sizes.default":
+	case "aten.split.Tensor", "aten.split_with_sizes.default", "aten.chunk.default":
 		d := ival("dim", 0)
 		dim := wrapDim(d, inter.Rank())
 		sizes := splitSizes(s, bound, inter.Shape()[dim].Val)
@@ -749,6 +888,13 @@ func (f *functional) scatter(st viewStep, interV func() V, interShape []ir.Dim, 
 }
 
 func splitSizes(s *opschema.Schema, bound []ir.Arg, n int64) []int64 {
+	if i := s.Argument("chunks"); i >= 0 {
+		// chunk: pieces of ceil(n / chunks), as at::chunk computes them.
+		if k := bound[i].I; k > 0 {
+			return evenSplit((n+k-1)/k, n)
+		}
+		return nil
+	}
 	if i := s.Argument("split_sizes"); i >= 0 {
 		var out []int64
 		for _, e := range bound[i].Elems {
@@ -756,7 +902,12 @@ func splitSizes(s *opschema.Schema, bound []ir.Arg, n int64) []int64 {
 		}
 		return out
 	}
-	sz := bound[s.Argument("split_size")].I
+	return evenSplit(bound[s.Argument("split_size")].I, n)
+}
+
+// evenSplit returns the sizes of pieces of sz (the last smaller) along a
+// dim of size n.
+func evenSplit(sz, n int64) []int64 {
 	var out []int64
 	if sz <= 0 || n/sz > 1<<16 {
 		return nil
@@ -873,32 +1024,30 @@ func (f *functional) copyBack() error {
 	return nil
 }
 
+// flattenOutputs appends the output node argument's pytree leaves to
+// f.outputs, a tuple-valued node's items each.
 func (f *functional) flattenOutputs(id ir.NodeID, a *ir.Arg) error {
-	switch a.Kind {
-	case ir.ArgNode:
-		if a.Ref < 0 {
-			return f.fail(id, "output refers to unknown node %q", a.S)
+	if a.Has(ir.ArgDict) {
+		return f.fail(id, "dict outputs are not supported")
+	}
+	for _, l := range a.Leaves() {
+		if l.Kind != ir.ArgNode {
+			f.outputs = append(f.outputs, constV(*l))
+			continue
 		}
-		if t, ok := f.tupleOf(a.Ref); ok {
+		if l.Ref < 0 {
+			return f.fail(id, "output refers to unknown node %q", l.S)
+		}
+		if t, ok := f.tupleOf(l.Ref); ok {
 			for _, it := range f.items[t.id] {
 				if it == ir.NoNode {
 					return f.fail(id, "output returns a tuple with non-tensor elements")
 				}
 				f.outputs = append(f.outputs, nodeV(it, valueTensor(f.b.g.Nodes[it].Val)))
 			}
-			return nil
+			continue
 		}
-		f.outputs = append(f.outputs, f.get(a.Ref))
-	case ir.ArgList, ir.ArgTuple:
-		for i := range a.Elems {
-			if err := f.flattenOutputs(id, &a.Elems[i]); err != nil {
-				return err
-			}
-		}
-	case ir.ArgDict:
-		return f.fail(id, "dict outputs are not supported")
-	default:
-		f.outputs = append(f.outputs, constV(*a))
+		f.outputs = append(f.outputs, f.get(l.Ref))
 	}
 	return nil
 }

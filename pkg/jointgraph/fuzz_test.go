@@ -6,9 +6,9 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/hopctl/hopctl/pkg/analyze"
 	"github.com/hopctl/hopctl/pkg/analyze/validate"
 	"github.com/hopctl/hopctl/pkg/ir"
+	"github.com/hopctl/hopctl/pkg/load"
 )
 
 // FuzzJoint: no graph that decodes and verifies makes Build or Split
@@ -41,7 +41,7 @@ func FuzzJoint(f *testing.F) {
 				g.Nodes[id].Val = tensorValue(&c)
 			}
 		}
-		reg, err := analyze.NewRegistry(m, "fuzz")
+		reg, err := load.Registry(m, "fuzz")
 		valid := err == nil && validate.Check(m, "fuzz", reg) == nil
 		var bug *ir.InternalError
 		j, err := Build(m, Options{MaskMode: MaskMode(mode>>1) % 2, Convention: Convention(mode>>2) % 3})

@@ -127,7 +127,7 @@ func (j *jointBuilder) subJoint(id ir.NodeID, qual string, rg []bool) (*Joint, e
 			n.Val = tensorValue(&tc)
 		}
 	}
-	bw, err := Build(sub, Options{File: j.file, Convention: ConventionCreateBwFn})
+	bw, err := Build(sub, Options{File: j.file, Convention: ConventionCreateBwFn, Registry: j.f.reg})
 	if err != nil {
 		var e *Error
 		if errors.As(err, &e) {
@@ -136,14 +136,6 @@ func (j *jointBuilder) subJoint(id ir.NodeID, qual string, rg []bool) (*Joint, e
 		return nil, err
 	}
 	return bw, nil
-}
-
-// install adds a backward subgraph module under a fresh name made from
-// the pattern (one %d) and returns the name.
-func (j *jointBuilder) install(m *ir.Module, pattern string) string {
-	name := j.freshGraphName(pattern)
-	j.addGraphs(m, name)
-	return name
 }
 
 func (j *jointBuilder) freshGraphName(patterns ...string) string {
@@ -260,24 +252,59 @@ func condBackward(j *jointBuilder, id ir.NodeID, grads []V) error {
 	if err != nil {
 		return err
 	}
+	list := []V{}
+	var outs []*ir.TensorMeta
+	var tensorOps []int // the operands that are tensors: cond's backward returns one gradient each
+	for k, a := range ops {
+		v := j.b.remapArgV(a)
+		list = append(list, v)
+		if v.meta != nil {
+			outs = append(outs, like(v.meta))
+			tensorOps = append(tensorOps, k)
+		}
+	}
+	// PyTorch's cond backward (torch/_higher_order_ops/cond.py,
+	// CondAutogradOp.backward) filters the branch joints' gradients with
+	// filter_with_masks: one per tensor operand, no slot for a SymInt.
+	keepOutputs(tbw.Module.Root(), tensorOps)
+	keepOutputs(fbw.Module.Root(), tensorOps)
 	i := j.freshGraphName("true_graph_%d", "false_graph_%d")
 	tname, fname := "true_graph_"+i, "false_graph_"+i
 	j.addGraphs(tbw.Module, tname)
 	j.addGraphs(fbw.Module, fname)
 	tv, fv := j.getAttr(tname), j.getAttr(fname)
-	list := []V{}
-	outs := make([]*ir.TensorMeta, len(ops))
-	for k, a := range ops {
-		v := j.b.remapArgV(a)
-		list = append(list, v)
-		if v.meta != nil {
-			outs[k] = like(v.meta)
+	list = append(list, j.gradsOrZeros(id, grads)...)
+	tres := j.hopCall(opschema.HOPTarget("cond"), []any{n.Args[0], tv, fv, list}, outs)
+	res := make([]V, len(ops))
+	for t, k := range tensorOps {
+		if t < len(tres) {
+			res[k] = tres[t]
 		}
 	}
-	list = append(list, j.gradsOrZeros(id, grads)...)
-	res := j.hopCall(opschema.HOPTarget("cond"), []any{n.Args[0], tv, fv, list}, outs)
 	j.accumulateOperands(ops, res)
 	return nil
+}
+
+// keepOutputs keeps the elements idx (ascending) of g's output tuple.
+func keepOutputs(g *ir.Graph, idx []int) {
+	o := g.OutputNode()
+	if o == ir.NoNode || len(g.Nodes[o].Args) != 1 {
+		return
+	}
+	res := g.Nodes[o].Args[0]
+	if res.Kind != ir.ArgTuple && res.Kind != ir.ArgList {
+		return
+	}
+	kept := make([]ir.Arg, 0, len(idx))
+	for _, k := range idx {
+		if k < len(res.Elems) {
+			kept = append(kept, res.Elems[k])
+		}
+	}
+	res.Elems = kept
+	args := slices.Clone(g.Nodes[o].Args)
+	args[0] = res
+	g.Nodes[o].Args = args
 }
 
 func mapBackward(j *jointBuilder, id ir.NodeID, grads []V) error {

@@ -10,120 +10,6 @@ import (
 	"github.com/hopctl/hopctl/pkg/opschema"
 )
 
-// MaskMode says how output masks are chosen.
-type MaskMode int
-
-// The mask modes.
-const (
-	// MasksAuto: an output gets a tangent iff it is a tensor that requires
-	// grad (prepare_fw_with_masks).
-	MasksAuto MaskMode = iota
-	// MasksAll: if any input requires grad, every floating-point tensor
-	// output gets a tangent (prepare_fw_with_masks_all_requires_grad).
-	MasksAll
-	// MasksExplicit: Options.Masks, one per flat output.
-	MasksExplicit
-)
-
-// Convention selects the calling convention of the joint graph.
-type Convention int
-
-// The conventions.
-const (
-	// ConventionNone is AOTAutograd's joint: (*primals, *tangents) →
-	// (*forward outputs, *gradients); tangents only for masked outputs.
-	ConventionNone Convention = iota
-	// ConventionCreateFwBwGraph is the older HOP helper create_fw_bw_graph:
-	// (*tangents, *primals) → gradients, a tangent for every output, zeros
-	// for missing tensor gradients, outputs aliasing inputs cloned.
-	ConventionCreateFwBwGraph
-	// ConventionCreateBwFn is the newer HOP helper create_bw_fn:
-	// (*primals, *tangents) → gradients, a tangent for every output, masks
-	// as MasksAll, zeros for missing tensor gradients, aliasing outputs
-	// cloned.
-	ConventionCreateBwFn
-)
-
-// ParseConvention parses "none", "create_fw_bw_graph" or "create_bw_fn".
-func ParseConvention(s string) (Convention, error) {
-	switch s {
-	case "", "none":
-		return ConventionNone, nil
-	case "create_fw_bw_graph":
-		return ConventionCreateFwBwGraph, nil
-	case "create_bw_fn":
-		return ConventionCreateBwFn, nil
-	}
-	return 0, fmt.Errorf("unknown HOP convention %q (want none, create_fw_bw_graph or create_bw_fn)", s)
-}
-
-func (c Convention) String() string {
-	return [...]string{"none", "create_fw_bw_graph", "create_bw_fn"}[c]
-}
-
-// ParseMasks parses a --masks value: "" or "auto", "all", or a list of
-// 0/1 (also true/false) separated by commas.
-func ParseMasks(s string) (MaskMode, []bool, error) {
-	switch s {
-	case "", "auto":
-		return MasksAuto, nil, nil
-	case "all":
-		return MasksAll, nil, nil
-	}
-	var out []bool
-	for _, p := range strings.Split(s, ",") {
-		switch strings.TrimSpace(p) {
-		case "1", "true", "True":
-			out = append(out, true)
-		case "0", "false", "False":
-			out = append(out, false)
-		default:
-			return 0, nil, fmt.Errorf("invalid mask %q in %q (want auto, all, or 0/1 per output, e.g. 1,0,1)", p, s)
-		}
-	}
-	return MasksExplicit, out, nil
-}
-
-// FormatMasks renders masks as "1,0,1".
-func FormatMasks(m []bool) string {
-	parts := make([]string, len(m))
-	for i, b := range m {
-		parts[i] = "0"
-		if b {
-			parts[i] = "1"
-		}
-	}
-	return strings.Join(parts, ",")
-}
-
-// Options configure Build.
-type Options struct {
-	// File names the input in error messages.
-	File       string
-	MaskMode   MaskMode
-	Masks      []bool // for MasksExplicit
-	Convention Convention
-	// UnmaskNoneGradients returns zeros instead of None for tensor inputs
-	// that get no gradient (PyTorch's unmask_none_gradients). The HOP
-	// conventions imply it.
-	UnmaskNoneGradients bool
-}
-
-// MaskError is an explicit mask list that does not fit the graph (a usage
-// error, not an input error).
-type MaskError struct{ Msg string }
-
-func (e *MaskError) Error() string { return e.Msg }
-
-// Annotation keys hopctl joint writes into the output module.
-const (
-	AnnotationMasks         = "hopctl.joint.masks"
-	AnnotationConvention    = "hopctl.joint.convention"
-	AnnotationNumFwdOutputs = "hopctl.joint.num_fwd_outputs"
-	AnnotationMutatedInputs = "hopctl.joint.mutated_inputs"
-	AnnotationRole          = "hopctl.joint.role"
-)
-
 // Joint is a joint forward+backward graph.
 type Joint struct {
 	Module *ir.Module
@@ -171,7 +57,7 @@ func Build(m *ir.Module, opts Options) (j *Joint, err error) {
 }
 
 func buildJoint(m *ir.Module, opts Options, at **ir.Node) (*Joint, error) {
-	f, err := functionalize(m, opts.File, at)
+	f, err := functionalize(m, opts.File, opts.Registry, at)
 	if err != nil {
 		return nil, err
 	}
@@ -179,6 +65,9 @@ func buildJoint(m *ir.Module, opts Options, at **ir.Node) (*Joint, error) {
 	freezeBySignature(m, f)
 	rg, err := requiresGrad(fg, f.ops, f.effect, opts.File)
 	if err != nil {
+		return nil, err
+	}
+	if err := f.refuseMultiWrites(rg); err != nil {
 		return nil, err
 	}
 	j := &jointBuilder{f: f, rg: rg, opts: opts, file: opts.File, src: m, at: at}
@@ -736,108 +625,6 @@ func builtinSchema(target string) (*opschema.Schema, bool) {
 		return s, true
 	}
 	return opschema.BuiltinTableFor("2.14").Lookup(n)
-}
-
-// dce removes call_function and get_attr nodes whose results nobody
-// uses, except nodes with side effects (keep, renumbered in place), until
-// none is left: it keeps exactly the nodes the other nodes and keep reach.
-// It returns the compacted graph (a new Graph; g's nodes are reused) and
-// its graphRefs.
-func dce(g *ir.Graph, keep map[ir.NodeID]bool) (*ir.Graph, graphRefs) {
-	n := len(g.Nodes)
-	d := &dceState{live: make([]bool, n)}
-	for i := n - 1; i >= 0; i-- {
-		nd := &g.Nodes[i]
-		if !d.live[i] && (nd.Op == ir.OpCallFunction || nd.Op == ir.OpGetAttr) && !keep[ir.NodeID(i)] {
-			continue
-		}
-		d.live[i] = true
-		d.late = d.late[:0]
-		d.markNode(nd)
-		// References to later nodes (not in a valid graph): visit those now.
-		for k := 0; k < len(d.late); k++ {
-			if r := d.late[k]; int(r) > i {
-				d.markNode(&g.Nodes[r])
-			}
-		}
-	}
-	live := d.live
-	newID := make([]ir.NodeID, n)
-	nodes := g.Nodes[:0]
-	var refs graphRefs
-	seen := map[string]bool{}
-	lastTarget := ""
-	for i := range n {
-		if !live[i] {
-			newID[i] = ir.NoNode
-			continue
-		}
-		newID[i] = ir.NodeID(len(nodes))
-		nd := &g.Nodes[i]
-		switch nd.Op {
-		case ir.OpCallFunction:
-			if nd.Target != lastTarget && !seen[nd.Target] {
-				seen[nd.Target] = true
-				refs.calls = append(refs.calls, nd.Target)
-			}
-			lastTarget = nd.Target
-		case ir.OpGetAttr:
-			refs.getAttrs = append(refs.getAttrs, nd.Target)
-		}
-		if len(nodes) != i {
-			nodes = append(nodes, *nd)
-		} else {
-			nodes = nodes[:i+1] // in place already
-		}
-	}
-	if len(nodes) < n {
-		for i := range nodes {
-			nd := &nodes[i]
-			nd.WalkRefs(func(a *ir.Arg) {
-				if a.Ref >= 0 {
-					a.Ref = newID[a.Ref]
-				}
-			})
-		}
-		newKeep := map[ir.NodeID]bool{}
-		for k := range keep {
-			if newID[k] != ir.NoNode {
-				newKeep[newID[k]] = true
-			}
-		}
-		clear(keep)
-		for k := range newKeep {
-			keep[k] = true
-		}
-	}
-	return &ir.Graph{Name: g.Name, Nodes: nodes}, refs
-}
-
-type dceState struct {
-	live []bool
-	late []ir.NodeID // live nodes found after their turn (forward references)
-}
-
-func (d *dceState) markNode(nd *ir.Node) {
-	for k := range nd.Args {
-		d.mark(&nd.Args[k])
-	}
-	for k := range nd.Kwargs {
-		d.mark(&nd.Kwargs[k].Value)
-	}
-}
-
-func (d *dceState) mark(a *ir.Arg) {
-	if a.Kind != ir.ArgNode {
-		for i := range a.Elems {
-			d.mark(&a.Elems[i])
-		}
-		return
-	}
-	if r := a.Ref; r >= 0 && int(r) < len(d.live) && !d.live[r] {
-		d.live[r] = true
-		d.late = append(d.late, r)
-	}
 }
 
 // freezeBySignature applies an exported program's signature to what is

@@ -36,11 +36,6 @@ func newFlowNetCap(n, edges int) *flowNet {
 	return &flowNet{n: n, eu: make([]int32, 0, edges), ev: make([]int32, 0, edges), ec: make([]int64, 0, edges)}
 }
 
-func (f *flowNet) addNode() int {
-	f.n++
-	return f.n - 1
-}
-
 func (f *flowNet) addEdge(u, v int, c int64) {
 	f.eu = append(f.eu, int32(u))
 	f.ev = append(f.ev, int32(v))

@@ -370,8 +370,8 @@ func (p *partitioner) minCutSaved() []int32 {
 		}
 	}
 	banned := func(c int32) bool {
-		if p.class[c] != classCall {
-			return false
+		if p.class[c] != classCall || p.isFill(c) {
+			return false // a constant fill has no operands: never saved
 		}
 		in := p.infos[p.tgt[c]]
 		if p.effect[c] || !in.recomputable {

@@ -43,7 +43,9 @@ func (c *opCache) get(target string) *opInfo {
 		in.schema = s
 		in.condWrites = opschema.ConditionalWrites(s)
 		in.muts = s.MutatedArguments()
-		in.isView = s.IsView()
+		// The unsafe_ split ops return views autograd does not track:
+		// differentiate their pieces as fresh tensors, as eager does.
+		in.isView = s.IsView() && !opschema.HasAliasCorrection(s)
 	}
 	in.hop, _ = lookupHOPRule(c.reg, target)
 	in.rule, _ = LookupRule(target)

@@ -50,7 +50,7 @@ func buildView(m *ir.TensorMeta, shape, stride []ir.Dim, memFormat string) *ir.T
 	return &out
 }
 
-// viewKey is metaKeyOf(buildView(m, shape, stride, memFormat)) without
+// viewKey is the intern key of buildView(m, shape, stride, memFormat), without
 // building it.
 func viewKey(m *ir.TensorMeta, shape, stride []ir.Dim, memFormat string) (metaKey, bool) {
 	var k metaKey
@@ -146,12 +146,6 @@ func (b *builder) pointwise(target string, operands []V, extra ...any) V {
 }
 
 func isTensor(v V) bool { return v.ok }
-
-// binop picks the .Tensor or .Scalar overload of a binary op by the second
-// operand.
-func (b *builder) binop(name string, x, y V) V {
-	return b.pointwise2("aten."+name+".Tensor", x, y)
-}
 
 func (b *builder) mul(x, y V) V { return b.pointwise2("aten.mul.Tensor", x, y) }
 func (b *builder) div(x, y V) V { return b.pointwise2("aten.div.Tensor", x, y) }
@@ -424,24 +418,6 @@ func (b *builder) sumToSize(g V, shape []ir.Dim) V {
 
 func (b *builder) zerosLike(x V) V {
 	return b.op1("aten.zeros_like.default", like(x.meta), x)
-}
-
-// zeros emits aten.zeros(shape) with x's dtype and device.
-func (b *builder) zeros(shape []ir.Dim, x V) V {
-	m := withShape(x.meta, shape)
-	var dt, dev any
-	if x.meta != nil {
-		dt, dev = dtypeArg(x.meta.Dtype), deviceArg(x.meta.Device)
-	}
-	return b.op("aten.new_zeros.default", m, x, shape, kw{"dtype", dt}, kw{"device", dev})
-}
-
-// deviceArg is a Device argument ("" means unknown: None).
-func deviceArg(d string) any {
-	if d == "" {
-		return nil
-	}
-	return ir.Arg{Kind: ir.ArgDevice, S: d}
 }
 
 // clone emits a contiguous copy.

@@ -141,6 +141,9 @@ type partitioner struct {
 	targets         []string
 	infos           []packetInfo // per target
 	effect          []bool
+	// fillValue[c] is the constant of a constant-fill node (zerofill.go), which
+	// has no operands here and is never saved; Kind ArgNone otherwise.
+	fillValue []ir.Arg
 
 	primals, tangents []int32 // compact ids
 	fwdOuts, bwdOuts  []ir.Arg
@@ -220,6 +223,7 @@ func (p *partitioner) index(effect []bool, cse bool) {
 	stamp := make([]int32, N)
 	tids := make([]int32, N)
 	tidOf := map[string]int32{}
+	fills := make([]ir.Arg, N)
 	var infos []packetInfo
 	col := &opCollector{canon: canon, bad: bad, stamp: stamp}
 	var ct *cseIndex
@@ -241,11 +245,15 @@ func (p *partitioner) index(effect []bool, cse bool) {
 		}
 		s := len(ops)
 		col.self, col.ops = int32(i), ops
-		for k := range n.Args {
-			col.add(&n.Args[k])
-		}
-		for k := range n.Kwargs {
-			col.add(&n.Kwargs[k].Value)
+		if v, ok := constantFill(n, fills); ok {
+			fills[i] = v // made from its metadata: it reads nothing
+		} else {
+			for k := range n.Args {
+				col.add(&n.Args[k])
+			}
+			for k := range n.Kwargs {
+				col.add(&n.Kwargs[k].Value)
+			}
 		}
 		ops = col.ops
 		start[i+1] = int32(len(ops))
@@ -286,7 +294,9 @@ func (p *partitioner) index(effect []bool, cse bool) {
 	p.class = make([]uint8, n)
 	p.tgt = make([]int32, n)
 	p.effect = make([]bool, n)
+	p.fillValue = make([]ir.Arg, n)
 	for c, id := range node {
+		p.fillValue[c] = fills[id]
 		p.opStart[c+1] = start[id+1]
 		p.bad[c] = bad[id]
 		p.tgt[c] = tids[id]
@@ -330,7 +340,7 @@ func (p *partitioner) defaultSaved() []int32 {
 	}
 	var saved []int32
 	for c := range int32(p.n) {
-		if !fwd[c] {
+		if !fwd[c] || p.isFill(c) {
 			continue
 		}
 		if !p.isTuple(c) {
@@ -346,6 +356,9 @@ func (p *partitioner) defaultSaved() []int32 {
 	}
 	return saved // extract drops the ones the backward does not read
 }
+
+// isFill reports whether c is a constant-fill node (zerofill.go).
+func (p *partitioner) isFill(c int32) bool { return p.fillValue[c].Kind != ir.ArgNone }
 
 func (p *partitioner) isTuple(c int32) bool {
 	v := p.nd(c).Val
@@ -645,6 +658,10 @@ func (p *partitioner) fill(e *emission, lo, hi int, arena *argArena) {
 	for k := lo; k < hi; k++ {
 		n := p.nd(e.live[k])
 		cp := &e.nodes[base+k]
+		if c := e.live[k]; p.isFill(c) {
+			*cp = fillNode(n, p.fillValue[c])
+			continue
+		}
 		*cp = *n
 		if n.Args != nil {
 			cp.Args = arena.alloc(len(n.Args))
@@ -673,9 +690,17 @@ func (p *partitioner) finish(e *emission) (*ir.Graph, graphRefs) {
 	nodes := append(e.nodes, ir.Node{Name: "output", Op: ir.OpOutput, Target: "output", Args: []ir.Arg{res}})
 	var refs graphRefs
 	seen := make([]bool, len(p.targets))
+	fillSeen := map[string]bool{}
 	for _, c := range e.live {
 		switch p.class[c] {
 		case classCall:
+			if p.isFill(c) {
+				if t := fillNode(p.nd(c), p.fillValue[c]).Target; !fillSeen[t] {
+					fillSeen[t] = true
+					refs.calls = append(refs.calls, t)
+				}
+				continue
+			}
 			if t := p.tgt[c]; !seen[t] {
 				seen[t] = true
 				refs.calls = append(refs.calls, p.targets[t])
@@ -685,22 +710,6 @@ func (p *partitioner) finish(e *emission) (*ir.Graph, graphRefs) {
 		}
 	}
 	return &ir.Graph{Nodes: nodes}, refs
-}
-
-// argArena hands out argument slices from shared chunks, one allocation
-// per chunk instead of one per node.
-type argArena struct{ buf []ir.Arg }
-
-func (a *argArena) alloc(n int) []ir.Arg {
-	if n == 0 {
-		return []ir.Arg{}
-	}
-	if len(a.buf)+n > cap(a.buf) {
-		a.buf = make([]ir.Arg, 0, max(256, n)) // 256 args: 28 KiB, a small-object size class
-	}
-	l := len(a.buf)
-	a.buf = a.buf[:l+n]
-	return a.buf[l : l+n : l+n]
 }
 
 // opCollector gathers a node's distinct operands (references redirected

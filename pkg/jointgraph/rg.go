@@ -49,8 +49,13 @@ func requiresGrad(g *ir.Graph, ops *opCache, effect map[ir.NodeID]bool, file str
 		}
 		if n.Target == "_operator.getitem" {
 			src := n.Args[0].Ref
-			if el, ok := elemRG[src]; ok && int(n.Args[1].I) < len(el) {
-				rg[i] = el[n.Args[1].I]
+			if el, ok := elemRG[src]; ok {
+				rg[i] = int(n.Args[1].I) < len(el) && el[n.Args[1].I]
+			} else if src >= 0 {
+				// A tuple without a value (a multi-output view replayed
+				// by functionalization): its elements require grad as
+				// the tuple does.
+				rg[i] = rg[src]
 			}
 			continue
 		}

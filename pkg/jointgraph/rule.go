@@ -99,13 +99,6 @@ func Rules() []Rule {
 	return out
 }
 
-// NonDifferentiable lists overloads whose outputs never require grad
-// (comparisons, integer-valued results, factories, detach), with why.
-// An op here needs no rule.
-func NonDifferentiable() []NonDiff {
-	return nonDifferentiable
-}
-
 // NonDiff is an entry of the non-differentiable list.
 type NonDiff struct {
 	Op     string
@@ -336,9 +329,6 @@ func (c *Ctx) Out() V { return c.results[0] }
 // Grad returns the gradient of the first output (defined whenever a
 // single-output formula runs).
 func (c *Ctx) Grad() V { return c.grads[0] }
-
-// GradAt returns the gradient of output i, possibly undefined.
-func (c *Ctx) GradAt(i int) V { return c.grads[i] }
 
 // GradOrZeros returns the gradient of output i, materializing zeros for an
 // undefined one.

@@ -73,6 +73,13 @@ func viewRules() []Rule {
 		})}},
 		{Op: "aten.split.Tensor", Grads: []Grad{one("self", func(c *Ctx) V { return c.catGrads() })}},
 		{Op: "aten.split_with_sizes.default", Grads: []Grad{one("self", func(c *Ctx) V { return c.catGrads() })}},
+		// derivatives.yaml: unsafe_split / unsafe_split_with_sizes / unsafe_chunk
+		// have split's backward (split_backward / split_with_sizes_backward,
+		// chunk's pieces are split_size = ceil(n / chunks)).
+		{Op: "aten.unsafe_split.Tensor", Grads: []Grad{one("self", func(c *Ctx) V { return c.catGrads() })}},
+		{Op: "aten.unsafe_split_with_sizes.default", Grads: []Grad{one("self", func(c *Ctx) V { return c.catGrads() })}},
+		{Op: "aten.unsafe_chunk.default", Grads: []Grad{one("self", func(c *Ctx) V { return c.catGrads() })}},
+		{Op: "aten.chunk.default", Grads: []Grad{one("self", func(c *Ctx) V { return c.catGrads() })}},
 		{Op: "aten.unbind.int", Grads: []Grad{one("self", func(c *Ctx) V {
 			x := c.In("self")
 			gs := make([]V, len(c.results))

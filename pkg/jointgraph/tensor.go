@@ -145,52 +145,6 @@ func storeMeta(k *metaKey, m *ir.TensorMeta) *ir.TensorMeta {
 	return m
 }
 
-// internMeta returns a heap copy of m (its Shape and Stride copied too),
-// the same one for equal metadata when m is small and concrete.
-func internMeta(m *ir.TensorMeta) *ir.TensorMeta {
-	k, ok := metaKeyOf(m)
-	if !ok {
-		return copyMeta(m)
-	}
-	if c := lookupMeta(&k); c != nil {
-		return c
-	}
-	return storeMeta(&k, copyMeta(m))
-}
-
-func copyMeta(m *ir.TensorMeta) *ir.TensorMeta {
-	c := *m
-	c.Shape = slices.Clone(m.Shape)
-	c.Stride = slices.Clone(m.Stride)
-	return &c
-}
-
-func metaKeyOf(m *ir.TensorMeta) (metaKey, bool) {
-	var k metaKey
-	if len(m.Shape) > maxInternRank || len(m.Stride) > maxInternRank || m.QParams != nil || m.IsQuantized ||
-		m.RequiresGrad || m.HasStorageID || m.StorageID != 0 || m.StorageOffset.Expr != "" {
-		return k, false
-	}
-	k.dtype, k.device, k.layout, k.memFormat = m.Dtype, m.Device, m.Layout, m.MemoryFormat
-	k.rank, k.strideRank, k.offset = int8(len(m.Shape)), int8(len(m.Stride)), m.StorageOffset.Val
-	if m.Stride == nil {
-		k.strideRank = -1
-	}
-	for i, d := range m.Shape {
-		if d.Expr != "" {
-			return k, false
-		}
-		k.shape[i] = d.Val
-	}
-	for i, d := range m.Stride {
-		if d.Expr != "" {
-			return k, false
-		}
-		k.stride[i] = d.Val
-	}
-	return k, true
-}
-
 // numel returns the element count and whether it is concrete.
 func numel(shape []ir.Dim) (int64, bool) {
 	n := int64(1)

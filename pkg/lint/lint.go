@@ -30,7 +30,7 @@ import (
 	"github.com/hopctl/hopctl/pkg/analyze"
 	"github.com/hopctl/hopctl/pkg/analyze/passes"
 	"github.com/hopctl/hopctl/pkg/ir"
-	"github.com/hopctl/hopctl/pkg/opschema"
+	"github.com/hopctl/hopctl/pkg/load"
 )
 
 // FileResult is what lint found in one file.
@@ -121,17 +121,42 @@ func RunCounting(paths []string, opts Options) ([]FileResult, []int) {
 // RelPath is file's path relative to root, with forward slashes; file as
 // given (cleaned) when root is "" or file is not under it.
 func RelPath(root, file string) string {
-	p := filepath.Clean(file)
 	if root != "" {
-		abs, err1 := filepath.Abs(p)
-		r, err2 := filepath.Abs(root)
-		if err1 == nil && err2 == nil {
-			if rel, err := filepath.Rel(r, abs); err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
-				p = rel
-			}
+		if rel, ok := RelTo(root, file); ok {
+			return rel
 		}
 	}
-	return filepath.ToSlash(p)
+	return filepath.ToSlash(filepath.Clean(file))
+}
+
+// RelTo is file's path relative to directory root, with forward slashes,
+// and whether file is under root. Paths are compared absolute, then, if
+// that puts file outside root, with symbolic links resolved (a working
+// directory reached through a link, a root git reports resolved).
+func RelTo(root, file string) (string, bool) {
+	rel := func(r, f string) (string, bool) {
+		x, err := filepath.Rel(r, f)
+		if err != nil || x == ".." || strings.HasPrefix(x, ".."+string(filepath.Separator)) {
+			return "", false
+		}
+		return filepath.ToSlash(x), true
+	}
+	r, err1 := filepath.Abs(root)
+	f, err2 := filepath.Abs(file)
+	if err1 != nil || err2 != nil {
+		return "", false
+	}
+	if x, ok := rel(r, f); ok {
+		return x, true
+	}
+	rr, err1 := filepath.EvalSymlinks(r)
+	// The file itself may not exist (a stack trace's file): resolve its
+	// directory.
+	fd, err2 := filepath.EvalSymlinks(filepath.Dir(f))
+	if err1 != nil || err2 != nil {
+		return "", false
+	}
+	return rel(rr, filepath.Join(fd, filepath.Base(f)))
 }
 
 func (r *FileResult) fingerprint(root string) {
@@ -157,32 +182,30 @@ func checkFile(p string, opts Options) (r FileResult) {
 
 // File checks one file, without suppressions.
 func File(p string) FileResult {
-	m, err := ir.LoadFile(p)
+	f, err := load.Open(p, load.Lenient)
 	if err != nil {
 		return FileResult{Path: p, Err: err}
 	}
-	return Module(m, p)
+	return check(f)
 }
 
 // Module checks a decoded module read from file p, without suppressions.
 func Module(m *ir.Module, p string) FileResult {
-	r := FileResult{Path: p}
-	if err := ir.Verify(m, p); err != nil {
-		var ve *ir.VerifyError
-		if !errors.As(err, &ve) {
-			r.Err = err
-			return r
-		}
-		r.Invalid = true
-		r.Findings = structureFindings(ve)
+	f, err := load.Module(m, p, load.Lenient)
+	if err != nil {
+		return FileResult{Path: p, Err: err}
+	}
+	return check(f)
+}
+
+// check runs every check on a file opened leniently.
+func check(f *load.File) FileResult {
+	m, p := f.Module, f.Path
+	r := FileResult{Path: p, Findings: problemFindings(f.Problems), Invalid: f.Invalid()}
+	if !f.Verified {
 		analyze.SortFindings(m, r.Findings)
 		r.resolve(m)
 		return r
-	}
-	reg, err := opschema.NewRegistryForTorch(m.TorchVersion, fileSchemas(m))
-	if err != nil {
-		r.Invalid = true
-		r.Findings = append(r.Findings, schemaFindings(err)...)
 	}
 	if _, err := analyze.CallOrder(m); err != nil {
 		r.Invalid = true
@@ -190,7 +213,7 @@ func Module(m *ir.Module, p string) FileResult {
 		r.resolve(m)
 		return r
 	}
-	res, err := analyze.Run(m, p, reg, passes.All()...)
+	res, err := analyze.Run(m, p, f.Registry, passes.All()...)
 	var bug *ir.InternalError
 	switch {
 	case errors.As(err, &bug):
@@ -232,29 +255,6 @@ func (e *AnalysisError) Unwrap() error { return e.Err }
 
 // InvalidInput marks AnalysisError as an input error (exit code 3).
 func (e *AnalysisError) InvalidInput() {}
-
-func fileSchemas(m *ir.Module) []opschema.FileSchema {
-	fs := make([]opschema.FileSchema, len(m.Schemas))
-	for i, s := range m.Schemas {
-		fs[i] = opschema.FileSchema{Name: s.Name, Schema: s.Schema}
-	}
-	return fs
-}
-
-// schemaFindings turns NewRegistry's joined errors into one finding each.
-func schemaFindings(err error) []analyze.Finding {
-	var errs []error
-	if j, ok := err.(interface{ Unwrap() []error }); ok {
-		errs = j.Unwrap()
-	} else {
-		errs = []error{err}
-	}
-	out := make([]analyze.Finding, len(errs))
-	for i, e := range errs {
-		out[i] = analyze.Finding{Rule: RuleBadSchema, Severity: analyze.Error, Message: e.Error(), FileWide: true}
-	}
-	return out
-}
 
 // Suppression hides the findings that match all of its non-empty fields.
 // Rule, Graph and Node are globs ("hop-*", "true_graph_*", "add_*"); Graph

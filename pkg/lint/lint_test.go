@@ -359,3 +359,34 @@ func TestRulesMarkdown(t *testing.T) {
 		}
 	}
 }
+
+// TestRelTo: paths relative to a root, also when one of them is reached
+// through a symbolic link.
+func TestRelTo(t *testing.T) {
+	dir := t.TempDir()
+	real := filepath.Join(dir, "real")
+	if err := os.MkdirAll(filepath.Join(real, "sub"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	link := filepath.Join(dir, "link")
+	if err := os.Symlink(real, link); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		root, file, want string
+		ok               bool
+	}{
+		{real, filepath.Join(real, "sub", "g.pb"), "sub/g.pb", true},
+		{real, filepath.Join(link, "sub", "g.pb"), "sub/g.pb", true},
+		{link, filepath.Join(real, "sub", "g.pb"), "sub/g.pb", true},
+		{filepath.Join(real, "sub"), filepath.Join(real, "g.pb"), "", false},
+	} {
+		got, ok := lint.RelTo(c.root, c.file)
+		if got != c.want || ok != c.ok {
+			t.Errorf("RelTo(%s, %s) = %q, %v; want %q, %v", c.root, c.file, got, ok, c.want, c.ok)
+		}
+	}
+	if got := lint.RelPath(filepath.Join(real, "sub"), "x/../g.pb"); got != "g.pb" {
+		t.Errorf("RelPath outside the root = %q, want the path as given, cleaned", got)
+	}
+}

@@ -16,10 +16,12 @@ var structureRules = map[ir.ProblemKind]string{
 	ir.ProblemCycle:         RuleCycle,
 	ir.ProblemMissingAttr:   RuleMissingAttr,
 	ir.ProblemBadShape:      RuleBadShape,
+	ir.ProblemSchema:        RuleBadSchema,
 }
 
-// StructureRule returns the rule id of a Verify problem, by its kind;
-// problems of no structure kind are malformed-node.
+// StructureRule returns the rule id of a problem load found, by its kind
+// (ir.Verify's defects, the schema table's entries); problems of no such
+// kind are malformed-node.
 func StructureRule(p ir.Problem) string {
 	if r, ok := structureRules[p.Kind]; ok {
 		return r
@@ -27,10 +29,10 @@ func StructureRule(p ir.Problem) string {
 	return RuleMalformedNode
 }
 
-// structureFindings converts Verify's problems into findings.
-func structureFindings(ve *ir.VerifyError) []analyze.Finding {
-	out := make([]analyze.Finding, 0, len(ve.Problems))
-	for _, p := range ve.Problems {
+// problemFindings converts the problems load found into findings.
+func problemFindings(ps []ir.Problem) []analyze.Finding {
+	out := make([]analyze.Finding, 0, len(ps))
+	for _, p := range ps {
 		out = append(out, analyze.Finding{Rule: StructureRule(p), Severity: analyze.Error, Graph: p.Loc.Graph, Node: p.Loc.Node,
 			Message: p.Msg, FileWide: !p.Loc.HasGraph})
 	}

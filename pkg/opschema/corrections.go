@@ -1,6 +1,9 @@
 package opschema
 
-import "slices"
+import (
+	"slices"
+	"sync"
+)
 
 // Correction records a schema lie: an op that writes arguments its schema
 // does not annotate with `!`. Corrections are data; ConditionalWrites applies
@@ -60,6 +63,112 @@ var corrections = []Correction{
 }
 
 var runningStats = []string{"running_mean", "running_var"}
+
+// AliasCorrection records the other kind of schema lie: an op whose returns
+// are views of an argument although its schema gives them no alias set. At
+// runtime the returns share the argument's storage, so an in-place op on one
+// writes the argument and returning one aliases it. A [Registry] returns the
+// op's schema (the file's or the built-in one, so torch 1.13's `int` and 2.x's
+// `SymInt` both stay) annotated as its view sibling is:
+// `Tensor(a -> *) self ... -> Tensor(a)[]` for a list of pieces (split),
+// `Tensor(a) self -> Tensor(a)` for one tensor (alias).
+type AliasCorrection struct {
+	Op       string // qualified name, "aten::unsafe_split"
+	Overload string // "" for the default overload
+	Argument string // the argument the returns are views of
+	Why      string
+}
+
+// aliasCorrections lists the known missing alias annotations, the ones
+// python/tests/test_schema_alias_audit.py finds by running every ATen op
+// whose returns have no alias set on a real tensor and comparing storages
+// (it fails when this table and torch's runtime disagree).
+//
+// The unsafe_* ops are split/chunk without autograd's view tracking: ATen
+// implements them by calling split/chunk (aten/src/ATen/native/
+// TensorShape.cpp), so every piece is a view of self. torch's LSTM and GRU
+// cells (aten/src/ATen/native/RNN.cpp) call unsafe_chunk on the gate
+// pre-activations and then write the pieces in place (sigmoid_, tanh_,
+// add_). The others are CompositeImplicit ops that return self itself when
+// there is nothing to do (atleast_Nd of a tensor of rank >= N, to_dense of
+// a dense tensor, conj_physical of a real one, data, lift): the return may
+// be self, so hopctl takes it to alias self, as torch's static checker does
+// when it sees the fake result's storage.
+var aliasCorrections = []AliasCorrection{
+	{Op: "aten::unsafe_split", Overload: "Tensor", Argument: "self", Why: "returns views of self (implemented by split)"},
+	{Op: "aten::unsafe_split_with_sizes", Argument: "self", Why: "returns views of self (implemented by split_with_sizes)"},
+	{Op: "aten::unsafe_chunk", Argument: "self", Why: "returns views of self (implemented by chunk)"},
+	{Op: "aten::atleast_1d", Argument: "self", Why: "returns self when it has a dimension"},
+	{Op: "aten::atleast_2d", Argument: "self", Why: "returns self when it has two dimensions, else a view"},
+	{Op: "aten::atleast_3d", Argument: "self", Why: "returns self when it has three dimensions, else a view"},
+	{Op: "aten::to_dense", Argument: "self", Why: "returns self when it is already dense"},
+	{Op: "aten::conj_physical", Argument: "self", Why: "returns self when it is not complex"},
+	{Op: "aten::data", Argument: "self", Why: "returns a tensor sharing self's storage (Tensor.data)"},
+	{Op: "aten::lift", Argument: "self", Why: "returns self (lift only marks a constant for tracing)"},
+}
+
+// AliasCorrections returns the table of missing alias annotations.
+func AliasCorrections() []AliasCorrection { return slices.Clone(aliasCorrections) }
+
+// HasAliasCorrection reports whether s is an op of the alias corrections
+// table. Autograd does not track these returns as views (that is what the
+// unsafe_ ops are for): a write to a piece does not rebase the argument's
+// history, so differentiation treats the pieces as fresh tensors while the
+// alias analysis treats them as the views they are at runtime.
+func HasAliasCorrection(s *Schema) bool {
+	if s == nil {
+		return false
+	}
+	for i := range aliasCorrections {
+		if aliasCorrections[i].Op == s.QualifiedName() && aliasCorrections[i].Overload == s.Overload {
+			return true
+		}
+	}
+	return false
+}
+
+// aliasCorrectedCache memoizes AliasCorrected per schema.
+var aliasCorrectedCache sync.Map // *Schema → *Schema
+
+// AliasCorrected returns s with the alias annotation the alias corrections
+// table gives it, or s itself when the table has no entry for s (or s is
+// already annotated).
+func AliasCorrected(s *Schema) *Schema {
+	if s == nil {
+		return nil
+	}
+	if !HasAliasCorrection(s) {
+		return s
+	}
+	var c *AliasCorrection
+	for i := range aliasCorrections {
+		if aliasCorrections[i].Op == s.QualifiedName() && aliasCorrections[i].Overload == s.Overload {
+			c = &aliasCorrections[i]
+		}
+	}
+	if v, ok := aliasCorrectedCache.Load(s); ok {
+		return v.(*Schema)
+	}
+	out := s
+	ai := s.Argument(c.Argument)
+	if ai >= 0 && s.Arguments[ai].Alias == nil && len(s.Returns) == 1 && s.Returns[0].Alias == nil {
+		cs := *s
+		cs.Arguments = slices.Clone(s.Arguments)
+		cs.Returns = slices.Clone(s.Returns)
+		switch s.Returns[0].Type.Kind {
+		case KindList: // split's annotation: Tensor(a -> *) self -> Tensor(a)[]
+			cs.Arguments[ai].Alias = &AliasInfo{BeforeSets: []string{"a"}, AfterSets: []string{Wildcard}}
+			cs.Returns[0].Alias = &AliasInfo{Contained: []*AliasInfo{{BeforeSets: []string{"a"}, AfterSets: []string{"a"}}}}
+			out = &cs
+		case KindTensor: // alias's annotation: Tensor(a) self -> Tensor(a)
+			cs.Arguments[ai].Alias = &AliasInfo{BeforeSets: []string{"a"}, AfterSets: []string{"a"}}
+			cs.Returns[0].Alias = &AliasInfo{BeforeSets: []string{"a"}, AfterSets: []string{"a"}}
+			out = &cs
+		}
+	}
+	aliasCorrectedCache.Store(s, out)
+	return out
+}
 
 // Corrections returns the corrections table.
 func Corrections() []Correction {

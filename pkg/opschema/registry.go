@@ -158,7 +158,15 @@ func (r *Registry) Lookup(target string) (*Schema, Source, bool) {
 }
 
 // LookupName is Lookup for an already parsed name.
+//
+// An op of the alias corrections table (AliasCorrections) gets its corrected
+// schema, from the layer that knows the op.
 func (r *Registry) LookupName(n OpName) (*Schema, Source, bool) {
+	s, src, ok := r.lookupName(n)
+	return AliasCorrected(s), src, ok
+}
+
+func (r *Registry) lookupName(n OpName) (*Schema, Source, bool) {
 	if r != nil {
 		if s, ok := r.file[n]; ok {
 			return s, SourceFile, true

@@ -11,9 +11,9 @@ import (
 
 	"github.com/hopctl/hopctl/pkg/analyze/passes/alias"
 	"github.com/hopctl/hopctl/pkg/analyze/passes/sigmut"
-	"github.com/hopctl/hopctl/pkg/analyze/validate"
 	"github.com/hopctl/hopctl/pkg/ir"
 	"github.com/hopctl/hopctl/pkg/lint"
+	"github.com/hopctl/hopctl/pkg/load"
 	_ "github.com/hopctl/hopctl/pkg/pt2"
 	"github.com/hopctl/hopctl/pkg/report"
 )
@@ -82,10 +82,11 @@ func TestRealArchives(t *testing.T) {
 	for _, path := range paths {
 		want := exp[path]
 		t.Run(strings.TrimPrefix(path, "../../testdata/pt2/"), func(t *testing.T) {
-			m, res, err := validate.Run(path, alias.Analyzer)
+			lf, res, err := load.Analyze(path, alias.Analyzer)
 			if err != nil {
 				t.Fatalf("hopctl refuses what torch wrote: %v", err)
 			}
+			m := lf.Module
 			layout, _ := m.Annotation("torch.export.archive_layout")
 			layouts[layout] = true
 			// The signature, spec by spec.

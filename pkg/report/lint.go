@@ -26,7 +26,7 @@ const LintSchemaVersion = 1
 // (it could not be read or decoded; error says why). failing counts the
 // findings at or above fail_on.
 //
-// Since hopctl 0.2 (new keys, same schema_version): every finding has its
+// Keys added since (new keys, same schema_version): every finding has its
 // "fingerprint"; with --baseline, findings the baseline lists have
 // "in_baseline": true and do not count as failing (summary.baselined counts
 // them); the findings suppressions hid are listed per file as

@@ -28,8 +28,8 @@ import (
 //     nodes). The primary location is the user's Python line that made the
 //     node (the innermost frame of the writing node's stack trace, else of
 //     the finding node's), with the source line as snippet, when that file
-//     is inside the source root; otherwise the graph file. Either way the location names
-//     the graph and node as a logical location ("graph.node", just "node"
+//     is inside the source root; otherwise the graph file. Either way
+//     the location names the graph and node as a logical location ("graph.node", just "node"
 //     in the root graph), and when the primary location is Python source,
 //     the graph file is a related location. In a graph file, a node's
 //     location is the line that names it in the text and JSON encodings,
@@ -52,10 +52,13 @@ import (
 //     invocation, whose executionSuccessful is then false; suppressions
 //     that matched nothing are warning configuration notifications.
 //
-// The types below are the subset of SARIF 2.1.0 hopctl writes. go-sarif
-// (github.com/owenrumney/go-sarif/v3) was tried: its Result marshals
-// unset arrays such as attachments and codeFlows as null, which the schema
-// rejects, and rank as 0, which changes its meaning.
+// The types below are the subset of SARIF 2.1.0 hopctl writes, each
+// property only when set. go-sarif (github.com/owenrumney/go-sarif/v3
+// v3.3.1) was considered: its NewRuleResult marshals every array property
+// of a result, empty (attachments, codeFlows, fixes, graphTraversals,
+// graphs, locations, relatedLocations, stacks, taxa), with kind "fail" and
+// rank -1, on every result, and the module brings xeipuuv/gojsonschema
+// along. Both validators above check these types on every corpus log.
 
 // SARIFSchema and SARIFVersion identify the format.
 const (
@@ -371,15 +374,7 @@ func (b *sarifBuilder) rel(p string) (string, bool) {
 	if b.root == "" {
 		return "", false
 	}
-	abs, err := filepath.Abs(p)
-	if err != nil {
-		return "", false
-	}
-	r, err := filepath.Rel(b.root, abs)
-	if err != nil || r == ".." || strings.HasPrefix(r, ".."+string(filepath.Separator)) {
-		return "", false
-	}
-	return filepath.ToSlash(r), true
+	return lint.RelTo(b.root, p)
 }
 
 // artifact is the artifact location of a file: relative to %SRCROOT%, with

@@ -273,4 +273,3 @@ func nodeLine(t *testing.T, uri string, logical any) int {
 	}
 	return 1 // a node without a name of its own (malformed-node's "#2")
 }
-

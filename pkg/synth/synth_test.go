@@ -7,6 +7,7 @@ import (
 	"github.com/hopctl/hopctl/pkg/analyze"
 	"github.com/hopctl/hopctl/pkg/analyze/passes/alias"
 	"github.com/hopctl/hopctl/pkg/ir"
+	"github.com/hopctl/hopctl/pkg/load"
 )
 
 func nodes(m *ir.Module) int {
@@ -30,7 +31,7 @@ func TestGenerateIsValidCleanAndDeterministic(t *testing.T) {
 		if hops && len(m.Graphs) < 10 {
 			t.Errorf("only %d graphs with HOPs on", len(m.Graphs))
 		}
-		reg, err := analyze.NewRegistry(m, "synth")
+		reg, err := load.Registry(m, "synth")
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -19,6 +19,7 @@ import (
 
 	"github.com/hopctl/hopctl/pkg/analyze"
 	"github.com/hopctl/hopctl/pkg/analyze/passes/alias"
+	"github.com/hopctl/hopctl/pkg/hop"
 	"github.com/hopctl/hopctl/pkg/ir"
 	"github.com/hopctl/hopctl/pkg/jointgraph"
 )
@@ -604,33 +605,48 @@ func (b *builder) finding(f analyze.Finding) Finding {
 			out.Path = append(out.Path, k)
 		}
 	}
+	// The value the path follows: the input, then each view of it in the
+	// finding's graph; at each HOP call it enters the subgraph placeholder
+	// the call's operand feeds (feeds), so the path runs
+	// input → views → call → placeholder → … → writing node. Views only
+	// the innermost graph has come after its placeholder.
+	val := int32(-1)
 	if p.Input != "" {
-		add(lookup(gi, p.Input))
+		val = lookup(gi, p.Input)
+		add(val)
 	}
-	// The views live in the graph of the input or, for a write inside a
-	// body, in the innermost graph; resolve each where it exists.
 	inner := gi
 	for _, item := range p.Path {
 		if si, ok := b.graphIdx[item]; ok && si != 0 {
 			inner = si
 		}
 	}
+	var innerViews []string
 	for _, v := range p.Views {
-		k := lookup(gi, v)
-		if k < 0 {
-			k = lookup(inner, v)
+		if k := lookup(gi, v); k >= 0 {
+			add(k)
+			val = k
+		} else {
+			innerViews = append(innerViews, v)
 		}
-		add(k)
 	}
-	cur := gi
+	cur, call := gi, int32(-1)
 	for i, item := range p.Path {
 		if si, ok := b.graphIdx[item]; ok && si != 0 && b.m.Graphs[si] != g {
-			cur = si
 			out.Boxes = append(out.Boxes, b.f.Graphs[si].Group)
+			val = b.enter(cur, call, val, si)
+			add(val)
+			cur = si
+			if si == inner {
+				for _, v := range innerViews {
+					add(lookup(inner, v))
+				}
+			}
 			continue
 		}
 		k := lookup(cur, item)
 		add(k)
+		call = k
 		if i == len(p.Path)-1 && k >= 0 {
 			b.f.Nodes.Flags[k] |= FlagWriter
 		}
@@ -642,6 +658,48 @@ func (b *builder) finding(f analyze.Finding) Finding {
 		}
 	}
 	return out
+}
+
+// enter returns the placeholder of subgraph si that HOP call `call` (a
+// node of graph gi) feeds with the value val, or -1 when the call does not
+// pass val to si (or is not a HOP hopctl decodes).
+func (b *builder) enter(gi int, call, val int32, si int) int32 {
+	if call < 0 || val < 0 || b.f.Nodes.Graph[val] != int32(gi) {
+		return -1
+	}
+	for _, fd := range feeds(b.m, b.m.Graphs[gi], ir.NodeID(call-b.base[gi]), b.m.Graphs[si]) {
+		if b.base[gi]+int32(fd.operand) == val {
+			return b.base[si] + int32(fd.placeholder)
+		}
+	}
+	return -1
+}
+
+// feed is one caller value a HOP call passes to a subgraph placeholder.
+type feed struct{ operand, placeholder ir.NodeID }
+
+// feeds lists, for HOP call `call` of graph g, which of g's nodes feeds
+// each placeholder of subgraph sub (by pkg/hop's conventions); nil when
+// the call is not a HOP hopctl decodes or does not call sub.
+func feeds(m *ir.Module, g *ir.Graph, call ir.NodeID, sub *ir.Graph) []feed {
+	hc, err := hop.DecodeIn(nil, m, g, call)
+	if err != nil || hc == nil {
+		return nil
+	}
+	for _, sc := range hc.Subgraphs {
+		if sc.Graph != sub.Name {
+			continue
+		}
+		var out []feed
+		ph := sub.Placeholders()
+		for j, op := range sc.Operands {
+			if j < len(ph) && op.Arg != nil && op.Arg.Kind == ir.ArgNode && op.Arg.Ref >= 0 && int(op.Arg.Ref) < len(g.Nodes) {
+				out = append(out, feed{op.Arg.Ref, ph[j]})
+			}
+		}
+		return out
+	}
+	return nil
 }
 
 // provenanceText is the provenance chain as `hopctl analyze` prints it.

@@ -6,7 +6,6 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/hopctl/hopctl/pkg/hop"
 	"github.com/hopctl/hopctl/pkg/ir"
 )
 
@@ -277,24 +276,11 @@ func ModelExplorer(f *File, m *ir.Module) *MEGraphCollection {
 		}
 		gk := int(f.Nodes.Graph[k])
 		caller := m.Graphs[gk]
-		hc, err := hop.DecodeIn(nil, m, caller, ir.NodeID(k-firstNode(f, gk)))
-		if err != nil || hc == nil {
-			continue // call_module, or a HOP hopctl does not decode
-		}
-		for _, sc := range hc.Subgraphs {
-			if sc.Graph != m.Graphs[si].Name {
-				continue
-			}
-			ph := m.Graphs[si].Placeholders()
-			for j, op := range sc.Operands {
-				if j >= len(ph) || op.Arg == nil || op.Arg.Kind != ir.ArgNode || op.Arg.Ref < 0 || int(op.Arg.Ref) >= len(caller.Nodes) {
-					continue
-				}
-				dst := &g.Nodes[index[meNodeID(m.Graphs[si].Name, m.Graphs[si].Nodes[ph[j]].Name)]]
-				dst.IncomingEdges = append(dst.IncomingEdges, MEIncomingEdge{
-					SourceNodeID: meNodeID(caller.Name, caller.Nodes[op.Arg.Ref].Name), SourceNodeOutputID: "0", TargetNodeInputID: "0"})
-			}
-			break
+		sub := m.Graphs[si]
+		for _, fd := range feeds(m, caller, ir.NodeID(k-firstNode(f, gk)), sub) {
+			dst := &g.Nodes[index[meNodeID(sub.Name, sub.Nodes[fd.placeholder].Name)]]
+			dst.IncomingEdges = append(dst.IncomingEdges, MEIncomingEdge{
+				SourceNodeID: meNodeID(caller.Name, caller.Nodes[fd.operand].Name), SourceNodeOutputID: "0", TargetNodeInputID: "0"})
 		}
 	}
 	g.GroupNodeAttributes = map[string]map[string]string{"": {"file": f.Path, "producer": "hopctl", "graphs": strconv.Itoa(len(m.Graphs)), "findings": strconv.Itoa(len(f.Findings))}}

@@ -11,19 +11,19 @@ import (
 	"github.com/hopctl/hopctl/pkg/analyze"
 	"github.com/hopctl/hopctl/pkg/analyze/passes"
 	"github.com/hopctl/hopctl/pkg/analyze/passes/alias"
-	"github.com/hopctl/hopctl/pkg/analyze/validate"
 	"github.com/hopctl/hopctl/pkg/ir"
 	"github.com/hopctl/hopctl/pkg/jointgraph"
+	hopload "github.com/hopctl/hopctl/pkg/load"
 	"github.com/hopctl/hopctl/pkg/synth"
 )
 
 func load(t *testing.T, path string) (*ir.Module, *analyze.Result, File) {
 	t.Helper()
-	m, res, err := validate.Run(path, passes.All()...)
+	f, res, err := hopload.Analyze(path, passes.All()...)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return m, res, Build(path, m, res, Options{})
+	return f.Module, res, Build(path, f.Module, res, Options{})
 }
 
 // checkTree checks the box tree: every box reaches one top box without a
@@ -86,15 +86,33 @@ func TestFindingPath(t *testing.T) {
 			}
 			want = append(want, ir.DisplayName(graph)+"/"+item)
 		}
-		var got, gotBoxes []string
-		for _, k := range fd.Path {
-			got = append(got, ir.DisplayName(f.Graphs[f.Nodes.Graph[k]].Name)+"/"+f.Nodes.Name[k])
+		// The path is the provenance's nodes in order, with the subgraph
+		// placeholder the value enters after each call: a placeholder of
+		// the graph the path enters, from which the next node of the path
+		// is reachable.
+		var got, gotBoxes, provenance []string
+		for j, k := range fd.Path {
+			name := ir.DisplayName(f.Graphs[f.Nodes.Graph[k]].Name) + "/" + f.Nodes.Name[k]
+			got = append(got, name)
+			if len(provenance) < len(want) && want[len(provenance)] == name {
+				provenance = append(provenance, name)
+				continue
+			}
+			if f.Nodes.Flags[k]&FlagPlaceholder == 0 || j == 0 || j == len(fd.Path)-1 {
+				t.Errorf("finding %d: %s on the path is neither in the provenance nor an entered placeholder", i, name)
+				continue
+			}
+			next := fd.Path[j+1]
+			gi := int(f.Nodes.Graph[k])
+			if int(f.Nodes.Graph[next]) != gi || !reaches(m.Graphs[gi], ir.NodeID(k-firstNode(&f, gi)), ir.NodeID(next-firstNode(&f, gi))) {
+				t.Errorf("finding %d: the next path node %s is not reachable from the entered placeholder %s", i, f.Nodes.Name[next], name)
+			}
 		}
 		for _, x := range fd.Boxes {
 			gotBoxes = append(gotBoxes, f.Groups.Label[x])
 		}
-		if !slices.Equal(got, want) || !slices.Equal(gotBoxes, wantBoxes) {
-			t.Errorf("finding %d (%s): path %v boxes %v, want %v boxes %v", i, fd.Message, got, gotBoxes, want, wantBoxes)
+		if !slices.Equal(provenance, want) || !slices.Equal(gotBoxes, wantBoxes) || len(got) != len(want)+len(wantBoxes) {
+			t.Errorf("finding %d (%s): path %v boxes %v, want %v with a placeholder after each call, boxes %v", i, fd.Message, got, gotBoxes, want, wantBoxes)
 		}
 		last := fd.Path[len(fd.Path)-1]
 		if f.Nodes.Flags[last]&FlagWriter == 0 {
@@ -207,10 +225,11 @@ func TestChunksBoundBoxes(t *testing.T) {
 // partition: forward nodes are the forward graph's, saved values are the
 // partition's, and each saved value is a forward node.
 func TestJointPartition(t *testing.T) {
-	m, _, err := validate.Load("../../testdata/models/mlp.pb")
+	in, err := hopload.Open("../../testdata/models/mlp.pb", hopload.Strict)
 	if err != nil {
 		t.Fatal(err)
 	}
+	m := in.Module
 	j, err := jointgraph.Build(m, jointgraph.Options{File: "mlp.pb"})
 	if err != nil {
 		t.Fatal(err)
@@ -390,11 +409,11 @@ func TestWriteHTMLSelfContained(t *testing.T) {
 // forward are saved — the default partition's saved values.
 func TestJointFileRoles(t *testing.T) {
 	for _, model := range []string{"mlp", "attention", "convbn", "embedding", "resnet18", "inplace_views"} {
-		m, _, err := validate.Load("../../testdata/models/" + model + ".pb")
+		in, err := hopload.Open("../../testdata/models/"+model+".pb", hopload.Strict)
 		if err != nil {
 			t.Fatal(err)
 		}
-		j, err := jointgraph.Build(m, jointgraph.Options{File: model})
+		j, err := jointgraph.Build(in.Module, jointgraph.Options{File: model})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -419,4 +438,25 @@ func TestJointFileRoles(t *testing.T) {
 			t.Errorf("%s: saved %v, the default partition saves %v", model, got, want)
 		}
 	}
+}
+
+// reaches reports whether node to is reachable from node from along
+// def-use edges of g.
+func reaches(g *ir.Graph, from, to ir.NodeID) bool {
+	du := ir.NewDefUse(g)
+	seen := map[ir.NodeID]bool{from: true}
+	for stack := []ir.NodeID{from}; len(stack) > 0; {
+		u := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		if u == to {
+			return true
+		}
+		for _, v := range du.Users[u] {
+			if !seen[v] {
+				seen[v] = true
+				stack = append(stack, v)
+			}
+		}
+	}
+	return false
 }

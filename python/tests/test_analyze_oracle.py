@@ -44,7 +44,7 @@ class AnalyzeMatchesTorch(unittest.TestCase):
                 root = [g for g in by_path[path]["graphs"] if g["name"] == ""][0]
                 want = alias_oracle.observe(hopctl_torch.load(path), corpus.make_inputs(name))
                 got = {k: root[k] for k in ("inp_inp_alias", "inp_out_alias", "out_out_alias")}
-                got["mutated_inputs"] = sorted(root["mutated_inputs"])
+                got["mutated_inputs"] = sorted(set(root["mutated_inputs"]))  # the runtime sees no write counts
                 self.assertEqual(got, want)
                 unknown = [f for f in root["findings"] if f["rule"] == "unknown-op"]
                 self.assertEqual(unknown, [], "every op of a real model has a schema")

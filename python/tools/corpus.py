@@ -113,6 +113,25 @@ class TokenModel(nn.Module):
         return picked, -picked.mean()
 
 
+class RNN(nn.Module):
+    """nn.LSTM / nn.GRU (batch_first=True) returning the output and the
+    final state. torch 1.13's CPU path (aten/src/ATen/native/RNN.cpp) runs
+    the cells as unsafe_chunk / unsafe_split of the gate pre-activations
+    followed by in-place sigmoid_ / tanh_ / add_ on the pieces."""
+
+    def __init__(self, cls):
+        super().__init__()
+        self.rnn = cls(8, 16, batch_first=True)
+
+    def forward(self, x):
+        r = self.rnn
+        # functional_call swaps the parameters, but the module runs its
+        # cached _flat_weights list: rebuild it from the current ones.
+        r._flat_weights = [getattr(r, n) for n in r._flat_weights_names]
+        out, state = r(x)
+        return (out,) + (tuple(state) if isinstance(state, tuple) else (state,))
+
+
 def inplace_views_fn(x, y, buf):
     """In-place ops on views of intermediates; mutates buf through a view;
     returns a view of an input (y) and two views of one tensor (c)."""
@@ -187,7 +206,21 @@ def _shared_storage():
                 fn=shared_storage_fn)
 
 
+def _lstm():
+    torch.manual_seed(SEED)
+    model = RNN(nn.LSTM)
+    return Spec(model, [("x", torch.randn(2, 5, 8, requires_grad=True))])
+
+
+def _gru():
+    torch.manual_seed(SEED)
+    model = RNN(nn.GRU)
+    return Spec(model, [("x", torch.randn(2, 5, 8, requires_grad=True))])
+
+
 BUILDERS = {
+    "lstm": _lstm,
+    "gru": _gru,
     "mlp": _mlp,
     "attention": _attention,
     "convbn": _convbn,

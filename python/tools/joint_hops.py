@@ -3,7 +3,8 @@
 torch 1.13 has no torch.ops.higher_order, so graphs with HOPs (the
 hand-written testdata/hops/*.pbtxt, and the joint graphs hopctl builds from
 them) cannot run there. install() registers plain-Python versions with the
-calling conventions of shared/reference/hops.md §5 under
+calling conventions of torch/_higher_order_ops/{cond,map,scan}.py (hopctl's HOP
+table, pkg/opschema/hops.go) under
 torch.ops.higher_order, so hopctl_torch.load can run such graphs and
 autograd can differentiate them. It does nothing when torch has the HOPs.
 """

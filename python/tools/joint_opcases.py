@@ -83,6 +83,10 @@ def cases():
         ("split_unbind", lambda a: a.split(2, 1)[1] * 2 + a.split([1, 3], 1)[1][:, :2] + a.unbind(1)[0].unsqueeze(1),
          [_r(3, 4)]),
         ("as_strided", lambda a: a.as_strided((2, 2), (3, 1), 1) * 3, [_r(3, 3)]),
+        # the unsafe_ splits (LSTM/GRU cells): in-place ops on the pieces are
+        # allowed, autograd does not track the pieces as views
+        ("unsafe_split_inplace", _unsafe_pieces, [_r(2, 8), _r(2, 8)]),
+        ("transpose_", _transpose_, [_r(3, 4), _r(4, 3)]),
         # indexing
         ("gather_scatter", lambda a, i, s: a.gather(1, i) + a.scatter(1, i, s) .sum(1, keepdim=True)
          + a.scatter(1, i, 0.5).sum(1, keepdim=True), [_r(3, 4), torch.tensor([[0], [2], [3]]), _r(3, 1)]),
@@ -149,6 +153,19 @@ def _wd(a, b):
     c.diagonal().mul_(b)
     c.select(0, 1).add_(b)
     return c.sum(0) * b
+
+
+def _unsafe_pieces(a, b):
+    g = a * 1
+    i = g.unsafe_chunk(4, 1)
+    h = (b * 1).unsafe_split(2, 1)
+    return i[0].add_(h[0]).sigmoid_() * i[1].tanh_() + h[3] * (b * 1).unsafe_split_with_sizes([3, 5], 1)[0].sum()
+
+
+def _transpose_(a, b):
+    c = torch.stack([a * 2, b.t()])
+    c.transpose_(0, 1)  # torch 1.13 records stack's value after this
+    return c * 3
 
 
 def _ws(a, b):

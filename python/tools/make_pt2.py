@@ -68,7 +68,7 @@ def _corpus(name):
 
 
 class BufferUpdate(nn.Module):
-    """Linear + ReLU and a running buffer updated in place (the fact sheet's example)."""
+    """Linear + ReLU and a running buffer updated in place (torch.export's usual example of a buffer mutation)."""
 
     def __init__(self):
         super().__init__()

@@ -11,7 +11,7 @@ import (
 	"github.com/hopctl/hopctl/internal/cmdutil"
 	"github.com/hopctl/hopctl/internal/iostreams"
 	"github.com/hopctl/hopctl/pkg/analyze/passes/alias"
-	"github.com/hopctl/hopctl/pkg/analyze/validate"
+	"github.com/hopctl/hopctl/pkg/load"
 	"github.com/hopctl/hopctl/pkg/report"
 )
 
@@ -62,12 +62,12 @@ func analyzeRun(opts *Options) error {
 	doc := &report.AnalyzeDoc{SchemaVersion: report.AnalyzeSchemaVersion, Files: []report.AnalyzeFile{}}
 	var errs []error
 	for _, path := range opts.Files {
-		m, res, err := validate.Run(path, alias.Analyzer)
+		f, res, err := load.Analyze(path, alias.Analyzer)
 		if err != nil {
 			errs = append(errs, err)
 			continue
 		}
-		doc.Files = append(doc.Files, report.NewAnalyzeFile(path, m, res))
+		doc.Files = append(doc.Files, report.NewAnalyzeFile(path, f.Module, res))
 	}
 	var err error
 	if opts.Format == "json" {

@@ -10,8 +10,8 @@ import (
 
 	"github.com/hopctl/hopctl/internal/cmdutil"
 	"github.com/hopctl/hopctl/internal/iostreams"
-	"github.com/hopctl/hopctl/pkg/analyze/validate"
 	"github.com/hopctl/hopctl/pkg/ir"
+	"github.com/hopctl/hopctl/pkg/load"
 )
 
 // Options are the inputs of `hopctl convert`.
@@ -63,10 +63,11 @@ func convertRun(opts *Options) error {
 	if err != nil {
 		return err
 	}
-	m, _, err := validate.Load(opts.In)
+	f, err := load.Open(opts.In, load.Strict)
 	if err != nil {
 		return err
 	}
+	m := f.Module
 	// The output is streamed (ir.EncodeTo): a 1M-node graph's JSON is
 	// about a gigabyte, which need not be held in memory. A validated
 	// module always encodes, so standard output never gets a partial

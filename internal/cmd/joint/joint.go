@@ -7,7 +7,6 @@ package joint
 import (
 	"errors"
 	"fmt"
-	graphcheck "github.com/hopctl/hopctl/pkg/analyze/validate"
 	"io"
 	"strings"
 	"sync"
@@ -19,6 +18,7 @@ import (
 	"github.com/hopctl/hopctl/internal/iostreams"
 	"github.com/hopctl/hopctl/pkg/ir"
 	"github.com/hopctl/hopctl/pkg/jointgraph"
+	"github.com/hopctl/hopctl/pkg/load"
 )
 
 // Options are the inputs of `hopctl joint`.
@@ -122,16 +122,17 @@ func validate(opts *Options) error {
 
 func jointRun(opts *Options) error {
 	timings := cmdutil.NewTimings(opts.IO.ErrOut, opts.Timings)
-	m, _, err := graphcheck.Load(opts.In)
+	in, err := load.Open(opts.In, load.Strict)
 	if err != nil {
 		return err
 	}
+	m := in.Module
 	timings.Lap("load")
 	mode, masks, _ := jointgraph.ParseMasks(opts.Masks)
 	conv, _ := jointgraph.ParseConvention(opts.HOPConvention)
 	j, err := jointgraph.Build(m, jointgraph.Options{
 		File: opts.In, MaskMode: mode, Masks: masks, Convention: conv,
-		UnmaskNoneGradients: opts.UnmaskNone,
+		UnmaskNoneGradients: opts.UnmaskNone, Registry: in.Registry,
 	})
 	if err != nil {
 		var me *jointgraph.MaskError

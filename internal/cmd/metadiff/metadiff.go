@@ -14,8 +14,8 @@ import (
 	"github.com/hopctl/hopctl/internal/iostreams"
 	"github.com/hopctl/hopctl/pkg/analyze"
 	"github.com/hopctl/hopctl/pkg/analyze/metadiff"
-	"github.com/hopctl/hopctl/pkg/analyze/validate"
 	"github.com/hopctl/hopctl/pkg/ir"
+	"github.com/hopctl/hopctl/pkg/load"
 	"github.com/hopctl/hopctl/pkg/report"
 )
 
@@ -94,17 +94,19 @@ unknown graph name), 3 an unreadable or invalid file.`,
 
 func metaDiffRun(opts *Options) error {
 	lfile, rfile := opts.Files[0], opts.Files[len(opts.Files)-1]
-	// validate.Load refuses what every command refuses: files that fail
+	// load.Open refuses what every command refuses: files that fail
 	// verification, schema tables that do not parse, calls that do not fit.
-	lm, _, err := validate.Load(lfile)
+	lf, err := load.Open(lfile, load.Strict)
 	if err != nil {
 		return err
 	}
-	rm := lm
+	lm, rm := lf.Module, lf.Module
 	if len(opts.Files) == 2 {
-		if rm, _, err = validate.Load(rfile); err != nil {
+		rf, err := load.Open(rfile, load.Strict)
+		if err != nil {
 			return err
 		}
+		rm = rf.Module
 	}
 	side := "outputs"
 	if opts.Inputs {

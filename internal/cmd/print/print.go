@@ -15,8 +15,8 @@ import (
 	"github.com/hopctl/hopctl/internal/iostreams"
 	"github.com/hopctl/hopctl/pkg/analyze"
 	"github.com/hopctl/hopctl/pkg/analyze/passes"
-	"github.com/hopctl/hopctl/pkg/analyze/validate"
 	"github.com/hopctl/hopctl/pkg/ir"
+	"github.com/hopctl/hopctl/pkg/load"
 	"github.com/hopctl/hopctl/pkg/report"
 	"github.com/hopctl/hopctl/pkg/viz"
 )
@@ -105,11 +105,11 @@ func printRun(opts *Options) error {
 	if opts.Format == "model-explorer" {
 		return modelExplorerRun(opts)
 	}
-	m, _, err := validate.Load(opts.File)
+	f, err := load.Open(opts.File, load.Strict)
 	if err != nil {
 		return err
 	}
-	m, err = Submodule(m, opts.Graph)
+	m, err := Submodule(f.Module, opts.Graph)
 	if err != nil {
 		return fmt.Errorf("%s: %w", opts.File, err)
 	}
@@ -155,19 +155,17 @@ func Submodule(m *ir.Module, qualname string) (*ir.Module, error) {
 // --overlay, its node data to a file. Everything is built before anything
 // is written.
 func modelExplorerRun(opts *Options) error {
-	m, res, err := validate.Run(opts.File, passes.All()...)
+	lf, res, err := load.Analyze(opts.File, passes.All()...)
 	if err != nil {
 		return err
 	}
+	m := lf.Module
 	if opts.Graph != "" {
 		if m, err = Submodule(m, opts.Graph); err != nil {
 			return fmt.Errorf("%s: %w", opts.File, err)
 		}
-		reg, err := analyze.NewRegistry(m, opts.File)
-		if err != nil {
-			return err
-		}
-		if res, err = analyze.Run(m, opts.File, reg, passes.All()...); err != nil {
+		// The submodule has the file's schema table, so the file's registry.
+		if res, err = analyze.Run(m, opts.File, lf.Registry, passes.All()...); err != nil {
 			return err
 		}
 	}

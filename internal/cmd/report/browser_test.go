@@ -19,7 +19,7 @@ import (
 
 	"github.com/hopctl/hopctl/internal/iostreams"
 	"github.com/hopctl/hopctl/pkg/analyze/passes"
-	"github.com/hopctl/hopctl/pkg/analyze/validate"
+	"github.com/hopctl/hopctl/pkg/load"
 )
 
 // chromiumPath finds Debian's chromium (scripts/install-deps.sh installs
@@ -138,10 +138,11 @@ func TestBrowserFindingHighlightsProvenance(t *testing.T) {
 	open(t, ctx, writeReport(t, false, file))
 
 	// What must be highlighted comes from the analysis, not from here.
-	m, res, err := validate.Run(file, passes.All()...)
+	lf, res, err := load.Analyze(file, passes.All()...)
 	if err != nil {
 		t.Fatal(err)
 	}
+	m := lf.Module
 	var want []string
 	for _, f := range res.Findings {
 		if f.Graph == "" && f.Provenance != nil {
@@ -164,6 +165,9 @@ func TestBrowserFindingHighlightsProvenance(t *testing.T) {
 	ink0, red0 := canvasStats(t, ctx, before)
 	if ink0 < 5000 {
 		t.Fatalf("the graph canvas is (nearly) blank before the click: %d drawn pixels", ink0)
+	}
+	if n := evalJS[int](t, ctx, `window.hopctlReport.requests()`); n != 0 {
+		t.Errorf("the page made or tried %d requests; it must load nothing", n)
 	}
 	if got := evalJS[[]string](t, ctx, `window.hopctlReport.highlighted()`); len(got) != 0 {
 		t.Fatalf("highlighted before any click: %v", got)
@@ -268,6 +272,9 @@ func TestBrowserCorpus(t *testing.T) {
 		if res != "" {
 			t.Errorf("%s: %s", f, res)
 		}
+	}
+	if n := evalJS[int](t, ctx, `window.hopctlReport.requests()`); n != 0 {
+		t.Errorf("the page made or tried %d requests; it must load nothing", n)
 	}
 }
 

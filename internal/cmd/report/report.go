@@ -12,9 +12,9 @@ import (
 	"github.com/hopctl/hopctl/internal/iostreams"
 	"github.com/hopctl/hopctl/pkg/analyze"
 	"github.com/hopctl/hopctl/pkg/analyze/passes"
-	"github.com/hopctl/hopctl/pkg/analyze/validate"
 	"github.com/hopctl/hopctl/pkg/ir"
 	"github.com/hopctl/hopctl/pkg/jointgraph"
+	"github.com/hopctl/hopctl/pkg/load"
 	"github.com/hopctl/hopctl/pkg/viz"
 )
 
@@ -99,17 +99,17 @@ func reportRun(opts *Options) error {
 // buildFile loads, analyses and models one file.
 func buildFile(path string, opts *Options) (viz.File, error) {
 	if !opts.Joint {
-		m, res, err := validate.Run(path, passes.All()...)
+		f, res, err := load.Analyze(path, passes.All()...)
 		if err != nil {
 			return viz.File{}, err
 		}
-		return viz.Build(path, m, res, viz.Options{}), nil
+		return viz.Build(path, f.Module, res, viz.Options{}), nil
 	}
-	m, _, err := validate.Load(path)
+	f, err := load.Open(path, load.Strict)
 	if err != nil {
 		return viz.File{}, err
 	}
-	j, err := jointgraph.Build(m, jointgraph.Options{File: path, MaskMode: jointgraph.MasksAuto})
+	j, err := jointgraph.Build(f.Module, jointgraph.Options{File: path, MaskMode: jointgraph.MasksAuto, Registry: f.Registry})
 	if err != nil {
 		return viz.File{}, err
 	}
@@ -119,7 +119,7 @@ func buildFile(path string, opts *Options) (viz.File, error) {
 		return viz.File{}, err
 	}
 	// The joint graph is analysed like any file (findings, maps).
-	reg, err := analyze.NewRegistry(j.Module, path)
+	reg, err := load.Registry(j.Module, path)
 	if err != nil {
 		return viz.File{}, err
 	}

@@ -32,6 +32,7 @@ import (
 
 	"github.com/hopctl/hopctl/pkg/analyze"
 	"github.com/hopctl/hopctl/pkg/ir"
+	"github.com/hopctl/hopctl/pkg/load"
 )
 
 // Want is one `# want` line.
@@ -47,16 +48,6 @@ type Expect struct {
 	Keys   []string
 	Values []string
 	Line   int
-}
-
-// Get returns the value of key.
-func (e *Expect) Get(key string) (string, bool) {
-	for i, k := range e.Keys {
-		if k == key {
-			return e.Values[i], true
-		}
-	}
-	return "", false
 }
 
 var (
@@ -136,7 +127,15 @@ func Check(t testing.TB, path string, wants []*Want, findings []analyze.Finding)
 // returns the module, the result and the expect lines.
 func Run(t testing.TB, path string, analyzers ...*analyze.Analyzer) (*ir.Module, *analyze.Result, []*Expect) {
 	t.Helper()
-	m, res, err := analyze.RunFile(path, analyzers...)
+	f, err := load.Open(path, load.Lenient)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f.Invalid() {
+		t.Fatalf("%s: %v", path, &ir.VerifyError{Problems: f.Problems})
+	}
+	m := f.Module
+	res, err := analyze.Run(m, path, f.Registry, analyzers...)
 	if err != nil {
 		t.Fatal(err)
 	}

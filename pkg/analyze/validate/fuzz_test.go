@@ -11,6 +11,7 @@ import (
 	"github.com/hopctl/hopctl/pkg/analyze/passes"
 	"github.com/hopctl/hopctl/pkg/analyze/validate"
 	"github.com/hopctl/hopctl/pkg/ir"
+	"github.com/hopctl/hopctl/pkg/load"
 	"github.com/hopctl/hopctl/pkg/report"
 )
 
@@ -49,7 +50,7 @@ func fuzzPipeline(t *testing.T, data []byte) {
 	if err != nil {
 		return
 	}
-	reg, err := analyze.NewRegistry(m, file)
+	reg, err := load.Registry(m, file)
 	if err == nil {
 		err = validate.Check(m, file, reg)
 	}

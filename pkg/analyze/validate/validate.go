@@ -7,12 +7,11 @@
 // analysis binds arguments by schema and walks into subgraphs by operand
 // position — so it is invalid input (exit code 3), not a finding.
 //
-// Every command that reads graph files loads them through Load, so every
-// command accepts and refuses the same files.
+// Every command that reads graph files opens them through package load,
+// which runs Check, so every command accepts and refuses the same files.
 package validate
 
 import (
-	"errors"
 	"fmt"
 	"strings"
 
@@ -23,71 +22,6 @@ import (
 	"github.com/hopctl/hopctl/pkg/ir"
 	"github.com/hopctl/hopctl/pkg/opschema"
 )
-
-// Load reads a graph file, verifies it (ir.Load), parses its schema table
-// and checks its calls (Check). It returns the module and its schema
-// registry; every error is an ir.InputError naming the file, and the graph
-// and node where there is one.
-func Load(path string) (*ir.Module, *opschema.Registry, error) {
-	m, reg, err := loadUnchecked(path)
-	if err != nil {
-		return nil, nil, err
-	}
-	if err := Check(m, path, reg); err != nil {
-		return nil, nil, err
-	}
-	return m, reg, nil
-}
-
-// Run loads path as Load does and runs analyzers on the module. It is Load
-// followed by analyze.Run, except that the call checks and the analysis
-// run at the same time, on two cores (on a 1M-node graph they took 0.3 s
-// and 0.5 s of a 1.8 s job one after the other). When the checks refuse
-// the file, Run returns their error as Load does and drops whatever the
-// analysis made of the invalid module — including an *ir.InternalError
-// (a panic), as the analyzers are only required to handle valid input. On
-// a file the checks accept, an internal error is returned as it is.
-func Run(path string, analyzers ...*analyze.Analyzer) (*ir.Module, *analyze.Result, error) {
-	m, reg, err := loadUnchecked(path)
-	if err != nil {
-		return nil, nil, err
-	}
-	var (
-		res    *analyze.Result
-		runErr error
-	)
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		res, runErr = analyze.Run(m, path, reg, analyzers...)
-	}()
-	checkErr := Check(m, path, reg)
-	<-done
-	var bug *ir.InternalError
-	switch {
-	case checkErr != nil:
-		return nil, nil, checkErr
-	case errors.As(runErr, &bug):
-		return nil, nil, bug
-	case runErr != nil:
-		return nil, nil, &ir.DecodeError{Loc: ir.Location{File: path}, Err: runErr}
-	}
-	return m, res, nil
-}
-
-// loadUnchecked reads and verifies a graph file (ir.Load) and parses its
-// schema table: Load without Check.
-func loadUnchecked(path string) (*ir.Module, *opschema.Registry, error) {
-	m, err := ir.Load(path)
-	if err != nil {
-		return nil, nil, err
-	}
-	reg, err := analyze.NewRegistry(m, path)
-	if err != nil {
-		return nil, nil, err
-	}
-	return m, reg, nil
-}
 
 // Check checks every call of a verified module against its schema and
 // every call of subgraphs against the subgraphs. It returns an

@@ -6,19 +6,23 @@
 // to the root, each with at most MaxChildren items.
 "use strict";
 (function () {
+  // Attempts to load anything (the page's policy forbids every request).
+  let cspViolations = 0;
+  document.addEventListener("securitypolicyviolation", () => { cspViolations++; });
   const DOC = JSON.parse(document.getElementById("hopctl-data").textContent);
   const canvas = document.getElementById("graph");
   const ctx = canvas.getContext("2d");
   const tooltip = document.getElementById("tooltip");
   const statusEl = document.getElementById("status");
   const FONT = '12px "DejaVu Sans Mono", monospace';
-  const NODE_H = 22, BOX_H = 28, HEADER = 20, PAD = 10, MAX_CHARS = 64;
+  const NODE_H = 22, BOX_H = 28, HEADER = 20, PAD = 10, MAX_CHARS = 64, FANOUT = 6;
   const PALETTE = ["#7e57c2", "#26a69a", "#ec407a", "#8d6e63", "#5c6bc0", "#9ccc65", "#ffa726", "#29b6f6", "#ab47bc", "#66bb6a"];
   const F_PH = 1, F_OUT = 2, F_ATTR = 4, F_MUT = 8, F_WRITER = 16, F_FW = 32, F_BW = 64, F_SAVED = 128, F_FINDING = 256;
   ctx.font = FONT;
   const CW = ctx.measureText("M").width;
 
   let F = null; // the file shown, with derived indexes
+  const stats = { calls: 0, maxMs: 0, maxBox: -1, maxSize: null }; // dagre calls
   const view = { x: 0, y: 0, k: 1 };
   const overlay = { mutated: true, alias: true, path: true, joint: true };
   let activeFinding = -1;
@@ -141,7 +145,20 @@
       sizes.set(it, { w, h });
       g.setNode(String(it), { width: w, height: h });
     }
-    for (const [a, b] of F.itemEdges[x].values()) g.setEdge(String(a), String(b));
+    // Edges from an item with many users (a box of inputs, a weight) are
+    // laid out only to its first few: its long edges to every layer would
+    // cost dagre a dummy vertex per layer crossed (a 48-item box took a
+    // second). The others are drawn straight.
+    const outDeg = new Map();
+    for (const [a] of F.itemEdges[x].values()) outDeg.set(a, (outDeg.get(a) || 0) + 1);
+    const free = [];
+    const laidOut = new Map();
+    for (const [a, b] of F.itemEdges[x].values()) {
+      const n = laidOut.get(a) || 0;
+      if (outDeg.get(a) > FANOUT && n >= 2) { free.push([a, b]); continue; }
+      laidOut.set(a, n + 1);
+      g.setEdge(String(a), String(b));
+    }
     // A call box: the call node above the subgraphs it calls (edges for
     // the layout only, not drawn).
     const hidden = new Set();
@@ -152,7 +169,11 @@
         if (!g.hasEdge(String(callNode), key)) { g.setEdge(String(callNode), key); hidden.add(callNode + "," + key); }
       }
     }
+    const tl = performance.now();
     dagre.layout(g);
+    const ms = performance.now() - tl;
+    stats.calls++;
+    if (ms > stats.maxMs) stats.maxMs = ms, stats.maxBox = x, stats.maxSize = [g.nodeCount(), g.edgeCount()];
     const out = { items: [], edges: [], w: Math.max(g.graph().width || 0, groupTitle(x).length * CW + 20), h: g.graph().height || 0 };
     for (const it of items) {
       const n = g.node(String(it));
@@ -163,6 +184,10 @@
       if (hidden.has(e.v + "," + e.w)) continue;
       const pts = g.edge(e).points || [];
       out.edges.push({ a: +e.v, b: +e.w, pts });
+    }
+    for (const [a, b] of free) {
+      const p = g.node(String(a)), q = g.node(String(b));
+      out.edges.push({ a, b, pts: [{ x: p.x, y: p.y + p.height / 2 }, { x: q.x, y: q.y - q.height / 2 }] });
     }
     F.cache[x] = out;
     return out;
@@ -304,6 +329,27 @@
       if (p.length < 2) continue;
       arrow(p[p.length - 2], p[p.length - 1]);
     }
+    // the provenance chain end to end, under the nodes
+    if (overlay.path && highlighted.chain.length > 1) {
+      // From each item on the path to the next, border to border.
+      const rects = [];
+      for (const it of highlighted.chain) {
+        const r = drawList.where.get(rep(it));
+        if (r && rects[rects.length - 1] !== r) rects.push(r);
+      }
+      const centre = (r) => ({ x: r.x + r.w / 2, y: r.y + Math.min(r.h / 2, 14) });
+      ctx.strokeStyle = "rgba(213,0,0,0.75)";
+      ctx.fillStyle = "#d50000";
+      ctx.lineWidth = 3.5;
+      for (let i = 1; i < rects.length; i++) {
+        const a = centre(rects[i - 1]), b = centre(rects[i]);
+        const p = border(b, a, rects[i - 1]), q = border(a, b, rects[i]);
+        ctx.setLineDash([8, 5]);
+        ctx.beginPath(); ctx.moveTo(p.x, p.y); ctx.lineTo(q.x, q.y); ctx.stroke();
+        ctx.setLineDash([]);
+        arrow(p, q, 9);
+      }
+    }
     // nodes
     for (const r of drawList.nodes) {
       if (!inView(r)) continue;
@@ -333,26 +379,20 @@
         ctx.fillText(clip(F.src.nodes.label[k], MAX_CHARS), r.x + 9, r.y + r.h / 2 + 1);
       }
     }
-    // the provenance chain end to end
-    if (overlay.path && highlighted.chain.length > 1) {
-      const pts = [];
-      for (const it of highlighted.chain) {
-        const r = drawList.where.get(rep(it));
-        if (!r) continue;
-        const c = { x: r.x + r.w / 2, y: r.y + Math.min(r.h / 2, 14) };
-        const last = pts[pts.length - 1];
-        if (!last || last.x !== c.x || last.y !== c.y) pts.push(c);
-      }
-      ctx.strokeStyle = "rgba(213,0,0,0.75)";
-      ctx.lineWidth = 3.5;
-      ctx.setLineDash([8, 5]);
-      ctx.beginPath();
-      pts.forEach((p, i) => (i ? ctx.lineTo(p.x, p.y) : ctx.moveTo(p.x, p.y)));
-      ctx.stroke();
-      ctx.setLineDash([]);
-      ctx.fillStyle = "#d50000";
-      for (let i = 1; i < pts.length; i++) arrow(pts[i - 1], pts[i], 9);
-    }
+  }
+
+  // border(from, to, r): where the segment from `from` to `to` (the
+  // centre of r) enters r; `to` itself when `from` lies inside r.
+  function border(from, to, r) {
+    const dx = to.x - from.x, dy = to.y - from.y;
+    const x0 = r.x - 3, x1 = r.x + r.w + 3, y0 = r.y - 3, y1 = r.y + Math.min(r.h, 28) + 3;
+    if (from.x >= x0 && from.x <= x1 && from.y >= y0 && from.y <= y1) return to;
+    // The entry point is the later of the two slab entries.
+    let te = 0;
+    if (dx > 0) te = Math.max(te, (x0 - from.x) / dx); else if (dx < 0) te = Math.max(te, (x1 - from.x) / dx);
+    if (dy > 0) te = Math.max(te, (y0 - from.y) / dy); else if (dy < 0) te = Math.max(te, (y1 - from.y) / dy);
+    te = Math.min(Math.max(te, 0), 1);
+    return { x: from.x + dx * te, y: from.y + dy * te };
   }
 
   function clip(s, n) { return s.length > n ? s.slice(0, n - 1) + "…" : s; }
@@ -529,7 +569,9 @@
     const fl = document.getElementById("findings");
     fl.innerHTML = "";
     if (!s.findings.length) fl.innerHTML = '<div class="empty">no findings</div>';
+    const MAX_FINDINGS = 1000;
     s.findings.forEach((fd, i) => {
+      if (i >= MAX_FINDINGS) return;
       const el = document.createElement("div");
       el.className = "finding " + fd.severity;
       el.dataset.index = i;
@@ -539,6 +581,9 @@
       el.addEventListener("click", () => showFinding(i));
       fl.appendChild(el);
     });
+    if (s.findings.length > MAX_FINDINGS) {
+      fl.insertAdjacentHTML("beforeend", `<div class="empty">the first ${MAX_FINDINGS} of ${s.findings.length} findings (hopctl lint lists them all)</div>`);
+    }
     // maps
     const mp = document.getElementById("maps");
     const parts = [];
@@ -574,9 +619,12 @@
     });
     const cols = [["name", "name"], ["kind", "kind"], ["shape", "shape"], ["dtype", "dtype"], ["bytes", "bytes"]];
     const head = cols.map(([k, t]) => `<th class="sortable" data-key="${k}">${t}${k === key ? (dir < 0 ? " ▼" : " ▲") : ""}</th>`).join("");
-    const body = rows.map((v) => `<tr class="clickable" data-node="${v.node}"><td>${esc(v.name)}</td><td>${esc(v.kind)}</td><td>${esc(v.shape || "")}</td><td>${esc(v.dtype || "")}</td><td class="num" data-bytes="${v.bytes}">${esc(human(v.bytes))}</td></tr>`).join("");
+    // At most MAX_ROWS rows in the DOM, in the current order.
+    const MAX_ROWS = 500;
+    const body = rows.slice(0, MAX_ROWS).map((v) => `<tr class="clickable" data-node="${v.node}"><td>${esc(v.name)}</td><td>${esc(v.kind)}</td><td>${esc(v.shape || "")}</td><td>${esc(v.dtype || "")}</td><td class="num" data-bytes="${v.bytes}">${esc(human(v.bytes))}</td></tr>`).join("");
     const el = document.getElementById("saved");
-    el.innerHTML = `<div>${j.saved.length} values, ${human(j.total_bytes)} (${esc(j.source)})</div><table id="saved-table"><tr>${head}</tr>${body}</table>`;
+    const more = rows.length > MAX_ROWS ? `<div class="empty">the first ${MAX_ROWS} of ${rows.length} in this order</div>` : "";
+    el.innerHTML = `<div>${j.saved.length} values, ${human(j.total_bytes)} (${esc(j.source)})</div><table id="saved-table"><tr>${head}</tr>${body}</table>${more}`;
     el.querySelectorAll("th.sortable").forEach((th) => th.addEventListener("click", () => {
       const k = th.dataset.key;
       renderSaved(k, k === key ? -dir : (k === "bytes" ? -1 : 1));
@@ -630,14 +678,20 @@
   fileSel.addEventListener("change", () => showFile(+fileSel.value));
 
   function showFile(i) {
+    const t0 = performance.now();
     F = prepare(DOC.files[i]);
+    const t1 = performance.now();
     defaultExpansion(F);
+    api.phases = { parse: t0, prepare: t1 - t0 };
     highlighted = { nodes: new Set(), groups: new Set(), chain: [] };
     selected = null; activeFinding = -1;
     renderPanels();
+    const t2 = performance.now();
     relayout();
+    api.phases.layout = performance.now() - t2;
     initialView();
     resize();
+    api.phases.total = performance.now() - t0;
   }
 
   // The whole drawing if it is legible, else its top at a legible scale.
@@ -656,6 +710,10 @@
     lastLayoutMs: 0,
     showFile: (i) => { fileSel.value = i; showFile(i); },
     numFiles: () => DOC.files.length,
+    layoutStats: () => stats,
+    // Requests the page made or tried: resources loaded, and requests the
+    // Content-Security-Policy blocked.
+    requests: () => performance.getEntriesByType("resource").length + cspViolations,
     numFindings: () => F.src.findings.length,
     showFinding: (i) => showFinding(i),
     search: null,

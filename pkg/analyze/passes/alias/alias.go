@@ -9,7 +9,10 @@
 //     placeholder carries one, all placeholders are inputs;
 //   - outputs are the pytree leaves of the output node's argument;
 //   - storage maps are built so the last index sharing a storage wins;
-//   - mutated_inputs lists input indices in first-write order, no repeats.
+//   - mutated_inputs lists the input index of every write, in order, an
+//     index once per write (torch 2.14's check_input_alias_and_mutation
+//     appends one entry per written argument of every op: [0, 0] for
+//     x.sin_().add_(2); torch 2.6 has no such function).
 //
 // Where hopctl differs from PyTorch's static checker, on purpose: it sees
 // writes through keyword arguments (out=) and inside nested HOPs, and
@@ -110,7 +113,7 @@ type Summary struct {
 	InpInpAlias   []Pair // sorted by From
 	InpOutAlias   []Pair
 	OutOutAlias   []Pair
-	MutatedInputs []int
+	MutatedInputs []int // one entry per write, as torch lists them
 
 	Mutations []Mutation // one per mutated input, first-write order
 	// FirstAlias is the first input-output or output-output alias, by
@@ -176,6 +179,7 @@ type state struct {
 	inputOf  []int32
 	phPos    []int32
 	mutated  []Mutation
+	writes   []int // input index of every write, in order (MutatedInputs)
 	mutSeen  map[int]bool
 	phMut    []phMutation
 	phSeen   map[int]bool
@@ -446,6 +450,7 @@ func (st *state) write(id ir.NodeID, via ir.NodeID, v []storage, inner *analyze.
 			continue
 		}
 		last := ins[len(ins)-1]
+		st.writes = append(st.writes, last)
 		if st.mutSeen[last] {
 			continue
 		}
@@ -610,9 +615,7 @@ func (st *state) summarize() *Summary {
 			}
 		}
 	}
-	for _, m := range st.mutated {
-		sum.MutatedInputs = append(sum.MutatedInputs, m.Input)
-	}
+	sum.MutatedInputs = append(sum.MutatedInputs, st.writes...)
 	sum.Mutations = st.mutated
 	sum.MutatedPlaceholders = st.phMut
 	return sum

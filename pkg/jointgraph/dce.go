@@ -1,0 +1,105 @@
+package jointgraph
+
+import "github.com/hopctl/hopctl/pkg/ir"
+
+// dce removes call_function and get_attr nodes whose results nobody
+// uses, except nodes with side effects (keep, renumbered in place), until
+// none is left: it keeps exactly the nodes the other nodes and keep reach.
+// It returns the compacted graph (a new Graph; g's nodes are reused) and
+// its graphRefs.
+func dce(g *ir.Graph, keep map[ir.NodeID]bool) (*ir.Graph, graphRefs) {
+	n := len(g.Nodes)
+	d := &dceState{live: make([]bool, n)}
+	for i := n - 1; i >= 0; i-- {
+		nd := &g.Nodes[i]
+		if !d.live[i] && (nd.Op == ir.OpCallFunction || nd.Op == ir.OpGetAttr) && !keep[ir.NodeID(i)] {
+			continue
+		}
+		d.live[i] = true
+		d.late = d.late[:0]
+		d.markNode(nd)
+		// References to later nodes (not in a valid graph): visit those now.
+		for k := 0; k < len(d.late); k++ {
+			if r := d.late[k]; int(r) > i {
+				d.markNode(&g.Nodes[r])
+			}
+		}
+	}
+	live := d.live
+	newID := make([]ir.NodeID, n)
+	nodes := g.Nodes[:0]
+	var refs graphRefs
+	seen := map[string]bool{}
+	lastTarget := ""
+	for i := range n {
+		if !live[i] {
+			newID[i] = ir.NoNode
+			continue
+		}
+		newID[i] = ir.NodeID(len(nodes))
+		nd := &g.Nodes[i]
+		switch nd.Op {
+		case ir.OpCallFunction:
+			if nd.Target != lastTarget && !seen[nd.Target] {
+				seen[nd.Target] = true
+				refs.calls = append(refs.calls, nd.Target)
+			}
+			lastTarget = nd.Target
+		case ir.OpGetAttr:
+			refs.getAttrs = append(refs.getAttrs, nd.Target)
+		}
+		if len(nodes) != i {
+			nodes = append(nodes, *nd)
+		} else {
+			nodes = nodes[:i+1] // in place already
+		}
+	}
+	if len(nodes) < n {
+		for i := range nodes {
+			nd := &nodes[i]
+			nd.WalkRefs(func(a *ir.Arg) {
+				if a.Ref >= 0 {
+					a.Ref = newID[a.Ref]
+				}
+			})
+		}
+		newKeep := map[ir.NodeID]bool{}
+		for k := range keep {
+			if newID[k] != ir.NoNode {
+				newKeep[newID[k]] = true
+			}
+		}
+		clear(keep)
+		for k := range newKeep {
+			keep[k] = true
+		}
+	}
+	return &ir.Graph{Name: g.Name, Nodes: nodes}, refs
+}
+
+type dceState struct {
+	live []bool
+	late []ir.NodeID // live nodes found after their turn (forward references)
+}
+
+func (d *dceState) markNode(nd *ir.Node) {
+	for k := range nd.Args {
+		d.mark(&nd.Args[k])
+	}
+	for k := range nd.Kwargs {
+		d.mark(&nd.Kwargs[k].Value)
+	}
+}
+
+func (d *dceState) mark(a *ir.Arg) {
+	if a.Kind != ir.ArgNode {
+		for i := range a.Elems {
+			d.mark(&a.Elems[i])
+		}
+		return
+	}
+	if r := a.Ref; r >= 0 && int(r) < len(d.live) && !d.live[r] {
+		d.live[r] = true
+		d.late = append(d.late, r)
+	}
+}

@@ -1,0 +1,112 @@
+package jointgraph
+
+import (
+	"github.com/hopctl/hopctl/pkg/ir"
+)
+
+// Zero-filled tensors in the partition. A tensor of one constant value
+// (zeros_like, new_zeros, zeros, full of a constant: the zeros the
+// backward uses for missing gradients, an RNN's initial state) is never
+// saved: the graph that needs it makes it from its static metadata, as
+// AOTAutograd's min-cut does (it recomputes such nodes instead of saving
+// them, torch/_functorch/partitioners.py). The partitioner treats such a
+// node as having no operands, and emits it as aten.zeros.default /
+// aten.full.default of its shape, dtype and device, so it reads nothing
+// from the graph — the backward does not keep its template tensor alive.
+
+// fillTargets are the constant-fill ops and the argument index of their
+// fill value (-1: zero).
+var fillTargets = map[string]int{
+	"aten.zeros_like.default": -1,
+	"aten.new_zeros.default":  -1,
+	"aten.zeros.default":      -1,
+	"aten.full.default":       1,
+	"aten.full_like.default":  1,
+	"aten.new_full.default":   2,
+}
+
+// sameValueOps return their operand's value unchanged: of a constant fill,
+// they are the same constant fill (make_fx writes detach after factories).
+var sameValueOps = map[string]bool{
+	"aten.detach.default": true, "aten.alias.default": true, "aten.lift_fresh.default": true,
+	"aten.clone.default": true,
+}
+
+// constantFill reports whether n makes a tensor of one constant value with
+// static shape, dtype and device, and returns that value (an int, float or
+// bool argument). fills holds the verdicts of the nodes before n (Kind
+// ArgNone: not a fill), so a detach of a fill is one too.
+func constantFill(n *ir.Node, fills []ir.Arg) (ir.Arg, bool) {
+	if n.Op != ir.OpCallFunction {
+		return ir.Arg{}, false
+	}
+	vi, ok := fillTargets[n.Target]
+	if !ok {
+		if !sameValueOps[n.Target] || len(n.Args) == 0 || n.Args[0].Kind != ir.ArgNode {
+			return ir.Arg{}, false
+		}
+		r := n.Args[0].Ref
+		if r < 0 || int(r) >= len(fills) || fills[r].Kind == ir.ArgNone {
+			return ir.Arg{}, false
+		}
+		vi = -2
+	}
+	t := valueTensor(n.Val)
+	if t == nil || t.Dtype == "" || t.Device == "" || t.IsQuantized {
+		return ir.Arg{}, false
+	}
+	if t.Layout != "" && t.Layout != "strided" || !isContiguous(t) {
+		return ir.Arg{}, false
+	}
+	for _, d := range t.Shape {
+		if d.Expr != "" {
+			return ir.Arg{}, false
+		}
+	}
+	switch vi {
+	case -2:
+		return fills[n.Args[0].Ref], true
+	case -1:
+		return ir.Arg{Kind: ir.ArgInt, I: 0}, true
+	}
+	var v *ir.Arg
+	if vi < len(n.Args) {
+		v = &n.Args[vi]
+	}
+	for k := range n.Kwargs {
+		if n.Kwargs[k].Name == "fill_value" {
+			v = &n.Kwargs[k].Value
+		}
+	}
+	if v == nil {
+		return ir.Arg{}, false
+	}
+	switch v.Kind {
+	case ir.ArgInt, ir.ArgFloat, ir.ArgBool:
+		return *v, true
+	}
+	return ir.Arg{}, false
+}
+
+// fillNode returns the node that makes n's constant tensor from its
+// metadata alone: aten.zeros.default(shape, ...) or
+// aten.full.default(shape, value, ...), with n's name, value and metadata.
+func fillNode(n *ir.Node, value ir.Arg) ir.Node {
+	t := valueTensor(n.Val)
+	kwargs := []ir.Kwarg{
+		{Name: "dtype", Value: ir.Arg{Kind: ir.ArgDtype, S: t.Dtype}},
+		{Name: "layout", Value: ir.Arg{Kind: ir.ArgLayout, S: "strided"}},
+		{Name: "device", Value: ir.Arg{Kind: ir.ArgDevice, S: t.Device}},
+		{Name: "pin_memory", Value: ir.Arg{Kind: ir.ArgBool, B: false}},
+	}
+	out := *n
+	out.Kwargs = kwargs
+	if value.Kind == ir.ArgInt && value.I == 0 {
+		out.Target = "aten.zeros.default"
+		out.Args = []ir.Arg{dimsArg(t.Shape)}
+	} else {
+		out.Target = "aten.full.default"
+		out.Args = []ir.Arg{dimsArg(t.Shape), value}
+	}
+	return out
+}

@@ -1,0 +1,156 @@
+"""hopctl joint on HOP graphs traced by torch 2.x: gradients equal autograd's.
+
+Runs in a torch 2.x chroot (torch 1.13 has no HOPs: skipped there):
+
+    scripts/torch.sh 2.14 -- env PYTHONPATH=python HOPCTL=$PWD/bin/hopctl \\
+        python3 -m unittest python/tests/test_hop_joint.py
+
+Each program (PyTorch's control-flow tests' shapes: test_cond_autograd_simple,
+test_map_autograd_simple, test_scan_simple_graph with grads) is traced with
+make_fx(tracing_mode="fake") on inputs that require grad, the way AOTAutograd
+sees it: the HOP forward torch's autograd runs. hopctl joint's graph, loaded
+with hopctl_torch.load and run in this torch, must return the forward outputs
+and the gradients torch.autograd.grad computes through the HOP in eager mode.
+"""
+
+import os
+import subprocess
+import sys
+import tempfile
+import unittest
+
+import torch
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+PYROOT = os.path.dirname(HERE)
+if PYROOT not in sys.path:
+    sys.path.insert(0, PYROOT)
+
+import hopctl_torch  # noqa: E402
+
+TOL = 1e-5
+
+
+def hopctl():
+    exe = os.environ.get("HOPCTL")
+    if not exe or not os.access(exe, os.X_OK):
+        raise AssertionError("HOPCTL must name the hopctl binary (make pytest sets it)")
+    return exe
+
+
+def cond_f(x, w):
+    return torch.cond(x.sum() > 0, lambda x, w: (x * w).sin(), lambda x, w: x.cos() * w, (x, w))
+
+
+def cond_false_f(x, w):  # the false branch taken, an operand without gradient in one branch
+    return torch.cond(x.sum() > 100, lambda x, w: (x * w).sin(), lambda x, w: x.cos() + 1, (x, w))
+
+
+def cond_symint_f(x, w):
+    # a SymInt operand (the HOP itself: torch.cond takes tensor operands only);
+    # branches return 1-tuples, as Dynamo writes them
+    n = x.size(0)
+    return torch.ops.higher_order.cond(x.sum() > 0, lambda x, w, n: ((x * w).sin() * n,),
+                                       lambda x, w, n: (x.cos() * w + n,), (x, w, n))[0]
+
+
+def map_f(xs, w):
+    from torch._higher_order_ops.map import map as hop_map
+    return hop_map(lambda x, w: (x * w).sin(), xs, w)
+
+
+def scan_f(init, xs, w):
+    # the HOP itself: torch.scan's wrapper compiles with Dynamo, which make_fx cannot trace
+    def comb(c, x, w):
+        n = c * x.sin() + w
+        return n, n.clone()
+    return tuple(torch.ops.higher_order.scan(comb, [init], [xs], [w]))
+
+
+def _r(*s):
+    return torch.randn(*s)
+
+
+PROGRAMS = {
+    "cond": (cond_f, lambda: [_r(3, 4).abs(), _r(3, 4)]),
+    "cond_false": (cond_false_f, lambda: [_r(3, 4), _r(3, 4)]),
+    "cond_symint": (cond_symint_f, lambda: [_r(3, 4).abs(), _r(3, 4)]),
+    "map": (map_f, lambda: [_r(5, 3), _r(3)]),
+    "scan": (scan_f, lambda: [_r(3), _r(4, 3), _r(3)]),
+}
+
+
+def flat(out):
+    return list(out) if isinstance(out, (list, tuple)) else [out]
+
+
+@unittest.skipUnless(hasattr(torch, "cond"), "torch %s has no HOPs" % torch.__version__)
+class HOPJointMatchesAutograd(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.tmp = tempfile.TemporaryDirectory()
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.tmp.cleanup()
+
+    def check(self, name, mode="fake"):
+        from torch.fx.experimental.proxy_tensor import make_fx
+        f, make = PROGRAMS[name]
+        torch.manual_seed(0)
+        ins = [x.requires_grad_() for x in make()]
+        gm = make_fx(f, tracing_mode=mode)(*ins)
+        self.assertTrue(any(isinstance(n.target, torch._ops.HigherOrderOperator) for n in gm.graph.nodes),
+                        "%s: the trace has no HOP" % name)
+        src = os.path.join(self.tmp.name, name + ".pb")
+        out = os.path.join(self.tmp.name, name + "_joint.pb")
+        hopctl_torch.export(gm, src, example_inputs=ins)
+        r = subprocess.run([hopctl(), "joint", src, "-o", out], capture_output=True, text=True)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        outs = flat(f(*ins))
+        diff = [o for o in outs if o.requires_grad]
+        gen = torch.Generator().manual_seed(1)
+        ts = [torch.randn(o.shape, generator=gen) for o in diff]
+        want = torch.autograd.grad(diff, ins, ts, allow_unused=True)
+        jm = hopctl_torch.load(out)
+        with torch.no_grad():
+            res = flat(jm(*[x.detach() for x in ins], *ts))
+        self.assertEqual(len(res), len(outs) + len(ins))
+        for k, o in enumerate(outs):
+            torch.testing.assert_close(res[k], o.detach(), atol=TOL, rtol=TOL, msg="%s output %d" % (name, k))
+        for k, w in enumerate(want):
+            g = res[len(outs) + k]
+            if w is None:
+                self.assertTrue(g is None or not g.ne(0).any(), "%s grad %d: torch has none" % (name, k))
+                continue
+            self.assertIsNotNone(g, "%s grad %d missing" % (name, k))
+            torch.testing.assert_close(g, w, atol=TOL, rtol=TOL, msg="%s grad %d" % (name, k))
+        return jm
+
+    def test_cond(self):
+        self.check("cond")
+
+    def test_cond_false_branch(self):
+        self.check("cond_false")
+
+    def test_cond_symint_operand(self):
+        # The backward cond's branches return one gradient per tensor
+        # operand (filter_with_masks), no slot for the SymInt.
+        jm = self.check("cond_symint", mode="symbolic")
+        conds = [n for n in jm.graph.nodes if n.op == "call_function" and "cond" in str(n.target)]
+        self.assertEqual(len(conds), 2)
+        bw_branch = getattr(jm, conds[1].args[1].target)
+        out = [n for n in bw_branch.graph.nodes if n.op == "output"][0]
+        self.assertEqual(len(out.args[0]), 2, "backward branch returns %s" % (out.args[0],))
+
+    def test_map(self):
+        self.check("map")
+
+    def test_scan(self):
+        if tuple(int(v) for v in torch.__version__.split("+")[0].split(".")[:2]) < (2, 14):  # 2.6's scan HOP takes (combine_fn, init, xs, dim, reverse, additional_inputs)
+            self.skipTest("torch %s's scan HOP has another calling convention" % torch.__version__)
+        self.check("scan")
+
+
+if __name__ == "__main__":
+    unittest.main()

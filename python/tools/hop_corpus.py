@@ -1,0 +1,405 @@
+#!/usr/bin/env python3
+"""The real-trace HOP corpus: PyTorch's control-flow programs, traced by torch 2.x.
+
+Each program mirrors a test of PyTorch's test/functorch/test_control_flow.py
+(named in PROGRAMS) and comes as a trigger of a rule and a near miss. For
+every program this writes
+
+* OUTDIR/<name>.pb: make_fx(f, tracing_mode="fake") of the program, the graph
+  as written, mutations included (exported with hopctl_torch);
+* an entry of OUTDIR/verdicts.json with torch's verdicts:
+  - "subgraphs": for every HOP subgraph of that trace, the four results of
+    torch's own check_input_alias_and_mutation_return_outputs
+    (torch/_higher_order_ops/utils.py), mutated_inputs as torch lists them
+    (one entry per write);
+  - "functionalize": what tracing the program through functionalization
+    (make_fx(torch.func.functionalize(f))) says, where the HOPs'
+    functionalization rules call _check_alias_and_mutation: "ok", or the
+    exception's type and message;
+  - "grad_mode": whether the trace ran with grad enabled.
+
+Run inside a torch 2.x chroot, from the repository root:
+
+    scripts/torch.sh 2.14 -- env PYTHONPATH=python python3 python/tools/hop_corpus.py testdata/hops_real
+
+python/tests/test_hop_corpus.py re-traces every program in the running torch
+and compares; pkg/analyze/hopcorpus_test.go compares hopctl with the verdicts.
+"""
+
+import argparse
+import re
+import json
+import os
+import sys
+
+import torch
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.dirname(HERE))  # python/, for hopctl_torch
+
+
+def _cond(pred, t, f, ops):
+    return torch.cond(pred, t, f, ops)
+
+
+# while_loop, scan and map are called as the HOP operators themselves, as
+# PyTorch's make_fx tests do: their user-facing wrappers compile the call
+# with Dynamo in eager mode, so a program Dynamo refuses never reaches the
+# make_fx-level checks (and gives no graph to compare).
+
+def _while(c, b, carried):
+    return torch.ops.higher_order.while_loop(c, b, tuple(carried), ())
+
+
+def _scan(fn, init, xs):
+    return torch.ops.higher_order.scan(fn, [init], [xs], [])
+
+
+def _map(fn, xs, *args):
+    return torch.ops.higher_order.map_impl(fn, [xs], list(args))
+
+
+def _assoc(fn, xs):
+    from torch._higher_order_ops.associative_scan import associative_scan
+    return associative_scan(fn, xs, dim=0, combine_mode="generic")
+
+
+# Each program: (name, PyTorch test it mirrors, function, input builder).
+# Triggers break a rule; near misses are the closest program that does not.
+
+def p_cond_clean(x):
+    return _cond(x.sum() > 0, lambda x: x.sin(), lambda x: x.cos(), (x,))
+
+
+def p_cond_mutate(x):  # test_cond_functionalized_input_mutation
+    def t(x):
+        x.add_(1)
+        return x.sin()
+    return _cond(x.sum() > 0, t, lambda x: x.cos(), (x,))
+
+
+def p_cond_mutate_view(x):  # trigger through a view
+    def t(x):
+        x.view(-1).mul_(2)
+        return x.cos()
+    return _cond(x.sum() > 0, t, lambda x: x.sin(), (x,))
+
+
+def p_cond_mutate_clone(x):  # near miss: the branch writes a clone
+    def t(x):
+        y = x.clone()
+        y.add_(1)
+        return y.sin()
+    return _cond(x.sum() > 0, t, lambda x: x.cos(), (x,))
+
+
+def p_cond_set(x, y):  # set_ writes its self argument
+    def t(x, y):
+        z = x.clone()
+        z.set_(y)
+        x.set_(y)
+        return z.sin()
+    # torch.cond compiles with Dynamo, which cannot trace set_: the HOP itself
+    return torch.ops.higher_order.cond(x.sum() > 0, t, lambda x, y: x.cos(), (x, y))
+
+
+def p_cond_alias(x):  # test_cond_functionalized_input_aliasing_with_aot_func
+    return _cond(x.sum() > 0, lambda x: x, lambda x: x.cos(), (x,))
+
+
+def p_cond_alias_view(x):
+    return _cond(x.sum() > 0, lambda x: x.view(-1), lambda x: x.cos().view(-1), (x,))
+
+
+def p_cond_out_out_alias(x):  # two outputs share storage
+    def t(x):
+        y = x.sin()
+        return y, y.view(-1)
+    return _cond(x.sum() > 0, t, lambda x: (x.cos(), x.sin().view(-1)), (x,))
+
+
+def p_cond_no_alias_clone(x):  # near miss: returns a clone
+    return _cond(x.sum() > 0, lambda x: x.clone(), lambda x: x.cos(), (x,))
+
+
+def p_cond_mutate_twice(x):  # mutated_inputs lists one index per write
+    def t(x):
+        x.sin_().add_(2)
+        return x.cos()
+    return _cond(x.sum() > 0, t, lambda x: x.sin(), (x,))
+
+
+def p_while_clean(it, x):  # test_while_loop_simple_functionalize_check_graph
+    return _while(lambda i, x: i < 3, lambda i, x: (i + 1, x.sin()), (it, x))
+
+
+def p_while_mutate(it, x):  # test_while_loop_functionalize: body mutates
+    def body(i, x):
+        x.add_(1)
+        return i + 1, x.sin()
+    return _while(lambda i, x: i < 3, body, (it, x))
+
+
+def p_while_alias(it, x):
+    return _while(lambda i, x: i < 3, lambda i, x: (i + 1, x), (it, x))
+
+
+def p_while_cond_mutate(it, x):
+    def c(i, x):
+        x.add_(1)
+        return i < 3
+    return _while(c, lambda i, x: (i + 1, x.cos()), (it, x))
+
+
+def p_scan_clean(init, xs):  # test_scan_simple
+    def comb(c, x):
+        n = c + x
+        return n, n.clone()
+    return _scan(comb, init, xs)
+
+
+def p_scan_mutate(init, xs):
+    def comb(c, x):
+        x.mul_(2)
+        n = c + x
+        return n, n.clone()
+    return _scan(comb, init, xs)
+
+
+def p_scan_alias(init, xs):  # ys aliases the carry
+    def comb(c, x):
+        n = c + x
+        return n, n
+    return _scan(comb, init, xs)
+
+
+def p_scan_alias_xs(init, xs):
+    def comb(c, x):
+        return c + x, x.view(-1)
+    return _scan(comb, init, xs)
+
+
+def p_map_clean(xs, y):  # test_map_functionalized
+    return _map(lambda x, y: x * y + 1, xs, y)
+
+
+def p_map_mutate(xs, y):  # test_map_functionalized_arg_mutation
+    def body(x, y):
+        y.add_(x)
+        return x.sin()
+    return _map(body, xs, y)
+
+
+def p_map_alias(xs, y):  # test_map_functionalized_elem_alias
+    return _map(lambda x, y: x.view(x.shape), xs, y)
+
+
+def p_assoc_clean(xs):  # test_associative_scan_compile
+    return _assoc(lambda a, b: a + b, xs)
+
+
+def p_assoc_alias(xs):
+    return _assoc(lambda a, b: a, xs)
+
+
+def p_nested_mutate(x, it):  # cond → while_loop, the body writes a cond operand
+    def t(x, it):
+        def body(i, y):
+            x.mul_(2)
+            return i + 1, y.sin()
+        return _while(lambda i, y: i < 2, body, (it, x.clone()))[1]
+    return _cond(x.sum() > 0, t, lambda x, it: x.cos(), (x, it))
+
+
+def p_nested_clean(x, it):
+    def t(x, it):
+        return _while(lambda i, y: i < 2, lambda i, y: (i + 1, y.sin() + x), (it, x.clone()))[1]
+    return _cond(x.sum() > 0, t, lambda x, it: x.cos(), (x, it))
+
+
+# The structural programs call the cond HOP itself: torch.cond compiles with
+# Dynamo, which refuses them with Dynamo's words before make_fx's checks run.
+
+def p_cond_count(x):  # trace_cond: branches return different numbers of outputs
+    return torch.ops.higher_order.cond(x.sum() > 0, lambda x: (x.sin(), x.cos()), lambda x: (x.cos(),), (x,))
+
+
+def p_cond_dtype(x):  # _merge_output: outputs of different dtypes
+    return torch.ops.higher_order.cond(x.sum() > 0, lambda x: (x.sin(),), lambda x: ((x > 0).long(),), (x,))
+
+
+def p_cond_size(x):  # near miss: different sizes are merged into an unbacked SymInt
+    return torch.ops.higher_order.cond(x.sum() > 0, lambda x: (x[:2].sin(),), lambda x: (x.cos(),), (x,))
+
+
+def p_while_cond_long(it, x):  # _validate_cond_output: cond_fn returns an int64 tensor
+    from torch._higher_order_ops.while_loop import while_loop
+    return while_loop(lambda i, x: (i < 3).long(), lambda i, x: (i + 1, x.sin()), (it, x))
+
+
+# Grafts: PyTorch refuses the program, so there is no trace of it. The graph
+# torch would have written is the trace of the nearest program it accepts
+# (GRAFT_BASE) with one subgraph replaced by the make_fx trace of the
+# refused program's function; torch's refusal of the real program is the
+# verdict.
+GRAFT_BASE = {
+    "cond_count": (lambda x: torch.ops.higher_order.cond(x.sum() > 0, lambda x: (x.sin(), x.cos()),
+                                                         lambda x: (x.cos(), x.sin()), (x,)),
+                   "false_graph_0", lambda x: (x.cos(),)),
+    "cond_dtype": (lambda x: torch.ops.higher_order.cond(x.sum() > 0, lambda x: (x.sin(),), lambda x: (x.cos(),), (x,)),
+                   "false_graph_0", lambda x: ((x > 0).long(),)),
+    "while_cond_long": (lambda it, x: _while(lambda i, x: i < 3, lambda i, x: (i + 1, x.sin()), (it, x)),
+                        "while_loop_cond_graph_0", lambda i, x: (i < 3).long()),
+}
+
+
+def _graft(name, inputs):
+    from torch.fx.experimental.proxy_tensor import make_fx
+    base, attr, sub = GRAFT_BASE[name]
+    gm = make_fx(base, tracing_mode="fake")(*[x.clone() for x in inputs])
+    old = getattr(gm, attr)
+    sub_inputs = [n.meta["val"] for n in old.graph.nodes if n.op == "placeholder"]
+    sub_inputs = [torch.empty_strided(v.shape, v.stride(), dtype=v.dtype) for v in sub_inputs]
+    setattr(gm, attr, make_fx(sub, tracing_mode="fake")(*sub_inputs))
+    gm.recompile()
+    return gm
+
+
+def _f(*s):
+    return torch.randn(*s)
+
+
+PROGRAMS = [
+    ("cond_clean", "test_cond_functionalized", p_cond_clean, lambda: [_f(3, 4)]),
+    ("cond_mutate", "test_cond_functionalized_input_mutation_on_true_branch", p_cond_mutate, lambda: [_f(3, 4)]),
+    ("cond_mutate_view", "test_cond_functionalized_input_mutation_on_true_branch", p_cond_mutate_view, lambda: [_f(3, 4)]),
+    ("cond_mutate_clone", "test_cond_functionalized (near miss)", p_cond_mutate_clone, lambda: [_f(3, 4)]),
+    ("cond_mutate_twice", "test_cond_functionalized_input_mutation_on_true_branch", p_cond_mutate_twice, lambda: [_f(3, 4)]),
+    ("cond_set", "test_cond_functionalized_input_mutation_on_true_branch (set_)", p_cond_set,
+     lambda: [_f(3, 4), _f(3, 4)]),
+    ("cond_alias", "test_cond_functionalized_input_aliasing_with_aot_func", p_cond_alias, lambda: [_f(3, 4)]),
+    ("cond_alias_view", "test_cond_functionalized_input_aliasing_with_aot_func", p_cond_alias_view, lambda: [_f(3, 4)]),
+    ("cond_out_out_alias", "test_cond_functionalized_aliasing", p_cond_out_out_alias, lambda: [_f(3, 4)]),
+    ("cond_no_alias_clone", "test_cond_functionalized (near miss)", p_cond_no_alias_clone, lambda: [_f(3, 4)]),
+    ("while_clean", "test_while_loop_simple_functionalize_check_graph", p_while_clean,
+     lambda: [torch.tensor(0), _f(3)]),
+    ("while_mutate", "test_while_loop_functionalize", p_while_mutate, lambda: [torch.tensor(0), _f(3)]),
+    ("while_alias", "test_while_loop_functionalize", p_while_alias, lambda: [torch.tensor(0), _f(3)]),
+    ("while_cond_mutate", "test_while_loop_functionalize", p_while_cond_mutate, lambda: [torch.tensor(0), _f(3)]),
+    ("scan_clean", "test_scan_simple", p_scan_clean, lambda: [_f(4), _f(5, 4)]),
+    ("scan_mutate", "test_scan_input_mutation", p_scan_mutate, lambda: [_f(4), _f(5, 4)]),
+    ("scan_alias", "test_scan_input_output_alias", p_scan_alias, lambda: [_f(4), _f(5, 4)]),
+    ("scan_alias_xs", "test_scan_input_output_alias", p_scan_alias_xs, lambda: [_f(4), _f(5, 4)]),
+    ("map_clean", "test_map_functionalized", p_map_clean, lambda: [_f(3, 2), _f(2)]),
+    ("map_mutate", "test_map_functionalized_arg_mutation", p_map_mutate, lambda: [_f(3, 2), _f(2)]),
+    ("map_alias", "test_map_functionalized_elem_alias", p_map_alias, lambda: [_f(3, 2), _f(2)]),
+    ("assoc_clean", "test_associative_scan_compile", p_assoc_clean, lambda: [_f(5, 3)]),
+    ("assoc_alias", "test_associative_scan_input_output_alias", p_assoc_alias, lambda: [_f(5, 3)]),
+    ("cond_count", "test_cond_branches_return_different_number_of_outputs", p_cond_count, lambda: [_f(3, 4)]),
+    ("cond_dtype", "test_cond_raise_user_error_on_branch_return_different_tensor_types", p_cond_dtype,
+     lambda: [_f(3, 4)]),
+    ("cond_size", "test_cond_unbacked_symint_outer_to_inner (near miss: sizes merged)", p_cond_size,
+     lambda: [_f(3, 4)]),
+    ("while_cond_long", "test_while_loop_cond_fn_returns_non_bool", p_while_cond_long,
+     lambda: [torch.tensor(0), _f(3)]),
+    ("nested_mutate", "test_cond_nested_while_loop", p_nested_mutate, lambda: [_f(3), torch.tensor(0)]),
+    ("nested_clean", "test_cond_nested_while_loop (near miss)", p_nested_clean, lambda: [_f(3), torch.tensor(0)]),
+]
+
+
+_RULE_WORDS = ("might be", "Mutations detected", "Expected", "expected same", "must")
+
+
+def _err(e):
+    """The exception's type and the message of the rule that raised it: the
+    first line naming a rule anywhere in its text or its chain of causes
+    (Dynamo and fake tensor wrap the HOP's RuntimeError), else its first line."""
+    chain, seen = [], set()
+    while e is not None and id(e) not in seen:
+        seen.add(id(e))
+        chain.append(e)
+        e = e.__cause__ or e.__context__
+    for x in chain:
+        lines = [ln.strip() for ln in str(x).splitlines()]
+        for k, line in enumerate(lines):
+            if any(w in line for w in _RULE_WORDS):
+                m = re.search(r"got \w+\('(.*)'\)$", line)
+                if m:  # fake tensor's wrapper: "...: got RuntimeError('<message>')"
+                    line = m.group(1)
+                elif line.endswith(":"):  # a message that goes on (cond's output counts)
+                    line = "\n".join([line] + ["  " + ln for ln in lines[k + 1:k + 3]])
+                return {"type": type(chain[0]).__name__, "message": line}
+    text = str(chain[-1]).strip()
+    return {"type": type(chain[0]).__name__, "message": text.splitlines()[0] if text else ""}
+
+
+def _hop_subgraphs(gm):
+    """(qualified name, submodule) of every GraphModule under gm, in order."""
+    return [(n, m) for n, m in gm.named_modules() if n and isinstance(m, torch.fx.GraphModule)]
+
+
+def trace(name, fn, make_inputs, grad):
+    """Traces one program; returns (gm or None, verdict dict)."""
+    from torch.fx.experimental.proxy_tensor import make_fx
+    from torch._higher_order_ops.utils import check_input_alias_and_mutation_return_outputs as chk
+
+    torch.manual_seed(0)
+    inputs = make_inputs()
+    verdict = {"grad_mode": grad}
+    ctx = torch.enable_grad() if grad else torch.no_grad()
+    with ctx:
+        try:
+            gm = make_fx(fn, tracing_mode="fake")(*[x.clone() for x in inputs])
+        except Exception as e:  # torch refuses to trace the program at all
+            verdict["trace"] = _err(e)
+            if name not in GRAFT_BASE:
+                return None, inputs, verdict
+            gm = _graft(name, inputs)
+            verdict["graft"] = True
+        subs = {}
+        for q, m in _hop_subgraphs(gm):
+            ii, io, oo, mut = chk(m)[:4]
+            subs[q] = {"inp_inp_alias": {str(k): v for k, v in sorted(ii.items())},
+                       "inp_out_alias": {str(k): v for k, v in sorted(io.items())},
+                       "out_out_alias": {str(k): v for k, v in sorted(oo.items())},
+                       "mutated_inputs": list(mut)}
+        verdict["subgraphs"] = subs
+        try:
+            make_fx(torch.func.functionalize(fn), tracing_mode="fake")(*[x.clone() for x in inputs])
+            verdict["functionalize"] = "ok"
+        except Exception as e:
+            verdict["functionalize"] = _err(e)
+    return gm, inputs, verdict
+
+
+def build(outdir, names=None, grad=False):
+    import hopctl_torch
+    os.makedirs(outdir, exist_ok=True)
+    out = {"torch_version": torch.__version__.split("+")[0], "programs": {}}
+    for name, test, fn, make_inputs in PROGRAMS:
+        if names and name not in names:
+            continue
+        gm, inputs, verdict = trace(name, fn, make_inputs, grad)
+        verdict["pytorch_test"] = test
+        if gm is not None:
+            hopctl_torch.export(gm, os.path.join(outdir, name + ".pb"), example_inputs=inputs)
+        out["programs"][name] = verdict
+    return out
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("outdir")
+    ap.add_argument("names", nargs="*")
+    args = ap.parse_args(argv)
+    out = build(args.outdir, args.names)
+    with open(os.path.join(args.outdir, "verdicts.json"), "w") as f:
+        json.dump(out, f, indent=1, sort_keys=True)
+        f.write("\n")
+    for name, v in out["programs"].items():
+        print("%-22s %s" % (name, v.get("trace") or v.get("functionalize")))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
