@@ -71,7 +71,9 @@ func firstDiff(a, b string) string {
 // `hopctl synth` twice: the same input must give byte-identical output.
 func TestDeterministicOutput(t *testing.T) {
 	var corpus []string
-	for _, glob := range []string{"../../testdata/models/*.pb", "../../testdata/hops/*.pbtxt"} {
+	for _, glob := range []string{"../../testdata/models/*.pb", "../../testdata/hops/*.pbtxt",
+		// torch.export archives of both layouts and a bare program JSON.
+		"../../testdata/pt2/2.6/buffer_update.train.pt2", "../../testdata/pt2/2.14/cond.aten.pt2", "../../testdata/pt2/hand/every_argument.json"} {
 		paths, err := filepath.Glob(glob)
 		if err != nil {
 			t.Fatal(err)

@@ -44,6 +44,21 @@ func (k InputKind) String() string {
 	return "InputKind(" + strconv.Itoa(int(k)) + ")"
 }
 
+// Noun is the kind as a message names it: "parameter", "buffer",
+// "constant tensor", "custom obj", "token", "user input".
+func (k InputKind) Noun() string {
+	return strings.ToLower(strings.ReplaceAll(k.String(), "_", " "))
+}
+
+// Describe names a placeholder for people: its kind and state_dict key
+// ("buffer bn.running_mean") when it has one, else "" .
+func (s *Signature) Describe(placeholder string) string {
+	if sp := s.InputByName(placeholder); sp != nil && sp.Target != "" {
+		return sp.Kind.Noun() + " " + sp.Target
+	}
+	return ""
+}
+
 // OutputKind is torch.export's OutputKind.
 type OutputKind uint8
 

@@ -190,8 +190,11 @@ func readEntry(f *zip.File, limit int64) ([]byte, error) {
 		return nil, fmt.Errorf("archive entry %s: %w", f.Name, err)
 	}
 	defer rc.Close()
-	buf := make([]byte, 0, f.UncompressedSize64)
-	b := bytes.NewBuffer(buf)
+	// Grow with the data actually read, not the declared size: a few
+	// bytes may claim up to the limit. Stored data cannot exceed the
+	// archive, and deflate inflates at most ~1032:1, so memory stays
+	// proportional to the input.
+	b := bytes.NewBuffer(make([]byte, 0, min(f.UncompressedSize64, uint64(len(f.Name))+f.CompressedSize64*4+512)))
 	if _, err := io.Copy(b, io.LimitReader(rc, limit+1)); err != nil {
 		return nil, fmt.Errorf("archive entry %s: %w (truncated or corrupt archive)", f.Name, err)
 	}

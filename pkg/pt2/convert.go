@@ -450,15 +450,15 @@ func Target(s string) string {
 	return s
 }
 
-// opBase is the base name FX gives a node of target t: the op's name
-// (aten.max.dim → max), the callable's name (_operator.add → add).
+// opBase is the base name FX gives a call of target t when the file
+// names none (before 8.16): an OpOverload's __name__ sanitized
+// (aten.max.dim → max_dim, as torch 2.6's deserializer named it), a
+// HOP's or Python callable's name (higher_order.cond → cond,
+// _operator.add → add).
 func opBase(t string) string {
 	parts := strings.Split(t, ".")
-	if len(parts) >= 3 && parts[0] != "torch" && parts[0] != "_operator" && parts[0] != "math" {
-		return parts[1]
-	}
-	if parts[0] == "higher_order" && len(parts) == 2 {
-		return parts[1]
+	if len(parts) == 3 && parts[0] != "torch" && parts[0] != "_operator" && parts[0] != "math" {
+		return parts[1] + "_" + parts[2]
 	}
 	return parts[len(parts)-1]
 }

@@ -156,6 +156,7 @@ func decodeProgram(data []byte, file string, src *archive) (*ir.Module, error) {
 		return nil, &ir.DecodeError{Loc: ir.InGraph(file, ""), Err: fmt.Errorf("graph signature: %w", err)}
 	}
 	m.Signature = sig
+	shareStorage(root, sig)
 	annotate(m, &ep, src, major, minor)
 	return m, nil
 }
@@ -195,4 +196,31 @@ func bound(v *pyInt, inf string) string {
 		return inf
 	}
 	return fmt.Sprint(int64(*v))
+}
+
+// shareStorage gives root placeholders that lift the same state_dict entry
+// (torch 2.6's training IR lifted a parameter twice when the forward both
+// called the module and read the parameter) one storage_id, so the alias
+// analysis sees them alias, as torch's own check does (inp_inp_alias).
+// Other placeholders get storages of their own.
+func shareStorage(g *ir.Graph, sig *ir.Signature) {
+	ids := map[string]int64{}
+	next := int64(0)
+	for i := range g.Nodes {
+		n := &g.Nodes[i]
+		if n.Op != ir.OpPlaceholder || n.Val == nil || n.Val.Kind != ir.ValTensor {
+			continue
+		}
+		key := "placeholder:" + n.Name
+		if sp := sig.InputByName(n.Name); sp != nil && sp.Target != "" {
+			key = sp.Kind.String() + ":" + sp.Target
+		}
+		id, ok := ids[key]
+		if !ok {
+			id = next
+			ids[key] = id
+			next++
+		}
+		n.Val.Tensor.StorageID, n.Val.Tensor.HasStorageID = id, true
+	}
 }

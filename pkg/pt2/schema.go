@@ -278,8 +278,8 @@ var argumentVariants = []string{
 	"as_string", "as_strings", "as_sym_int", "as_sym_ints", "as_scalar_type",
 	"as_memory_format", "as_layout", "as_device", "as_bool", "as_bools", "as_sym_bool",
 	"as_sym_bools", "as_graph", "as_optional_tensors", "as_custom_obj", "as_operator",
-	"as_sym_float", "as_sym_floats", "as_optional_tensor", "as_complex", "as_int_lists",
-	"as_string_to_argument", "as_nested_tensors", "as_float_lists",
+	"as_sym_float", "as_sym_floats", "as_optional_tensor", "as_complex", "as_nested_tensors",
+	"as_int_lists", "as_string_to_argument", "as_float_lists",
 }
 
 func (a *argument) UnmarshalJSON(data []byte) error {

@@ -260,10 +260,20 @@ func stateNames(g AnalyzeGraph) []string {
 	for i, name := range g.Inputs {
 		out[i] = name
 		if t := g.InputTargets[i]; t != "" {
-			out[i] = strings.ToLower(strings.ReplaceAll(g.InputKinds[i], "_", " ")) + " " + t
+			out[i] = inputKind(g.InputKinds[i]).Noun() + " " + t
 		}
 	}
 	return out
+}
+
+// inputKind parses an InputKind's name ("BUFFER").
+func inputKind(name string) ir.InputKind {
+	for k := ir.InputUserInput; k <= ir.InputToken; k++ {
+		if k.String() == name {
+			return k
+		}
+	}
+	return ir.InputUnspecified
 }
 
 func indexList(xs []int, names []string) string {

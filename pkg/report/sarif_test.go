@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -261,13 +262,17 @@ func nodeLine(t *testing.T, uri string, logical any) int {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// Text format allows any space after the colon (protobuf-go's
+	// prototext writes one or two at random).
+	sub := regexp.MustCompile(`qualified_name:\s*"` + regexp.QuoteMeta(graph) + `"`)
+	named := regexp.MustCompile(`(^|[\s{])name:\s*"` + regexp.QuoteMeta(node) + `"`)
 	inGraph := graph == ""
 	for i, line := range strings.Split(string(data), "\n") {
-		if strings.Contains(line, "qualified_name: ") {
-			inGraph = strings.Contains(line, `qualified_name: "`+graph+`"`)
+		if strings.Contains(line, "qualified_name:") {
+			inGraph = sub.MatchString(line)
 			continue
 		}
-		if inGraph && strings.Contains(line, `name: "`+node+`"`) {
+		if inGraph && named.MatchString(line) {
 			return i + 1
 		}
 	}

@@ -11,7 +11,7 @@ import (
 // subgraphs, findings and group attributes.
 func TestMEWriteJSONEqualsEncodingJSON(t *testing.T) {
 	for _, path := range []string{"../../testdata/hops/nested3_mutation.pbtxt", "../../testdata/models/resnet18.pb"} {
-		m, _, f := load(t, path)
+		m, _, f := loadFile(t, path)
 		c := ModelExplorer(&f, m)
 		var want bytes.Buffer
 		enc := json.NewEncoder(&want)

@@ -764,11 +764,13 @@ func (b *builder) joint(part *jointgraph.Partition) {
 		j.TotalBytes = part.TotalBytes()
 		b.f.Joint = j
 	case role == "joint":
-		// As AOTAutograd's default partition reads a joint graph: the
-		// forward is what the forward outputs (the first
-		// hopctl.joint.num_fwd_outputs outputs) need, with the primals; the
-		// rest is the backward; the forward values the backward reads are
-		// saved (a tuple's getitems rather than the tuple).
+		// The forward is what the forward outputs (the first
+		// hopctl.joint.num_fwd_outputs outputs) and the write-backs need,
+		// with the primals, as AOTAutograd's default partition reads a
+		// joint graph; the rest is the backward. The forward values the
+		// backward reads (a tuple's getitems rather than the tuple) are
+		// what a partition saves at most: jointgraph's partitioners may
+		// save fewer (a value the backward reads only for its shape).
 		du := ir.NewDefUse(root)
 		nfStr, _ := b.m.Annotation(jointgraph.AnnotationNumFwdOutputs)
 		var nf int
@@ -814,7 +816,7 @@ func (b *builder) joint(part *jointgraph.Partition) {
 				fwd[i] = true
 			}
 		}
-		j := &Joint{Source: "joint graph (forward: what the forward outputs and write-backs need)", Saved: []SavedValue{}}
+		j := &Joint{Source: "joint graph: the forward values the backward reads (a partition saves at most these)", Saved: []SavedValue{}}
 		for i := range root.Nodes {
 			if ir.NodeID(i) == out {
 				continue

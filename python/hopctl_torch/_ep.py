@@ -22,6 +22,34 @@ def _arg_name(arg):
     return getattr(arg, "name", "") or ""
 
 
+def current_hop_conventions(msg):
+    """Rewrite torch 2.6's calling conventions of two HOPs into the current ones
+    hopctl's HOP table describes, as hopctl's .pt2 reader does (pkg/pt2's
+    normalizeHOP): invoke_subgraph(g, id, [ops]) -> invoke_subgraph(g, id, *ops);
+    scan(f, init, xs, 0, False, add) -> scan(f, init, xs, add). A scan over another
+    dim, or reversed, is refused."""
+    graphs = [msg.graph] + [s.graph for s in msg.submodules]
+    for g in graphs:
+        for n in g.nodes:
+            args = list(n.args)
+            if n.target == "higher_order.invoke_subgraph" and len(args) == 3 \
+                    and args[1].WhichOneof("kind") == "str" and args[2].WhichOneof("kind") in ("list", "tuple"):
+                seq = args[2].list if args[2].WhichOneof("kind") == "list" else args[2].tuple
+                new = args[:2] + list(seq.items)
+            elif n.target == "higher_order.scan" and len(args) == 6 \
+                    and args[3].WhichOneof("kind") == "int" and args[4].WhichOneof("kind") == "bool":
+                if args[3].int != 0 or args[4].bool:
+                    raise ValueError("node %r: scan over dim %d with reverse=%s (torch 2.6's form): hopctl reads it "
+                                     "only for dim 0, reverse False" % (n.name, args[3].int, args[4].bool))
+                new = args[:3] + [args[5]]
+            else:
+                continue
+            new = [pb.Arg.FromString(a.SerializeToString()) for a in new]
+            del n.args[:]
+            n.args.extend(new)
+    return msg
+
+
 def add_signature(msg, ep):
     """Record ep's graph signature, dialect and range constraints in msg."""
     sig = ep.graph_signature

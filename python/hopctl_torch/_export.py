@@ -49,6 +49,10 @@ def to_proto(gm, example_inputs=None, grad_enabled=None):
     """Describe gm (a GraphModule or an ExportedProgram) as a hopctl.v1.File message (see export)."""
     if _ep.is_exported_program(gm):
         f = _ep.add_signature(_Exporter().run(gm.graph_module, example_inputs), gm)
+        try:
+            _ep.current_hop_conventions(f)
+        except ValueError as e:
+            raise ExportError(str(e)) from None
     elif not isinstance(gm, torch.fx.GraphModule):
         raise TypeError("expected a torch.fx.GraphModule or torch.export.ExportedProgram, got %s" % type(gm).__name__)
     else:

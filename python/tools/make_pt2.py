@@ -15,6 +15,8 @@ pkg/pt2's tests:
 
 * ``signature``: ep.graph_signature's input and output specs (kind, name,
   target, persistent);
+* ``root_inp_inp_alias``: which root placeholders share a storage (the tensors
+  behind them: state_dict entries, example inputs), as torch's inp_inp_alias;
 * ``mutated``: the root placeholders whose storage a run of ``ep.module()`` on
   the example inputs changes (version counter or values), by name;
 * ``hops``: for every HOP subgraph, torch's check_input_alias_and_mutation
@@ -161,6 +163,30 @@ except ImportError:
     pass
 
 
+def _block_mut(a, b):
+    a.mul_(2)
+    return a + b
+
+
+try:
+    _block_mut = mark_compile_region(_block_mut)
+except NameError:
+    pass
+
+
+class InvokeMutation(nn.Module):
+    """invoke_subgraph's body mutates its input (Dynamo allows it there)."""
+
+    def forward(self, x, y):
+        return _block_mut(x, y) + _block_mut(x, y)
+
+
+def _invoke_mutation():
+    _invoke_subgraph()  # the same config
+    torch.manual_seed(0)
+    return InvokeMutation(), (torch.randn(3), torch.randn(3)), None
+
+
 class Invoke(nn.Module):
     def forward(self, x, y):
         return _block(_block(x, y), y)
@@ -236,6 +262,22 @@ def _unbacked():
     return Unbacked(), (torch.randn(5), torch.tensor(3)), None
 
 
+class DoubleLift(nn.Module):
+    """Calls a Linear and reads its weight: torch 2.6's training IR lifts lin.weight twice."""
+
+    def __init__(self):
+        super().__init__()
+        self.lin = nn.Linear(4, 4)
+
+    def forward(self, x):
+        return self.lin(x) + self.lin.weight.detach().sum()
+
+
+def _double_lift():
+    torch.manual_seed(0)
+    return DoubleLift(), (torch.randn(2, 4),), None
+
+
 PROGRAMS = {
     "mlp": _corpus("mlp"),
     "attention": _corpus("attention"),
@@ -253,6 +295,8 @@ PROGRAMS = {
     "effects": _effects,
     "dynamic": _dynamic,
     "unbacked": _unbacked,
+    "double_lift": _double_lift,
+    "invoke_mutation": _invoke_mutation,
 }
 
 
@@ -311,6 +355,28 @@ def _mutated(ep, args):
                 names.append(s.arg.name)
             user_i += 1
     return sorted(set(names))
+
+
+def _root_inp_inp_alias(ep, args):
+    """inp_inp_alias of the root graph from the real tensors behind each placeholder
+    (state_dict entries, example inputs): i -> the last input sharing its storage,
+    torch/_higher_order_ops/utils.py's convention."""
+    state = dict(ep.state_dict)
+    state.update(getattr(ep, "constants", {}) or {})
+    user = iter(args)
+    keys = []
+    for s in ep.graph_signature.input_specs:
+        t = None
+        if s.kind.name in ("PARAMETER", "BUFFER", "CONSTANT_TENSOR"):
+            t = state.get(s.target)
+        elif s.kind.name == "USER_INPUT":
+            t = next(user, None)
+        keys.append(t.untyped_storage().data_ptr() if isinstance(t, torch.Tensor) else None)
+    last = {}
+    for i, k in enumerate(keys):
+        if k is not None:
+            last[k] = i
+    return {str(i): last[k] for i, k in enumerate(keys) if k is not None and last[k] != i}
 
 
 def _hop_checks(ep):
@@ -402,6 +468,7 @@ def main():
             rec = {"signature": _spec_json(prog.graph_signature),
                    "verifiers": [v.dialect for v in getattr(prog, "verifiers", [])] if hasattr(prog, "verifiers") else [],
                    "mutated": _mutated(prog, fresh_args),
+                   "root_inp_inp_alias": _root_inp_inp_alias(prog, build()[1]),
                    "nodes": nodes,
                    "printed": printed}
             hops = _hop_checks(prog)

@@ -142,8 +142,8 @@ func run(pass *analyze.Pass) (any, error) {
 
 // describe names an input for a message: "buffer running (b_running)".
 func describe(sig *ir.Signature, name string) string {
-	if sp := sig.InputByName(name); sp != nil && sp.Target != "" {
-		return fmt.Sprintf("%s %s (%s)", strings.ToLower(strings.ReplaceAll(sp.Kind.String(), "_", " ")), sp.Target, name)
+	if d := sig.Describe(name); d != "" {
+		return d + " (" + name + ")"
 	}
 	return "user input " + name
 }
