@@ -14,6 +14,7 @@ require (
 	github.com/spf13/pflag v1.0.10
 	github.com/spf13/viper v1.21.0
 	go.yaml.in/yaml/v3 v3.0.4
+	golang.org/x/term v0.28.0
 	golang.org/x/text v0.28.0
 	gonum.org/v1/gonum v0.17.0
 	google.golang.org/protobuf v1.36.12

@@ -9,12 +9,60 @@
 #  3. the side-by-side with AOTAutograd (python/tools/bench_aot.py);
 #  4. `hopctl report` of a 100k-node graph in headless Chromium: time until
 #     the page is interactive and time to expand a box (REPORT_RUNS runs).
-# BENCHTIME (default 1s), COUNT (default 3), RUNS (default 5), BENCH_DIR.
+#  4. whole commands as a user runs them (python/tools/bench_cmd.py): start-up
+#     and resnet18-sized jobs net of spawning /bin/true, the 4.4k-node stack
+#     beside AOTAutograd, every command at 1M nodes; `scripts/bench.sh whole`
+#     runs only these, `scripts/bench.sh whole ROW...` only the rows named
+#     (version analyze-resnet18 joint-resnet18 aot-4k joint-1m convert-json-1m
+#     convert-pbtxt-1m print-1m analyze-1m).
+# BENCHTIME (default 1s), COUNT (default 3), RUNS (default 5), SMALL_RUNS
+# (default 50, the millisecond rows), BENCH_DIR.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 out=${BENCH_DIR:-$(mktemp -d)}
 mkdir -p "$out"
 make -s build
+py=$(scripts/find-python.sh)
+
+# whole ROW...: the whole-command rows of issue 18's table (all when none is
+# named); medians over RUNS (SMALL_RUNS for the millisecond rows), ranges in
+# brackets, peak RSS.
+whole() {
+  local rows=("$@") bench=(python3 python/tools/bench_cmd.py) r18=testdata/models/resnet18.pb
+  [ ${#rows[@]} -gt 0 ] || rows=(version analyze-resnet18 joint-resnet18 aot-4k joint-1m convert-json-1m convert-pbtxt-1m print-1m analyze-1m)
+  echo "== whole commands (median [range], peak RSS; the first three net of spawning /bin/true)"
+  for row in "${rows[@]}"; do
+    case $row in
+    version) "${bench[@]}" --runs "${SMALL_RUNS:-50}" --net --label "hopctl version (start-up)" -- bin/hopctl version ;;
+    analyze-resnet18) "${bench[@]}" --runs "${SMALL_RUNS:-50}" --net --label "resnet18 analyze --format json" -- bin/hopctl analyze --format json "$r18" ;;
+    joint-resnet18) "${bench[@]}" --runs "${SMALL_RUNS:-50}" --net --label "resnet18 joint --partition mincut -o --fw-out --bw-out" -- \
+        bin/hopctl joint "$r18" --partition mincut -o "$out/r18-joint.pb" --fw-out "$out/r18-fw.pb" --bw-out "$out/r18-bw.pb" ;;
+    aot-4k) PYTHONPATH=python "$py" python/tools/bench_aot.py --hopctl bin/hopctl --workdir "$out" --layers 400 --runs "${SMALL_RUNS:-50}" ;;
+    *-1m)
+      local big="$out/synth-1000000.pb" plain="$out/synth-1000000-nohops.pb"
+      [ -f "$big" ] || bin/hopctl synth -n 1000000 --hops -o "$big"
+      case $row in
+      joint-1m)
+        [ -f "$plain" ] || bin/hopctl synth -n 1000000 -o "$plain"
+        "${bench[@]}" --runs "${RUNS:-5}" --label "1M joint --partition mincut (synth, no HOPs)" -- \
+          bin/hopctl joint "$plain" --partition mincut -o "$out/j1m.pb" --fw-out "$out/fw1m.pb" --bw-out "$out/bw1m.pb" ;;
+      convert-json-1m) "${bench[@]}" --runs "${RUNS:-5}" --label "1M convert to .json" -- bin/hopctl convert "$big" "$out/c1m.json" ;;
+      convert-pbtxt-1m) "${bench[@]}" --runs "${RUNS:-5}" --label "1M convert to .pbtxt" -- bin/hopctl convert "$big" "$out/c1m.pbtxt" ;;
+      print-1m) "${bench[@]}" --runs "${RUNS:-5}" --label "1M print" -- bin/hopctl print "$big" ;;
+      analyze-1m) "${bench[@]}" --runs "${RUNS:-5}" --label "1M analyze --format json" -- bin/hopctl analyze --format json "$big" ;;
+      *) echo "unknown row $row" >&2; return 2 ;;
+      esac
+      ;;
+    *) echo "unknown row $row" >&2; return 2 ;;
+    esac
+  done
+}
+
+if [ "${1:-}" = whole ]; then
+  shift
+  whole "$@"
+  exit
+fi
 
 # summarize reads `go test -bench` output and prints, per benchmark, the
 # best ns/node (and cpu-ns/node when reported), then per stage the spread.
@@ -74,10 +122,13 @@ done
 
 echo
 echo "== joint + min-cut partition: hopctl vs AOTAutograd (same graph, one run)"
-PYTHONPATH=python "$(scripts/find-python.sh)" python/tools/bench_aot.py --hopctl bin/hopctl --workdir "$out"
+PYTHONPATH=python "$py" python/tools/bench_aot.py --hopctl bin/hopctl --workdir "$out"
 
 echo
 echo "== hopctl report: a 100k-node graph (synth --hops) in headless Chromium, ${REPORT_RUNS:-5} page loads"
 echo "   (ready: navigation start to interactive; expand: relayout after clicking a box; ms)"
 go test ./internal/cmd/report/ -run='^$' -bench=ReportInteractive -benchtime="${REPORT_RUNS:-5}x" -count=1 \
   | tee -a "$out/go-bench.txt" | grep -E '^Benchmark|report of|SKIP' || true
+
+echo
+whole

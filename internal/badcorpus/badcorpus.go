@@ -22,6 +22,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/hopctl/hopctl/pkg/ir"
@@ -188,6 +189,14 @@ func Committed(modelsDir, hopsDir string) ([]Case, error) {
 		{Name: "hop_operands.pbtxt", Doc: "cond passes two operands to branches that take one",
 			Data: text(condModule(2, 1, "true_graph_0", "false_graph_0")),
 			Want: []string{"graph <root>: node cond", "true_fn subgraph true_graph_0 takes 1 inputs but the call passes 2"}},
+		{Name: "hop_no_outputs.pbtxt", Doc: "cond's branches return nothing while the call has (and reads) output 0 (joint once wrote such graphs)",
+			Data: text(module(v1, graph("", ph("x"), ph("p"), getAttr("true_graph_0"), getAttr("false_graph_0"),
+				`name: "cond" op: CALL_FUNCTION target: "higher_order.cond" args {node: "p"} args {node: "true_graph_0"} args {node: "false_graph_0"} args {list {items {node: "x"}}} val {tuple {items `+tensor4+`}}`,
+				`name: "getitem" op: CALL_FUNCTION target: "_operator.getitem" args {node: "cond"} args {int: 0} val `+tensor4,
+				out("getitem")),
+				graph("true_graph_0", ph("arg0_1"), `name: "output" op: OUTPUT target: "output" args {tuple {}}`),
+				graph("false_graph_0", ph("arg0_1"), `name: "output" op: OUTPUT target: "output" args {tuple {}}`))),
+			Want: []string{"graph <root>: node cond", "output 0 of the call is output 0 of its subgraphs, but none returns more than 0"}},
 		{Name: "self_reference.pbtxt", Doc: "cond's true_fn is get_attr \"\": the root graph itself (joint recursed until the stack overflowed)",
 			Data: text(module(v1, graph("", ph("x"), ph("p"),
 				`name: "true_graph_0" op: GET_ATTR target: "" val {opaque: "GraphModule"}`, getAttr("false_graph_0"),
@@ -274,12 +283,20 @@ func emptyNodes(n int) []byte {
 // Nested returns a module whose root calls cond on subgraph "g" (as both
 // branches), which calls cond on "g.g", and so on, depth levels deep. Short
 // names keep it as small as a depth-deep nesting can be.
-func Nested(depth int) []byte {
+func Nested(depth int) []byte { return nested(depth, false) }
+
+// NestedGrad is Nested with every input requiring grad, so that joint
+// builds a backward for every level: each cond's branches are one shared
+// subgraph (whose backward was once built per call path, 2^depth times).
+func NestedGrad(depth int) []byte { return nested(depth, true) }
+
+func nested(depth int, grad bool) []byte {
 	m := &ir.Module{FormatMajor: ir.FormatMajor, FormatMinor: ir.FormatMinor, Producer: "badcorpus"}
 	name := ""
 	for level := 0; level <= depth; level++ {
 		g := &ir.Graph{Name: name}
 		x := ir.Node{Name: "x", Op: ir.OpPlaceholder, Target: "x", Val: f32()}
+		x.Val.Tensor.RequiresGrad = grad
 		if level == depth {
 			g.Nodes = []ir.Node{x,
 				{Name: "sin", Op: ir.OpCallFunction, Target: "aten.sin.default", Args: []ir.Arg{nodeRef("x")}, Val: f32()},
@@ -529,11 +546,79 @@ func condModule(operands, placeholders int, subs ...string) string {
 func Stress() []Case {
 	return []Case{
 		{Name: fmt.Sprintf("nested_%d.pb", ir.MaxNesting), Doc: "cond calls whose subgraphs nest as deep as hopctl reads", Data: Nested(ir.MaxNesting)},
+		{Name: "shared_cond_15_grad.pb", Doc: "15 levels of a cond whose branches are one shared subgraph, inputs requiring grad (joint took 1.5 GB)", Data: NestedGrad(15)},
+		{Name: fmt.Sprintf("nested_%d_grad.pb", ir.MaxNesting), Doc: "NestedGrad as deep as hopctl reads (joint was cubic in the depth)", Data: NestedGrad(ir.MaxNesting)},
+		{Name: "findings_6000_graphs.pb", Doc: "3,000 conds over distinct branches, each with an op of no schema: 6,000 subgraphs and 6,000 findings (findings were looked up per graph: subgraphs × findings)", Data: manyConds(3000, true)},
+		{Name: "nested_250_grad.pb", Doc: "NestedGrad 250 levels deep: joint's cost grows with the cube of the depth (see nested_1000_grad.pb)", Data: NestedGrad(250)},
+		{Name: "conds_3000.pb", Doc: "3,000 cond calls in one graph, inputs requiring grad (fresh subgraph names were searched from 0 over every graph)", Data: manyConds(3000, false)},
 		{Name: "cond_100000_operands.pb", Doc: "a cond passing 100,000 operands", Data: wideCond(100000)},
 		{Name: "cat_100000.pb", Doc: "aten.cat of 100,000 tensors, and an output of 100,000 values", Data: wideCat(100000)},
 		{Name: "views_100000.pb", Doc: "a chain of 100,000 views of an input, each written in place and returned", Data: viewChain(100000)},
+		{Name: "deep_output_4990.pb", Doc: "an output tuple nested 4,990 deep (34 KB; its .pbtxt was 199 MB, indented with the depth)", Data: deepOutput(4990)},
 		{Name: "shared_storage_100000.pb", Doc: "100,000 inputs sharing one storage, all returned", Data: sharedStorage(100000)},
 	}
+}
+
+// manyConds is x (requiring grad) → n conds in sequence, each over the
+// same branch pair → output.
+//
+// distinct gives every cond its own branches (t_i, f_i), each calling an op
+// with no schema (an unknown-op finding per subgraph).
+func manyConds(n int, distinct bool) []byte {
+	grad := f32()
+	grad.Tensor.RequiresGrad = true
+	nodes := []ir.Node{
+		{Name: "x", Op: ir.OpPlaceholder, Target: "x", Val: grad},
+		{Name: "p", Op: ir.OpCallFunction, Target: "aten.gt.Scalar", Args: []ir.Arg{nodeRef("x"), {Kind: ir.ArgInt}},
+			Val: &ir.Value{Kind: ir.ValTensor, Tensor: &ir.TensorMeta{Dtype: "bool", Device: "cpu"}}},
+	}
+	branch := func(name, op string) *ir.Graph {
+		return &ir.Graph{Name: name, Nodes: []ir.Node{
+			{Name: "a", Op: ir.OpPlaceholder, Target: "a", Val: grad},
+			{Name: "r", Op: ir.OpCallFunction, Target: op, Args: []ir.Arg{nodeRef("a")}, Val: grad},
+			{Name: "output", Op: ir.OpOutput, Target: "output", Args: []ir.Arg{tuple(nodeRef("r"))}},
+		}}
+	}
+	prev := "x"
+	var subs []*ir.Graph
+	for i := range n {
+		c, g := fmt.Sprintf("cond_%d", i), fmt.Sprintf("getitem_%d", i)
+		t, f := "t", "f"
+		if distinct {
+			t, f = fmt.Sprintf("t_%d", i), fmt.Sprintf("f_%d", i)
+			nodes = append(nodes, ir.Node{Name: t, Op: ir.OpGetAttr, Target: t}, ir.Node{Name: f, Op: ir.OpGetAttr, Target: f})
+			subs = append(subs, branch(t, "mylib.op.default"), branch(f, "aten.cos.default"))
+		}
+		nodes = append(nodes,
+			ir.Node{Name: c, Op: ir.OpCallFunction, Target: "higher_order.cond",
+				Args: []ir.Arg{nodeRef("p"), nodeRef(t), nodeRef(f), {Kind: ir.ArgList, Elems: []ir.Arg{nodeRef(prev)}}},
+				Val:  &ir.Value{Kind: ir.ValTuple, Elems: []ir.Value{*grad}}},
+			ir.Node{Name: g, Op: ir.OpCallFunction, Target: "_operator.getitem", Args: []ir.Arg{nodeRef(c), {Kind: ir.ArgInt}}, Val: grad})
+		prev = g
+	}
+	nodes = append(nodes, ir.Node{Name: "output", Op: ir.OpOutput, Target: "output", Args: []ir.Arg{tuple(nodeRef(prev))}})
+	if !distinct {
+		subs = []*ir.Graph{branch("t", "aten.sin.default"), branch("f", "aten.cos.default")}
+		nodes = slices.Insert(nodes, 2, ir.Node{Name: "t", Op: ir.OpGetAttr, Target: "t"}, ir.Node{Name: "f", Op: ir.OpGetAttr, Target: "f"})
+	}
+	m := &ir.Module{FormatMajor: ir.FormatMajor, FormatMinor: ir.FormatMinor, Producer: "badcorpus",
+		Graphs: append([]*ir.Graph{{Nodes: nodes}}, subs...)}
+	return encode(m)
+}
+
+// deepOutput is x → output, the output tuple nested depth deep around x:
+// valid, and as deep as protobuf's 10,000 message levels allow.
+func deepOutput(depth int) []byte {
+	a := nodeRef("x")
+	for range depth {
+		a = tuple(a)
+	}
+	m := &ir.Module{FormatMajor: ir.FormatMajor, FormatMinor: ir.FormatMinor, Producer: "badcorpus",
+		Graphs: []*ir.Graph{{Nodes: []ir.Node{
+			{Name: "x", Op: ir.OpPlaceholder, Target: "x", Val: f32()},
+			{Name: "output", Op: ir.OpOutput, Target: "output", Args: []ir.Arg{a}},
+		}}}}
+	return encode(m)
 }
 
 // viewChain is x → view → view → ... n deep, each view written by add_

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/hopctl/hopctl/pkg/analyze"
 	"github.com/hopctl/hopctl/pkg/analyze/metadiff"
@@ -60,13 +61,19 @@ func nodes(m *ir.Module) int {
 	return total
 }
 
+// cpuStart is the process's CPU time when the running benchmark began
+// (after its input file was generated).
+var cpuStart time.Duration
+
+// perNode reports wall and CPU time per node of a benchmark over n nodes.
 func perNode(b *testing.B, n int) {
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(n), "ns/node")
+	b.ReportMetric(float64((processCPU()-cpuStart).Nanoseconds())/float64(b.N)/float64(n), "cpu-ns/node")
 }
 
 func forSizes(b *testing.B, fn func(b *testing.B, path string)) {
 	for _, n := range sizes {
-		b.Run(fmt.Sprintf("%dk", n/1000), func(b *testing.B) { fn(b, graphFile(b, n)) })
+		b.Run(fmt.Sprintf("%dk", n/1000), func(b *testing.B) { p := graphFile(b, n); cpuStart = processCPU(); fn(b, p) })
 	}
 }
 
@@ -152,6 +159,7 @@ func BenchmarkMetaDiff(b *testing.B) {
 		b.Run(fmt.Sprintf("%dk", n/1000), func(b *testing.B) {
 			lhs := metadiff.List{Name: "lhs", Values: values(synth.Generate(synth.Options{Nodes: n, Seed: 1, HOPs: true}))}
 			rhs := metadiff.List{Name: "rhs", Values: values(synth.Generate(synth.Options{Nodes: n, Seed: 2, HOPs: true}))}
+			cpuStart = processCPU()
 			var diffs int
 			for b.Loop() {
 				diffs = len(metadiff.Compare(lhs, rhs, metadiff.Options{}).Pairs)

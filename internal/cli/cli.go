@@ -7,6 +7,7 @@ import (
 	"fmt"
 	analyzecmd "github.com/hopctl/hopctl/internal/cmd/analyze"
 	synthcmd "github.com/hopctl/hopctl/internal/cmd/synth"
+	"github.com/hopctl/hopctl/pkg/analyze"
 	"io"
 	"os"
 	"runtime"
@@ -29,6 +30,7 @@ import (
 	"github.com/hopctl/hopctl/internal/cmdutil"
 	hopconfig "github.com/hopctl/hopctl/internal/config"
 	"github.com/hopctl/hopctl/internal/iostreams"
+	"github.com/hopctl/hopctl/internal/progress"
 	"github.com/hopctl/hopctl/pkg/ir"
 	_ "github.com/hopctl/hopctl/pkg/pt2"
 )
@@ -122,6 +124,7 @@ func Execute(root *cobra.Command, errOut io.Writer) (code int) {
 		}
 	}()
 	err := root.Execute()
+	progress.Finish() // the line is cleared before any error is printed
 	if err != nil {
 		printError(errOut, err)
 	}
@@ -198,6 +201,7 @@ in hopctl).`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		PersistentPreRunE: func(cmd *cobra.Command, args []string) error {
+			configureProgress(cmd, f.IOStreams.ErrOut)
 			if err := cmdutil.BindFlags(cmd, f.Viper); err != nil {
 				return err
 			}
@@ -209,6 +213,7 @@ in hopctl).`,
 				return err
 			}
 			ir.SetMaxInputSize(c.Input.MaxSizeBytes())
+			analyze.SetTorchVersion(c.Input.TorchVersion)
 			return nil
 		},
 	}
@@ -223,6 +228,11 @@ in hopctl).`,
 	cmdutil.BindFlag(cmd, "config", hopconfig.KeyConfig)
 	cmd.PersistentFlags().String("max-input-size", "", "read at most `SIZE` bytes of an input file (e.g. 512MiB; default "+hopconfig.DefaultInputSize+", configuration key input.max-size)")
 	cmdutil.BindFlag(cmd, "max-input-size", hopconfig.KeyInputMaxSize)
+	cmd.PersistentFlags().String("torch-version", "", "follow the HOP rules of torch `X.Y` (default: the version each file records, else the newest; configuration key input.torch-version)")
+	cmdutil.BindFlag(cmd, "torch-version", hopconfig.KeyInputTorchVersion)
+	cmd.PersistentFlags().Bool("progress", false, "show the progress line of work longer than a second even when stderr is not a terminal (plain lines)")
+	cmd.PersistentFlags().Bool("quiet", false, "never show a progress line")
+	cmd.MarkFlagsMutuallyExclusive("progress", "quiet")
 
 	cmd.AddCommand(
 		analyzecmd.NewCmdAnalyze(f, nil),
@@ -246,6 +256,23 @@ in hopctl).`,
 		}
 	}
 	return cmd
+}
+
+// configureProgress sets up the progress line (internal/progress) of the
+// command about to run: on stderr, shown on a terminal by default, always
+// with --progress, never with --quiet.
+func configureProgress(cmd *cobra.Command, errOut io.Writer) {
+	mode := progress.Auto
+	if q, _ := cmd.Flags().GetBool("quiet"); q {
+		mode = progress.Never
+	} else if p, _ := cmd.Flags().GetBool("progress"); p {
+		mode = progress.Always
+	}
+	tty := false
+	if f, ok := errOut.(*os.File); ok && mode == progress.Auto {
+		tty = progress.IsTerminal(f)
+	}
+	progress.Configure(errOut, tty, mode)
 }
 
 // requireSubcommand makes cmd, a command that only groups subcommands,

@@ -16,6 +16,7 @@
 //	      reason: the branch writes a buffer on purpose (issue 12)
 //	input:
 //	  max-size: 1GiB            # read limit per input file (B, KiB, MiB, GiB)
+//	  torch-version: "2.6"      # HOP rules of this torch release (default: the file's, else the newest)
 //
 // Unknown keys, a missing version, versions this build does not know,
 // suppressions without a reason and a second YAML document are errors.
@@ -63,10 +64,14 @@ const KeyConfig = "config"
 
 // Keys of the layered settings.
 const (
-	KeyLintFailOn    = "lint.fail-on"
-	KeyLintSuppress  = "lint.suppress"
-	KeyInputMaxSize  = "input.max-size"
-	DefaultInputSize = "1GiB" // ir.DefaultMaxInputSize
+	KeyLintFailOn   = "lint.fail-on"
+	KeyLintSuppress = "lint.suppress"
+	KeyInputMaxSize = "input.max-size"
+	// KeyInputTorchVersion selects the torch release whose HOP rules apply
+	// (opschema.TorchDifferences); empty: the version each file records,
+	// else the newest.
+	KeyInputTorchVersion = "input.torch-version"
+	DefaultInputSize     = "1GiB" // ir.DefaultMaxInputSize
 )
 
 // MaxFileSize bounds how much of a configuration file is read: a
@@ -93,6 +98,9 @@ type Input struct {
 	// refuses it (exit 3): a number of bytes, or with a B, KiB, MiB or GiB
 	// suffix (KB, MB, GB and K, M, G are the same binary multiples).
 	MaxSize string `mapstructure:"max-size" yaml:"max-size"`
+	// TorchVersion is the torch release ("major.minor") whose HOP rules the
+	// checks follow; empty: the version each file records, else the newest.
+	TorchVersion string `mapstructure:"torch-version" yaml:"torch-version,omitempty"`
 }
 
 // MaxSizeBytes returns Input.MaxSize in bytes (Validate has checked it).
@@ -100,6 +108,8 @@ func (in Input) MaxSizeBytes() int64 {
 	n, _ := ParseSize(in.MaxSize)
 	return n
 }
+
+var torchVersionRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[0-9]+\.[0-9]+(\.[0-9]+)?$`) })
 
 var sizeRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^\s*([0-9]+)\s*([kKmMgG]?)(i?[bB]?)\s*$`) }) // compiled on first use
 
@@ -176,6 +186,7 @@ func NewViper() *viper.Viper {
 	v.SetDefault(KeyLintFailOn, "error")
 	v.SetDefault(KeyLintSuppress, []Suppression{})
 	v.SetDefault(KeyInputMaxSize, DefaultInputSize)
+	v.SetDefault(KeyInputTorchVersion, "")
 	return v
 }
 
@@ -363,6 +374,9 @@ func (c *Config) Validate() error {
 	}
 	if _, err := ParseSize(c.Input.MaxSize); err != nil {
 		errs = append(errs, fmt.Errorf("input.max-size: %w", err))
+	}
+	if v := c.Input.TorchVersion; v != "" && !torchVersionRE().MatchString(v) {
+		errs = append(errs, fmt.Errorf("input.torch-version: invalid version %q (want major.minor, e.g. 2.6)", v))
 	}
 	for i, s := range c.Lint.Suppress {
 		if s.Rule == "" {

@@ -9,6 +9,7 @@ package analyze
 import (
 	"fmt"
 	"sort"
+	"sync/atomic"
 
 	"github.com/hopctl/hopctl/pkg/hop"
 	"github.com/hopctl/hopctl/pkg/ir"
@@ -159,6 +160,33 @@ func (p *Pass) DecodeHOP(id ir.NodeID) (*hop.Call, error) {
 	return hop.Decode(p.Schemas, p.Subgraph, p.Graph, id)
 }
 
+// TorchVersion is the torch release whose HOP rules the checks follow
+// ("major.minor", "" for the newest): the one SetTorchVersion chose
+// (--torch-version, HOPCTL_INPUT_TORCH_VERSION, input.torch-version), else
+// the version the file records (the bridge records torch.__version__, .pt2
+// archives theirs), else the newest. See opschema.TorchDifferences. A
+// hand-written file (producer "hand-written") records the version it
+// imitates, not one that traced it: it follows the newest rules unless
+// the environment says otherwise.
+func (p *Pass) TorchVersion() string {
+	if v, _ := torchVersion.Load().(string); v != "" {
+		return opschema.NormalizeTorchVersion(v)
+	}
+	if p.Module != nil && p.Module.Producer != "hand-written" {
+		return opschema.NormalizeTorchVersion(p.Module.TorchVersion)
+	}
+	return ""
+}
+
+// torchVersion is the process's choice of rules (SetTorchVersion).
+var torchVersion atomic.Value // string
+
+// SetTorchVersion makes every analysis follow the HOP rules of torch
+// release v ("2.6"); "" restores the default (each file's recorded
+// version, else the newest). The command line calls it once per run, as
+// it sets ir.SetMaxInputSize.
+func SetTorchVersion(v string) { torchVersion.Store(v) }
+
 // Report records a finding located in this pass's graph.
 func (p *Pass) Report(f Finding) {
 	f.Graph = p.Graph.Name
@@ -263,7 +291,9 @@ func runAnalyzer(a *Analyzer, pass *Pass) (r any, err error) {
 	}()
 	r, err = a.Run(pass)
 	if err != nil {
-		return nil, fmt.Errorf("%s: analyzer %s: %w", ir.InGraph(pass.File, pass.Graph.Name), a.Name, err)
+		// The graph, not the file: callers wrap the error in the file's
+		// DecodeError (a message once named the file twice).
+		return nil, fmt.Errorf("graph %s: analyzer %s: %w", ir.Abbrev(ir.DisplayName(pass.Graph.Name)), a.Name, err)
 	}
 	return r, nil
 }
@@ -271,34 +301,50 @@ func runAnalyzer(a *Analyzer, pass *Pass) (r any, err error) {
 // SortFindings orders findings by graph file order, node order, rule and
 // message, so output never depends on analysis order.
 func SortFindings(m *ir.Module, fs []Finding) {
+	// Each finding's position is computed once (the comparisons used to
+	// look the graph and node up again: findings × log × graphs).
 	gi := make(map[string]int, len(m.Graphs))
 	for i, g := range m.Graphs {
-		gi[g.Name] = i
+		if _, dup := gi[g.Name]; !dup {
+			gi[g.Name] = i
+		}
 	}
-	ni := func(f *Finding) int {
-		g := m.Graph(f.Graph)
-		if g == nil {
-			return -1
+	graph := m.GraphLookup()
+	type key struct{ g, n int }
+	keys := make([]key, len(fs))
+	for i := range fs {
+		f := &fs[i]
+		k := key{g: gi[f.Graph], n: -1}
+		if g := graph(f.Graph); g != nil {
+			if id, ok := g.Lookup(f.Node); ok {
+				k.n = int(id)
+			}
 		}
-		id, ok := g.Lookup(f.Node)
-		if !ok {
-			return -1
-		}
-		return int(id)
+		keys[i] = k
 	}
-	sort.SliceStable(fs, func(a, b int) bool {
-		x, y := &fs[a], &fs[b]
-		if gi[x.Graph] != gi[y.Graph] {
-			return gi[x.Graph] < gi[y.Graph]
+	idx := make([]int, len(fs))
+	for i := range idx {
+		idx[i] = i
+	}
+	sort.SliceStable(idx, func(a, b int) bool {
+		x, y := &fs[idx[a]], &fs[idx[b]]
+		kx, ky := keys[idx[a]], keys[idx[b]]
+		if kx.g != ky.g {
+			return kx.g < ky.g
 		}
-		if nx, ny := ni(x), ni(y); nx != ny {
-			return nx < ny
+		if kx.n != ky.n {
+			return kx.n < ky.n
 		}
 		if x.Rule != y.Rule {
 			return x.Rule < y.Rule
 		}
 		return x.Message < y.Message
 	})
+	sorted := make([]Finding, len(fs))
+	for i, j := range idx {
+		sorted[i] = fs[j]
+	}
+	copy(fs, sorted)
 }
 
 // expand returns the analyzers and their requirements, requirements first.

@@ -37,6 +37,9 @@ type SubgraphCall struct {
 	// or -1 when HOP output j is a fresh tensor (stacked, cloned). Nil means
 	// this subgraph's outputs are not HOP outputs (while_loop's cond_fn).
 	Outputs []int
+	// outputsOfCall: Outputs counts the call's own outputs, not a carry
+	// group's (CheckOutputsExist).
+	outputsOfCall bool
 	// Restrictions are what PyTorch rejects in the subgraph (the table
 	// row's, for every torch release; see Forbids).
 	Restrictions []opschema.Restriction
@@ -162,6 +165,7 @@ func (d *decoder) subgraph(sg *opschema.Subgraph) (sc SubgraphCall, ok bool, err
 	}
 	if o := sg.Outputs; o != nil {
 		k := max(NumOutputs(d.n), 0)
+		sc.outputsOfCall = o.Count == "" && !o.Fresh
 		if o.Count != "" {
 			elems, err := d.group(o.Count, false, false)
 			if err != nil {
@@ -339,6 +343,45 @@ func CheckCall(reg *opschema.Registry, m *ir.Module, g *ir.Graph, id ir.NodeID) 
 	for i := range call.Subgraphs {
 		if err := CheckOperands(m, &call.Subgraphs[i]); err != nil {
 			return fmt.Errorf("%s call: %w", call.Op, err)
+		}
+	}
+	if err := CheckOutputsExist(m, call); err != nil {
+		return fmt.Errorf("%s call: %w", call.Op, err)
+	}
+	return nil
+}
+
+// CheckOutputsExist refuses a call with an output that none of its
+// subgraphs returns: tracing makes the call's outputs from its subgraphs'
+// (a cond whose branches return nothing cannot have an output 0), so such
+// a call was not traced, and joint once wrote such graphs. Subgraphs that
+// disagree with each other (one branch returns more) are what torch itself
+// reports, a hop-structure finding; outputs counted from a carry group are
+// hopmeta's.
+func CheckOutputsExist(m *ir.Module, call *Call) error {
+	most, judged := -1, false
+	var first *SubgraphCall
+	for i := range call.Subgraphs {
+		sc := &call.Subgraphs[i]
+		if !sc.outputsOfCall {
+			continue
+		}
+		callee := m.Graph(sc.Graph)
+		if callee == nil {
+			continue
+		}
+		leaves, _ := callee.Outputs()
+		if !judged || len(leaves) > most {
+			most, first = len(leaves), sc
+		}
+		judged = true
+	}
+	if !judged {
+		return nil
+	}
+	for j, k := range first.Outputs {
+		if k >= most {
+			return fmt.Errorf("output %d of the call is output %d of its subgraphs, but none returns more than %d (%s subgraph %s)", j, k, most, first.Role, first.Graph)
 		}
 	}
 	return nil

@@ -49,6 +49,17 @@ func (a *Arg) HasRef() bool { return a.Has(ArgNode) }
 // Has reports whether the tree holds an argument of kind k (a itself
 // included).
 func (a *Arg) Has(k ArgKind) bool {
+	if a.Kind == k {
+		return true
+	}
+	if a.flat() {
+		for i := range a.Elems {
+			if a.Elems[i].Kind == k {
+				return true
+			}
+		}
+		return false
+	}
 	stack := []*Arg{a}
 	for len(stack) > 0 {
 		x := stack[len(stack)-1]
@@ -104,6 +115,17 @@ func MapRefs(a Arg, alloc func(n int) []Arg, ref func(Arg) Arg) Arg {
 		alloc = func(n int) []Arg { return make([]Arg, n) }
 	}
 	out := a
+	if a.flat() { // the common case, without a stack
+		out.Elems = alloc(len(a.Elems))
+		for i := range a.Elems {
+			if a.Elems[i].Kind == ArgNode {
+				out.Elems[i] = ref(a.Elems[i])
+			} else {
+				out.Elems[i] = a.Elems[i]
+			}
+		}
+		return out
+	}
 	// Each container on the stack is a copy whose Elems still are the
 	// original's; it gets its own slice, its elements mapped or pushed.
 	stack := []*Arg{&out}

@@ -3,7 +3,9 @@ package ir
 import (
 	"fmt"
 	"runtime/debug"
+	"strconv"
 	"strings"
+	"unicode"
 	"unicode/utf8"
 )
 
@@ -20,7 +22,7 @@ type Location struct {
 func (l Location) String() string {
 	var parts []string
 	if l.File != "" {
-		parts = append(parts, l.File)
+		parts = append(parts, Printable(l.File))
 	}
 	if l.HasGraph {
 		parts = append(parts, "graph "+Abbrev(DisplayName(l.Graph)))
@@ -37,7 +39,11 @@ const maxNameInMessage = 240
 // Abbrev shortens a name for a message when it is very long (a qualified
 // name hundreds of levels deep): its start and end around "…(N bytes)…".
 // Names of ordinary length are returned as they are.
+//
+// Control characters are escaped first (Printable): names come from the
+// file and reach terminals.
 func Abbrev(name string) string {
+	name = Printable(name)
 	if len(name) <= maxNameInMessage {
 		return name
 	}
@@ -50,6 +56,39 @@ func Abbrev(name string) string {
 		start++
 	}
 	return fmt.Sprintf("%s…(%d bytes)…%s", name[:head], len(name), name[start:])
+}
+
+// Printable returns s with every control character (C0, DEL, C1), every
+// bidirectional-text override and every invalid UTF-8 byte written as a
+// Go escape (\n, \x1b, \u202e), and backslashes doubled only when
+// something was escaped. Names and paths come from files and reach
+// terminals: unescaped, a node named "a\nhopctl: 0 findings" forges a
+// line of output, and one holding "\x1b[2J" clears the screen. Strings
+// with nothing to escape are returned as they are.
+func Printable(s string) string {
+	clean := true
+	for i, r := range s {
+		if r == utf8.RuneError || needsEscape(r) {
+			if r != utf8.RuneError || !validAt(s, i) {
+				clean = false
+				break
+			}
+		}
+	}
+	if clean {
+		return s
+	}
+	q := strconv.QuoteToGraphic(s)
+	return q[1 : len(q)-1]
+}
+
+func validAt(s string, i int) bool {
+	r, size := utf8.DecodeRuneInString(s[i:])
+	return r != utf8.RuneError || size > 1
+}
+
+func needsEscape(r rune) bool {
+	return unicode.IsControl(r) || (r >= 0x202a && r <= 0x202e) || (r >= 0x2066 && r <= 0x2069) || r == 0x200e || r == 0x200f
 }
 
 // InGraph returns a location in graph g of file.

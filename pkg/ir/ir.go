@@ -81,6 +81,29 @@ func (m *Module) Graph(qualname string) *Graph {
 	return nil
 }
 
+// GraphLookup returns Graph as a function backed by a map of the module's
+// graphs as they are now: O(1) per lookup, for callers that look up a
+// graph per finding or per node (Graph scans the list). The module's graph
+// list must not change while the function is in use.
+func (m *Module) GraphLookup() func(qualname string) *Graph {
+	byName := make(map[string]*Graph, len(m.Graphs))
+	for _, g := range m.Graphs {
+		if _, dup := byName[g.Name]; !dup {
+			byName[g.Name] = g // the first, as Graph finds it
+		}
+	}
+	return func(qualname string) *Graph { return byName[qualname] }
+}
+
+// NumNodes returns the number of nodes of all the module's graphs.
+func (m *Module) NumNodes() int {
+	n := 0
+	for _, g := range m.Graphs {
+		n += len(g.Nodes)
+	}
+	return n
+}
+
 // Attribute returns the tensor attribute with the given qualified name, or nil.
 func (m *Module) Attribute(qualname string) *Attribute {
 	for i := range m.Attributes {
@@ -276,6 +299,14 @@ func (a *Arg) WalkRefs(fn func(a *Arg)) {
 		return
 	case len(a.Elems) == 0:
 		return
+	case a.flat():
+		// One level of leaves (a list of nodes or ints), without a stack.
+		for i := range a.Elems {
+			if a.Elems[i].Kind == ArgNode {
+				fn(&a.Elems[i])
+			}
+		}
+		return
 	}
 	// Iterative to stay safe on adversarially deep trees.
 	stack := []*Arg{a}
@@ -290,6 +321,16 @@ func (a *Arg) WalkRefs(fn func(a *Arg)) {
 			stack = append(stack, &x.Elems[i])
 		}
 	}
+}
+
+// flat reports whether no element of a has elements of its own.
+func (a *Arg) flat() bool {
+	for i := range a.Elems {
+		if len(a.Elems[i].Elems) > 0 {
+			return false
+		}
+	}
+	return true
 }
 
 // WalkRefs calls fn for every node reference in the node's args then kwargs.

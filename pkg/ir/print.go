@@ -726,6 +726,14 @@ func readableForward(g *Graph, freeUnused bool) (def string, body []string) {
 	if len(out) == 0 {
 		out = []string{"pass"}
 	}
+	// Each is one line: a name with a newline or an escape sequence in it
+	// must not make another (or clear the screen).
+	for i := range out {
+		out[i] = Printable(out[i])
+	}
+	for i := range params {
+		params[i] = Printable(params[i])
+	}
 	def = "def forward(" + strings.Join(append([]string{"self"}, params...), ", ") + "):"
 	return def, out
 }

@@ -22,7 +22,7 @@ func TestRemovePendingTempFiles(t *testing.T) {
 	if err := os.WriteFile(dest, []byte("old"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	name, err := writeTemp(dest, func(w io.Writer) error { _, err := w.Write([]byte("new")); return err })
+	name, err := writeTemp(dest, nil, func(w io.Writer) error { _, err := w.Write([]byte("new")); return err })
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -25,7 +25,20 @@ func protoJSON(m *Module) ([]byte, error) {
 		return nil, err
 	}
 	out.WriteByte('\n')
-	return out.Bytes(), nil
+	return capIndent(out.Bytes()), nil
+}
+
+// capIndent shortens every line's indentation to maxTextIndent levels, as
+// the streaming encoders indent (string values never hold a raw newline).
+func capIndent(b []byte) []byte {
+	lines := bytes.Split(b, []byte("\n"))
+	for i, l := range lines {
+		n := len(l) - len(bytes.TrimLeft(l, " "))
+		if n > 2*maxTextIndent {
+			lines[i] = l[n-2*maxTextIndent:]
+		}
+	}
+	return bytes.Join(lines, []byte("\n"))
 }
 
 func protoText(m *Module) ([]byte, error) {
@@ -38,7 +51,7 @@ func protoText(m *Module) ([]byte, error) {
 	// one. A line is an indentation, a field name and its colon, then a
 	// value that never starts with a space (strings escape newlines).
 	b = detrandSpace.ReplaceAll(b, []byte("$1 "))
-	return append([]byte(textHeader), b...), nil
+	return capIndent(append([]byte(textHeader), b...)), nil
 }
 
 var detrandSpace = regexp.MustCompile(`(?m)^( *[a-z_0-9]+:)  `)

@@ -13,6 +13,8 @@ import (
 	"unsafe"
 
 	"google.golang.org/protobuf/encoding/protowire"
+
+	"github.com/hopctl/hopctl/internal/progress"
 )
 
 // A streaming decoder for the binary encoding: it reads the wire format
@@ -546,6 +548,9 @@ func (d *wireDecoder) graph(b []byte, g *Graph) error {
 			}
 			g.Nodes = append(g.Nodes, Node{})
 			i := len(g.Nodes) - 1
+			if i&progressBatch == progressBatch {
+				progress.Add(progressBatch + 1)
+			}
 			if err := d.node(f.body, &g.Nodes[i]); err != nil {
 				return &wireNodeError{index: i, name: g.Nodes[i].Name, err: err}
 			}
@@ -573,6 +578,9 @@ func (d *wireDecoder) graph(b []byte, g *Graph) error {
 				var n Node
 				err := wd.node(bodies[i], &n)
 				g.Nodes[base+i] = n
+				if (i-lo)&progressBatch == progressBatch {
+					progress.Add(progressBatch + 1)
+				}
 				if err != nil {
 					errs[w] = &wireNodeError{index: base + i, name: n.Name, err: err}
 					return
@@ -584,6 +592,10 @@ func (d *wireDecoder) graph(b []byte, g *Graph) error {
 	// The first error in node order, as a sequential decode reports it.
 	return firstError(errs)
 }
+
+// progressBatch+1 nodes make one report of nodes done to the progress
+// line (internal/progress).
+const progressBatch = 1<<12 - 1
 
 // maxSharedValues bounds the value cache.
 const maxSharedValues = 1 << 16

@@ -32,13 +32,7 @@ type wireEncoder struct {
 
 // encodedSize estimates the binary size of m, to size the output buffer
 // once: about 160 bytes per node in exported and built graphs.
-func encodedSize(m *Module) int {
-	n := 0
-	for _, g := range m.Graphs {
-		n += len(g.Nodes)
-	}
-	return 1<<12 + 160*n
-}
+func encodedSize(m *Module) int { return 1<<12 + 160*m.NumNodes() }
 
 // encodeBinary encodes m in the binary encoding.
 func encodeBinary(m *Module) ([]byte, error) {

@@ -107,9 +107,67 @@ func (j *jointBuilder) graphTarget(a ir.Arg) (string, bool) {
 	return n.Target, j.src.Graph(n.Target) != nil
 }
 
+// subJoints are the backward joints built so far, by subgraph and inputs
+// requiring grad: a subgraph shared by several HOP calls, at several
+// levels of nesting, is differentiated once (it was once per call path:
+// exponential in the nesting, 15 levels of a cond over one shared
+// subgraph took 1.5 GB). Builds are sequential: no lock.
+type subJoints struct {
+	m map[subJointKey]*Joint
+}
+
+// subJointKey identifies a subgraph by its nodes (the builds of nested
+// subgraphs see the same graphs under names relative to their root, but
+// share their nodes) and the inputs that require grad.
+type subJointKey struct {
+	nodes *ir.Node
+	rg    string
+}
+
+func rgKey(rg []bool) string {
+	b := make([]byte, len(rg))
+	for i, r := range rg {
+		b[i] = '0'
+		if r {
+			b[i] = '1'
+		}
+	}
+	return string(b)
+}
+
+// ownRoot returns a copy of j whose module's root graph has nodes of its
+// own: callers edit the root (permuting placeholders), the cache's copy
+// must stay as built.
+func (j *Joint) ownRoot() *Joint {
+	c := *j
+	m := *j.Module
+	m.Graphs = slices.Clone(m.Graphs)
+	m.Graphs[0] = &ir.Graph{Name: m.Graphs[0].Name, Nodes: slices.Clone(m.Graphs[0].Nodes)}
+	c.Module = &m
+	return &c
+}
+
 // subJoint builds the create_bw_fn joint of subgraph qual whose inputs
-// require grad as rg says.
+// require grad as rg says, once per subgraph and rg (subJoints).
 func (j *jointBuilder) subJoint(id ir.NodeID, qual string, rg []bool) (*Joint, error) {
+	var key subJointKey
+	if g := j.src.Graph(qual); g != nil && len(g.Nodes) > 0 && j.opts.cache != nil {
+		key = subJointKey{&g.Nodes[0], rgKey(rg)}
+		if bw, ok := j.opts.cache.m[key]; ok {
+			return bw.ownRoot(), nil
+		}
+	}
+	bw, err := j.buildSubJoint(id, qual, rg)
+	if err != nil {
+		return nil, err
+	}
+	if key.nodes != nil {
+		j.opts.cache.m[key] = bw
+	}
+	return bw.ownRoot(), nil
+}
+
+func (j *jointBuilder) buildSubJoint(id ir.NodeID, qual string, rg []bool) (*Joint, error) {
 	sub, ok := subModule(j.src, qual)
 	if !ok {
 		return nil, nodeError(j.file, j.b.g, id, fmt.Sprintf("no subgraph %q", qual))
@@ -127,7 +185,7 @@ func (j *jointBuilder) subJoint(id ir.NodeID, qual string, rg []bool) (*Joint, e
 			n.Val = tensorValue(&tc)
 		}
 	}
-	bw, err := Build(sub, Options{File: j.file, Convention: ConventionCreateBwFn, Registry: j.f.reg})
+	bw, err := Build(sub, Options{File: j.file, Convention: ConventionCreateBwFn, Registry: j.f.reg, cache: j.opts.cache})
 	if err != nil {
 		var e *Error
 		if errors.As(err, &e) {
@@ -139,7 +197,11 @@ func (j *jointBuilder) subJoint(id ir.NodeID, qual string, rg []bool) (*Joint, e
 }
 
 func (j *jointBuilder) freshGraphName(patterns ...string) string {
-	for i := 0; ; i++ {
+	if j.nextFresh == nil {
+		j.nextFresh = map[string]int{}
+	}
+	key := strings.Join(patterns, "\x00")
+	for i := j.nextFresh[key]; ; i++ {
 		free := true
 		for _, p := range patterns {
 			if j.graphTaken(fmt.Sprintf(p, i)) {
@@ -147,21 +209,14 @@ func (j *jointBuilder) freshGraphName(patterns ...string) string {
 			}
 		}
 		if free {
+			j.nextFresh[key] = i + 1
 			return fmt.Sprint(i)
 		}
 	}
 }
 
 func (j *jointBuilder) graphTaken(name string) bool {
-	if j.src.Graph(name) != nil {
-		return true
-	}
-	for _, g := range j.extra {
-		if g.Name == name {
-			return true
-		}
-	}
-	return false
+	return j.src.Graph(name) != nil || j.extraNames[name]
 }
 
 func (j *jointBuilder) addGraphs(m *ir.Module, name string) {
@@ -173,6 +228,10 @@ func (j *jointBuilder) addGraphs(m *ir.Module, name string) {
 			c.Name = name + "." + g.Name
 		}
 		j.extra = append(j.extra, c)
+		if j.extraNames == nil {
+			j.extraNames = map[string]bool{}
+		}
+		j.extraNames[c.Name] = true
 	}
 	j.extraSchemas = append(j.extraSchemas, m.Schemas...)
 }
@@ -248,9 +307,11 @@ func condBackward(j *jointBuilder, id ir.NodeID, grads []V) error {
 	if err != nil {
 		return err
 	}
-	fbw, err := j.subJoint(id, fq, rg)
-	if err != nil {
-		return err
+	var fbw *Joint // nil when both branches are one subgraph
+	if fq != tq {
+		if fbw, err = j.subJoint(id, fq, rg); err != nil {
+			return err
+		}
 	}
 	list := []V{}
 	var outs []*ir.TensorMeta
@@ -266,12 +327,20 @@ func condBackward(j *jointBuilder, id ir.NodeID, grads []V) error {
 	// PyTorch's cond backward (torch/_higher_order_ops/cond.py,
 	// CondAutogradOp.backward) filters the branch joints' gradients with
 	// filter_with_masks: one per tensor operand, no slot for a SymInt.
+	// (subJoint's results have roots of their own: editing them leaves
+	// the cache's copy as built.)
 	keepOutputs(tbw.Module.Root(), tensorOps)
-	keepOutputs(fbw.Module.Root(), tensorOps)
 	i := j.freshGraphName("true_graph_%d", "false_graph_%d")
 	tname, fname := "true_graph_"+i, "false_graph_"+i
 	j.addGraphs(tbw.Module, tname)
-	j.addGraphs(fbw.Module, fname)
+	if fbw == nil {
+		// Both branches are one subgraph: so are their backwards (one
+		// copy, not two at every level of nesting).
+		fname = tname
+	} else {
+		keepOutputs(fbw.Module.Root(), tensorOps)
+		j.addGraphs(fbw.Module, fname)
+	}
 	tv, fv := j.getAttr(tname), j.getAttr(fname)
 	list = append(list, j.gradsOrZeros(id, grads)...)
 	tres := j.hopCall(opschema.HOPTarget("cond"), []any{n.Args[0], tv, fv, list}, outs)

@@ -53,6 +53,9 @@ func Build(m *ir.Module, opts Options) (j *Joint, err error) {
 			j, err = nil, ir.Panicked("joint", loc, r)
 		}
 	}()
+	if opts.cache == nil {
+		opts.cache = &subJoints{m: map[subJointKey]*Joint{}}
+	}
 	return buildJoint(m, opts, &at)
 }
 
@@ -63,7 +66,7 @@ func buildJoint(m *ir.Module, opts Options, at **ir.Node) (*Joint, error) {
 	}
 	fg := f.b.g
 	freezeBySignature(m, f)
-	rg, err := requiresGrad(fg, f.ops, f.effect, opts.File)
+	rg, err := requiresGrad(fg, f.ops, f.effect, f.outputs, opts.File)
 	if err != nil {
 		return nil, err
 	}
@@ -81,6 +84,11 @@ type jointBuilder struct {
 	// and extraSchemas their schema tables.
 	extra        []*ir.Graph
 	extraSchemas []ir.SchemaText
+	// extraNames are the names in extra, and nextFresh the first number
+	// freshGraphName has not tried, per pattern list: a fresh name costs
+	// O(1), not a scan of every graph per try (cubic in the HOP calls).
+	extraNames map[string]bool
+	nextFresh  map[string]int
 	// scanCarries maps a forward scan to the getitems of the carries it
 	// checkpoints for its backward.
 	scanCarries map[ir.NodeID]scanCheckpoint

@@ -383,10 +383,10 @@ func (p *partitioner) minCutSaved() []int32 {
 		var sum int64
 		for _, o := range p.operands(c) {
 			if size[o] >= 0 {
-				sum += size[o]
+				sum = satAdd(sum, size[o])
 			}
 		}
-		return size[c]*4 < sum
+		return satMul(size[c], 4) < sum
 	}
 	materialized := func(c int32) bool {
 		if p.class[c] == classPlaceholder {
@@ -400,15 +400,22 @@ func (p *partitioner) minCutSaved() []int32 {
 		return false
 	}
 	pow11 := pow11()
+	// Finite weights stay below flowInf in any sum: a weight is at most
+	// maxWeight (sizes of exabytes compare as equal, where AOTAutograd's
+	// Python floats would keep growing).
+	maxWeight := flowInf / int64(2*n+2)
 	weight := func(c int32) int64 {
 		if size[c] < 0 {
 			return flowInf
 		}
-		w := int64(float64(size[c]) * pow11[max(min(dist[c], 100), 1)])
+		f := float64(size[c]) * pow11[max(min(dist[c], 100), 1)]
 		if !materialized(c) {
-			w *= 2
+			f *= 2
 		}
-		return w
+		if f >= float64(maxWeight) {
+			return maxWeight
+		}
+		return int64(f)
 	}
 
 	// Nodes 2c (in) and 2c+1 (out); then source and sink. A node the

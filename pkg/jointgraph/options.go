@@ -112,6 +112,10 @@ type Options struct {
 	// from the module's schema table, leaving out entries that do not
 	// parse.
 	Registry *opschema.Registry
+
+	// cache holds the backward joints of HOP subgraphs built so far; the
+	// builds of nested subgraphs share it (subJoint).
+	cache *subJoints
 }
 
 // MaskError is an explicit mask list that does not fit the graph (a usage

@@ -69,7 +69,7 @@ func (p *Partition) TotalBytes() int64 {
 	var n int64
 	for _, s := range p.Saved {
 		if s.Bytes > 0 {
-			n += s.Bytes
+			n = satAdd(n, s.Bytes)
 		}
 	}
 	return n

@@ -16,8 +16,14 @@ import (
 //
 // It returns, per node, whether the node (for a tuple node: any element)
 // requires grad; getitem nodes carry their element's flag.
-func requiresGrad(g *ir.Graph, ops *opCache, effect map[ir.NodeID]bool, file string) ([]bool, error) {
+//
+// Dead code — call nodes neither the output nor a side-effecting node
+// reads (make_fx leaves some: map's traces carry a select_copy of xs) — is
+// removed before differentiation, as make_fx's joint tracing never sees
+// it: it requires no grad and needs no rule.
+func requiresGrad(g *ir.Graph, ops *opCache, effect map[ir.NodeID]bool, outputs []V, file string) ([]bool, error) {
 	rg := make([]bool, len(g.Nodes))
+	live := liveNodes(g, effect, outputs)
 	elemRG := map[ir.NodeID][]bool{}
 	anyArg := func(n *ir.Node) bool {
 		for k := range n.Args {
@@ -41,6 +47,9 @@ func requiresGrad(g *ir.Graph, ops *opCache, effect map[ir.NodeID]bool, file str
 			rg[i] = t != nil && t.RequiresGrad && isDifferentiableDtype(t.Dtype)
 			continue
 		case ir.OpCallFunction:
+			if !live[i] {
+				continue
+			}
 		default:
 			continue
 		}
@@ -144,4 +153,35 @@ func outputMetas(n *ir.Node) []*ir.TensorMeta {
 		return out
 	}
 	return []*ir.TensorMeta{valueTensor(n.Val)}
+}
+
+// liveNodes marks the nodes the graph's outputs (its output node, or the
+// given output values of a graph not yet finished) or a side-effecting
+// node depend on, themselves included.
+func liveNodes(g *ir.Graph, effect map[ir.NodeID]bool, outputs []V) []bool {
+	live := make([]bool, len(g.Nodes))
+	var stack []ir.NodeID
+	for i := range g.Nodes {
+		if g.Nodes[i].Op == ir.OpOutput || effect[ir.NodeID(i)] {
+			live[i] = true
+			stack = append(stack, ir.NodeID(i))
+		}
+	}
+	for _, v := range outputs {
+		if v.IsNode() && int(v.id) < len(live) && !live[v.id] {
+			live[v.id] = true
+			stack = append(stack, v.id)
+		}
+	}
+	for len(stack) > 0 {
+		id := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		g.Nodes[id].WalkRefs(func(r *ir.Arg) {
+			if r.Ref >= 0 && int(r.Ref) < len(live) && !live[r.Ref] {
+				live[r.Ref] = true
+				stack = append(stack, r.Ref)
+			}
+		})
+	}
+	return live
 }

@@ -1,6 +1,7 @@
 package jointgraph
 
 import (
+	"math"
 	"slices"
 	"sync"
 
@@ -152,9 +153,30 @@ func numel(shape []ir.Dim) (int64, bool) {
 		if d.Expr != "" {
 			return 0, false
 		}
-		n *= d.Val
+		n = satMul(n, d.Val)
 	}
 	return n, true
+}
+
+// satMul and satAdd are the arithmetic of sizes (non-negative): they
+// saturate at math.MaxInt64 instead of wrapping. A f32[2**62] tensor has
+// 2**64 bytes: wrapped, that is 0, and the partitioners would save it as
+// free.
+func satMul(a, b int64) int64 {
+	if a <= 0 || b <= 0 {
+		return max(a*b, 0)
+	}
+	if a > math.MaxInt64/b {
+		return math.MaxInt64
+	}
+	return a * b
+}
+
+func satAdd(a, b int64) int64 {
+	if a > math.MaxInt64-b {
+		return math.MaxInt64
+	}
+	return a + b
 }
 
 // tensorBytes returns the size in bytes of a tensor's elements (numel ×
@@ -168,7 +190,7 @@ func tensorBytes(m *ir.TensorMeta) (int64, bool) {
 		return 0, false
 	}
 	sz, ok := dtypeSize(m.Dtype)
-	return n * sz, ok
+	return satMul(n, sz), ok
 }
 
 // broadcastShapes returns the broadcast of shapes, as torch's

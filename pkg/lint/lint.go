@@ -237,8 +237,9 @@ func check(f *load.File) FileResult {
 // resolve fills Details, with fingerprints of the path as given.
 func (r *FileResult) resolve(m *ir.Module) {
 	r.Details = make([]Detail, len(r.Findings))
+	graph := m.GraphLookup()
 	for i, f := range r.Findings {
-		r.Details[i] = detail(m, f)
+		r.Details[i] = detail(graph, f)
 	}
 	r.fingerprint("")
 }

@@ -161,7 +161,7 @@ const DocsURL = analyze.RuleDocsURL
 // what it checks and an example. The section anchors are the rule ids.
 func RulesMarkdown() string {
 	var b strings.Builder
-	b.WriteString("<!-- Generated from pkg/lint/rules.go by `go test ./pkg/lint -run TestRulesMarkdown -update`; do not edit. -->\n")
+	b.WriteString("<!-- Generated from the analyzers' rules (analyze.Analyzer.Rules) and pkg/lint/rules.go by `go test ./pkg/lint -run TestRulesMarkdown -update`; do not edit. -->\n")
 	b.WriteString("# hopctl lint rules\n\n")
 	b.WriteString("Every rule of `hopctl lint` (`hopctl lint --list-rules`). SARIF output links each result here (`helpUri`).\n\n")
 	b.WriteString("| rule | name | severity | category | invalid input |\n|---|---|---|---|---|\n")

@@ -51,13 +51,14 @@ type Step struct {
 	Note string
 }
 
-// detail resolves finding f of module m.
-func detail(m *ir.Module, f analyze.Finding) Detail {
+// detail resolves finding f of a module whose graphs graph looks up.
+// graph looks a graph up by qualified name (ir.Module.GraphLookup).
+func detail(graph func(string) *ir.Graph, f analyze.Finding) Detail {
 	var d Detail
 	if f.FileWide {
 		return d
 	}
-	g := m.Graph(f.Graph)
+	g := graph(f.Graph)
 	if g != nil {
 		if id, ok := g.Lookup(f.Node); ok {
 			d.Target = g.Nodes[id].Target
@@ -105,7 +106,7 @@ func detail(m *ir.Module, f analyze.Finding) Detail {
 			continue
 		}
 		if i+1 < len(path) {
-			if sub := m.Graph(path[i+1]); sub != nil {
+			if sub := graph(path[i+1]); sub != nil {
 				d.Steps = append(d.Steps, step(StepCall, cur, curName, name))
 				cur, curName = sub, path[i+1]
 				i++

@@ -91,14 +91,18 @@ func open(m *ir.Module, path string, mode Mode) (*File, error) {
 	}
 	f.Verified = true
 	reg, err := opschema.NewRegistryForTorch(m.TorchVersion, fileSchemas(m))
-	f.Registry = reg
+	f.Registry = reg // usable either way: the entries that parse
 	if err != nil {
 		if mode == Strict {
-			return nil, &ir.DecodeError{Loc: ir.Location{File: path}, Err: fmt.Errorf("schema table: %w", err)}
+			return nil, schemaTableError(path, err)
 		}
 		f.Problems = append(f.Problems, schemaProblems(path, err)...)
 	}
 	return f, nil
+}
+
+func schemaTableError(path string, err error) error {
+	return &ir.DecodeError{Loc: ir.Location{File: path}, Err: fmt.Errorf("schema table: %w", err)}
 }
 
 // Registry builds the schema registry of a module read from the file at
@@ -109,7 +113,7 @@ func open(m *ir.Module, path string, mode Mode) (*File, error) {
 func Registry(m *ir.Module, path string) (*opschema.Registry, error) {
 	reg, err := opschema.NewRegistryForTorch(m.TorchVersion, fileSchemas(m))
 	if err != nil {
-		return nil, &ir.DecodeError{Loc: ir.Location{File: path}, Err: fmt.Errorf("schema table: %w", err)}
+		return nil, schemaTableError(path, err)
 	}
 	return reg, nil
 }

@@ -7,9 +7,9 @@ import (
 )
 
 // Binding a call to a schema, the way torch binds a call of an OpOverload:
-// positional arguments fill the parameters in order (the extra ones of a
-// schema ending in `...` are not bound), keyword arguments by name (a
-// keyword given twice: the last wins). This is the one implementation;
+// positional arguments fill the parameters before the bare `*` in order
+// (the extra ones of a schema ending in `...` are not bound), keyword
+// arguments by name (a keyword given twice: the last wins). This is the one implementation;
 // the alias analysis, the joint builder and the schema check all bind
 // through it.
 
@@ -17,8 +17,8 @@ import (
 // arguments than s takes (unless it ends in `...`), or a keyword argument s
 // does not have. It allocates nothing.
 func (s *Schema) CheckBind(args []ir.Arg, kwargs []ir.Kwarg) error {
-	if len(args) > len(s.Arguments) && !s.IsVararg {
-		return fmt.Errorf("%d positional arguments for %s, which takes %d", len(args), s.OpName().Key(), len(s.Arguments))
+	if npos := s.Positional(); len(args) > npos && !s.IsVararg {
+		return fmt.Errorf("%d positional arguments for %s, which takes %d", len(args), s.OpName().Key(), npos)
 	}
 	for _, k := range kwargs {
 		if s.Argument(k.Name) < 0 {
@@ -33,7 +33,7 @@ func (s *Schema) CheckBind(args []ir.Arg, kwargs []ir.Kwarg) error {
 // parameter takes its default). Arguments CheckBind rejects are ignored.
 func (s *Schema) Bind(args []ir.Arg, kwargs []ir.Kwarg) []*ir.Arg {
 	bound := make([]*ir.Arg, len(s.Arguments))
-	for i := range args[:min(len(args), len(bound))] {
+	for i := range args[:min(len(args), s.Positional())] {
 		bound[i] = &args[i]
 	}
 	for i := range kwargs {
@@ -53,7 +53,7 @@ func (s *Schema) BoundAt(args []ir.Arg, kwargs []ir.Kwarg, i int) *ir.Arg {
 			return &kwargs[k].Value
 		}
 	}
-	if i < len(args) {
+	if i < len(args) && !s.Arguments[i].KwargOnly {
 		return &args[i]
 	}
 	return nil
@@ -71,7 +71,7 @@ func (s *Schema) BindValues(args []ir.Arg, kwargs []ir.Kwarg) ([]ir.Arg, error) 
 // itself: it must not be modified.
 func (s *Schema) BindValuesInto(out []ir.Arg, args []ir.Arg, kwargs []ir.Kwarg) ([]ir.Arg, error) {
 	n := len(s.Arguments)
-	if len(args) > n && !s.IsVararg {
+	if len(args) > s.Positional() && !s.IsVararg {
 		return nil, s.CheckBind(args, nil)
 	}
 	if len(kwargs) == 0 && len(args) == n {
@@ -88,11 +88,11 @@ func (s *Schema) BindValuesInto(out []ir.Arg, args []ir.Arg, kwargs []ir.Kwarg) 
 
 // bindValues fills out (len(s.Arguments) zero Args, which are None).
 func (s *Schema) bindValues(out []ir.Arg, args []ir.Arg, kwargs []ir.Kwarg) ([]ir.Arg, error) {
-	n := len(s.Arguments)
-	if len(args) > n && !s.IsVararg {
+	n, npos := len(s.Arguments), s.Positional()
+	if len(args) > npos && !s.IsVararg {
 		return nil, s.CheckBind(args, nil)
 	}
-	copy(out, args[:min(len(args), n)])
+	copy(out, args[:min(len(args), npos)])
 	for _, k := range kwargs {
 		i := s.Argument(k.Name)
 		if i < 0 {

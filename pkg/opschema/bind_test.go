@@ -39,8 +39,9 @@ func TestBind(t *testing.T) {
 		t.Errorf("BindValuesInto = %v, %v; want %v", into, err, want)
 	}
 	// Every parameter positional: the arguments themselves.
-	all := []ir.Arg{x, one, two, {Kind: ir.ArgList}}
-	if into, _ := s.BindValuesInto(nil, all, nil); &into[0] != &all[0] {
+	plain, _ := Parse("aten::clamp(Tensor self, Scalar? min=None, Scalar? max=None) -> Tensor")
+	all := []ir.Arg{x, one, two}
+	if into, err := plain.BindValuesInto(nil, all, nil); err != nil || &into[0] != &all[0] {
 		t.Error("BindValuesInto copied a complete positional call")
 	}
 	// Omitted without a default: None.
@@ -52,7 +53,9 @@ func TestBind(t *testing.T) {
 		kwargs []ir.Kwarg
 		msg    string
 	}{
-		{[]ir.Arg{x, one, two, one, one}, nil, "5 positional arguments for aten::clamp, which takes 4"},
+		{[]ir.Arg{x, one, two, one, one}, nil, "5 positional arguments for aten::clamp, which takes 3"},
+		// A keyword-only parameter cannot be given positionally.
+		{[]ir.Arg{x, one, two, {Kind: ir.ArgList}}, nil, "4 positional arguments for aten::clamp, which takes 3"},
 		{args, []ir.Kwarg{{Name: "mx", Value: one}}, `aten::clamp has no argument "mx"`},
 	} {
 		if err := s.CheckBind(bad.args, bad.kwargs); err == nil || err.Error() != bad.msg {

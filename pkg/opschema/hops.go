@@ -442,6 +442,11 @@ var hops = []*HOP{
 		},
 		Opaque: true,
 	},
+	// foreach_map, like invoke_quant, is a BaseHOP (torch/_higher_order_ops/
+	// base_hop.py, foreach_map.py): Dynamo's BaseHOPVariable traces its
+	// subgraph with supports_input_mutation = supports_aliasing = False.
+	wrapper("foreach_map", "Applies subgraph(*operands) elementwise over lists of tensors (a BaseHOP); keyword arguments pass through.",
+		"higher_order::foreach_map(Any subgraph, ...) -> ...", "subgraph", forbidBoth, true),
 	wrapper("invoke_quant", "Calls subgraph(*operands) as a unit for quantization; scheme= is a keyword argument.",
 		"higher_order::invoke_quant(Any subgraph, ...) -> ...", "subgraph", forbidBoth, true),
 	wrapper("invoke_quant_packed", "Packed form of invoke_quant: subgraph(*operands) with scheme= and quant_options= keyword arguments.",

@@ -55,6 +55,18 @@ func (a *Argument) IsOut() bool { return a.KwargOnly && a.IsWrite() }
 // returns of in-place and out= ops do (`-> Tensor(a!)`).
 func (r *Return) IsWrite() bool { return r.Alias != nil && r.Alias.IsWrite }
 
+// Positional returns the number of parameters a call may give
+// positionally: those before the bare `*`.
+func (s *Schema) Positional() int {
+	k := 0
+	for _, a := range s.Arguments {
+		if !a.KwargOnly {
+			k++
+		}
+	}
+	return k
+}
+
 // OpName returns the schema's operator name.
 func (s *Schema) OpName() OpName {
 	return OpName{Namespace: s.Namespace, Name: s.Name, Overload: s.Overload}

@@ -144,6 +144,12 @@ func NewFinding(f analyze.Finding) Finding {
 func NewAnalyzeFile(path string, m *ir.Module, res *analyze.Result) AnalyzeFile {
 	af := AnalyzeFile{Path: path, Graphs: []AnalyzeGraph{}}
 	sums := res.Results[alias.Analyzer]
+	// Findings grouped by graph once (a scan of every finding per graph
+	// cost subgraphs × findings).
+	byGraph := map[string][]Finding{}
+	for _, f := range res.Findings {
+		byGraph[f.Graph] = append(byGraph[f.Graph], NewFinding(f))
+	}
 	for _, g := range m.Graphs {
 		ag := AnalyzeGraph{Name: g.Name, Inputs: []string{}, InpInpAlias: IndexMap{}, InpOutAlias: IndexMap{}, OutOutAlias: IndexMap{}, MutatedInputs: []int{}, Findings: []Finding{}}
 		if s, ok := sums[g.Name].(*alias.Summary); ok {
@@ -164,10 +170,9 @@ func NewAnalyzeFile(path string, m *ir.Module, res *analyze.Result) AnalyzeFile 
 				}
 			}
 		}
-		for _, f := range res.Findings {
-			if f.Graph == g.Name {
-				ag.Findings = append(ag.Findings, NewFinding(f))
-			}
+		if fs := byGraph[g.Name]; len(fs) > 0 {
+			ag.Findings = fs
+			delete(byGraph, g.Name) // (a duplicate graph name, which Verify refuses, gets them once)
 		}
 		af.Graphs = append(af.Graphs, ag)
 	}
@@ -189,7 +194,7 @@ func WriteAnalyzeText(w io.Writer, doc *AnalyzeDoc) error {
 		if fi > 0 {
 			b.WriteByte('\n')
 		}
-		fmt.Fprintf(&b, "%s\n", f.Path)
+		fmt.Fprintf(&b, "%s\n", ir.Printable(f.Path))
 		nfind := 0
 		for _, g := range f.Graphs {
 			fmt.Fprintf(&b, "  graph %s (%d inputs, %d outputs)\n", ir.Abbrev(ir.DisplayName(g.Name)), len(g.Inputs), g.NumOutputs)
@@ -214,7 +219,7 @@ func WriteAnalyzeText(w io.Writer, doc *AnalyzeDoc) error {
 }
 
 func writeFindingText(b *strings.Builder, path string, f Finding) {
-	fmt.Fprintf(b, "    %s: %s: graph %s: node %s: %s [%s]\n", f.Severity, path, ir.Abbrev(ir.DisplayName(f.Graph)), f.Node, f.Message, f.Rule)
+	fmt.Fprintf(b, "    %s: %s: graph %s: node %s: %s [%s]\n", f.Severity, ir.Printable(path), ir.Abbrev(ir.DisplayName(f.Graph)), ir.Abbrev(f.Node), printableLines(f.Message), f.Rule)
 	writeProvenanceText(b, "      ", f.Provenance)
 }
 
@@ -240,13 +245,22 @@ func writeProvenanceText(b *strings.Builder, indent string, p *Provenance) {
 		chain = append(chain, p.Node)
 	}
 	if len(chain) > 0 {
-		fmt.Fprintf(b, "%svia %s\n", indent, strings.Join(chain, " → "))
+		fmt.Fprintf(b, "%svia %s\n", indent, ir.Printable(strings.Join(chain, " → ")))
 	}
 	if p.StackTrace != "" {
 		for _, line := range strings.Split(strings.TrimRight(p.StackTrace, "\n"), "\n") {
-			fmt.Fprintf(b, "%s| %s\n", indent, line)
+			fmt.Fprintf(b, "%s| %s\n", indent, ir.Printable(line))
 		}
 	}
+}
+
+// printableLines is ir.Printable of each line of a multi-line message.
+func printableLines(msg string) string {
+	lines := strings.Split(msg, "\n")
+	for i, l := range lines {
+		lines[i] = ir.Printable(l)
+	}
+	return strings.Join(lines, "\n")
 }
 
 // stateNames names a graph's inputs for people: a parameter, buffer or

@@ -213,14 +213,14 @@ func WriteLintText(w io.Writer, doc *LintDoc) error {
 			if fd.InBaseline {
 				continue
 			}
-			loc := f.Path
+			loc := ir.Printable(f.Path)
 			if !fd.FileWide {
 				loc += ": graph " + ir.Abbrev(ir.DisplayName(fd.Graph))
 			}
 			if fd.Node != "" {
-				loc += ": node " + fd.Node
+				loc += ": node " + ir.Abbrev(fd.Node)
 			}
-			lines := strings.Split(strings.TrimRight(fd.Message, "\n"), "\n")
+			lines := strings.Split(printableLines(strings.TrimRight(fd.Message, "\n")), "\n")
 			fmt.Fprintf(&b, "%s: %s: %s [%s]\n", loc, fd.Severity, lines[0], fd.Rule)
 			for _, l := range lines[1:] {
 				fmt.Fprintf(&b, "    %s\n", l)

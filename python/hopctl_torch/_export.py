@@ -2,6 +2,7 @@
 
 import ctypes
 import os
+import warnings
 import sys
 
 import torch
@@ -56,12 +57,28 @@ def to_proto(gm, example_inputs=None, grad_enabled=None):
     elif not isinstance(gm, torch.fx.GraphModule):
         raise TypeError("expected a torch.fx.GraphModule or torch.export.ExportedProgram, got %s" % type(gm).__name__)
     else:
-        f = _Exporter().run(gm, example_inputs)
+        ex = _Exporter()
+        f = ex.run(gm, example_inputs)
+        if ex.frozen:
+            warn_frozen(ex.frozen)
         if grad_enabled is None:
             grad_enabled = getattr(gm, "hopctl_grad_enabled", None)
     if grad_enabled is not None:
         f.grad_enabled = bool(grad_enabled)
     return f
+
+
+def warn_frozen(names):
+    """Warn that tensors requiring grad are get_attr constants of the graph
+    (make_fx of a module without lifting its parameters): hopctl joint gives
+    them no gradient."""
+    shown = ", ".join(names[:8]) + (" and %d more" % (len(names) - 8) if len(names) > 8 else "")
+    warnings.warn(
+        "%d tensor(s) requiring grad are get_attr constants of the graph (%s): hopctl joint "
+        "gives them no gradient. To differentiate them, make them inputs: trace "
+        "torch.func.functional_call(model, params, args) with the parameters as arguments, "
+        "or use torch.export, which lifts them." % (len(names), shown),
+        stacklevel=3)
 
 
 def export(gm, path, example_inputs=None, grad_enabled=None):
@@ -331,6 +348,7 @@ class _Exporter:
     def __init__(self):
         self.schemas = {}  # schema key -> str(schema)
         self.attributes = {}  # qualified name -> pb.Attribute
+        self.frozen = []  # attributes that require grad (get_attr constants)
         self.submodules = {}  # qualified name -> pb.Graph
 
     def run(self, gm, example_inputs):
@@ -435,6 +453,8 @@ class _Exporter:
                 "only ATen-level graphs (trace with make_fx / torch.export / AOTAutograd)"
                 % (target, _type_name(obj)))
         if isinstance(obj, torch.Tensor):
+            if obj.requires_grad and full not in self.frozen:
+                self.frozen.append(full)
             if full not in self.attributes:
                 a = pb.Attribute()
                 a.qualified_name = full

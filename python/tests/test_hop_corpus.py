@@ -44,9 +44,6 @@ def hopctl():
 class HOPCorpusMatchesTorch(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
-        import torch._higher_order_ops.utils as u
-        if not hasattr(u, "check_input_alias_and_mutation_return_outputs"):
-            raise unittest.SkipTest("torch %s has no check_input_alias_and_mutation (2.14 has)" % torch.__version__)
         import hop_corpus
         cls.tmp = tempfile.TemporaryDirectory()
         cls.verdicts = hop_corpus.build(cls.tmp.name)
@@ -56,6 +53,9 @@ class HOPCorpusMatchesTorch(unittest.TestCase):
         cls.tmp.cleanup()
 
     def test_four_results_equal_torch(self):
+        import torch._higher_order_ops.utils as u
+        if not hasattr(u, "check_input_alias_and_mutation_return_outputs"):
+            self.skipTest("torch %s has no check_input_alias_and_mutation (2.14 has)" % torch.__version__)
         progs = self.verdicts["programs"]
         paths = [os.path.join(self.tmp.name, n + ".pb") for n in sorted(progs) if "subgraphs" in progs[n]]
         self.assertGreaterEqual(len(paths), 20)
@@ -77,7 +77,10 @@ class HOPCorpusMatchesTorch(unittest.TestCase):
         self.assertGreater(checked, 25)
 
     def test_committed_verdicts_current(self):
-        with open(os.path.join(REPO, "testdata", "hops_real", "verdicts.json")) as f:
+        d = os.path.join(REPO, "testdata", "hops_real")
+        if self.verdicts["torch_version"].startswith("2.6"):
+            d = os.path.join(d, "torch2.6")
+        with open(os.path.join(d, "verdicts.json")) as f:
             committed = json.load(f)
         if committed["torch_version"] != self.verdicts["torch_version"]:
             self.skipTest("corpus made with torch %s, this is %s" % (committed["torch_version"], self.verdicts["torch_version"]))

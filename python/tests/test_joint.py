@@ -320,6 +320,30 @@ class TestJointOptions(JointCase):
             if mode == "mincut":
                 self.assertLessEqual(len(outs), theirs, "hopctl saves %d values, AOTAutograd %d" % (len(outs), theirs))
 
+    def test_dead_code_not_differentiated(self):
+        # make_fx keeps dead nodes (map's traces carry a select_copy of xs);
+        # they are removed before differentiation: no rule is needed for
+        # them and the gradients are autograd's.
+        from torch.fx.experimental.proxy_tensor import make_fx
+
+        def f(x):
+            torch.select_copy(x, 0, 0)  # dead
+            torch.special.i1(x)         # dead, and hopctl has no rule for it
+            return x.sin()
+        x = torch.randn(3, 4, requires_grad=True)
+        gm = make_fx(f)(x)
+        self.assertIn("special_i1", gm.code)
+        src = os.path.join(self.tmp.name, "dead.pb")
+        hopctl_torch.export(gm, src, example_inputs=[x])
+        out = os.path.join(self.tmp.name, "dead_joint.pb")
+        r = run("joint", src, "-o", out)
+        self.assertIn("masks: 1", r.stdout)
+        t = torch.randn(3, 4)
+        want, = torch.autograd.grad(f(x), [x], t)
+        with torch.no_grad():
+            res = hopctl_torch.load(out)(x.detach(), t)
+        self.assertClose(res[1], want, "gradient")
+
     def test_bad_mask_count_is_usage_error(self):
         r = run("joint", O.model_path("mlp"), "-o", self.path("bad"), "--masks=1,0", check=False)
         self.assertEqual(r.returncode, 2, r.stderr)

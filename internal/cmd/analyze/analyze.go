@@ -10,6 +10,7 @@ import (
 
 	"github.com/hopctl/hopctl/internal/cmdutil"
 	"github.com/hopctl/hopctl/internal/iostreams"
+	"github.com/hopctl/hopctl/internal/progress"
 	"github.com/hopctl/hopctl/pkg/analyze/passes/alias"
 	"github.com/hopctl/hopctl/pkg/load"
 	"github.com/hopctl/hopctl/pkg/report"
@@ -62,6 +63,7 @@ func analyzeRun(opts *Options) error {
 	doc := &report.AnalyzeDoc{SchemaVersion: report.AnalyzeSchemaVersion, Files: []report.AnalyzeFile{}}
 	var errs []error
 	for _, path := range opts.Files {
+		progress.Phase("analyze "+path, 0)
 		f, res, err := load.Analyze(path, alias.Analyzer)
 		if err != nil {
 			errs = append(errs, err)

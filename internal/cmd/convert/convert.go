@@ -3,13 +3,13 @@
 package convert
 
 import (
-	"fmt"
 	"io"
 
 	"github.com/spf13/cobra"
 
 	"github.com/hopctl/hopctl/internal/cmdutil"
 	"github.com/hopctl/hopctl/internal/iostreams"
+	"github.com/hopctl/hopctl/internal/progress"
 	"github.com/hopctl/hopctl/pkg/ir"
 	"github.com/hopctl/hopctl/pkg/load"
 )
@@ -63,11 +63,16 @@ func convertRun(opts *Options) error {
 	if err != nil {
 		return err
 	}
+	if err := cmdutil.CheckOutputs([]string{opts.In}, opts.Out); err != nil {
+		return err
+	}
+	progress.Phase("load", 0)
 	f, err := load.Open(opts.In, load.Strict)
 	if err != nil {
 		return err
 	}
 	m := f.Module
+	progress.Phase("write "+enc.String(), m.NumNodes())
 	// The output is streamed (ir.EncodeTo): a 1M-node graph's JSON is
 	// about a gigabyte, which need not be held in memory. A validated
 	// module always encodes, so standard output never gets a partial
@@ -75,10 +80,7 @@ func convertRun(opts *Options) error {
 	if opts.Out == "-" {
 		return ir.EncodeTo(opts.IO.Out, m, enc)
 	}
-	if err := ir.WriteFileAtomicFunc(opts.Out, func(w io.Writer) error { return ir.EncodeTo(w, m, enc) }); err != nil {
-		return fmt.Errorf("cannot write %s: %w", opts.Out, err)
-	}
-	return nil
+	return cmdutil.WriteError(opts.Out, ir.WriteFileAtomicFunc(opts.Out, func(w io.Writer) error { return ir.EncodeTo(w, m, enc) }))
 }
 
 func outputEncoding(opts *Options) (ir.Encoding, error) {

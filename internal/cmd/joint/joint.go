@@ -16,6 +16,7 @@ import (
 
 	"github.com/hopctl/hopctl/internal/cmdutil"
 	"github.com/hopctl/hopctl/internal/iostreams"
+	"github.com/hopctl/hopctl/internal/progress"
 	"github.com/hopctl/hopctl/pkg/ir"
 	"github.com/hopctl/hopctl/pkg/jointgraph"
 	"github.com/hopctl/hopctl/pkg/load"
@@ -25,7 +26,7 @@ import (
 type Options struct {
 	IO            *iostreams.IOStreams
 	In            string
-	Out           string // joint graph; "" writes none
+	Out           string // joint graph; "" writes none, "-" standard output
 	Masks         string // auto, all, or 1,0,1
 	UnmaskNone    bool
 	HOPConvention string // none, create_fw_bw_graph, create_bw_fn
@@ -84,7 +85,7 @@ atomically.`,
 		},
 	}
 	fl := cmd.Flags()
-	fl.StringVarP(&opts.Out, "output", "o", "", "write the joint graph to `OUT` (.pb, .json or .pbtxt)")
+	fl.StringVarP(&opts.Out, "output", "o", "", "write the joint graph to `OUT` (.pb, .json or .pbtxt; - is standard output, binary)")
 	fl.StringVar(&opts.Masks, "masks", "auto", "output masks: auto, all, or 0/1 per output (e.g. 1,0,1)")
 	fl.Lookup("masks").NoOptDefVal = "auto"
 	fl.BoolVar(&opts.UnmaskNone, "unmask-none-gradients", false, "return zeros instead of None for tensor inputs without a gradient")
@@ -114,20 +115,31 @@ func validate(opts *Options) error {
 	} else if opts.FwOut != "" || opts.BwOut != "" || opts.Report {
 		return cmdutil.FlagErrorf("--fw-out, --bw-out and --report need --partition default or mincut")
 	}
-	if opts.FwOut != "" && opts.FwOut == opts.BwOut || opts.Out != "" && (opts.Out == opts.FwOut || opts.Out == opts.BwOut) {
-		return cmdutil.FlagErrorf("the output files must differ")
+	// A run that writes nothing, or half a partition, looks like success
+	// and is not: usage errors, with what to add.
+	switch {
+	case opts.Partition == "" && opts.Out == "":
+		return cmdutil.FlagErrorf("nothing to write: give -o OUT for the joint graph (-o - for standard output), or --partition default|mincut --fw-out FW --bw-out BW")
+	case (opts.FwOut == "") != (opts.BwOut == ""):
+		return cmdutil.FlagErrorf("--fw-out and --bw-out go together: the forward graph is useless without the backward graph that takes its saved values, and the backward without the forward that saves them (give both)")
+	case opts.Partition != "" && opts.Out == "" && opts.FwOut == "" && !opts.Report:
+		return cmdutil.FlagErrorf("nothing to write: give --fw-out FW --bw-out BW for the partition, -o OUT for the joint graph, or --report")
+	case opts.FwOut == cmdutil.Stdout || opts.BwOut == cmdutil.Stdout || opts.Out == cmdutil.Stdout && opts.FwOut != "":
+		return cmdutil.FlagErrorf("only a single output can go to standard output: -o - without --fw-out and --bw-out")
 	}
-	return nil
+	return cmdutil.CheckOutputs([]string{opts.In}, opts.Out, opts.FwOut, opts.BwOut)
 }
 
 func jointRun(opts *Options) error {
 	timings := cmdutil.NewTimings(opts.IO.ErrOut, opts.Timings)
+	progress.Phase("load", 0)
 	in, err := load.Open(opts.In, load.Strict)
 	if err != nil {
 		return err
 	}
 	m := in.Module
 	timings.Lap("load")
+	progress.Phase("joint", 0)
 	mode, masks, _ := jointgraph.ParseMasks(opts.Masks)
 	conv, _ := jointgraph.ParseConvention(opts.HOPConvention)
 	j, err := jointgraph.Build(m, jointgraph.Options{
@@ -170,6 +182,14 @@ func jointRun(opts *Options) error {
 					Err: fmt.Errorf("the graph hopctl built does not verify:\n%w", err)}
 				return
 			}
+			// Every graph hopctl writes passes what every command checks on
+			// reading it (load.Open): a joint that analyze would
+			// refuse is a bug too.
+			if err := checkWritten(m, path); err != nil {
+				o.err = &ir.InternalError{Phase: "validate output", Loc: ir.Location{File: path},
+					Err: fmt.Errorf("the graph hopctl built is not valid input:\n%w", err)}
+				return
+			}
 			var err error
 			if o.data, err = ir.Encode(m, enc); err != nil {
 				o.err = fmt.Errorf("cannot encode %s: %w", path, err)
@@ -182,6 +202,7 @@ func jointRun(opts *Options) error {
 	timings.Lap("joint")
 	var part *jointgraph.Partition
 	if opts.Partition != "" {
+		progress.Phase("partition", 0)
 		pm, _ := jointgraph.ParsePartitionMode(opts.Partition)
 		if part, err = jointgraph.Split(j, pm); err != nil {
 			wg.Wait()
@@ -195,8 +216,10 @@ func jointRun(opts *Options) error {
 			prepare(opts.BwOut, part.Backward)
 		}
 	}
+	progress.Phase("verify+encode", 0)
 	wg.Wait()
 	timings.Lap("verify+encode")
+	progress.Phase("write", 0)
 	paths := make([]string, len(outs))
 	datas := make([][]byte, len(outs))
 	for i, o := range outs {
@@ -205,12 +228,18 @@ func jointRun(opts *Options) error {
 		}
 		paths[i], datas[i] = o.path, o.data
 	}
-	if err := ir.WriteFilesAtomic(paths, datas); err != nil {
+	w := opts.IO.Out
+	if opts.Out == cmdutil.Stdout {
+		// The graph is standard output: the summary goes to stderr.
+		if _, err := w.Write(datas[0]); err != nil {
+			return err
+		}
+		w = opts.IO.ErrOut
+	} else if err := ir.WriteFilesAtomic(paths, datas); err != nil {
 		return fmt.Errorf("cannot write the outputs: %w", err)
 	}
 	timings.Lap("write")
 	timings.Print()
-	w := opts.IO.Out
 	if len(j.Masks) <= maxPrintedMasks {
 		fmt.Fprintf(w, "masks: %s (%s)\n", jointgraph.FormatMasks(j.Masks), maskSource(opts.Masks))
 	} else {
@@ -222,6 +251,10 @@ func jointRun(opts *Options) error {
 		}
 		fmt.Fprintf(w, "masks: %d of %d outputs (%s; the full list is the file's %s annotation)\n",
 			n, len(j.Masks), maskSource(opts.Masks), jointgraph.AnnotationMasks)
+	}
+	if frozen := frozenAttributes(m); len(frozen) > 0 {
+		fmt.Fprintf(w, "no gradient for %d tensor attribute(s) that require grad: %s (get_attr constants, as make_fx of a module makes its parameters; to differentiate them make them inputs: trace torch.func.functional_call with the parameters as arguments, or use torch.export)\n",
+			len(frozen), abbreviateList(frozen, 8))
 	}
 	if len(j.MutatedInputs) > 0 {
 		fmt.Fprintf(w, "mutated inputs (written back with copy_): %s\n", inputNames(j, j.MutatedInputs))
@@ -236,6 +269,44 @@ func jointRun(opts *Options) error {
 		}
 	}
 	return nil
+}
+
+// frozenAttributes are the tensor attributes of m's root that require grad
+// (nn.Parameters that make_fx left as get_attr constants): the joint gives
+// them no gradient, which a user differentiating a model must know.
+func frozenAttributes(m *ir.Module) []string {
+	requires := map[string]bool{}
+	for _, a := range m.Attributes {
+		if a.Meta.RequiresGrad {
+			requires[a.Name] = true
+		}
+	}
+	var out []string
+	root := m.Root()
+	for i := range root.Nodes {
+		n := &root.Nodes[i]
+		if n.Op == ir.OpGetAttr && requires[n.Target] {
+			out = append(out, ir.Printable(n.Target))
+			delete(requires, n.Target)
+		}
+	}
+	return out
+}
+
+// abbreviateList joins the first max names and counts the rest.
+func abbreviateList(names []string, max int) string {
+	if len(names) <= max {
+		return strings.Join(names, ", ")
+	}
+	return strings.Join(names[:max], ", ") + fmt.Sprintf(" and %d more", len(names)-max)
+}
+
+// checkWritten runs the checks every command runs on reading a file
+// (load.Module, Strict: the schema table, every call against its schema
+// and its subgraphs).
+func checkWritten(m *ir.Module, path string) error {
+	_, err := load.Module(m, path, load.Strict)
+	return err
 }
 
 // maxPrintedMasks bounds the mask list printed in full.

@@ -35,7 +35,19 @@ func TestNewCmdJoint(t *testing.T) {
 		{args: "a.pb --report", wantErr: "need --partition"},
 		{args: "a.pb --partition default --hop-convention create_bw_fn", wantErr: "needs --hop-convention none"},
 		{args: "a.pb --hop-convention old", wantErr: `invalid value "old" for --hop-convention`},
-		{args: "a.pb -o x.pb --partition default --fw-out x.pb", wantErr: "must differ"},
+		{args: "a.pb -o x.pb --partition default --fw-out x.pb --bw-out y.pb", wantErr: "are the same file"},
+		{args: "a.pb -o ./a.pb", wantErr: "is the input"},
+		{args: "a.pb", wantErr: "nothing to write: give -o OUT"},
+		{args: "a.pb --partition mincut", wantErr: "nothing to write: give --fw-out FW --bw-out BW"},
+		{args: "a.pb --partition mincut --fw-out f.pb", wantErr: "--fw-out and --bw-out go together"},
+		{args: "a.pb --partition mincut --bw-out b.pb -o j.pb", wantErr: "--fw-out and --bw-out go together"},
+		{args: "a.pb --partition mincut --fw-out - --bw-out b.pb", wantErr: "only a single output can go to standard output"},
+		{args: "a.pb --partition mincut --report", want: Options{In: "a.pb", Masks: "auto", HOPConvention: "none", Partition: "mincut", Report: true}},
+		{args: "a.pb -o -", want: Options{In: "a.pb", Out: "-", Masks: "auto", HOPConvention: "none"}},
+	}
+	t.Chdir(t.TempDir())
+	if err := os.WriteFile("a.pb", nil, 0o644); err != nil {
+		t.Fatal(err)
 	}
 	for _, tt := range tests {
 		t.Run(tt.args, func(t *testing.T) {

@@ -18,6 +18,7 @@ import (
 	hopconfig "github.com/hopctl/hopctl/internal/config"
 	"github.com/hopctl/hopctl/internal/gitutil"
 	"github.com/hopctl/hopctl/internal/iostreams"
+	"github.com/hopctl/hopctl/internal/progress"
 	"github.com/hopctl/hopctl/pkg/ir"
 	"github.com/hopctl/hopctl/pkg/lint"
 	"github.com/hopctl/hopctl/pkg/report"
@@ -171,6 +172,7 @@ func lintRun(opts *Options) error {
 	if err != nil {
 		return err
 	}
+	progress.Phase("lint", 0)
 	cfg, err := opts.Config()
 	if err != nil {
 		return err

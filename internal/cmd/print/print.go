@@ -13,6 +13,7 @@ import (
 
 	"github.com/hopctl/hopctl/internal/cmdutil"
 	"github.com/hopctl/hopctl/internal/iostreams"
+	"github.com/hopctl/hopctl/internal/progress"
 	"github.com/hopctl/hopctl/pkg/analyze"
 	"github.com/hopctl/hopctl/pkg/analyze/passes"
 	"github.com/hopctl/hopctl/pkg/ir"
@@ -105,10 +106,12 @@ func printRun(opts *Options) error {
 	if opts.Format == "model-explorer" {
 		return modelExplorerRun(opts)
 	}
+	progress.Phase("load", 0)
 	f, err := load.Open(opts.File, load.Strict)
 	if err != nil {
 		return err
 	}
+	progress.Phase("print", 0)
 	m, err := Submodule(f.Module, opts.Graph)
 	if err != nil {
 		return fmt.Errorf("%s: %w", opts.File, err)

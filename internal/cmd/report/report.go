@@ -12,7 +12,6 @@ import (
 	"github.com/hopctl/hopctl/internal/iostreams"
 	"github.com/hopctl/hopctl/pkg/analyze"
 	"github.com/hopctl/hopctl/pkg/analyze/passes"
-	"github.com/hopctl/hopctl/pkg/ir"
 	"github.com/hopctl/hopctl/pkg/jointgraph"
 	"github.com/hopctl/hopctl/pkg/load"
 	"github.com/hopctl/hopctl/pkg/viz"
@@ -62,13 +61,16 @@ is unreadable or invalid fails the command (exit 3) and writes nothing.`,
 			if err := cmdutil.Enum("partition", opts.Partition, "default", "mincut"); err != nil {
 				return err
 			}
+			if err := cmdutil.CheckOutputs(opts.Files, opts.Out); err != nil {
+				return err
+			}
 			if runF != nil {
 				return runF(opts)
 			}
 			return reportRun(opts)
 		},
 	}
-	cmd.Flags().StringVarP(&opts.Out, "output", "o", "", "the HTML file to write")
+	cmd.Flags().StringVarP(&opts.Out, "output", "o", "", "the HTML file to write (- is standard output)")
 	cmd.Flags().BoolVar(&opts.Joint, "joint", false, "draw each file's joint forward/backward graph, partitioned")
 	cmd.Flags().StringVar(&opts.Partition, "partition", "mincut", "with --joint: the partitioner, default or mincut")
 	return cmd
@@ -90,10 +92,7 @@ func reportRun(opts *Options) error {
 	if err := viz.WriteHTML(&buf, doc); err != nil {
 		return fmt.Errorf("writing the report: %w", err)
 	}
-	if err := ir.WriteFileAtomic(opts.Out, buf.Bytes()); err != nil {
-		return fmt.Errorf("cannot write %s: %w", opts.Out, err)
-	}
-	return nil
+	return cmdutil.WriteOutput(opts.IO.Out, opts.Out, buf.Bytes())
 }
 
 // buildFile loads, analyses and models one file.

@@ -7,6 +7,7 @@ import (
 
 	"github.com/hopctl/hopctl/internal/cmdutil"
 	"github.com/hopctl/hopctl/internal/iostreams"
+	"github.com/hopctl/hopctl/internal/progress"
 	"github.com/hopctl/hopctl/pkg/ir"
 	"github.com/hopctl/hopctl/pkg/synth"
 )
@@ -41,10 +42,24 @@ byte-identical file.`,
 			if runF != nil {
 				return runF(opts)
 			}
-			return ir.SaveFile(opts.Out, synth.Generate(opts.Synth))
+			if err := cmdutil.CheckOutputs(nil, opts.Out); err != nil {
+				return err
+			}
+			progress.Phase("generate", 0)
+			m := synth.Generate(opts.Synth)
+			progress.Phase("write", m.NumNodes())
+			if opts.Out == cmdutil.Stdout {
+				data, err := ir.Encode(m, ir.Binary)
+				if err != nil {
+					return err
+				}
+				return cmdutil.WriteOutput(opts.IO.Out, opts.Out, data)
+			}
+			// Streamed to the file (JSON and text are not held in memory).
+			return cmdutil.WriteError(opts.Out, ir.SaveFile(opts.Out, m))
 		},
 	}
-	cmd.Flags().StringVarP(&opts.Out, "output", "o", "", "output file (.pb, .json or .pbtxt)")
+	cmd.Flags().StringVarP(&opts.Out, "output", "o", "", "output file (.pb, .json or .pbtxt; - is standard output, binary)")
 	cmd.Flags().IntVarP(&opts.Synth.Nodes, "nodes", "n", 10000, "approximate number of nodes")
 	cmd.Flags().Uint64Var(&opts.Synth.Seed, "seed", 1, "seed of the op mix")
 	cmd.Flags().BoolVar(&opts.Synth.HOPs, "hops", false, "add cond subgraphs (with nested scans)")

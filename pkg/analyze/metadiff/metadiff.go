@@ -343,6 +343,10 @@ func formatSeq(vs []*ir.Value, tuple bool) string {
 		if i > 0 {
 			b.WriteString(", ")
 		}
+		if i == maxListed {
+			fmt.Fprintf(&b, "... (%d more)", len(vs)-i)
+			break
+		}
 		writeValue(&b, v, 1)
 	}
 	if tuple && len(vs) == 1 {
@@ -354,6 +358,16 @@ func formatSeq(vs []*ir.Value, tuple bool) string {
 
 // maxDepth bounds printing of adversarially nested values.
 const maxDepth = 64
+
+// maxListed and maxElems bound how many elements of a list are printed:
+// the values compared (maxListed), and the elements of one value's tuple
+// or list (maxElems). Python prints them all; a message naming one value
+// per difference would then grow with the square of the input (many
+// outputs naming one 10,000-element tuple: 57 KB in, 112 MB of text).
+const (
+	maxListed = 32
+	maxElems  = 8
+)
 
 func writeValue(b *strings.Builder, v *ir.Value, depth int) {
 	if v == nil || v.Kind == ir.ValUnset {
@@ -390,6 +404,10 @@ func writeValue(b *strings.Builder, v *ir.Value, depth int) {
 		for i := range v.Elems {
 			if i > 0 {
 				b.WriteString(", ")
+			}
+			if i == maxElems {
+				fmt.Fprintf(b, "... (%d more)", len(v.Elems)-i)
+				break
 			}
 			writeValue(b, &v.Elems[i], depth+1)
 		}

@@ -494,7 +494,17 @@ func (st *state) node(id ir.NodeID) error {
 	case ir.OpCallModule:
 		return st.callModule(id)
 	case ir.OpCallMethod:
-		return st.callOp(id, "aten."+n.Target+".default", n.Args, n.Kwargs)
+		// Torch-level graphs (symbolic_trace, Dynamo): x.add_(1) is the
+		// ATen overload of the method's name that fits the arguments
+		// (aten.add_.Scalar), with that overload's alias and write
+		// semantics; a method with no such overload cannot be analysed,
+		// which is an error, not a silent pass.
+		if target, ok := st.torchLevelTarget("aten."+n.Target, n.Args); ok {
+			return st.callOp(id, target, n.Args, n.Kwargs)
+		}
+		st.unanalysable(id, fmt.Sprintf("method call .%s(): no ATen overload aten.%s.* fits its arguments, so its aliasing and writes are unknown; export the graph at the ATen level (make_fx, torch.export) to analyse it", n.Target, n.Target))
+		st.vals[id] = st.freshFor(n.Val)
+		return nil
 	case ir.OpCallFunction:
 		switch {
 		case n.Target == "_operator.getitem":
@@ -510,9 +520,86 @@ func (st *state) node(id ir.NodeID) error {
 			}
 			return nil
 		}
+		if name, ok := strings.CutPrefix(n.Target, "torch."); ok && !strings.HasPrefix(name, "ops.") {
+			// torch.add(x, y) as Dynamo records it: aten.add's overload
+			// that fits, as for methods; torch.nn.functional.* and other
+			// Python-level functions have none.
+			if target, ok := st.torchLevelTarget("aten."+name, n.Args); ok && !strings.Contains(name, ".") {
+				return st.callOp(id, target, n.Args, n.Kwargs)
+			}
+			st.unanalysable(id, fmt.Sprintf("torch-level function %s: no ATen overload fits its arguments, so its aliasing and writes are unknown; export the graph at the ATen level (make_fx, torch.export) to analyse it", n.Target))
+			st.vals[id] = st.freshFor(n.Val)
+			return nil
+		}
 		return st.callOp(id, n.Target, n.Args, n.Kwargs)
 	}
 	return nil
+}
+
+// torchLevelOverloads are the overload names tried, in order, for a
+// torch-level call (a method, a torch.* function) of an ATen op.
+var torchLevelOverloads = []string{"default", "Tensor", "Scalar", "int", "dim", "self", "Tensor_Scalar", "Scalar_Tensor", "using_ints", "dims"}
+
+// torchLevelTarget returns the first overload of op (aten.add_) whose
+// schema takes the call's positional arguments: as many, each a tensor
+// where the schema wants a Tensor and not one where it wants a scalar.
+func (st *state) torchLevelTarget(op string, args []ir.Arg) (string, bool) {
+	for _, ov := range torchLevelOverloads {
+		target := op + "." + ov
+		info, ok := st.lookup(target)
+		if !ok || !fitsPositional(info.schema, args) {
+			continue
+		}
+		return target, true
+	}
+	return "", false
+}
+
+func fitsPositional(s *opschema.Schema, args []ir.Arg) bool {
+	var pos []*opschema.Argument
+	for i := range s.Arguments {
+		if !s.Arguments[i].KwargOnly {
+			pos = append(pos, &s.Arguments[i])
+		}
+	}
+	if len(args) > len(pos) {
+		return false
+	}
+	for i, p := range pos {
+		if i >= len(args) {
+			if p.Default == nil && (p.Type == nil || p.Type.Kind != opschema.KindOptional) {
+				return false
+			}
+			continue
+		}
+		t := p.Type
+		if t != nil && t.Kind == opschema.KindOptional && t.Elem != nil {
+			t = t.Elem
+		}
+		if t == nil {
+			continue
+		}
+		isNode := args[i].Kind == ir.ArgNode
+		switch t.Kind {
+		case opschema.KindTensor:
+			if !isNode {
+				return false
+			}
+		case opschema.KindScalar, opschema.KindInt, opschema.KindFloat, opschema.KindBool, opschema.KindSymInt:
+			if isNode && t.Kind == opschema.KindScalar {
+				return false // a Tensor overload fits a tensor better
+			}
+		}
+	}
+	return true
+}
+
+// unanalysable reports a node the analysis cannot see into as an error: a
+// torch-level call with no ATen equivalent could write its inputs.
+func (st *state) unanalysable(id ir.NodeID, msg string) {
+	n := &st.g.Nodes[id]
+	st.pass.Report(analyze.Finding{Rule: RuleUnknownOp, Severity: analyze.Error, Node: n.Name, Message: msg,
+		Provenance: &analyze.Provenance{InputIndex: -1, Node: n.Name, StackTrace: st.stackTrace(id)}})
 }
 
 func (st *state) unknown(id ir.NodeID, msg string) {

@@ -36,6 +36,9 @@ func (st *state) hop(id ir.NodeID) error {
 		st.vals[id] = st.freshFor(n.Val)
 		return nil
 	}
+	if err := hop.CheckOutputsExist(st.pass.Module, call); err != nil {
+		st.pass.Report(analyze.Finding{Rule: RuleBadHOPCall, Severity: analyze.Error, Node: n.Name, Message: fmt.Sprintf("%s call: %v", call.Op, err)})
+	}
 	outs := map[int][]storage{}
 	nOut := hop.NumOutputs(n)
 	for i := range call.Subgraphs {
@@ -71,7 +74,7 @@ func (st *state) subgraphCall(id ir.NodeID, sc *hop.SubgraphCall, outs map[int][
 	n := &st.g.Nodes[id]
 	sum, _ := st.pass.Callee(sc.Graph).(*Summary)
 	if sum == nil {
-		return fmt.Errorf("node %s: subgraph %s was not analysed before its caller", n.Name, sc.Graph)
+		return fmt.Errorf("node %s: subgraph %s was not analysed before its caller", ir.Abbrev(n.Name), ir.Abbrev(ir.DisplayName(sc.Graph)))
 	}
 	if err := hop.CheckOperands(st.pass.Module, sc); err != nil {
 		st.pass.Report(analyze.Finding{Rule: RuleBadHOPCall, Severity: analyze.Error, Node: n.Name, Message: err.Error()})
@@ -95,18 +98,26 @@ func (st *state) subgraphCall(id ir.NodeID, sc *hop.SubgraphCall, outs map[int][
 		prov := m.Prov
 		st.write(id, opVia[m.Pos], opStor[m.Pos], &prov, path)
 	}
-	if sc.Forbids(opschema.ForbidAlias, "") != nil {
-		if prov, ok := st.aliasAtCall(id, sc, sum, opStor, opVia); ok {
+	version := st.pass.TorchVersion()
+	if sc.Forbids(opschema.ForbidAlias, version) != nil {
+		if prov, ok := st.aliasAtCall(id, sc, sum, opStor, opVia, version); ok {
+			msg := sc.Name + " might be aliasing the input or the output!"
+			if m, ok := opschema.HOPMessage26(sc.Name, true); ok && opschema.TorchDiffers(opschema.DiffMessages26, version) {
+				msg = m
+			}
 			st.pass.Report(analyze.Finding{Rule: RuleHOPAlias, Severity: analyze.Error, Node: n.Name,
-				Message: sc.Name + " might be aliasing the input or the output!", Provenance: &prov})
+				Message: msg, Provenance: &prov})
 		}
 	}
-	if r := sc.Forbids(opschema.ForbidMutation, ""); r != nil && len(sum.MutatedPlaceholders) > 0 {
+	if r := sc.Forbids(opschema.ForbidMutation, version); r != nil && len(sum.MutatedPlaceholders) > 0 {
 		m := sum.MutatedPlaceholders[0]
 		prov := st.provenance(id, opVia[m.Pos], &m.Prov, path)
 		msg := r.Message
 		if msg == "" {
 			msg = sc.Name + " might be modifying the input!"
+			if m, ok := opschema.HOPMessage26(sc.Name, false); ok && opschema.TorchDiffers(opschema.DiffMessages26, version) {
+				msg = m
+			}
 		}
 		st.pass.Report(analyze.Finding{Rule: RuleHOPMutation, Severity: analyze.Error, Node: n.Name, Message: msg, Provenance: &prov})
 	}
@@ -145,7 +156,27 @@ func (st *state) subgraphCall(id ir.NodeID, sc *hop.SubgraphCall, outs map[int][
 // aliasAtCall finds aliasing PyTorch would see when it re-traces the
 // subgraph with this call's operands: aliasing inside the subgraph, or two
 // (unsliced) operands sharing a storage.
-func (st *state) aliasAtCall(id ir.NodeID, sc *hop.SubgraphCall, sum *Summary, opStor [][]storage, opVia []ir.NodeID) (analyze.Provenance, bool) {
+//
+// Before torch 2.14 (opschema.DiffAliasInputOnly) only an output aliasing an
+// input counts.
+func (st *state) aliasAtCall(id ir.NodeID, sc *hop.SubgraphCall, sum *Summary, opStor [][]storage, opVia []ir.NodeID, version string) (analyze.Provenance, bool) {
+	if opschema.TorchDiffers(opschema.DiffAliasInputOnly, version) {
+		if len(sum.InpOutAlias) == 0 {
+			return analyze.Provenance{}, false
+		}
+		p := sum.InpOutAlias[0]
+		via := ir.NoNode
+		if p.From < len(sum.InputPos) {
+			via = opVia[sum.InputPos[p.From]]
+		}
+		if a := sum.FirstAlias; a != nil && a.Input == p.From {
+			inner := a.Prov
+			return st.provenance(id, via, &inner, sc.Graph), true
+		}
+		prov := st.provenance(id, via, nil, "")
+		prov.Path = append(prov.Path, sc.Graph, fmt.Sprintf("output %d aliases input %d", p.To, p.From))
+		return prov, true
+	}
 	if sum.FirstAlias != nil {
 		a := sum.FirstAlias
 		inner := a.Prov

@@ -16,6 +16,11 @@
 //	                                                  "cond_fn must return a boolean scalar tensor or a
 //	                                                  boolean but got ..."
 //
+// Before torch 2.14 (opschema.DiffCondSameMetadata) cond compared every
+// output's metadata, shape and stride included ("Expected each tensor to
+// have same metadata but got:"), and hopctl does so for files of those
+// releases.
+//
 // These are make_fx-level checks, which hopctl applies to every graph: torch
 // 2.14 makes the while_loop one only in the user-facing while_loop, whose
 // eager path runs Dynamo first, so a program calling it is refused with
@@ -34,6 +39,7 @@ import (
 	"github.com/hopctl/hopctl/pkg/analyze/metadiff"
 	"github.com/hopctl/hopctl/pkg/hop"
 	"github.com/hopctl/hopctl/pkg/ir"
+	"github.com/hopctl/hopctl/pkg/opschema"
 )
 
 // RuleStructure is the rule id of the findings this analyzer reports.
@@ -109,6 +115,21 @@ func checkCond(pass *analyze.Pass, n *ir.Node, call *hop.Call) string {
 		return fmt.Sprintf("Expected to return same number of outputs but got:\n  true branch returns %d item(s)\n  false branch returns %d item(s)", len(tl), len(fl))
 	}
 	tv, fv := analyze.LeafValues(t, tl), analyze.LeafValues(f, fl)
+	if opschema.TorchDiffers(opschema.DiffCondSameMetadata, pass.TorchVersion()) {
+		// torch before 2.14: trace_cond compares every output's metadata,
+		// shape and stride included.
+		for k := range tv {
+			a, b := tensorOf(tv[k]), tensorOf(fv[k])
+			if a == nil || b == nil {
+				continue
+			}
+			if _, _, _, differ := metaDiffers(a, b); differ || !ir.DimsEqual(a.Shape, b.Shape) || !ir.DimsEqual(a.Stride, b.Stride) {
+				return "Expected each tensor to have same metadata but got:\n  true_fn returns " + metadiff.Format(tv[k]) +
+					"\n  false_fn returns " + metadiff.Format(fv[k])
+			}
+		}
+		return ""
+	}
 	for k := range tv {
 		a, b := tensorOf(tv[k]), tensorOf(fv[k])
 		if a == nil || b == nil {

@@ -115,20 +115,9 @@ func (c *checker) report(rule, format string, args ...any) {
 	c.pass.Report(analyze.Finding{Rule: rule, Severity: analyze.Error, Node: c.n.Name, Message: msg, Provenance: prov})
 }
 
-// positional is the number of arguments that may be passed positionally.
-func positional(s *opschema.Schema) int {
-	k := 0
-	for _, a := range s.Arguments {
-		if !a.KwargOnly {
-			k++
-		}
-	}
-	return k
-}
-
 func (c *checker) arity(freeKwargs bool) {
 	s, n := c.s, c.n
-	npos := positional(s)
+	npos := s.Positional()
 	if len(n.Args) > npos && !s.IsVararg {
 		c.report(RuleArity, "takes at most %d positional argument%s but %d were given", npos, plural(npos), len(n.Args))
 	}
@@ -171,23 +160,15 @@ func plural(n int) string {
 
 func (c *checker) types() {
 	s, n := c.s, c.n
-	check := func(j int, a *ir.Arg) {
-		if j < 0 || j >= len(s.Arguments) {
-			return
+	for j := range s.Arguments {
+		a := s.BoundAt(n.Args, n.Kwargs, j) // Bind without allocating
+		if a == nil {
+			continue
 		}
 		p := &s.Arguments[j]
 		if got, ok := accepts(c.g, p.Type, a, 0); !ok {
 			c.report(RuleArgType, "argument '%s' (%s) got %s", p.Name, p.Type.String(), got)
 		}
-	}
-	npos := positional(s)
-	for i := range n.Args {
-		if i < npos {
-			check(i, &n.Args[i])
-		}
-	}
-	for k := range n.Kwargs {
-		check(s.Argument(n.Kwargs[k].Name), &n.Kwargs[k].Value)
 	}
 }
 

@@ -1,0 +1,195 @@
+package cli_test
+
+import (
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+
+	"github.com/hopctl/hopctl/internal/cli"
+)
+
+// writers are command lines that write files, with OUT standing for their
+// one or several outputs (each a separate placeholder: OUT1, OUT2, ...).
+var writers = []struct {
+	name string
+	args []string // IN is the input
+}{
+	{"convert", []string{"convert", "IN", "OUT1", "--to", "pb"}},
+	{"joint", []string{"joint", "IN", "-o", "OUT1"}},
+	{"joint partition", []string{"joint", "IN", "-o", "OUT1", "--partition", "mincut", "--fw-out", "OUT2", "--bw-out", "OUT3"}},
+	{"synth", []string{"synth", "-n", "50", "-o", "OUT1"}},
+	{"report", []string{"report", "IN", "-o", "OUT1"}},
+}
+
+func fill(args []string, in string, outs ...string) []string {
+	out := make([]string, len(args))
+	for i, a := range args {
+		switch {
+		case a == "IN":
+			out[i] = in
+		case strings.HasPrefix(a, "OUT"):
+			out[i] = outs[int(a[3]-'1')]
+		default:
+			out[i] = a
+		}
+	}
+	return out
+}
+
+func nOuts(args []string) int {
+	n := 0
+	for _, a := range args {
+		if strings.HasPrefix(a, "OUT") {
+			n++
+		}
+	}
+	return n
+}
+
+// TestOutputSafety runs every command that writes files against the
+// destinations that used to lose data (README, Reliability): a device
+// (a null device made with mknod) and a FIFO are written through, a
+// dangling symbolic link is followed, a directory among several outputs
+// leaves every output untouched, and an output that is the input or
+// another output under another spelling is refused.
+func TestOutputSafety(t *testing.T) {
+	data, err := os.ReadFile("../../testdata/models/mlp.pb")
+	dir := sandbox(t)
+	in := filepath.Join(dir, "in.pb")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(in, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	null := filepath.Join(dir, "null")
+	haveNull := syscall.Mknod(null, syscall.S_IFCHR|0o666, 1<<8|3) == nil
+	for _, w := range writers {
+		n := nOuts(w.args)
+		ext := func(i int) string {
+			if w.name == "report" {
+				return ".html"
+			}
+			return []string{".pb", ".pbtxt", ".json"}[i%3]
+		}
+		t.Run(w.name, func(t *testing.T) {
+			out := t.TempDir()
+			fresh := func(tag string) []string {
+				var ps []string
+				for i := range n {
+					ps = append(ps, filepath.Join(out, tag+string(rune('a'+i))+ext(i)))
+				}
+				return ps
+			}
+			if haveNull {
+				outs := fresh("null")
+				outs[0] = null
+				if r := runBounded(t, fill(w.args, in, outs...)); r.code != cli.ExitOK {
+					t.Errorf("to a null device: exit %d: %s", r.code, r.stderr)
+				}
+				if fi, err := os.Lstat(null); err != nil || fi.Mode()&os.ModeCharDevice == 0 {
+					t.Fatalf("the null device was replaced")
+				}
+			}
+			// A FIFO, read by another goroutine.
+			outs := fresh("fifo")
+			if err := syscall.Mkfifo(outs[0], 0o600); err != nil {
+				t.Fatal(err)
+			}
+			got := make(chan int, 1)
+			go func() {
+				f, err := os.Open(outs[0])
+				if err != nil {
+					got <- -1
+					return
+				}
+				b, _ := io.ReadAll(f)
+				f.Close()
+				got <- len(b)
+			}()
+			if r := runBounded(t, fill(w.args, in, outs...)); r.code != cli.ExitOK {
+				t.Errorf("to a FIFO: exit %d: %s", r.code, r.stderr)
+			}
+			if n := <-got; n <= 0 {
+				t.Errorf("the FIFO's reader got %d bytes", n)
+			}
+			// A dangling symbolic link.
+			outs = fresh("link")
+			target := outs[0] + ".target"
+			if err := os.Symlink(filepath.Base(target), outs[0]); err != nil {
+				t.Fatal(err)
+			}
+			if r := runBounded(t, fill(w.args, in, outs...)); r.code != cli.ExitOK {
+				t.Errorf("to a dangling link: exit %d: %s", r.code, r.stderr)
+			}
+			if fi, err := os.Lstat(outs[0]); err != nil || fi.Mode()&os.ModeSymlink == 0 {
+				t.Errorf("the link was replaced")
+			}
+			if fi, err := os.Stat(target); err != nil || fi.Size() == 0 {
+				t.Errorf("the link's target was not written: %v", err)
+			}
+			// The last output a directory: nothing is replaced.
+			outs = fresh("dir")
+			for _, o := range outs[:n-1] {
+				if err := os.WriteFile(o, []byte(sentinel), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if err := os.Mkdir(outs[n-1], 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if r := runBounded(t, fill(w.args, in, outs...)); r.code != cli.ExitUsage || !strings.Contains(r.stderr, "is a directory") {
+				t.Errorf("to a directory: exit %d: %s", r.code, r.stderr)
+			}
+			for _, o := range outs[:n-1] {
+				if b, _ := os.ReadFile(o); string(b) != sentinel {
+					t.Errorf("%s was replaced although another output failed", o)
+				}
+			}
+			// The input under another spelling, and two outputs that are one.
+			if w.name != "synth" {
+				outs = fresh("same")
+				outs[0] = filepath.Join(dir, ".", "in.pb")
+				if r := runBounded(t, fill(w.args, in, outs...)); r.code != cli.ExitUsage || !strings.Contains(r.stderr, "is the input") {
+					t.Errorf("output = input: exit %d: %s", r.code, r.stderr)
+				}
+			}
+			if n > 1 {
+				outs = fresh("twice")
+				if err := os.Symlink(filepath.Base(outs[0]), outs[1]+".link"); err != nil {
+					t.Fatal(err)
+				}
+				outs[1] += ".link"
+				if r := runBounded(t, fill(w.args, in, outs...)); r.code != cli.ExitUsage || !strings.Contains(r.stderr, "are the same file") {
+					t.Errorf("two outputs, one file: exit %d: %s", r.code, r.stderr)
+				}
+			}
+			if b, _ := os.ReadFile(in); string(b) != string(data) {
+				t.Fatalf("the input was changed")
+			}
+		})
+	}
+}
+
+// TestOutputToStdout: commands that write one output write it to standard
+// output for "-".
+func TestOutputToStdout(t *testing.T) {
+	in, _ := filepath.Abs("../../testdata/models/mlp.pb")
+	sandbox(t)
+	for _, args := range [][]string{
+		{"joint", in, "-o", "-"},
+		{"convert", in, "-", "--to", "pb"},
+		{"synth", "-n", "50", "-o", "-"},
+	} {
+		r := runBounded(t, args)
+		if r.code != cli.ExitOK || len(r.stdout) < 100 || r.stdout[0] != 0x0a {
+			t.Errorf("hopctl %s: exit %d, %d bytes of stdout, stderr %s", strings.Join(args, " "), r.code, len(r.stdout), r.stderr)
+		}
+		if entries, _ := os.ReadDir("."); len(entries) > 0 {
+			t.Errorf("hopctl %s wrote %v", strings.Join(args, " "), entries)
+		}
+	}
+}

@@ -1,0 +1,199 @@
+package ir
+
+// Reading graph files: LoadFile (mapping large files, pausing the collector
+// while a large binary file decodes), the formats registered with it, Load,
+// Decode.
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+	"sync"
+
+	pb "github.com/hopctl/hopctl/proto/hopctlpb"
+	"google.golang.org/protobuf/encoding/protojson"
+	"google.golang.org/protobuf/encoding/prototext"
+)
+
+// LoadFile reads a graph file in the encoding its extension names (or its
+// content suggests). It does not run Verify.
+//
+// The file is opened once (a FIFO or a device is read as a stream, never
+// reopened) and read up to MaxInputSize bytes: a regular file larger than
+// that is refused before any of it is read, and a stream that goes on
+// past it (/dev/zero) is refused when it does.
+//
+// Large regular files are mapped into memory rather than read (on Linux):
+// the decoder copies what it keeps into compact blocks and the mapping is
+// released before LoadFile returns, so nothing in the module refers to it.
+// Small files and streams are read into a buffer the module's strings then
+// share. A mapped file that another process truncates while it is decoded
+// makes the decoding goroutines fault; they turn the fault into an error
+// (guardFaults), so the file is refused as truncated instead of the
+// process dying of SIGBUS.
+// While it decodes a large binary file the garbage collector is paused
+// (see pauseGC): nearly everything that decoder allocates is the module
+// itself (the JSON and text decoders build protobuf objects first, and
+// collect as usual).
+func LoadFile(path string) (m *Module, err error) {
+	fail := func(err error) (*Module, error) {
+		return nil, &DecodeError{Loc: Location{File: path}, Err: err}
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return fail(err)
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return fail(err)
+	}
+	if st.IsDir() {
+		return fail(errors.New("is a directory, not a graph file"))
+	}
+	size := int64(-1)
+	if st.Mode().IsRegular() {
+		size = st.Size()
+	}
+	limit := MaxInputSize()
+	if size > limit {
+		return fail(&TooLargeError{Limit: limit, Size: size})
+	}
+	if data, unmap, ok := mapFile(f, size); ok {
+		defer unmap()
+		if afterMapHook != nil {
+			afterMapHook(path)
+		}
+		defer guardFaults(data)()
+		defer func() { // after catchFault
+			if errors.Is(err, errTruncatedWhileRead) {
+				m, err = fail(errTruncatedWhileRead)
+			}
+		}()
+		defer catchFault(data, &err)
+		if fm := formatOf(path, data); fm != nil {
+			return fm.Decode(data, path)
+		}
+		enc := encodingOf(path, data)
+		if enc == Binary {
+			defer pauseGC()()
+		}
+		return decodeMapped(data, enc, path)
+	}
+	data, err := readInput(f, size, limit)
+	if err != nil {
+		return fail(err)
+	}
+	if fm := formatOf(path, data); fm != nil {
+		return fm.Decode(data, path)
+	}
+	return decode(data, encodingOf(path, data), path, true)
+}
+
+// afterMapHook, when set (by tests), runs between mapping a file and
+// decoding it.
+var afterMapHook func(path string)
+
+// Format is a file format other than hopctl's own that LoadFile reads
+// (package pt2 registers torch.export's .pt2 archives and program JSON).
+// Match sees the path and the whole content; Decode must copy what the
+// module keeps out of data (it may be a mapping released afterwards) and
+// return only InputErrors for bad input.
+type Format struct {
+	Name   string
+	Match  func(path string, data []byte) bool
+	Decode func(data []byte, path string) (*Module, error)
+}
+
+var (
+	formatsMu sync.Mutex
+	formats   []Format
+)
+
+// RegisterFormat adds a format LoadFile tries, in registration order,
+// before its own encodings.
+func RegisterFormat(f Format) {
+	formatsMu.Lock()
+	defer formatsMu.Unlock()
+	formats = append(formats, f)
+}
+
+// formatOf is the first registered format that matches the file, or nil.
+func formatOf(path string, data []byte) *Format {
+	formatsMu.Lock()
+	fs := formats
+	formatsMu.Unlock()
+	for i := range fs {
+		if fs[i].Match(path, data) {
+			return &fs[i]
+		}
+	}
+	return nil
+}
+
+// Load reads and verifies a graph file.
+func Load(path string) (*Module, error) {
+	m, err := LoadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	if err := Verify(m, path); err != nil {
+		return nil, err
+	}
+	return m, nil
+}
+
+// Decode decodes data in the given encoding. file names the input in errors.
+func Decode(data []byte, enc Encoding, file string) (*Module, error) {
+	return decode(data, enc, file, false)
+}
+
+// decode is Decode; alias lets the binary decoder share string memory with
+// data, which the caller must then never modify.
+func decode(data []byte, enc Encoding, file string, alias bool) (*Module, error) {
+	return decodeIn(data, enc, file, alias, nil)
+}
+
+// decodeMapped is decode of data that is region, a mapping of the file:
+// the binary decoder's goroutines guard their reads of it (guardFaults).
+func decodeMapped(data []byte, enc Encoding, file string) (*Module, error) {
+	return decodeIn(data, enc, file, false, data)
+}
+
+func decodeIn(data []byte, enc Encoding, file string, alias bool, region []byte) (*Module, error) {
+	if len(bytes.TrimSpace(data)) == 0 {
+		return nil, &DecodeError{Loc: Location{File: file}, Err: errors.New("empty file: not a hopctl graph file")}
+	}
+	if enc == Binary {
+		m, err := decodeBinaryIn(data, file, alias, region)
+		if errors.Is(err, errTruncatedWhileRead) {
+			return nil, &DecodeError{Loc: Location{File: file}, Err: errTruncatedWhileRead}
+		}
+		if err != nil && SniffEncoding(data) != Binary && len(data) > 0 {
+			if de, ok := err.(*DecodeError); ok && strings.HasPrefix(de.Err.Error(), "cannot decode") {
+				de.Err = fmt.Errorf("%w (the content looks like %s encoding)", de.Err, SniffEncoding(data))
+			}
+		}
+		return m, err
+	}
+	f := &pb.File{}
+	var err error
+	switch enc {
+	case JSON:
+		err = protojson.Unmarshal(data, f)
+	case Text:
+		err = prototext.Unmarshal(data, f)
+	default:
+		err = fmt.Errorf("unknown encoding")
+	}
+	if err != nil {
+		msg := fmt.Errorf("cannot decode as %s hopctl graph: %w", enc, err)
+		if s := SniffEncoding(data); s != enc && len(data) > 0 {
+			msg = fmt.Errorf("%w (the content looks like %s encoding)", msg, s)
+		}
+		return nil, &DecodeError{Loc: Location{File: file}, Err: msg}
+	}
+	return FromProto(f, file)
+}

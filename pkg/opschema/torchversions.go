@@ -1,0 +1,101 @@
+package opschema
+
+import (
+	"strconv"
+	"strings"
+)
+
+// TorchDifference is one way PyTorch's HOP rules differ between releases:
+// a row of the version table that hopctl's checks consult with the torch
+// version a file records (or --torch-version / HOPCTL_TORCH_VERSION).
+// Torch is the releases that behave as What says; the others behave as the
+// newest release. hopctl verifies two releases, Debian's 2.6.0 and 2.14.1
+// (testdata/hops_real/torch2.6 and testdata/hops_real: the same programs
+// traced by each, with each one's verdicts); a boundary of "2.14" means
+// "differs in 2.6, verified as described in 2.14": the change lies between.
+type TorchDifference struct {
+	ID     string
+	Torch  TorchVersions
+	What   string
+	Source string // the PyTorch sources the rule is read from, per release
+}
+
+// Version table rows.
+const (
+	// DiffAliasInputOnly: a subgraph aliases only when an output aliases
+	// an input.
+	DiffAliasInputOnly = "alias-input-output-only"
+	// DiffMessages26: the alias/mutation messages of torch 2.6.
+	DiffMessages26 = "hop-messages-2.6"
+	// DiffCondSameMetadata: cond branch outputs must match in shape and
+	// stride too (no merging into unbacked SymInts).
+	DiffCondSameMetadata = "cond-same-metadata"
+)
+
+var torchDifferences = []TorchDifference{
+	{ID: DiffAliasInputOnly, Torch: TorchVersions{Until: "2.14"},
+		What: "a HOP subgraph is refused for aliasing only when one of its outputs aliases one of its inputs; outputs aliasing each " +
+			"other and operands sharing a storage are accepted (cond_out_out_alias traces in 2.6, is refused in 2.14)",
+		Source: "2.6.0: torch/_higher_order_ops/utils.py _detect_input_alias; 2.14.1: has_potential_input_alias_or_mutation " +
+			"(inp_inp_alias, inp_out_alias and out_out_alias of check_input_alias_and_mutation)"},
+	{ID: DiffMessages26, Torch: TorchVersions{Until: "2.14"},
+		What: "alias/mutation refusals are worded per HOP: \"One of torch.cond branch might be modifying the input! Consider cloning " +
+			"the input before modifying it.\", \"torch.while_loop's body_fn might be aliasing the input!\", \"torch.map is mutating the input!\"",
+		Source: "2.6.0: torch/_higher_order_ops/{cond,while_loop,map}.py functionalization rules; 2.14.1: utils.py _check_alias_and_mutation"},
+	{ID: DiffCondSameMetadata, Torch: TorchVersions{Until: "2.14"},
+		What: "cond branch outputs must have the same metadata, shape and stride included (\"Expected each tensor to have same metadata " +
+			"but got:\"); 2.14 merges different sizes into unbacked SymInts and checks dtype, device, layout, dim and storage offset",
+		Source: "2.6.0: torch/_higher_order_ops/cond.py trace_cond (_extract_tensor_metadata); 2.14.1: cond.py _merge_output"},
+}
+
+// TorchDifferences returns the version table.
+func TorchDifferences() []TorchDifference {
+	out := make([]TorchDifference, len(torchDifferences))
+	copy(out, torchDifferences)
+	return out
+}
+
+// TorchDiffers reports whether row id of the version table applies to
+// torch release version ("" is the newest release).
+func TorchDiffers(id, version string) bool {
+	for _, d := range torchDifferences {
+		if d.ID == id {
+			return d.Torch.Holds(version)
+		}
+	}
+	return false
+}
+
+// HOPMessage26 returns torch 2.6's wording of an alias (alias true) or
+// mutation refusal for the subgraph PyTorch names name, and false where
+// hopctl has not verified 2.6's wording.
+func HOPMessage26(name string, alias bool) (string, bool) {
+	switch {
+	case name == "cond_true" || name == "cond_false":
+		if alias {
+			return "One of torch.cond branch might be aliasing the input! If you are returning a view of the input, please make sure to clone it.", true
+		}
+		return "One of torch.cond branch might be modifying the input! Consider cloning the input before modifying it.", true
+	case name == "body_fn" || name == "cond_fn":
+		if alias {
+			return "torch.while_loop's " + name + " might be aliasing the input!", true
+		}
+		return "torch.while_loop's " + name + " might be modifying the input!", true
+	case name == "map":
+		if alias {
+			return "torch.map is aliasing the input!", true
+		}
+		return "torch.map is mutating the input!", true
+	}
+	return "", false
+}
+
+// NormalizeTorchVersion returns "major.minor" of a torch version string
+// ("2.6.0+debian" → "2.6"), or "" when it has none.
+func NormalizeTorchVersion(v string) string {
+	v = strings.TrimSpace(v)
+	if x, ok := parseVersion(v); ok {
+		return strconv.Itoa(x[0]) + "." + strconv.Itoa(x[1])
+	}
+	return ""
+}
