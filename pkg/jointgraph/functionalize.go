@@ -332,6 +332,12 @@ func (f *functional) call(id ir.NodeID) error {
 		return nil
 	}
 	s := info.schema
+	if s == nil && opschema.IsPythonScalarTarget(nd.Target) && valueTensor(nd.Val) == nil {
+		// SymInt arithmetic (sym_size(x, 0) - 1, u0 >= 0): no tensor in
+		// or out, nothing mutated; kept as it is.
+		f.emitLike(id, nd.Target, nd.Args, nd.Kwargs)
+		return nil
+	}
 	if s == nil {
 		return f.fail(id, "no schema for %s: cannot tell whether it mutates its inputs", nd.Target)
 	}

@@ -87,6 +87,7 @@ func Families() []Family {
 		{"view", viewRules()},
 		{"nn", nnRules()},
 		{"index", indexRules()},
+		{"composite", compositeRules()},
 	}
 }
 

@@ -16,12 +16,7 @@ func nnRules() []Rule {
 		{Op: "aten.convolution.default", Grads: []Grad{many("input, weight, bias", func(c *Ctx) []V {
 			in, w := c.In("input"), c.In("weight")
 			mask := []bool{c.Need("input"), c.Need("weight"), c.Need("bias")}
-			var biasSizes any
-			var biasMeta *ir.TensorMeta
-			if c.Has("bias") {
-				b := c.In("bias")
-				biasSizes, biasMeta = b.Shape(), like(b.meta)
-			}
+			biasSizes, biasMeta := convBias(c)
 			return c.tupleOp("aten.convolution_backward.default",
 				[]*ir.TensorMeta{like(in.meta), like(w.meta), biasMeta}, mask,
 				c.Grad(), in, w, biasSizes, c.Ints("stride"), c.Ints("padding"), c.Ints("dilation"),
@@ -43,6 +38,12 @@ func nnRules() []Rule {
 		})}},
 		{Op: "aten._native_batch_norm_legit.no_stats", Outputs: firstOnly3, Grads: []Grad{many("input, weight, bias", func(c *Ctx) []V {
 			return batchNormLegitBackward(c, V{}, V{}, c.Bool("training"))
+		})}},
+		// _native_batch_norm_legit_functional is what functionalization
+		// (run_decompositions) turns _native_batch_norm_legit into: the
+		// running stats are returned updated instead of written in place.
+		{Op: "aten._native_batch_norm_legit_functional.default", Outputs: []bool{true, false, false, false, false}, Grads: []Grad{many("input, weight, bias", func(c *Ctx) []V {
+			return batchNormLegitBackward(c, c.In("running_mean"), c.In("running_var"), c.Bool("training"))
 		})}},
 		{Op: "aten._native_batch_norm_legit_no_training.default", Outputs: firstOnly3, Grads: []Grad{many("input, weight, bias", func(c *Ctx) []V {
 			return batchNormLegitBackward(c, c.In("running_mean"), c.In("running_var"), false)
@@ -236,4 +237,14 @@ func batchNormLegitBackward(c *Ctx, runningMean, runningVar V, training bool) []
 		[]*ir.TensorMeta{like(in.meta), optMeta(c, "weight"), optMeta(c, "bias")}, mask,
 		c.Grad(), in, c.In("weight"), runningMean, runningVar,
 		c.Result(1), c.Result(2), training, c.Float("eps"), mask)
+}
+
+// convBias is convolution_backward's bias_sizes argument and the bias
+// gradient's metadata: the bias's shape and metadata, or None and nil.
+func convBias(c *Ctx) (any, *ir.TensorMeta) {
+	if !c.Has("bias") {
+		return nil, nil
+	}
+	b := c.In("bias")
+	return b.Shape(), like(b.meta)
 }

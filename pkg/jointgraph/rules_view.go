@@ -22,6 +22,7 @@ func viewRules() []Rule {
 		{Op: "aten.view_copy.default", Grads: []Grad{one("self", reshapeBack)}},
 		{Op: "aten.squeeze.default", Grads: []Grad{one("self", reshapeBack)}},
 		{Op: "aten.squeeze.dim", Grads: []Grad{one("self", reshapeBack)}},
+		{Op: "aten.squeeze.dims", Grads: []Grad{one("self", reshapeBack)}},
 		{Op: "aten.unsqueeze.default", Grads: []Grad{one("self", func(c *Ctx) V {
 			return c.squeezeDim(c.Grad(), wrapDim(c.Int("dim"), c.In("self").Rank()+1))
 		})}},

@@ -2,21 +2,24 @@ package jointgraph
 
 import (
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/hopctl/hopctl/pkg/ir"
 	_ "github.com/hopctl/hopctl/pkg/pt2"
 )
 
-// TestJointOfExportedPrograms builds the joint of every functional (ATen
-// IR) program torch 2.6 and 2.14 saved in testdata/pt2 and checks that it
+// TestJointOfExportedPrograms builds the joint of every program torch 2.6
+// and 2.14 saved in testdata/pt2 — training IR (in-place and composite ops
+// kept: linear, conv2d, batch_norm; rules_composite.go) and ATen IR — and
+// checks that it
 // follows the signature: every parameter is differentiated and its
 // gradient labelled gradient_to_parameter with its state_dict key;
 // buffers (whose requires_grad torch may record as True) and user inputs
 // that do not require grad get None; only user outputs get tangents; the
 // joint verifies with its signature.
 func TestJointOfExportedPrograms(t *testing.T) {
-	paths, _ := filepath.Glob("../../testdata/pt2/*/*.aten.pt2")
+	paths, _ := filepath.Glob("../../testdata/pt2/*/*.pt2")
 	built := 0
 	for _, p := range paths {
 		m, err := ir.Load(p)
@@ -25,8 +28,13 @@ func TestJointOfExportedPrograms(t *testing.T) {
 		}
 		j, err := Build(m, Options{File: p})
 		if err != nil {
-			// Ops without a derivative rule are the rule table's business.
-			t.Logf("%s: %v", p, err)
+			// The only refusals: HOPs hop.go does not differentiate
+			// (while_loop, invoke_subgraph, auto_functionalized) and a
+			// custom op whose schema an archive does not carry. An op
+			// without a derivative rule fails the test.
+			if msg := err.Error(); !strings.Contains(msg, "higher-order operator") && !strings.Contains(msg, "no schema for hopctl_test.") {
+				t.Errorf("%s: %v", p, err)
+			}
 			continue
 		}
 		built++
@@ -52,9 +60,19 @@ func TestJointOfExportedPrograms(t *testing.T) {
 			t.Errorf("%s: %d tangents for %d user outputs", p, j.NumTangents, userOuts)
 		}
 		nf := len(sig.Outputs)
+		lifts := map[string]int{}
+		for _, in := range sig.Inputs {
+			if in.Kind == ir.InputParameter {
+				lifts[in.Target]++
+			}
+		}
 		for i, in := range sig.Inputs {
 			g := js.Outputs[nf+i]
 			switch {
+			case in.Kind == ir.InputParameter && lifts[in.Target] > 1 && g.Name == "":
+				// torch 2.6 lifts a parameter used twice as two
+				// placeholders (double_lift) and leaves one unused: no
+				// gradient there, the other placeholder carries it.
 			case in.Kind == ir.InputParameter && !j.RequiresGrad[i]:
 				t.Errorf("%s: parameter %s is not differentiated", p, in.Target)
 			case in.Kind == ir.InputParameter && (g.Kind != ir.OutputGradientToParameter || g.Target != in.Target):
@@ -87,7 +105,7 @@ func TestJointOfExportedPrograms(t *testing.T) {
 			t.Errorf("%s: with_effects kept %v, joint signature %+v", p, found, js)
 		}
 	}
-	if built < 8 {
+	if built < 40 {
 		t.Errorf("only %d of %d exported programs have a joint", built, len(paths))
 	}
 }

@@ -73,12 +73,14 @@ func BuiltinTable() *Table {
 
 // BuiltinTableFor returns the built-in table for a file's recorded torch
 // version (File.torch_version): torch 2.14's for torch 2.x ("2.6.0",
-// "2.14.1+debian": ops such as _native_batch_norm_legit and the SymBool
+// "2.14.1+debian", "<=2.4": ops such as _native_batch_norm_legit and the SymBool
 // schemas exist only there), torch 1.13's for 1.x and for a version that is
 // unknown or not torch's ("", "synthetic"). Files carry the schemas of the
 // ops they call, so the table only fills in what a file leaves out.
 func BuiltinTableFor(torchVersion string) *Table {
-	major, _, _ := strings.Cut(torchVersion, ".")
+	// A bound such as "<=2.4" (schema.yaml's default torch_version) names
+	// the major it bounds.
+	major, _, _ := strings.Cut(strings.TrimLeft(torchVersion, "<>=~ "), ".")
 	if n, err := strconv.Atoi(major); err != nil || n < 2 {
 		return BuiltinTable()
 	}

@@ -134,7 +134,11 @@ func decodeProgram(data []byte, file string, src *archive) (*ir.Module, error) {
 	if gm.Signature == nil {
 		return nil, errors.New("ExportedProgram has no graph_module.signature")
 	}
-	torchVersion := ""
+	// An archive carries no op schemas: ops resolve against the built-in
+	// table of the torch version it records (opschema.BuiltinTableFor). A
+	// program without torch_version gets schema.yaml's default, "<=2.4"
+	// (every 8.x program was written by torch 2.x, so the 2.x table).
+	torchVersion := "<=2.4"
 	if ep.TorchVersion != nil {
 		torchVersion = *ep.TorchVersion
 	}
@@ -144,7 +148,7 @@ func decodeProgram(data []byte, file string, src *archive) (*ir.Module, error) {
 		Producer:     fmt.Sprintf("torch.export (schema %d.%d)", major, minor),
 		TorchVersion: torchVersion,
 	}
-	c := &converter{file: file, minor: minor, mod: m, builtin: opschema.BuiltinTable(), registered: map[string]*ir.Graph{}, sig: gm.Signature}
+	c := &converter{file: file, minor: minor, mod: m, builtin: opschema.BuiltinTableFor(torchVersion), registered: map[string]*ir.Graph{}, sig: gm.Signature}
 	m.Graphs = append(m.Graphs, nil)
 	root, err := c.convertGraph("", gm.Graph, true)
 	if err != nil {

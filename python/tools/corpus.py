@@ -335,7 +335,10 @@ def trace(name):
     """(GraphModule, flat inputs) of corpus entry `name`. The inputs are not mutated."""
     spec = BUILDERS[name]()
     names, flat, functional = _lifted(spec)
-    with _recording(spec.model):
+    # oneDNN off: torch 2.x's CPU LSTM otherwise traces to one
+    # aten.mkldnn_rnn_layer (no derivative rule in hopctl yet) instead of the
+    # ATen cell ops torch 1.13 traces; no other entry changes.
+    with _recording(spec.model), torch.backends.mkldnn.flags(enabled=False):
         gm = make_fx(functional, tracing_mode="fake")(*flat)
     gm = _rename_placeholders(gm, names)
     return gm, flat

@@ -512,7 +512,7 @@ func (st *state) node(id ir.NodeID) error {
 			return nil
 		case opschema.IsHOPTarget(n.Target):
 			return st.hop(id)
-		case strings.HasPrefix(n.Target, "_operator.") || strings.HasPrefix(n.Target, "builtins.") || strings.HasPrefix(n.Target, "math."):
+		case opschema.IsPythonScalarTarget(n.Target):
 			// Python scalar arithmetic on SymInts: no tensors involved.
 			if tensorOf(n.Val) != nil {
 				st.unknown(id, fmt.Sprintf("no schema for %s, which returns a tensor: its aliasing and writes are unknown", n.Target))
