@@ -48,9 +48,8 @@
 package hopstruct
 
 import (
-	"strings"
-
 	"fmt"
+	"strings"
 
 	"github.com/hopctl/hopctl/pkg/analyze"
 	"github.com/hopctl/hopctl/pkg/analyze/metadiff"
