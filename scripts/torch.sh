@@ -30,10 +30,12 @@ done < <(env)
 exec unshare --mount --propagation private -- /bin/bash -c '
 set -e
 root="$1"; repo="$2"; cwd="$3"; shift 3
-mkdir -p "$root$repo"
-mount --bind "$repo" "$root$repo"
 mount -t proc proc "$root/proc"
 mount --rbind /dev "$root/dev"
 mount -t tmpfs tmpfs "$root/tmp"
+# The repo last: a checkout under /tmp (as CI clones may be) would
+# otherwise be hidden by the tmpfs.
+mkdir -p "$root$repo"
+mount --bind "$repo" "$root$repo"
 exec chroot "$root" /usr/bin/env -i "$@"
 ' _ "$root" "$here" "$cwd" "${envs[@]}" /bin/sh -c 'cd "$0" && exec "$@"' "$cwd" "$@"
