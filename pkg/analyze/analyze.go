@@ -9,6 +9,7 @@ package analyze
 import (
 	"fmt"
 	"sort"
+	"strings"
 	"sync/atomic"
 
 	"github.com/hopctl/hopctl/pkg/hop"
@@ -82,6 +83,27 @@ type Provenance struct {
 	Path []string
 	// StackTrace is Node's stack_trace, when the file has one.
 	StackTrace string
+}
+
+// Chain is the provenance as hopctl prints it after "via": the input (with
+// its index), the views, then the path through nested subgraphs (or the
+// node), joined by arrows. Every report that shows provenance uses it.
+func (p *Provenance) Chain() string {
+	var chain []string
+	if p.Input != "" {
+		in := "input " + p.Input
+		if p.InputIndex >= 0 {
+			in += fmt.Sprintf(" (index %d)", p.InputIndex)
+		}
+		chain = append(chain, in)
+	}
+	chain = append(chain, p.Views...)
+	if len(p.Path) > 0 {
+		chain = append(chain, p.Path...)
+	} else if p.Node != "" {
+		chain = append(chain, p.Node)
+	}
+	return strings.Join(chain, " → ")
 }
 
 // Rule documents one kind of finding: its stable id, default severity and

@@ -230,22 +230,9 @@ func writeProvenanceText(b *strings.Builder, indent string, p *Provenance) {
 	if p == nil {
 		return
 	}
-	var chain []string
-	if p.Input != "" {
-		in := "input " + p.Input
-		if p.InputIndex >= 0 {
-			in += fmt.Sprintf(" (index %d)", p.InputIndex)
-		}
-		chain = append(chain, in)
-	}
-	chain = append(chain, p.Views...)
-	if len(p.Path) > 0 {
-		chain = append(chain, strings.Join(p.Path, " → "))
-	} else if p.Node != "" {
-		chain = append(chain, p.Node)
-	}
-	if len(chain) > 0 {
-		fmt.Fprintf(b, "%svia %s\n", indent, ir.Printable(strings.Join(chain, " → ")))
+	ap := analyze.Provenance{Input: p.Input, InputIndex: p.InputIndex, Views: p.Views, Node: p.Node, Path: p.Path}
+	if chain := ap.Chain(); chain != "" {
+		fmt.Fprintf(b, "%svia %s\n", indent, ir.Printable(chain))
 	}
 	if p.StackTrace != "" {
 		for _, line := range strings.Split(strings.TrimRight(p.StackTrace, "\n"), "\n") {

@@ -599,7 +599,7 @@ func (b *builder) finding(f analyze.Finding) Finding {
 		return out
 	}
 	out.Stack = p.StackTrace
-	out.Text = provenanceText(p)
+	out.Text = p.Chain()
 	add := func(k int32) {
 		if k >= 0 && (len(out.Path) == 0 || out.Path[len(out.Path)-1] != k) {
 			out.Path = append(out.Path, k)
@@ -700,25 +700,6 @@ func feeds(m *ir.Module, g *ir.Graph, call ir.NodeID, sub *ir.Graph) []feed {
 		return out
 	}
 	return nil
-}
-
-// provenanceText is the provenance chain as `hopctl analyze` prints it.
-func provenanceText(p *analyze.Provenance) string {
-	var chain []string
-	if p.Input != "" {
-		in := "input " + p.Input
-		if p.InputIndex >= 0 {
-			in += fmt.Sprintf(" (index %d)", p.InputIndex)
-		}
-		chain = append(chain, in)
-	}
-	chain = append(chain, p.Views...)
-	if len(p.Path) > 0 {
-		chain = append(chain, p.Path...)
-	} else if p.Node != "" {
-		chain = append(chain, p.Node)
-	}
-	return strings.Join(chain, " → ")
 }
 
 // joint marks forward/backward nodes and the saved values of a joint
