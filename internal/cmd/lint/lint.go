@@ -13,13 +13,13 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/hopctl/hopctl/internal/atomicfile"
 	"github.com/hopctl/hopctl/internal/build"
 	"github.com/hopctl/hopctl/internal/cmdutil"
 	hopconfig "github.com/hopctl/hopctl/internal/config"
 	"github.com/hopctl/hopctl/internal/gitutil"
 	"github.com/hopctl/hopctl/internal/iostreams"
 	"github.com/hopctl/hopctl/internal/progress"
-	"github.com/hopctl/hopctl/pkg/ir"
 	"github.com/hopctl/hopctl/pkg/lint"
 	"github.com/hopctl/hopctl/pkg/report"
 )
@@ -225,7 +225,7 @@ func lintRun(opts *Options) error {
 		b := lint.NewBaseline(results, root)
 		data, err := b.Encode()
 		if err == nil {
-			err = ir.WriteFileAtomic(opts.WriteBaseline, data)
+			err = atomicfile.WriteFile(opts.WriteBaseline, data)
 		}
 		if err != nil {
 			return fmt.Errorf("writing baseline: %w", err)
@@ -263,7 +263,7 @@ func lintRun(opts *Options) error {
 			if o.file == "" {
 				_, err = opts.IO.Out.Write(buf.Bytes())
 			} else {
-				err = ir.WriteFileAtomic(o.file, buf.Bytes())
+				err = atomicfile.WriteFile(o.file, buf.Bytes())
 			}
 		}
 		if err != nil {
@@ -332,7 +332,7 @@ func listRules(opts *Options) error {
 			if o.file == "" {
 				_, err = opts.IO.Out.Write(buf.Bytes())
 			} else {
-				err = ir.WriteFileAtomic(o.file, buf.Bytes())
+				err = atomicfile.WriteFile(o.file, buf.Bytes())
 			}
 		}
 		if err != nil {
