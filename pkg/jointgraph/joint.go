@@ -199,7 +199,7 @@ func (j *jointBuilder) build(src *ir.Module) (*Joint, error) {
 			k++
 			var val *ir.Value
 			if o.meta != nil {
-				val = tensorValue(like(o.meta))
+				val = j.b.value(j.b.like(o.meta))
 			}
 			tangentFor[i] = j.b.placeholder("tangents_"+strconv.Itoa(k), val, nil)
 		}
