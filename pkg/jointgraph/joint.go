@@ -92,10 +92,12 @@ type jointBuilder struct {
 	// scanCarries maps a forward scan to the getitems of the carries it
 	// checkpoints for its backward.
 	scanCarries map[ir.NodeID]scanCheckpoint
-	rg          []bool    // per functional node
-	at          **ir.Node // the node being processed, for error messages
-	opts        Options
-	file        string
+	// invoke names the invoke_subgraph backward graphs built so far.
+	invoke invokeSubgraphs
+	rg     []bool    // per functional node
+	at     **ir.Node // the node being processed, for error messages
+	opts   Options
+	file   string
 
 	b      *builder
 	fmap   []ir.NodeID   // functional node → joint node
@@ -603,8 +605,11 @@ func (j *jointBuilder) cloneAliasing(grads []V) []V {
 	return grads
 }
 
-func (j *jointBuilder) aliasesPlaceholder(id ir.NodeID) bool {
-	g := j.b.g
+func (j *jointBuilder) aliasesPlaceholder(id ir.NodeID) bool { return aliasesPlaceholder(j.b.g, id) }
+
+// aliasesPlaceholder reports whether node id of g is a placeholder or a
+// chain of views of one.
+func aliasesPlaceholder(g *ir.Graph, id ir.NodeID) bool {
 	for {
 		n := &g.Nodes[id]
 		if n.Op == ir.OpPlaceholder {
