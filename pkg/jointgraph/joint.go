@@ -92,12 +92,10 @@ type jointBuilder struct {
 	// scanCarries maps a forward scan to the getitems of the carries it
 	// checkpoints for its backward.
 	scanCarries map[ir.NodeID]scanCheckpoint
-	// invoke names the invoke_subgraph backward graphs built so far.
-	invoke invokeSubgraphs
-	rg     []bool    // per functional node
-	at     **ir.Node // the node being processed, for error messages
-	opts   Options
-	file   string
+	rg          []bool    // per functional node
+	at          **ir.Node // the node being processed, for error messages
+	opts        Options
+	file        string
 
 	b      *builder
 	fmap   []ir.NodeID   // functional node → joint node
@@ -114,6 +112,9 @@ type jointBuilder struct {
 	results, grads []V
 	valFn          func(ir.NodeID) V
 	rgFn           func(ir.NodeID) bool
+
+	// invoke names the invoke_subgraph backward graphs built so far.
+	invoke invokeSubgraphs
 }
 
 func (j *jointBuilder) masks() ([]bool, error) {
