@@ -49,6 +49,12 @@ func invokeSubgraphBackward(j *jointBuilder, id ir.NodeID, grads []V) error {
 		return nodeError(j.file, j.b.g, id, "invoke_subgraph subgraph is not a subgraph of this file")
 	}
 	ops := n.Args[2:]
+	if len(ops) == 1 && (ops[0].Kind == ir.ArgTuple || ops[0].Kind == ir.ArgList) {
+		// torch 2.6's form, invoke_subgraph(subgraph, identifier, operands),
+		// whose autograd names its calls ___forward_/___backward_<identifier>.
+		return nodeError(j.file, j.b.g, id, "invoke_subgraph with its operands as one tuple (torch 2.6's form) is not differentiated by hopctl; "+
+			"torch 2.14's invoke_subgraph(subgraph, identifier, *operands) is")
+	}
 	ident := "None"
 	if n.Args[1].Kind == ir.ArgStr {
 		ident = strings.TrimPrefix(n.Args[1].S, "fw_")

@@ -38,9 +38,6 @@ const (
 	DiffScanXsLength26 = "scan-xs-length-2.6"
 	// DiffAssocScanGrad26: associative_scan has no autograd.
 	DiffAssocScanGrad26 = "associative-scan-grad-2.6"
-	// DiffInvokeSubgraph26: invoke_subgraph's backward is named
-	// ___backward_<identifier>, its forward ___forward_<identifier>.
-	DiffInvokeSubgraph26 = "invoke-subgraph-grad-2.6"
 )
 
 var torchDifferences = []TorchDifference{
@@ -72,12 +69,6 @@ var torchDifferences = []TorchDifference{
 			"exit 3); 2.14 differentiates it (AssociativeScanAutogradOp, xs only)",
 		Source: "2.6.0: torch/_higher_order_ops/associative_scan.py (autograd_not_implemented on DispatchKey.Autograd); " +
 			"2.14.1: associative_scan.py AssociativeScanAutogradOp"},
-	{ID: DiffInvokeSubgraph26, Torch: TorchVersions{Until: "2.14"},
-		What: "invoke_subgraph's autograd calls the forward as ___forward_<identifier> and the joint as ___backward_<identifier>, " +
-			"a tangent for every output; 2.14 names them fw_<identifier> and bw_<identifier>_<n> (n counts the tangent " +
-			"layouts seen per identifier) and passes tangents only for outputs that require grad",
-		Source: "2.6.0: torch/_higher_order_ops/invoke_subgraph.py InvokeSubgraphAutogradOp; 2.14.1: the same class (lazy backward, " +
-			"filtered grad_outs)"},
 }
 
 // TorchDifferences returns the version table.
