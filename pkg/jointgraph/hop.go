@@ -29,6 +29,9 @@ import (
 //     flipped (grad_ys, carries, xs) whose carry accumulates the
 //     additional inputs' gradients next to the carry's gradient (the
 //     checkpointing ScanAutogradOp).
+//
+// associative_scan's backward (hop_assocscan.go) and invoke_subgraph's
+// (hop_invoke.go) are described in their files.
 
 // hopRule is the derivative rule of one higher-order operator.
 type hopRule struct {
