@@ -112,6 +112,9 @@ type jointBuilder struct {
 	results, grads []V
 	valFn          func(ir.NodeID) V
 	rgFn           func(ir.NodeID) bool
+
+	// invoke names the invoke_subgraph backward graphs built so far.
+	invoke invokeSubgraphs
 }
 
 func (j *jointBuilder) masks() ([]bool, error) {
@@ -598,8 +601,11 @@ func (j *jointBuilder) cloneAliasing(grads []V) []V {
 	return grads
 }
 
-func (j *jointBuilder) aliasesPlaceholder(id ir.NodeID) bool {
-	g := j.b.g
+func (j *jointBuilder) aliasesPlaceholder(id ir.NodeID) bool { return aliasesPlaceholder(j.b.g, id) }
+
+// aliasesPlaceholder reports whether node id of g is a placeholder or a
+// chain of views of one.
+func aliasesPlaceholder(g *ir.Graph, id ir.NodeID) bool {
 	for {
 		n := &g.Nodes[id]
 		if n.Op == ir.OpPlaceholder {
