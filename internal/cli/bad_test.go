@@ -148,7 +148,6 @@ var noFileCommands = []string{"completion", "config", "help", "synth", "version"
 // knownStressFailures are stress runs that are not run (they would stop
 // the test binary), keyed "command/file", with the reason.
 var knownStressFailures = map[string]string{
-	"joint/nested_1000_grad.pb":     "each level's backward module holds its whole nested subtree renamed under its prefix: names of length O(depth), made O(depth²) times (2.3 GB and 4 s of CPU at 1000 levels, over the 20 s cap on a busy machine); nested_250_grad.pb runs",
 	"joint/findings_6000_graphs.pb": "not a failure: its branches call an op with no derivative rule, which joint refuses (exit 3) by design; the file is there for the analysers' cost per finding",
 	"joint/views_100000.pb":         "jointgraph's functionalization grows faster than quadratically in writes through a view chain (200 views: 5 s, 1.4 GB; 400: over 4 GB)",
 }
