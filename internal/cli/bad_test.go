@@ -149,7 +149,6 @@ var noFileCommands = []string{"completion", "config", "help", "synth", "version"
 // the test binary), keyed "command/file", with the reason.
 var knownStressFailures = map[string]string{
 	"joint/findings_6000_graphs.pb": "not a failure: its branches call an op with no derivative rule, which joint refuses (exit 3) by design; the file is there for the analysers' cost per finding",
-	"joint/views_100000.pb":         "jointgraph's functionalization grows faster than quadratically in writes through a view chain (200 views: 5 s, 1.4 GB; 400: over 4 GB)",
 }
 
 // knownOverBudget are stress runs known to exceed the budget, keyed
