@@ -127,7 +127,11 @@ func validate(opts *Options) error {
 	case opts.FwOut == cmdutil.Stdout || opts.BwOut == cmdutil.Stdout || opts.Out == cmdutil.Stdout && opts.FwOut != "":
 		return cmdutil.FlagErrorf("only a single output can go to standard output: -o - without --fw-out and --bw-out")
 	}
-	return cmdutil.CheckOutputs([]string{opts.In}, opts.Out, opts.FwOut, opts.BwOut)
+	if err := cmdutil.CheckOutputs([]string{opts.In}, opts.Out, opts.FwOut, opts.BwOut); err != nil {
+		return err
+	}
+	// The summary goes to standard output.
+	return cmdutil.CheckStdout(opts.IO.Out, opts.Out, opts.FwOut, opts.BwOut)
 }
 
 func jointRun(opts *Options) error {
