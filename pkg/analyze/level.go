@@ -25,7 +25,12 @@ func TorchLevelGraph(g *ir.Graph) bool {
 		case ir.OpCallMethod, ir.OpCallModule:
 			return true
 		case ir.OpCallFunction:
-			if _, err := opschema.ParseTarget(n.Target); err != nil && !IsGetitem(n.Target) {
+			// getitem first: ParseTarget's error for it (a formatted
+			// message) cost more than the alias analysis of the node.
+			if IsGetitem(n.Target) {
+				continue
+			}
+			if _, err := opschema.ParseTarget(n.Target); err != nil {
 				return true
 			}
 		}
