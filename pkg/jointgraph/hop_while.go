@@ -252,7 +252,10 @@ func whileBackward(j *jointBuilder, id ir.NodeID, grads []V) error {
 	i := j.freshGraphName("while_loop_cond_graph_%d", "while_loop_body_graph_%d")
 	cname, bname := "while_loop_cond_graph_"+i, "while_loop_body_graph_"+i
 	j.addGraphs(&ir.Module{Graphs: []*ir.Graph{cond}}, cname)
-	j.addGraphs(&ir.Module{Graphs: append([]*ir.Graph{body}, bw.Module.Graphs[1:]...), Schemas: bw.Module.Schemas}, bname)
+	bm := &ir.Module{Graphs: append([]*ir.Graph{body}, bw.Module.Graphs[1:]...),
+		Schemas: mergeSchemas(schemasForTargets(bw.Module.Schemas, scanGraphRefs(body).calls), []nestedModule{{m: bw.Module}})}
+	j.opts.cache.registerNested(bm, j.opts.cache.nestedOf(bw.Module))
+	j.addGraphs(bm, bname)
 	condV, bodyV := j.getAttr(cname), j.getAttr(bname)
 
 	idx0 := b.op("aten.zeros.default", freshMeta(nil, "int64", "cpu"), []int64{},
