@@ -121,6 +121,9 @@ func (j *jointBuilder) graphTarget(a ir.Arg) (string, bool) {
 // subgraph took 1.5 GB). Builds are sequential: no lock.
 type subJoints struct {
 	m map[subJointKey]*Joint
+	// nested are the modules installed in the backward modules handed to
+	// HOP rules (registerNested).
+	nested map[*ir.Module][]nestedModule
 }
 
 // subJointKey identifies a subgraph by its nodes (the builds of nested
@@ -169,7 +172,7 @@ func (j *jointBuilder) subJointAs(id ir.NodeID, qual string, rg []bool, conv Con
 	if g := j.src.Graph(qual); g != nil && len(g.Nodes) > 0 && j.opts.cache != nil {
 		key = subJointKey{&g.Nodes[0], rgKey(rg), conv}
 		if bw, ok := j.opts.cache.m[key]; ok {
-			return bw.ownRoot(), nil
+			return j.handOut(bw), nil
 		}
 	}
 	bw, err := j.buildSubJoint(id, qual, rg, conv)
@@ -179,7 +182,15 @@ func (j *jointBuilder) subJointAs(id ir.NodeID, qual string, rg []bool, conv Con
 	if key.nodes != nil {
 		j.opts.cache.m[key] = bw
 	}
-	return bw.ownRoot(), nil
+	return j.handOut(bw), nil
+}
+
+// handOut returns a copy of bw a HOP rule may edit (ownRoot), its
+// installed modules registered for addGraphs.
+func (j *jointBuilder) handOut(bw *Joint) *Joint {
+	c := bw.ownRoot()
+	j.opts.cache.registerNested(c.Module, c.nested)
+	return c
 }
 
 func (j *jointBuilder) buildSubJoint(id ir.NodeID, qual string, rg []bool, conv Convention) (*Joint, error) {
@@ -234,21 +245,15 @@ func (j *jointBuilder) graphTaken(name string) bool {
 	return j.src.Graph(name) != nil || j.extraNames[name]
 }
 
+// addGraphs installs module m (a subgraph's backward, or a graph built
+// from one) under name: by reference, with the modules installed in it
+// (nestedModule), not as copies of its graphs renamed.
 func (j *jointBuilder) addGraphs(m *ir.Module, name string) {
-	for _, g := range m.Graphs {
-		// The same nodes under a qualified name (its name index is built
-		// anew when needed).
-		c := &ir.Graph{Name: name, Nodes: g.Nodes}
-		if g.Name != "" {
-			c.Name = name + "." + g.Name
-		}
-		j.extra = append(j.extra, c)
-		if j.extraNames == nil {
-			j.extraNames = map[string]bool{}
-		}
-		j.extraNames[c.Name] = true
+	j.nested = append(j.nested, nestedModule{name: name, m: m, nested: j.opts.cache.nestedOf(m)})
+	if j.extraNames == nil {
+		j.extraNames = map[string]bool{}
 	}
-	j.extraSchemas = append(j.extraSchemas, m.Schemas...)
+	j.extraNames[name] = true
 }
 
 // getAttr appends a get_attr node reading subgraph name.
@@ -598,7 +603,9 @@ func scanBackward(j *jointBuilder, id ir.NodeID, grads []V) error {
 	if err != nil {
 		return nodeError(j.file, j.b.g, id, err.Error())
 	}
-	wm := &ir.Module{Graphs: append([]*ir.Graph{w}, bwc.Module.Graphs[1:]...), Schemas: bwc.Module.Schemas}
+	wm := &ir.Module{Graphs: append([]*ir.Graph{w}, bwc.Module.Graphs[1:]...),
+		Schemas: mergeSchemas(schemasForTargets(bwc.Module.Schemas, scanGraphRefs(w).calls), []nestedModule{{m: bwc.Module}})}
+	j.opts.cache.registerNested(wm, j.opts.cache.nestedOf(bwc.Module))
 	name := "scan_combine_graph_" + j.freshGraphName("scan_combine_graph_%d")
 	j.addGraphs(wm, name)
 	wv := j.getAttr(name)
