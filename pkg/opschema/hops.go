@@ -230,6 +230,19 @@ type MetaCheck struct {
 	LengthMessage string
 	// Torch is the torch releases that make the check.
 	Torch TorchVersions
+	// DynamoLHS and DynamoRHS are the names Dynamo gives the two lists
+	// when it makes the same check on a Dynamo-level graph
+	// (check_meta_consistency_vt, torch/_dynamo/variables/higher_order_ops.py);
+	// "" where they are LHS and RHS. DynamoSwap is set when Dynamo passes
+	// them the other way round (while_loop: body_fn_output first).
+	DynamoLHS, DynamoRHS string
+	DynamoSwap           bool
+	// Carry26 is set for torch 2.6's while_loop form of the check
+	// (check_outputs_carry_consistency): pairs zipped, so different counts
+	// pass; requires_grad and memory_format compared too; one line per
+	// differing pair, its fields joined by ",", under "Expected <LHS> and
+	// <RHS> return tensors with same metadata but found:".
+	Carry26 bool
 }
 
 // ArgTypeCheck is one validate_subgraph_args_types call: the elements of
@@ -376,7 +389,12 @@ var (
 	freshOutputs   = &Outputs{Fresh: true}
 	whileOperands  = []Operands{{Arg: "carried_inputs"}, {Arg: "additional_inputs"}}
 	whileArgChecks = []ArgTypeCheck{{Args: []string{"carried_inputs"}}, {Args: []string{"additional_inputs"}}}
-	whileMeta      = []MetaCheck{{LHS: "carried_inputs", RHS: "body_output", Arg: "carried_inputs", Subgraph: "body_fn"}}
+	whileMeta      = []MetaCheck{
+		{LHS: "carried_inputs", RHS: "body_output", Arg: "carried_inputs", Subgraph: "body_fn", Torch: TorchVersions{From: "2.14"},
+			DynamoLHS: "body_fn_output", DynamoRHS: "carried_inputs", DynamoSwap: true},
+		{LHS: "carried_inputs", RHS: "body outputs", Arg: "carried_inputs", Subgraph: "body_fn", Torch: TorchVersions{Until: "2.14"},
+			Carry26: true},
+	}
 )
 
 // whileLoop is the row of while_loop and of while_loop_stack_output, which
@@ -434,7 +452,7 @@ var hops = []*HOP{
 			Outputs: freshOutputs, Restrictions: forbidBoth,
 		}},
 		MetaChecks: []MetaCheck{{LHS: "init", RHS: "carry", Arg: "xs", FirstSlice: true, Subgraph: "combine_fn",
-			Requires: "additional_inputs", Lists: true,
+			Requires: "additional_inputs", Lists: true, DynamoLHS: "initial_xs", DynamoRHS: "combine_fn_output",
 			LengthMessage: "expected combine_fn to return %d results but got %d"}},
 		// The newer (combine_fn, xs, additional_inputs) form.
 		ArgTypeChecks: []ArgTypeCheck{{Args: []string{"additional_inputs"}}},

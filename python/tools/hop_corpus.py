@@ -243,6 +243,14 @@ def p_while_cond_long(it, x):  # _validate_cond_output: cond_fn returns an int64
     return while_loop(lambda i, x: (i < 3).long(), lambda i, x: (i + 1, x.sin()), (it, x))
 
 
+def p_while_count(it, x):  # check_meta_consistency (2.14): body_fn returns three values for two carries
+    return _while(lambda i, x: i < 3, lambda i, x: (i + 1, x.sin(), x.cos()), (it, x))
+
+
+def p_while_meta(it, x):  # body_fn returns a float64 carry for a float32 one
+    return _while(lambda i, x: i < 3, lambda i, x: (i + 1, x.double()), (it, x))
+
+
 def p_scan_count(init, xs):  # check_meta_consistency in trace_scan: two inits, one carry returned
     return torch.ops.higher_order.scan(lambda c, d, x: (c + x,), [init, init.clone()], [xs], [])
 
@@ -324,6 +332,10 @@ GRAFT_BASE = {
                    "false_graph_0", lambda x: ((x > 0).long(),)),
     "while_cond_long": (lambda it, x: _while(lambda i, x: i < 3, lambda i, x: (i + 1, x.sin()), (it, x)),
                         "while_loop_cond_graph_0", lambda i, x: (i < 3).long()),
+    "while_count": (lambda it, x: _while(lambda i, x: i < 3, lambda i, x: (i + 1, x.sin()), (it, x)),
+                    "while_loop_body_graph_0", lambda i, x: (i + 1, x.sin(), x.cos())),
+    "while_meta": (lambda it, x: _while(lambda i, x: i < 3, lambda i, x: (i + 1, x.sin()), (it, x)),
+                   "while_loop_body_graph_0", lambda i, x: (i + 1, x.double())),
     "scan_count": (lambda init, xs: torch.ops.higher_order.scan(lambda c, d, x: (c + x, d + x), [init, init.clone()], [xs], []),
                    "scan_combine_graph_0", lambda c, d, x: (c + x,)),
     "assoc_count": (lambda xs: torch.ops.higher_order.associative_scan(lambda a, b: (a + b,), [xs], ()),
@@ -399,6 +411,10 @@ PROGRAMS = [
      lambda: [_f(3, 4)]),
     ("while_cond_long", "test_while_loop_cond_fn_returns_non_bool", p_while_cond_long,
      lambda: [torch.tensor(0), _f(3)]),
+    ("while_count", "test_while_loop_simple_functionalize_check_graph (body_fn returns three values for two carries)",
+     p_while_count, lambda: [torch.tensor(0), _f(3)]),
+    ("while_meta", "test_while_loop_simple_functionalize_check_graph (body_fn changes a carry's dtype)",
+     p_while_meta, lambda: [torch.tensor(0), _f(3)]),
     ("scan_count", "test_scan_wrong_carry (init and carry counts)", p_scan_count, lambda: [_f(4), _f(5, 4)]),
     ("scan_count_ok", "test_scan_simple (near miss: two carries, one output)", p_scan_count_ok, lambda: [_f(4), _f(5, 4)]),
     ("scan_xs_len", "test_scan_wrong_pytree (scan dimension sizes)", p_scan_xs_len, lambda: [_f(4), _f(5, 4), _f(6, 4)]),
