@@ -106,6 +106,7 @@ func check(pass *analyze.Pass, h *opschema.HOP, n *ir.Node, call *hop.Call, c *o
 			lhs, rhs = rhs, lhs
 		}
 		lhs.Name, rhs.Name, lengthMessage = c.DynamoLHS, c.DynamoRHS, ""
+		lhs.Tuple, rhs.Tuple = false, false // Dynamo passes lists
 	}
 	res := metadiff.Compare(lhs, rhs, metadiff.Options{IncludeContiguity: c.IncludeContiguity})
 	if res.Equal() {
