@@ -390,9 +390,9 @@ var (
 	whileOperands  = []Operands{{Arg: "carried_inputs"}, {Arg: "additional_inputs"}}
 	whileArgChecks = []ArgTypeCheck{{Args: []string{"carried_inputs"}}, {Args: []string{"additional_inputs"}}}
 	whileMeta      = []MetaCheck{
-		{LHS: "carried_inputs", RHS: "body_output", Arg: "carried_inputs", Subgraph: "body_fn", Torch: TorchVersions{From: "2.14"},
+		{LHS: "carried_inputs", RHS: "body_output", Arg: "carried_inputs", Subgraph: "body_fn", Torch: TorchVersions{From: rowTorch(DiffWhileMeta26).Until},
 			DynamoLHS: "body_fn_output", DynamoRHS: "carried_inputs", DynamoSwap: true},
-		{LHS: "carried_inputs", RHS: "body outputs", Arg: "carried_inputs", Subgraph: "body_fn", Torch: TorchVersions{Until: "2.14"},
+		{LHS: "carried_inputs", RHS: "body outputs", Arg: "carried_inputs", Subgraph: "body_fn", Torch: rowTorch(DiffWhileMeta26),
 			Carry26: true},
 	}
 )

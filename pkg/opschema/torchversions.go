@@ -41,6 +41,9 @@ const (
 	// DiffDynamoUnchecked26: Dynamo checks no HOP subgraph for mutation or
 	// aliasing; AOTAutograd accepts cond and while_loop writes.
 	DiffDynamoUnchecked26 = "dynamo-unchecked-2.6"
+	// DiffWhileMeta26: while_loop compares body_fn's outputs with the
+	// carried inputs in check_outputs_carry_consistency.
+	DiffWhileMeta26 = "while-meta-2.6"
 )
 
 var torchDifferences = []TorchDifference{
@@ -80,6 +83,24 @@ var torchDifferences = []TorchDifference{
 		Source: "2.6.0: torch/_dynamo/variables/higher_order_ops.py speculate_subgraph (no mutation or aliasing check); 2.14.1: " +
 			"check_aliasing_and_input_mutation, supports_input_mutation = not torch.is_grad_enabled(); " +
 			"testdata/hops_real/dynamo and testdata/hops_real/torch2.6/dynamo (python/tools/hop_corpus_dynamo.py)"},
+	{ID: DiffWhileMeta26, Torch: TorchVersions{Until: "2.14"},
+		What: "while_loop compares body_fn's outputs with the carried inputs pair by zipped pair (different counts pass: while_count " +
+			"traces in 2.6), requires_grad and memory_format included, worded \"Expected carried_inputs and body outputs return tensors " +
+			"with same metadata but found:\" and one line per pair; 2.14 calls check_meta_consistency (\"Expected carried_inputs and " +
+			"body_output to have same number of outputs ...\", \"... same metadata but found:\")",
+		Source: "2.6.0: torch/_higher_order_ops/while_loop.py check_outputs_carry_consistency; 2.14.1: while_loop.py " +
+			"while_loop_fake_tensor_mode → utils.py check_meta_consistency"},
+}
+
+// rowTorch returns the releases of version table row id (the HOP table's
+// rules that differ by release take their bounds from the row).
+func rowTorch(id string) TorchVersions {
+	for _, d := range torchDifferences {
+		if d.ID == id {
+			return d.Torch
+		}
+	}
+	panic("opschema: no version table row " + id)
 }
 
 // TorchDifferences returns the version table.

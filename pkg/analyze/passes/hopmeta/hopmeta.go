@@ -22,10 +22,16 @@
 // check_meta_consistency call), cond (current versions merge branch outputs
 // of different sizes into unbacked SymInts instead; only the oldest cond
 // compared shape, dtype and stride), invoke_subgraph and the wrappers.
-// Dynamo's own checks of the same HOPs (body_fn_output vs carried_inputs,
-// initial_xs vs combine_fn_output, and scan's extra include_contiguity=True
-// check for user functools.partial combine_fns) happen before a graph is
-// exported and use Dynamo's names; hopctl reports the make_fx names.
+// Dynamo makes the same checks on its torch-level graphs with its own names
+// and order (check_meta_consistency_vt: body_fn_output vs carried_inputs,
+// initial_xs vs combine_fn_output, lists rather than tuples); on a
+// Dynamo-level module (analyze.DynamoLevel) hopctl reports those
+// (MetaCheck.DynamoLHS). scan's extra include_contiguity=True check for
+// user functools.partial combine_fns is not made.
+//
+// Checks hold for the torch release the pass selects (MetaCheck.Torch):
+// torch 2.6's while_loop compares zipped pairs in its own words
+// (opschema.DiffWhileMeta26, MetaCheck.Carry26).
 package hopmeta
 
 import (
