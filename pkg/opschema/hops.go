@@ -65,8 +65,56 @@ type HOP struct {
 	// ArgTypeChecks are the validate_subgraph_args_types calls (and
 	// equivalent operand checks) PyTorch makes at a call site.
 	ArgTypeChecks []ArgTypeCheck
+	// OlderForms are calling conventions older torch releases write, with
+	// the same argument names for everything the row reads (torch 2.6's
+	// scan also passes dim and reverse). A call follows Schema when its
+	// positional arguments fit it, else the first older form with exactly
+	// as many positional arguments ([HOP.FormFor]).
+	OlderForms []CallForm
 
 	schema *Schema // Schema, parsed
+}
+
+// CallForm is an older calling convention of a HOP.
+type CallForm struct {
+	// Schema is the convention, in the schema language.
+	Schema string
+	// Torch are the releases that write calls in this form.
+	Torch TorchVersions
+	row   *HOP // the row with Schema in place of the HOP's
+}
+
+// FormFor returns the row to read a call with npos positional arguments
+// by: h itself, or the row of the older form (OlderForms) the call
+// follows, which differs from h in Schema only.
+func (h *HOP) FormFor(npos int) *HOP {
+	s := h.ParsedSchema()
+	if s == nil || s.IsVararg || npos <= s.Positional() {
+		return h
+	}
+	for i := range h.OlderForms {
+		if r := h.OlderForms[i].row; r != nil && r.schema != nil && r.schema.Positional() == npos {
+			return r
+		}
+	}
+	return h
+}
+
+// buildForms parses the older forms of h and makes their rows.
+func buildForms(h *HOP) error {
+	var errs []error
+	for i := range h.OlderForms {
+		f := &h.OlderForms[i]
+		fs, err := Parse(f.Schema)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("%s: older form: %w", h.Name, err))
+			continue
+		}
+		r := *h
+		r.Schema, r.schema, r.OlderForms = f.Schema, fs, nil
+		f.row = &r
+	}
+	return errors.Join(errs...)
 }
 
 // Subgraph is one subgraph a HOP call runs.
@@ -545,9 +593,14 @@ var hops = []*HOP{
 			Operands: []Operands{{Arg: "init"}, {Arg: "xs", Sliced: true}, {Arg: "additional_inputs"}},
 			Outputs:  &Outputs{Count: "init", RestFresh: true}, Restrictions: []Restriction{
 				{Kind: ForbidMutation, NoGrad: &NoGradRule{Allows: []string{"additional_inputs"}, Message: "torch.scan: combine_fn mutates init or xs"}},
-				{Kind: ForbidAlias}}}},
-		MetaChecks:    []MetaCheck{{LHS: "init", RHS: "carry", Arg: "init", Subgraph: "combine_fn", Carries: true, Lists: true}},
+				{Kind: ForbidAlias, Torch: TorchVersions{From: rowTorch(DiffScanAlias26).Until}}}}},
+		MetaChecks: []MetaCheck{{LHS: "init", RHS: "carry", Arg: "init", Subgraph: "combine_fn", Carries: true, Lists: true,
+			Torch: TorchVersions{From: rowTorch(DiffScanCarry26).Until}}},
 		ArgTypeChecks: []ArgTypeCheck{{Args: []string{"additional_inputs"}}},
+		// torch 2.6 slices xs along dim (the HOP gets the user's dim, not
+		// 0) and scans backwards when reverse is set.
+		OlderForms: []CallForm{{Schema: "higher_order::scan(Any combine_fn, Any init, Any xs, int dim, bool reverse, Any additional_inputs) -> ...",
+			Torch: rowTorch(DiffScanForm26)}},
 	},
 	wrapper("tag_activation_checkpoint", "Calls gmod(*args) under activation checkpointing; checkpoint options are keyword arguments.",
 		"higher_order::tag_activation_checkpoint(Any gmod, ...) -> ...", "gmod", nil, true),
@@ -583,6 +636,9 @@ func parseHOPs() {
 			continue
 		}
 		h.schema = s
+		if err := buildForms(h); err != nil {
+			hopErrs = append(hopErrs, err)
+		}
 	}
 }
 
@@ -710,6 +766,13 @@ func CheckHOP(h *HOP) error {
 			}
 		}
 	}
+	for _, f := range h.OlderForms {
+		r := *h
+		r.Schema, r.OlderForms = f.Schema, nil
+		if err := CheckHOP(&r); err != nil {
+			errs = append(errs, fmt.Errorf("older form %s: %w", f.Schema, err))
+		}
+	}
 	return errors.Join(errs...)
 }
 
@@ -729,6 +792,8 @@ func (r *Registry) WithHOPs(rows ...*HOP) (*Registry, error) {
 		}
 		row := *h
 		row.schema, _ = Parse(h.Schema)
+		row.OlderForms = slices.Clone(h.OlderForms)
+		_ = buildForms(&row) // CheckHOP parsed them
 		out.hops = slices.DeleteFunc(out.hops, func(o *HOP) bool { return o.Name == h.Name })
 		out.hops = append(out.hops, &row)
 	}

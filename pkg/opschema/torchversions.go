@@ -44,6 +44,12 @@ const (
 	// DiffWhileMeta26: while_loop compares body_fn's outputs with the
 	// carried inputs in check_outputs_carry_consistency.
 	DiffWhileMeta26 = "while-meta-2.6"
+	// DiffScanForm26: scan's call passes dim and reverse.
+	DiffScanForm26 = "scan-form-2.6"
+	// DiffScanCarry26: trace_scan compares init and carry in its own way.
+	DiffScanCarry26 = "scan-carry-2.6"
+	// DiffScanAlias26: scan's combine_fn is not refused for aliasing.
+	DiffScanAlias26 = "scan-alias-2.6"
 )
 
 var torchDifferences = []TorchDifference{
@@ -90,6 +96,22 @@ var torchDifferences = []TorchDifference{
 			"body_output to have same number of outputs ...\", \"... same metadata but found:\")",
 		Source: "2.6.0: torch/_higher_order_ops/while_loop.py check_outputs_carry_consistency; 2.14.1: while_loop.py " +
 			"while_loop_fake_tensor_mode → utils.py check_meta_consistency"},
+	{ID: DiffScanForm26, Torch: TorchVersions{Until: "2.14"},
+		What: "scan is called scan(combine_fn, init, xs, dim, reverse, additional_inputs): xs sliced along dim, reversed when reverse " +
+			"is set; 2.14 calls scan(combine_fn, init, xs, additional_inputs), its scan() having moved dim to 0 and flipped xs. hopctl " +
+			"reads both forms (opschema.HOP.OlderForms) whatever the release selected: the form is what the file holds",
+		Source: "2.6.0: torch/_higher_order_ops/scan.py ScanOp.__call__, run_flattened_scan; 2.14.1: scan.py ScanOp.__call__"},
+	{ID: DiffScanCarry26, Torch: TorchVersions{Until: "2.14"},
+		What: "trace_scan compares each init with its carry pair by zipped pair (different counts pass) in device, dtype and shape, " +
+			"worded \"Expected metadata of the combine_fn result ... to be the same as the metadata of init with ...\"; hopctl does " +
+			"not make 2.6's check (a known gap); 2.14 calls check_meta_consistency(init, carry)",
+		Source: "2.6.0: torch/_higher_order_ops/scan.py trace_scan; 2.14.1: scan.py trace_scan → utils.py check_meta_consistency"},
+	{ID: DiffScanAlias26, Torch: TorchVersions{Until: "2.14"},
+		What: "scan's combine_fn is never refused for aliasing: the check traces the functionalized combine_fn, whose outputs " +
+			"are copies (scan_alias and scan_alias_xs trace in 2.6); its writes are refused as \"Combine_fn might be modifying " +
+			"the input!\"; 2.14 refuses both (\"scan might be aliasing the input or the output!\")",
+		Source: "2.6.0: torch/_higher_order_ops/scan.py scan_functionalize (_has_potential_branch_input_alias(functional_combine_fn, " +
+			"...)); 2.14.1: scan.py scan_functionalize → utils.py _check_alias_and_mutation"},
 }
 
 // rowTorch returns the releases of version table row id (the HOP table's
@@ -136,6 +158,11 @@ func HOPMessage26(name string, alias bool) (string, bool) {
 			return "torch.while_loop's " + name + " might be aliasing the input!", true
 		}
 		return "torch.while_loop's " + name + " might be modifying the input!", true
+	case name == "scan":
+		if alias {
+			return "Combine_fn might be aliasing the input!", true
+		}
+		return "Combine_fn might be modifying the input!", true
 	case name == "map":
 		if alias {
 			return "torch.map is aliasing the input!", true
