@@ -50,6 +50,9 @@ const (
 	DiffScanCarry26 = "scan-carry-2.6"
 	// DiffScanAlias26: scan's combine_fn is not refused for aliasing.
 	DiffScanAlias26 = "scan-alias-2.6"
+	// DiffAssocSparse26: associative_scan() refuses sparse xs in Dynamo's
+	// words.
+	DiffAssocSparse26 = "assoc-sparse-2.6"
 )
 
 var torchDifferences = []TorchDifference{
@@ -112,6 +115,12 @@ var torchDifferences = []TorchDifference{
 			"the input!\"; 2.14 refuses both (\"scan might be aliasing the input or the output!\")",
 		Source: "2.6.0: torch/_higher_order_ops/scan.py scan_functionalize (_has_potential_branch_input_alias(functional_combine_fn, " +
 			"...)); 2.14.1: scan.py scan_functionalize → utils.py _check_alias_and_mutation"},
+	{ID: DiffAssocSparse26, Torch: TorchVersions{Until: "2.14"},
+		What: "associative_scan() compiles the call with Dynamo before its own input checks, and Dynamo refuses sparse xs: " +
+			"\"torch.compile does not support sparse Tensors\"; 2.14's _validate_input: \"xs leaves must dense Tensors, consider " +
+			"using `to_dense()`\" (assoc_sparse in both corpora)",
+		Source: "2.6.0: torch/_higher_order_ops/associative_scan.py associative_scan (torch.compile first); 2.14.1: associative_scan.py " +
+			"_validate_input"},
 }
 
 // rowTorch returns the releases of version table row id (the HOP table's

@@ -286,6 +286,10 @@ def _uassoc(fn, xs):
     return associative_scan(fn, xs, dim=0)  # combine_mode="pointwise", compiled by Dynamo
 
 
+def p_assoc_sparse(xs):  # associative_scan()'s _validate_input: sparse xs (no graph: the HOP cannot slice them)
+    return _assoc(lambda a, b: a + b, xs)
+
+
 def p_assoc_pointwise(xs):  # Dynamo's check: combine_fn with a matmul
     return _uassoc(lambda a, b: a @ b, xs)
 
@@ -423,6 +427,8 @@ PROGRAMS = [
     ("scan_xs_len_ok", "test_scan_simple (near miss: one scan dimension size)", p_scan_xs_len_ok,
      lambda: [_f(4), _f(5, 4), _f(5, 4)]),
     ("assoc_count", "test_associative_scan_wrong_pytree (combine_fn output count)", p_assoc_count, lambda: [_f(5, 3)]),
+    ("assoc_sparse", "test_associative_scan_compile (sparse xs: associative_scan()'s input check)", p_assoc_sparse,
+     lambda: [_f(5, 3).to_sparse()]),
     ("assoc_pointwise", "test_associative_scan_non_pointwise", p_assoc_pointwise, lambda: [_f(5, 4, 4)]),
     ("assoc_pointwise_ok", "test_associative_scan_compile (near miss: pointwise)", p_assoc_pointwise_ok, lambda: [_f(5, 4, 4)]),
     ("assoc_pointwise_view", "test_associative_scan_non_pointwise (a returned view)", p_assoc_pointwise_view,

@@ -15,6 +15,7 @@ import (
 	"github.com/hopctl/hopctl/pkg/analyze/passes/alias"
 	"github.com/hopctl/hopctl/pkg/analyze/passes/hopmeta"
 	"github.com/hopctl/hopctl/pkg/analyze/passes/hopstruct"
+	"github.com/hopctl/hopctl/pkg/ir"
 	"github.com/hopctl/hopctl/pkg/load"
 )
 
@@ -580,5 +581,76 @@ func TestTorchVersionSelectsMetaRules(t *testing.T) {
 	}
 	if got := meta("../../../../testdata/hops_real/torch2.6/while_meta.pb"); !slices.ContainsFunc(got, func(m string) bool { return m == unindent(w26.Message) }) {
 		t.Errorf("torch 2.6 says %q, hopctl %q", w26.Message, got)
+	}
+}
+
+// TestAssociativeScanSparseXs: associative_scan() refuses sparse xs before
+// it calls the HOP, and the HOP itself cannot slice them (select_copy has
+// no SparseCPU kernel), so torch writes no graph of the program: the corpus
+// records its refusal (assoc_sparse: torch 2.14's _validate_input words;
+// 2.6 compiles the call first and Dynamo refuses sparse tensors, row
+// assoc-sparse-2.6) and the graph is torch 2.14's trace of
+// assoc_pointwise_ok with the HOP's xs operand made sparse_coo (what
+// torch.Tensor.to_sparse() makes; TensorMetadata has no strides for it).
+// The trace as torch wrote it is the near miss.
+func TestAssociativeScanSparseXs(t *testing.T) {
+	dir, v := loadRealVerdicts(t)
+	want := v.Programs["assoc_sparse"].Trace
+	if want == nil {
+		t.Fatal("torch traced assoc_sparse: no refusal to compare")
+	}
+	structureOf := func(sparse bool, version string) []string {
+		t.Helper()
+		f, err := load.Open(filepath.Join(dir, "assoc_pointwise_ok.pb"), load.Strict)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if sparse {
+			g := f.Module.Graphs[0]
+			changed := 0
+			for i := range g.Nodes {
+				n := &g.Nodes[i]
+				if n.Target != "higher_order.associative_scan" || len(n.Args) < 2 {
+					continue
+				}
+				for _, a := range n.Args[1].Elems {
+					if x := &g.Nodes[a.Ref]; a.Kind == ir.ArgNode && x.Val != nil && x.Val.Tensor != nil {
+						x.Val.Tensor.Layout, x.Val.Tensor.Stride = "sparse_coo", nil
+						changed++
+					}
+				}
+			}
+			if changed == 0 {
+				t.Fatal("no associative_scan xs in assoc_pointwise_ok")
+			}
+		}
+		analyze.SetTorchVersion(version)
+		defer analyze.SetTorchVersion("")
+		res, err := analyze.Run(f.Module, f.Path, f.Registry, passes.All()...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return structural(res.Findings)
+	}
+	if got := structureOf(false, ""); len(got) > 0 {
+		t.Errorf("dense xs (torch traces it): hopctl reports %q", got)
+	}
+	if got := structureOf(true, ""); !slices.Contains(got, want.Message) {
+		t.Errorf("sparse xs: torch says %q, hopctl %q", want.Message, got)
+	}
+	data, err := os.ReadFile(filepath.Join(dir, "torch2.6", "verdicts.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var v26 realVerdicts
+	if err := json.Unmarshal(data, &v26); err != nil {
+		t.Fatal(err)
+	}
+	want26 := v26.Programs["assoc_sparse"].Trace
+	if want26 == nil {
+		t.Fatal("torch 2.6 traced assoc_sparse")
+	}
+	if got := structureOf(true, "2.6"); !slices.Contains(got, want26.Message) {
+		t.Errorf("sparse xs, --torch-version 2.6: torch 2.6 says %q, hopctl %q", want26.Message, got)
 	}
 }
