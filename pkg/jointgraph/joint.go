@@ -33,6 +33,11 @@ type Joint struct {
 	// Effects names the nodes with side effects (copy_ write-backs, ops
 	// that update their inputs in place): never dead, never recomputed.
 	Effects []string
+
+	// nested are the backward modules installed in Module by reference,
+	// for the HOP rules of the joint that calls this one (nestedModule);
+	// always empty in what Build returns to its callers.
+	nested []nestedModule
 }
 
 // Build returns the joint graph of m's root graph.
@@ -46,17 +51,23 @@ func Build(m *ir.Module, opts Options) (j *Joint, err error) {
 	var at *ir.Node
 	defer func() {
 		if r := recover(); r != nil {
-			loc := ir.InGraph(opts.File, "")
+			loc, phase := ir.InGraph(opts.File, ""), "joint"
 			if at != nil {
-				loc.Node = at.Name
+				loc.Node, phase = at.Name, "joint of "+at.Target
 			}
-			j, err = nil, ir.Panicked("joint", loc, r)
+			j, err = nil, ir.Panicked(phase, loc, r)
 		}
 	}()
-	if opts.cache == nil {
+	top := opts.cache == nil
+	if top {
 		opts.cache = &subJoints{m: map[subJointKey]*Joint{}}
 	}
-	return buildJoint(m, opts, &at)
+	j, err = buildJoint(m, opts, &at)
+	if err == nil && top {
+		flattenNested(j.Module, j.nested)
+		j.nested = nil
+	}
+	return j, err
 }
 
 func buildJoint(m *ir.Module, opts Options, at **ir.Node) (*Joint, error) {
@@ -80,11 +91,12 @@ func buildJoint(m *ir.Module, opts Options, at **ir.Node) (*Joint, error) {
 type jointBuilder struct {
 	src *ir.Module
 	f   *functional
-	// extra are the backward subgraphs built for HOPs, by qualified name,
-	// and extraSchemas their schema tables.
-	extra        []*ir.Graph
-	extraSchemas []ir.SchemaText
-	// extraNames are the names in extra, and nextFresh the first number
+	// extra are the subgraphs built for HOPs (scan's augmented
+	// combine_fn), by qualified name; nested the backward modules
+	// installed (addGraphs), their schema tables merged into the joint's.
+	extra  []*ir.Graph
+	nested []nestedModule
+	// extraNames are the names in extra and nested, and nextFresh the first number
 	// freshGraphName has not tried, per pattern list: a fresh name costs
 	// O(1), not a scan of every graph per try (cubic in the HOP calls).
 	extraNames map[string]bool
@@ -112,6 +124,9 @@ type jointBuilder struct {
 	results, grads []V
 	valFn          func(ir.NodeID) V
 	rgFn           func(ir.NodeID) bool
+
+	// invoke names the invoke_subgraph backward graphs built so far.
+	invoke invokeSubgraphs
 }
 
 func (j *jointBuilder) masks() ([]bool, error) {
@@ -199,7 +214,7 @@ func (j *jointBuilder) build(src *ir.Module) (*Joint, error) {
 			k++
 			var val *ir.Value
 			if o.meta != nil {
-				val = tensorValue(like(o.meta))
+				val = j.b.value(j.b.like(o.meta))
 			}
 			tangentFor[i] = j.b.placeholder("tangents_"+strconv.Itoa(k), val, nil)
 		}
@@ -303,7 +318,9 @@ func (j *jointBuilder) build(src *ir.Module) (*Joint, error) {
 	j.b.g, refs = dce(j.b.g, j.effect)
 
 	all := slices.Concat(src.Graphs, j.extra)
-	out := assembleModule(src, j.b.g, refs, all, slices.Concat(src.Schemas, j.extraSchemas))
+	out := assembleModule(src, j.b.g, refs, all, src.Schemas)
+	nested := nestedFor(j.nested, refs.getAttrs)
+	out.Schemas = mergeSchemas(out.Schemas, nested)
 	nf := 0
 	if conv == ConventionNone {
 		nf = len(outs)
@@ -329,7 +346,8 @@ func (j *jointBuilder) build(src *ir.Module) (*Joint, error) {
 		}
 	}
 	return &Joint{Module: out, File: j.file, Masks: masks, NumPrimals: len(primals), NumTangents: nt,
-		NumFwdOutputs: nf, MutatedInputs: f.mutated, InPlaceInputs: f.inPlace, RequiresGrad: rgIn, Convention: conv, Effects: effects}, nil
+		NumFwdOutputs: nf, MutatedInputs: f.mutated, InPlaceInputs: f.inPlace, RequiresGrad: rgIn, Convention: conv, Effects: effects,
+		nested: nested}, nil
 }
 
 func formatInts(xs []int) string {
@@ -535,16 +553,7 @@ func (j *jointBuilder) apply(id ir.NodeID, grads []V) (err error) {
 	*c = Ctx{builder: j.b, fwdID: id, schema: s, args: bound, need: need, results: results, grads: grads,
 		val: j.valFn, rg: j.rgFn}
 	j.b.meta = bwMeta(n)
-	defer func() {
-		j.b.meta = nil
-		if r := recover(); r != nil {
-			if rf, ok := r.(ruleFailure); ok {
-				err = nodeError(j.file, g, id, fmt.Sprintf("derivative of %s: %s", n.Target, rf.msg))
-			} else {
-				err = ir.Panicked("derivative of "+n.Target, ir.At(j.file, g.Name, n.Name), r)
-			}
-		}
-	}()
+	defer func() { j.b.meta = nil }()
 	// A single-output formula runs only with a defined gradient.
 	if len(grads) == 1 && !grads[0].Defined() {
 		return nil
@@ -561,6 +570,10 @@ func (j *jointBuilder) apply(id ir.NodeID, grads []V) (err error) {
 			continue
 		}
 		vals := gr.Fn(c)
+		if c.err != "" {
+			// What the formula built is unreferenced: the error ends the build.
+			return nodeError(j.file, g, id, fmt.Sprintf("derivative of %s: %s", n.Target, c.err))
+		}
 		if len(gr.Args) == 1 && bound[idx[0]].Kind == ir.ArgList {
 			// Tensor[] argument: one gradient per element.
 			elems := bound[idx[0]].Elems
@@ -603,8 +616,11 @@ func (j *jointBuilder) cloneAliasing(grads []V) []V {
 	return grads
 }
 
-func (j *jointBuilder) aliasesPlaceholder(id ir.NodeID) bool {
-	g := j.b.g
+func (j *jointBuilder) aliasesPlaceholder(id ir.NodeID) bool { return aliasesPlaceholder(j.b.g, id) }
+
+// aliasesPlaceholder reports whether node id of g is a placeholder or a
+// chain of views of one.
+func aliasesPlaceholder(g *ir.Graph, id ir.NodeID) bool {
 	for {
 		n := &g.Nodes[id]
 		if n.Op == ir.OpPlaceholder {

@@ -259,6 +259,10 @@ class TestJointOptions(JointCase):
             "chunk": lambda x: (x * 1).chunk(2)[1].mul_(2),
             "unbind": lambda x: (x * 1).unbind(0)[0].relu_(),
             "split_view": lambda x: (x * 1).split(2)[0].view(-1).add_(1),
+            # a split of a split, and a second write under the same view
+            # (hopctl records the first write under each view once)
+            "split_split": lambda x: (x * 1).split(2)[1].split(1)[0].add_(1),
+            "twice": lambda x: (x * 1).split(2)[0].view(-1).add_(1).mul_(2),
         }
         for name, f in progs.items():
             x = torch.randn(4, 3, requires_grad=True)

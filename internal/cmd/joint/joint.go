@@ -127,7 +127,11 @@ func validate(opts *Options) error {
 	case opts.FwOut == cmdutil.Stdout || opts.BwOut == cmdutil.Stdout || opts.Out == cmdutil.Stdout && opts.FwOut != "":
 		return cmdutil.FlagErrorf("only a single output can go to standard output: -o - without --fw-out and --bw-out")
 	}
-	return cmdutil.CheckOutputs([]string{opts.In}, opts.Out, opts.FwOut, opts.BwOut)
+	if err := cmdutil.CheckOutputs([]string{opts.In}, opts.Out, opts.FwOut, opts.BwOut); err != nil {
+		return err
+	}
+	// The summary goes to standard output.
+	return cmdutil.CheckStdout(opts.IO.Out, opts.Out, opts.FwOut, opts.BwOut)
 }
 
 func jointRun(opts *Options) error {
@@ -159,9 +163,15 @@ func jointRun(opts *Options) error {
 	// concurrent reads allow). Everything is built, verified and encoded
 	// before anything is written, and all outputs are written as one step:
 	// a failure leaves every destination untouched.
+	// The binary encoding is built in memory on the output's goroutine;
+	// the text and JSON encodings (several times larger) are streamed
+	// into the destination's temporary file by the write (ir.EncodeTo):
+	// still nothing is renamed into place before every output is written.
 	type output struct {
 		path string
-		data []byte
+		m    *ir.Module
+		enc  ir.Encoding
+		data []byte // the binary encoding
 		err  error
 	}
 	var (
@@ -169,30 +179,25 @@ func jointRun(opts *Options) error {
 		wg   sync.WaitGroup
 	)
 	prepare := func(path string, m *ir.Module) {
-		o := &output{path: path}
+		o := &output{path: path, m: m, enc: ir.EncodingForPath(path)}
 		outs = append(outs, o)
-		enc := ir.EncodingForPath(path)
-		if enc == ir.EncodingUnknown {
-			enc = ir.Binary
+		if o.enc == ir.EncodingUnknown {
+			o.enc = ir.Binary
 		}
 		wg.Go(func() {
-			if err := ir.Verify(m, path); err != nil {
-				// hopctl built a graph that is not valid: a bug, not bad input.
-				o.err = &ir.InternalError{Phase: "verify output", Loc: ir.Location{File: path},
-					Err: fmt.Errorf("the graph hopctl built does not verify:\n%w", err)}
-				return
-			}
 			// Every graph hopctl writes passes what every command checks on
-			// reading it (load.Open): a joint that analyze would
-			// refuse is a bug too.
+			// reading it (load.Open: ir.Verify, the schema table, every
+			// call): one that does not is a bug, not bad input.
 			if err := checkWritten(m, path); err != nil {
 				o.err = &ir.InternalError{Phase: "validate output", Loc: ir.Location{File: path},
 					Err: fmt.Errorf("the graph hopctl built is not valid input:\n%w", err)}
 				return
 			}
-			var err error
-			if o.data, err = ir.Encode(m, enc); err != nil {
-				o.err = fmt.Errorf("cannot encode %s: %w", path, err)
+			if o.enc == ir.Binary {
+				var err error
+				if o.data, err = ir.Encode(m, o.enc); err != nil {
+					o.err = fmt.Errorf("cannot encode %s: %w", path, err)
+				}
 			}
 		})
 	}
@@ -221,21 +226,28 @@ func jointRun(opts *Options) error {
 	timings.Lap("verify+encode")
 	progress.Phase("write", 0)
 	paths := make([]string, len(outs))
-	datas := make([][]byte, len(outs))
+	writes := make([]func(io.Writer) error, len(outs))
 	for i, o := range outs {
 		if o.err != nil {
 			return o.err
 		}
-		paths[i], datas[i] = o.path, o.data
+		paths[i] = o.path
+		writes[i] = func(w io.Writer) error {
+			if o.enc == ir.Binary {
+				_, err := w.Write(o.data)
+				return err
+			}
+			return ir.EncodeTo(w, o.m, o.enc)
+		}
 	}
 	w := opts.IO.Out
 	if opts.Out == cmdutil.Stdout {
 		// The graph is standard output: the summary goes to stderr.
-		if _, err := w.Write(datas[0]); err != nil {
+		if err := writes[0](w); err != nil {
 			return err
 		}
 		w = opts.IO.ErrOut
-	} else if err := ir.WriteFilesAtomic(paths, datas); err != nil {
+	} else if err := ir.WriteFilesAtomicFunc(paths, writes); err != nil {
 		return fmt.Errorf("cannot write the outputs: %w", err)
 	}
 	timings.Lap("write")
@@ -302,8 +314,8 @@ func abbreviateList(names []string, max int) string {
 }
 
 // checkWritten runs the checks every command runs on reading a file
-// (load.Module, Strict: the schema table, every call against its schema
-// and its subgraphs).
+// (load.Module, Strict: ir.Verify, the schema table, every call against its
+// schema and its subgraphs), once.
 func checkWritten(m *ir.Module, path string) error {
 	_, err := load.Module(m, path, load.Strict)
 	return err

@@ -87,6 +87,16 @@ would).`,
 			if opts.Overlay != "" && opts.Format != "model-explorer" {
 				return cmdutil.FlagErrorf("--overlay needs --format model-explorer")
 			}
+			if opts.Overlay != "" {
+				// The overlay must not replace the input, nor be the file
+				// standard output (the graph JSON) goes to.
+				if err := cmdutil.CheckOutputs([]string{opts.File}, opts.Overlay); err != nil {
+					return err
+				}
+				if err := cmdutil.CheckStdout(opts.IO.Out, opts.Overlay); err != nil {
+					return err
+				}
+			}
 			if runF != nil {
 				return runF(opts)
 			}
