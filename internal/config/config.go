@@ -43,6 +43,7 @@ import (
 	"github.com/spf13/viper"
 	"go.yaml.in/yaml/v3"
 
+	"github.com/hopctl/hopctl/pkg/ir"
 	"github.com/hopctl/hopctl/pkg/lint"
 )
 
@@ -169,7 +170,7 @@ func (e *Error) Error() string {
 	if e.File == "" {
 		return "config: " + e.Err.Error()
 	}
-	return e.File + ": " + e.Err.Error()
+	return ir.Printable(e.File) + ": " + e.Err.Error()
 }
 
 func (e *Error) Unwrap() error { return e.Err }
@@ -288,6 +289,10 @@ func Load(v *viper.Viper, file string) (*Config, error) {
 func readFile(file string) ([]byte, error) {
 	f, err := os.Open(file)
 	if err != nil {
+		var pe *os.PathError
+		if errors.As(err, &pe) { // Error names the file (escaped: ir.Printable)
+			return nil, fmt.Errorf("%s: %w", pe.Op, pe.Err)
+		}
 		return nil, err
 	}
 	defer f.Close()

@@ -8,6 +8,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"strings"
 	"sync"
@@ -39,7 +40,7 @@ import (
 // collect as usual).
 func LoadFile(path string) (m *Module, err error) {
 	fail := func(err error) (*Module, error) {
-		return nil, &DecodeError{Loc: Location{File: path}, Err: err}
+		return nil, &DecodeError{Loc: Location{File: path}, Err: withoutPath(err)}
 	}
 	f, err := os.Open(path)
 	if err != nil {
@@ -196,4 +197,17 @@ func decodeIn(data []byte, enc Encoding, file string, alias bool, region []byte)
 		return nil, &DecodeError{Loc: Location{File: file}, Err: msg}
 	}
 	return FromProto(f, file)
+}
+
+// withoutPath drops the path from an *fs.PathError ("open a.pb: no such
+// file" → "open: no such file"): the location names the file already,
+// escaped (Printable), where the PathError's message holds it raw, so a
+// path with a newline or an escape sequence could forge a line of output
+// or clear the screen. errors.Is still sees the underlying error.
+func withoutPath(err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return fmt.Errorf("%s: %w", pe.Op, pe.Err)
+	}
+	return err
 }
