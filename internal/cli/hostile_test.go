@@ -32,3 +32,18 @@ func TestControlCharactersInPaths(t *testing.T) {
 	}
 	check([]string{"--config", bad, "analyze", "x.pb"}, cli.ExitUsage)
 }
+
+// TestDashInput: "-" as an input (which names standard output among
+// outputs) is refused saying how to read standard input, in every command.
+func TestDashInput(t *testing.T) {
+	sandbox(t)
+	for _, c := range commands(t) {
+		for _, inv := range invocations[c] {
+			args := inv.args("-", t.TempDir())
+			r := runBounded(t, args)
+			if r.code != cli.ExitInput || !strings.Contains(r.stderr, "for standard input give /dev/stdin") {
+				t.Errorf("hopctl %s: exit %d, stderr %q", strings.Join(args, " "), r.code, r.stderr)
+			}
+		}
+	}
+}

@@ -43,6 +43,10 @@ func LoadFile(path string) (m *Module, err error) {
 		return nil, &DecodeError{Loc: Location{File: path}, Err: withoutPath(err)}
 	}
 	f, err := os.Open(path)
+	if path == "-" && errors.Is(err, fs.ErrNotExist) {
+		// "-" names an output on standard output, not an input.
+		return fail(errors.New("no file named -: inputs are read from files; for standard input give /dev/stdin"))
+	}
 	if err != nil {
 		return fail(err)
 	}
