@@ -414,9 +414,9 @@ func TestConfigVerify(t *testing.T) {
 		t.Errorf("valid file: exit %d: %s%s", code, stdout, stderr)
 	}
 	for name, c := range map[string]struct{ content, want string }{
-		"no reason":    {"version: 1\nlint:\n  suppress:\n    - rule: cycle\n", `schema: at /lint/suppress/0: missing property 'reason'`},
-		"unknown key":  {"version: 1\nlint:\n  failon: error\n", `schema: at /lint: additional properties 'failon' not allowed`},
-		"bad level":    {"version: 1\nlint:\n  fail-on: loud\n", `schema: at /lint/fail-on: value must be one of`},
+		"no reason":    {"version: 1\nlint:\n  suppress:\n    - rule: cycle\n", `schema: at /lint/suppress/0: required: missing properties: ["reason"]`},
+		"unknown key":  {"version: 1\nlint:\n  failon: error\n", `schema: at /lint: unexpected additional properties ["failon"]`},
+		"bad level":    {"version: 1\nlint:\n  fail-on: loud\n", `schema: at /lint/fail-on: enum: loud does not equal any of: [error warning info note none]`},
 		"unknown rule": {"version: 1\nlint:\n  suppress:\n    - rule: cylce\n      reason: r\n", `unknown rule "cylce"`},
 	} {
 		p := writeFile(t, strings.ReplaceAll(name, " ", "_")+".yaml", c.content)
@@ -427,7 +427,7 @@ func TestConfigVerify(t *testing.T) {
 	// Without FILE: the file hopctl would read; a broken one is reported,
 	// not refused before verify runs.
 	writeFile(t, ".hopctl.yaml", "version: 1\nlint:\n  suppress:\n    - rule: cycle\n")
-	if code, _, stderr := run(t, "config", "verify"); code != cli.ExitUsage || !strings.Contains(stderr, ".hopctl.yaml: schema: at /lint/suppress/0: missing property 'reason'") {
+	if code, _, stderr := run(t, "config", "verify"); code != cli.ExitUsage || !strings.Contains(stderr, `.hopctl.yaml: schema: at /lint/suppress/0: required: missing properties: ["reason"]`) {
 		t.Errorf("verify of .hopctl.yaml: exit %d: %s", code, stderr)
 	}
 }

@@ -23,6 +23,9 @@ type Operand struct {
 	// Sliced is true when the placeholder receives a slice of Arg (scan and
 	// map xs): writes to it still write Arg's storage.
 	Sliced bool
+	// Group is the operand group (opschema.Operands.Arg) Arg belongs to:
+	// "carried_inputs", "xs", "*operands"; "" for values the HOP makes.
+	Group string
 }
 
 // SubgraphCall is one subgraph a HOP call runs.
@@ -160,7 +163,7 @@ func (d *decoder) subgraph(sg *opschema.Subgraph) (sc SubgraphCall, ok bool, err
 			return SubgraphCall{}, false, err
 		}
 		for k := range elems {
-			sc.Operands = append(sc.Operands, Operand{Arg: &elems[k], Sliced: grp.Sliced})
+			sc.Operands = append(sc.Operands, Operand{Arg: &elems[k], Sliced: grp.Sliced, Group: grp.Arg})
 		}
 	}
 	if o := sg.Outputs; o != nil {

@@ -56,10 +56,12 @@ type builder struct {
 	meta *ir.Meta
 	// arena holds the argument lists of the emitted nodes.
 	arena argArena
+	// metas interns the emitted nodes' tensor metadata (nil: none).
+	metas *metaTable
 }
 
 func newBuilder(name string) *builder {
-	return &builder{g: &ir.Graph{Name: name}, names: newNames()}
+	return &builder{g: &ir.Graph{Name: name}, names: newNames(), metas: &metaTable{}}
 }
 
 func (b *builder) append(n ir.Node) ir.NodeID {
@@ -88,8 +90,9 @@ func (b *builder) call(target string, args []ir.Arg, kwargs []ir.Kwarg, val *ir.
 // opArgs appends target(args) whose single tensor result has metadata
 // out; args come from b.argList.
 func (b *builder) opArgs(target string, out *ir.TensorMeta, args []ir.Arg) V {
-	id := b.call(target, args, nil, tensorValue(out), "")
-	return nodeV(id, out)
+	v := b.value(out)
+	id := b.call(target, args, nil, v, "")
+	return nodeV(id, valueTensor(v))
 }
 
 // argList returns a fresh argument list of n elements from the arena.
@@ -111,8 +114,9 @@ func (b *builder) refArg(v V) ir.Arg {
 // []bool, []V, ir.Arg, or kw{name, value} for keyword arguments.
 func (b *builder) op(target string, out *ir.TensorMeta, args ...any) V {
 	pos, kws := b.args(args)
-	id := b.call(target, pos, kws, tensorValue(out), "")
-	return nodeV(id, out)
+	v := b.value(out)
+	id := b.call(target, pos, kws, v, "")
+	return nodeV(id, valueTensor(v))
 }
 
 // tupleOp appends target(args...) returning a tuple of tensors with the
@@ -123,7 +127,7 @@ func (b *builder) tupleOp(target string, outs []*ir.TensorMeta, want []bool, arg
 	elems := make([]ir.Value, len(outs))
 	for i, m := range outs {
 		if m != nil {
-			elems[i] = *tensorValue(m)
+			elems[i] = *b.value(m)
 		} else {
 			elems[i] = ir.Value{Kind: ir.ValNone}
 		}
@@ -142,8 +146,9 @@ func (b *builder) tupleOp(target string, outs []*ir.TensorMeta, want []bool, arg
 func (b *builder) getitem(tuple V, i int, m *ir.TensorMeta) V {
 	args := b.argList(2)
 	args[0], args[1] = b.ref(tuple.id), ir.Arg{Kind: ir.ArgInt, I: int64(i)}
-	id := b.call("_operator.getitem", args, nil, tensorValue(m), "getitem")
-	return nodeV(id, m)
+	v := b.value(m)
+	id := b.call("_operator.getitem", args, nil, v, "getitem")
+	return nodeV(id, valueTensor(v))
 }
 
 func (b *builder) args(args []any) ([]ir.Arg, []ir.Kwarg) {

@@ -29,6 +29,9 @@ import (
 //     flipped (grad_ys, carries, xs) whose carry accumulates the
 //     additional inputs' gradients next to the carry's gradient (the
 //     checkpointing ScanAutogradOp).
+//
+// associative_scan's backward (hop_assocscan.go) and invoke_subgraph's
+// (hop_invoke.go) are described in their files.
 
 // hopRule is the derivative rule of one higher-order operator.
 type hopRule struct {
@@ -53,6 +56,10 @@ func hopBackward(name string) (func(j *jointBuilder, id ir.NodeID, grads []V) er
 		return mapBackward, true
 	case "scan":
 		return scanBackward, true
+	case "associative_scan":
+		return assocScanBackward, true
+	case "invoke_subgraph":
+		return invokeSubgraphBackward, true
 	}
 	return nil, false
 }
@@ -125,6 +132,7 @@ type subJoints struct {
 type subJointKey struct {
 	nodes *ir.Node
 	rg    string
+	conv  Convention
 }
 
 func rgKey(rg []bool) string {
@@ -153,14 +161,21 @@ func (j *Joint) ownRoot() *Joint {
 // subJoint builds the create_bw_fn joint of subgraph qual whose inputs
 // require grad as rg says, once per subgraph and rg (subJoints).
 func (j *jointBuilder) subJoint(id ir.NodeID, qual string, rg []bool) (*Joint, error) {
+	return j.subJointAs(id, qual, rg, ConventionCreateBwFn)
+}
+
+// subJointAs is subJoint in calling convention conv (ConventionNone: the
+// AOTAutograd joint with auto masks, as invoke_subgraph's backward traces
+// it).
+func (j *jointBuilder) subJointAs(id ir.NodeID, qual string, rg []bool, conv Convention) (*Joint, error) {
 	var key subJointKey
 	if g := j.src.Graph(qual); g != nil && len(g.Nodes) > 0 && j.opts.cache != nil {
-		key = subJointKey{&g.Nodes[0], rgKey(rg)}
+		key = subJointKey{&g.Nodes[0], rgKey(rg), conv}
 		if bw, ok := j.opts.cache.m[key]; ok {
 			return j.handOut(bw), nil
 		}
 	}
-	bw, err := j.buildSubJoint(id, qual, rg)
+	bw, err := j.buildSubJoint(id, qual, rg, conv)
 	if err != nil {
 		return nil, err
 	}
@@ -178,7 +193,7 @@ func (j *jointBuilder) handOut(bw *Joint) *Joint {
 	return c
 }
 
-func (j *jointBuilder) buildSubJoint(id ir.NodeID, qual string, rg []bool) (*Joint, error) {
+func (j *jointBuilder) buildSubJoint(id ir.NodeID, qual string, rg []bool, conv Convention) (*Joint, error) {
 	sub, ok := subModule(j.src, qual)
 	if !ok {
 		return nil, nodeError(j.file, j.b.g, id, fmt.Sprintf("no subgraph %q", qual))
@@ -196,7 +211,7 @@ func (j *jointBuilder) buildSubJoint(id ir.NodeID, qual string, rg []bool) (*Joi
 			n.Val = tensorValue(&tc)
 		}
 	}
-	bw, err := Build(sub, Options{File: j.file, Convention: ConventionCreateBwFn, Registry: j.f.reg, cache: j.opts.cache})
+	bw, err := Build(sub, Options{File: j.file, Convention: conv, Registry: j.f.reg, cache: j.opts.cache})
 	if err != nil {
 		var e *Error
 		if errors.As(err, &e) {

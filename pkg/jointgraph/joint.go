@@ -51,11 +51,11 @@ func Build(m *ir.Module, opts Options) (j *Joint, err error) {
 	var at *ir.Node
 	defer func() {
 		if r := recover(); r != nil {
-			loc := ir.InGraph(opts.File, "")
+			loc, phase := ir.InGraph(opts.File, ""), "joint"
 			if at != nil {
-				loc.Node = at.Name
+				loc.Node, phase = at.Name, "joint of "+at.Target
 			}
-			j, err = nil, ir.Panicked("joint", loc, r)
+			j, err = nil, ir.Panicked(phase, loc, r)
 		}
 	}()
 	top := opts.cache == nil
@@ -124,6 +124,9 @@ type jointBuilder struct {
 	results, grads []V
 	valFn          func(ir.NodeID) V
 	rgFn           func(ir.NodeID) bool
+
+	// invoke names the invoke_subgraph backward graphs built so far.
+	invoke invokeSubgraphs
 }
 
 func (j *jointBuilder) masks() ([]bool, error) {
@@ -211,7 +214,7 @@ func (j *jointBuilder) build(src *ir.Module) (*Joint, error) {
 			k++
 			var val *ir.Value
 			if o.meta != nil {
-				val = tensorValue(like(o.meta))
+				val = j.b.value(j.b.like(o.meta))
 			}
 			tangentFor[i] = j.b.placeholder("tangents_"+strconv.Itoa(k), val, nil)
 		}
@@ -550,16 +553,7 @@ func (j *jointBuilder) apply(id ir.NodeID, grads []V) (err error) {
 	*c = Ctx{builder: j.b, fwdID: id, schema: s, args: bound, need: need, results: results, grads: grads,
 		val: j.valFn, rg: j.rgFn}
 	j.b.meta = bwMeta(n)
-	defer func() {
-		j.b.meta = nil
-		if r := recover(); r != nil {
-			if rf, ok := r.(ruleFailure); ok {
-				err = nodeError(j.file, g, id, fmt.Sprintf("derivative of %s: %s", n.Target, rf.msg))
-			} else {
-				err = ir.Panicked("derivative of "+n.Target, ir.At(j.file, g.Name, n.Name), r)
-			}
-		}
-	}()
+	defer func() { j.b.meta = nil }()
 	// A single-output formula runs only with a defined gradient.
 	if len(grads) == 1 && !grads[0].Defined() {
 		return nil
@@ -576,6 +570,10 @@ func (j *jointBuilder) apply(id ir.NodeID, grads []V) (err error) {
 			continue
 		}
 		vals := gr.Fn(c)
+		if c.err != "" {
+			// What the formula built is unreferenced: the error ends the build.
+			return nodeError(j.file, g, id, fmt.Sprintf("derivative of %s: %s", n.Target, c.err))
+		}
 		if len(gr.Args) == 1 && bound[idx[0]].Kind == ir.ArgList {
 			// Tensor[] argument: one gradient per element.
 			elems := bound[idx[0]].Elems
@@ -618,8 +616,11 @@ func (j *jointBuilder) cloneAliasing(grads []V) []V {
 	return grads
 }
 
-func (j *jointBuilder) aliasesPlaceholder(id ir.NodeID) bool {
-	g := j.b.g
+func (j *jointBuilder) aliasesPlaceholder(id ir.NodeID) bool { return aliasesPlaceholder(j.b.g, id) }
+
+// aliasesPlaceholder reports whether node id of g is a placeholder or a
+// chain of views of one.
+func aliasesPlaceholder(g *ir.Graph, id ir.NodeID) bool {
 	for {
 		n := &g.Nodes[id]
 		if n.Op == ir.OpPlaceholder {

@@ -21,22 +21,20 @@ func isContiguous(m *ir.TensorMeta) bool {
 }
 
 // viewMeta returns the metadata of a view of m with the given shape and
-// strides (offset kept). The result is shared; it must not be modified.
+// strides (offset kept); builder.viewMeta interns it.
 func viewMeta(m *ir.TensorMeta, shape, stride []ir.Dim) *ir.TensorMeta {
 	if m == nil {
 		return nil
 	}
-	memFormat := ""
+	return buildView(m, shape, stride, viewMemFormat(shape, stride))
+}
+
+// viewMemFormat is the memory format a view's metadata records.
+func viewMemFormat(shape, stride []ir.Dim) string {
 	if stride == nil || ir.IsContiguous(shape, stride) {
-		memFormat = "contiguous_format"
+		return "contiguous_format"
 	}
-	if k, ok := viewKey(m, shape, stride, memFormat); ok {
-		if c := lookupMeta(&k); c != nil {
-			return c
-		}
-		return storeMeta(&k, buildView(m, shape, stride, memFormat))
-	}
-	return buildView(m, shape, stride, memFormat)
+	return ""
 }
 
 func buildView(m *ir.TensorMeta, shape, stride []ir.Dim, memFormat string) *ir.TensorMeta {
@@ -79,9 +77,9 @@ func viewKey(m *ir.TensorMeta, shape, stride []ir.Dim, memFormat string) (metaKe
 
 func (b *builder) unary(target string, x V, extra ...any) V {
 	if len(extra) == 0 {
-		return b.op1(target, like(x.meta), x)
+		return b.op1(target, b.like(x.meta), x)
 	}
-	return b.op(target, like(x.meta), append([]any{x}, extra...)...)
+	return b.op(target, b.like(x.meta), append([]any{x}, extra...)...)
 }
 
 // op1 is op(target, out, x) without boxing.
@@ -110,11 +108,11 @@ func (b *builder) pointwise2(target string, x, y V) V {
 				shape = x.meta.Shape
 			}
 		}
-		out = freshMeta(shape, promoteDtype(x.meta, y.meta), x.meta.Device)
+		out = b.freshMeta(shape, promoteDtype(x.meta, y.meta), x.meta.Device)
 	case x.meta != nil:
-		out = freshMeta(x.meta.Shape, promoteDtype(x.meta), x.meta.Device)
+		out = b.freshMeta(x.meta.Shape, promoteDtype(x.meta), x.meta.Device)
 	case y.meta != nil:
-		out = freshMeta(y.meta.Shape, promoteDtype(y.meta), y.meta.Device)
+		out = b.freshMeta(y.meta.Shape, promoteDtype(y.meta), y.meta.Device)
 	}
 	return b.op2(target, out, x, y)
 }
@@ -136,7 +134,7 @@ func (b *builder) pointwise(target string, operands []V, extra ...any) V {
 		if !ok {
 			shape = metas[0].Shape
 		}
-		out = freshMeta(shape, promoteDtype(metas...), metas[0].Device)
+		out = b.freshMeta(shape, promoteDtype(metas...), metas[0].Device)
 	}
 	args := make([]any, 0, len(operands)+len(extra))
 	for _, o := range operands {
@@ -159,7 +157,7 @@ func scalarI(i int64) V   { return constV(ir.Arg{Kind: ir.ArgInt, I: i}) }
 func (b *builder) mm(x, y V) V {
 	var out *ir.TensorMeta
 	if x.meta != nil && y.meta != nil && x.Rank() == 2 && y.Rank() == 2 {
-		out = withShape(x.meta, []ir.Dim{x.Shape()[0], y.Shape()[1]})
+		out = b.withShape(x.meta, []ir.Dim{x.Shape()[0], y.Shape()[1]})
 	}
 	return b.op2("aten.mm.default", out, x, y)
 }
@@ -167,7 +165,7 @@ func (b *builder) mm(x, y V) V {
 func (b *builder) bmm(x, y V) V {
 	var out *ir.TensorMeta
 	if x.meta != nil && y.meta != nil && x.Rank() == 3 && y.Rank() == 3 {
-		out = withShape(x.meta, []ir.Dim{x.Shape()[0], x.Shape()[1], y.Shape()[2]})
+		out = b.withShape(x.meta, []ir.Dim{x.Shape()[0], x.Shape()[1], y.Shape()[2]})
 	}
 	return b.op2("aten.bmm.default", out, x, y)
 }
@@ -189,7 +187,7 @@ func (b *builder) permuteMeta(m *ir.TensorMeta, perm []int64) *ir.TensorMeta {
 	for i, p := range perm {
 		shape[i], stride[i] = m.Shape[p], st[p]
 	}
-	return viewMeta(m, shape, stride)
+	return b.viewMeta(m, shape, stride)
 }
 
 func (b *builder) t(x V) V {
@@ -242,10 +240,10 @@ func (b *builder) reshape(x V, shape []ir.Dim) V {
 			st = ir.ContiguousStrides(x.Shape())
 		}
 		if ns, ok := viewStrides(x.Shape(), st, shape); ok {
-			return b.opShape("aten.view.default", viewMeta(x.meta, shape, ns), x, shape)
+			return b.opShape("aten.view.default", b.viewMeta(x.meta, shape, ns), x, shape)
 		}
 	}
-	return b.opShape("aten.reshape.default", withShape(x.meta, shape), x, shape)
+	return b.opShape("aten.reshape.default", b.withShape(x.meta, shape), x, shape)
 }
 
 // opShape is op(target, out, x, shape) without boxing.
@@ -321,7 +319,7 @@ func (b *builder) expand(x V, shape []ir.Dim) V {
 				stride[i] = st[i-off]
 			}
 		}
-		m = viewMeta(x.meta, shape, stride)
+		m = b.viewMeta(x.meta, shape, stride)
 	}
 	return b.opShape("aten.expand.default", m, x, shape)
 }
@@ -332,9 +330,9 @@ func (b *builder) unsqueeze(x V, d int64) V {
 		d = wrapDim(d, x.Rank()+1)
 		shape := slices.Insert(slices.Clone(x.Shape()), int(d), ir.Dim{Val: 1})
 		if isContiguous(x.meta) {
-			m = viewMeta(x.meta, shape, ir.ContiguousStrides(shape))
+			m = b.viewMeta(x.meta, shape, ir.ContiguousStrides(shape))
 		} else {
-			m = withShape(x.meta, shape)
+			m = b.withShape(x.meta, shape)
 		}
 	}
 	return b.op("aten.unsqueeze.default", m, x, d)
@@ -348,7 +346,7 @@ func (b *builder) squeezeDim(x V, d int64) V {
 		if int(d) < len(shape) && isOne(shape[d]) {
 			shape = slices.Delete(shape, int(d), int(d)+1)
 		}
-		m = withShape(x.meta, shape)
+		m = b.withShape(x.meta, shape)
 	}
 	return b.op("aten.squeeze.dim", m, x, d)
 }
@@ -379,7 +377,7 @@ func (b *builder) sum(x V, dimsToSum []int64, keepdim bool) V {
 		if len(shape) == 0 {
 			shape = nil // as appending to nil leaves it
 		}
-		m = withShape(x.meta, shape)
+		m = b.withShape(x.meta, shape)
 	}
 	args := b.argList(3)
 	args[0] = b.refArg(x)
@@ -417,11 +415,11 @@ func (b *builder) sumToSize(g V, shape []ir.Dim) V {
 }
 
 func (b *builder) zerosLike(x V) V {
-	return b.op1("aten.zeros_like.default", like(x.meta), x)
+	return b.op1("aten.zeros_like.default", b.like(x.meta), x)
 }
 
 // clone emits a contiguous copy.
-func (b *builder) clone(x V) V { return b.op1("aten.clone.default", like(x.meta), x) }
+func (b *builder) clone(x V) V { return b.op1("aten.clone.default", b.like(x.meta), x) }
 
 // cmp emits a comparison (bool result) of x with a tensor or scalar y.
 func (b *builder) cmp(name string, x, y V) V {
@@ -435,7 +433,7 @@ func (b *builder) cmp(name string, x, y V) V {
 	}
 	var m *ir.TensorMeta
 	if x.meta != nil {
-		m = freshMeta(shape, "bool", x.meta.Device)
+		m = b.freshMeta(shape, "bool", x.meta.Device)
 	}
 	return b.op(target, m, x, y)
 }
@@ -445,7 +443,7 @@ func (b *builder) logical(name string, x, y V) V {
 	var m *ir.TensorMeta
 	if x.meta != nil && y.meta != nil {
 		shape, _ := broadcastShapes(x.Shape(), y.Shape())
-		m = freshMeta(shape, "bool", x.meta.Device)
+		m = b.freshMeta(shape, "bool", x.meta.Device)
 	}
 	return b.op("aten.logical_"+name+".default", m, x, y)
 }
@@ -468,14 +466,14 @@ func (b *builder) where(cond, x, y V) V {
 
 // maskedFill emits masked_fill.Scalar(x, mask, value).
 func (b *builder) maskedFill(x, mask V, value V) V {
-	return b.op("aten.masked_fill.Scalar", like(x.meta), x, mask, value)
+	return b.op("aten.masked_fill.Scalar", b.like(x.meta), x, mask, value)
 }
 
 // toDtype emits _to_copy(x, dtype=dtype).
 func (b *builder) toDtype(x V, dtype string) V {
 	var m *ir.TensorMeta
 	if x.meta != nil {
-		m = freshMeta(x.meta.Shape, dtype, x.meta.Device)
+		m = b.freshMeta(x.meta.Shape, dtype, x.meta.Device)
 	}
 	return b.op("aten._to_copy.default", m, x, kw{"dtype", dtypeArg(dtype)})
 }
@@ -493,5 +491,5 @@ func (b *builder) contiguous(x V) V {
 	if isContiguous(x.meta) {
 		return x
 	}
-	return b.op("aten.clone.default", like(x.meta), x, kw{"memory_format", ir.Arg{Kind: ir.ArgMemoryFormat, S: "contiguous_format"}})
+	return b.op("aten.clone.default", b.like(x.meta), x, kw{"memory_format", ir.Arg{Kind: ir.ArgMemoryFormat, S: "contiguous_format"}})
 }

@@ -3,7 +3,6 @@ package jointgraph
 import (
 	"math"
 	"slices"
-	"sync"
 
 	"github.com/hopctl/hopctl/pkg/ir"
 )
@@ -62,31 +61,14 @@ func newTensor(shape []ir.Dim, dtype, device string) *ir.TensorMeta {
 	}
 }
 
-// freshMeta is newTensor, shared: the same pointer for equal small,
-// concrete metadata. Metadata is never modified in place (the IR's values
-// are immutable), so emitted nodes may share it.
+// freshMeta is newTensor: the metadata of a fresh contiguous tensor. The
+// builder interns it when a node is emitted with it (builder.value), so
+// emitted nodes share it; builder.freshMeta interns without the temporary.
 func freshMeta(shape []ir.Dim, dtype, device string) *ir.TensorMeta {
-	if len(shape) > maxInternRank {
-		return newTensor(shape, dtype, device)
-	}
-	k := metaKey{dtype: dtype, device: device, layout: "strided", memFormat: "contiguous_format",
-		rank: int8(len(shape)), strideRank: int8(len(shape))}
-	acc := int64(1)
-	for i := len(shape) - 1; i >= 0; i-- {
-		if shape[i].Expr != "" {
-			return newTensor(shape, dtype, device)
-		}
-		k.shape[i], k.stride[i] = shape[i].Val, acc
-		acc *= shape[i].Val
-	}
-	if m := lookupMeta(&k); m != nil {
-		return m
-	}
-	return storeMeta(&k, newTensor(shape, dtype, device))
+	return newTensor(shape, dtype, device)
 }
 
 // like returns metadata of a fresh contiguous tensor shaped and typed like m.
-// The result is shared; it must not be modified.
 func like(m *ir.TensorMeta) *ir.TensorMeta {
 	if m == nil {
 		return nil
@@ -104,7 +86,10 @@ func withShape(m *ir.TensorMeta, shape []ir.Dim) *ir.TensorMeta {
 
 // Interning of tensor metadata: emitted nodes mostly carry a handful of
 // distinct shapes, so sharing their metadata (and the Value wrapping it)
-// saves four allocations per node.
+// saves four allocations per node. Each builder has its own table (a
+// metaTable: one build's nodes, one goroutine), so concurrent builds share
+// nothing. Metadata is never modified in place (the IR's values are
+// immutable), so emitted nodes may share it.
 const (
 	maxInternRank = 6
 	maxInterned   = 1 << 13
@@ -117,34 +102,131 @@ type metaKey struct {
 	shape, stride                    [maxInternRank]int64
 }
 
-var (
-	internMu   sync.RWMutex
-	internTab  = map[metaKey]*ir.TensorMeta{}
-	internVals = map[*ir.TensorMeta]*ir.Value{}
-)
-
-func lookupMeta(k *metaKey) *ir.TensorMeta {
-	internMu.RLock()
-	m := internTab[*k]
-	internMu.RUnlock()
-	return m
+// metaTable interns the tensor metadata of one builder's nodes: by key
+// (the fields metaKey covers; metadata with other fields set is not
+// interned) and by pointer (the canonical metadata's shared Value). The
+// zero table is empty; a nil table interns nothing.
+type metaTable struct {
+	byKey map[metaKey]*ir.Value
+	byPtr map[*ir.TensorMeta]*ir.Value
 }
 
-// storeMeta records m (fresh, owned) under k and returns the recorded
-// metadata for k.
-func storeMeta(k *metaKey, m *ir.TensorMeta) *ir.TensorMeta {
-	internMu.Lock()
-	defer internMu.Unlock()
-	if old, ok := internTab[*k]; ok {
-		return old
+// keyOf returns m's intern key, and false when m is not internable
+// (symbolic sizes, rank above maxInternRank, quantized, requiring grad, a
+// storage id: fields the key does not hold).
+func keyOf(m *ir.TensorMeta) (metaKey, bool) {
+	if m.RequiresGrad || m.HasStorageID || m.StorageID != 0 {
+		return metaKey{}, false
 	}
-	if len(internTab) >= maxInterned {
-		return m
-	}
-	internTab[*k] = m
-	internVals[m] = &ir.Value{Kind: ir.ValTensor, Tensor: m}
-	return m
+	return viewKey(m, m.Shape, m.Stride, m.MemoryFormat)
 }
+
+// lookup returns the canonical value for k, or nil.
+func (t *metaTable) lookup(k *metaKey) *ir.Value {
+	if t == nil {
+		return nil
+	}
+	return t.byKey[*k]
+}
+
+// store records m (owned by the table from now on) under k and returns its
+// value; past maxInterned entries m is returned unshared.
+func (t *metaTable) store(k *metaKey, m *ir.TensorMeta) *ir.Value {
+	v := &ir.Value{Kind: ir.ValTensor, Tensor: m}
+	if t == nil || len(t.byKey) >= maxInterned {
+		return v
+	}
+	if t.byKey == nil {
+		t.byKey = map[metaKey]*ir.Value{}
+		t.byPtr = map[*ir.TensorMeta]*ir.Value{}
+	}
+	t.byKey[*k] = v
+	t.byPtr[m] = v
+	return v
+}
+
+// value returns the Value of a node whose result has metadata m: the
+// canonical one when m (or metadata equal to it) is interned, m interned
+// when it can be.
+func (t *metaTable) value(m *ir.TensorMeta) *ir.Value {
+	if m == nil {
+		return nil
+	}
+	if t != nil {
+		if v := t.byPtr[m]; v != nil {
+			return v
+		}
+		if k, ok := keyOf(m); ok {
+			if v := t.byKey[k]; v != nil {
+				return v
+			}
+			return t.store(&k, m)
+		}
+	}
+	return &ir.Value{Kind: ir.ValTensor, Tensor: m}
+}
+
+// fresh is freshMeta, interned.
+func (t *metaTable) fresh(shape []ir.Dim, dtype, device string) *ir.TensorMeta {
+	if len(shape) > maxInternRank {
+		return newTensor(shape, dtype, device)
+	}
+	k := metaKey{dtype: dtype, device: device, layout: "strided", memFormat: "contiguous_format",
+		rank: int8(len(shape)), strideRank: int8(len(shape))}
+	acc := int64(1)
+	for i := len(shape) - 1; i >= 0; i-- {
+		if shape[i].Expr != "" {
+			return newTensor(shape, dtype, device)
+		}
+		k.shape[i], k.stride[i] = shape[i].Val, acc
+		acc *= shape[i].Val
+	}
+	if v := t.lookup(&k); v != nil {
+		return v.Tensor
+	}
+	return t.store(&k, newTensor(shape, dtype, device)).Tensor
+}
+
+// view is viewMeta, interned.
+func (t *metaTable) view(m *ir.TensorMeta, shape, stride []ir.Dim) *ir.TensorMeta {
+	if m == nil {
+		return nil
+	}
+	memFormat := viewMemFormat(shape, stride)
+	if k, ok := viewKey(m, shape, stride, memFormat); ok {
+		if v := t.lookup(&k); v != nil {
+			return v.Tensor
+		}
+		return t.store(&k, buildView(m, shape, stride, memFormat)).Tensor
+	}
+	return buildView(m, shape, stride, memFormat)
+}
+
+// The builder's interned forms of freshMeta, like, withShape and viewMeta,
+// and the Value of a node it emits.
+func (b *builder) freshMeta(shape []ir.Dim, dtype, device string) *ir.TensorMeta {
+	return b.metas.fresh(shape, dtype, device)
+}
+
+func (b *builder) like(m *ir.TensorMeta) *ir.TensorMeta {
+	if m == nil {
+		return nil
+	}
+	return b.metas.fresh(m.Shape, m.Dtype, m.Device)
+}
+
+func (b *builder) withShape(m *ir.TensorMeta, shape []ir.Dim) *ir.TensorMeta {
+	if m == nil {
+		return nil
+	}
+	return b.metas.fresh(shape, m.Dtype, m.Device)
+}
+
+func (b *builder) viewMeta(m *ir.TensorMeta, shape, stride []ir.Dim) *ir.TensorMeta {
+	return b.metas.view(m, shape, stride)
+}
+
+func (b *builder) value(m *ir.TensorMeta) *ir.Value { return b.metas.value(m) }
 
 // numel returns the element count and whether it is concrete.
 func numel(shape []ir.Dim) (int64, bool) {
@@ -257,15 +339,10 @@ func valueTensor(v *ir.Value) *ir.TensorMeta {
 	return nil
 }
 
+// tensorValue wraps m in a Value (unshared; builder.value interns).
 func tensorValue(m *ir.TensorMeta) *ir.Value {
 	if m == nil {
 		return nil
-	}
-	internMu.RLock()
-	v := internVals[m]
-	internMu.RUnlock()
-	if v != nil {
-		return v
 	}
 	return &ir.Value{Kind: ir.ValTensor, Tensor: m}
 }

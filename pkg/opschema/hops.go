@@ -162,7 +162,42 @@ type Restriction struct {
 	Message string
 	// Torch is the torch releases the restriction holds for.
 	Torch TorchVersions
+	// NoGrad is what torch.compile makes of the restriction at the Dynamo
+	// level (a graph with torch-level targets, see analyze.DynamoLevel)
+	// when grad is disabled (no_grad, inference_mode): torch 2.14's Dynamo
+	// sets supports_input_mutation (cond also supports_aliasing) to
+	// `not torch.is_grad_enabled()` for cond, while_loop, scan and map
+	// (torch/_dynamo/variables/higher_order_ops.py). Nil: as with grad
+	// enabled, Dynamo refuses it in its words (DynamoMutationMessage,
+	// DynamoAliasMessage).
+	NoGrad *NoGradRule
+	// DynamoAccepts names a row of the version table (TorchDifferences)
+	// whose releases accept, at the Dynamo level and in every grad mode,
+	// what this restriction forbids at the make_fx level; "" for none.
+	DynamoAccepts string
 }
+
+// NoGradRule is how torch.compile treats a restriction at the Dynamo
+// level when grad is disabled (torch 2.14).
+type NoGradRule struct {
+	// Allows are the operand groups (Operands.Arg) the subgraph may write:
+	// Dynamo records the writes (mutated_arg_indices) and AOTAutograd
+	// functionalizes the call.
+	Allows []string
+	// Message is the refusal of what remains, where Dynamo words it
+	// itself ("torch.scan: combine_fn mutates init or xs"); "" when Dynamo
+	// lets it through and AOTAutograd's functionalization refuses it with
+	// the make_fx-level message.
+	Message string
+}
+
+// Dynamo's refusals (torch 2.14's check_aliasing_and_input_mutation,
+// torch/_dynamo/variables/higher_order_ops.py; the graph-break type that
+// heads its message).
+const (
+	DynamoMutationMessage = "Encountered input mutation during higher order op tracing"
+	DynamoAliasMessage    = "Encountered aliasing during higher order op tracing"
+)
 
 // MetaCheck is one check_meta_consistency call: the values of the lhs
 // argument against the outputs of a subgraph.
@@ -328,8 +363,15 @@ func (h *HOP) Subgraph(role string) (*Subgraph, bool) {
 
 // Shorthands for the table.
 var (
-	forbidBoth     = []Restriction{{Kind: ForbidMutation}, {Kind: ForbidAlias}}
-	forbidAlias    = []Restriction{{Kind: ForbidAlias}}
+	forbidBoth  = []Restriction{{Kind: ForbidMutation}, {Kind: ForbidAlias}}
+	forbidAlias = []Restriction{{Kind: ForbidAlias}}
+	// cond: with grad disabled Dynamo lets a branch write and alias its
+	// operands; AOTAutograd functionalizes the writes and refuses the
+	// aliasing (make_fx's words). torch 2.6 accepts the writes.
+	condRestrictions = []Restriction{
+		{Kind: ForbidMutation, NoGrad: &NoGradRule{Allows: []string{"operands"}}, DynamoAccepts: DiffDynamoUnchecked26},
+		{Kind: ForbidAlias, NoGrad: &NoGradRule{}},
+	}
 	passThrough    = &Outputs{}
 	freshOutputs   = &Outputs{Fresh: true}
 	whileOperands  = []Operands{{Arg: "carried_inputs"}, {Arg: "additional_inputs"}}
@@ -340,13 +382,20 @@ var (
 // whileLoop is the row of while_loop and of while_loop_stack_output, which
 // differ in their name and in whether the final carries pass through.
 func whileLoop(name, doc string, stacked bool) *HOP {
+	// Dynamo relaxes while_loop's rule for grad-disabled programs, not
+	// while_loop_stack_output's (its variable keeps supports_input_mutation
+	// False); torch 2.6 accepts writes in either.
+	r := []Restriction{{Kind: ForbidMutation, DynamoAccepts: DiffDynamoUnchecked26}, {Kind: ForbidAlias}}
+	if !stacked {
+		r[0].NoGrad = &NoGradRule{Allows: []string{"additional_inputs"}}
+	}
 	return &HOP{
 		Name:   name,
 		Doc:    doc,
 		Schema: "higher_order::" + name + "(Any cond_fn, Any body_fn, Any carried_inputs, Any additional_inputs, *, str mutated_arg_indices=\"\") -> ...",
 		Subgraphs: []Subgraph{
-			{Arg: "cond_fn", Name: "cond_fn", Operands: whileOperands, Restrictions: forbidBoth},
-			{Arg: "body_fn", Name: "body_fn", Operands: whileOperands, Restrictions: forbidBoth,
+			{Arg: "cond_fn", Name: "cond_fn", Operands: whileOperands, Restrictions: r},
+			{Arg: "body_fn", Name: "body_fn", Operands: whileOperands, Restrictions: r,
 				Outputs: &Outputs{Count: "carried_inputs", Fresh: stacked}},
 		},
 		MetaChecks:    whileMeta,
@@ -409,8 +458,8 @@ var hops = []*HOP{
 		Doc:    "Runs true_fn(*operands) if pred else false_fn(*operands); branches must not mutate or alias their inputs.",
 		Schema: "higher_order::cond(Any pred, Any true_fn, Any false_fn, Any operands) -> ...",
 		Subgraphs: []Subgraph{
-			{Arg: "true_fn", Name: "cond_true", Operands: []Operands{{Arg: "operands"}}, Outputs: passThrough, Restrictions: forbidBoth},
-			{Arg: "false_fn", Name: "cond_false", Operands: []Operands{{Arg: "operands"}}, Outputs: passThrough, Restrictions: forbidBoth},
+			{Arg: "true_fn", Name: "cond_true", Operands: []Operands{{Arg: "operands"}}, Outputs: passThrough, Restrictions: condRestrictions},
+			{Arg: "false_fn", Name: "cond_false", Operands: []Operands{{Arg: "operands"}}, Outputs: passThrough, Restrictions: condRestrictions},
 		},
 		ArgTypeChecks: []ArgTypeCheck{{Args: []string{"operands"}}},
 	},
@@ -466,7 +515,9 @@ var hops = []*HOP{
 		Schema: "higher_order::map_impl(Any f, Any xs, Any pos_args, *, str mutated_arg_indices=\"\") -> ...",
 		Subgraphs: []Subgraph{{Arg: "f", Name: "map",
 			Operands: []Operands{{Arg: "xs", Sliced: true}, {Arg: "pos_args"}},
-			Outputs:  freshOutputs, Restrictions: forbidBoth}},
+			Outputs:  freshOutputs, Restrictions: []Restriction{
+				{Kind: ForbidMutation, NoGrad: &NoGradRule{Allows: []string{"xs"}, Message: "torch.map: f mutates pos_args"}},
+				{Kind: ForbidAlias}}}},
 	},
 	{
 		Name:   "scan",
@@ -474,7 +525,9 @@ var hops = []*HOP{
 		Schema: "higher_order::scan(Any combine_fn, Any init, Any xs, Any additional_inputs, *, str mutated_arg_indices=\"\") -> ...",
 		Subgraphs: []Subgraph{{Arg: "combine_fn", Name: "scan",
 			Operands: []Operands{{Arg: "init"}, {Arg: "xs", Sliced: true}, {Arg: "additional_inputs"}},
-			Outputs:  &Outputs{Count: "init", RestFresh: true}, Restrictions: forbidBoth}},
+			Outputs:  &Outputs{Count: "init", RestFresh: true}, Restrictions: []Restriction{
+				{Kind: ForbidMutation, NoGrad: &NoGradRule{Allows: []string{"additional_inputs"}, Message: "torch.scan: combine_fn mutates init or xs"}},
+				{Kind: ForbidAlias}}}},
 		MetaChecks:    []MetaCheck{{LHS: "init", RHS: "carry", Arg: "init", Subgraph: "combine_fn", Carries: true, Lists: true}},
 		ArgTypeChecks: []ArgTypeCheck{{Args: []string{"additional_inputs"}}},
 	},
@@ -603,6 +656,16 @@ func CheckHOP(h *HOP) error {
 		for _, r := range sg.Restrictions {
 			if r.Kind != ForbidMutation && r.Kind != ForbidAlias {
 				bad("subgraph %s: restriction of unknown kind %d", sg.RoleName(), r.Kind)
+			}
+			if r.NoGrad != nil {
+				for _, a := range r.NoGrad.Allows {
+					if !slices.ContainsFunc(sg.Operands, func(o Operands) bool { return o.Arg == a }) {
+						bad("subgraph %s: no-grad rule allows writes to %q, not an operand group of the subgraph", sg.RoleName(), a)
+					}
+				}
+			}
+			if r.DynamoAccepts != "" && !slices.ContainsFunc(torchDifferences, func(d TorchDifference) bool { return d.ID == r.DynamoAccepts }) {
+				bad("subgraph %s: DynamoAccepts names no version table row: %q", sg.RoleName(), r.DynamoAccepts)
 			}
 		}
 	}

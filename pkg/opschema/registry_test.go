@@ -253,6 +253,12 @@ func TestHOPTableBindsToSchemas(t *testing.T) {
 		"no message name":         func(h *HOP) { h.Subgraphs[0].Name = "" },
 		"restriction kind":        func(h *HOP) { h.Subgraphs[0].Restrictions = []Restriction{{}} },
 		"op arg":                  func(h *HOP) { h.Op = "fn" },
+		"no-grad operand group": func(h *HOP) {
+			h.Subgraphs[0].Restrictions = []Restriction{{Kind: ForbidMutation, NoGrad: &NoGradRule{Allows: []string{"init"}}}}
+		},
+		"dynamo accepts row": func(h *HOP) {
+			h.Subgraphs[0].Restrictions = []Restriction{{Kind: ForbidMutation, DynamoAccepts: "no-such-row"}}
+		},
 	} {
 		h := good()
 		edit(h)

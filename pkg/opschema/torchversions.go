@@ -36,6 +36,11 @@ const (
 	// DiffScanXsLength26: scan() does not compare the xs leaves' scan
 	// dimension sizes.
 	DiffScanXsLength26 = "scan-xs-length-2.6"
+	// DiffAssocScanGrad26: associative_scan has no autograd.
+	DiffAssocScanGrad26 = "associative-scan-grad-2.6"
+	// DiffDynamoUnchecked26: Dynamo checks no HOP subgraph for mutation or
+	// aliasing; AOTAutograd accepts cond and while_loop writes.
+	DiffDynamoUnchecked26 = "dynamo-unchecked-2.6"
 )
 
 var torchDifferences = []TorchDifference{
@@ -62,6 +67,19 @@ var torchDifferences = []TorchDifference{
 		What: "scan() does not check that the xs leaves share one scan dimension size (scan_xs_len traces in 2.6); 2.14 refuses it: " +
 			"\"All xs leaves must have the same scan dimension size\"",
 		Source: "2.6.0: torch/_higher_order_ops/scan.py scan (checks only x.shape[dim] != 0); 2.14.1: scan.py scan _validate_input"},
+	{ID: DiffAssocScanGrad26, Torch: TorchVersions{Until: "2.14"},
+		What: "associative_scan is not differentiable: \"Autograd not implemented for associative_scan\" (hopctl joint refuses it, " +
+			"exit 3); 2.14 differentiates it (AssociativeScanAutogradOp, xs only)",
+		Source: "2.6.0: torch/_higher_order_ops/associative_scan.py (autograd_not_implemented on DispatchKey.Autograd); " +
+			"2.14.1: associative_scan.py AssociativeScanAutogradOp"},
+	{ID: DiffDynamoUnchecked26, Torch: TorchVersions{Until: "2.14"},
+		What: "at the Dynamo level (torch.compile), Dynamo checks no HOP subgraph for input mutation or aliasing, in any grad mode; " +
+			"AOTAutograd then accepts cond and while_loop writes to their operands (cond_mutate, while_mutate compile) and refuses " +
+			"map's writes and aliasing with 2.6's words. 2.14's Dynamo refuses writes and aliasing (\"Encountered input mutation during " +
+			"higher order op tracing\") unless grad is disabled, when cond, while_loop, scan and map may write some operands",
+		Source: "2.6.0: torch/_dynamo/variables/higher_order_ops.py speculate_subgraph (no mutation or aliasing check); 2.14.1: " +
+			"check_aliasing_and_input_mutation, supports_input_mutation = not torch.is_grad_enabled(); " +
+			"testdata/hops_real/dynamo and testdata/hops_real/torch2.6/dynamo (python/tools/hop_corpus_dynamo.py)"},
 }
 
 // TorchDifferences returns the version table.

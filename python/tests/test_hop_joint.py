@@ -13,6 +13,7 @@ with hopctl_torch.load and run in this torch, must return the forward outputs
 and the gradients torch.autograd.grad computes through the HOP in eager mode.
 """
 
+import json
 import os
 import subprocess
 import sys
@@ -150,6 +151,85 @@ class HOPJointMatchesAutograd(unittest.TestCase):
         if tuple(int(v) for v in torch.__version__.split("+")[0].split(".")[:2]) < (2, 14):  # 2.6's scan HOP takes (combine_fn, init, xs, dim, reverse, additional_inputs)
             self.skipTest("torch %s's scan HOP has another calling convention" % torch.__version__)
         self.check("scan")
+
+
+def _torch_at_least(major, minor):
+    return tuple(int(v) for v in torch.__version__.split("+")[0].split(".")[:2]) >= (major, minor)
+
+
+@unittest.skipUnless(_torch_at_least(2, 14), "torch %s: associative_scan has no autograd before 2.14, "
+                     "nested_compile_region's inlining switch is 2.14's" % torch.__version__)
+class HOPJointCorpusMatchesAutograd(unittest.TestCase):
+    """The real-trace joint corpus (python/tools/hop_joint_corpus.py):
+    associative_scan, cond over a SymInt operand, invoke_subgraph with
+    Dynamo's inline_single_use_invoke_subgraph on and off. Every program is
+    traced again in this torch (in a fresh interpreter: Dynamo's state);
+    where torch differentiates it, hopctl's joint run in torch gives the
+    gradients torch.autograd.grad computes; where torch refuses, hopctl
+    joint refuses with torch's message (exit 3); on the torch the
+    committed corpus was made with, the fresh verdicts equal the committed
+    ones (testdata/hops_real/joint/joint.json, read by the Go tests)."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.tmp = tempfile.TemporaryDirectory()
+        tools = os.path.join(PYROOT, "tools")
+        subprocess.run([sys.executable, os.path.join(tools, "hop_joint_corpus.py"), cls.tmp.name], check=True,
+                       env=dict(os.environ, PYTHONPATH=PYROOT), cwd=os.path.dirname(PYROOT),
+                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        with open(os.path.join(cls.tmp.name, "joint.json")) as f:
+            cls.verdicts = json.load(f)
+        if tools not in sys.path:
+            sys.path.insert(0, tools)
+        import hop_joint_corpus
+        cls.corpus = hop_joint_corpus
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.tmp.cleanup()
+
+    def test_committed_corpus_is_fresh(self):
+        with open(os.path.join(os.path.dirname(PYROOT), "testdata", "hops_real", "joint", "joint.json")) as f:
+            committed = json.load(f)
+        if committed["torch_version"] != self.verdicts["torch_version"]:
+            self.skipTest("committed corpus is torch %s's" % committed["torch_version"])
+        self.assertEqual(self.verdicts, committed)
+
+    def test_gradients_equal_autograd(self):
+        checked = 0
+        for name, test, fn, make, rg, mode, inline in self.corpus.PROGRAMS:
+            with self.subTest(program=name, pytorch_test=test):
+                v = self.verdicts["programs"][name]
+                src = os.path.join(self.tmp.name, name + ".pb")
+                out = os.path.join(self.tmp.name, name + "_joint.pb")
+                r = subprocess.run([hopctl(), "joint", src, "-o", out], capture_output=True, text=True)
+                if v["error"] is not None:
+                    self.assertEqual(r.returncode, 3, r.stderr)
+                    self.assertIn(v["error"], r.stderr)
+                    self.assertFalse(os.path.exists(out))
+                    continue
+                self.assertEqual(r.returncode, 0, r.stderr)
+                ins = self.corpus.inputs_of(make, rg)
+                outs = flat(fn(*ins))
+                diff = [o for o in outs if o.requires_grad]
+                gen = torch.Generator().manual_seed(1)
+                ts = [torch.randn(o.shape, generator=gen) for o in diff]
+                want = torch.autograd.grad(diff, [x for x in ins if x.requires_grad], ts, allow_unused=True)
+                jm = hopctl_torch.load(out)
+                with torch.no_grad():
+                    res = flat(jm(*[x.detach() for x in ins], *ts))
+                self.assertEqual(len(res), len(outs) + len(ins))
+                for k, o in enumerate(outs):
+                    torch.testing.assert_close(res[k], o.detach(), atol=TOL, rtol=TOL, msg="%s output %d" % (name, k))
+                for k, w in zip(rg, want):
+                    g = res[len(outs) + k]
+                    self.assertIsNotNone(g, "%s grad %d missing" % (name, k))
+                    torch.testing.assert_close(g, w, atol=TOL, rtol=TOL, msg="%s grad %d" % (name, k))
+                for k in range(len(ins)):
+                    if k not in rg:
+                        self.assertIsNone(res[len(outs) + k], "%s grad %d: the input does not require grad" % (name, k))
+                checked += 1
+        self.assertGreaterEqual(checked, 8)
 
 
 if __name__ == "__main__":

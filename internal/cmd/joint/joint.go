@@ -185,15 +185,9 @@ func jointRun(opts *Options) error {
 			o.enc = ir.Binary
 		}
 		wg.Go(func() {
-			if err := ir.Verify(m, path); err != nil {
-				// hopctl built a graph that is not valid: a bug, not bad input.
-				o.err = &ir.InternalError{Phase: "verify output", Loc: ir.Location{File: path},
-					Err: fmt.Errorf("the graph hopctl built does not verify:\n%w", err)}
-				return
-			}
 			// Every graph hopctl writes passes what every command checks on
-			// reading it (load.Open): a joint that analyze would
-			// refuse is a bug too.
+			// reading it (load.Open: ir.Verify, the schema table, every
+			// call): one that does not is a bug, not bad input.
 			if err := checkWritten(m, path); err != nil {
 				o.err = &ir.InternalError{Phase: "validate output", Loc: ir.Location{File: path},
 					Err: fmt.Errorf("the graph hopctl built is not valid input:\n%w", err)}
@@ -320,8 +314,8 @@ func abbreviateList(names []string, max int) string {
 }
 
 // checkWritten runs the checks every command runs on reading a file
-// (load.Module, Strict: the schema table, every call against its schema
-// and its subgraphs).
+// (load.Module, Strict: ir.Verify, the schema table, every call against its
+// schema and its subgraphs), once.
 func checkWritten(m *ir.Module, path string) error {
 	_, err := load.Module(m, path, load.Strict)
 	return err

@@ -434,3 +434,72 @@ func TestRealHOPCorpusDynamoLevel(t *testing.T) {
 		}
 	}
 }
+
+// TestRealHOPCorpusDynamoGradMode runs hopctl on the graphs Dynamo hands
+// torch.compile's backend for programs whose HOP subgraphs write or alias
+// their operands, traced with grad enabled and disabled, by torch 2.14 and
+// by torch 2.6 (python/tools/hop_corpus_dynamo.py): the file's recorded
+// version and grad mode, and the graph's level (Dynamo: torch-level
+// targets), select the rules. Where torch.compile(backend="aot_eager")
+// compiles the program, hopctl reports no HOP alias/mutation finding;
+// where it refuses it — in Dynamo ("Encountered input mutation during
+// higher order op tracing", "torch.map: f mutates pos_args") or in
+// AOTAutograd's re-trace (the make_fx words) — hopctl reports torch's
+// message exactly. Graphs marked graft are the ones Dynamo wrote for the
+// same program in the other grad mode (it refuses this one, so it wrote
+// none).
+func TestRealHOPCorpusDynamoGradMode(t *testing.T) {
+	for _, dir := range []string{"../../../../testdata/hops_real/dynamo", "../../../../testdata/hops_real/torch2.6/dynamo"} {
+		data, err := os.ReadFile(filepath.Join(dir, "verdicts.json"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var v struct {
+			TorchVersion string `json:"torch_version"`
+			Programs     map[string]struct {
+				Compile json.RawMessage `json:"compile"`
+				Graft   bool            `json:"graft"`
+			} `json:"programs"`
+		}
+		if err := json.Unmarshal(data, &v); err != nil {
+			t.Fatal(err)
+		}
+		accepted, refused := 0, 0
+		for name, p := range v.Programs {
+			path := filepath.Join(dir, name+".pb")
+			if _, err := os.Stat(path); err != nil {
+				continue // Dynamo refuses the program in both grad modes: no graph
+			}
+			t.Run(v.TorchVersion+"/"+name, func(t *testing.T) {
+				_, res, err := load.Analyze(path, passes.All()...)
+				if err != nil {
+					t.Fatal(err)
+				}
+				var hop []string
+				for _, f := range res.Findings {
+					if f.Rule == alias.RuleHOPMutation || f.Rule == alias.RuleHOPAlias {
+						hop = append(hop, f.Message)
+					}
+				}
+				if string(p.Compile) == `"ok"` {
+					accepted++
+					if len(hop) > 0 {
+						t.Errorf("torch %s compiles it, hopctl reports %q", v.TorchVersion, hop)
+					}
+					return
+				}
+				var verdict struct{ Type, Message string }
+				if err := json.Unmarshal(p.Compile, &verdict); err != nil {
+					t.Fatal(err)
+				}
+				refused++
+				if !slices.Contains(hop, verdict.Message) {
+					t.Errorf("torch %s refuses it with %q, hopctl reports %q", v.TorchVersion, verdict.Message, hop)
+				}
+			})
+		}
+		if accepted < 4 || refused < 4 {
+			t.Errorf("%s: only %d accepted and %d refused programs checked", dir, accepted, refused)
+		}
+	}
+}

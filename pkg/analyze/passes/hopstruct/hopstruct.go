@@ -384,7 +384,7 @@ func formatAll(vs []*ir.Value) []string {
 func checkPointwise(pass *analyze.Pass, h *opschema.HOP, _ *ir.Node, call *hop.Call) string {
 	for _, sg := range h.Subgraphs {
 		g := subgraphOf(pass, call, sg.RoleName())
-		if g == nil || torchLevel(g) {
+		if g == nil || analyze.TorchLevelGraph(g) {
 			continue
 		}
 		users := make([][]ir.NodeID, len(g.Nodes))
@@ -405,7 +405,7 @@ func checkPointwise(pass *analyze.Pass, h *opschema.HOP, _ *ir.Node, call *hop.C
 			u := &g.Nodes[id]
 			r := false
 			if u.Op == ir.OpCallFunction {
-				if isGetitem(u.Target) || isView(pass, u.Target) {
+				if analyze.IsGetitem(u.Target) || isView(pass, u.Target) {
 					r = true
 					for _, v := range users[id] {
 						r = r && pointwiseUse(v)
@@ -426,29 +426,6 @@ func checkPointwise(pass *analyze.Pass, h *opschema.HOP, _ *ir.Node, call *hop.C
 		}
 	}
 	return ""
-}
-
-// torchLevel reports whether g is a Dynamo-level graph (methods, modules,
-// torch.* or operator.* functions): torch makes the pointwise check on its
-// ATen re-trace (_maybe_fake_tracing), which hopctl does not have, so it
-// checks ATen-level combine_fns only.
-func torchLevel(g *ir.Graph) bool {
-	for i := range g.Nodes {
-		n := &g.Nodes[i]
-		switch n.Op {
-		case ir.OpCallMethod, ir.OpCallModule:
-			return true
-		case ir.OpCallFunction:
-			if _, err := opschema.ParseTarget(n.Target); err != nil && !isGetitem(n.Target) {
-				return true
-			}
-		}
-	}
-	return false
-}
-
-func isGetitem(target string) bool {
-	return target == "_operator.getitem" || target == "operator.getitem" || target == "getitem"
 }
 
 func isView(pass *analyze.Pass, target string) bool {
