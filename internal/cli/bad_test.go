@@ -476,7 +476,9 @@ func TestStressInputs(t *testing.T) {
 // TestSpecialInputs runs endless inputs (/dev/zero, /dev/urandom: read up
 // to the input size limit, here 4 MiB through HOPCTL_INPUT_MAX_SIZE, then
 // refused) and a FIFO through every command; and a configuration file that
-// is /dev/zero (read up to config.MaxFileSize, then refused: exit 2).
+// is /dev/zero (read up to config.MaxFileSize, then refused: exit 2), and
+// a lint baseline that is /dev/zero (read up to the input size limit: it
+// hung).
 func TestSpecialInputs(t *testing.T) {
 	sandbox(t)
 	cmds := commands(t)
@@ -493,6 +495,11 @@ func TestSpecialInputs(t *testing.T) {
 				}
 			}
 		}
+	}
+	// A lint baseline is an input too: read up to the same limit.
+	in, _ := filepath.Abs("../../testdata/models/mlp.pb")
+	if r := runBounded(t, []string{"lint", in, "--baseline", "/dev/zero"}); r.code != cli.ExitUsage || !strings.Contains(r.stderr, "/dev/zero: the input is larger than the input size limit of 4194304 bytes") {
+		t.Errorf("hopctl lint --baseline /dev/zero: exit %d, stderr %q", r.code, r.stderr)
 	}
 	for _, c := range cmds {
 		inv := invocations[c][0]

@@ -289,11 +289,7 @@ func Load(v *viper.Viper, file string) (*Config, error) {
 func readFile(file string) ([]byte, error) {
 	f, err := os.Open(file)
 	if err != nil {
-		var pe *os.PathError
-		if errors.As(err, &pe) { // Error names the file (escaped: ir.Printable)
-			return nil, fmt.Errorf("%s: %w", pe.Op, pe.Err)
-		}
-		return nil, err
+		return nil, ir.WithoutPath(err) // Error names the file, escaped
 	}
 	defer f.Close()
 	if st, err := f.Stat(); err == nil && st.IsDir() {

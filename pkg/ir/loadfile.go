@@ -40,7 +40,7 @@ import (
 // collect as usual).
 func LoadFile(path string) (m *Module, err error) {
 	fail := func(err error) (*Module, error) {
-		return nil, &DecodeError{Loc: Location{File: path}, Err: withoutPath(err)}
+		return nil, &DecodeError{Loc: Location{File: path}, Err: WithoutPath(err)}
 	}
 	f, err := os.Open(path)
 	if path == "-" && errors.Is(err, fs.ErrNotExist) {
@@ -203,12 +203,12 @@ func decodeIn(data []byte, enc Encoding, file string, alias bool, region []byte)
 	return FromProto(f, file)
 }
 
-// withoutPath drops the path from an *fs.PathError ("open a.pb: no such
+// WithoutPath drops the path from an *fs.PathError ("open a.pb: no such
 // file" → "open: no such file"): the location names the file already,
 // escaped (Printable), where the PathError's message holds it raw, so a
 // path with a newline or an escape sequence could forge a line of output
 // or clear the screen. errors.Is still sees the underlying error.
-func withoutPath(err error) error {
+func WithoutPath(err error) error {
 	var pe *fs.PathError
 	if errors.As(err, &pe) {
 		return fmt.Errorf("%s: %w", pe.Op, pe.Err)
