@@ -496,6 +496,24 @@ func TestSpecialInputs(t *testing.T) {
 			}
 		}
 	}
+	// config verify reads its file once, bounded (it read /dev/zero to the
+	// end, and a FIFO twice).
+	if r := runBounded(t, []string{"config", "verify", "/dev/zero"}); r.code != cli.ExitUsage || !strings.Contains(r.stderr, "/dev/zero: larger than") {
+		t.Errorf("hopctl config verify /dev/zero: exit %d, stderr %q", r.code, r.stderr)
+	}
+	fifo := filepath.Join(t.TempDir(), "config.yaml")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	go func() {
+		if f, err := os.OpenFile(fifo, os.O_WRONLY, 0); err == nil {
+			f.WriteString("version: 1\n")
+			f.Close()
+		}
+	}()
+	if r := runBounded(t, []string{"config", "verify", fifo}); r.code != cli.ExitOK || !strings.Contains(r.stdout, "valid (version 1") {
+		t.Errorf("hopctl config verify FIFO: exit %d, stdout %q, stderr %q", r.code, r.stdout, r.stderr)
+	}
 	// A lint baseline is an input too: read up to the same limit.
 	in, _ := filepath.Abs("../../testdata/models/mlp.pb")
 	if r := runBounded(t, []string{"lint", in, "--baseline", "/dev/zero"}); r.code != cli.ExitUsage || !strings.Contains(r.stderr, "/dev/zero: the input is larger than the input size limit of 4194304 bytes") {
