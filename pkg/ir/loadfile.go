@@ -8,6 +8,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"strings"
 	"sync"
@@ -39,9 +40,13 @@ import (
 // build protobuf objects first, and collect as usual).
 func LoadFile(path string) (m *Module, err error) {
 	fail := func(err error) (*Module, error) {
-		return nil, &DecodeError{Loc: Location{File: path}, Err: err}
+		return nil, &DecodeError{Loc: Location{File: path}, Err: WithoutPath(err)}
 	}
 	f, err := os.Open(path)
+	if path == "-" && errors.Is(err, fs.ErrNotExist) {
+		// "-" names an output on standard output, not an input.
+		return fail(errors.New("no file named -: inputs are read from files; for standard input give /dev/stdin"))
+	}
 	if err != nil {
 		return fail(err)
 	}
@@ -196,4 +201,17 @@ func decodeIn(data []byte, enc Encoding, file string, alias bool, region []byte)
 		return nil, &DecodeError{Loc: Location{File: file}, Err: msg}
 	}
 	return FromProto(f, file)
+}
+
+// WithoutPath drops the path from an *fs.PathError ("open a.pb: no such
+// file" → "open: no such file"): the location names the file already,
+// escaped (Printable), where the PathError's message holds it raw, so a
+// path with a newline or an escape sequence could forge a line of output
+// or clear the screen. errors.Is still sees the underlying error.
+func WithoutPath(err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return fmt.Errorf("%s: %w", pe.Op, pe.Err)
+	}
+	return err
 }
