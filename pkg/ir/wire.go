@@ -13,8 +13,6 @@ import (
 	"unsafe"
 
 	"google.golang.org/protobuf/encoding/protowire"
-
-	"github.com/hopctl/hopctl/internal/progress"
 )
 
 // A streaming decoder for the binary encoding: it reads the wire format
@@ -549,7 +547,7 @@ func (d *wireDecoder) graph(b []byte, g *Graph) error {
 			g.Nodes = append(g.Nodes, Node{})
 			i := len(g.Nodes) - 1
 			if i&progressBatch == progressBatch {
-				progress.Add(progressBatch + 1)
+				nodesDone(progressBatch + 1)
 			}
 			if err := d.node(f.body, &g.Nodes[i]); err != nil {
 				return &wireNodeError{index: i, name: g.Nodes[i].Name, err: err}
@@ -580,7 +578,7 @@ func (d *wireDecoder) graph(b []byte, g *Graph) error {
 				err := wd.node(bodies[i], &n)
 				g.Nodes[base+i] = n
 				if (i-lo)&progressBatch == progressBatch {
-					progress.Add(progressBatch + 1)
+					nodesDone(progressBatch + 1)
 					// The input this worker has decoded leaves memory.
 					releaseMapped(wd.region, spanOf(bodies[done], bodies[i]))
 					done = i
