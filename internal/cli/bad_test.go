@@ -147,19 +147,20 @@ var noFileCommands = []string{"completion", "config", "help", "synth", "version"
 
 // knownStressFailures are stress runs that are not run (they would stop
 // the test binary), keyed "command/file", with the reason.
-var knownStressFailures = map[string]string{
-	"joint/nested_1000_grad.pb":     "each level's backward module holds its whole nested subtree renamed under its prefix: names of length O(depth), made O(depth²) times (2.3 GB and 4 s of CPU at 1000 levels, over the 20 s cap on a busy machine); nested_250_grad.pb runs",
-	"joint/findings_6000_graphs.pb": "not a failure: its branches call an op with no derivative rule, which joint refuses (exit 3) by design; the file is there for the analysers' cost per finding",
-	"joint/views_100000.pb":         "jointgraph's functionalization grows faster than quadratically in writes through a view chain (200 views: 5 s, 1.4 GB; 400: over 4 GB)",
+var knownStressFailures = map[string]string{}
+
+// stressRefusals are stress runs that must refuse their input, keyed
+// "command/file", with what the message must say: exit 3, within the same
+// budget, writing nothing: findings_6000_graphs.pb is there for the analysers' cost per
+// finding, and its branches call an op no schema describes, which joint
+// cannot differentiate.
+var stressRefusals = map[string]string{
+	"joint/findings_6000_graphs.pb": "no schema for mylib.op.default",
 }
 
 // knownOverBudget are stress runs known to exceed the budget, keyed
 // "command/file", with the reason: reported, not failed.
-var knownOverBudget = map[string]string{
-	"joint/cat_100000.pb":            "the .pbtxt and .json outputs are encoded through protobuf-go's objects, several times the graph's size (the binary outputs take 350 MB)",
-	"joint/shared_storage_100000.pb": "the .pbtxt and .json outputs are encoded through protobuf-go's objects, several times the graph's size",
-	"print/nested_1000_grad.pb":      "print --format model-explorer of 1000 levels: 361 MiB",
-}
+var knownOverBudget = map[string]string{}
 
 // knownFailures are runs that do not yet refuse their bad input as they
 // must, keyed "command/file", with the reason. They are reported, not
@@ -434,10 +435,18 @@ func TestStressInputs(t *testing.T) {
 					args := inv.args(path, out)
 					r := runBudget(t, args, int64(len(c.Data)))
 					desc := "hopctl " + strings.Join(inv.args(c.Name, "DIR"), " ")
+					refusal, refused := stressRefusals[cmd+"/"+c.Name]
 					switch {
 					case r.panicked != nil:
 						t.Errorf("%s: panic: %v\n%s", desc, r.panicked, r.stack)
 						continue
+					case refused:
+						if r.code != cli.ExitInput || !strings.Contains(r.stderr, refusal) {
+							t.Errorf("%s: exit %d, want %d saying %q; stderr:\n%.4096s", desc, r.code, cli.ExitInput, refusal, r.stderr)
+						}
+						if entries, _ := os.ReadDir(out); len(entries) > 0 {
+							t.Errorf("%s: refused its input but wrote %s", desc, entries[0].Name())
+						}
 					case r.code != cli.ExitOK && r.code != cli.ExitFindings:
 						t.Errorf("%s: exit %d; stderr:\n%.4096s", desc, r.code, r.stderr)
 					case r.alloc > runMaxAlloc:
@@ -467,7 +476,9 @@ func TestStressInputs(t *testing.T) {
 // TestSpecialInputs runs endless inputs (/dev/zero, /dev/urandom: read up
 // to the input size limit, here 4 MiB through HOPCTL_INPUT_MAX_SIZE, then
 // refused) and a FIFO through every command; and a configuration file that
-// is /dev/zero (read up to config.MaxFileSize, then refused: exit 2).
+// is /dev/zero (read up to config.MaxFileSize, then refused: exit 2), and
+// a lint baseline that is /dev/zero (read up to the input size limit: it
+// hung).
 func TestSpecialInputs(t *testing.T) {
 	sandbox(t)
 	cmds := commands(t)
@@ -484,6 +495,29 @@ func TestSpecialInputs(t *testing.T) {
 				}
 			}
 		}
+	}
+	// config verify reads its file once, bounded (it read /dev/zero to the
+	// end, and a FIFO twice).
+	if r := runBounded(t, []string{"config", "verify", "/dev/zero"}); r.code != cli.ExitUsage || !strings.Contains(r.stderr, "/dev/zero: larger than") {
+		t.Errorf("hopctl config verify /dev/zero: exit %d, stderr %q", r.code, r.stderr)
+	}
+	fifo := filepath.Join(t.TempDir(), "config.yaml")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	go func() {
+		if f, err := os.OpenFile(fifo, os.O_WRONLY, 0); err == nil {
+			f.WriteString("version: 1\n")
+			f.Close()
+		}
+	}()
+	if r := runBounded(t, []string{"config", "verify", fifo}); r.code != cli.ExitOK || !strings.Contains(r.stdout, "valid (version 1") {
+		t.Errorf("hopctl config verify FIFO: exit %d, stdout %q, stderr %q", r.code, r.stdout, r.stderr)
+	}
+	// A lint baseline is an input too: read up to the same limit.
+	in, _ := filepath.Abs("../../testdata/models/mlp.pb")
+	if r := runBounded(t, []string{"lint", in, "--baseline", "/dev/zero"}); r.code != cli.ExitUsage || !strings.Contains(r.stderr, "/dev/zero: the input is larger than the input size limit of 4194304 bytes") {
+		t.Errorf("hopctl lint --baseline /dev/zero: exit %d, stderr %q", r.code, r.stderr)
 	}
 	for _, c := range cmds {
 		inv := invocations[c][0]

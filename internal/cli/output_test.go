@@ -1,14 +1,17 @@
 package cli_test
 
 import (
+	"bytes"
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
 
 	"github.com/hopctl/hopctl/internal/cli"
+	"github.com/hopctl/hopctl/internal/iostreams"
 )
 
 // writers are command lines that write files, with OUT standing for their
@@ -22,16 +25,19 @@ var writers = []struct {
 	{"joint partition", []string{"joint", "IN", "-o", "OUT1", "--partition", "mincut", "--fw-out", "OUT2", "--bw-out", "OUT3"}},
 	{"synth", []string{"synth", "-n", "50", "-o", "OUT1"}},
 	{"report", []string{"report", "IN", "-o", "OUT1"}},
+	{"print overlay", []string{"print", "IN", "--format", "model-explorer", "--overlay", "OUT1"}},
+	{"lint", []string{"lint", "IN", "--write-baseline", "OUT1", "--format", "json=OUT2", "--format", "sarif=OUT3"}},
+	{"lint rules", []string{"lint", "--list-rules", "--format", "json=OUT1", "--format", "sarif=OUT2"}},
 }
 
 func fill(args []string, in string, outs ...string) []string {
 	out := make([]string, len(args))
 	for i, a := range args {
-		switch {
+		switch k := outIndex(a); {
 		case a == "IN":
 			out[i] = in
-		case strings.HasPrefix(a, "OUT"):
-			out[i] = outs[int(a[3]-'1')]
+		case k >= 0:
+			out[i] = a[:strings.Index(a, "OUT")] + outs[k] // OUTn or FORMAT=OUTn
 		default:
 			out[i] = a
 		}
@@ -39,15 +45,27 @@ func fill(args []string, in string, outs ...string) []string {
 	return out
 }
 
+// outIndex returns n-1 for an argument OUTn or FORMAT=OUTn, else -1.
+func outIndex(a string) int {
+	i := strings.Index(a, "OUT")
+	if i < 0 || i+4 != len(a) || (i > 0 && a[i-1] != '=') {
+		return -1
+	}
+	return int(a[i+3] - '1')
+}
+
 func nOuts(args []string) int {
 	n := 0
 	for _, a := range args {
-		if strings.HasPrefix(a, "OUT") {
+		if outIndex(a) >= 0 {
 			n++
 		}
 	}
 	return n
 }
+
+// readsInput reports whether a writers command line reads IN.
+func readsInput(args []string) bool { return slices.Contains(args, "IN") }
 
 // TestOutputSafety runs every command that writes files against the
 // destinations that used to lose data (README, Reliability): a device
@@ -150,7 +168,7 @@ func TestOutputSafety(t *testing.T) {
 				}
 			}
 			// The input under another spelling, and two outputs that are one.
-			if w.name != "synth" {
+			if readsInput(w.args) {
 				outs = fresh("same")
 				outs[0] = filepath.Join(dir, ".", "in.pb")
 				if r := runBounded(t, fill(w.args, in, outs...)); r.code != cli.ExitUsage || !strings.Contains(r.stderr, "is the input") {
@@ -191,5 +209,104 @@ func TestOutputToStdout(t *testing.T) {
 		if entries, _ := os.ReadDir("."); len(entries) > 0 {
 			t.Errorf("hopctl %s wrote %v", strings.Join(args, " "), entries)
 		}
+	}
+}
+
+// TestOutputIsStandardOutput: a file output that is the file standard
+// output is redirected to (`print --overlay o.json > o.json`) is refused
+// before anything is written, in every command that writes files and
+// standard output; a different file is not.
+func TestOutputIsStandardOutput(t *testing.T) {
+	in, _ := filepath.Abs("../../testdata/models/mlp.pb")
+	dir := sandbox(t)
+	for _, args := range [][]string{
+		{"print", in, "--format", "model-explorer", "--overlay", "OUT"},
+		{"joint", in, "-o", "OUT"},
+		{"joint", in, "--partition", "default", "--fw-out", "fw.pb", "--bw-out", "OUT"},
+		{"lint", in, "--write-baseline", "OUT"},
+		{"lint", in, "--format", "json=OUT", "--format", "text"},
+	} {
+		for _, same := range []bool{true, false} {
+			stdout, out := filepath.Join(dir, "stdout.txt"), filepath.Join(dir, "out.json")
+			if same {
+				// standard output under another name: a hard link.
+				out = filepath.Join(dir, "link.json")
+			}
+			os.Remove(out)
+			f, err := os.Create(stdout)
+			if err != nil {
+				t.Fatal(err)
+			}
+			f.WriteString(sentinel)
+			if same {
+				if err := os.Link(stdout, out); err != nil {
+					t.Fatal(err)
+				}
+			}
+			var errOut bytes.Buffer
+			argv := slices.Clone(args)
+			for i, a := range argv {
+				argv[i] = strings.ReplaceAll(a, "OUT", out)
+			}
+			code := cli.Main(argv, &iostreams.IOStreams{In: &bytes.Buffer{}, Out: f, ErrOut: &errOut})
+			f.Close()
+			got, _ := os.ReadFile(stdout)
+			desc := "hopctl " + strings.Join(argv, " ")
+			switch {
+			case same && (code != cli.ExitUsage || !strings.Contains(errOut.String(), "where standard output goes")):
+				t.Errorf("%s > (the same file): exit %d, stderr %s", desc, code, errOut.String())
+			case same && string(got) != sentinel:
+				t.Errorf("%s > (the same file): the file was changed", desc)
+			case !same && code != cli.ExitOK:
+				t.Errorf("%s > another file: exit %d, stderr %s", desc, code, errOut.String())
+			}
+			os.Remove(stdout)
+			os.Remove(filepath.Join(dir, "fw.pb"))
+		}
+	}
+}
+
+// TestLintBaselineFiles: a report may not replace the --baseline file it
+// read, nor a graph file however spelled; --write-baseline may update the
+// --baseline file.
+func TestLintBaselineFiles(t *testing.T) {
+	data, err := os.ReadFile("../../testdata/lint/hop-input-alias.pbtxt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := sandbox(t)
+	if err := os.WriteFile("m.pbtxt", data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if r := runBounded(t, []string{"lint", "m.pbtxt", "--write-baseline", "base.json"}); r.code != cli.ExitOK {
+		t.Fatalf("writing the baseline: exit %d: %s", r.code, r.stderr)
+	}
+	base, _ := os.ReadFile("base.json")
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"lint", "m.pbtxt", "--baseline", "base.json", "--format", "json=./base.json"}, "is the input"},
+		{[]string{"lint", "m.pbtxt", "--format", "sarif=" + filepath.Join(dir, "m.pbtxt")}, "is the input"},
+		{[]string{"lint", ".", "--write-baseline", "./m.pbtxt"}, "is the input"},
+		{[]string{"lint", "m.pbtxt", "--write-baseline", "b2.json", "--format", "json=" + filepath.Join(dir, "b2.json")}, "are the same file"},
+	} {
+		r := runBounded(t, c.args)
+		if r.code != cli.ExitUsage || !strings.Contains(r.stderr, c.want) {
+			t.Errorf("hopctl %s: exit %d, stderr %s (want %q)", strings.Join(c.args, " "), r.code, r.stderr, c.want)
+		}
+		if b, _ := os.ReadFile("base.json"); !bytes.Equal(b, base) {
+			t.Fatalf("hopctl %s changed the baseline", strings.Join(c.args, " "))
+		}
+		if b, _ := os.ReadFile("m.pbtxt"); !bytes.Equal(b, data) {
+			t.Fatalf("hopctl %s changed the input", strings.Join(c.args, " "))
+		}
+		if _, err := os.Stat("b2.json"); err == nil {
+			t.Fatalf("hopctl %s wrote b2.json", strings.Join(c.args, " "))
+		}
+	}
+	args := []string{"lint", "m.pbtxt", "--baseline", "base.json", "--write-baseline", "./base.json"}
+	if r := runBounded(t, args); r.code != cli.ExitOK {
+		t.Errorf("hopctl %s (updating the baseline): exit %d: %s", strings.Join(args, " "), r.code, r.stderr)
 	}
 }

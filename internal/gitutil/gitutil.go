@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 )
 
 func git(dir string, args ...string) (string, error) {
@@ -68,7 +69,7 @@ func Describe(dir string) (*Checkout, error) {
 	return c, nil
 }
 
-var scpLike = regexp.MustCompile(`^(?:[^@/]+@)?([^:/]+):(.+)$`)
+var scpLike = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^(?:[^@/]+@)?([^:/]+):(.+)$`) })
 
 // RemoteURI turns a git remote into an absolute URI without credentials or
 // ".git": https and ssh URLs keep host and path; scp-like
@@ -87,7 +88,7 @@ func RemoteURI(remote string) string {
 		}
 		return (&url.URL{Scheme: scheme, Host: host, Path: strings.TrimSuffix(u.Path, ".git")}).String()
 	}
-	if m := scpLike.FindStringSubmatch(remote); m != nil && !filepath.IsAbs(remote) {
+	if m := scpLike().FindStringSubmatch(remote); m != nil && !filepath.IsAbs(remote) {
 		return (&url.URL{Scheme: "https", Host: m[1], Path: "/" + strings.TrimSuffix(strings.TrimPrefix(m[2], "/"), ".git")}).String()
 	}
 	if filepath.IsAbs(remote) {

@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"sync"
 	"sync/atomic"
 
 	"github.com/hopctl/hopctl/pkg/hop"
@@ -169,6 +170,7 @@ type Pass struct {
 	Callee func(qualname string) any
 	report func(Finding)
 	graphs map[string]*ir.Graph
+	level  func() bool // DynamoLevel of Module, once per Run
 }
 
 // Subgraph returns the module's graph with the given qualified name, or
@@ -279,13 +281,14 @@ func Run(m *ir.Module, file string, reg *opschema.Registry, analyzers ...*Analyz
 	for _, a := range all {
 		res.Results[a] = make(map[string]any, len(m.Graphs))
 	}
+	level := sync.OnceValue(func() bool { return DynamoLevel(m) })
 	for _, g := range order {
 		res.Order = append(res.Order, g.Name)
 		local := make(map[*Analyzer]any, len(all))
 		for _, a := range all {
 			results := res.Results[a]
 			pass := &Pass{
-				Analyzer: a, File: file, Module: m, Graph: g, Schemas: reg, graphs: graphs,
+				Analyzer: a, File: file, Module: m, Graph: g, Schemas: reg, graphs: graphs, level: level,
 				ResultOf: local,
 				Callee:   func(q string) any { return results[q] },
 				report:   func(f Finding) { res.Findings = append(res.Findings, f) },

@@ -31,8 +31,40 @@ type wireEncoder struct {
 }
 
 // encodedSize estimates the binary size of m, to size the output buffer
-// once: about 160 bytes per node in exported and built graphs.
-func encodedSize(m *Module) int { return 1<<12 + 160*m.NumNodes() }
+// once: about 160 bytes per node in exported and built graphs besides the
+// strings of their metadata (stack traces, module stacks: most of an
+// exported model's bytes), which are counted. A buffer that has to grow
+// is copied, and on a small graph the fresh pages of every copy cost more
+// than the encoding (resnet18's joint: 0.85 MB of output grown from 0.16
+// MB in five steps).
+func encodedSize(m *Module) int {
+	n := 1 << 12
+	for _, g := range m.Graphs {
+		n += 160 * len(g.Nodes)
+		for i := range g.Nodes {
+			if mt := g.Nodes[i].Meta; mt != nil {
+				n += len(mt.StackTrace) + len(mt.FwdSource)
+				for _, e := range mt.NNModuleStack {
+					n += 8 + len(e.Key) + len(e.Path) + len(e.Type)
+				}
+				for _, e := range mt.SourceFnStack {
+					n += 8 + len(e.Key) + len(e.Path) + len(e.Type)
+				}
+				for _, a := range mt.Extra {
+					n += 8 + len(a.Key) + len(a.Value)
+				}
+			}
+		}
+	}
+	for i := range m.Attributes {
+		n += 64 + len(m.Attributes[i].Data)
+	}
+	for _, s := range m.Schemas {
+		n += 8 + len(s.Name) + len(s.Schema)
+	}
+	// An eighth more: pages of the buffer never written are never touched.
+	return n + n/8
+}
 
 // encodeBinary encodes m in the binary encoding.
 func encodeBinary(m *Module) ([]byte, error) {

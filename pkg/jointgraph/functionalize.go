@@ -66,6 +66,13 @@ type functional struct {
 	stepIdx []int32
 	steps   []viewStep
 	rroot   []ir.NodeID
+	// multiUp is the nearest of a view and its ancestors whose step takes
+	// an element of a multi-output view (split, unbind) eager autograd
+	// refuses to write, NoNode for none; multiSeen are the ones a write
+	// was recorded for (checkMultiOutputView: O(1) per write, not the
+	// length of the view chain).
+	multiUp   []ir.NodeID
+	multiSeen map[ir.NodeID]bool
 	ver     []int // per base: number of writes so far
 	viewVer []int // per view: ver[base] when cur was computed
 	tuple   []V   // per source node: its functional tuple node (undefined: not a tuple)
@@ -113,7 +120,7 @@ func functionalize(m *ir.Module, file string, reg *opschema.Registry, at **ir.No
 		b: newBuilder(""), src: g, file: file, reg: reg, ops: newOpCache(reg),
 		effect: map[ir.NodeID]bool{}, items: map[ir.NodeID][]ir.NodeID{},
 		cur: make([]V, n), base: make([]ir.NodeID, n), parent: make([]ir.NodeID, n),
-		stepIdx: make([]int32, n), rroot: make([]ir.NodeID, n),
+		stepIdx: make([]int32, n), rroot: make([]ir.NodeID, n), multiUp: make([]ir.NodeID, n),
 		ver: make([]int, n), viewVer: make([]int, n), tuple: make([]V, n),
 		noRoot: map[ir.NodeID]string{}, multiView: map[ir.NodeID]multiView{},
 	}
@@ -122,7 +129,7 @@ func functionalize(m *ir.Module, file string, reg *opschema.Registry, at **ir.No
 	f.getitems = make([][]ir.NodeID, n)
 	for i := range g.Nodes {
 		f.base[i] = ir.NodeID(i)
-		f.parent[i], f.rroot[i] = ir.NoNode, ir.NodeID(i)
+		f.parent[i], f.rroot[i], f.multiUp[i] = ir.NoNode, ir.NodeID(i), ir.NoNode
 		u := &g.Nodes[i]
 		if u.Target == "_operator.getitem" && len(u.Args) == 2 && u.Args[0].Kind == ir.ArgNode && u.Args[0].Ref >= 0 && u.Args[1].Kind == ir.ArgInt {
 			f.getitems[u.Args[0].Ref] = append(f.getitems[u.Args[0].Ref], ir.NodeID(i))
@@ -222,6 +229,10 @@ func (f *functional) setView(id, parent ir.NodeID, st viewStep) {
 	} else {
 		f.steps = append(f.steps, st)
 		f.stepIdx[id] = int32(len(f.steps))
+	}
+	f.multiUp[id] = f.multiUp[parent]
+	if _, refused := multiOutputBackward[st.target]; refused && st.item >= 0 && st.out != ir.NoNode {
+		f.multiUp[id] = id
 	}
 	f.rroot[id] = id
 	if reshapeLike(st.target) {
@@ -326,7 +337,7 @@ func (f *functional) call(id ir.NodeID) error {
 		// HOPs must not mutate or alias their operands (hopctl analyze checks
 		// that); they are copied as they are.
 		if info.hop == nil {
-			return f.fail(id, "higher-order operator %s is not supported in a forward graph (cond, map_impl and scan are)", nd.Target)
+			return f.fail(id, "higher-order operator %s is not supported in a forward graph (cond, map_impl, scan, associative_scan and invoke_subgraph are)", nd.Target)
 		}
 		f.emitLike(id, nd.Target, nd.Args, nd.Kwargs)
 		return nil
@@ -714,15 +725,22 @@ type multiWrite struct {
 // when m is, or is a view of, an output of a multi-output view. Eager
 // autograd raises there when the output requires grad, so no correct joint
 // exists; refuseMultiWrites decides once requires_grad is known.
+//
+// Only the first write under each such view is recorded (refuseMultiWrites
+// reports the first), and the walk up the chain stops at a view recorded
+// before: the views above it were recorded with it.
 func (f *functional) checkMultiOutputView(m, at ir.NodeID) error {
-	for cur := m; cur != ir.NoNode && f.base[cur] != cur; cur = f.parent[cur] {
-		st := f.stepOf(cur)
-		fn, refused := multiOutputBackward[st.target]
-		if st.item < 0 || !refused || st.out == ir.NoNode {
-			continue
+	if f.base[m] == m {
+		return nil
+	}
+	for cur := f.multiUp[m]; cur != ir.NoNode && !f.multiSeen[cur]; cur = f.multiUp[f.parent[cur]] {
+		if f.multiSeen == nil {
+			f.multiSeen = map[ir.NodeID]bool{}
 		}
+		f.multiSeen[cur] = true
+		st := f.stepOf(cur)
 		if v := f.cur[st.out]; v.IsNode() {
-			f.multiWrites = append(f.multiWrites, multiWrite{at: at, view: v.id, item: st.item, fn: fn})
+			f.multiWrites = append(f.multiWrites, multiWrite{at: at, view: v.id, item: st.item, fn: multiOutputBackward[st.target]})
 		}
 	}
 	return nil

@@ -29,6 +29,9 @@ import (
 //     flipped (grad_ys, carries, xs) whose carry accumulates the
 //     additional inputs' gradients next to the carry's gradient (the
 //     checkpointing ScanAutogradOp).
+//
+// associative_scan's backward (hop_assocscan.go) and invoke_subgraph's
+// (hop_invoke.go) are described in their files.
 
 // hopRule is the derivative rule of one higher-order operator.
 type hopRule struct {
@@ -53,6 +56,14 @@ func hopBackward(name string) (func(j *jointBuilder, id ir.NodeID, grads []V) er
 		return mapBackward, true
 	case "scan":
 		return scanBackward, true
+	case "while_loop", "while_loop_stack_output":
+		// A while_loop requiring grad is rewritten to
+		// while_loop_stack_output in the forward (augmentWhile).
+		return whileBackward, true
+	case "associative_scan":
+		return assocScanBackward, true
+	case "invoke_subgraph":
+		return invokeSubgraphBackward, true
 	}
 	return nil, false
 }
@@ -114,6 +125,9 @@ func (j *jointBuilder) graphTarget(a ir.Arg) (string, bool) {
 // subgraph took 1.5 GB). Builds are sequential: no lock.
 type subJoints struct {
 	m map[subJointKey]*Joint
+	// nested are the modules installed in the backward modules handed to
+	// HOP rules (registerNested).
+	nested map[*ir.Module][]nestedModule
 }
 
 // subJointKey identifies a subgraph by its nodes (the builds of nested
@@ -122,6 +136,7 @@ type subJoints struct {
 type subJointKey struct {
 	nodes *ir.Node
 	rg    string
+	conv  Convention
 }
 
 func rgKey(rg []bool) string {
@@ -150,24 +165,39 @@ func (j *Joint) ownRoot() *Joint {
 // subJoint builds the create_bw_fn joint of subgraph qual whose inputs
 // require grad as rg says, once per subgraph and rg (subJoints).
 func (j *jointBuilder) subJoint(id ir.NodeID, qual string, rg []bool) (*Joint, error) {
+	return j.subJointAs(id, qual, rg, ConventionCreateBwFn)
+}
+
+// subJointAs is subJoint in calling convention conv (ConventionNone: the
+// AOTAutograd joint with auto masks, as invoke_subgraph's backward traces
+// it).
+func (j *jointBuilder) subJointAs(id ir.NodeID, qual string, rg []bool, conv Convention) (*Joint, error) {
 	var key subJointKey
 	if g := j.src.Graph(qual); g != nil && len(g.Nodes) > 0 && j.opts.cache != nil {
-		key = subJointKey{&g.Nodes[0], rgKey(rg)}
+		key = subJointKey{&g.Nodes[0], rgKey(rg), conv}
 		if bw, ok := j.opts.cache.m[key]; ok {
-			return bw.ownRoot(), nil
+			return j.handOut(bw), nil
 		}
 	}
-	bw, err := j.buildSubJoint(id, qual, rg)
+	bw, err := j.buildSubJoint(id, qual, rg, conv)
 	if err != nil {
 		return nil, err
 	}
 	if key.nodes != nil {
 		j.opts.cache.m[key] = bw
 	}
-	return bw.ownRoot(), nil
+	return j.handOut(bw), nil
 }
 
-func (j *jointBuilder) buildSubJoint(id ir.NodeID, qual string, rg []bool) (*Joint, error) {
+// handOut returns a copy of bw a HOP rule may edit (ownRoot), its
+// installed modules registered for addGraphs.
+func (j *jointBuilder) handOut(bw *Joint) *Joint {
+	c := bw.ownRoot()
+	j.opts.cache.registerNested(c.Module, c.nested)
+	return c
+}
+
+func (j *jointBuilder) buildSubJoint(id ir.NodeID, qual string, rg []bool, conv Convention) (*Joint, error) {
 	sub, ok := subModule(j.src, qual)
 	if !ok {
 		return nil, nodeError(j.file, j.b.g, id, fmt.Sprintf("no subgraph %q", qual))
@@ -185,7 +215,7 @@ func (j *jointBuilder) buildSubJoint(id ir.NodeID, qual string, rg []bool) (*Joi
 			n.Val = tensorValue(&tc)
 		}
 	}
-	bw, err := Build(sub, Options{File: j.file, Convention: ConventionCreateBwFn, Registry: j.f.reg, cache: j.opts.cache})
+	bw, err := Build(sub, Options{File: j.file, Convention: conv, Registry: j.f.reg, cache: j.opts.cache})
 	if err != nil {
 		var e *Error
 		if errors.As(err, &e) {
@@ -219,21 +249,15 @@ func (j *jointBuilder) graphTaken(name string) bool {
 	return j.src.Graph(name) != nil || j.extraNames[name]
 }
 
+// addGraphs installs module m (a subgraph's backward, or a graph built
+// from one) under name: by reference, with the modules installed in it
+// (nestedModule), not as copies of its graphs renamed.
 func (j *jointBuilder) addGraphs(m *ir.Module, name string) {
-	for _, g := range m.Graphs {
-		// The same nodes under a qualified name (its name index is built
-		// anew when needed).
-		c := &ir.Graph{Name: name, Nodes: g.Nodes}
-		if g.Name != "" {
-			c.Name = name + "." + g.Name
-		}
-		j.extra = append(j.extra, c)
-		if j.extraNames == nil {
-			j.extraNames = map[string]bool{}
-		}
-		j.extraNames[c.Name] = true
+	j.nested = append(j.nested, nestedModule{name: name, m: m, nested: j.opts.cache.nestedOf(m)})
+	if j.extraNames == nil {
+		j.extraNames = map[string]bool{}
 	}
-	j.extraSchemas = append(j.extraSchemas, m.Schemas...)
+	j.extraNames[name] = true
 }
 
 // getAttr appends a get_attr node reading subgraph name.
@@ -583,7 +607,9 @@ func scanBackward(j *jointBuilder, id ir.NodeID, grads []V) error {
 	if err != nil {
 		return nodeError(j.file, j.b.g, id, err.Error())
 	}
-	wm := &ir.Module{Graphs: append([]*ir.Graph{w}, bwc.Module.Graphs[1:]...), Schemas: bwc.Module.Schemas}
+	wm := &ir.Module{Graphs: append([]*ir.Graph{w}, bwc.Module.Graphs[1:]...),
+		Schemas: mergeSchemas(schemasForTargets(bwc.Module.Schemas, scanGraphRefs(w).calls), []nestedModule{{m: bwc.Module}})}
+	j.opts.cache.registerNested(wm, j.opts.cache.nestedOf(bwc.Module))
 	name := "scan_combine_graph_" + j.freshGraphName("scan_combine_graph_%d")
 	j.addGraphs(wm, name)
 	wv := j.getAttr(name)

@@ -33,6 +33,11 @@ type Joint struct {
 	// Effects names the nodes with side effects (copy_ write-backs, ops
 	// that update their inputs in place): never dead, never recomputed.
 	Effects []string
+
+	// nested are the backward modules installed in Module by reference,
+	// for the HOP rules of the joint that calls this one (nestedModule);
+	// always empty in what Build returns to its callers.
+	nested []nestedModule
 }
 
 // Build returns the joint graph of m's root graph.
@@ -46,17 +51,23 @@ func Build(m *ir.Module, opts Options) (j *Joint, err error) {
 	var at *ir.Node
 	defer func() {
 		if r := recover(); r != nil {
-			loc := ir.InGraph(opts.File, "")
+			loc, phase := ir.InGraph(opts.File, ""), "joint"
 			if at != nil {
-				loc.Node = at.Name
+				loc.Node, phase = at.Name, "joint of "+at.Target
 			}
-			j, err = nil, ir.Panicked("joint", loc, r)
+			j, err = nil, ir.Panicked(phase, loc, r)
 		}
 	}()
-	if opts.cache == nil {
+	top := opts.cache == nil
+	if top {
 		opts.cache = &subJoints{m: map[subJointKey]*Joint{}}
 	}
-	return buildJoint(m, opts, &at)
+	j, err = buildJoint(m, opts, &at)
+	if err == nil && top {
+		flattenNested(j.Module, j.nested)
+		j.nested = nil
+	}
+	return j, err
 }
 
 func buildJoint(m *ir.Module, opts Options, at **ir.Node) (*Joint, error) {
@@ -66,7 +77,7 @@ func buildJoint(m *ir.Module, opts Options, at **ir.Node) (*Joint, error) {
 	}
 	fg := f.b.g
 	freezeBySignature(m, f)
-	rg, err := requiresGrad(fg, f.ops, f.effect, f.outputs, opts.File)
+	rg, err := requiresGrad(m, fg, f.ops, f.effect, f.outputs, opts.File)
 	if err != nil {
 		return nil, err
 	}
@@ -80,11 +91,12 @@ func buildJoint(m *ir.Module, opts Options, at **ir.Node) (*Joint, error) {
 type jointBuilder struct {
 	src *ir.Module
 	f   *functional
-	// extra are the backward subgraphs built for HOPs, by qualified name,
-	// and extraSchemas their schema tables.
-	extra        []*ir.Graph
-	extraSchemas []ir.SchemaText
-	// extraNames are the names in extra, and nextFresh the first number
+	// extra are the subgraphs built for HOPs (scan's augmented
+	// combine_fn), by qualified name; nested the backward modules
+	// installed (addGraphs), their schema tables merged into the joint's.
+	extra  []*ir.Graph
+	nested []nestedModule
+	// extraNames are the names in extra and nested, and nextFresh the first number
 	// freshGraphName has not tried, per pattern list: a fresh name costs
 	// O(1), not a scan of every graph per try (cubic in the HOP calls).
 	extraNames map[string]bool
@@ -92,6 +104,8 @@ type jointBuilder struct {
 	// scanCarries maps a forward scan to the getitems of the carries it
 	// checkpoints for its backward.
 	scanCarries map[ir.NodeID]scanCheckpoint
+	// symbols are the SymInt names in use (freshSymbol), nil until needed.
+	symbols map[string]bool
 	rg          []bool    // per functional node
 	at          **ir.Node // the node being processed, for error messages
 	opts        Options
@@ -112,6 +126,9 @@ type jointBuilder struct {
 	results, grads []V
 	valFn          func(ir.NodeID) V
 	rgFn           func(ir.NodeID) bool
+
+	// invoke names the invoke_subgraph backward graphs built so far.
+	invoke invokeSubgraphs
 }
 
 func (j *jointBuilder) masks() ([]bool, error) {
@@ -218,9 +235,27 @@ func (j *jointBuilder) build(src *ir.Module) (*Joint, error) {
 		epi[e] = true
 	}
 	j.scanCarries = map[ir.NodeID]scanCheckpoint{}
+	// whileSel maps the getitems of a while_loop rewritten to
+	// while_loop_stack_output to the selects standing for them;
+	// whileStacked are the getitems of its stacked carries.
+	whileSel := map[ir.NodeID]ir.NodeID{}
+	whileStacked := map[ir.NodeID][]ir.NodeID{}
 	for i := range fg.Nodes {
 		n := &fg.Nodes[i]
 		if n.Op == ir.OpPlaceholder || epi[ir.NodeID(i)] {
+			continue
+		}
+		if s, ok := whileSel[ir.NodeID(i)]; ok {
+			j.fmap[i] = s
+			continue
+		}
+		if n.Target == whileTarget && j.rg[i] {
+			id, stacked, err := j.augmentWhile(n, ir.NodeID(i), whileSel)
+			if err != nil {
+				return nil, nodeError(j.file, fg, ir.NodeID(i), err.Error())
+			}
+			j.fmap[i] = id
+			whileStacked[id] = stacked
 			continue
 		}
 		if n.Target == scanTarget && j.rg[i] {
@@ -254,6 +289,13 @@ func (j *jointBuilder) build(src *ir.Module) (*Joint, error) {
 	for fi, ji := range j.fmap {
 		if ji != ir.NoNode {
 			j.jrg[ji] = j.rg[fi]
+		}
+	}
+	for id, stacked := range whileStacked {
+		j.items[id] = stacked
+		for _, s := range stacked {
+			m := valueTensor(j.b.g.Nodes[s].Val)
+			j.jrg[s] = j.jrg[id] && m != nil && isDifferentiableDtype(m.Dtype)
 		}
 	}
 	outs := make([]V, len(f.outputs))
@@ -303,7 +345,9 @@ func (j *jointBuilder) build(src *ir.Module) (*Joint, error) {
 	j.b.g, refs = dce(j.b.g, j.effect)
 
 	all := slices.Concat(src.Graphs, j.extra)
-	out := assembleModule(src, j.b.g, refs, all, slices.Concat(src.Schemas, j.extraSchemas))
+	out := assembleModule(src, j.b.g, refs, all, src.Schemas)
+	nested := nestedFor(j.nested, refs.getAttrs)
+	out.Schemas = mergeSchemas(out.Schemas, nested)
 	nf := 0
 	if conv == ConventionNone {
 		nf = len(outs)
@@ -329,7 +373,8 @@ func (j *jointBuilder) build(src *ir.Module) (*Joint, error) {
 		}
 	}
 	return &Joint{Module: out, File: j.file, Masks: masks, NumPrimals: len(primals), NumTangents: nt,
-		NumFwdOutputs: nf, MutatedInputs: f.mutated, InPlaceInputs: f.inPlace, RequiresGrad: rgIn, Convention: conv, Effects: effects}, nil
+		NumFwdOutputs: nf, MutatedInputs: f.mutated, InPlaceInputs: f.inPlace, RequiresGrad: rgIn, Convention: conv, Effects: effects,
+		nested: nested}, nil
 }
 
 func formatInts(xs []int) string {
@@ -493,6 +538,12 @@ func resize[T any](buf []T, n int) []T {
 func (j *jointBuilder) apply(id ir.NodeID, grads []V) (err error) {
 	g := j.b.g
 	n := &g.Nodes[id]
+	if it, ok := j.lastOfStacked(n); ok {
+		// The result of a while_loop: its gradient is the loop's
+		// (whileBackward), not a stacked output's.
+		j.accumulate(it, grads[0])
+		return nil
+	}
 	info := j.f.ops.get(n.Target)
 	if hr := info.hop; hr != nil {
 		j.b.meta = bwMeta(n)
@@ -535,16 +586,7 @@ func (j *jointBuilder) apply(id ir.NodeID, grads []V) (err error) {
 	*c = Ctx{builder: j.b, fwdID: id, schema: s, args: bound, need: need, results: results, grads: grads,
 		val: j.valFn, rg: j.rgFn}
 	j.b.meta = bwMeta(n)
-	defer func() {
-		j.b.meta = nil
-		if r := recover(); r != nil {
-			if rf, ok := r.(ruleFailure); ok {
-				err = nodeError(j.file, g, id, fmt.Sprintf("derivative of %s: %s", n.Target, rf.msg))
-			} else {
-				err = ir.Panicked("derivative of "+n.Target, ir.At(j.file, g.Name, n.Name), r)
-			}
-		}
-	}()
+	defer func() { j.b.meta = nil }()
 	// A single-output formula runs only with a defined gradient.
 	if len(grads) == 1 && !grads[0].Defined() {
 		return nil
@@ -561,6 +603,10 @@ func (j *jointBuilder) apply(id ir.NodeID, grads []V) (err error) {
 			continue
 		}
 		vals := gr.Fn(c)
+		if c.err != "" {
+			// What the formula built is unreferenced: the error ends the build.
+			return nodeError(j.file, g, id, fmt.Sprintf("derivative of %s: %s", n.Target, c.err))
+		}
 		if len(gr.Args) == 1 && bound[idx[0]].Kind == ir.ArgList {
 			// Tensor[] argument: one gradient per element.
 			elems := bound[idx[0]].Elems
@@ -603,8 +649,11 @@ func (j *jointBuilder) cloneAliasing(grads []V) []V {
 	return grads
 }
 
-func (j *jointBuilder) aliasesPlaceholder(id ir.NodeID) bool {
-	g := j.b.g
+func (j *jointBuilder) aliasesPlaceholder(id ir.NodeID) bool { return aliasesPlaceholder(j.b.g, id) }
+
+// aliasesPlaceholder reports whether node id of g is a placeholder or a
+// chain of views of one.
+func aliasesPlaceholder(g *ir.Graph, id ir.NodeID) bool {
 	for {
 		n := &g.Nodes[id]
 		if n.Op == ir.OpPlaceholder {

@@ -158,14 +158,25 @@ func RuleTargets() []string {
 	return out
 }
 
-// ruleFailure is raised (panicked) by a formula that cannot handle its
-// node, and recovered by the walk into an error naming the node.
-type ruleFailure struct{ msg string }
-
 // Ctx is what a formula sees: the forward node's bound arguments and
 // results, the gradients of its outputs, which arguments need gradients,
 // and the builder that emits backward nodes (tagged with the forward
 // node's metadata).
+//
+// A formula that cannot handle its node says so with
+//
+//	return c.fail("mean over a symbolic shape")
+//
+// (for a formula of several gradients: c.fail(...); return nil). fail
+// records the first such error on the Ctx and returns an undefined V; the
+// walk reports it, naming the node, once the formula returns, and throws
+// away what the formula built. The argument accessors (Int, Ints, Float,
+// Bool, Arg, Need, Result) record an error the same way when the argument
+// is not what the rule needs (a symbolic int where a concrete one is
+// needed, an argument the schema lacks) and return a zero value of the
+// right shape, so a formula reads its arguments without checking each:
+// its result is discarded. Nothing here panics on input; a panic is a bug
+// of hopctl (an internal error, exit 4, at Build's one recover).
 type Ctx struct {
 	*builder
 	fwdID   ir.NodeID
@@ -176,25 +187,44 @@ type Ctx struct {
 	grads   []V
 	val     func(ir.NodeID) V
 	rg      func(ir.NodeID) bool
+	err     string // the first failure, "" while none
 }
 
 // needElem reports whether a Tensor[] element needs a gradient.
 func (c *Ctx) needElem(v V) bool { return v.ok && c.rg(v.id) }
 
-func (c *Ctx) fail(format string, a ...any) {
-	panic(ruleFailure{msg: fmt.Sprintf(format, a...)})
+// fail records that the formula cannot handle its node (the first failure
+// wins) and returns an undefined V, for `return c.fail(...)`.
+func (c *Ctx) fail(format string, a ...any) V {
+	if c.err == "" {
+		c.err = fmt.Sprintf(format, a...)
+	}
+	return V{}
 }
 
+// Failed reports whether the formula has failed (its result is discarded).
+func (c *Ctx) Failed() bool { return c.err != "" }
+
+// index returns the position of argument name in the schema, or -1 (and
+// records a failure) when the schema has none.
 func (c *Ctx) index(name string) int {
 	i := c.schema.Argument(name)
-	if i < 0 {
+	if i < 0 || i >= len(c.args) {
 		c.fail("rule reads argument %q, which %s does not have", name, c.schema.OpName().Key())
+		return -1
 	}
 	return i
 }
 
 // Arg returns the raw bound argument (default filled in).
-func (c *Ctx) Arg(name string) ir.Arg { return c.args[c.index(name)] }
+// An argument the schema lacks reads as None.
+func (c *Ctx) Arg(name string) ir.Arg {
+	i := c.index(name)
+	if i < 0 {
+		return ir.Arg{Kind: ir.ArgNone}
+	}
+	return c.args[i]
+}
 
 // In returns argument name as a value: a node (tensor) or a constant.
 func (c *Ctx) In(name string) V { return c.argV(c.Arg(name)) }
@@ -223,7 +253,10 @@ func (c *Ctx) InList(name string) []V {
 func (c *Ctx) Has(name string) bool { return c.Arg(name).Kind != ir.ArgNone }
 
 // Need reports whether argument name needs a gradient.
-func (c *Ctx) Need(name string) bool { return c.need[c.index(name)] }
+func (c *Ctx) Need(name string) bool {
+	i := c.index(name)
+	return i >= 0 && c.need[i]
+}
 
 // Int returns an int argument.
 func (c *Ctx) Int(name string) int64 {
@@ -238,6 +271,7 @@ func (c *Ctx) Int(name string) int64 {
 		return 0
 	case ir.ArgSym:
 		c.fail("argument %s is symbolic (%s); this rule needs a concrete int", name, a.Sym.Expr)
+		return 0
 	}
 	c.fail("argument %s is not an int", name)
 	return 0
@@ -257,7 +291,7 @@ func (c *Ctx) Ints(name string) []int64 {
 	a := c.Arg(name)
 	if a.Kind == ir.ArgInt {
 		n := 1
-		if t := c.schema.Arguments[c.index(name)].Type.Unwrap(); t != nil && t.Sized {
+		if t := c.schema.Arguments[c.schema.Argument(name)].Type.Unwrap(); t != nil && t.Sized {
 			n = t.N
 		}
 		out := make([]int64, n)
@@ -273,6 +307,7 @@ func (c *Ctx) Ints(name string) []int64 {
 	for i, e := range a.Elems {
 		if e.Kind != ir.ArgInt {
 			c.fail("argument %s has a non-int element", name)
+			return out
 		}
 		out[i] = e.I
 	}
@@ -291,6 +326,7 @@ func (c *Ctx) Dims(name string) []ir.Dim {
 			out[i] = ir.Dim{Expr: e.Sym.Expr}
 		default:
 			c.fail("argument %s has an element that is not an int", name)
+			return out
 		}
 	}
 	return out
@@ -314,6 +350,7 @@ func (c *Ctx) Bool(name string) bool {
 	a := c.Arg(name)
 	if a.Kind != ir.ArgBool {
 		c.fail("argument %s is not a bool", name)
+		return false
 	}
 	return a.B
 }
@@ -321,21 +358,34 @@ func (c *Ctx) Bool(name string) bool {
 // Str returns a str argument ("" for None).
 func (c *Ctx) Str(name string) string { return c.Arg(name).S }
 
-// Result returns forward output i.
-func (c *Ctx) Result(i int) V { return c.results[i] }
+// Result returns forward output i (undefined, and a failure, when the node
+// has fewer outputs).
+func (c *Ctx) Result(i int) V {
+	if i < 0 || i >= len(c.results) {
+		return c.fail("rule reads output %d of a node with %d", i, len(c.results))
+	}
+	return c.results[i]
+}
 
 // Out returns the forward node's (first) result.
-func (c *Ctx) Out() V { return c.results[0] }
+func (c *Ctx) Out() V { return c.Result(0) }
 
 // Grad returns the gradient of the first output (defined whenever a
 // single-output formula runs).
-func (c *Ctx) Grad() V { return c.grads[0] }
+func (c *Ctx) Grad() V { return c.gradAt(0) }
+
+func (c *Ctx) gradAt(i int) V {
+	if i < 0 || i >= len(c.grads) {
+		return c.fail("rule reads the gradient of output %d of a node with %d", i, len(c.grads))
+	}
+	return c.grads[i]
+}
 
 // GradOrZeros returns the gradient of output i, materializing zeros for an
 // undefined one.
 func (c *Ctx) GradOrZeros(i int) V {
-	if c.grads[i].Defined() {
-		return c.grads[i]
+	if g := c.gradAt(i); g.Defined() || c.Failed() {
+		return g
 	}
-	return c.zerosLike(c.results[i])
+	return c.zerosLike(c.Result(i))
 }

@@ -135,7 +135,7 @@ func (c *Ctx) rows(x V) V {
 	}
 	n, ok := numel(s[:len(s)-1])
 	if !ok {
-		c.fail("linear over an input with symbolic leading sizes %v is not supported", s)
+		return c.fail("linear over an input with symbolic leading sizes %v is not supported", s)
 	}
 	return c.reshape(x, []ir.Dim{{Val: n}, s[len(s)-1]})
 }
@@ -192,6 +192,7 @@ func matmulBackward(c *Ctx) []V {
 		n, okN := numel(batch)
 		if !ok || !okN {
 			c.fail("matmul over symbolic or non-broadcastable batch sizes is not supported")
+			return nil
 		}
 		as, bs := A.Shape()[ra-2:], B.Shape()[rb-2:]
 		A3 := c.reshape(c.expand(A, append(slicesClone(batch), as...)), []ir.Dim{{Val: n}, as[0], as[1]})

@@ -79,6 +79,7 @@ func indexRules() []Rule {
 			for i, t := range ts {
 				if t.meta == nil {
 					c.fail("cat input %d has no shape", i)
+					return nil
 				}
 				if t.Rank() == 1 && t.Shape()[0].Expr == "" && t.Shape()[0].Val == 0 && rank != 1 {
 					continue // legacy empty tensor: skipped by cat
@@ -86,6 +87,7 @@ func indexRules() []Rule {
 				n := t.Shape()[d]
 				if n.Expr != "" {
 					c.fail("cat over a symbolic dimension")
+					return nil
 				}
 				if isTensor(t) && c.needElem(t) {
 					out[i] = c.slice(c.Grad(), d, off, off+n.Val, 1)
@@ -153,7 +155,7 @@ func (c *Ctx) repeatBackward() V {
 		}
 		s := shape[i-lead]
 		if s.Expr != "" {
-			c.fail("repeat of a symbolic dimension")
+			return c.fail("repeat of a symbolic dimension")
 		}
 		red = append(red, int64(len(split)))
 		split = append(split, ir.Dim{Val: r}, s)

@@ -76,7 +76,7 @@ func nnRules() []Rule {
 		})}},
 		{Op: "aten.embedding.default", Grads: []Grad{one("weight", func(c *Ctx) V {
 			if c.Bool("sparse") {
-				c.fail("sparse embedding gradients are not supported")
+				return c.fail("sparse embedding gradients are not supported")
 			}
 			w := c.In("weight")
 			return c.op("aten.embedding_dense_backward.default", like(w.meta), c.Grad(), c.In("indices"),

@@ -381,7 +381,7 @@ func clampMask(c *Ctx) V {
 		}
 	}
 	if !mask.Defined() {
-		c.fail("clamp without min and max")
+		return c.fail("clamp without min and max")
 	}
 	return mask
 }

@@ -22,7 +22,7 @@ func reductionRules() []Rule {
 			x := c.In("self")
 			n, ok := numel(x.Shape())
 			if !ok {
-				c.fail("mean over a symbolic shape")
+				return c.fail("mean over a symbolic shape")
 			}
 			return c.div(c.expand(c.Grad(), x.Shape()), scalarI(n))
 		})}},
@@ -33,7 +33,7 @@ func reductionRules() []Rule {
 			for _, d := range red {
 				sz := x.Shape()[d]
 				if sz.Expr != "" {
-					c.fail("mean over a symbolic dimension")
+					return c.fail("mean over a symbolic dimension")
 				}
 				n *= sz.Val
 			}
@@ -77,7 +77,7 @@ func reductionRules() []Rule {
 			x := c.In("self")
 			n, ok := numel(x.Shape())
 			if !ok {
-				c.fail("prod over a symbolic shape")
+				return c.fail("prod over a symbolic shape")
 			}
 			flat := c.reshape(x, dims(n))
 			others := c.prodOthers(flat, 0)
@@ -179,7 +179,7 @@ func (c *Ctx) varBackward(g V, correction float64) V {
 	n := int64(1)
 	for _, d := range red {
 		if x.Shape()[d].Expr != "" {
-			c.fail("var over a symbolic dimension")
+			return c.fail("var over a symbolic dimension")
 		}
 		n *= x.Shape()[d].Val
 	}
@@ -203,7 +203,7 @@ func keptShape(shape []ir.Dim, red []int64) []ir.Dim {
 func (c *Ctx) prodOthers(x V, dim int64) V {
 	n := x.Shape()[dim]
 	if n.Expr != "" {
-		c.fail("prod over a symbolic dimension")
+		return c.fail("prod over a symbolic dimension")
 	}
 	exclusive := func(v V) V {
 		cp := c.op("aten.cumprod.default", like(v.meta), v, dim)

@@ -64,11 +64,11 @@ func viewRules() []Rule {
 		{Op: "aten.as_strided.default", Grads: []Grad{one("self", func(c *Ctx) V {
 			x := c.In("self")
 			if !isContiguous(x.meta) || x.meta.StorageOffset.Expr != "" || x.meta.StorageOffset.Val != 0 {
-				c.fail("as_strided of a tensor that is not contiguous at storage offset 0")
+				return c.fail("as_strided of a tensor that is not contiguous at storage offset 0")
 			}
 			size, stride := c.Dims("size"), c.Dims("stride")
 			if overlapping(size, stride) {
-				c.fail("as_strided view with overlapping elements")
+				return c.fail("as_strided view with overlapping elements")
 			}
 			return c.op("aten.as_strided_scatter.default", like(x.meta), c.zerosLike(x), c.Grad(), size, stride, c.Arg("storage_offset"))
 		})}},

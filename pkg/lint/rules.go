@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/hopctl/hopctl/pkg/analyze"
 	"github.com/hopctl/hopctl/pkg/analyze/passes"
@@ -29,8 +30,8 @@ const (
 type Rule = analyze.Rule
 
 // rules is the rule table, in listing order: every analyzer's rules
-// (passes.All) and lint's own, assembled by assemble.
-var rules = assemble(ownRules)
+// (passes.All) and lint's own, assembled by assemble on first use.
+var rules = sync.OnceValue(func() []Rule { return assemble(ownRules) })
 
 // categories orders the rules' categories in listings.
 var categories = []string{"hop", "signature", "schema", "structure"}
@@ -140,11 +141,11 @@ Fix: re-export the graph; the recorded metadata is corrupt.`},
 }
 
 // Rules returns every rule, in listing order.
-func Rules() []Rule { return append([]Rule(nil), rules...) }
+func Rules() []Rule { return append([]Rule(nil), rules()...) }
 
 // LookupRule returns the rule with the given id.
 func LookupRule(id string) (Rule, bool) {
-	for _, r := range rules {
+	for _, r := range rules() {
 		if r.ID == id {
 			return r, true
 		}
@@ -165,14 +166,14 @@ func RulesMarkdown() string {
 	b.WriteString("# hopctl lint rules\n\n")
 	b.WriteString("Every rule of `hopctl lint` (`hopctl lint --list-rules`). SARIF output links each result here (`helpUri`).\n\n")
 	b.WriteString("| rule | name | severity | category | invalid input |\n|---|---|---|---|---|\n")
-	for _, r := range rules {
+	for _, r := range rules() {
 		inv := ""
 		if r.Invalid {
 			inv = "yes"
 		}
 		fmt.Fprintf(&b, "| [%s](#%s) | %s | %s | %s | %s |\n", r.ID, r.ID, r.Name, r.Severity, r.Category, inv)
 	}
-	for _, r := range rules {
+	for _, r := range rules() {
 		fmt.Fprintf(&b, "\n## %s\n\n**%s** (%s, %s", r.ID, r.Name, r.Severity, r.Category)
 		if r.Invalid {
 			b.WriteString(", the file is invalid input: exit 3")

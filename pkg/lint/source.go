@@ -4,6 +4,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 )
 
 // Frame is one frame of a node's stack trace, as FX records it in
@@ -19,7 +20,9 @@ type Frame struct {
 	Source string // the source line, trimmed; "" when the trace has none
 }
 
-var frameRE = regexp.MustCompile(`^\s*File "([^"]+)", line ([0-9]+)(?:, in (.*))?$`)
+var frameRE = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^\s*File "([^"]+)", line ([0-9]+)(?:, in (.*))?$`)
+})
 
 // Frames parses a stack trace into its frames, outermost first. Lines that
 // are neither a frame header nor the source line after one are skipped.
@@ -27,7 +30,7 @@ func Frames(stackTrace string) []Frame {
 	var out []Frame
 	lines := strings.Split(stackTrace, "\n")
 	for i := 0; i < len(lines); i++ {
-		m := frameRE.FindStringSubmatch(strings.TrimRight(lines[i], "\r"))
+		m := frameRE().FindStringSubmatch(strings.TrimRight(lines[i], "\r"))
 		if m == nil {
 			continue
 		}
@@ -36,7 +39,7 @@ func Frames(stackTrace string) []Frame {
 			continue
 		}
 		f := Frame{File: m[1], Line: line, Func: strings.TrimSpace(m[3])}
-		if i+1 < len(lines) && frameRE.FindStringSubmatch(lines[i+1]) == nil {
+		if i+1 < len(lines) && frameRE().FindStringSubmatch(lines[i+1]) == nil {
 			f.Source = strings.TrimSpace(lines[i+1])
 			if f.Source != "" {
 				i++
@@ -47,12 +50,3 @@ func Frames(stackTrace string) []Frame {
 	return out
 }
 
-// Innermost returns the last frame of a stack trace: the line of user code
-// that made the node.
-func Innermost(stackTrace string) (Frame, bool) {
-	fs := Frames(stackTrace)
-	if len(fs) == 0 {
-		return Frame{}, false
-	}
-	return fs[len(fs)-1], true
-}

@@ -6,6 +6,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/hopctl/hopctl/pkg/analyze"
 	"github.com/hopctl/hopctl/pkg/ir"
@@ -130,15 +131,15 @@ const FingerprintKey = "hopctl/v1"
 
 // numberSuffix is the numbering FX adds to make names unique: add_1,
 // true_graph_0, arg0_1.
-var numberSuffix = regexp.MustCompile(`_[0-9]+\b`)
+var numberSuffix = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`_[0-9]+\b`) })
 
 // digits are the numbers in messages (node names, sizes of the same
 // numbering).
-var digits = regexp.MustCompile(`[0-9]+`)
+var digits = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`[0-9]+`) })
 
 // Unnumbered removes FX's numbering from a name: "add_1" → "add",
 // "true_graph_0.while_loop_body_graph_0" → "true_graph.while_loop_body_graph".
-func Unnumbered(name string) string { return numberSuffix.ReplaceAllString(name, "") }
+func Unnumbered(name string) string { return numberSuffix().ReplaceAllString(name, "") }
 
 // fingerprintText is the text hashed into a finding's fingerprint: what
 // stays the same when the same model is exported again and FX numbers its
@@ -156,7 +157,7 @@ func fingerprintText(rel string, f analyze.Finding, d Detail) string {
 		for _, s := range d.Steps {
 			switch {
 			case s.Note != "":
-				parts = append(parts, digits.ReplaceAllString(s.Note, "#"))
+				parts = append(parts, digits().ReplaceAllString(s.Note, "#"))
 			case s.Kind == StepInput:
 			case s.Target != "":
 				parts = append(parts, s.Kind+"="+s.Target+"@"+Unnumbered(s.Graph))
@@ -165,7 +166,7 @@ func fingerprintText(rel string, f analyze.Finding, d Detail) string {
 			}
 		}
 	} else {
-		parts = append(parts, digits.ReplaceAllString(f.Message, "#"))
+		parts = append(parts, digits().ReplaceAllString(f.Message, "#"))
 	}
 	return strings.Join(parts, "\x00")
 }

@@ -65,8 +65,56 @@ type HOP struct {
 	// ArgTypeChecks are the validate_subgraph_args_types calls (and
 	// equivalent operand checks) PyTorch makes at a call site.
 	ArgTypeChecks []ArgTypeCheck
+	// OlderForms are calling conventions older torch releases write, with
+	// the same argument names for everything the row reads (torch 2.6's
+	// scan also passes dim and reverse). A call follows Schema when its
+	// positional arguments fit it, else the first older form with exactly
+	// as many positional arguments ([HOP.FormFor]).
+	OlderForms []CallForm
 
 	schema *Schema // Schema, parsed
+}
+
+// CallForm is an older calling convention of a HOP.
+type CallForm struct {
+	// Schema is the convention, in the schema language.
+	Schema string
+	// Torch are the releases that write calls in this form.
+	Torch TorchVersions
+	row   *HOP // the row with Schema in place of the HOP's
+}
+
+// FormFor returns the row to read a call with npos positional arguments
+// by: h itself, or the row of the older form (OlderForms) the call
+// follows, which differs from h in Schema only.
+func (h *HOP) FormFor(npos int) *HOP {
+	s := h.ParsedSchema()
+	if s == nil || s.IsVararg || npos <= s.Positional() {
+		return h
+	}
+	for i := range h.OlderForms {
+		if r := h.OlderForms[i].row; r != nil && r.schema != nil && r.schema.Positional() == npos {
+			return r
+		}
+	}
+	return h
+}
+
+// buildForms parses the older forms of h and makes their rows.
+func buildForms(h *HOP) error {
+	var errs []error
+	for i := range h.OlderForms {
+		f := &h.OlderForms[i]
+		fs, err := Parse(f.Schema)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("%s: older form: %w", h.Name, err))
+			continue
+		}
+		r := *h
+		r.Schema, r.schema, r.OlderForms = f.Schema, fs, nil
+		f.row = &r
+	}
+	return errors.Join(errs...)
 }
 
 // Subgraph is one subgraph a HOP call runs.
@@ -162,7 +210,42 @@ type Restriction struct {
 	Message string
 	// Torch is the torch releases the restriction holds for.
 	Torch TorchVersions
+	// NoGrad is what torch.compile makes of the restriction at the Dynamo
+	// level (a graph with torch-level targets, see analyze.DynamoLevel)
+	// when grad is disabled (no_grad, inference_mode): torch 2.14's Dynamo
+	// sets supports_input_mutation (cond also supports_aliasing) to
+	// `not torch.is_grad_enabled()` for cond, while_loop, scan and map
+	// (torch/_dynamo/variables/higher_order_ops.py). Nil: as with grad
+	// enabled, Dynamo refuses it in its words (DynamoMutationMessage,
+	// DynamoAliasMessage).
+	NoGrad *NoGradRule
+	// DynamoAccepts names a row of the version table (TorchDifferences)
+	// whose releases accept, at the Dynamo level and in every grad mode,
+	// what this restriction forbids at the make_fx level; "" for none.
+	DynamoAccepts string
 }
+
+// NoGradRule is how torch.compile treats a restriction at the Dynamo
+// level when grad is disabled (torch 2.14).
+type NoGradRule struct {
+	// Allows are the operand groups (Operands.Arg) the subgraph may write:
+	// Dynamo records the writes (mutated_arg_indices) and AOTAutograd
+	// functionalizes the call.
+	Allows []string
+	// Message is the refusal of what remains, where Dynamo words it
+	// itself ("torch.scan: combine_fn mutates init or xs"); "" when Dynamo
+	// lets it through and AOTAutograd's functionalization refuses it with
+	// the make_fx-level message.
+	Message string
+}
+
+// Dynamo's refusals (torch 2.14's check_aliasing_and_input_mutation,
+// torch/_dynamo/variables/higher_order_ops.py; the graph-break type that
+// heads its message).
+const (
+	DynamoMutationMessage = "Encountered input mutation during higher order op tracing"
+	DynamoAliasMessage    = "Encountered aliasing during higher order op tracing"
+)
 
 // MetaCheck is one check_meta_consistency call: the values of the lhs
 // argument against the outputs of a subgraph.
@@ -195,6 +278,19 @@ type MetaCheck struct {
 	LengthMessage string
 	// Torch is the torch releases that make the check.
 	Torch TorchVersions
+	// DynamoLHS and DynamoRHS are the names Dynamo gives the two lists
+	// when it makes the same check on a Dynamo-level graph
+	// (check_meta_consistency_vt, torch/_dynamo/variables/higher_order_ops.py);
+	// "" where they are LHS and RHS. DynamoSwap is set when Dynamo passes
+	// them the other way round (while_loop: body_fn_output first).
+	DynamoLHS, DynamoRHS string
+	DynamoSwap           bool
+	// Carry26 is set for torch 2.6's while_loop form of the check
+	// (check_outputs_carry_consistency): pairs zipped, so different counts
+	// pass; requires_grad and memory_format compared too; one line per
+	// differing pair, its fields joined by ",", under "Expected <LHS> and
+	// <RHS> return tensors with same metadata but found:".
+	Carry26 bool
 }
 
 // ArgTypeCheck is one validate_subgraph_args_types call: the elements of
@@ -328,25 +424,44 @@ func (h *HOP) Subgraph(role string) (*Subgraph, bool) {
 
 // Shorthands for the table.
 var (
-	forbidBoth     = []Restriction{{Kind: ForbidMutation}, {Kind: ForbidAlias}}
-	forbidAlias    = []Restriction{{Kind: ForbidAlias}}
+	forbidBoth  = []Restriction{{Kind: ForbidMutation}, {Kind: ForbidAlias}}
+	forbidAlias = []Restriction{{Kind: ForbidAlias}}
+	// cond: with grad disabled Dynamo lets a branch write and alias its
+	// operands; AOTAutograd functionalizes the writes and refuses the
+	// aliasing (make_fx's words). torch 2.6 accepts the writes.
+	condRestrictions = []Restriction{
+		{Kind: ForbidMutation, NoGrad: &NoGradRule{Allows: []string{"operands"}}, DynamoAccepts: DiffDynamoUnchecked26},
+		{Kind: ForbidAlias, NoGrad: &NoGradRule{}},
+	}
 	passThrough    = &Outputs{}
 	freshOutputs   = &Outputs{Fresh: true}
 	whileOperands  = []Operands{{Arg: "carried_inputs"}, {Arg: "additional_inputs"}}
 	whileArgChecks = []ArgTypeCheck{{Args: []string{"carried_inputs"}}, {Args: []string{"additional_inputs"}}}
-	whileMeta      = []MetaCheck{{LHS: "carried_inputs", RHS: "body_output", Arg: "carried_inputs", Subgraph: "body_fn"}}
+	whileMeta      = []MetaCheck{
+		{LHS: "carried_inputs", RHS: "body_output", Arg: "carried_inputs", Subgraph: "body_fn", Torch: TorchVersions{From: rowTorch(DiffWhileMeta26).Until},
+			DynamoLHS: "body_fn_output", DynamoRHS: "carried_inputs", DynamoSwap: true},
+		{LHS: "carried_inputs", RHS: "body outputs", Arg: "carried_inputs", Subgraph: "body_fn", Torch: rowTorch(DiffWhileMeta26),
+			Carry26: true},
+	}
 )
 
 // whileLoop is the row of while_loop and of while_loop_stack_output, which
 // differ in their name and in whether the final carries pass through.
 func whileLoop(name, doc string, stacked bool) *HOP {
+	// Dynamo relaxes while_loop's rule for grad-disabled programs, not
+	// while_loop_stack_output's (its variable keeps supports_input_mutation
+	// False); torch 2.6 accepts writes in either.
+	r := []Restriction{{Kind: ForbidMutation, DynamoAccepts: DiffDynamoUnchecked26}, {Kind: ForbidAlias}}
+	if !stacked {
+		r[0].NoGrad = &NoGradRule{Allows: []string{"additional_inputs"}}
+	}
 	return &HOP{
 		Name:   name,
 		Doc:    doc,
 		Schema: "higher_order::" + name + "(Any cond_fn, Any body_fn, Any carried_inputs, Any additional_inputs, *, str mutated_arg_indices=\"\") -> ...",
 		Subgraphs: []Subgraph{
-			{Arg: "cond_fn", Name: "cond_fn", Operands: whileOperands, Restrictions: forbidBoth},
-			{Arg: "body_fn", Name: "body_fn", Operands: whileOperands, Restrictions: forbidBoth,
+			{Arg: "cond_fn", Name: "cond_fn", Operands: whileOperands, Restrictions: r},
+			{Arg: "body_fn", Name: "body_fn", Operands: whileOperands, Restrictions: r,
 				Outputs: &Outputs{Count: "carried_inputs", Fresh: stacked}},
 		},
 		MetaChecks:    whileMeta,
@@ -385,7 +500,7 @@ var hops = []*HOP{
 			Outputs: freshOutputs, Restrictions: forbidBoth,
 		}},
 		MetaChecks: []MetaCheck{{LHS: "init", RHS: "carry", Arg: "xs", FirstSlice: true, Subgraph: "combine_fn",
-			Requires: "additional_inputs", Lists: true,
+			Requires: "additional_inputs", Lists: true, DynamoLHS: "initial_xs", DynamoRHS: "combine_fn_output",
 			LengthMessage: "expected combine_fn to return %d results but got %d"}},
 		// The newer (combine_fn, xs, additional_inputs) form.
 		ArgTypeChecks: []ArgTypeCheck{{Args: []string{"additional_inputs"}}},
@@ -409,8 +524,8 @@ var hops = []*HOP{
 		Doc:    "Runs true_fn(*operands) if pred else false_fn(*operands); branches must not mutate or alias their inputs.",
 		Schema: "higher_order::cond(Any pred, Any true_fn, Any false_fn, Any operands) -> ...",
 		Subgraphs: []Subgraph{
-			{Arg: "true_fn", Name: "cond_true", Operands: []Operands{{Arg: "operands"}}, Outputs: passThrough, Restrictions: forbidBoth},
-			{Arg: "false_fn", Name: "cond_false", Operands: []Operands{{Arg: "operands"}}, Outputs: passThrough, Restrictions: forbidBoth},
+			{Arg: "true_fn", Name: "cond_true", Operands: []Operands{{Arg: "operands"}}, Outputs: passThrough, Restrictions: condRestrictions},
+			{Arg: "false_fn", Name: "cond_false", Operands: []Operands{{Arg: "operands"}}, Outputs: passThrough, Restrictions: condRestrictions},
 		},
 		ArgTypeChecks: []ArgTypeCheck{{Args: []string{"operands"}}},
 	},
@@ -466,7 +581,9 @@ var hops = []*HOP{
 		Schema: "higher_order::map_impl(Any f, Any xs, Any pos_args, *, str mutated_arg_indices=\"\") -> ...",
 		Subgraphs: []Subgraph{{Arg: "f", Name: "map",
 			Operands: []Operands{{Arg: "xs", Sliced: true}, {Arg: "pos_args"}},
-			Outputs:  freshOutputs, Restrictions: forbidBoth}},
+			Outputs:  freshOutputs, Restrictions: []Restriction{
+				{Kind: ForbidMutation, NoGrad: &NoGradRule{Allows: []string{"xs"}, Message: "torch.map: f mutates pos_args"}},
+				{Kind: ForbidAlias}}}},
 	},
 	{
 		Name:   "scan",
@@ -474,9 +591,16 @@ var hops = []*HOP{
 		Schema: "higher_order::scan(Any combine_fn, Any init, Any xs, Any additional_inputs, *, str mutated_arg_indices=\"\") -> ...",
 		Subgraphs: []Subgraph{{Arg: "combine_fn", Name: "scan",
 			Operands: []Operands{{Arg: "init"}, {Arg: "xs", Sliced: true}, {Arg: "additional_inputs"}},
-			Outputs:  &Outputs{Count: "init", RestFresh: true}, Restrictions: forbidBoth}},
-		MetaChecks:    []MetaCheck{{LHS: "init", RHS: "carry", Arg: "init", Subgraph: "combine_fn", Carries: true, Lists: true}},
+			Outputs:  &Outputs{Count: "init", RestFresh: true}, Restrictions: []Restriction{
+				{Kind: ForbidMutation, NoGrad: &NoGradRule{Allows: []string{"additional_inputs"}, Message: "torch.scan: combine_fn mutates init or xs"}},
+				{Kind: ForbidAlias, Torch: TorchVersions{From: rowTorch(DiffScanAlias26).Until}}}}},
+		MetaChecks: []MetaCheck{{LHS: "init", RHS: "carry", Arg: "init", Subgraph: "combine_fn", Carries: true, Lists: true,
+			Torch: TorchVersions{From: rowTorch(DiffScanCarry26).Until}}},
 		ArgTypeChecks: []ArgTypeCheck{{Args: []string{"additional_inputs"}}},
+		// torch 2.6 slices xs along dim (the HOP gets the user's dim, not
+		// 0) and scans backwards when reverse is set.
+		OlderForms: []CallForm{{Schema: "higher_order::scan(Any combine_fn, Any init, Any xs, int dim, bool reverse, Any additional_inputs) -> ...",
+			Torch: rowTorch(DiffScanForm26)}},
 	},
 	wrapper("tag_activation_checkpoint", "Calls gmod(*args) under activation checkpointing; checkpoint options are keyword arguments.",
 		"higher_order::tag_activation_checkpoint(Any gmod, ...) -> ...", "gmod", nil, true),
@@ -512,6 +636,9 @@ func parseHOPs() {
 			continue
 		}
 		h.schema = s
+		if err := buildForms(h); err != nil {
+			hopErrs = append(hopErrs, err)
+		}
 	}
 }
 
@@ -604,6 +731,16 @@ func CheckHOP(h *HOP) error {
 			if r.Kind != ForbidMutation && r.Kind != ForbidAlias {
 				bad("subgraph %s: restriction of unknown kind %d", sg.RoleName(), r.Kind)
 			}
+			if r.NoGrad != nil {
+				for _, a := range r.NoGrad.Allows {
+					if !slices.ContainsFunc(sg.Operands, func(o Operands) bool { return o.Arg == a }) {
+						bad("subgraph %s: no-grad rule allows writes to %q, not an operand group of the subgraph", sg.RoleName(), a)
+					}
+				}
+			}
+			if r.DynamoAccepts != "" && !slices.ContainsFunc(torchDifferences, func(d TorchDifference) bool { return d.ID == r.DynamoAccepts }) {
+				bad("subgraph %s: DynamoAccepts names no version table row: %q", sg.RoleName(), r.DynamoAccepts)
+			}
 		}
 	}
 	for _, mc := range h.MetaChecks {
@@ -629,6 +766,13 @@ func CheckHOP(h *HOP) error {
 			}
 		}
 	}
+	for _, f := range h.OlderForms {
+		r := *h
+		r.Schema, r.OlderForms = f.Schema, nil
+		if err := CheckHOP(&r); err != nil {
+			errs = append(errs, fmt.Errorf("older form %s: %w", f.Schema, err))
+		}
+	}
 	return errors.Join(errs...)
 }
 
@@ -648,6 +792,8 @@ func (r *Registry) WithHOPs(rows ...*HOP) (*Registry, error) {
 		}
 		row := *h
 		row.schema, _ = Parse(h.Schema)
+		row.OlderForms = slices.Clone(h.OlderForms)
+		_ = buildForms(&row) // CheckHOP parsed them
 		out.hops = slices.DeleteFunc(out.hops, func(o *HOP) bool { return o.Name == h.Name })
 		out.hops = append(out.hops, &row)
 	}

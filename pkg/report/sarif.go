@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 
 	"github.com/hopctl/hopctl/pkg/analyze"
 	"github.com/hopctl/hopctl/pkg/ir"
@@ -413,9 +414,14 @@ func (b *sarifBuilder) graphFile(p, graph, node string) *SARIFPhysicalLocation {
 var (
 	// qualifiedNameRE and nodeNameRE find a submodule's qualified name and
 	// a node's name in the text (qualified_name: "g", name: "n") and JSON
-	// ("qualifiedName": "g", "name": "n") encodings.
-	qualifiedNameRE = regexp.MustCompile(`(?:qualified_name:|"qualifiedName"\s*:)\s*"([^"\\]*)"`)
-	nodeNameRE      = regexp.MustCompile(`(?:^|[\s{,])(?:name:|"name"\s*:)\s*"([^"\\]*)"`)
+	// ("qualifiedName": "g", "name": "n") encodings. Compiled on first
+	// use, as every table no command needs at start.
+	qualifiedNameRE = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`(?:qualified_name:|"qualifiedName"\s*:)\s*"([^"\\]*)"`)
+	})
+	nodeNameRE = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`(?:^|[\s{,])(?:name:|"name"\s*:)\s*"([^"\\]*)"`)
+	})
 )
 
 // nodeLines indexes a text or JSON graph file: the first line naming each
@@ -436,11 +442,11 @@ func nodeLines(p string) map[nodeKey]int {
 	graph := ""
 	for n := 1; sc.Scan(); n++ {
 		line := sc.Text()
-		if m := qualifiedNameRE.FindStringSubmatch(line); m != nil {
+		if m := qualifiedNameRE().FindStringSubmatch(line); m != nil {
 			graph = m[1]
 			continue
 		}
-		for _, m := range nodeNameRE.FindAllStringSubmatch(line, -1) {
+		for _, m := range nodeNameRE().FindAllStringSubmatch(line, -1) {
 			k := nodeKey{graph, m[1]}
 			if _, seen := idx[k]; !seen {
 				idx[k] = n

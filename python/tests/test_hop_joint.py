@@ -13,6 +13,7 @@ with hopctl_torch.load and run in this torch, must return the forward outputs
 and the gradients torch.autograd.grad computes through the HOP in eager mode.
 """
 
+import json
 import os
 import subprocess
 import sys
@@ -67,6 +68,56 @@ def scan_f(init, xs, w):
     return tuple(torch.ops.higher_order.scan(comb, [init], [xs], [w]))
 
 
+# while_loop programs: PyTorch's test_control_flow.py WHILE_LOOP_TESTS
+# (_while_loop_tests), run by its while_loop autograd tests, written with the
+# HOP itself (torch.ops.higher_order.while_loop: the user-facing while_loop
+# compiles the call with Dynamo, which make_fx cannot trace). make_fx with
+# grad writes while_loop_stack_output and selects of its last elements.
+
+def _while(c, b, carried, additional=()):
+    return torch.ops.higher_order.while_loop(c, b, tuple(carried), tuple(additional))
+
+
+def while_simple_f(x):  # WHILE_LOOP_TESTS["simple"]
+    return _while(lambda x: x.sum() < 10, lambda x: (x + 1,), (x,))
+
+
+def while_linear_f(it, x, w, b):  # WHILE_LOOP_TESTS["simple_with_linear"], the Linear's weights as additional inputs
+    def body(it, x, w, b):
+        return it - 1, torch.nn.functional.linear(x, w, b).sin()
+    return _while(lambda it, x, w, b: it - 1 > 0, body, (it, x), (w, b))
+
+
+def while_nested_f(out_iter, it, y):  # WHILE_LOOP_TESTS["nested"]
+    def outer_body(out_iter, it, y):
+        out_iter, it, y = _while(lambda o, i, y: i.sum() < 10, lambda o, i, y: (o.clone(), i + y, y + 1), (out_iter, it, y))
+        return (out_iter + 1, it, y)
+    return _while(lambda o, i, y: o.sum() < 2, outer_body, (out_iter, it, y))
+
+
+def while_nested2_f(ci, cj, a, b):  # WHILE_LOOP_TESTS["nested2"]: int and float carries
+    def body(i1, j1, x1, y1):
+        i1, j1, x1, y1 = _while(lambda i2, j2, x2, y2: j2 > 0,
+                                lambda i2, j2, x2, y2: (i2.clone(), j2 - 1, x2 + 3.14, y2 - 2.71), (i1, j1, x1, y1))
+        return i1 - 1, j1.clone(), x1 * 2, y1 / 2
+    return _while(lambda i1, j1, x1, y1: i1 > 0, body, (ci, cj, a, b))
+
+
+def while_mutation_f(x, w):  # WHILE_LOOP_TESTS["simple_with_mutation"]: in-place ops on clones in both bodies
+    def cond(x, w):
+        y = x.clone().add_(1).add_(-1)
+        return y.sum() < 10
+
+    def body(x, w):
+        y = x.clone().add_(1).mul_(w)
+        return (y + 1,)
+    return _while(cond, body, (x,), (w,))
+
+
+def while_never_f(x, w):  # the loop is never entered: the results are the carries
+    return _while(lambda x, w: x.sum() > 1e6, lambda x, w: ((x * w).sin(),), (x,), (w,))
+
+
 def _r(*s):
     return torch.randn(*s)
 
@@ -77,6 +128,12 @@ PROGRAMS = {
     "cond_symint": (cond_symint_f, lambda: [_r(3, 4).abs(), _r(3, 4)]),
     "map": (map_f, lambda: [_r(5, 3), _r(3)]),
     "scan": (scan_f, lambda: [_r(3), _r(4, 3), _r(3)]),
+    "while_simple": (while_simple_f, lambda: [torch.zeros(1)]),
+    "while_linear": (while_linear_f, lambda: [torch.tensor(3), _r(2, 2), _r(2, 2), _r(2)]),
+    "while_nested": (while_nested_f, lambda: [torch.zeros(1), torch.zeros(1), torch.zeros(1)]),
+    "while_nested2": (while_nested2_f, lambda: [torch.tensor(2), torch.tensor(2), torch.ones(2, 2), torch.ones(2, 2)]),
+    "while_mutation": (while_mutation_f, lambda: [torch.zeros(3), _r(3).abs() + 1]),  # w >= 1: the loop ends
+    "while_never": (while_never_f, lambda: [_r(3), _r(3)]),
 }
 
 
@@ -98,7 +155,7 @@ class HOPJointMatchesAutograd(unittest.TestCase):
         from torch.fx.experimental.proxy_tensor import make_fx
         f, make = PROGRAMS[name]
         torch.manual_seed(0)
-        ins = [x.requires_grad_() for x in make()]
+        ins = [x.requires_grad_() if x.is_floating_point() else x for x in make()]
         gm = make_fx(f, tracing_mode=mode)(*ins)
         self.assertTrue(any(isinstance(n.target, torch._ops.HigherOrderOperator) for n in gm.graph.nodes),
                         "%s: the trace has no HOP" % name)
@@ -111,7 +168,9 @@ class HOPJointMatchesAutograd(unittest.TestCase):
         diff = [o for o in outs if o.requires_grad]
         gen = torch.Generator().manual_seed(1)
         ts = [torch.randn(o.shape, generator=gen) for o in diff]
-        want = torch.autograd.grad(diff, ins, ts, allow_unused=True)
+        wrt = [x for x in ins if x.requires_grad]
+        got = iter(torch.autograd.grad(diff, wrt, ts, allow_unused=True))
+        want = [next(got) if x.requires_grad else None for x in ins]
         jm = hopctl_torch.load(out)
         with torch.no_grad():
             res = flat(jm(*[x.detach() for x in ins], *ts))
@@ -150,6 +209,113 @@ class HOPJointMatchesAutograd(unittest.TestCase):
         if tuple(int(v) for v in torch.__version__.split("+")[0].split(".")[:2]) < (2, 14):  # 2.6's scan HOP takes (combine_fn, init, xs, dim, reverse, additional_inputs)
             self.skipTest("torch %s's scan HOP has another calling convention" % torch.__version__)
         self.check("scan")
+
+    def _check_while(self, name):
+        if not hasattr(torch.ops.higher_order, "while_loop_stack_output"):
+            self.skipTest("torch %s's while_loop has no autograd (no while_loop_stack_output)" % torch.__version__)
+        return self.check(name)
+
+    def test_while_simple(self):
+        jm = self._check_while("while_simple")
+        # PyTorch's structure (WhileLoopAutogradOp): the forward stacks
+        # the carries, the backward is one while_loop over (idx,
+        # *grad_carries, *grad_additional_inputs).
+        loops = [str(n.target) for n in jm.graph.nodes if n.op == "call_function" and "while_loop" in str(n.target)]
+        self.assertEqual(loops, ["while_loop_stack_output", "while_loop"])
+
+    def test_while_linear(self):
+        self._check_while("while_linear")
+
+    def test_while_nested(self):
+        self._check_while("while_nested")
+
+    def test_while_nested_int_carries(self):
+        self._check_while("while_nested2")
+
+    def test_while_never_entered(self):
+        self._check_while("while_never")
+
+    def test_while_body_mutation(self):
+        self._check_while("while_mutation")
+
+
+def _torch_at_least(major, minor):
+    return tuple(int(v) for v in torch.__version__.split("+")[0].split(".")[:2]) >= (major, minor)
+
+
+@unittest.skipUnless(_torch_at_least(2, 14), "torch %s: associative_scan has no autograd before 2.14, "
+                     "nested_compile_region's inlining switch is 2.14's" % torch.__version__)
+class HOPJointCorpusMatchesAutograd(unittest.TestCase):
+    """The real-trace joint corpus (python/tools/hop_joint_corpus.py):
+    associative_scan, cond over a SymInt operand, invoke_subgraph with
+    Dynamo's inline_single_use_invoke_subgraph on and off. Every program is
+    traced again in this torch (in a fresh interpreter: Dynamo's state);
+    where torch differentiates it, hopctl's joint run in torch gives the
+    gradients torch.autograd.grad computes; where torch refuses, hopctl
+    joint refuses with torch's message (exit 3); on the torch the
+    committed corpus was made with, the fresh verdicts equal the committed
+    ones (testdata/hops_real/joint/joint.json, read by the Go tests)."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.tmp = tempfile.TemporaryDirectory()
+        tools = os.path.join(PYROOT, "tools")
+        subprocess.run([sys.executable, os.path.join(tools, "hop_joint_corpus.py"), cls.tmp.name], check=True,
+                       env=dict(os.environ, PYTHONPATH=PYROOT), cwd=os.path.dirname(PYROOT),
+                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        with open(os.path.join(cls.tmp.name, "joint.json")) as f:
+            cls.verdicts = json.load(f)
+        if tools not in sys.path:
+            sys.path.insert(0, tools)
+        import hop_joint_corpus
+        cls.corpus = hop_joint_corpus
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.tmp.cleanup()
+
+    def test_committed_corpus_is_fresh(self):
+        with open(os.path.join(os.path.dirname(PYROOT), "testdata", "hops_real", "joint", "joint.json")) as f:
+            committed = json.load(f)
+        if committed["torch_version"] != self.verdicts["torch_version"]:
+            self.skipTest("committed corpus is torch %s's" % committed["torch_version"])
+        self.assertEqual(self.verdicts, committed)
+
+    def test_gradients_equal_autograd(self):
+        checked = 0
+        for name, test, fn, make, rg, mode, inline in self.corpus.PROGRAMS:
+            with self.subTest(program=name, pytorch_test=test):
+                v = self.verdicts["programs"][name]
+                src = os.path.join(self.tmp.name, name + ".pb")
+                out = os.path.join(self.tmp.name, name + "_joint.pb")
+                r = subprocess.run([hopctl(), "joint", src, "-o", out], capture_output=True, text=True)
+                if v["error"] is not None:
+                    self.assertEqual(r.returncode, 3, r.stderr)
+                    self.assertIn(v["error"], r.stderr)
+                    self.assertFalse(os.path.exists(out))
+                    continue
+                self.assertEqual(r.returncode, 0, r.stderr)
+                ins = self.corpus.inputs_of(make, rg)
+                outs = flat(fn(*ins))
+                diff = [o for o in outs if o.requires_grad]
+                gen = torch.Generator().manual_seed(1)
+                ts = [torch.randn(o.shape, generator=gen) for o in diff]
+                want = torch.autograd.grad(diff, [x for x in ins if x.requires_grad], ts, allow_unused=True)
+                jm = hopctl_torch.load(out)
+                with torch.no_grad():
+                    res = flat(jm(*[x.detach() for x in ins], *ts))
+                self.assertEqual(len(res), len(outs) + len(ins))
+                for k, o in enumerate(outs):
+                    torch.testing.assert_close(res[k], o.detach(), atol=TOL, rtol=TOL, msg="%s output %d" % (name, k))
+                for k, w in zip(rg, want):
+                    g = res[len(outs) + k]
+                    self.assertIsNotNone(g, "%s grad %d missing" % (name, k))
+                    torch.testing.assert_close(g, w, atol=TOL, rtol=TOL, msg="%s grad %d" % (name, k))
+                for k in range(len(ins)):
+                    if k not in rg:
+                        self.assertIsNone(res[len(outs) + k], "%s grad %d: the input does not require grad" % (name, k))
+                checked += 1
+        self.assertGreaterEqual(checked, 8)
 
 
 if __name__ == "__main__":

@@ -12,6 +12,11 @@ from wait4's rusage as /usr/bin/time reads it, but to the microsecond
 way, interleaved with CMD, and its median is subtracted: the cost of
 spawning a process, which is not the command's.
 
+With --vs OTHER (a second binary), the same arguments are run with OTHER
+in place of CMD's program, alternately with CMD (which one goes first
+changes every run), and a row is printed for each: a before/after
+comparison under the same load on a shared machine.
+
 Standard library only, so it runs under any python3.
 """
 
@@ -49,38 +54,58 @@ def main():
     ap.add_argument("--net", action="store_true", help="subtract /bin/true's median")
     ap.add_argument("--label", default=None)
     ap.add_argument("--ok-codes", default="0", help="exit codes that count as success (comma-separated)")
+    ap.add_argument("--vs", default=None, help="a second binary run alternately with the same arguments")
     ap.add_argument("cmd", nargs=argparse.REMAINDER)
     args = ap.parse_args()
     cmd = args.cmd[1:] if args.cmd and args.cmd[0] == "--" else args.cmd
     if not cmd:
         ap.error("no command")
     ok = {int(c) for c in args.ok_codes.split(",")}
-    _, _, code, _ = run_once(cmd)  # warm-up: page cache, binary
-    if code not in ok:
-        sys.exit("bench_cmd: %s exited %d" % (" ".join(cmd), code))
-    walls, rss, base, cpus = [], 0, [], []
-    for _ in range(args.runs):
+    cmds = [cmd] + ([[args.vs] + cmd[1:]] if args.vs else [])
+    for c in cmds:
+        _, _, code, _ = run_once(c)  # warm-up: page cache, binary
+        if code not in ok:
+            sys.exit("bench_cmd: %s exited %d" % (" ".join(c), code))
+    walls = [[] for _ in cmds]
+    cpus = [[] for _ in cmds]
+    rss = [0 for _ in cmds]
+    base = []
+    for i in range(args.runs):
         if args.net:
             base.append(run_once(["/bin/true"])[0])
-        w, r, code, cpu = run_once(cmd)
-        cpus.append(cpu)
-        if code not in ok:
-            sys.exit("bench_cmd: %s exited %d" % (" ".join(cmd), code))
-        walls.append(w)
-        rss = max(rss, r)
+        order = list(range(len(cmds)))
+        if i % 2:
+            order.reverse()
+        for k in order:
+            w, r, code, cpu = run_once(cmds[k])
+            if code not in ok:
+                sys.exit("bench_cmd: %s exited %d" % (" ".join(cmds[k]), code))
+            walls[k].append(w)
+            cpus[k].append(cpu)
+            rss[k] = max(rss[k], r)
     spawn = statistics.median(base) if base else 0.0
+    for k, c in enumerate(cmds):
+        label = args.label or " ".join(os.path.basename(a) if i == 0 else a for i, a in enumerate(c))
+        if args.vs:
+            label = "%s: %s" % (os.path.basename(c[0]), label)
+        report(label, walls[k], cpus[k], rss[k], spawn, args)
+
+
+def report(label, walls, cpus, rss, spawn, args):
     net = sorted(w - spawn for w in walls)
     med = statistics.median(net)
-    label = args.label or " ".join(os.path.basename(c) if i == 0 else c for i, c in enumerate(cmd))
     if med < 1:
         times = "%8.2f ms  [%.2f–%.2f]" % (med * 1e3, net[0] * 1e3, net[-1] * 1e3)
     else:
         times = "%8.2f s   [%.2f–%.2f]" % (med, net[0], net[-1])
     extra = "  (net of /bin/true, median %.2f ms)" % (spawn * 1e3) if args.net else ""
+    cpus = sorted(cpus)
     cpu = statistics.median(cpus)
-    cpu_s = "%.2f ms" % (cpu * 1e3) if cpu < 1 else "%.2f s" % cpu
+    if cpu < 1:
+        cpu_s = "%.2f ms [%.2f–%.2f]" % (cpu * 1e3, cpus[0] * 1e3, cpus[-1] * 1e3)
+    else:
+        cpu_s = "%.2f s [%.2f–%.2f]" % (cpu, cpus[0], cpus[-1])
     print("  %-58s %s  cpu %s  %7.0f MiB  n=%d%s" % (label, times, cpu_s, rss / 1024, args.runs, extra))
-
 
 if __name__ == "__main__":
     main()

@@ -1,26 +1,51 @@
 #!/usr/bin/env python3
-"""Dynamo-level graphs of the real-trace HOP corpus (testdata/hops_real/dynamo).
+"""Dynamo-level graphs of the real-trace HOP corpus, and their verdicts.
 
 Dynamo writes HOP subgraphs with torch-level targets (torch.sin,
-operator.mul); torch makes some HOP checks on their ATen re-trace, which
-hopctl does not have. These near misses pin that hopctl does not refuse
-what Dynamo accepted:
+operator.mul, x.add_ as a method call). Its HOP rules differ from the
+make_fx-level ones (python/tools/hop_corpus.py): in torch 2.14 they depend
+on the grad mode (torch/_dynamo/variables/higher_order_ops.py sets
+supports_input_mutation = not torch.is_grad_enabled() for cond, while_loop,
+scan and map), and AOTAutograd, which every real backend runs after Dynamo,
+then refuses some of what Dynamo let through. torch 2.6's Dynamo checks
+neither mutation nor aliasing; its AOTAutograd does.
 
-* assoc_pointwise.pb: associative_scan with a pointwise combine_fn, the graph
-  Dynamo hands its backend (hopctl_torch.dump_backend, aot=False).
+For every program of GRAD_PROGRAMS and each grad mode ("grad", "nograd"),
+this writes OUTDIR/<name>_<mode>.pb, the graph Dynamo hands its backend
+(the file records the grad mode), and in OUTDIR/verdicts.json what
+torch.compile(backend="aot_eager", fullgraph=True) of the program says in
+that mode: "ok", or the type and the message of the rule that refused it.
+Where Dynamo refuses the program (so it hands over no graph), the graph is
+the one it wrote for the same program in the other grad mode, recorded
+under this mode ("graft": true): the graph Dynamo would have written, which
+does not depend on the grad mode.
+
+The associative_scan near miss (assoc_pointwise.pb, grad enabled): torch
+makes the pointwise check on its ATen re-trace, which hopctl does not have.
 
     scripts/torch.sh 2.14 -- env PYTHONPATH=python python3 python/tools/hop_corpus_dynamo.py testdata/hops_real/dynamo
+    scripts/torch.sh 2.6 -- env PYTHONPATH=python python3 python/tools/hop_corpus_dynamo.py testdata/hops_real/torch2.6/dynamo
+
+pkg/analyze/passes/alias/hopcorpus_test.go (TestRealHOPCorpusDynamoGradMode)
+requires hopctl's findings on every graph to be torch's verdict.
 """
 
+import importlib
+import json
 import os
-import shutil
+import re
 import sys
-import tempfile
 
 import torch
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(HERE))  # python/, for hopctl_torch
+
+import torch._higher_order_ops.associative_scan  # noqa: E402,F401
+
+
+def _version():
+    return tuple(int(p) for p in torch.__version__.split("+")[0].split(".")[:2])
 
 
 def assoc_pointwise(x):
@@ -28,20 +53,222 @@ def assoc_pointwise(x):
     return associative_scan(lambda a, b: a * b + torch.sin(a), x, dim=0)
 
 
-PROGRAMS = [("assoc_pointwise", assoc_pointwise, lambda: [torch.randn(5, 4)])]
+def _while(c, b, carried):
+    from torch._higher_order_ops.while_loop import while_loop
+    return while_loop(c, b, carried)
+
+
+def cond_mutate(x):  # the branch writes its operand
+    def t(x):
+        x.add_(1)
+        return x.sin()
+    return torch.cond(x.sum() > 0, t, lambda x: x.cos(), (x,))
+
+
+def cond_alias(x):  # the branch returns its operand
+    return torch.cond(x.sum() > 0, lambda x: x, lambda x: x.cos(), (x,))
+
+
+def cond_clean(x):
+    return torch.cond(x.sum() > 0, lambda x: x.sin(), lambda x: x.cos(), (x,))
+
+
+def while_mutate(x):  # body_fn writes a carried input
+    def body(i, x):
+        x.add_(1)
+        return i + 1, x.sin()
+    return _while(lambda i, x: i < 3, body, (torch.tensor(0), x))
+
+
+def while_mutate_add(x):  # body_fn writes a captured tensor (an additional input)
+    y = x.clone()
+
+    def body(i, x):
+        y.add_(1)
+        return i + 1, x.sin()
+    return _while(lambda i, x: i < 3, body, (torch.tensor(0), x)), y
+
+
+def scan_mutate_add(x):  # combine_fn writes a captured tensor (an additional input)
+    from torch._higher_order_ops.scan import scan
+    y = x[0].clone()
+
+    def comb(c, z):
+        y.add_(1)
+        return c + z, (c + z).clone()
+    return scan(comb, x[0].clone(), x), y
+
+
+def map_mutate_xs(x):  # f writes its slice of xs
+    from torch._higher_order_ops.map import map as user_map
+
+    def body(a):
+        a.add_(1)
+        return a.sin()
+    return user_map(body, x.clone())
+
+
+def map_mutate(x):  # f writes a pos_arg
+    from torch._higher_order_ops.map import map as user_map
+    y = x[0].clone()
+
+    def body(a, y):
+        y.add_(a)
+        return a.sin()
+    return user_map(body, x, y)
+
+
+# (name, PyTorch test mirrored, function, input shape)
+GRAD_PROGRAMS = [
+    ("cond_mutate", "test_cond_functionalized_input_mutation_on_true_branch (torch.compile)", cond_mutate, (3, 4)),
+    ("cond_alias", "test_cond_functionalized_input_aliasing_with_aot_func (torch.compile)", cond_alias, (3, 4)),
+    ("cond_clean", "test_cond_functionalized (torch.compile)", cond_clean, (3, 4)),
+    ("while_mutate", "test_while_loop_functionalize (torch.compile): carried input written", while_mutate, (3,)),
+    ("while_mutate_add", "test_while_loop_functionalize (torch.compile): additional input written", while_mutate_add, (3,)),
+    ("scan_mutate_add", "test_scan_input_mutation (torch.compile): additional input written", scan_mutate_add, (5, 4)),
+    ("map_mutate_xs", "test_map_functionalized_arg_mutation (torch.compile): xs written", map_mutate_xs, (3, 2)),
+    ("map_mutate", "test_map_functionalized_arg_mutation (torch.compile): pos_arg written", map_mutate, (3, 2)),
+]
+
+def while_meta(x):  # body_fn returns a float64 carry for a float32 one
+    return _while(lambda i, x: i < 3, lambda i, x: (i + 1, x.double()), (torch.tensor(0), x))
+
+
+def while_count(x):  # body_fn returns three values for two carries
+    return _while(lambda i, x: i < 3, lambda i, x: (i + 1, x.sin(), x.cos()), (torch.tensor(0), x))
+
+
+# Dynamo refuses these for the metadata of their carries, in its own names
+# and order (check_meta_consistency_vt: body_fn_output vs carried_inputs,
+# initial_xs vs combine_fn_output). The graph is the one Dynamo writes with
+# that check and the HOP's own (while_loop.py's check_meta_consistency, run
+# on fake tensors) switched off ("graft": the graph it would have written); the
+# verdict is torch.compile's refusal of the program. torch 2.14 only: 2.6's
+# Dynamo words these differently.
+META_PROGRAMS = [
+    ("while_meta", "test_while_loop_simple_functionalize_check_graph (torch.compile; body_fn changes a carry's dtype)",
+     while_meta, (3,)),
+    ("while_count", "test_while_loop_simple_functionalize_check_graph (torch.compile; three values for two carries)",
+     while_count, (3,)),
+]
+
+# torch 2.6's scan has another call form (dim, reverse), which its Dynamo
+# graphs carry: not in 2.6's corpus.
+NEW_ONLY = {"scan_mutate_add"}
+
+_RULE = re.compile(r"(Encountered (input mutation|aliasing) during higher order op tracing|.*might be .*|torch\.\w+: \w+ mutates .*"
+                   r"|Expected \w+ and \w+ to have same .*)")
+
+
+def _err(e):
+    """The exception's type and the line of the rule that refused it."""
+    chain, seen = [], set()
+    while e is not None and id(e) not in seen:
+        seen.add(id(e))
+        chain.append(e)
+        e = e.__cause__ or e.__context__
+    for x in chain:
+        lines = str(x).splitlines()
+        for k, line in enumerate(lines):
+            line = re.sub(r"^\w+(Error|Exception): ", "", line.strip()).strip()
+            if _RULE.fullmatch(line):
+                if line.endswith(":"):  # a metadata message: its pair[i] lines follow
+                    line = "\n".join([line] + [ln.strip() for ln in lines[k + 1:] if ln.strip().startswith("pair[")])
+                return {"type": type(chain[0]).__name__, "message": line}
+    text = str(chain[-1]).strip()
+    return {"type": type(chain[0]).__name__, "message": text.splitlines()[0] if text else ""}
+
+
+def _capture(fn, x, grad):
+    """The graph Dynamo hands its backend, or None where it refuses."""
+    got = []
+
+    def backend(gm, _inputs):
+        got.append(gm)
+        return gm.forward
+    torch._dynamo.reset()
+    try:
+        with torch.enable_grad() if grad else torch.no_grad():
+            torch.compile(fn, backend=backend, fullgraph=True)(x.clone())
+    except Exception:
+        return None
+    if len(got) != 1:
+        raise SystemExit("Dynamo wrote %d graphs" % len(got))
+    return got[0]
+
+
+def _verdict(fn, x, grad):
+    torch._dynamo.reset()
+    try:
+        with torch.enable_grad() if grad else torch.no_grad():
+            torch.compile(fn, backend="aot_eager", fullgraph=True)(x.clone())
+        return "ok"
+    except Exception as e:
+        out = _err(e)
+        out["message"] = re.sub(r" at 0x[0-9a-f]+", "", out["message"])
+        return out
+
+
+def build(out):
+    import hopctl_torch
+    os.makedirs(out, exist_ok=True)
+    if _version() >= (2, 14):
+        torch._dynamo.reset()
+        gm = _capture(assoc_pointwise, torch.randn(5, 4), True)
+        hopctl_torch.export(gm, os.path.join(out, "assoc_pointwise.pb"), grad_enabled=True)
+    verdicts = {"torch_version": torch.__version__.split("+")[0], "programs": {}}
+    for name, test, fn, shape in GRAD_PROGRAMS:
+        if name in NEW_ONLY and _version() < (2, 14):
+            continue
+        torch.manual_seed(0)
+        x = torch.randn(*shape)
+        graphs = {mode: _capture(fn, x, mode == "grad") for mode in ("grad", "nograd")}
+        for mode, other in (("grad", "nograd"), ("nograd", "grad")):
+            v = {"pytorch_test": test, "compile": _verdict(fn, x, mode == "grad")}
+            gm = graphs[mode]
+            if gm is None:
+                gm = graphs[other]
+                v["graft"] = True
+                v["dynamo"] = _err_dynamo(fn, x, mode == "grad")
+            if gm is not None:
+                hopctl_torch.export(gm, os.path.join(out, "%s_%s.pb" % (name, mode)), grad_enabled=(mode == "grad"))
+            verdicts["programs"]["%s_%s" % (name, mode)] = v
+    if _version() >= (2, 14):
+        import torch._dynamo.variables.higher_order_ops as dyn_hops
+        while_mod = importlib.import_module("torch._higher_order_ops.while_loop")
+        for name, test, fn, shape in META_PROGRAMS:
+            torch.manual_seed(0)
+            x = torch.randn(*shape)
+            v = {"pytorch_test": test, "compile": _verdict(fn, x, True), "graft": True}
+            saved = dyn_hops.check_meta_consistency_vt, while_mod.check_meta_consistency
+            dyn_hops.check_meta_consistency_vt = while_mod.check_meta_consistency = lambda *a, **k: None
+            try:
+                gm = _capture(fn, x, True)
+            finally:
+                dyn_hops.check_meta_consistency_vt, while_mod.check_meta_consistency = saved
+            if gm is not None:
+                hopctl_torch.export(gm, os.path.join(out, name + ".pb"), grad_enabled=True)
+            verdicts["programs"][name] = v
+    with open(os.path.join(out, "verdicts.json"), "w") as f:
+        json.dump(verdicts, f, indent=1, sort_keys=True)
+        f.write("\n")
+    for name, v in sorted(verdicts["programs"].items()):
+        print("%-26s %s" % (name, v["compile"]))
+
+
+def _err_dynamo(fn, x, grad):
+    """What Dynamo itself says refusing the program (backend eager)."""
+    torch._dynamo.reset()
+    try:
+        with torch.enable_grad() if grad else torch.no_grad():
+            torch.compile(fn, backend="eager", fullgraph=True)(x.clone())
+        return "ok"
+    except Exception as e:
+        return _err(e)
 
 
 def main(argv):
-    import hopctl_torch
-    out = argv[1]
-    os.makedirs(out, exist_ok=True)
-    for name, fn, make_inputs in PROGRAMS:
-        with tempfile.TemporaryDirectory() as d:
-            torch.compile(fn, backend=hopctl_torch.dump_backend(d, aot=False), fullgraph=True)(*make_inputs())
-            graphs = sorted(os.listdir(d))
-            if len(graphs) != 1:
-                raise SystemExit("%s: Dynamo wrote %d graphs" % (name, len(graphs)))
-            shutil.copy(os.path.join(d, graphs[0]), os.path.join(out, name + ".pb"))
+    build(argv[1])
     return 0
 
 

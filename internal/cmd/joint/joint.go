@@ -13,6 +13,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/hopctl/hopctl/internal/atomicfile"
 	"github.com/hopctl/hopctl/internal/cmdutil"
 	"github.com/hopctl/hopctl/internal/iostreams"
 	"github.com/hopctl/hopctl/internal/progress"
@@ -126,7 +127,11 @@ func validate(opts *Options) error {
 	case opts.FwOut == cmdutil.Stdout || opts.BwOut == cmdutil.Stdout || opts.Out == cmdutil.Stdout && opts.FwOut != "":
 		return cmdutil.FlagErrorf("only a single output can go to standard output: -o - without --fw-out and --bw-out")
 	}
-	return cmdutil.CheckOutputs([]string{opts.In}, opts.Out, opts.FwOut, opts.BwOut)
+	if err := cmdutil.CheckOutputs([]string{opts.In}, opts.Out, opts.FwOut, opts.BwOut); err != nil {
+		return err
+	}
+	// The summary goes to standard output.
+	return cmdutil.CheckStdout(opts.IO.Out, opts.Out, opts.FwOut, opts.BwOut)
 }
 
 func jointRun(opts *Options) error {
@@ -164,9 +169,10 @@ func jointRun(opts *Options) error {
 	// computed (which only reads it; the partitioned modules share the
 	// joint's HOP subgraphs, which concurrent reads allow), the forward's
 	// and backward's once it is. Only when every output is written are the
-	// temporary files renamed into place (ir.WriteFilesAtomicFunc): a
-	// failure leaves every destination untouched. An encoded output is not
-	// held in memory past its write.
+	// temporary files renamed into place (atomicfile.WriteFilesFunc): a
+	// failure leaves every destination untouched. The binary encoding is
+	// built in memory and dropped once written; the text and JSON encodings
+	// (several times larger) are streamed into the file (ir.EncodeTo).
 	type output struct {
 		path string
 		m    func() *ir.Module // nil: the partition failed
@@ -200,10 +206,19 @@ func jointRun(opts *Options) error {
 		if m == nil {
 			return errPartition
 		}
-		data, err := verifyEncode(m, o.path)
-		if err != nil {
+		if err := verifyWritten(m, o.path); err != nil {
 			o.err = err
 			return err
+		}
+		enc := ir.EncodingForPath(o.path)
+		switch enc {
+		case ir.JSON, ir.Text:
+			return ir.EncodeTo(w, m, enc)
+		}
+		data, err := ir.Encode(m, ir.Binary)
+		if err != nil {
+			o.err = fmt.Errorf("cannot encode %s: %w", o.path, err)
+			return o.err
 		}
 		_, err = w.Write(data)
 		return err
@@ -228,7 +243,7 @@ func jointRun(opts *Options) error {
 			paths[i] = o.path
 			writes[i] = func(w io.Writer) error { return write(o, w) }
 		}
-		go func() { writeErr <- ir.WriteFilesAtomicFunc(paths, writes) }()
+		go func() { writeErr <- atomicfile.WriteFilesFunc(paths, writes) }()
 	default:
 		writeErr <- nil
 	}
@@ -270,25 +285,15 @@ func jointRun(opts *Options) error {
 	return nil
 }
 
-// verifyEncode checks a module hopctl built as every command checks what
-// it reads, and encodes it in the encoding path names.
-func verifyEncode(m *ir.Module, path string) ([]byte, error) {
-	// Every graph hopctl writes passes what every command checks on
-	// reading it (load.Open: ir.Verify, the schema table, every call): one
-	// that does not is a bug, not bad input.
+// verifyWritten checks a module hopctl built as every command checks what
+// it reads (load.Open: ir.Verify, the schema table, every call): one that
+// does not is a bug, not bad input.
+func verifyWritten(m *ir.Module, path string) error {
 	if err := checkWritten(m, path); err != nil {
-		return nil, &ir.InternalError{Phase: "validate output", Loc: ir.Location{File: path},
+		return &ir.InternalError{Phase: "validate output", Loc: ir.Location{File: path},
 			Err: fmt.Errorf("the graph hopctl built is not valid input:\n%w", err)}
 	}
-	enc := ir.EncodingForPath(path)
-	if enc == ir.EncodingUnknown {
-		enc = ir.Binary
-	}
-	data, err := ir.Encode(m, enc)
-	if err != nil {
-		return nil, fmt.Errorf("cannot encode %s: %w", path, err)
-	}
-	return data, nil
+	return nil
 }
 
 // jointSummary is what the command prints of the joint: its masks, the

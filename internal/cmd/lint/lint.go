@@ -8,18 +8,20 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
 
+	"github.com/hopctl/hopctl/internal/atomicfile"
 	"github.com/hopctl/hopctl/internal/build"
 	"github.com/hopctl/hopctl/internal/cmdutil"
 	hopconfig "github.com/hopctl/hopctl/internal/config"
 	"github.com/hopctl/hopctl/internal/gitutil"
 	"github.com/hopctl/hopctl/internal/iostreams"
 	"github.com/hopctl/hopctl/internal/progress"
-	"github.com/hopctl/hopctl/pkg/ir"
 	"github.com/hopctl/hopctl/pkg/lint"
 	"github.com/hopctl/hopctl/pkg/report"
 )
@@ -207,6 +209,9 @@ func lintRun(opts *Options) error {
 	if len(files) == 0 {
 		return cmdutil.FlagErrorf("lint: no graph files in %s", strings.Join(opts.Files, " "))
 	}
+	if err := checkOutputs(opts, outs, files); err != nil {
+		return err
+	}
 	if opts.NewFromRev != "" {
 		changed, err := gitutil.ChangedSince(".", opts.NewFromRev)
 		if err != nil {
@@ -221,15 +226,16 @@ func lintRun(opts *Options) error {
 		files = kept
 	}
 	results, counts := lint.RunCounting(files, lint.Options{Jobs: opts.Jobs, Suppress: supp, Root: root})
+	// Every output is built before any is written, and the files are
+	// written as one step (all or nothing), then standard output.
+	var w outputWriter
 	if opts.WriteBaseline != "" {
 		b := lint.NewBaseline(results, root)
 		data, err := b.Encode()
-		if err == nil {
-			err = ir.WriteFileAtomic(opts.WriteBaseline, data)
-		}
 		if err != nil {
 			return fmt.Errorf("writing baseline: %w", err)
 		}
+		w.add(opts.WriteBaseline, data)
 		if baseline == nil {
 			baseline = map[string]bool{}
 		}
@@ -259,16 +265,13 @@ func lintRun(opts *Options) error {
 		default:
 			err = report.WriteLintText(&buf, doc)
 		}
-		if err == nil {
-			if o.file == "" {
-				_, err = opts.IO.Out.Write(buf.Bytes())
-			} else {
-				err = ir.WriteFileAtomic(o.file, buf.Bytes())
-			}
-		}
 		if err != nil {
 			return fmt.Errorf("writing %s report: %w", o.format, err)
 		}
+		w.add(o.file, buf.Bytes())
+	}
+	if err := w.write(opts.IO.Out); err != nil {
+		return err
 	}
 	for _, u := range doc.UnmatchedSuppressions {
 		where := "hopctl: "
@@ -316,6 +319,10 @@ func listRules(opts *Options) error {
 	if err != nil {
 		return err
 	}
+	if err := checkOutputs(&Options{IO: opts.IO}, outs, nil); err != nil {
+		return err
+	}
+	var w outputWriter
 	for _, o := range outs {
 		var buf bytes.Buffer
 		switch o.format {
@@ -328,16 +335,67 @@ func listRules(opts *Options) error {
 		default:
 			return cmdutil.FlagErrorf("--list-rules: no rule listing in format %s (want text, json or sarif)", o.format)
 		}
-		if err == nil {
-			if o.file == "" {
-				_, err = opts.IO.Out.Write(buf.Bytes())
-			} else {
-				err = ir.WriteFileAtomic(o.file, buf.Bytes())
-			}
-		}
 		if err != nil {
 			return fmt.Errorf("writing the rules: %w", err)
 		}
+		w.add(o.file, buf.Bytes())
+	}
+	return w.write(opts.IO.Out)
+}
+
+// checkOutputs refuses, before any file is read, report files and a
+// --write-baseline file that are one of the graph files (however
+// spelled: files are compared, not names), the same file twice, or the
+// file standard output goes to; and report files that are the --baseline
+// file. --write-baseline may name the --baseline file: it is read in full
+// first, then replaced (updating a baseline).
+func checkOutputs(opts *Options, outs []output, graphs []string) error {
+	var reports []string
+	for _, o := range outs {
+		if o.file != "" {
+			reports = append(reports, o.file)
+		}
+	}
+	inputs := graphs
+	if opts.Baseline != "" {
+		inputs = append(slices.Clone(graphs), opts.Baseline)
+	}
+	if err := cmdutil.CheckOutputs(inputs, reports...); err != nil {
+		return err
+	}
+	all := append(reports, opts.WriteBaseline)
+	if err := cmdutil.CheckOutputs(graphs, all...); err != nil {
+		return err
+	}
+	return cmdutil.CheckStdout(opts.IO.Out, all...)
+}
+
+// outputWriter collects a run's outputs: files, written together (all or
+// nothing), and standard output (path ""), written after them.
+type outputWriter struct {
+	paths  []string
+	datas  [][]byte
+	stdout []byte
+}
+
+func (w *outputWriter) add(path string, data []byte) {
+	if path == "" {
+		w.stdout = data
+		return
+	}
+	w.paths = append(w.paths, path)
+	w.datas = append(w.datas, data)
+}
+
+func (w *outputWriter) write(out io.Writer) error {
+	if len(w.paths) > 0 {
+		if err := atomicfile.WriteFiles(w.paths, w.datas); err != nil {
+			return fmt.Errorf("cannot write the outputs: %w", err)
+		}
+	}
+	if w.stdout != nil {
+		_, err := out.Write(w.stdout)
+		return err
 	}
 	return nil
 }

@@ -98,28 +98,28 @@ func (st *state) subgraphCall(id ir.NodeID, sc *hop.SubgraphCall, outs map[int][
 		prov := m.Prov
 		st.write(id, opVia[m.Pos], opStor[m.Pos], &prov, path)
 	}
-	version := st.pass.TorchVersion()
-	if sc.Forbids(opschema.ForbidAlias, version) != nil {
-		if prov, ok := st.aliasAtCall(id, sc, sum, opStor, opVia, version); ok {
-			msg := sc.Name + " might be aliasing the input or the output!"
-			if m, ok := opschema.HOPMessage26(sc.Name, true); ok && opschema.TorchDiffers(opschema.DiffMessages26, version) {
-				msg = m
+	lv := st.level()
+	if r := sc.Forbids(opschema.ForbidAlias, lv.version); r != nil {
+		if prov, ok := st.aliasAtCall(id, sc, sum, opStor, opVia, lv.version); ok {
+			if msg, refused := lv.message(sc, r, true); refused {
+				st.pass.Report(analyze.Finding{Rule: RuleHOPAlias, Severity: analyze.Error, Node: n.Name,
+					Message: msg, Provenance: &prov})
 			}
-			st.pass.Report(analyze.Finding{Rule: RuleHOPAlias, Severity: analyze.Error, Node: n.Name,
-				Message: msg, Provenance: &prov})
 		}
 	}
-	if r := sc.Forbids(opschema.ForbidMutation, version); r != nil && len(sum.MutatedPlaceholders) > 0 {
-		m := sum.MutatedPlaceholders[0]
-		prov := st.provenance(id, opVia[m.Pos], &m.Prov, path)
-		msg := r.Message
-		if msg == "" {
-			msg = sc.Name + " might be modifying the input!"
-			if m, ok := opschema.HOPMessage26(sc.Name, false); ok && opschema.TorchDiffers(opschema.DiffMessages26, version) {
-				msg = m
-			}
+	if r := sc.Forbids(opschema.ForbidMutation, lv.version); r != nil && len(sum.MutatedPlaceholders) > 0 {
+		muts := sum.MutatedPlaceholders
+		if lv.noGrad(r) {
+			// Dynamo lets the subgraph write these operand groups.
+			muts = slices.DeleteFunc(slices.Clone(muts), func(m phMutation) bool {
+				return m.Pos < len(sc.Operands) && slices.Contains(r.NoGrad.Allows, sc.Operands[m.Pos].Group)
+			})
 		}
-		st.pass.Report(analyze.Finding{Rule: RuleHOPMutation, Severity: analyze.Error, Node: n.Name, Message: msg, Provenance: &prov})
+		if msg, refused := lv.message(sc, r, false); refused && len(muts) > 0 {
+			m := muts[0]
+			prov := st.provenance(id, opVia[m.Pos], &m.Prov, path)
+			st.pass.Report(analyze.Finding{Rule: RuleHOPMutation, Severity: analyze.Error, Node: n.Name, Message: msg, Provenance: &prov})
+		}
 	}
 	// What each callee storage is at this call: the union of the operands
 	// fed to the placeholders in it, and the first such operand node.
@@ -272,4 +272,67 @@ func (st *state) callModule(id ir.NodeID) error {
 	}
 	st.vals[id] = v
 	return nil
+}
+
+// ruleLevel is what decides which of PyTorch's HOP rules apply to a
+// module, and in which words: the torch release, the level of the graph
+// (analyze.DynamoLevel) and the grad mode it was traced under.
+type ruleLevel struct {
+	version string
+	// dynamo: a Dynamo-level module under a release whose Dynamo checks
+	// HOP subgraphs (2.14); dynamoUnchecked: one under a release whose
+	// Dynamo does not (opschema.DiffDynamoUnchecked26).
+	dynamo, dynamoUnchecked bool
+	gradEnabled             bool
+}
+
+func (st *state) level() ruleLevel {
+	v := st.pass.TorchVersion()
+	d := st.pass.DynamoLevel()
+	unchecked := opschema.TorchDiffers(opschema.DiffDynamoUnchecked26, v)
+	return ruleLevel{version: v, dynamo: d && !unchecked, dynamoUnchecked: d && unchecked, gradEnabled: st.pass.GradEnabled()}
+}
+
+// noGrad reports whether r's grad-disabled form applies: a Dynamo-level
+// module traced with grad disabled, under a release whose Dynamo relaxes r.
+func (l ruleLevel) noGrad(r *opschema.Restriction) bool {
+	return l.dynamo && !l.gradEnabled && r.NoGrad != nil
+}
+
+// message returns the words PyTorch refuses a break of restriction r in
+// subgraph sc with (alias: aliasing, else mutation), and false when
+// torch.compile accepts it at this level:
+//
+//   - make_fx/AOT level (ATen graphs): _check_alias_and_mutation's words,
+//     or the release's own (opschema.HOPMessage26), or the row's Message;
+//   - Dynamo level, torch 2.14: Dynamo's (opschema.DynamoMutationMessage,
+//     DynamoAliasMessage); with grad disabled, the row's NoGrad rule:
+//     Dynamo's own words for what it still refuses (scan, map), else
+//     AOTAutograd's re-trace refuses it in the make_fx words;
+//   - Dynamo level, torch 2.6: Dynamo checks nothing; what AOTAutograd
+//     accepts (DynamoAccepts) passes, the rest is refused in its words.
+func (l ruleLevel) message(sc *hop.SubgraphCall, r *opschema.Restriction, alias bool) (string, bool) {
+	if l.dynamoUnchecked && r.DynamoAccepts != "" && opschema.TorchDiffers(r.DynamoAccepts, l.version) {
+		return "", false
+	}
+	if r.Message != "" {
+		return r.Message, true
+	}
+	if l.dynamo {
+		switch {
+		case !l.noGrad(r) && alias:
+			return opschema.DynamoAliasMessage, true
+		case !l.noGrad(r):
+			return opschema.DynamoMutationMessage, true
+		case r.NoGrad.Message != "":
+			return r.NoGrad.Message, true
+		}
+	}
+	if m, ok := opschema.HOPMessage26(sc.Name, alias); ok && opschema.TorchDiffers(opschema.DiffMessages26, l.version) {
+		return m, true
+	}
+	if alias {
+		return sc.Name + " might be aliasing the input or the output!", true
+	}
+	return sc.Name + " might be modifying the input!", true
 }

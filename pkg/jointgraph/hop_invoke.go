@@ -1,0 +1,250 @@
+package jointgraph
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/hopctl/hopctl/pkg/ir"
+	"github.com/hopctl/hopctl/pkg/opschema"
+)
+
+// invoke_subgraph's backward, as torch 2.14 builds it
+// (torch/_higher_order_ops/invoke_subgraph.py, InvokeSubgraphAutogradOp):
+//
+//   - the forward call is invoke_subgraph(subgraph, "fw_<identifier>",
+//     *operands) (an identifier that already has the fw_ prefix — make_fx
+//     traced the call through the autograd op — keeps it);
+//   - its backward is another invoke_subgraph call,
+//     invoke_subgraph(bw_graph, "bw_<identifier>_<n>", *operands,
+//     *tangents)[:-num_fw_outs], over the subgraph's AOTAutograd joint
+//     (trace_joint_graph_as_bwd: create_joint of prepare_fw_with_masks):
+//     (*primals, *tangents) → (*grads, *fw_outs), a tangent only for each
+//     output that requires grad (filtered grad_outs), None for the
+//     gradient of an operand that does not require grad, outputs sharing
+//     an input's storage cloned (clone_outputs_aliasing_inputs);
+//   - n counts the tangent layouts seen per identifier (the lazy backward
+//     cache, get_lazy_bwd_entry): calls of one identifier whose tangents
+//     have the same metadata share one backward graph, as they share it in
+//     PyTorch's joint.
+//
+// A subgraph that writes its inputs (Dynamo allows it) is refused: its
+// joint would need PyTorch's auto_functionalized form of the call.
+
+// invokeSubgraphs records the backward graphs built for invoke_subgraph
+// calls: per identifier, the tangent layouts seen, in order (n of
+// bw_<identifier>_<n>) and the graph each one got.
+type invokeSubgraphs struct {
+	layouts map[string][]string
+	graphs  map[string]string // identifier + "\x00" + layout → graph name
+}
+
+func invokeSubgraphBackward(j *jointBuilder, id ir.NodeID, grads []V) error {
+	n := &j.b.g.Nodes[id]
+	if len(n.Args) < 2 {
+		return nodeError(j.file, j.b.g, id, "invoke_subgraph takes (subgraph, identifier, *operands)")
+	}
+	sq, ok := j.graphTarget(n.Args[0])
+	if !ok {
+		return nodeError(j.file, j.b.g, id, "invoke_subgraph subgraph is not a subgraph of this file")
+	}
+	ops := n.Args[2:]
+	if len(ops) == 1 && (ops[0].Kind == ir.ArgTuple || ops[0].Kind == ir.ArgList) {
+		// torch 2.6's form, invoke_subgraph(subgraph, identifier, operands),
+		// whose autograd names its calls ___forward_/___backward_<identifier>.
+		return nodeError(j.file, j.b.g, id, "invoke_subgraph with its operands as one tuple (torch 2.6's form) is not differentiated by hopctl; "+
+			"torch 2.14's invoke_subgraph(subgraph, identifier, *operands) is")
+	}
+	ident := "None"
+	if n.Args[1].Kind == ir.ArgStr {
+		ident = strings.TrimPrefix(n.Args[1].S, "fw_")
+	}
+	bw, err := j.subJointAs(id, sq, j.operandRG(ops), ConventionNone)
+	if err != nil {
+		return err
+	}
+	if len(bw.MutatedInputs) > 0 {
+		return nodeError(j.file, j.b.g, id, fmt.Sprintf("invoke_subgraph backward: subgraph %s writes its input %d; hopctl differentiates "+
+			"invoke_subgraph only over subgraphs without input mutation", sq, bw.MutatedInputs[0]))
+	}
+	nf := bw.NumFwdOutputs
+	if err := invokeBwOutputs(bw.Module.Root(), nf); err != nil {
+		return nodeError(j.file, j.b.g, id, err.Error())
+	}
+
+	// The forward call's identifier.
+	args := slices.Clone(n.Args)
+	args[1] = ir.Arg{Kind: ir.ArgStr, S: "fw_" + ident}
+	n.Args = args
+
+	// The tangents: the outputs the joint masked (those requiring grad).
+	b := j.b
+	g := j.gradsOrZeros(id, grads)
+	its := j.itemsOf(id)
+	var tangents []V
+	var layout strings.Builder
+	for k, m := range bw.Masks {
+		if !m {
+			continue
+		}
+		if k >= len(g) || !g[k].Defined() {
+			return nodeError(j.file, j.b.g, id, fmt.Sprintf("invoke_subgraph output %d requires grad but has no gradient value", k))
+		}
+		tangents = append(tangents, g[k])
+		if t := g[k].meta; t != nil {
+			fmt.Fprintf(&layout, "%s%v%v%s;", t.Dtype, t.Shape, t.Stride, t.Device)
+		}
+	}
+
+	// The backward graph, one per identifier and tangent layout.
+	if j.invoke.layouts == nil {
+		j.invoke = invokeSubgraphs{layouts: map[string][]string{}, graphs: map[string]string{}}
+	}
+	lk := layout.String()
+	suffix := slices.Index(j.invoke.layouts[ident], lk)
+	if suffix < 0 {
+		suffix = len(j.invoke.layouts[ident])
+		j.invoke.layouts[ident] = append(j.invoke.layouts[ident], lk)
+	}
+	key := ident + "\x00" + lk
+	name, ok := j.invoke.graphs[key]
+	if !ok {
+		name = "repeated_subgraph" + j.freshGraphName("repeated_subgraph%d")
+		j.addGraphs(bw.Module, name)
+		j.invoke.graphs[key] = name
+	}
+	bv := j.getAttr(name)
+
+	// invoke_subgraph(bw_graph, "bw_<identifier>_<n>", *primals, *tangents):
+	// (*grads, *fw_outs); the gradients are the first len(ops).
+	call := []any{bv, fmt.Sprintf("bw_%s_%d", ident, suffix)}
+	outs := make([]*ir.TensorMeta, 0, len(ops)+nf)
+	want := make([]bool, 0, len(ops)+nf)
+	for k, a := range ops {
+		v := b.remapArgV(a)
+		call = append(call, v)
+		var m *ir.TensorMeta
+		if k < len(bw.RequiresGrad) && bw.RequiresGrad[k] {
+			m = like(v.meta)
+		}
+		outs = append(outs, m)
+		want = append(want, m != nil)
+	}
+	for _, t := range tangents {
+		call = append(call, t)
+	}
+	for k := range nf {
+		var m *ir.TensorMeta
+		if k < len(its) && its[k] != ir.NoNode {
+			m = like(j.val(its[k]).meta)
+		}
+		outs = append(outs, m)
+		want = append(want, false)
+	}
+	res := b.tupleOp(opschema.HOPTarget("invoke_subgraph"), outs, want, call...)
+	j.accumulateOperands(ops, res[:len(ops)])
+	return nil
+}
+
+// invokeBwOutputs turns the AOTAutograd joint g, which returns (*fw_outs,
+// *grads) with nf forward outputs, into trace_joint_graph_as_bwd's
+// (*grads, *fw_outs), cloning outputs that are inputs or views of inputs
+// (clone_outputs_aliasing_inputs) and repeats of an earlier output.
+func invokeBwOutputs(g *ir.Graph, nf int) error {
+	o := g.OutputNode()
+	if o == ir.NoNode || len(g.Nodes[o].Args) != 1 {
+		return fmt.Errorf("invoke_subgraph backward graph has no output tuple")
+	}
+	res := g.Nodes[o].Args[0]
+	if (res.Kind != ir.ArgTuple && res.Kind != ir.ArgList) || len(res.Elems) < nf {
+		return fmt.Errorf("invoke_subgraph backward graph returns no (*fw_outs, *grads) tuple")
+	}
+	out := g.Nodes[o]
+	nodes := slices.Clone(g.Nodes[:o])
+	b := &builder{g: &ir.Graph{Name: g.Name, Nodes: nodes}, names: newNames()}
+	for i := range g.Nodes {
+		b.names.reserve(g.Nodes[i].Name)
+	}
+	elems := slices.Concat(res.Elems[nf:], res.Elems[:nf])
+	seen := map[ir.NodeID]bool{}
+	for i, a := range elems {
+		if a.Kind != ir.ArgNode || a.Ref < 0 {
+			continue
+		}
+		if seen[a.Ref] || aliasesPlaceholder(b.g, a.Ref) {
+			m := valueTensor(b.g.Nodes[a.Ref].Val)
+			if m != nil {
+				elems[i] = b.ref(b.clone(nodeV(a.Ref, m)).id)
+			}
+		}
+		seen[elems[i].Ref] = true
+	}
+	res.Elems = elems
+	out.Args = []ir.Arg{res}
+	b.g.Nodes = append(b.g.Nodes, out)
+	g.Nodes = b.g.Nodes
+	g.Reindex()
+	return nil
+}
+
+// hopOutputsRG returns, for a HOP call whose autograd marks outputs that
+// need no gradient as non-differentiable, which outputs require grad, and
+// true; false for the HOPs whose every floating output requires grad when
+// an operand does (autograd.Function semantics: cond, map_impl, scan,
+// associative_scan). invoke_subgraph is the first kind in torch 2.14
+// (InvokeSubgraphAutogradOp.forward: get_non_differentiable_indices, from
+// the requires_grad Dynamo recorded on the subgraph's outputs): an output
+// requires grad when it depends, through differentiable ops, on an
+// operand that requires grad.
+func hopOutputsRG(m *ir.Module, g *ir.Graph, n *ir.Node, hr *hopRule, ops *opCache, rg []bool) ([]bool, bool) {
+	if hr.row.Name != "invoke_subgraph" || len(n.Args) < 2 || n.Args[0].Kind != ir.ArgNode || n.Args[0].Ref < 0 {
+		return nil, false
+	}
+	sub := m.Graph(g.Nodes[n.Args[0].Ref].Target)
+	if sub == nil {
+		return nil, false
+	}
+	operands := n.Args[2:]
+	in := make([]bool, len(sub.Nodes))
+	k := 0
+	for i := range sub.Nodes {
+		s := &sub.Nodes[i]
+		switch s.Op {
+		case ir.OpPlaceholder:
+			if k < len(operands) {
+				t := valueTensor(s.Val)
+				in[i] = anyRefIn(&operands[k], rg) && (t == nil || isDifferentiableDtype(t.Dtype))
+			}
+			k++
+		case ir.OpCallFunction:
+			if ops.get(s.Target).nonDiff {
+				continue
+			}
+			dep := false
+			for a := range s.Args {
+				dep = dep || anyRefIn(&s.Args[a], in)
+			}
+			for a := range s.Kwargs {
+				dep = dep || anyRefIn(&s.Kwargs[a].Value, in)
+			}
+			if t := valueTensor(s.Val); t != nil && !isDifferentiableDtype(t.Dtype) {
+				dep = false
+			}
+			in[i] = dep
+		case ir.OpOutput:
+			if len(s.Args) != 1 {
+				return nil, false
+			}
+			res := s.Args[0]
+			if res.Kind != ir.ArgTuple && res.Kind != ir.ArgList {
+				return []bool{anyRefIn(&res, in)}, true
+			}
+			out := make([]bool, len(res.Elems))
+			for e := range res.Elems {
+				out[e] = anyRefIn(&res.Elems[e], in)
+			}
+			return out, true
+		}
+	}
+	return nil, false
+}

@@ -1,0 +1,261 @@
+#!/usr/bin/env python3
+"""The real-trace HOP joint corpus: HOP backwards as torch 2.14 builds them.
+
+Each program mirrors a test of PyTorch's test/functorch/test_control_flow.py
+or test/higher_order_ops/test_invoke_subgraph.py (named in PROGRAMS) and is
+a trigger of a backward rule or its near miss. For every program this writes
+
+* OUTDIR/<name>.pb: the forward graph, make_fx(f, tracing_mode=...) on
+  inputs that require grad (for invoke_subgraph: make_fx of the graph Dynamo
+  captures, with inline_single_use_invoke_subgraph as the program says);
+* an entry of OUTDIR/joint.json with torch's verdict:
+  - "error": the message torch raises computing the gradient through the
+    HOP (None when it differentiates it);
+  - "torch_joint": the structure of torch's own backward, read from
+    make_fx of torch.autograd.grad through the program: the invoke_subgraph
+    identifiers and, per backward subgraph, the None slots of its output;
+    the number of outputs of cond's backward branches; the ops of
+    associative_scan's backward.
+
+Run inside the torch 2.14 chroot, from the repository root:
+
+    scripts/torch.sh 2.14 -- env PYTHONPATH=python python3 python/tools/hop_joint_corpus.py testdata/hops_real/joint
+
+pkg/jointgraph/hop_real_test.go builds hopctl's joint of every program and
+compares it with the structure recorded here; python/tests/test_hop_joint.py
+runs hopctl's joints in torch and compares their gradients with autograd's.
+"""
+
+import argparse
+import json
+import os
+import sys
+
+import torch
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.dirname(HERE))  # python/, for hopctl_torch
+
+import torch._higher_order_ops.associative_scan  # noqa: E402,F401  (registers the HOP)
+
+
+def _f(*shape):
+    return torch.randn(*shape)
+
+
+# associative_scan: the HOP itself, as test_control_flow's make_fx tests
+# call it (the user-facing wrapper compiles with Dynamo).
+
+def p_assoc_grad(xs):  # test_associative_scan_compile, with requires_grad (generic combine_fn)
+    return torch.ops.higher_order.associative_scan(lambda a, b: (a * b + b.sin(),), [xs], ())
+
+
+def p_assoc_grad_pytree(xs, ys):  # test_associative_scan_complex_pytree: two leaves
+    return torch.ops.higher_order.associative_scan(
+        lambda a, b, c, d: (a * c + c.sin(), b + d * a), [xs, ys], ())
+
+
+def p_assoc_lifted(xs, w):  # trigger: a lifted tensor (additional_inputs) while grad flows
+    return torch.ops.higher_order.associative_scan(lambda a, b, w: (a * b * w,), [xs], (w,))
+
+
+# cond with a SymInt operand (dynamic shapes): the backward branches return
+# one gradient per tensor operand (filter_with_masks).
+
+def p_cond_symint(x, w):  # test_cond_autograd_symint (a SymInt operand), tracing_mode="symbolic"
+    n = x.size(0)
+    return torch.ops.higher_order.cond(x.sum() > 0, lambda x, w, n: ((x * w).sin() * n,),
+                                       lambda x, w, n: (x.cos() * w + n,), (x, w, n))[0]
+
+
+def p_cond_tensors(x, w):  # near miss: tensor operands only
+    return torch.ops.higher_order.cond(x.sum() > 0, lambda x, w: ((x * w).sin(),),
+                                       lambda x, w: (x.cos() * w,), (x, w))[0]
+
+
+# invoke_subgraph: regions marked with torch.compiler.nested_compile_region,
+# captured by Dynamo (test_invoke_subgraph.py's TestInvokeSubgraphCompile).
+
+@torch.compiler.nested_compile_region
+def gn(x, y):
+    return torch.mul(x, y).sin()
+
+
+def p_invoke_twice(x, y):  # test_simple / test_multiple: one region called twice
+    return gn(x, y) * 2 + gn(x, y).cos()
+
+
+def p_invoke_once(x, y):  # test_simple: called once (inlined by default)
+    return gn(x, y) * 2
+
+
+def p_invoke_no_grad_operand(x, y):  # trigger: y does not require grad (a None gradient slot)
+    return gn(x, y) + gn(x, y)
+
+
+@torch.compiler.nested_compile_region
+def gn2(x, y):
+    return torch.mul(x, y).sin(), y.cos()
+
+
+def p_invoke_output_no_grad(x, y):  # trigger: an output that needs no grad gets no tangent (filtered grad_outs)
+    a, b = gn2(x, y)
+    c, d = gn2(x, y)
+    return a + c, b * d
+
+
+# name, PyTorch test, function, inputs, indices of the inputs requiring grad,
+# tracing mode, Dynamo's inline_single_use_invoke_subgraph (None: no Dynamo).
+PROGRAMS = [
+    ("assoc_grad", "test_associative_scan_compile (autograd)", p_assoc_grad, lambda: [_f(5, 3)], [0], "fake", None),
+    ("assoc_grad_pytree", "test_associative_scan_complex_pytree (autograd)", p_assoc_grad_pytree,
+     lambda: [_f(5, 3), _f(5, 3)], [0, 1], "fake", None),
+    ("assoc_lifted", "test_associative_scan_freevars (autograd: lifted parameters)", p_assoc_lifted,
+     lambda: [_f(5, 3), _f(3)], [0, 1], "fake", None),
+    ("cond_symint", "test_cond_autograd_simple (a SymInt operand, dynamic shapes)", p_cond_symint,
+     lambda: [_f(3, 4).abs(), _f(3, 4)], [0, 1], "symbolic", None),
+    ("cond_tensors", "test_cond_autograd_simple (near miss: tensor operands)", p_cond_tensors,
+     lambda: [_f(3, 4).abs(), _f(3, 4)], [0, 1], "symbolic", None),
+    ("invoke_twice", "test_invoke_subgraph.py test_multiple", p_invoke_twice, lambda: [_f(3, 4), _f(3, 4)], [0, 1], "fake", True),
+    ("invoke_once_kept", "test_invoke_subgraph.py test_simple (inline_single_use_invoke_subgraph=False)", p_invoke_once,
+     lambda: [_f(3, 4), _f(3, 4)], [0, 1], "fake", False),
+    ("invoke_once_inlined", "test_invoke_subgraph.py test_simple (inline_single_use_invoke_subgraph=True)", p_invoke_once,
+     lambda: [_f(3, 4), _f(3, 4)], [0, 1], "fake", True),
+    ("invoke_no_grad_operand", "test_invoke_subgraph.py test_simple (an operand without grad)", p_invoke_no_grad_operand,
+     lambda: [_f(3, 4), _f(3, 4)], [0], "fake", True),
+    ("invoke_output_no_grad", "test_invoke_subgraph.py test_multiple (an output without grad)", p_invoke_output_no_grad,
+     lambda: [_f(3, 4), _f(3, 4)], [0], "fake", True),
+]
+
+
+def inputs_of(make, rg):
+    torch.manual_seed(0)
+    ins = make()
+    for i in rg:
+        ins[i].requires_grad_()
+    return ins
+
+
+def dynamo_graph(fn, ins, inline):
+    """The graph Dynamo captures for fn with the inlining switch set."""
+    graphs = []
+
+    def backend(gm, _):
+        graphs.append(gm)
+        return gm
+
+    torch._dynamo.reset()
+    with torch._dynamo.config.patch(inline_single_use_invoke_subgraph=inline):
+        torch.compile(fn, backend=backend, fullgraph=True)(*ins)
+    return graphs[0]
+
+
+def forward_fn(fn, ins, inline):
+    """What make_fx traces: the program, or the graph Dynamo captured."""
+    return fn if inline is None else dynamo_graph(fn, ins, inline)
+
+
+def flat(out):
+    return list(out) if isinstance(out, (list, tuple)) else [out]
+
+
+def grad_error(fn, ins):
+    """torch's message differentiating fn through its HOP, or None."""
+    try:
+        outs = [o for o in flat(fn(*ins)) if isinstance(o, torch.Tensor) and o.requires_grad]
+        torch.autograd.grad(outs, [x for x in ins if x.requires_grad], [torch.ones_like(o) for o in outs],
+                            allow_unused=True)
+        return None
+    except Exception as e:  # noqa: BLE001 (torch's refusal is the verdict)
+        return str(e).strip().splitlines()[0]
+
+
+def torch_joint(f, ins, mode):
+    """The structure of torch's backward through the HOPs of f: make_fx of
+    torch.autograd.grad through it."""
+    from torch.fx.experimental.proxy_tensor import make_fx
+    n = len(ins)
+    outs = [o for o in flat(f(*ins)) if isinstance(o, torch.Tensor) and o.requires_grad]
+    ts = [torch.randn(o.shape) for o in outs]
+
+    def joint(*a):
+        xs = a[:n]
+        o = [v for v in flat(f(*xs)) if isinstance(v, torch.Tensor) and v.requires_grad]
+        return torch.autograd.grad(o, [x for x in xs if x.requires_grad], list(a[n:]), allow_unused=True)
+
+    # Under a TracingContext, as AOTAutograd traces: its invoke_subgraph
+    # cache numbers the backward graphs per identifier and tangent layout
+    # (bw_<identifier>_<n>; without it n is None).
+    with torch._guards.tracing(torch._guards.TracingContext(None)):
+        gm = make_fx(joint, tracing_mode=mode)(*ins, *ts)
+    out = {"invoke_subgraph": [], "cond_backward_outputs": [], "ops": []}
+    ops = set()
+    for node in gm.graph.nodes:
+        if node.op != "call_function":
+            continue
+        t = node.target
+        if t is torch.ops.higher_order.invoke_subgraph:
+            sub = getattr(gm, node.args[0].target)
+            res = [nd for nd in sub.graph.nodes if nd.op == "output"][0].args[0]
+            out["invoke_subgraph"].append({"identifier": node.args[1], "graph": node.args[0].target,
+                                           "operands": len(node.args) - 2,
+                                           "none_outputs": [k for k, r in enumerate(res) if r is None],
+                                           "outputs": len(res)})
+        elif t is torch.ops.higher_order.cond:
+            res = [nd for nd in getattr(gm, node.args[1].target).graph.nodes if nd.op == "output"][0].args[0]
+            out["cond_backward_outputs"].append(len(res))
+        elif isinstance(t, torch._ops.OpOverload):
+            ops.add("aten.%s.%s" % (t._opname, t._overloadname))
+    # cond: the forward cond comes first; its outputs are not a backward's
+    out["cond_backward_outputs"] = out["cond_backward_outputs"][1:]
+    out["ops"] = sorted(ops)
+    return out
+
+
+def build(outdir, names=None):
+    from torch.fx.experimental.proxy_tensor import make_fx
+    import hopctl_torch
+    os.makedirs(outdir, exist_ok=True)
+    doc = {"torch_version": torch.__version__.split("+")[0], "programs": {}}
+    for name, test, fn, make, rg, mode, inline in PROGRAMS:
+        if names and name not in names:
+            continue
+        ins = inputs_of(make, rg)
+        v = {"pytorch_test": test, "requires_grad": rg, "tracing_mode": mode, "inline_single_use_invoke_subgraph": inline}
+        v["error"] = grad_error(fn, ins)
+        f = forward_fn(fn, ins, inline)
+        # A program torch refuses to differentiate is traced with grad off
+        # (the forward torch runs before the refusal); the inputs keep
+        # requires_grad in the file.
+        with torch.enable_grad() if v["error"] is None else torch.no_grad():
+            gm = make_fx(f, tracing_mode=mode)(*ins)
+        ex = ins
+        if mode == "symbolic":
+            # A symbolic trace keeps its symbolic placeholders (real inputs
+            # would make them concrete and leave the sizes inside unbound),
+            # marked requires_grad as the real inputs are.
+            ex = [n.meta["val"] for n in gm.graph.nodes if n.op == "placeholder"]
+            ex = [v.detach().requires_grad_(x.requires_grad) for v, x in zip(ex, ins)]
+        hopctl_torch.export(gm, os.path.join(outdir, name + ".pb"), example_inputs=ex)
+        if v["error"] is None:
+            v["torch_joint"] = torch_joint(f, ins, mode)
+        doc["programs"][name] = v
+    return doc
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("outdir")
+    ap.add_argument("names", nargs="*")
+    args = ap.parse_args(argv)
+    doc = build(args.outdir, args.names)
+    with open(os.path.join(args.outdir, "joint.json"), "w") as fh:
+        json.dump(doc, fh, indent=1, sort_keys=True)
+        fh.write("\n")
+    for name, v in doc["programs"].items():
+        print("%-24s %s" % (name, v["error"] or "ok"))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
