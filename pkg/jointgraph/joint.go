@@ -77,7 +77,7 @@ func buildJoint(m *ir.Module, opts Options, at **ir.Node) (*Joint, error) {
 	}
 	fg := f.b.g
 	freezeBySignature(m, f)
-	rg, err := requiresGrad(fg, f.ops, f.effect, f.outputs, opts.File)
+	rg, err := requiresGrad(m, fg, f.ops, f.effect, f.outputs, opts.File)
 	if err != nil {
 		return nil, err
 	}

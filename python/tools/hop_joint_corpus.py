@@ -98,6 +98,17 @@ def p_invoke_no_grad_operand(x, y):  # trigger: y does not require grad (a None 
     return gn(x, y) + gn(x, y)
 
 
+@torch.compiler.nested_compile_region
+def gn2(x, y):
+    return torch.mul(x, y).sin(), y.cos()
+
+
+def p_invoke_output_no_grad(x, y):  # trigger: an output that needs no grad gets no tangent (filtered grad_outs)
+    a, b = gn2(x, y)
+    c, d = gn2(x, y)
+    return a + c, b * d
+
+
 # while_loop: the HOP itself (the user-facing while_loop compiles with
 # Dynamo); the programs of test_control_flow.py's WHILE_LOOP_TESTS
 # (_while_loop_tests), which its while_loop autograd tests run. make_fx with
@@ -192,6 +203,8 @@ PROGRAMS = [
     ("invoke_once_inlined", "test_invoke_subgraph.py test_simple (inline_single_use_invoke_subgraph=True)", p_invoke_once,
      lambda: [_f(3, 4), _f(3, 4)], [0, 1], "fake", True),
     ("invoke_no_grad_operand", "test_invoke_subgraph.py test_simple (an operand without grad)", p_invoke_no_grad_operand,
+     lambda: [_f(3, 4), _f(3, 4)], [0], "fake", True),
+    ("invoke_output_no_grad", "test_invoke_subgraph.py test_multiple (an output without grad)", p_invoke_output_no_grad,
      lambda: [_f(3, 4), _f(3, 4)], [0], "fake", True),
     ("while_simple", "test_control_flow.py WHILE_LOOP_TESTS simple (autograd)", p_while_simple,
      lambda: [torch.zeros(1)], [0], "fake", None),
@@ -351,7 +364,14 @@ def build(outdir, names=None):
         # requires_grad in the file.
         with torch.enable_grad() if v["error"] is None else torch.no_grad():
             gm = make_fx(f, tracing_mode=mode)(*ins)
-        hopctl_torch.export(gm, os.path.join(outdir, name + ".pb"), example_inputs=ins)
+        ex = ins
+        if mode == "symbolic":
+            # A symbolic trace keeps its symbolic placeholders (real inputs
+            # would make them concrete and leave the sizes inside unbound),
+            # marked requires_grad as the real inputs are.
+            ex = [n.meta["val"] for n in gm.graph.nodes if n.op == "placeholder"]
+            ex = [v.detach().requires_grad_(x.requires_grad) for v, x in zip(ex, ins)]
+        hopctl_torch.export(gm, os.path.join(outdir, name + ".pb"), example_inputs=ex)
         if name.endswith("_inplace") or name == "while_mutation":
             v["trace_inplace"] = inplace_in_subgraphs(gm)
             v["aot_inplace"] = aot_inplace(f, ins)
