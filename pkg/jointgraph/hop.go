@@ -171,6 +171,9 @@ type subJoints struct {
 	// nested are the modules installed in the backward modules handed to
 	// HOP rules (registerNested).
 	nested map[*ir.Module][]nestedModule
+	// bodies are the forward subgraphs functionalized (functionalBody),
+	// by their nodes.
+	bodies map[*ir.Node]*ir.Graph
 }
 
 // subJointKey identifies a subgraph by its nodes (the builds of nested
@@ -557,7 +560,7 @@ func (j *jointBuilder) augmentScan(n *ir.Node) (ir.NodeID, error) {
 		return 0, fmt.Errorf("scan combine_fn %q is not a subgraph of this file", cq)
 	}
 	nc := len(j.hopArg(n, "init").Elems)
-	aug, err := augmentCombine(comb, nc)
+	aug, err := augmentCombine(j.functionalBody(comb), nc)
 	if err != nil {
 		return 0, err
 	}

@@ -38,6 +38,10 @@ import (
 //
 // The loop's results 1.. are the operands' gradients.
 
+// whileGradMessage26 is torch 2.6's refusal (autograd_not_implemented):
+// the version table row opschema.DiffWhileLoopGrad26.
+const whileGradMessage26 = "Autograd not implemented for while_loop"
+
 var (
 	whileTarget      = opschema.HOPTarget("while_loop")
 	whileStackTarget = opschema.HOPTarget("while_loop_stack_output")
@@ -74,6 +78,9 @@ func isFloatingDtype(dtype string) bool {
 // WhileLoopAutogradOp.forward computes). The selects stand for the
 // while_loop's getitems, recorded in sel; it returns the new node.
 func (j *jointBuilder) augmentWhile(n *ir.Node, fid ir.NodeID, sel map[ir.NodeID]ir.NodeID) (ir.NodeID, []ir.NodeID, error) {
+	if opschema.TorchDiffers(opschema.DiffWhileLoopGrad26, j.src.TorchVersion) {
+		return 0, nil, fmt.Errorf("%s", whileGradMessage26)
+	}
 	if len(n.Args) != 4 || n.Val == nil || n.Val.Kind != ir.ValTuple {
 		return 0, nil, fmt.Errorf("while_loop takes (cond_fn, body_fn, carried_inputs, additional_inputs) and returns a tuple")
 	}
@@ -180,6 +187,9 @@ func whileBackward(j *jointBuilder, id ir.NodeID, grads []V) error {
 		if kw.Name == "mutated_arg_indices" && !(kw.Value.Kind == ir.ArgStr && kw.Value.S == "") {
 			return nodeError(j.file, j.b.g, id, "while_loop whose body writes its operands (mutated_arg_indices) is not differentiated")
 		}
+	}
+	if opschema.TorchDiffers(opschema.DiffWhileLoopGrad26, j.src.TorchVersion) {
+		return nodeError(j.file, j.b.g, id, whileGradMessage26)
 	}
 	bq, ok := j.graphTarget(j.hopArg(n, "body_fn"))
 	if !ok {
