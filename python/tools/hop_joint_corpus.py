@@ -68,6 +68,11 @@ def p_cond_symint(x, w):  # test_cond_autograd_symint (a SymInt operand), tracin
                                        lambda x, w, n: (x.cos() * w + n,), (x, w, n))[0]
 
 
+def p_cond_symint_dynamo(x, w):  # the same program through torch.cond: Dynamo (dynamic=True) lifts the sizes
+    n = x.size(0)
+    return torch.cond(x.sum() > 0, lambda x, w: (x * w).sin() * n, lambda x, w: x.cos() * w + n, (x, w))
+
+
 def p_cond_tensors(x, w):  # near miss: tensor operands only
     return torch.ops.higher_order.cond(x.sum() > 0, lambda x, w: ((x * w).sin(),),
                                        lambda x, w: (x.cos() * w,), (x, w))[0]
@@ -105,7 +110,8 @@ def p_invoke_output_no_grad(x, y):  # trigger: an output that needs no grad gets
 
 
 # name, PyTorch test, function, inputs, indices of the inputs requiring grad,
-# tracing mode, Dynamo's inline_single_use_invoke_subgraph (None: no Dynamo).
+# tracing mode, Dynamo's inline_single_use_invoke_subgraph (None: no Dynamo;
+# "dynamic": Dynamo with dynamic shapes).
 PROGRAMS = [
     ("assoc_grad", "test_associative_scan_compile (autograd)", p_assoc_grad, lambda: [_f(5, 3)], [0], "fake", None),
     ("assoc_grad_pytree", "test_associative_scan_complex_pytree (autograd)", p_assoc_grad_pytree,
@@ -114,6 +120,8 @@ PROGRAMS = [
      lambda: [_f(5, 3), _f(3)], [0, 1], "fake", None),
     ("cond_symint", "test_cond_autograd_simple (a SymInt operand, dynamic shapes)", p_cond_symint,
      lambda: [_f(3, 4).abs(), _f(3, 4)], [0, 1], "symbolic", None),
+    ("cond_symint_dynamo", "test_cond_autograd_simple (torch.compile(dynamic=True): SymInt operands lifted by Dynamo)",
+     p_cond_symint_dynamo, lambda: [_f(3, 4).abs(), _f(3, 4)], [0, 1], "symbolic", "dynamic"),
     ("cond_tensors", "test_cond_autograd_simple (near miss: tensor operands)", p_cond_tensors,
      lambda: [_f(3, 4).abs(), _f(3, 4)], [0, 1], "symbolic", None),
     ("invoke_twice", "test_invoke_subgraph.py test_multiple", p_invoke_twice, lambda: [_f(3, 4), _f(3, 4)], [0, 1], "fake", True),
@@ -137,22 +145,48 @@ def inputs_of(make, rg):
 
 
 def dynamo_graph(fn, ins, inline):
-    """The graph Dynamo captures for fn with the inlining switch set."""
+    """The graph Dynamo captures for fn, and its example inputs: with the
+    inlining switch set (True/False), or with dynamic shapes ("dynamic"),
+    where the graph also takes the sizes as SymInt inputs."""
     graphs = []
 
-    def backend(gm, _):
-        graphs.append(gm)
+    def backend(gm, example_inputs):
+        graphs.append((gm, example_inputs))
         return gm
 
     torch._dynamo.reset()
-    with torch._dynamo.config.patch(inline_single_use_invoke_subgraph=inline):
-        torch.compile(fn, backend=backend, fullgraph=True)(*ins)
+    if inline == "dynamic":
+        for x in ins:
+            torch._dynamo.mark_dynamic(x, 0)
+        torch.compile(fn, backend=backend, fullgraph=True, dynamic=True)(*ins)
+    else:
+        with torch._dynamo.config.patch(inline_single_use_invoke_subgraph=inline):
+            torch.compile(fn, backend=backend, fullgraph=True)(*ins)
     return graphs[0]
 
 
 def forward_fn(fn, ins, inline):
-    """What make_fx traces: the program, or the graph Dynamo captured."""
-    return fn if inline is None else dynamo_graph(fn, ins, inline)
+    """What make_fx traces — the program, or the graph Dynamo captured —
+    its inputs, and their layout: per graph input, the index of the
+    program input it is, or {"int": size} for a size Dynamo lifted."""
+    if inline is None:
+        return fn, list(ins), list(range(len(ins)))
+    gm, example = dynamo_graph(fn, ins, inline)
+    args, layout = [], []
+    for e in example:
+        if isinstance(e, torch.Tensor):
+            k = next(i for i, x in enumerate(ins) if x is e)
+            args.append(ins[k])
+            layout.append(k)
+        else:
+            args.append(int(e))
+            layout.append({"int": int(e)})
+    return gm, args, layout
+
+
+def graph_args(layout, ins):
+    """The graph's inputs for the program inputs ins (forward_fn's layout)."""
+    return [ins[k] if isinstance(k, int) else k["int"] for k in layout]
 
 
 def flat(out):
@@ -181,7 +215,8 @@ def torch_joint(f, ins, mode):
     def joint(*a):
         xs = a[:n]
         o = [v for v in flat(f(*xs)) if isinstance(v, torch.Tensor) and v.requires_grad]
-        return torch.autograd.grad(o, [x for x in xs if x.requires_grad], list(a[n:]), allow_unused=True)
+        return torch.autograd.grad(o, [x for x in xs if isinstance(x, torch.Tensor) and x.requires_grad],
+                                   list(a[n:]), allow_unused=True)
 
     # Under a TracingContext, as AOTAutograd traces: its invoke_subgraph
     # cache numbers the backward graphs per identifier and tangent layout
@@ -223,22 +258,23 @@ def build(outdir, names=None):
         ins = inputs_of(make, rg)
         v = {"pytorch_test": test, "requires_grad": rg, "tracing_mode": mode, "inline_single_use_invoke_subgraph": inline}
         v["error"] = grad_error(fn, ins)
-        f = forward_fn(fn, ins, inline)
+        f, args, v["graph_inputs"] = forward_fn(fn, ins, inline)
         # A program torch refuses to differentiate is traced with grad off
         # (the forward torch runs before the refusal); the inputs keep
         # requires_grad in the file.
         with torch.enable_grad() if v["error"] is None else torch.no_grad():
-            gm = make_fx(f, tracing_mode=mode)(*ins)
-        ex = ins
+            gm = make_fx(f, tracing_mode=mode)(*args)
+        ex = args
         if mode == "symbolic":
             # A symbolic trace keeps its symbolic placeholders (real inputs
             # would make them concrete and leave the sizes inside unbound),
             # marked requires_grad as the real inputs are.
             ex = [n.meta["val"] for n in gm.graph.nodes if n.op == "placeholder"]
-            ex = [v.detach().requires_grad_(x.requires_grad) for v, x in zip(ex, ins)]
+            ex = [e.detach().requires_grad_(x.requires_grad) if isinstance(e, torch.Tensor) else e
+                  for e, x in zip(ex, args)]
         hopctl_torch.export(gm, os.path.join(outdir, name + ".pb"), example_inputs=ex)
         if v["error"] is None:
-            v["torch_joint"] = torch_joint(f, ins, mode)
+            v["torch_joint"] = torch_joint(f, args, mode)
         doc["programs"][name] = v
     return doc
 
