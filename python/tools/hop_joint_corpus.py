@@ -46,11 +46,11 @@ def _f(*shape):
 # associative_scan: the HOP itself, as test_control_flow's make_fx tests
 # call it (the user-facing wrapper compiles with Dynamo).
 
-def p_assoc_grad(xs):  # test_associative_scan_compile, with requires_grad (generic combine_fn)
+def p_assoc_grad(xs):  # AssociativeScanTests, with requires_grad (generic combine_fn)
     return torch.ops.higher_order.associative_scan(lambda a, b: (a * b + b.sin(),), [xs], ())
 
 
-def p_assoc_grad_pytree(xs, ys):  # test_associative_scan_complex_pytree: two leaves
+def p_assoc_grad_pytree(xs, ys):  # AssociativeScanTests: two xs leaves
     return torch.ops.higher_order.associative_scan(
         lambda a, b, c, d: (a * c + c.sin(), b + d * a), [xs, ys], ())
 
@@ -86,7 +86,7 @@ def gn(x, y):
     return torch.mul(x, y).sin()
 
 
-def p_invoke_twice(x, y):  # test_simple / test_multiple: one region called twice
+def p_invoke_twice(x, y):  # test_simple: one region called twice
     return gn(x, y) * 2 + gn(x, y).cos()
 
 
@@ -113,10 +113,10 @@ def p_invoke_output_no_grad(x, y):  # trigger: an output that needs no grad gets
 # tracing mode, Dynamo's inline_single_use_invoke_subgraph (None: no Dynamo;
 # "dynamic": Dynamo with dynamic shapes).
 PROGRAMS = [
-    ("assoc_grad", "test_associative_scan_compile (autograd)", p_assoc_grad, lambda: [_f(5, 3)], [0], "fake", None),
-    ("assoc_grad_pytree", "test_associative_scan_complex_pytree (autograd)", p_assoc_grad_pytree,
+    ("assoc_grad", "test_control_flow.py AssociativeScanTests (autograd, generic combine_fn)", p_assoc_grad, lambda: [_f(5, 3)], [0], "fake", None),
+    ("assoc_grad_pytree", "test_control_flow.py AssociativeScanTests (autograd, two xs leaves)", p_assoc_grad_pytree,
      lambda: [_f(5, 3), _f(5, 3)], [0, 1], "fake", None),
-    ("assoc_lifted", "test_associative_scan_freevars (autograd: lifted parameters)", p_assoc_lifted,
+    ("assoc_lifted", "test_control_flow.py AssociativeScanTests (autograd through lifted parameters: additional_inputs)", p_assoc_lifted,
      lambda: [_f(5, 3), _f(3)], [0, 1], "fake", None),
     ("cond_symint", "test_cond_autograd_simple (a SymInt operand, dynamic shapes)", p_cond_symint,
      lambda: [_f(3, 4).abs(), _f(3, 4)], [0, 1], "symbolic", None),
@@ -124,14 +124,14 @@ PROGRAMS = [
      p_cond_symint_dynamo, lambda: [_f(3, 4).abs(), _f(3, 4)], [0, 1], "symbolic", "dynamic"),
     ("cond_tensors", "test_cond_autograd_simple (near miss: tensor operands)", p_cond_tensors,
      lambda: [_f(3, 4).abs(), _f(3, 4)], [0, 1], "symbolic", None),
-    ("invoke_twice", "test_invoke_subgraph.py test_multiple", p_invoke_twice, lambda: [_f(3, 4), _f(3, 4)], [0, 1], "fake", True),
+    ("invoke_twice", "test_invoke_subgraph.py test_simple (the region called twice)", p_invoke_twice, lambda: [_f(3, 4), _f(3, 4)], [0, 1], "fake", True),
     ("invoke_once_kept", "test_invoke_subgraph.py test_simple (inline_single_use_invoke_subgraph=False)", p_invoke_once,
      lambda: [_f(3, 4), _f(3, 4)], [0, 1], "fake", False),
     ("invoke_once_inlined", "test_invoke_subgraph.py test_simple (inline_single_use_invoke_subgraph=True)", p_invoke_once,
      lambda: [_f(3, 4), _f(3, 4)], [0, 1], "fake", True),
     ("invoke_no_grad_operand", "test_invoke_subgraph.py test_simple (an operand without grad)", p_invoke_no_grad_operand,
      lambda: [_f(3, 4), _f(3, 4)], [0], "fake", True),
-    ("invoke_output_no_grad", "test_invoke_subgraph.py test_multiple (an output without grad)", p_invoke_output_no_grad,
+    ("invoke_output_no_grad", "test_invoke_subgraph.py test_simple (called twice, an output without grad)", p_invoke_output_no_grad,
      lambda: [_f(3, 4), _f(3, 4)], [0], "fake", True),
 ]
 
