@@ -109,6 +109,16 @@ def p_invoke_output_no_grad(x, y):  # trigger: an output that needs no grad gets
     return a + c, b * d
 
 
+@torch.compiler.nested_compile_region
+def gn_mut(x, y):
+    x.add_(1)
+    return torch.mul(x, y).sin()
+
+
+def p_invoke_mutate(x, y):  # trigger: the region writes its input; torch 2.14 does not train it
+    return gn_mut(x, y) + gn_mut(x, y)
+
+
 # name, PyTorch test, function, inputs, indices of the inputs requiring grad,
 # tracing mode, Dynamo's inline_single_use_invoke_subgraph (None: no Dynamo;
 # "dynamic": Dynamo with dynamic shapes).
@@ -131,6 +141,8 @@ PROGRAMS = [
      lambda: [_f(3, 4), _f(3, 4)], [0, 1], "fake", True),
     ("invoke_no_grad_operand", "test_invoke_subgraph.py test_simple (an operand without grad)", p_invoke_no_grad_operand,
      lambda: [_f(3, 4), _f(3, 4)], [0], "fake", True),
+    ("invoke_mutate", "test_invoke_subgraph.py (input mutation, trained)", p_invoke_mutate,
+     lambda: [_f(3, 4), _f(3, 4)], [1], "fake", False),
     ("invoke_output_no_grad", "test_invoke_subgraph.py test_simple (called twice, an output without grad)", p_invoke_output_no_grad,
      lambda: [_f(3, 4), _f(3, 4)], [0], "fake", True),
 ]
@@ -155,13 +167,19 @@ def dynamo_graph(fn, ins, inline):
         return gm
 
     torch._dynamo.reset()
-    if inline == "dynamic":
-        for x in ins:
-            torch._dynamo.mark_dynamic(x, 0)
-        torch.compile(fn, backend=backend, fullgraph=True, dynamic=True)(*ins)
-    else:
-        with torch._dynamo.config.patch(inline_single_use_invoke_subgraph=inline):
-            torch.compile(fn, backend=backend, fullgraph=True)(*ins)
+    try:
+        if inline == "dynamic":
+            for x in ins:
+                torch._dynamo.mark_dynamic(x, 0)
+            torch.compile(fn, backend=backend, fullgraph=True, dynamic=True)(*ins)
+        else:
+            with torch._dynamo.config.patch(inline_single_use_invoke_subgraph=inline):
+                torch.compile(fn, backend=backend, fullgraph=True)(*ins)
+    except RuntimeError:
+        if not graphs:
+            raise
+        # Captured, then refused running it with grad (a HOP torch does
+        # not train): the refusal is the program's verdict (build).
     return graphs[0]
 
 
@@ -257,13 +275,19 @@ def build(outdir, names=None):
             continue
         ins = inputs_of(make, rg)
         v = {"pytorch_test": test, "requires_grad": rg, "tracing_mode": mode, "inline_single_use_invoke_subgraph": inline}
-        v["error"] = grad_error(fn, ins)
         f, args, v["graph_inputs"] = forward_fn(fn, ins, inline)
-        # A program torch refuses to differentiate is traced with grad off
-        # (the forward torch runs before the refusal); the inputs keep
-        # requires_grad in the file.
-        with torch.enable_grad() if v["error"] is None else torch.no_grad():
+        # torch's verdict: its refusal tracing the program with grad (as
+        # AOTAutograd runs it), else differentiating it eagerly. A program
+        # torch refuses is traced with grad off (the forward torch runs
+        # before the refusal); the inputs keep requires_grad in the file.
+        try:
             gm = make_fx(f, tracing_mode=mode)(*args)
+            v["error"] = grad_error(fn, ins)
+        except RuntimeError as e:
+            v["error"] = str(e).strip().splitlines()[0]
+        if v["error"] is not None:
+            with torch.no_grad():
+                gm = make_fx(f, tracing_mode=mode)(*args)
         ex = args
         if mode == "symbolic":
             # A symbolic trace keeps its symbolic placeholders (real inputs
