@@ -126,6 +126,8 @@ PROGRAMS = [
     ("assoc_grad", "test_control_flow.py AssociativeScanTests (autograd, generic combine_fn)", p_assoc_grad, lambda: [_f(5, 3)], [0], "fake", None),
     ("assoc_grad_pytree", "test_control_flow.py AssociativeScanTests (autograd, two xs leaves)", p_assoc_grad_pytree,
      lambda: [_f(5, 3), _f(5, 3)], [0, 1], "fake", None),
+    ("assoc_grad_symbolic", "test_control_flow.py AssociativeScanTests (autograd, dynamic shapes)", p_assoc_grad,
+     lambda: [_f(5, 3)], [0], "symbolic", None),
     ("assoc_lifted", "test_control_flow.py AssociativeScanTests (autograd through lifted parameters: additional_inputs)", p_assoc_lifted,
      lambda: [_f(5, 3), _f(3)], [0, 1], "fake", None),
     ("cond_symint", "test_cond_autograd_simple (a SymInt operand, dynamic shapes)", p_cond_symint,
