@@ -119,6 +119,15 @@ def p_invoke_mutate(x, y):  # trigger: the region writes its input; torch 2.14 d
     return gn_mut(x, y) + gn_mut(x, y)
 
 
+@torch.compiler.nested_compile_region
+def gn_outer(x, y):
+    return gn(x, y) * gn(y, x).cos()
+
+
+def p_invoke_nested(x, y):  # a region calling a region (nested invoke_subgraph)
+    return gn_outer(x, y) + gn_outer(y, x)
+
+
 # name, PyTorch test, function, inputs, indices of the inputs requiring grad,
 # tracing mode, Dynamo's inline_single_use_invoke_subgraph (None: no Dynamo;
 # "dynamic": Dynamo with dynamic shapes).
@@ -145,6 +154,8 @@ PROGRAMS = [
      lambda: [_f(3, 4), _f(3, 4)], [0], "fake", True),
     ("invoke_mutate", "test_invoke_subgraph.py (input mutation, trained)", p_invoke_mutate,
      lambda: [_f(3, 4), _f(3, 4)], [1], "fake", False),
+    ("invoke_nested", "test_invoke_subgraph.py test_nested (a region calling a region)", p_invoke_nested,
+     lambda: [_f(3, 4), _f(3, 4)], [0, 1], "fake", False),
     ("invoke_output_no_grad", "test_invoke_subgraph.py test_simple (called twice, an output without grad)", p_invoke_output_no_grad,
      lambda: [_f(3, 4), _f(3, 4)], [0], "fake", True),
 ]
@@ -252,8 +263,10 @@ def torch_joint(f, ins, mode):
         if t is torch.ops.higher_order.invoke_subgraph:
             sub = getattr(gm, node.args[0].target)
             res = [nd for nd in sub.graph.nodes if nd.op == "output"][0].args[0]
+            inner = sorted(nd.args[1] for nd in sub.graph.nodes
+                           if nd.op == "call_function" and nd.target is torch.ops.higher_order.invoke_subgraph)
             out["invoke_subgraph"].append({"identifier": node.args[1], "graph": node.args[0].target,
-                                           "operands": len(node.args) - 2,
+                                           "inner": inner, "operands": len(node.args) - 2,
                                            "none_outputs": [k for k, r in enumerate(res) if r is None],
                                            "outputs": len(res)})
         elif t is torch.ops.higher_order.cond:
