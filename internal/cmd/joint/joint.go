@@ -253,7 +253,6 @@ func jointRun(opts *Options) error {
 		part, splitErr = jointgraph.Split(j, pm)
 		timings.Lap("partition")
 	}
-	j = nil
 	close(partDone)
 	progress.Phase("write", 0)
 	werr := <-writeErr
