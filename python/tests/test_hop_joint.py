@@ -277,6 +277,50 @@ class HOPJointMatchesAutograd(unittest.TestCase):
         if jm is not None:
             self.assertEqual(inplace_in_subgraphs(jm), {})
 
+    def test_while_partitions(self):
+        # The joint partitioned (default, mincut), run forward then
+        # backward in torch: autograd's gradients; as many saved values as
+        # AOTAutograd saves for the same program (aot_function, dynamic
+        # shapes: the stacked carries have an unbacked length, which
+        # min-cut sizes as AOTAutograd's _size_of does, 4096 elements).
+        if not hasattr(torch.ops.higher_order, "while_loop_stack_output"):
+            self.skipTest("torch %s cannot differentiate while_loop" % torch.__version__)
+        from functorch.compile import aot_function, default_partition, min_cut_rematerialization_partition
+        from torch.fx.experimental.proxy_tensor import make_fx
+        for name in ("while_simple", "while_linear", "while_nested2", "while_mutation", "while_never"):
+            f, make = PROGRAMS[name]
+            torch.manual_seed(0)
+            ins = [x.requires_grad_() if x.is_floating_point() else x for x in make()]
+            src = os.path.join(self.tmp.name, name + "_p.pb")
+            hopctl_torch.export(make_fx(f, tracing_mode="fake")(*ins), src, example_inputs=ins)
+            outs = flat(f(*ins))
+            diff = [o for o in outs if o.requires_grad]
+            ts = [torch.randn(o.shape) for o in diff]
+            wrt = [x for x in ins if x.requires_grad]
+            want = torch.autograd.grad(diff, wrt, ts)
+            for mode, part in (("default", default_partition), ("mincut", min_cut_rematerialization_partition)):
+                with self.subTest(program=name, partition=mode):
+                    fw, bw = [os.path.join(self.tmp.name, "%s_%s_%s.pb" % (name, mode, k)) for k in ("fw", "bw")]
+                    r = subprocess.run([hopctl(), "joint", src, "--partition", mode, "--fw-out", fw, "--bw-out", bw],
+                                       capture_output=True, text=True)
+                    self.assertEqual(r.returncode, 0, r.stderr)
+                    fwm, bwm = hopctl_torch.load(fw), hopctl_torch.load(bw)
+                    with torch.no_grad():
+                        res = flat(fwm(*[x.detach() for x in ins]))
+                        grads = flat(bwm(*res[len(outs):], *ts))
+                    got = [g for g, x in zip(grads, ins) if x.requires_grad]
+                    for g, w in zip(got, want):
+                        torch.testing.assert_close(g, w, atol=TOL, rtol=TOL)
+                    seen = {}
+
+                    def bw_compiler(g, _):
+                        seen["bw"] = g
+                        return g
+                    aot_outs = flat(aot_function(f, lambda g, _: g, bw_compiler, partition_fn=part, dynamic=True)(*ins))
+                    torch.autograd.backward([o for o in aot_outs if o.requires_grad], ts)
+                    theirs = len([n for n in seen["bw"].graph.nodes if n.op == "placeholder" and "tangents" not in n.name])
+                    self.assertLessEqual(len(res) - len(outs), theirs)
+
     def test_cond_body_inplace(self):
         # The trace's branch has mul_ on a clone; the joint's branches are
         # functional, as AOTAutograd's are (testdata/hops_real/joint).
