@@ -259,6 +259,10 @@ def p_while_meta(it, x):  # body_fn returns a float64 carry for a float32 one
     return _while(lambda i, x: i < 3, lambda i, x: (i + 1, x.double()), (it, x))
 
 
+def p_scan_inits_same_slice(x, xs):  # two inits that are the same slice of one tensor share its storage
+    return _hscan(lambda c, d, y: (c + y, d * y, y.sin()), [x[0], x[0]], [xs], [])
+
+
 def p_scan_count(init, xs):  # check_meta_consistency in trace_scan: two inits, one carry returned
     return _hscan(lambda c, d, x: (c + x,), [init, init.clone()], [xs], [])
 
@@ -421,6 +425,8 @@ PROGRAMS = [
      p_while_count, lambda: [torch.tensor(0), _f(3)]),
     ("while_meta", "test_while_loop_simple_functionalize_check_graph (body_fn changes a carry's dtype)",
      p_while_meta, lambda: [torch.tensor(0), _f(3)]),
+    ("scan_inits_same_slice", "test_scan_simple (two inits that are one slice of a tensor: torch.compile's AOTAutograd refuses "
+     "them, eager runs them)", p_scan_inits_same_slice, lambda: [_f(2, 4), _f(5, 4)]),
     ("scan_count", "test_scan_wrong_carry (init and carry counts)", p_scan_count, lambda: [_f(4), _f(5, 4)]),
     ("scan_count_ok", "test_scan_simple (near miss: two carries, one output)", p_scan_count_ok, lambda: [_f(4), _f(5, 4)]),
     ("scan_xs_len", "test_scan_wrong_pytree (scan dimension sizes)", p_scan_xs_len, lambda: [_f(4), _f(5, 4), _f(6, 4)]),
