@@ -476,7 +476,9 @@ func TestStressInputs(t *testing.T) {
 // TestSpecialInputs runs endless inputs (/dev/zero, /dev/urandom: read up
 // to the input size limit, here 4 MiB through HOPCTL_INPUT_MAX_SIZE, then
 // refused) and a FIFO through every command; and a configuration file that
-// is /dev/zero (read up to config.MaxFileSize, then refused: exit 2).
+// is /dev/zero (read up to config.MaxFileSize, then refused: exit 2), and
+// a lint baseline that is /dev/zero (read up to the input size limit: it
+// hung).
 func TestSpecialInputs(t *testing.T) {
 	sandbox(t)
 	cmds := commands(t)
@@ -493,6 +495,29 @@ func TestSpecialInputs(t *testing.T) {
 				}
 			}
 		}
+	}
+	// config verify reads its file once, bounded (it read /dev/zero to the
+	// end, and a FIFO twice).
+	if r := runBounded(t, []string{"config", "verify", "/dev/zero"}); r.code != cli.ExitUsage || !strings.Contains(r.stderr, "/dev/zero: larger than") {
+		t.Errorf("hopctl config verify /dev/zero: exit %d, stderr %q", r.code, r.stderr)
+	}
+	fifo := filepath.Join(t.TempDir(), "config.yaml")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	go func() {
+		if f, err := os.OpenFile(fifo, os.O_WRONLY, 0); err == nil {
+			f.WriteString("version: 1\n")
+			f.Close()
+		}
+	}()
+	if r := runBounded(t, []string{"config", "verify", fifo}); r.code != cli.ExitOK || !strings.Contains(r.stdout, "valid (version 1") {
+		t.Errorf("hopctl config verify FIFO: exit %d, stdout %q, stderr %q", r.code, r.stdout, r.stderr)
+	}
+	// A lint baseline is an input too: read up to the same limit.
+	in, _ := filepath.Abs("../../testdata/models/mlp.pb")
+	if r := runBounded(t, []string{"lint", in, "--baseline", "/dev/zero"}); r.code != cli.ExitUsage || !strings.Contains(r.stderr, "/dev/zero: the input is larger than the input size limit of 4194304 bytes") {
+		t.Errorf("hopctl lint --baseline /dev/zero: exit %d, stderr %q", r.code, r.stderr)
 	}
 	for _, c := range cmds {
 		inv := invocations[c][0]
