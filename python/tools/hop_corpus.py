@@ -263,6 +263,11 @@ def p_scan_inits_same_slice(x, xs):  # two inits that are the same slice of one 
     return _hscan(lambda c, d, y: (c + y, d * y, y.sin()), [x[0], x[0]], [xs], [])
 
 
+def p_scan_zero_len(init, xs):  # scan(): a zero-length scan dimension (2.14 accepts it, 2.6 refuses it)
+    from torch._higher_order_ops.scan import scan
+    return scan(lambda c, x: (c + x, c.clone()), init, xs)
+
+
 def p_scan_count(init, xs):  # check_meta_consistency in trace_scan: two inits, one carry returned
     return _hscan(lambda c, d, x: (c + x,), [init, init.clone()], [xs], [])
 
@@ -365,6 +370,7 @@ GRAFT_BASE = {
     "map_lead": (lambda x, y: torch.ops.higher_order.map_impl(lambda a, b: a + b, [x, y], []), None, None),
     "scan_xs_len": (lambda init, xs, ys: _hscan(lambda c, x, y: (c + x * y, c.clone()), [init], [xs, ys], []),
                     None, None),
+    "scan_zero_len": (lambda init, xs: _hscan(lambda c, x: (c + x, c.clone()), [init], [xs], []), None, None),
     "map_zero": (lambda x: torch.ops.higher_order.map_impl(lambda a: a.sin(), [x], []), None, None),
     "map_out_int": (lambda x: torch.ops.higher_order.map_impl(lambda a: (a.sin(), 3), [x], []), None, None),
 }
@@ -427,6 +433,7 @@ PROGRAMS = [
      p_while_meta, lambda: [torch.tensor(0), _f(3)]),
     ("scan_inits_same_slice", "test_scan_simple (two inits that are one slice of a tensor: torch.compile's AOTAutograd refuses "
      "them, eager runs them)", p_scan_inits_same_slice, lambda: [_f(2, 4), _f(5, 4)]),
+    ("scan_zero_len", "test_scan_simple (a zero-length scan dimension)", p_scan_zero_len, lambda: [_f(4), _f(0, 4)]),
     ("scan_count", "test_scan_wrong_carry (init and carry counts)", p_scan_count, lambda: [_f(4), _f(5, 4)]),
     ("scan_count_ok", "test_scan_simple (near miss: two carries, one output)", p_scan_count_ok, lambda: [_f(4), _f(5, 4)]),
     ("scan_xs_len", "test_scan_wrong_pytree (scan dimension sizes)", p_scan_xs_len, lambda: [_f(4), _f(5, 4), _f(6, 4)]),

@@ -315,6 +315,27 @@ func TestRealHOPCorpusTorch26Refusals(t *testing.T) {
 	if checked < 2 {
 		t.Errorf("only %d programs checked", checked)
 	}
+	// Programs torch 2.14 traces and torch 2.6 refuses with nothing to show
+	// (its own HOP fails too, or its refusal is its user-level function's):
+	// 2.14's graph read with --torch-version 2.6 gets 2.6's refusal.
+	for _, name := range []string{"scan_zero_len", "cond_size"} {
+		p26, p14 := v26.Programs[name], v14.Programs[name]
+		if p26.Trace == nil || p14.Trace != nil {
+			t.Fatalf("%s: want a program torch 2.14 traces and 2.6 refuses", name)
+		}
+		t.Run(name+"/2.14-graph", func(t *testing.T) {
+			analyze.SetTorchVersion(v26.TorchVersion)
+			defer analyze.SetTorchVersion("")
+			_, res, err := load.Analyze(filepath.Join(dir, name+".pb"), passes.All()...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := strings.SplitN(p26.Trace.Message, "\n", 2)[0]
+			if got := structural(res.Findings); !slices.ContainsFunc(got, func(m string) bool { return strings.SplitN(m, "\n", 2)[0] == want }) {
+				t.Errorf("torch 2.6 refuses it with %q, hopctl --torch-version 2.6 reports %q", want, got)
+			}
+		})
+	}
 }
 
 // TestRealHOPCorpusTorch26 runs hopctl on the same programs traced by torch

@@ -355,6 +355,21 @@ func checkAssociativeScan(pass *analyze.Pass, h *opschema.HOP, n *ir.Node, call 
 // scan dimension is accepted. torch 2.6 does not check it
 // (opschema.DiffScanXsLength26).
 func checkScan(pass *analyze.Pass, h *opschema.HOP, n *ir.Node, _ *hop.Call) string {
+	if opschema.TorchDiffers(opschema.DiffScanZeroLength26, pass.TorchVersion()) {
+		// torch 2.6's scan(): every xs leaf's scan dimension (dim, which
+		// its call passes; 0 in 2.14's form) is not 0.
+		dim := 0
+		if a := hop.Arg(h, n, "dim"); a != nil && a.Kind == ir.ArgInt {
+			dim = int(a.I)
+		}
+		for i := range h.Subgraphs {
+			for _, v := range slicedValues(pass, h, n, &h.Subgraphs[i]) {
+				if t := tensorOf(v); t != nil && dim >= 0 && dim < len(t.Shape) && !t.Shape[dim].IsSymbolic() && t.Shape[dim].Val == 0 {
+					return "All xs leaves must have a scan dimension > 0 but got " + metadiff.Format(v)
+				}
+			}
+		}
+	}
 	if opschema.TorchDiffers(opschema.DiffScanXsLength26, pass.TorchVersion()) {
 		return ""
 	}
