@@ -50,6 +50,21 @@ func loadRealVerdicts(t *testing.T) (string, *realVerdicts) {
 	return dir, &v
 }
 
+// loadRealVerdicts26 is testdata/hops_real/torch2.6/verdicts.json: the same
+// programs traced by torch 2.6.
+func loadRealVerdicts26(t *testing.T) *realVerdicts {
+	t.Helper()
+	data, err := os.ReadFile("../../../../testdata/hops_real/torch2.6/verdicts.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var v realVerdicts
+	if err := json.Unmarshal(data, &v); err != nil {
+		t.Fatal(err)
+	}
+	return &v
+}
+
 // canon renders one of torch's four results (a JSON map or list) the way
 // fmtMap / fmtList render hopctl's.
 func canon(v any) string {
@@ -268,14 +283,7 @@ func structural(fs []analyze.Finding) []string {
 // program with --torch-version 2.6, reports 2.6's message.
 func TestRealHOPCorpusTorch26Refusals(t *testing.T) {
 	dir, v14 := loadRealVerdicts(t)
-	data, err := os.ReadFile(filepath.Join(dir, "torch2.6", "verdicts.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var v26 realVerdicts
-	if err := json.Unmarshal(data, &v26); err != nil {
-		t.Fatal(err)
-	}
+	v26 := loadRealVerdicts26(t)
 	t.Cleanup(func() { analyze.SetTorchVersion("") })
 	checked := 0
 	for name, p := range v26.Programs {
@@ -588,14 +596,7 @@ func TestTorchVersionSelectsMetaRules(t *testing.T) {
 		t.Errorf("--torch-version 2.14: torch 2.14 says %q, hopctl %q", want.Message, got)
 	}
 	analyze.SetTorchVersion("")
-	data, err := os.ReadFile("../../../../testdata/hops_real/torch2.6/verdicts.json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var v26 realVerdicts
-	if err := json.Unmarshal(data, &v26); err != nil {
-		t.Fatal(err)
-	}
+	v26 := loadRealVerdicts26(t)
 	w26 := v26.Programs["while_meta"].Trace
 	if w26 == nil || !v26.Programs["while_meta"].Graft {
 		t.Fatal("torch 2.6's while_meta is no graft")
@@ -659,14 +660,7 @@ func TestAssociativeScanSparseXs(t *testing.T) {
 	if got := structureOf(true, ""); !slices.Contains(got, want.Message) {
 		t.Errorf("sparse xs: torch says %q, hopctl %q", want.Message, got)
 	}
-	data, err := os.ReadFile(filepath.Join(dir, "torch2.6", "verdicts.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var v26 realVerdicts
-	if err := json.Unmarshal(data, &v26); err != nil {
-		t.Fatal(err)
-	}
+	v26 := loadRealVerdicts26(t)
 	want26 := v26.Programs["assoc_sparse"].Trace
 	if want26 == nil {
 		t.Fatal("torch 2.6 traced assoc_sparse")
