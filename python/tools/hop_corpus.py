@@ -468,15 +468,21 @@ def _err(e):
     return out
 
 
-def _err_raw(e):
-    """The exception's type and the message of the rule that raised it: the
-    first line naming a rule anywhere in its text or its chain of causes
-    (Dynamo and fake tensor wrap the HOP's RuntimeError), else its first line."""
+def exception_chain(e):
+    """e and its causes (or contexts), outermost first, each once."""
     chain, seen = [], set()
     while e is not None and id(e) not in seen:
         seen.add(id(e))
         chain.append(e)
         e = e.__cause__ or e.__context__
+    return chain
+
+
+def _err_raw(e):
+    """The exception's type and the message of the rule that raised it: the
+    first line naming a rule anywhere in its text or its chain of causes
+    (Dynamo and fake tensor wrap the HOP's RuntimeError), else its first line."""
+    chain = exception_chain(e)
     for x in chain:
         lines = [ln.strip() for ln in str(x).splitlines()]
         for k, line in enumerate(lines):

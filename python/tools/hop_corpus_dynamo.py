@@ -40,6 +40,9 @@ import torch
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(HERE))  # python/, for hopctl_torch
+sys.path.insert(0, HERE)
+
+from hop_corpus import exception_chain  # noqa: E402
 
 import torch._higher_order_ops.associative_scan  # noqa: E402,F401
 
@@ -162,11 +165,7 @@ _RULE = re.compile(r"(Encountered (input mutation|aliasing) during higher order 
 
 def _err(e):
     """The exception's type and the line of the rule that refused it."""
-    chain, seen = [], set()
-    while e is not None and id(e) not in seen:
-        seen.add(id(e))
-        chain.append(e)
-        e = e.__cause__ or e.__context__
+    chain = exception_chain(e)
     for x in chain:
         lines = str(x).splitlines()
         for k, line in enumerate(lines):
@@ -197,11 +196,13 @@ def _capture(fn, x, grad):
     return got[0]
 
 
-def _verdict(fn, x, grad):
+def _verdict(fn, x, grad, backend="aot_eager"):
+    """What torch.compile(backend=...) says of the program: "ok" or the
+    refusal (backend "eager": what Dynamo itself says)."""
     torch._dynamo.reset()
     try:
         with torch.enable_grad() if grad else torch.no_grad():
-            torch.compile(fn, backend="aot_eager", fullgraph=True)(x.clone())
+            torch.compile(fn, backend=backend, fullgraph=True)(x.clone())
         return "ok"
     except Exception as e:
         out = _err(e)
@@ -229,7 +230,7 @@ def build(out):
             if gm is None:
                 gm = graphs[other]
                 v["graft"] = True
-                v["dynamo"] = _err_dynamo(fn, x, mode == "grad")
+                v["dynamo"] = _verdict(fn, x, mode == "grad", backend="eager")
             if gm is not None:
                 hopctl_torch.export(gm, os.path.join(out, "%s_%s.pb" % (name, mode)), grad_enabled=(mode == "grad"))
             verdicts["programs"]["%s_%s" % (name, mode)] = v
@@ -254,17 +255,6 @@ def build(out):
         f.write("\n")
     for name, v in sorted(verdicts["programs"].items()):
         print("%-26s %s" % (name, v["compile"]))
-
-
-def _err_dynamo(fn, x, grad):
-    """What Dynamo itself says refusing the program (backend eager)."""
-    torch._dynamo.reset()
-    try:
-        with torch.enable_grad() if grad else torch.no_grad():
-            torch.compile(fn, backend="eager", fullgraph=True)(x.clone())
-        return "ok"
-    except Exception as e:
-        return _err(e)
 
 
 def main(argv):

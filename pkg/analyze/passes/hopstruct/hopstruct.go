@@ -29,6 +29,8 @@
 //
 //	scan        xs leaves share one scan dimension     scan()'s _validate_input (torch/_higher_order_ops/scan.py):
 //	            size (zero-length accepted)           "All xs leaves must have the same scan dimension size"
+//	scan        2.6 only: no zero-length scan         2.6's scan(): "All xs leaves must have a scan dimension > 0
+//	            dimension                             but got ..." (opschema.DiffScanZeroLength26)
 //
 // The counts of scan's and associative_scan's combine_fn outputs are
 // check_meta_consistency's (package hopmeta, rule hop-meta-mismatch).
