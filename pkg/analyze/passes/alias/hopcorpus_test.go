@@ -669,3 +669,75 @@ func TestAssociativeScanSparseXs(t *testing.T) {
 		t.Errorf("sparse xs, --torch-version 2.6: torch 2.6 says %q, hopctl %q", want26.Message, got)
 	}
 }
+
+// TestDynamoLevelCondFnWording: Dynamo refuses a while_loop whose cond_fn
+// returns an int64 tensor in its own words (while_cond_long, whose verdict
+// testdata/hops_real/dynamo records; Dynamo writes no graph of it). The
+// graph is Dynamo's while_clean_grad.pb with cond_fn's result made int64,
+// as the program makes it; unchanged, it is the near miss. The same graph
+// read under torch 2.6's rules, and an ATen-level graph under 2.14's, get
+// make_fx's words (TestRealHOPCorpusStructure: while_cond_long.pb).
+func TestDynamoLevelCondFnWording(t *testing.T) {
+	dir := "../../../../testdata/hops_real/dynamo"
+	data, err := os.ReadFile(filepath.Join(dir, "verdicts.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var v struct {
+		Programs map[string]struct {
+			Compile json.RawMessage `json:"compile"`
+		} `json:"programs"`
+	}
+	if err := json.Unmarshal(data, &v); err != nil {
+		t.Fatal(err)
+	}
+	var verdict struct{ Type, Message string }
+	if err := json.Unmarshal(v.Programs["while_cond_long"].Compile, &verdict); err != nil {
+		t.Fatal(err)
+	}
+	want := verdict.Message
+	if !strings.HasPrefix(want, "Expected cond_fn") {
+		t.Fatalf("while_cond_long verdict %q", want)
+	}
+	structureOf := func(long bool, version string) []string {
+		t.Helper()
+		f, err := load.Open(filepath.Join(dir, "while_clean_grad.pb"), load.Strict)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if long {
+			changed := 0
+			for _, g := range f.Module.Graphs {
+				if !strings.HasPrefix(g.Name, "cond_fn") {
+					continue
+				}
+				leaves, _ := g.Outputs()
+				for _, v := range analyze.LeafValues(g, leaves) {
+					if v != nil && v.Tensor != nil {
+						v.Tensor.Dtype = "int64"
+						changed++
+					}
+				}
+			}
+			if changed != 1 {
+				t.Fatalf("%d cond_fn results changed", changed)
+			}
+		}
+		analyze.SetTorchVersion(version)
+		defer analyze.SetTorchVersion("")
+		res, err := analyze.Run(f.Module, f.Path, f.Registry, passes.All()...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return structural(res.Findings)
+	}
+	if got := structureOf(false, ""); len(got) > 0 {
+		t.Errorf("torch compiles while_clean, hopctl reports %q", got)
+	}
+	if got := structureOf(true, ""); !slices.Contains(got, want) {
+		t.Errorf("torch 2.14's Dynamo says %q, hopctl %q", want, got)
+	}
+	if got := structureOf(true, "2.6"); len(got) == 0 || !strings.HasPrefix(got[0], "cond_fn must return a boolean scalar tensor") {
+		t.Errorf("--torch-version 2.6: hopctl %q, want make_fx's words", got)
+	}
+}

@@ -40,7 +40,10 @@
 // have same metadata but got:"), and hopctl does so for files of those
 // releases.
 //
-// These are make_fx-level checks, which hopctl applies to every graph: torch
+// On a Dynamo-level module (analyze.DynamoLevel) under torch 2.14, the
+// while_loop check is Dynamo's, in its words ("Expected cond_fn to return a
+// scalar tensor or a bool but got torch.Size([])."). Otherwise these are
+// make_fx-level checks, which hopctl applies to every graph: torch
 // 2.14 makes the while_loop one only in the user-facing while_loop, whose
 // eager path runs Dynamo first, so a program calling it is refused with
 // Dynamo's words ("Expected cond_fn to return a scalar tensor or a bool but
@@ -234,6 +237,13 @@ func checkWhileCond(pass *analyze.Pass, _ *opschema.HOP, n *ir.Node, call *hop.C
 		}
 		if t := tensorOf(v); t != nil && len(t.Shape) == 0 && (t.Dtype == "bool" || t.Dtype == "") {
 			return ""
+		}
+	}
+	if len(vals) == 1 && pass.DynamoLevel() && !opschema.TorchDiffers(opschema.DiffDynamoUnchecked26, pass.TorchVersion()) {
+		if t := tensorOf(vals[0]); t != nil {
+			// Dynamo's own check of a Dynamo-level cond_fn
+			// (torch/_dynamo/variables/higher_order_ops.py, _call_while_loop).
+			return "Expected cond_fn to return a scalar tensor or a bool but got " + metadiff.FormatSize(t.Shape) + "."
 		}
 	}
 	got := "a tuple of " + fmt.Sprint(len(vals)) + " values"
