@@ -41,6 +41,8 @@ const (
 	// DiffDynamoUnchecked26: Dynamo checks no HOP subgraph for mutation or
 	// aliasing; AOTAutograd accepts cond and while_loop writes.
 	DiffDynamoUnchecked26 = "dynamo-unchecked-2.6"
+	// DiffMinCutRecompute113: min-cut's list of recomputable ops.
+	DiffMinCutRecompute113 = "mincut-recompute-1.13"
 )
 
 var torchDifferences = []TorchDifference{
@@ -80,6 +82,12 @@ var torchDifferences = []TorchDifference{
 		Source: "2.6.0: torch/_dynamo/variables/higher_order_ops.py speculate_subgraph (no mutation or aliasing check); 2.14.1: " +
 			"check_aliasing_and_input_mutation, supports_input_mutation = not torch.is_grad_enabled(); " +
 			"testdata/hops_real/dynamo and testdata/hops_real/torch2.6/dynamo (python/tools/hop_corpus_dynamo.py)"},
+	{ID: DiffMinCutRecompute113, Torch: TorchVersions{Until: "2.0"},
+		What: "min-cut rematerialization recomputes only functorch's short list of pointwise, reduction and view ops (maximum, " +
+			"clone, full, zeros and index are saved when the backward needs them); 2.x recomputes a longer list and every op " +
+			"tagged pointwise, so it saves the input of a maximum instead of the maximum and the masks of its backward",
+		Source: "1.13.1: functorch/_src/partitioners.py min_cut_rematerialization_partition (recomputable_ops); 2.14.1: " +
+			"torch/_functorch/partitioners.py get_default_op_list (default_recomputable_ops, pointwise_ops())"},
 }
 
 // TorchDifferences returns the version table.

@@ -285,10 +285,9 @@ class TestJointOptions(JointCase):
         # zeros, zeros_like, full of a constant (and make_fx's detach of
         # them) are made by the graph that needs them, from their metadata:
         # never saved, as AOTAutograd's min-cut recomputes them.
-        if not torch.__version__.startswith("1."):
-            self.skipTest("known gap on torch %s: hopctl's min-cut saves 4 values where AOTAutograd "
-                          "saves 2 on this torch's trace of the fills (found when the suite first ran "
-                          "on torch 2.x; not fixed yet)" % torch.__version__)
+        # On torch 2.x the trace compares inputs with the fills (maximum's
+        # backward masks); min-cut recomputes them with 2.x's recomputable
+        # ops (opschema.DiffMinCutRecompute113), as AOTAutograd 2.x does.
         from torch.fx.experimental.proxy_tensor import make_fx
         from functorch.compile import aot_function, min_cut_rematerialization_partition
 
