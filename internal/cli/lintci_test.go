@@ -7,7 +7,9 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -339,10 +341,15 @@ func TestLintFormats(t *testing.T) {
 		!strings.Contains(junit.Suites[0].Cases[0].Failure.Text, "x.mul_(2)") {
 		t.Errorf("junit.xml: %+v", junit)
 	}
-	// A source line inside the source root is the annotation's file and line.
-	writeFile(t, "model.py", strings.Repeat("\n", 5)+"    x.mul_(2)\n")
+	// A source line inside the source root is the annotation's file and line
+	// (the file and line the writing node's stack trace names).
+	src, line := writeNodeSource(t, bad, `x.mul_(2)`)
+	if err := os.MkdirAll(filepath.Dir(src), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, src, strings.Repeat("\n", line-1)+"    x.mul_(2)\n")
 	if code, stdout, _ := run(t, "lint", "--format", "github", "--source-root", ".", "--path-prefix", "ml", bad); code != cli.ExitFindings ||
-		!strings.HasPrefix(stdout, "::error file=ml/model.py,line=6,title=hopctl hop-input-mutation::") {
+		!strings.HasPrefix(stdout, fmt.Sprintf("::error file=ml/%s,line=%d,title=hopctl hop-input-mutation::", src, line)) {
 		t.Errorf("github with a source file: exit %d:\n%s", code, stdout)
 	}
 	for _, args := range [][]string{
@@ -430,4 +437,17 @@ func TestConfigVerify(t *testing.T) {
 	if code, _, stderr := run(t, "config", "verify"); code != cli.ExitUsage || !strings.Contains(stderr, `.hopctl.yaml: schema: at /lint/suppress/0: required: missing properties: ["reason"]`) {
 		t.Errorf("verify of .hopctl.yaml: exit %d: %s", code, stderr)
 	}
+}
+
+// writeNodeSource returns the file and line of the innermost stack-trace
+// frame of a graph file whose source line is code.
+func writeNodeSource(t *testing.T, file, code string) (string, int) {
+	t.Helper()
+	re := regexp.MustCompile(`File \\"([^"\\]+)\\", line (\d+), in \w+\\n +` + regexp.QuoteMeta(code) + `"`)
+	m := re.FindSubmatch(mustRead(t, file))
+	if m == nil {
+		t.Fatalf("%s: no stack trace ends in %q", file, code)
+	}
+	n, _ := strconv.Atoi(string(m[2]))
+	return string(m[1]), n
 }

@@ -2,6 +2,7 @@ package hop_test
 
 import (
 	"os"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -32,6 +33,17 @@ var myLoop = &opschema.HOP{
 	},
 	MetaChecks:    []opschema.MetaCheck{{LHS: "my_carries", RHS: "my_step_output", Arg: "carries", Subgraph: "step_fn"}},
 	ArgTypeChecks: []opschema.ArgTypeCheck{{Args: []string{"carries"}}},
+}
+
+// replaceFirst replaces the first match of the regexp pattern in s (the
+// text encoding's layout, one line or many, does not matter).
+func replaceFirst(t *testing.T, s, pattern, repl string) string {
+	t.Helper()
+	loc := regexp.MustCompile(pattern).FindStringIndex(s)
+	if loc == nil {
+		t.Fatalf("no match for %s", pattern)
+	}
+	return s[:loc[0]] + repl + s[loc[1]:]
 }
 
 // myLoopGraph reads a shipped while_loop graph with its call retargeted to
@@ -130,7 +142,7 @@ func TestNewHOPFromTableRow(t *testing.T) {
 
 	// Operand types: a float carry.
 	m = myLoopGraph(t, "while_loop.pbtxt", func(s string) string {
-		return strings.Replace(s, `args {tuple {items {node: "i_1"}`, `args {tuple {items {float: 1.5}`, 1)
+		return replaceFirst(t, s, `args\s*\{\s*tuple\s*\{\s*items\s*\{\s*node:\s*"i_1"\s*\}`, `args {tuple {items {float: 1.5}`)
 	})
 	res = run(m, reg)
 	if got := rules(res.Findings); !slices.ContainsFunc(got, func(s string) bool {
@@ -142,7 +154,8 @@ func TestNewHOPFromTableRow(t *testing.T) {
 	// Validation: a call passing the step one operand too few is invalid
 	// with the row, and not judged without it.
 	m = myLoopGraph(t, "while_loop.pbtxt", func(s string) string {
-		return strings.Replace(s, `args {tuple {items {node: "i_1"} items {node: "x_1"}}}`, `args {tuple {items {node: "x_1"}}}`, 1)
+		return replaceFirst(t, s, `args\s*\{\s*tuple\s*\{\s*items\s*\{\s*node:\s*"i_1"\s*\}\s*items\s*\{\s*node:\s*"x_1"\s*\}\s*\}\s*\}`,
+			`args {tuple {items {node: "x_1"}}}`)
 	})
 	err = validate.Check(m, "f.pbtxt", reg)
 	if err == nil || !strings.Contains(err.Error(), "my_loop call: stop_fn subgraph while_loop_cond_graph_0 takes 3 inputs but the call passes 2 [hop-call]") {

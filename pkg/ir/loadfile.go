@@ -1,6 +1,6 @@
 package ir
 
-// Reading graph files: LoadFile (mapping large files, pausing the collector
+// Reading graph files: LoadFile (mapping large files; the Decoding hook
 // while a large binary file decodes), the formats registered with it, Load,
 // Decode.
 
@@ -34,10 +34,10 @@ import (
 // makes the decoding goroutines fault; they turn the fault into an error
 // (guardFaults), so the file is refused as truncated instead of the
 // process dying of SIGBUS.
-// While it decodes a large binary file the garbage collector is paused
-// (see pauseGC): nearly everything that decoder allocates is the module
-// itself (the JSON and text decoders build protobuf objects first, and
-// collect as usual).
+// While it decodes a large binary file it runs the Decoding hook (Hooks;
+// the hopctl command pauses the garbage collector there): nearly everything
+// that decoder allocates is the module itself (the JSON and text decoders
+// build protobuf objects first, and collect as usual).
 func LoadFile(path string) (m *Module, err error) {
 	fail := func(err error) (*Module, error) {
 		return nil, &DecodeError{Loc: Location{File: path}, Err: WithoutPath(err)}
@@ -83,7 +83,7 @@ func LoadFile(path string) (m *Module, err error) {
 		}
 		enc := encodingOf(path, data)
 		if enc == Binary {
-			defer pauseGC()()
+			defer decodingStarts()()
 		}
 		return decodeMapped(data, enc, path)
 	}

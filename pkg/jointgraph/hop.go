@@ -56,6 +56,10 @@ func hopBackward(name string) (func(j *jointBuilder, id ir.NodeID, grads []V) er
 		return mapBackward, true
 	case "scan":
 		return scanBackward, true
+	case "while_loop", "while_loop_stack_output":
+		// A while_loop requiring grad is rewritten to
+		// while_loop_stack_output in the forward (augmentWhile).
+		return whileBackward, true
 	case "associative_scan":
 		return assocScanBackward, true
 	case "invoke_subgraph":

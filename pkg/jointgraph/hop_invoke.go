@@ -186,3 +186,65 @@ func invokeBwOutputs(g *ir.Graph, nf int) error {
 	g.Reindex()
 	return nil
 }
+
+// hopOutputsRG returns, for a HOP call whose autograd marks outputs that
+// need no gradient as non-differentiable, which outputs require grad, and
+// true; false for the HOPs whose every floating output requires grad when
+// an operand does (autograd.Function semantics: cond, map_impl, scan,
+// associative_scan). invoke_subgraph is the first kind in torch 2.14
+// (InvokeSubgraphAutogradOp.forward: get_non_differentiable_indices, from
+// the requires_grad Dynamo recorded on the subgraph's outputs): an output
+// requires grad when it depends, through differentiable ops, on an
+// operand that requires grad.
+func hopOutputsRG(m *ir.Module, g *ir.Graph, n *ir.Node, hr *hopRule, ops *opCache, rg []bool) ([]bool, bool) {
+	if hr.row.Name != "invoke_subgraph" || len(n.Args) < 2 || n.Args[0].Kind != ir.ArgNode || n.Args[0].Ref < 0 {
+		return nil, false
+	}
+	sub := m.Graph(g.Nodes[n.Args[0].Ref].Target)
+	if sub == nil {
+		return nil, false
+	}
+	operands := n.Args[2:]
+	in := make([]bool, len(sub.Nodes))
+	k := 0
+	for i := range sub.Nodes {
+		s := &sub.Nodes[i]
+		switch s.Op {
+		case ir.OpPlaceholder:
+			if k < len(operands) {
+				t := valueTensor(s.Val)
+				in[i] = anyRefIn(&operands[k], rg) && (t == nil || isDifferentiableDtype(t.Dtype))
+			}
+			k++
+		case ir.OpCallFunction:
+			if ops.get(s.Target).nonDiff {
+				continue
+			}
+			dep := false
+			for a := range s.Args {
+				dep = dep || anyRefIn(&s.Args[a], in)
+			}
+			for a := range s.Kwargs {
+				dep = dep || anyRefIn(&s.Kwargs[a].Value, in)
+			}
+			if t := valueTensor(s.Val); t != nil && !isDifferentiableDtype(t.Dtype) {
+				dep = false
+			}
+			in[i] = dep
+		case ir.OpOutput:
+			if len(s.Args) != 1 {
+				return nil, false
+			}
+			res := s.Args[0]
+			if res.Kind != ir.ArgTuple && res.Kind != ir.ArgList {
+				return []bool{anyRefIn(&res, in)}, true
+			}
+			out := make([]bool, len(res.Elems))
+			for e := range res.Elems {
+				out[e] = anyRefIn(&res.Elems[e], in)
+			}
+			return out, true
+		}
+	}
+	return nil, false
+}

@@ -68,6 +68,56 @@ def scan_f(init, xs, w):
     return tuple(torch.ops.higher_order.scan(comb, [init], [xs], [w]))
 
 
+# while_loop programs: PyTorch's test_control_flow.py WHILE_LOOP_TESTS
+# (_while_loop_tests), run by its while_loop autograd tests, written with the
+# HOP itself (torch.ops.higher_order.while_loop: the user-facing while_loop
+# compiles the call with Dynamo, which make_fx cannot trace). make_fx with
+# grad writes while_loop_stack_output and selects of its last elements.
+
+def _while(c, b, carried, additional=()):
+    return torch.ops.higher_order.while_loop(c, b, tuple(carried), tuple(additional))
+
+
+def while_simple_f(x):  # WHILE_LOOP_TESTS["simple"]
+    return _while(lambda x: x.sum() < 10, lambda x: (x + 1,), (x,))
+
+
+def while_linear_f(it, x, w, b):  # WHILE_LOOP_TESTS["simple_with_linear"], the Linear's weights as additional inputs
+    def body(it, x, w, b):
+        return it - 1, torch.nn.functional.linear(x, w, b).sin()
+    return _while(lambda it, x, w, b: it - 1 > 0, body, (it, x), (w, b))
+
+
+def while_nested_f(out_iter, it, y):  # WHILE_LOOP_TESTS["nested"]
+    def outer_body(out_iter, it, y):
+        out_iter, it, y = _while(lambda o, i, y: i.sum() < 10, lambda o, i, y: (o.clone(), i + y, y + 1), (out_iter, it, y))
+        return (out_iter + 1, it, y)
+    return _while(lambda o, i, y: o.sum() < 2, outer_body, (out_iter, it, y))
+
+
+def while_nested2_f(ci, cj, a, b):  # WHILE_LOOP_TESTS["nested2"]: int and float carries
+    def body(i1, j1, x1, y1):
+        i1, j1, x1, y1 = _while(lambda i2, j2, x2, y2: j2 > 0,
+                                lambda i2, j2, x2, y2: (i2.clone(), j2 - 1, x2 + 3.14, y2 - 2.71), (i1, j1, x1, y1))
+        return i1 - 1, j1.clone(), x1 * 2, y1 / 2
+    return _while(lambda i1, j1, x1, y1: i1 > 0, body, (ci, cj, a, b))
+
+
+def while_mutation_f(x, w):  # WHILE_LOOP_TESTS["simple_with_mutation"]: in-place ops on clones in both bodies
+    def cond(x, w):
+        y = x.clone().add_(1).add_(-1)
+        return y.sum() < 10
+
+    def body(x, w):
+        y = x.clone().add_(1).mul_(w)
+        return (y + 1,)
+    return _while(cond, body, (x,), (w,))
+
+
+def while_never_f(x, w):  # the loop is never entered: the results are the carries
+    return _while(lambda x, w: x.sum() > 1e6, lambda x, w: ((x * w).sin(),), (x,), (w,))
+
+
 def _r(*s):
     return torch.randn(*s)
 
@@ -78,6 +128,12 @@ PROGRAMS = {
     "cond_symint": (cond_symint_f, lambda: [_r(3, 4).abs(), _r(3, 4)]),
     "map": (map_f, lambda: [_r(5, 3), _r(3)]),
     "scan": (scan_f, lambda: [_r(3), _r(4, 3), _r(3)]),
+    "while_simple": (while_simple_f, lambda: [torch.zeros(1)]),
+    "while_linear": (while_linear_f, lambda: [torch.tensor(3), _r(2, 2), _r(2, 2), _r(2)]),
+    "while_nested": (while_nested_f, lambda: [torch.zeros(1), torch.zeros(1), torch.zeros(1)]),
+    "while_nested2": (while_nested2_f, lambda: [torch.tensor(2), torch.tensor(2), torch.ones(2, 2), torch.ones(2, 2)]),
+    "while_mutation": (while_mutation_f, lambda: [torch.zeros(3), _r(3).abs() + 1]),  # w >= 1: the loop ends
+    "while_never": (while_never_f, lambda: [_r(3), _r(3)]),
 }
 
 
@@ -99,7 +155,7 @@ class HOPJointMatchesAutograd(unittest.TestCase):
         from torch.fx.experimental.proxy_tensor import make_fx
         f, make = PROGRAMS[name]
         torch.manual_seed(0)
-        ins = [x.requires_grad_() for x in make()]
+        ins = [x.requires_grad_() if x.is_floating_point() else x for x in make()]
         gm = make_fx(f, tracing_mode=mode)(*ins)
         self.assertTrue(any(isinstance(n.target, torch._ops.HigherOrderOperator) for n in gm.graph.nodes),
                         "%s: the trace has no HOP" % name)
@@ -112,7 +168,9 @@ class HOPJointMatchesAutograd(unittest.TestCase):
         diff = [o for o in outs if o.requires_grad]
         gen = torch.Generator().manual_seed(1)
         ts = [torch.randn(o.shape, generator=gen) for o in diff]
-        want = torch.autograd.grad(diff, ins, ts, allow_unused=True)
+        wrt = [x for x in ins if x.requires_grad]
+        got = iter(torch.autograd.grad(diff, wrt, ts, allow_unused=True))
+        want = [next(got) if x.requires_grad else None for x in ins]
         jm = hopctl_torch.load(out)
         with torch.no_grad():
             res = flat(jm(*[x.detach() for x in ins], *ts))
@@ -151,6 +209,34 @@ class HOPJointMatchesAutograd(unittest.TestCase):
         if tuple(int(v) for v in torch.__version__.split("+")[0].split(".")[:2]) < (2, 14):  # 2.6's scan HOP takes (combine_fn, init, xs, dim, reverse, additional_inputs)
             self.skipTest("torch %s's scan HOP has another calling convention" % torch.__version__)
         self.check("scan")
+
+    def _check_while(self, name):
+        if not hasattr(torch.ops.higher_order, "while_loop_stack_output"):
+            self.skipTest("torch %s's while_loop has no autograd (no while_loop_stack_output)" % torch.__version__)
+        return self.check(name)
+
+    def test_while_simple(self):
+        jm = self._check_while("while_simple")
+        # PyTorch's structure (WhileLoopAutogradOp): the forward stacks
+        # the carries, the backward is one while_loop over (idx,
+        # *grad_carries, *grad_additional_inputs).
+        loops = [str(n.target) for n in jm.graph.nodes if n.op == "call_function" and "while_loop" in str(n.target)]
+        self.assertEqual(loops, ["while_loop_stack_output", "while_loop"])
+
+    def test_while_linear(self):
+        self._check_while("while_linear")
+
+    def test_while_nested(self):
+        self._check_while("while_nested")
+
+    def test_while_nested_int_carries(self):
+        self._check_while("while_nested2")
+
+    def test_while_never_entered(self):
+        self._check_while("while_never")
+
+    def test_while_body_mutation(self):
+        self._check_while("while_mutation")
 
 
 def _torch_at_least(major, minor):

@@ -30,6 +30,7 @@ pkg/analyze/passes/alias/hopcorpus_test.go (TestRealHOPCorpusDynamoGradMode)
 requires hopctl's findings on every graph to be torch's verdict.
 """
 
+import importlib
 import json
 import os
 import re
@@ -129,11 +130,34 @@ GRAD_PROGRAMS = [
     ("map_mutate", "test_map_functionalized_arg_mutation (torch.compile): pos_arg written", map_mutate, (3, 2)),
 ]
 
+def while_meta(x):  # body_fn returns a float64 carry for a float32 one
+    return _while(lambda i, x: i < 3, lambda i, x: (i + 1, x.double()), (torch.tensor(0), x))
+
+
+def while_count(x):  # body_fn returns three values for two carries
+    return _while(lambda i, x: i < 3, lambda i, x: (i + 1, x.sin(), x.cos()), (torch.tensor(0), x))
+
+
+# Dynamo refuses these for the metadata of their carries, in its own names
+# and order (check_meta_consistency_vt: body_fn_output vs carried_inputs,
+# initial_xs vs combine_fn_output). The graph is the one Dynamo writes with
+# that check and the HOP's own (while_loop.py's check_meta_consistency, run
+# on fake tensors) switched off ("graft": the graph it would have written); the
+# verdict is torch.compile's refusal of the program. torch 2.14 only: 2.6's
+# Dynamo words these differently.
+META_PROGRAMS = [
+    ("while_meta", "test_while_loop_simple_functionalize_check_graph (torch.compile; body_fn changes a carry's dtype)",
+     while_meta, (3,)),
+    ("while_count", "test_while_loop_simple_functionalize_check_graph (torch.compile; three values for two carries)",
+     while_count, (3,)),
+]
+
 # torch 2.6's scan has another call form (dim, reverse), which its Dynamo
 # graphs carry: not in 2.6's corpus.
 NEW_ONLY = {"scan_mutate_add"}
 
-_RULE = re.compile(r"(Encountered (input mutation|aliasing) during higher order op tracing|.*might be .*|torch\.\w+: \w+ mutates .*)")
+_RULE = re.compile(r"(Encountered (input mutation|aliasing) during higher order op tracing|.*might be .*|torch\.\w+: \w+ mutates .*"
+                   r"|Expected \w+ and \w+ to have same .*)")
 
 
 def _err(e):
@@ -144,9 +168,12 @@ def _err(e):
         chain.append(e)
         e = e.__cause__ or e.__context__
     for x in chain:
-        for line in str(x).splitlines():
+        lines = str(x).splitlines()
+        for k, line in enumerate(lines):
             line = re.sub(r"^\w+(Error|Exception): ", "", line.strip()).strip()
             if _RULE.fullmatch(line):
+                if line.endswith(":"):  # a metadata message: its pair[i] lines follow
+                    line = "\n".join([line] + [ln.strip() for ln in lines[k + 1:] if ln.strip().startswith("pair[")])
                 return {"type": type(chain[0]).__name__, "message": line}
     text = str(chain[-1]).strip()
     return {"type": type(chain[0]).__name__, "message": text.splitlines()[0] if text else ""}
@@ -206,6 +233,22 @@ def build(out):
             if gm is not None:
                 hopctl_torch.export(gm, os.path.join(out, "%s_%s.pb" % (name, mode)), grad_enabled=(mode == "grad"))
             verdicts["programs"]["%s_%s" % (name, mode)] = v
+    if _version() >= (2, 14):
+        import torch._dynamo.variables.higher_order_ops as dyn_hops
+        while_mod = importlib.import_module("torch._higher_order_ops.while_loop")
+        for name, test, fn, shape in META_PROGRAMS:
+            torch.manual_seed(0)
+            x = torch.randn(*shape)
+            v = {"pytorch_test": test, "compile": _verdict(fn, x, True), "graft": True}
+            saved = dyn_hops.check_meta_consistency_vt, while_mod.check_meta_consistency
+            dyn_hops.check_meta_consistency_vt = while_mod.check_meta_consistency = lambda *a, **k: None
+            try:
+                gm = _capture(fn, x, True)
+            finally:
+                dyn_hops.check_meta_consistency_vt, while_mod.check_meta_consistency = saved
+            if gm is not None:
+                hopctl_torch.export(gm, os.path.join(out, name + ".pb"), grad_enabled=True)
+            verdicts["programs"][name] = v
     with open(os.path.join(out, "verdicts.json"), "w") as f:
         json.dump(verdicts, f, indent=1, sort_keys=True)
         f.write("\n")

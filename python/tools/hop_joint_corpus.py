@@ -93,6 +93,17 @@ def p_invoke_no_grad_operand(x, y):  # trigger: y does not require grad (a None 
     return gn(x, y) + gn(x, y)
 
 
+@torch.compiler.nested_compile_region
+def gn2(x, y):
+    return torch.mul(x, y).sin(), y.cos()
+
+
+def p_invoke_output_no_grad(x, y):  # trigger: an output that needs no grad gets no tangent (filtered grad_outs)
+    a, b = gn2(x, y)
+    c, d = gn2(x, y)
+    return a + c, b * d
+
+
 # name, PyTorch test, function, inputs, indices of the inputs requiring grad,
 # tracing mode, Dynamo's inline_single_use_invoke_subgraph (None: no Dynamo).
 PROGRAMS = [
@@ -111,6 +122,8 @@ PROGRAMS = [
     ("invoke_once_inlined", "test_invoke_subgraph.py test_simple (inline_single_use_invoke_subgraph=True)", p_invoke_once,
      lambda: [_f(3, 4), _f(3, 4)], [0, 1], "fake", True),
     ("invoke_no_grad_operand", "test_invoke_subgraph.py test_simple (an operand without grad)", p_invoke_no_grad_operand,
+     lambda: [_f(3, 4), _f(3, 4)], [0], "fake", True),
+    ("invoke_output_no_grad", "test_invoke_subgraph.py test_multiple (an output without grad)", p_invoke_output_no_grad,
      lambda: [_f(3, 4), _f(3, 4)], [0], "fake", True),
 ]
 
@@ -216,7 +229,14 @@ def build(outdir, names=None):
         # requires_grad in the file.
         with torch.enable_grad() if v["error"] is None else torch.no_grad():
             gm = make_fx(f, tracing_mode=mode)(*ins)
-        hopctl_torch.export(gm, os.path.join(outdir, name + ".pb"), example_inputs=ins)
+        ex = ins
+        if mode == "symbolic":
+            # A symbolic trace keeps its symbolic placeholders (real inputs
+            # would make them concrete and leave the sizes inside unbound),
+            # marked requires_grad as the real inputs are.
+            ex = [n.meta["val"] for n in gm.graph.nodes if n.op == "placeholder"]
+            ex = [v.detach().requires_grad_(x.requires_grad) for v, x in zip(ex, ins)]
+        hopctl_torch.export(gm, os.path.join(outdir, name + ".pb"), example_inputs=ex)
         if v["error"] is None:
             v["torch_joint"] = torch_joint(f, ins, mode)
         doc["programs"][name] = v

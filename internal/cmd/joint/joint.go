@@ -14,6 +14,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/hopctl/hopctl/internal/atomicfile"
 	"github.com/hopctl/hopctl/internal/cmdutil"
 	"github.com/hopctl/hopctl/internal/iostreams"
 	"github.com/hopctl/hopctl/internal/progress"
@@ -247,7 +248,7 @@ func jointRun(opts *Options) error {
 			return err
 		}
 		w = opts.IO.ErrOut
-	} else if err := ir.WriteFilesAtomicFunc(paths, writes); err != nil {
+	} else if err := atomicfile.WriteFilesFunc(paths, writes); err != nil {
 		return fmt.Errorf("cannot write the outputs: %w", err)
 	}
 	timings.Lap("write")

@@ -10,6 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/hopctl/hopctl/internal/atomicfile"
 	"github.com/hopctl/hopctl/internal/cmdutil"
 	"github.com/hopctl/hopctl/internal/iostreams"
 	"github.com/hopctl/hopctl/internal/progress"
@@ -185,7 +186,7 @@ func modelExplorerRun(opts *Options) error {
 		if err := report.WriteJSON(&overlay, viz.ModelExplorerOverlay(&f, m)); err != nil {
 			return err
 		}
-		if err := ir.WriteFileAtomic(opts.Overlay, overlay.Bytes()); err != nil {
+		if err := atomicfile.WriteFile(opts.Overlay, overlay.Bytes()); err != nil {
 			return fmt.Errorf("cannot write %s: %w", opts.Overlay, err)
 		}
 	}

@@ -63,7 +63,7 @@ byte-identical file.`,
 				return cmdutil.WriteOutput(opts.IO.Out, opts.Out, data)
 			}
 			// Streamed to the file (JSON and text are not held in memory).
-			return cmdutil.WriteError(opts.Out, ir.SaveFile(opts.Out, m))
+			return cmdutil.WriteError(opts.Out, cmdutil.SaveModule(opts.Out, m))
 		},
 	}
 	cmd.Flags().StringVarP(&opts.Out, "output", "o", "", "output file (.pb, .json or .pbtxt; - is standard output, binary)")

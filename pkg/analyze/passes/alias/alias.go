@@ -138,11 +138,6 @@ type phMutation struct {
 	Prov analyze.Provenance
 }
 
-// HasAlias reports whether any of the three alias maps is non-empty.
-func (s *Summary) HasAlias() bool {
-	return len(s.InpInpAlias) > 0 || len(s.InpOutAlias) > 0 || len(s.OutOutAlias) > 0
-}
-
 // storage is an abstract storage id.
 type storage = int32
 

@@ -21,6 +21,8 @@
 //	map_impl    body outputs are tensors or None      2.6: map_impl ("Expect outputs of map only contains
 //	                                                  tensors or None. Got types [...]"); 2.14: Dynamo
 //	                                                  ("HOP: non torch.Tensor leaf"), opschema.DiffMapOutputs26
+//	associative_scan xs leaves are dense              associative_scan()'s _validate_input (2.6, 2.14):
+//	                                                  "xs leaves must dense Tensors, consider using `to_dense()`"
 //	associative_scan combine_fn is pointwise          is_pointwise_use (torch/_inductor/utils.py), called by
 //	                                                  Dynamo (2.14) or trace_associative_scan (2.6): "For
 //	                                                  combine_mode='pointwise', the combine_fn needs to be pointwise"
@@ -98,7 +100,7 @@ func run(pass *analyze.Pass) (any, error) {
 		case "map_impl":
 			check = checkMap
 		case "associative_scan":
-			check = checkPointwise
+			check = checkAssociativeScan
 		case "scan":
 			check = checkScan
 		default:
@@ -323,6 +325,29 @@ func slicedValues(pass *analyze.Pass, h *opschema.HOP, n *ir.Node, sg *opschema.
 		}
 	}
 	return xs
+}
+
+// sparseMessage is associative_scan()'s refusal of sparse xs.
+const sparseMessage = "xs leaves must dense Tensors, consider using `to_dense()`"
+
+// checkAssociativeScan is associative_scan()'s _validate_input check that
+// no xs leaf is sparse (x.is_sparse: the sparse COO layout; before the HOP
+// is called, so no trace of it exists; torch 2.6's Dynamo refuses them
+// first, opschema.DiffAssocSparse26), then
+// the pointwise check. scan() and map() make no such check in either
+// release.
+func checkAssociativeScan(pass *analyze.Pass, h *opschema.HOP, n *ir.Node, call *hop.Call) string {
+	for i := range h.Subgraphs {
+		for _, v := range slicedValues(pass, h, n, &h.Subgraphs[i]) {
+			if v != nil && v.Kind == ir.ValTensor && v.Tensor != nil && strings.TrimPrefix(v.Tensor.Layout, "torch.") == "sparse_coo" {
+				if opschema.TorchDiffers(opschema.DiffAssocSparse26, pass.TorchVersion()) {
+					return "torch.compile does not support sparse Tensors"
+				}
+				return sparseMessage
+			}
+		}
+	}
+	return checkPointwise(pass, h, n, call)
 }
 
 // checkScan is scan()'s _validate_input (torch/_higher_order_ops/scan.py,
