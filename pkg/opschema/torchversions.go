@@ -38,6 +38,8 @@ const (
 	DiffScanXsLength26 = "scan-xs-length-2.6"
 	// DiffAssocScanGrad26: associative_scan has no autograd.
 	DiffAssocScanGrad26 = "associative-scan-grad-2.6"
+	// DiffWhileLoopGrad26: while_loop has no autograd.
+	DiffWhileLoopGrad26 = "while-loop-grad-2.6"
 	// DiffDynamoUnchecked26: Dynamo checks no HOP subgraph for mutation or
 	// aliasing; AOTAutograd accepts cond and while_loop writes.
 	DiffDynamoUnchecked26 = "dynamo-unchecked-2.6"
@@ -84,6 +86,12 @@ var torchDifferences = []TorchDifference{
 			"exit 3); 2.14 differentiates it (AssociativeScanAutogradOp, xs only)",
 		Source: "2.6.0: torch/_higher_order_ops/associative_scan.py (autograd_not_implemented on DispatchKey.Autograd); " +
 			"2.14.1: associative_scan.py AssociativeScanAutogradOp"},
+	{ID: DiffWhileLoopGrad26, Torch: TorchVersions{Until: "2.14"},
+		What: "while_loop is not differentiable: \"Autograd not implemented for while_loop\" when the gradient is computed " +
+			"(hopctl joint refuses it, exit 3); 2.14 differentiates it (WhileLoopAutogradOp: a while_loop_stack_output forward, " +
+			"a reverse while_loop backward), added by the pytorch/pytorch#160375 stack (September 2025)",
+		Source: "2.6.0: torch/_higher_order_ops/while_loop.py (autograd_not_implemented(while_loop_op, deferred_error=True)); " +
+			"2.14.1: while_loop.py WhileLoopAutogradOp, WhileLoopStackOutputOp"},
 	{ID: DiffDynamoUnchecked26, Torch: TorchVersions{Until: "2.14"},
 		What: "at the Dynamo level (torch.compile), Dynamo checks no HOP subgraph for input mutation or aliasing, in any grad mode; " +
 			"AOTAutograd then accepts cond and while_loop writes to their operands (cond_mutate, while_mutate compile) and refuses " +
