@@ -29,8 +29,8 @@ import (
 //     have the same metadata share one backward graph, as they share it in
 //     PyTorch's joint.
 //
-// A subgraph that writes its inputs (Dynamo allows it) is refused: its
-// joint would need PyTorch's auto_functionalized form of the call.
+// A subgraph that writes its inputs (Dynamo allows it) is refused as torch
+// refuses to train it (trainingMutationMessage).
 
 // invokeSubgraphs records the backward graphs built for invoke_subgraph
 // calls: per identifier, the tangent layouts seen, in order (n of
@@ -65,8 +65,8 @@ func invokeSubgraphBackward(j *jointBuilder, id ir.NodeID, grads []V) error {
 		return err
 	}
 	if len(bw.MutatedInputs) > 0 {
-		return nodeError(j.file, j.b.g, id, fmt.Sprintf("invoke_subgraph backward: subgraph %s writes its input %d; hopctl differentiates "+
-			"invoke_subgraph only over subgraphs without input mutation", sq, bw.MutatedInputs[0]))
+		return nodeError(j.file, j.b.g, id, fmt.Sprintf("%s (subgraph %s writes its input %d)",
+			trainingMutationMessage("invoke_subgraph"), sq, bw.MutatedInputs[0]))
 	}
 	nf := bw.NumFwdOutputs
 	if err := invokeBwOutputs(bw.Module.Root(), nf); err != nil {
@@ -252,4 +252,13 @@ func hopOutputsRG(m *ir.Module, g *ir.Graph, n *ir.Node, hr *hopRule, ops *opCac
 		}
 	}
 	return nil, false
+}
+
+// trainingMutationMessage is torch 2.14's refusal to differentiate a HOP
+// call whose subgraph writes an input (torch/_ops.py,
+// HigherOrderOperator.py_autograd_impl's maybe_run_autograd, for HOPs with
+// a gen_schema and no _supports_training_input_mutation).
+func trainingMutationMessage(hop string) string {
+	return "The " + hop + " HigherOrderOperator does not currently support training with in-place input or buffer mutations " +
+		"If you require this feature, please submit an issue to PyTorch. Alternatively, consider creating your own custom autograd.Function."
 }

@@ -153,7 +153,6 @@ func jointRun(opts *Options) error {
 		File: opts.In, MaskMode: mode, Masks: masks, Convention: conv,
 		UnmaskNoneGradients: opts.UnmaskNone, Registry: in.Registry,
 	})
-	in = nil
 	if err != nil {
 		var me *jointgraph.MaskError
 		if errors.As(err, &me) {
@@ -254,7 +253,6 @@ func jointRun(opts *Options) error {
 		part, splitErr = jointgraph.Split(j, pm)
 		timings.Lap("partition")
 	}
-	j = nil
 	close(partDone)
 	progress.Phase("write", 0)
 	werr := <-writeErr
