@@ -20,7 +20,9 @@ import (
 // none, aliasing outputs cloned), and the backward of the HOP call is
 // another call of the same HOP over those backward subgraphs:
 //
-//   - cond(pred, t, f, ops) → cond(pred, t_bw, f_bw, [*ops, *grads]);
+//   - cond(pred, t, f, ops) → cond(pred, t_bw, f_bw, [*ops, *grads]), one
+//     gradient per tensor operand (torch 2.6: [*grads, *ops] over
+//     create_fw_bw_graph joints, a slot per operand);
 //   - map_impl(body, xs, args) → map_impl(body_bw, [*xs, *grads], args),
 //     the body_bw placeholders reordered to (*xs, *grads, *args), and the
 //     args' gradients, stacked along the mapped dim, summed over it;

@@ -30,6 +30,11 @@ import (
 //
 // A subgraph that writes its inputs (Dynamo allows it) is refused as torch
 // refuses to train it (trainingMutationMessage).
+//
+// torch 2.6 (version row invoke-subgraph-grad-2.6) takes the operands as
+// one tuple, names the calls ___forward_<identifier> and
+// ___backward_<identifier>, passes a tangent for every output (the joint
+// of create_fw_bw_graph) and lets every floating output require grad.
 
 // invokeSubgraphs records the backward graphs built for invoke_subgraph
 // calls: per identifier, the tangent layouts seen, in order (n of
