@@ -6,10 +6,10 @@ import (
 	"os/signal"
 	"syscall"
 
+	"github.com/hopctl/hopctl/internal/atomicfile"
 	"github.com/hopctl/hopctl/internal/cli"
 	"github.com/hopctl/hopctl/internal/gcpolicy"
 	"github.com/hopctl/hopctl/internal/iostreams"
-	"github.com/hopctl/hopctl/pkg/ir"
 )
 
 // gcFloor is the heap size below which hopctl never collects
@@ -36,7 +36,7 @@ func main() {
 	// first temporary file is about to be created: before that, nothing
 	// needs removing and the default action (exit on the signal) is right;
 	// installing it costs a goroutine and a thread, 0.2 ms of every run.
-	ir.OnFirstTempFile(handleInterrupts)
+	atomicfile.OnFirstTempFile(handleInterrupts)
 	code := cli.Main(os.Args[1:], iostreams.System())
 	os.Exit(code)
 }
@@ -48,7 +48,7 @@ func handleInterrupts() {
 	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
 	go func() {
 		s := <-sigs
-		ir.RemovePendingTempFiles()
+		atomicfile.RemovePendingTempFiles()
 		code := 130
 		if s == syscall.SIGTERM {
 			code = 143

@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hopctl/hopctl/internal/cmdutil"
+	"github.com/hopctl/hopctl/internal/gcpolicy"
 	"github.com/hopctl/hopctl/pkg/analyze"
 	"github.com/hopctl/hopctl/pkg/analyze/metadiff"
 	"github.com/hopctl/hopctl/pkg/analyze/passes/alias"
@@ -21,6 +23,10 @@ import (
 )
 
 var sizes = []int{10_000, 100_000, 1_000_000}
+
+// The loading benchmarks measure what hopctl does: its collector pause
+// while a large binary file decodes (internal/cli sets the same hook).
+func init() { ir.SetHooks(ir.Hooks{Decoding: gcpolicy.Pause}) }
 
 var (
 	filesOnce sync.Once
@@ -40,7 +46,7 @@ func graphFile(b *testing.B, n int) string {
 		files = map[int]string{}
 		for _, size := range sizes {
 			path := filepath.Join(dir, fmt.Sprintf("synth-%d.pb", size))
-			if err := ir.SaveFile(path, synth.Generate(synth.Options{Nodes: size, Seed: 1, HOPs: true})); err != nil {
+			if err := cmdutil.SaveModule(path, synth.Generate(synth.Options{Nodes: size, Seed: 1, HOPs: true})); err != nil {
 				filesErr = err
 				return
 			}

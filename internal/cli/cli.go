@@ -29,6 +29,7 @@ import (
 	"github.com/hopctl/hopctl/internal/cmd/version"
 	"github.com/hopctl/hopctl/internal/cmdutil"
 	hopconfig "github.com/hopctl/hopctl/internal/config"
+	"github.com/hopctl/hopctl/internal/gcpolicy"
 	"github.com/hopctl/hopctl/internal/iostreams"
 	"github.com/hopctl/hopctl/internal/progress"
 	"github.com/hopctl/hopctl/pkg/ir"
@@ -202,6 +203,7 @@ in hopctl).`,
 		SilenceErrors: true,
 		PersistentPreRunE: func(cmd *cobra.Command, args []string) error {
 			configureProgress(cmd, f.IOStreams.ErrOut)
+			ir.SetHooks(irHooks)
 			if err := cmdutil.BindFlags(cmd, f.Viper); err != nil {
 				return err
 			}
@@ -257,6 +259,11 @@ in hopctl).`,
 	}
 	return cmd
 }
+
+// irHooks are the process's policies around pkg/ir's work: the collector
+// paused while a large binary file decodes (gcpolicy.Pause says why), and
+// the nodes decoded and encoded counted for the progress line.
+var irHooks = ir.Hooks{Decoding: gcpolicy.Pause, Nodes: progress.Add}
 
 // configureProgress sets up the progress line (internal/progress) of the
 // command about to run: on stderr, shown on a terminal by default, always

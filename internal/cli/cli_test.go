@@ -84,7 +84,7 @@ func condModule() *ir.Module {
 func writeModule(t *testing.T, dir, name string, m *ir.Module) string {
 	t.Helper()
 	path := filepath.Join(dir, name)
-	if err := ir.SaveFile(path, m); err != nil {
+	if err := cmdutil.SaveModule(path, m); err != nil {
 		t.Fatal(err)
 	}
 	return path

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/hopctl/hopctl/internal/atomicfile"
 	"github.com/hopctl/hopctl/pkg/ir"
 )
 
@@ -13,7 +14,7 @@ import (
 const Stdout = "-"
 
 // CheckOutputs refuses, as a usage error, outputs a command cannot write
-// safely (ir.CheckOutputs: a directory, two outputs that are one file, an
+// safely (atomicfile.CheckOutputs: a directory, two outputs that are one file, an
 // output that is one of the inputs, however spelled). Stdout is skipped.
 // Commands call it before they read anything.
 func CheckOutputs(inputs []string, outputs ...string) error {
@@ -23,28 +24,47 @@ func CheckOutputs(inputs []string, outputs ...string) error {
 			files = append(files, o)
 		}
 	}
-	if err := ir.CheckOutputs(inputs, files); err != nil {
+	if err := atomicfile.CheckOutputs(inputs, files); err != nil {
 		return &FlagError{Err: err}
 	}
 	return nil
 }
 
-// WriteOutput writes data to path (ir.WriteFileAtomic), or to out when
+// WriteOutput writes data to path (atomicfile.WriteFile), or to out when
 // path is Stdout.
 func WriteOutput(out io.Writer, path string, data []byte) error {
 	if path == Stdout {
 		_, err := out.Write(data)
 		return err
 	}
-	return WriteError(path, ir.WriteFileAtomic(path, data))
+	return WriteError(path, atomicfile.WriteFile(path, data))
 }
 
 // WriteError says err is a failure to write path ("cannot write PATH: "),
-// unless it says so already (an *ir.OutputError). nil stays nil.
+// unless it says so already (an *atomicfile.OutputError). nil stays nil.
 func WriteError(path string, err error) error {
-	var oe *ir.OutputError
+	var oe *atomicfile.OutputError
 	if err != nil && !errors.As(err, &oe) {
 		return fmt.Errorf("cannot write %s: %w", path, err)
 	}
 	return err
+}
+
+// SaveModule encodes m in the encoding path's extension names (binary when
+// it names none) and writes it atomically (atomicfile): JSON and text
+// streamed, binary encoded in memory first (the streaming binary encoder
+// needs the sizes of what it writes).
+func SaveModule(path string, m *ir.Module) error {
+	enc := ir.EncodingForPath(path)
+	if enc == ir.EncodingUnknown {
+		enc = ir.Binary
+	}
+	if enc != ir.Binary { // streamed: the output is not held in memory
+		return atomicfile.WriteFileFunc(path, func(w io.Writer) error { return ir.EncodeTo(w, m, enc) })
+	}
+	data, err := ir.Encode(m, enc)
+	if err != nil {
+		return fmt.Errorf("%s: encode: %w", path, err)
+	}
+	return atomicfile.WriteFile(path, data)
 }

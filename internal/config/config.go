@@ -43,6 +43,7 @@ import (
 	"github.com/spf13/viper"
 	"go.yaml.in/yaml/v3"
 
+	"github.com/hopctl/hopctl/pkg/ir"
 	"github.com/hopctl/hopctl/pkg/lint"
 )
 
@@ -169,7 +170,7 @@ func (e *Error) Error() string {
 	if e.File == "" {
 		return "config: " + e.Err.Error()
 	}
-	return e.File + ": " + e.Err.Error()
+	return ir.Printable(e.File) + ": " + e.Err.Error()
 }
 
 func (e *Error) Unwrap() error { return e.Err }
@@ -247,12 +248,22 @@ func isFile(p string) bool {
 // configuration with the environment variables and flags bound to v
 // layered on top.
 func Load(v *viper.Viper, file string) (*Config, error) {
+	if file == "" {
+		return LoadBytes(v, "", nil)
+	}
+	data, err := ReadFile(file)
+	if err != nil {
+		return nil, &Error{File: file, Err: err}
+	}
+	return LoadBytes(v, file, data)
+}
+
+// LoadBytes is Load of data, file's content read by ReadFile (file ""
+// is none: data is ignored), for callers that read the file themselves (a
+// FIFO cannot be read twice).
+func LoadBytes(v *viper.Viper, file string, data []byte) (*Config, error) {
 	version := Version
 	if file != "" {
-		data, err := readFile(file)
-		if err != nil {
-			return nil, &Error{File: file, Err: err}
-		}
 		fc, err := decodeStrict(data)
 		if err != nil {
 			return nil, &Error{File: file, Err: err}
@@ -283,12 +294,12 @@ func Load(v *viper.Viper, file string) (*Config, error) {
 	return c, nil
 }
 
-// readFile reads a configuration file, at most MaxFileSize bytes, opening
+// ReadFile reads a configuration file, at most MaxFileSize bytes, opening
 // it once (a pipe is read as a stream).
-func readFile(file string) ([]byte, error) {
+func ReadFile(file string) ([]byte, error) {
 	f, err := os.Open(file)
 	if err != nil {
-		return nil, err
+		return nil, ir.WithoutPath(err) // Error names the file, escaped
 	}
 	defer f.Close()
 	if st, err := f.Stat(); err == nil && st.IsDir() {

@@ -66,7 +66,7 @@ func Configure(w io.Writer, tty bool, mode Mode) {
 
 // Phase names the phase the command is in and its total in nodes (0 when
 // not known), and starts the line on the first call when one is to be
-// shown (see Start).
+// shown (Configure and the environment decide: enabled).
 func Phase(name string, total int) {
 	process.Lock()
 	defer process.Unlock()
@@ -99,7 +99,7 @@ func Add(n int) {
 }
 
 // Line is a progress line being shown (or waiting to be). A nil *Line,
-// what Start returns when no line is to be shown, does nothing.
+// what a command without a line has, does nothing.
 type Line struct {
 	w     io.Writer
 	tty   bool
@@ -117,16 +117,6 @@ type Line struct {
 
 // IsTerminal reports whether f is a terminal.
 func IsTerminal(f *os.File) bool { return term.IsTerminal(int(f.Fd())) }
-
-// Start returns the progress line of a command writing its progress to w
-// (a terminal when tty), or nil when mode and the environment say no line:
-// in Auto mode, w must be a terminal, and neither $CI nor TERM=dumb set.
-func Start(w io.Writer, tty bool, mode Mode) *Line {
-	if !enabled(tty, mode) {
-		return nil
-	}
-	return start(w, tty, time.Now(), Delay, tick)
-}
 
 // tick is how often the line is redrawn.
 const tick = 250 * time.Millisecond

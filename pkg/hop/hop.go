@@ -77,12 +77,18 @@ func (c *Call) Subgraph(role string) *SubgraphCall {
 }
 
 // Lookup returns the convention row of a call_function node's target when
-// it names a HOP the registry knows (nil reg: the built-in table).
+// it names a HOP the registry knows (nil reg: the built-in table), in the
+// form the call follows (opschema.HOP.FormFor: torch 2.6's scan passes two
+// more arguments).
 func Lookup(reg *opschema.Registry, n *ir.Node) (*opschema.HOP, bool) {
 	if n.Op != ir.OpCallFunction || !opschema.IsHOPTarget(n.Target) {
 		return nil, false
 	}
-	return reg.HOP(n.Target)
+	h, ok := reg.HOP(n.Target)
+	if !ok {
+		return nil, false
+	}
+	return h.FormFor(len(n.Args)), true // the calling convention the call follows
 }
 
 // Decode decodes node id of g by its row of reg's convention table (nil

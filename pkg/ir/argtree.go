@@ -49,18 +49,29 @@ func (a *Arg) HasRef() bool { return a.Has(ArgNode) }
 // Has reports whether the tree holds an argument of kind k (a itself
 // included).
 func (a *Arg) Has(k ArgKind) bool {
-	if a.Kind == k {
-		return true
-	}
-	if a.flat() {
-		for i := range a.Elems {
-			if a.Elems[i].Kind == k {
-				return true
-			}
+	return a.Kind == k || elemsHave(a.Elems, k)
+}
+
+// elemsHave is Has over a list of elements. It takes the elements, not
+// their parent, so that a caller's Arg does not escape to the heap for the
+// walk (the stack's pointers do, and they point into element slices).
+func elemsHave(elems []Arg, k ArgKind) bool {
+	deep := false
+	for i := range elems {
+		if elems[i].Kind == k {
+			return true
 		}
+		deep = deep || len(elems[i].Elems) > 0
+	}
+	if !deep {
 		return false
 	}
-	stack := []*Arg{a}
+	var stack []*Arg
+	for i := range elems {
+		if len(elems[i].Elems) > 0 {
+			stack = append(stack, &elems[i])
+		}
+	}
 	for len(stack) > 0 {
 		x := stack[len(stack)-1]
 		stack = stack[:len(stack)-1]
@@ -108,24 +119,32 @@ func MapRefs(a Arg, alloc func(n int) []Arg, ref func(Arg) Arg) Arg {
 	if a.Kind == ArgNode {
 		return ref(a)
 	}
-	if !a.HasRef() {
+	if !elemsHave(a.Elems, ArgNode) {
 		return a
 	}
 	if alloc == nil {
 		alloc = func(n int) []Arg { return make([]Arg, n) }
 	}
-	out := a
 	if a.flat() { // the common case, without a stack
-		out.Elems = alloc(len(a.Elems))
+		elems := alloc(len(a.Elems))
 		for i := range a.Elems {
 			if a.Elems[i].Kind == ArgNode {
-				out.Elems[i] = ref(a.Elems[i])
+				elems[i] = ref(a.Elems[i])
 			} else {
-				out.Elems[i] = a.Elems[i]
+				elems[i] = a.Elems[i]
 			}
 		}
-		return out
+		a.Elems = elems
+		return a
 	}
+	return mapRefsDeep(a, alloc, ref)
+}
+
+// mapRefsDeep is MapRefs of a nested tree. It is a function of its own so
+// that MapRefs's argument stays on the stack in the common, flat case:
+// here out escapes (the stack holds its address), an allocation per call.
+func mapRefsDeep(a Arg, alloc func(n int) []Arg, ref func(Arg) Arg) Arg {
+	out := a
 	// Each container on the stack is a copy whose Elems still are the
 	// original's; it gets its own slice, its elements mapped or pushed.
 	stack := []*Arg{&out}

@@ -27,7 +27,7 @@ func TestCorpusRoundTrip(t *testing.T) {
 			dir := t.TempDir()
 			for _, ext := range []string{".pb", ".json", ".pbtxt"} {
 				out := filepath.Join(dir, "g"+ext)
-				if err := SaveFile(out, m); err != nil {
+				if err := saveFile(out, m); err != nil {
 					t.Fatal(err)
 				}
 				m2, err := Load(out)

@@ -65,13 +65,13 @@ func FormatDims(ds []Dim) string {
 	return b.String()
 }
 
-func writeDims(b *strings.Builder, ds []Dim) {
+func writeDims(b textSink, ds []Dim) {
 	b.WriteByte('[')
 	joinDims(b, ds)
 	b.WriteByte(']')
 }
 
-func joinDims(b *strings.Builder, ds []Dim) {
+func joinDims(b textSink, ds []Dim) {
 	for i, d := range ds {
 		if i > 0 {
 			b.WriteString(", ")

@@ -118,3 +118,27 @@ func catchFault(region []byte, errp *error) {
 	}
 	panic(r)
 }
+
+// ReadFileLimited reads a whole file that is an input but not a graph (a
+// lint baseline), opening it once and reading at most MaxInputSize bytes,
+// as LoadFile reads graphs: an endless stream (/dev/zero) or a larger
+// file is refused with a *TooLargeError instead of filling memory.
+func ReadFileLimited(path string) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if st.IsDir() {
+		return nil, errors.New("is a directory")
+	}
+	size := int64(-1)
+	if st.Mode().IsRegular() {
+		size = st.Size()
+	}
+	return readInput(f, size, MaxInputSize())
+}

@@ -42,7 +42,7 @@ func TestLoadFileTruncatedWhileMapped(t *testing.T) {
 	t.Cleanup(func() { afterMapHook = nil })
 	for _, ext := range []string{".pb", ".json", ".pbtxt"} {
 		path := filepath.Join(dir, "big"+ext)
-		if err := SaveFile(path, m); err != nil {
+		if err := saveFile(path, m); err != nil {
 			t.Fatal(err)
 		}
 		mapped := false
@@ -68,7 +68,7 @@ func TestLoadFileTruncatedWhileMapped(t *testing.T) {
 func TestLoadFileSizeLimit(t *testing.T) {
 	defer SetMaxInputSize(SetMaxInputSize(1 << 20))
 	path := filepath.Join(t.TempDir(), "big.pb")
-	if err := SaveFile(path, bigModule(t, 20000)); err != nil {
+	if err := saveFile(path, bigModule(t, 20000)); err != nil {
 		t.Fatal(err)
 	}
 	for _, p := range []string{path, "/dev/zero"} {

@@ -1,6 +1,6 @@
 package ir
 
-// Reading graph files: LoadFile (mapping large files, pausing the collector
+// Reading graph files: LoadFile (mapping large files; the Decoding hook
 // while a large binary file decodes), the formats registered with it, Load,
 // Decode.
 
@@ -8,6 +8,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"strings"
 	"sync"
@@ -33,15 +34,19 @@ import (
 // makes the decoding goroutines fault; they turn the fault into an error
 // (guardFaults), so the file is refused as truncated instead of the
 // process dying of SIGBUS.
-// While it decodes a large binary file the garbage collector is paused
-// (see pauseGC): nearly everything that decoder allocates is the module
-// itself (the JSON and text decoders build protobuf objects first, and
-// collect as usual).
+// While it decodes a large binary file it runs the Decoding hook (Hooks;
+// the hopctl command pauses the garbage collector there): nearly everything
+// that decoder allocates is the module itself (the JSON and text decoders
+// build protobuf objects first, and collect as usual).
 func LoadFile(path string) (m *Module, err error) {
 	fail := func(err error) (*Module, error) {
-		return nil, &DecodeError{Loc: Location{File: path}, Err: err}
+		return nil, &DecodeError{Loc: Location{File: path}, Err: WithoutPath(err)}
 	}
 	f, err := os.Open(path)
+	if path == "-" && errors.Is(err, fs.ErrNotExist) {
+		// "-" names an output on standard output, not an input.
+		return fail(errors.New("no file named -: inputs are read from files; for standard input give /dev/stdin"))
+	}
 	if err != nil {
 		return fail(err)
 	}
@@ -78,7 +83,7 @@ func LoadFile(path string) (m *Module, err error) {
 		}
 		enc := encodingOf(path, data)
 		if enc == Binary {
-			defer pauseGC()()
+			defer decodingStarts()()
 		}
 		return decodeMapped(data, enc, path)
 	}
@@ -196,4 +201,17 @@ func decodeIn(data []byte, enc Encoding, file string, alias bool, region []byte)
 		return nil, &DecodeError{Loc: Location{File: file}, Err: msg}
 	}
 	return FromProto(f, file)
+}
+
+// WithoutPath drops the path from an *fs.PathError ("open a.pb: no such
+// file" → "open: no such file"): the location names the file already,
+// escaped (Printable), where the PathError's message holds it raw, so a
+// path with a newline or an escape sequence could forge a line of output
+// or clear the screen. errors.Is still sees the underlying error.
+func WithoutPath(err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return fmt.Errorf("%s: %w", pe.Op, pe.Err)
+	}
+	return err
 }

@@ -5,6 +5,7 @@ package ir
 import (
 	"os"
 	"syscall"
+	"unsafe"
 )
 
 // minMapSize is the file size from which LoadFile maps a file instead of
@@ -26,4 +27,27 @@ func mapFile(f *os.File, size int64) (data []byte, unmap func(), ok bool) {
 		return nil, nil, false
 	}
 	return data, func() { _ = syscall.Munmap(data) }, true
+}
+
+// releaseMapped tells the kernel that the pages of region wholly inside
+// b, a part of region already decoded, are not needed any more
+// (MADV_DONTNEED): they leave the process's resident set, and a later read
+// of one (none is expected: the module keeps copies) reads the file again,
+// as the mapping is private and never written. A 1M-node file is 137 MB
+// that would otherwise stay resident until decoding ends, beside the
+// module being built.
+func releaseMapped(region, b []byte) {
+	if len(region) == 0 || len(b) == 0 {
+		return
+	}
+	base := uintptr(unsafe.Pointer(unsafe.SliceData(region)))
+	lo := uintptr(unsafe.Pointer(unsafe.SliceData(b))) - base
+	hi := lo + uintptr(len(b))
+	page := uintptr(os.Getpagesize())
+	lo = (lo + page - 1) &^ (page - 1)
+	hi &^= page - 1
+	if lo >= hi || hi > uintptr(len(region)) {
+		return
+	}
+	_ = syscall.Madvise(region[lo:hi], syscall.MADV_DONTNEED)
 }

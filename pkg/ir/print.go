@@ -2,6 +2,7 @@ package ir
 
 import (
 	"bufio"
+	"bytes"
 	"fmt"
 	"io"
 	"math"
@@ -218,7 +219,14 @@ const (
 	pythonArgs
 )
 
-func writeArg(b *strings.Builder, a *Arg, style argStyle, depth int) {
+// textSink is what the printers write to: a strings.Builder for one string,
+// a bytes.Buffer reused line after line by the streaming printers.
+type textSink interface {
+	WriteString(s string) (int, error)
+	WriteByte(c byte) error
+}
+
+func writeArg(b textSink, a *Arg, style argStyle, depth int) {
 	if depth > maxDepth {
 		b.WriteString("...")
 		return
@@ -282,7 +290,7 @@ func writeArg(b *strings.Builder, a *Arg, style argStyle, depth int) {
 		if style == compactArgs {
 			b.WriteString(a.S)
 		} else {
-			b.WriteString(pyTarget(a.S))
+			writePyTarget(b, a.S)
 		}
 	case ArgComplex:
 		b.WriteString(pyComplex(a.F, a.Imag))
@@ -431,21 +439,34 @@ var opNamespaces = map[string]bool{
 // torch.ops.aten.add.Tensor, torch.ops.higher_order.cond, operator.add,
 // getattr, torch.sym_size.
 func pyTarget(target string) string {
-	ns, name, _ := strings.Cut(target, ".")
+	prefix, name := pyTargetParts(target)
+	return prefix + name
+}
+
+// writePyTarget writes pyTarget(target) without building it.
+func writePyTarget(b textSink, target string) {
+	prefix, name := pyTargetParts(target)
+	b.WriteString(prefix)
+	b.WriteString(name)
+}
+
+// pyTargetParts is pyTarget in two parts, a prefix and a name.
+func pyTargetParts(target string) (prefix, name string) {
+	ns, rest, _ := strings.Cut(target, ".")
 	switch {
 	case ns == "builtins":
-		return name
+		return "", rest
 	case ns == "_operator":
-		return "operator." + name
+		return "operator.", rest
 	case pythonModules[ns]:
-		return target
+		return "", target
 	case opNamespaces[ns]:
-		return "torch.ops." + target
+		return "torch.ops.", target
 	}
 	if _, ok := SchemaName(target); ok {
-		return "torch.ops." + target
+		return "torch.ops.", target
 	}
-	return target
+	return "", target
 }
 
 // magicMethods and inplaceMethods are FX's tables of the same names
@@ -600,11 +621,20 @@ func (p *readablePrinter) line(indent int, s string) {
 func (p *readablePrinter) module(gi int, className string, indent int) {
 	g := p.m.Graphs[gi]
 	p.line(indent, "class "+className+"(torch.nn.Module):")
-	def, body := readableForward(g, p.freeUnused)
-	p.line(indent+1, def)
-	for _, l := range body {
-		p.line(indent+2, l)
+	// Streamed: the forward's lines are written as they are made, so a
+	// graph of a million nodes is never held as text (it used to be, line
+	// by line: 0.4 GB beside the module).
+	f := newForwardGen(g, p.freeUnused)
+	for range indent + 1 {
+		p.w.WriteString("    ")
 	}
+	p.w.WriteString("def forward(self")
+	f.params(func(param []byte) {
+		p.w.WriteString(", ")
+		p.w.Write(param)
+	})
+	p.w.WriteString("):\n")
+	f.body(func(l []byte) { p.lineBytes(indent+2, l) })
 	for _, ci := range p.children[gi] {
 		p.line(0, "")
 		name := p.m.Graphs[ci].Name
@@ -615,19 +645,37 @@ func (p *readablePrinter) module(gi int, className string, indent int) {
 	}
 }
 
-// annotation is the print_readable type annotation of a node's value:
-// ': "f32[4, 8]"' for tensors, ': "Sym(s0)"' for symbolic scalars.
-func annotation(n *Node) string {
+func (p *readablePrinter) lineBytes(indent int, l []byte) {
+	if len(l) > 0 {
+		for range indent {
+			p.w.WriteString("    ")
+		}
+		p.w.Write(l)
+	}
+	p.w.WriteByte('\n')
+}
+
+// writeAnnotation writes the print_readable type annotation of a node's
+// value: ': "f32[4, 8]"' for tensors, ': "Sym(s0)"' for symbolic scalars.
+func writeAnnotation(b textSink, n *Node) {
 	if n.Val == nil {
-		return ""
+		return
 	}
 	switch n.Val.Kind {
 	case ValTensor:
-		return `: "` + ShortTensor(n.Val.Tensor) + `"`
+		b.WriteString(`: "`)
+		if t := n.Val.Tensor; t == nil {
+			b.WriteString("?")
+		} else {
+			b.WriteString(DtypeAbbr(t.Dtype))
+			writeDims(b, t.Shape)
+		}
+		b.WriteByte('"')
 	case ValSym:
-		return `: "Sym(` + symString(n.Val.Sym) + `)"`
+		b.WriteString(`: "Sym(`)
+		b.WriteString(symString(n.Val.Sym))
+		b.WriteString(`)"`)
 	}
-	return ""
 }
 
 var stackFrameRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^File "(.+)", line (\d+), in (.+)$`) }) // compiled on first use, not at start
@@ -656,30 +704,92 @@ const noStackTrace = "No stacktrace found for following nodes"
 // with the values freed after their last use ("; x = None"), and the
 // return statement.
 func ReadableForward(g *Graph) (def string, body []string) {
-	return readableForward(g, false)
+	f := newForwardGen(g, false)
+	var d strings.Builder
+	d.WriteString("def forward(self")
+	f.params(func(param []byte) {
+		d.WriteString(", ")
+		d.Write(param)
+	})
+	d.WriteString("):")
+	f.body(func(l []byte) { body = append(body, string(l)) })
+	return d.String(), body
 }
 
-// readableForward is ReadableForward; freeUnused also frees a value nobody
-// uses on its own statement ("add_ = None"), as torch >= 2.6 does.
-func readableForward(g *Graph, freeUnused bool) (def string, body []string) {
+// forwardGen makes the lines of a graph's forward method one at a time,
+// each in a buffer reused for the next (the streaming printer writes them
+// out as they come): a million-node graph costs its last-use table, not
+// its text.
+type forwardGen struct {
+	g *Graph
+	// freeUnused also frees a value nobody uses on its own statement
+	// ("add_ = None"), as torch >= 2.6 does.
+	freeUnused bool
+	// lastUser[i]: some node uses node i. Node i's statement frees
+	// dels[delEnd[i+1]:delEnd[i]], the values whose last use it is, in the
+	// order of their first use in it (torch.fx.graph's register_last_uses:
+	// walking backwards, the first user seen of each node is its last).
+	lastUser []bool
+	dels     []NodeID
+	delEnd   []int32
+	line     bytes.Buffer
+}
+
+func newForwardGen(g *Graph, freeUnused bool) *forwardGen {
 	n := len(g.Nodes)
-	// Last uses: walking backwards, the first user seen of each node is its
-	// last use (torch.fx.graph's register_last_uses). DefUse lists each
-	// node's distinct operands in order of first use, as Node._input_nodes.
-	inputs := NewDefUse(g).Operands
-	lastUser := make([]bool, n)
-	toDelete := make([][]NodeID, n)
+	f := &forwardGen{g: g, freeUnused: freeUnused, lastUser: make([]bool, n), delEnd: make([]int32, n+1)}
 	for i := n - 1; i >= 0; i-- {
-		for _, d := range inputs[i] {
-			if !lastUser[d] {
-				lastUser[d] = true
-				toDelete[i] = append(toDelete[i], d)
+		uid := NodeID(i)
+		g.Nodes[i].WalkRefs(func(a *Arg) {
+			d := a.Ref
+			if d < 0 || int(d) >= n || d == uid || f.lastUser[d] {
+				return
 			}
+			f.lastUser[d] = true
+			f.dels = append(f.dels, d)
+		})
+		f.delEnd[i] = int32(len(f.dels))
+	}
+	return f
+}
+
+// emit hands the line buffer to yield, its control characters escaped
+// (Printable: a name with a newline or an escape sequence in it must not
+// make another line, or clear the screen).
+func (f *forwardGen) emit(yield func([]byte)) {
+	l := f.line.Bytes()
+	for _, c := range l {
+		if c < 0x20 || c >= 0x7f {
+			// Rare (non-ASCII or control bytes): Printable decides.
+			l = []byte(Printable(string(l)))
+			break
 		}
 	}
+	yield(l)
+}
 
-	var params []string
-	var out []string // body text; "\n" separates statements as in torch
+// params yields each forward parameter ("x: \"f32[4]\"", "n = 3"), escaped.
+func (f *forwardGen) params(yield func([]byte)) {
+	for i := range f.g.Nodes {
+		if nd := &f.g.Nodes[i]; nd.Op == OpPlaceholder {
+			f.line.Reset()
+			writeStmt(&f.line, nd)
+			f.emit(yield)
+		}
+	}
+}
+
+// body yields the body's lines, unindented and escaped; "pass" when it has
+// none.
+func (f *forwardGen) body(yield func([]byte)) {
+	g := f.g
+	started := false // leading empty lines are dropped
+	out := func() {
+		if f.line.Len() > 0 || started {
+			started = true
+			f.emit(yield)
+		}
+	}
 	prevSummary := ""
 	for i := range g.Nodes {
 		nd := &g.Nodes[i]
@@ -692,78 +802,84 @@ func readableForward(g *Graph, freeUnused bool) (def string, body []string) {
 			}
 			if summary != prevSummary {
 				prevSummary = summary
-				out = append(out, "", "# "+summary)
+				f.line.Reset()
+				out()
+				f.line.WriteString("# ")
+				f.line.WriteString(summary)
+				out()
 			}
 		}
-		stmt, isParam := readableStmt(g, nd)
-		if isParam {
-			params = append(params, stmt)
+		f.line.Reset()
+		if nd.Op == OpPlaceholder {
 			if t := nd.Target; t != "" && strings.ReplaceAll(t, "*", "") != nd.Name {
-				out = append(out, nd.Name+" = "+strings.ReplaceAll(t, "*", ""))
+				f.line.WriteString(nd.Name)
+				f.line.WriteString(" = ")
+				f.line.WriteString(strings.ReplaceAll(t, "*", ""))
+				out()
 			}
 			continue
 		}
+		writeStmt(&f.line, nd)
 		if nd.Op != OpOutput {
 			// Unlike torch >= 2.6, values nobody uses are not freed on
 			// their own line: this matches torch 1.13 to 2.5 exactly.
-			del := toDelete[i]
-			if freeUnused && !lastUser[i] && nd.Op != OpPlaceholder {
-				del = append(del[:len(del):len(del)], NodeID(i))
-			}
-			if len(del) > 0 {
-				names := make([]string, 0, len(del)+1)
+			del := f.dels[f.delEnd[i+1]:f.delEnd[i]]
+			freeSelf := f.freeUnused && !f.lastUser[i]
+			if len(del) > 0 || freeSelf {
+				f.line.WriteString(";  ")
 				for _, d := range del {
-					names = append(names, g.Nodes[d].Name)
+					f.line.WriteString(g.Nodes[d].Name)
+					f.line.WriteString(" = ")
 				}
-				stmt += ";  " + strings.Join(append(names, "None"), " = ")
+				if freeSelf {
+					f.line.WriteString(nd.Name)
+					f.line.WriteString(" = ")
+				}
+				f.line.WriteString("None")
 			}
 		}
-		out = append(out, stmt)
+		out()
 	}
-	for len(out) > 0 && out[0] == "" {
-		out = out[1:]
+	if !started {
+		f.line.Reset()
+		f.line.WriteString("pass")
+		out()
 	}
-	if len(out) == 0 {
-		out = []string{"pass"}
-	}
-	// Each is one line: a name with a newline or an escape sequence in it
-	// must not make another (or clear the screen).
-	for i := range out {
-		out[i] = Printable(out[i])
-	}
-	for i := range params {
-		params[i] = Printable(params[i])
-	}
-	def = "def forward(" + strings.Join(append([]string{"self"}, params...), ", ") + "):"
-	return def, out
 }
 
-// readableStmt renders one node as a statement, or (isParam) a placeholder
-// as a forward parameter.
-func readableStmt(g *Graph, n *Node) (stmt string, isParam bool) {
-	ann := annotation(n)
-	lhs := n.Name + ann + " = "
-	args := func(as []Arg, kws []Kwarg) string {
-		var b strings.Builder
+// writeStmt writes one node as a statement, or (isParam) a placeholder as
+// a forward parameter.
+func writeStmt(b *bytes.Buffer, n *Node) (isParam bool) {
+	lhs := func() {
+		b.WriteString(n.Name)
+		writeAnnotation(b, n)
+		b.WriteString(" = ")
+	}
+	args := func(as []Arg, kws []Kwarg) {
 		for i := range as {
 			if i > 0 {
 				b.WriteString(", ")
 			}
-			writeArg(&b, &as[i], pythonArgs, 0)
+			writeArg(b, &as[i], pythonArgs, 0)
 		}
 		for i := range kws {
 			if i > 0 || len(as) > 0 {
 				b.WriteString(", ")
 			}
-			b.WriteString(kws[i].Name + " = ")
-			writeArg(&b, &kws[i].Value, pythonArgs, 0)
+			b.WriteString(kws[i].Name)
+			b.WriteString(" = ")
+			writeArg(b, &kws[i].Value, pythonArgs, 0)
 		}
-		return b.String()
+	}
+	call := func(as []Arg, kws []Kwarg) {
+		b.WriteByte('(')
+		args(as, kws)
+		b.WriteByte(')')
 	}
 	repr := func(a *Arg) string {
-		var b strings.Builder
-		writeArg(&b, a, pythonArgs, 0)
-		return b.String()
+		var s strings.Builder
+		writeArg(&s, a, pythonArgs, 0)
+		return s.String()
 	}
 	switch n.Op {
 	case OpPlaceholder:
@@ -771,25 +887,40 @@ func readableStmt(g *Graph, n *Node) (stmt string, isParam bool) {
 		if name == "" {
 			name = n.Name
 		}
-		s := name + ann
+		b.WriteString(name)
+		writeAnnotation(b, n)
 		if len(n.Args) > 0 {
-			s += " = " + repr(&n.Args[0])
+			b.WriteString(" = ")
+			writeArg(b, &n.Args[0], pythonArgs, 0)
 		}
-		return s, true
+		return true
 	case OpOutput:
 		if len(n.Args) == 0 {
-			return "return None", false
+			b.WriteString("return None")
+		} else {
+			b.WriteString("return ")
+			writeArg(b, &n.Args[0], pythonArgs, 0)
 		}
-		return "return " + repr(&n.Args[0]), false
+		return false
 	case OpGetAttr:
-		return lhs + formatTarget("self", n.Target), false
+		lhs()
+		b.WriteString(formatTarget("self", n.Target))
+		return false
 	case OpCallModule:
-		return lhs + formatTarget("self", n.Target) + "(" + args(n.Args, n.Kwargs) + ")", false
+		lhs()
+		b.WriteString(formatTarget("self", n.Target))
+		call(n.Args, n.Kwargs)
+		return false
 	case OpCallMethod:
+		lhs()
 		if len(n.Args) == 0 {
-			return lhs + "?." + n.Target + "(" + args(nil, n.Kwargs) + ")", false
+			b.WriteString("?." + n.Target)
+			call(nil, n.Kwargs)
+		} else {
+			b.WriteString(formatTarget(repr(&n.Args[0]), n.Target))
+			call(n.Args[1:], n.Kwargs)
 		}
-		return lhs + formatTarget(repr(&n.Args[0]), n.Target) + "(" + args(n.Args[1:], n.Kwargs) + ")", false
+		return false
 	case OpCallFunction:
 		if op, ok := operatorName(n.Target); ok && len(n.Kwargs) == 0 {
 			reprs := make([]string, len(n.Args))
@@ -798,20 +929,35 @@ func readableStmt(g *Graph, n *Node) (stmt string, isParam bool) {
 			}
 			if form, ok := magicMethods[op]; ok {
 				if s, ok := fillForm(form, reprs); ok {
-					return lhs + s, false
+					lhs()
+					b.WriteString(s)
+					return false
 				}
 			}
 			if form, ok := inplaceMethods[op]; ok && len(reprs) > 0 {
 				if s, ok := fillForm(form, reprs); ok {
-					return s + ";  " + n.Name + ann + " = " + reprs[0], false
+					b.WriteString(s)
+					b.WriteString(";  ")
+					b.WriteString(n.Name)
+					writeAnnotation(b, n)
+					b.WriteString(" = ")
+					b.WriteString(reprs[0])
+					return false
 				}
 			}
 		}
-		fn := pyTarget(n.Target)
-		if fn == "getattr" && len(n.Args) == 2 && len(n.Kwargs) == 0 && n.Args[1].Kind == ArgStr && isIdentifier(n.Args[1].S) {
-			return lhs + formatTarget(repr(&n.Args[0]), n.Args[1].S), false
+		if prefix, fn := pyTargetParts(n.Target); prefix == "" && fn == "getattr" && len(n.Args) == 2 && len(n.Kwargs) == 0 && n.Args[1].Kind == ArgStr && isIdentifier(n.Args[1].S) {
+			lhs()
+			b.WriteString(formatTarget(repr(&n.Args[0]), n.Args[1].S))
+			return false
 		}
-		return lhs + fn + "(" + args(n.Args, n.Kwargs) + ")", false
+		lhs()
+		writePyTarget(b, n.Target)
+		call(n.Args, n.Kwargs)
+		return false
 	}
-	return lhs + "?(" + args(n.Args, n.Kwargs) + ")", false
+	lhs()
+	b.WriteString("?")
+	call(n.Args, n.Kwargs)
+	return false
 }

@@ -2,38 +2,9 @@ package ir
 
 import (
 	"errors"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 )
-
-func TestWriteFileAtomicKeepsModeAndLinks(t *testing.T) {
-	dir := t.TempDir()
-	target := filepath.Join(dir, "target.pb")
-	if err := os.WriteFile(target, []byte("old"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	link := filepath.Join(dir, "link.pb")
-	if err := os.Symlink("target.pb", link); err != nil {
-		t.Skip(err)
-	}
-	if err := WriteFileAtomic(link, []byte("new")); err != nil {
-		t.Fatal(err)
-	}
-	if fi, err := os.Lstat(link); err != nil || fi.Mode()&os.ModeSymlink == 0 {
-		t.Errorf("the link was replaced: %v %v", fi.Mode(), err)
-	}
-	got, _ := os.ReadFile(target)
-	fi, _ := os.Stat(target)
-	if string(got) != "new" || fi.Mode().Perm() != 0o600 {
-		t.Errorf("target: %q, mode %v; want \"new\", 0600", got, fi.Mode().Perm())
-	}
-	entries, _ := os.ReadDir(dir)
-	if len(entries) != 2 {
-		t.Errorf("%d entries left in the directory, want 2", len(entries))
-	}
-}
 
 func TestVerifyShapes(t *testing.T) {
 	for _, tc := range []struct{ shape, want string }{

@@ -1,6 +1,7 @@
 package ir
 
 import (
+	"bufio"
 	"bytes"
 	"fmt"
 	"io"
@@ -280,8 +281,10 @@ func PrintExportedProgram(w io.Writer, m *Module) error {
 	if m.Signature == nil {
 		return PrintReadable(w, m)
 	}
-	var gm bytes.Buffer
-	if err := printReadable(&gm, m, "GraphModule", torchAtLeast(m.TorchVersion, 2, 6)); err != nil {
+	// The GraphModule is streamed through the indentation, not built.
+	out := bufio.NewWriter(w)
+	out.WriteString("ExportedProgram:\n    ")
+	if err := printReadable(indentWriter{out}, m, "GraphModule", torchAtLeast(m.TorchVersion, 2, 6)); err != nil {
 		return err
 	}
 	rc, ok := m.Annotation("torch.export.range_constraints")
@@ -289,8 +292,32 @@ func PrintExportedProgram(w io.Writer, m *Module) error {
 		rc = "{}"
 	}
 	indent := func(s string) string { return strings.ReplaceAll(s, "\n", "\n    ") }
-	_, err := io.WriteString(w, "ExportedProgram:\n    "+indent(gm.String())+"\nGraph signature:"+indent(m.Signature.String())+"\nRange constraints: "+rc+"\n")
-	return err
+	out.WriteString("\nGraph signature:" + indent(m.Signature.String()) + "\nRange constraints: " + rc + "\n")
+	return out.Flush()
+}
+
+// indentWriter writes what it is given with four spaces after every
+// newline.
+type indentWriter struct{ w io.Writer }
+
+func (iw indentWriter) Write(p []byte) (int, error) {
+	n := 0
+	for len(p) > 0 {
+		i := bytes.IndexByte(p, '\n')
+		if i < 0 {
+			m, err := iw.w.Write(p)
+			return n + m, err
+		}
+		if _, err := iw.w.Write(p[:i]); err != nil {
+			return n, err
+		}
+		if _, err := io.WriteString(iw.w, "\n    "); err != nil {
+			return n, err
+		}
+		n += i + 1
+		p = p[i+1:]
+	}
+	return n, nil
 }
 
 // torchAtLeast reports whether a torch version string ("2.14.1+debian")

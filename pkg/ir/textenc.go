@@ -9,7 +9,6 @@ import (
 	"sync"
 	"unicode/utf8"
 
-	"github.com/hopctl/hopctl/internal/progress"
 	"github.com/hopctl/hopctl/proto/hopctlpb"
 )
 
@@ -578,7 +577,7 @@ func (e *textEncoder) graph(g *Graph) {
 			return
 		}
 		if i&progressBatch == progressBatch {
-			progress.Add(progressBatch + 1)
+			nodesDone(progressBatch + 1)
 		}
 	}
 	e.endList()

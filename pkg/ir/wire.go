@@ -13,8 +13,6 @@ import (
 	"unsafe"
 
 	"google.golang.org/protobuf/encoding/protowire"
-
-	"github.com/hopctl/hopctl/internal/progress"
 )
 
 // A streaming decoder for the binary encoding: it reads the wire format
@@ -549,7 +547,7 @@ func (d *wireDecoder) graph(b []byte, g *Graph) error {
 			g.Nodes = append(g.Nodes, Node{})
 			i := len(g.Nodes) - 1
 			if i&progressBatch == progressBatch {
-				progress.Add(progressBatch + 1)
+				nodesDone(progressBatch + 1)
 			}
 			if err := d.node(f.body, &g.Nodes[i]); err != nil {
 				return &wireNodeError{index: i, name: g.Nodes[i].Name, err: err}
@@ -570,6 +568,7 @@ func (d *wireDecoder) graph(b []byte, g *Graph) error {
 		wg.Go(func() {
 			defer guardFaults(wd.region)()
 			defer catchFault(wd.region, &errs[w])
+			done := lo
 			for i := lo; i < hi; i++ {
 				// Decode into a local and copy: the first touch of the new
 				// node memory must be a write. A read first maps the
@@ -579,7 +578,10 @@ func (d *wireDecoder) graph(b []byte, g *Graph) error {
 				err := wd.node(bodies[i], &n)
 				g.Nodes[base+i] = n
 				if (i-lo)&progressBatch == progressBatch {
-					progress.Add(progressBatch + 1)
+					nodesDone(progressBatch + 1)
+					// The input this worker has decoded leaves memory.
+					releaseMapped(wd.region, spanOf(bodies[done], bodies[i]))
+					done = i
 				}
 				if err != nil {
 					errs[w] = &wireNodeError{index: base + i, name: n.Name, err: err}
@@ -591,6 +593,13 @@ func (d *wireDecoder) graph(b []byte, g *Graph) error {
 	wg.Wait()
 	// The first error in node order, as a sequential decode reports it.
 	return firstError(errs)
+}
+
+// spanOf is the input from the start of first to the end of last, two
+// subslices of one input, first before last.
+func spanOf(first, last []byte) []byte {
+	n := int(uintptr(unsafe.Pointer(unsafe.SliceData(last)))-uintptr(unsafe.Pointer(unsafe.SliceData(first)))) + len(last)
+	return unsafe.Slice(unsafe.SliceData(first), n)
 }
 
 // progressBatch+1 nodes make one report of nodes done to the progress

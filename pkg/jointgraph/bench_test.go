@@ -10,7 +10,8 @@ import (
 )
 
 // mlpStack builds the forward graph of a layers-deep Linear → LayerNorm →
-// GELU stack (batch 8, width 64), the graph SPEC §9 times: 11 nodes per
+// GELU stack (batch 8, width 64), the graph the README's Performance section
+// times beside AOTAutograd (python/tools/bench_aot.py): 11 nodes per
 // layer (4 parameter placeholders, t, addmm, native_layer_norm and its 3
 // getitems, gelu).
 func mlpStack(layers int) *ir.Module {
@@ -46,8 +47,9 @@ func mlpStack(layers int) *ir.Module {
 	return &ir.Module{Graphs: []*ir.Graph{g}}
 }
 
-// BenchmarkJointMinCut is SPEC §9's joint + min-cut partition of a
-// 1,000-layer stack (11k forward nodes).
+// BenchmarkJointMinCut is the joint + min-cut partition of a
+// 1,000-layer stack (11k forward nodes) that the README's Performance
+// section compares with AOTAutograd.
 func BenchmarkJointMinCut(b *testing.B) {
 	m := mlpStack(1000)
 	b.ReportMetric(float64(len(m.Root().Nodes)), "fwd-nodes")
@@ -130,8 +132,8 @@ func BenchmarkPartitionSynth(b *testing.B) {
 }
 
 // TestJointMinCutScale keeps joint + min-cut of the 1,000-layer stack well
-// inside SPEC §9's budget (AOTAutograd: 40 s; the target is 500× faster,
-// 80 ms on a 2-core machine). The bound here is loose so a loaded CI
+// inside the budget the README's Performance section records (AOTAutograd:
+// 40 s; the target is 500× faster, 80 ms on a 2-core machine). The bound here is loose so a loaded CI
 // machine does not flake; the benchmark measures the real number.
 func TestJointMinCutScale(t *testing.T) {
 	if testing.Short() {

@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/hopctl/hopctl/pkg/hop"
 	"github.com/hopctl/hopctl/pkg/ir"
 	"github.com/hopctl/hopctl/pkg/opschema"
 )
@@ -28,8 +29,8 @@ import (
 //     have the same metadata share one backward graph, as they share it in
 //     PyTorch's joint.
 //
-// A subgraph that writes its inputs (Dynamo allows it) is refused: its
-// joint would need PyTorch's auto_functionalized form of the call.
+// A subgraph that writes its inputs (Dynamo allows it) is refused as torch
+// refuses to train it (trainingMutationMessage).
 
 // invokeSubgraphs records the backward graphs built for invoke_subgraph
 // calls: per identifier, the tangent layouts seen, in order (n of
@@ -41,14 +42,14 @@ type invokeSubgraphs struct {
 
 func invokeSubgraphBackward(j *jointBuilder, id ir.NodeID, grads []V) error {
 	n := &j.b.g.Nodes[id]
-	if len(n.Args) < 2 {
-		return nodeError(j.file, j.b.g, id, "invoke_subgraph takes (subgraph, identifier, *operands)")
+	if err := j.hopArity(id); err != nil {
+		return err
 	}
-	sq, ok := j.graphTarget(n.Args[0])
+	sq, ok := j.graphTarget(j.hopArg(n, "subgraph"))
 	if !ok {
 		return nodeError(j.file, j.b.g, id, "invoke_subgraph subgraph is not a subgraph of this file")
 	}
-	ops := n.Args[2:]
+	ops, _, _ := hop.Group(j.f.ops.get(n.Target).hop.row, n, "*operands")
 	if len(ops) == 1 && (ops[0].Kind == ir.ArgTuple || ops[0].Kind == ir.ArgList) {
 		// torch 2.6's form, invoke_subgraph(subgraph, identifier, operands),
 		// whose autograd names its calls ___forward_/___backward_<identifier>.
@@ -56,16 +57,16 @@ func invokeSubgraphBackward(j *jointBuilder, id ir.NodeID, grads []V) error {
 			"torch 2.14's invoke_subgraph(subgraph, identifier, *operands) is")
 	}
 	ident := "None"
-	if n.Args[1].Kind == ir.ArgStr {
-		ident = strings.TrimPrefix(n.Args[1].S, "fw_")
+	if a := j.hopArg(n, "identifier"); a.Kind == ir.ArgStr {
+		ident = strings.TrimPrefix(a.S, "fw_")
 	}
 	bw, err := j.subJointAs(id, sq, j.operandRG(ops), ConventionNone)
 	if err != nil {
 		return err
 	}
 	if len(bw.MutatedInputs) > 0 {
-		return nodeError(j.file, j.b.g, id, fmt.Sprintf("invoke_subgraph backward: subgraph %s writes its input %d; hopctl differentiates "+
-			"invoke_subgraph only over subgraphs without input mutation", sq, bw.MutatedInputs[0]))
+		return nodeError(j.file, j.b.g, id, fmt.Sprintf("%s (subgraph %s writes its input %d)",
+			trainingMutationMessage("invoke_subgraph"), sq, bw.MutatedInputs[0]))
 	}
 	nf := bw.NumFwdOutputs
 	if err := invokeBwOutputs(bw.Module.Root(), nf); err != nil {
@@ -185,4 +186,79 @@ func invokeBwOutputs(g *ir.Graph, nf int) error {
 	g.Nodes = b.g.Nodes
 	g.Reindex()
 	return nil
+}
+
+// hopOutputsRG returns, for a HOP call whose autograd marks outputs that
+// need no gradient as non-differentiable, which outputs require grad, and
+// true; false for the HOPs whose every floating output requires grad when
+// an operand does (autograd.Function semantics: cond, map_impl, scan,
+// associative_scan). invoke_subgraph is the first kind in torch 2.14
+// (InvokeSubgraphAutogradOp.forward: get_non_differentiable_indices, from
+// the requires_grad Dynamo recorded on the subgraph's outputs): an output
+// requires grad when it depends, through differentiable ops, on an
+// operand that requires grad.
+func hopOutputsRG(m *ir.Module, g *ir.Graph, n *ir.Node, hr *hopRule, ops *opCache, rg []bool) ([]bool, bool) {
+	if hr.row.Name != "invoke_subgraph" {
+		return nil, false
+	}
+	sa := hop.Arg(hr.row, n, "subgraph")
+	if sa == nil || sa.Kind != ir.ArgNode || sa.Ref < 0 {
+		return nil, false
+	}
+	sub := m.Graph(g.Nodes[sa.Ref].Target)
+	if sub == nil {
+		return nil, false
+	}
+	operands := n.Args[2:]
+	in := make([]bool, len(sub.Nodes))
+	k := 0
+	for i := range sub.Nodes {
+		s := &sub.Nodes[i]
+		switch s.Op {
+		case ir.OpPlaceholder:
+			if k < len(operands) {
+				t := valueTensor(s.Val)
+				in[i] = anyRefIn(&operands[k], rg) && (t == nil || isDifferentiableDtype(t.Dtype))
+			}
+			k++
+		case ir.OpCallFunction:
+			if ops.get(s.Target).nonDiff {
+				continue
+			}
+			dep := false
+			for a := range s.Args {
+				dep = dep || anyRefIn(&s.Args[a], in)
+			}
+			for a := range s.Kwargs {
+				dep = dep || anyRefIn(&s.Kwargs[a].Value, in)
+			}
+			if t := valueTensor(s.Val); t != nil && !isDifferentiableDtype(t.Dtype) {
+				dep = false
+			}
+			in[i] = dep
+		case ir.OpOutput:
+			if len(s.Args) != 1 {
+				return nil, false
+			}
+			res := s.Args[0]
+			if res.Kind != ir.ArgTuple && res.Kind != ir.ArgList {
+				return []bool{anyRefIn(&res, in)}, true
+			}
+			out := make([]bool, len(res.Elems))
+			for e := range res.Elems {
+				out[e] = anyRefIn(&res.Elems[e], in)
+			}
+			return out, true
+		}
+	}
+	return nil, false
+}
+
+// trainingMutationMessage is torch 2.14's refusal to differentiate a HOP
+// call whose subgraph writes an input (torch/_ops.py,
+// HigherOrderOperator.py_autograd_impl's maybe_run_autograd, for HOPs with
+// a gen_schema and no _supports_training_input_mutation).
+func trainingMutationMessage(hop string) string {
+	return "The " + hop + " HigherOrderOperator does not currently support training with in-place input or buffer mutations " +
+		"If you require this feature, please submit an issue to PyTorch. Alternatively, consider creating your own custom autograd.Function."
 }

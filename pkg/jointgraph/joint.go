@@ -77,7 +77,7 @@ func buildJoint(m *ir.Module, opts Options, at **ir.Node) (*Joint, error) {
 	}
 	fg := f.b.g
 	freezeBySignature(m, f)
-	rg, err := requiresGrad(fg, f.ops, f.effect, f.outputs, opts.File)
+	rg, err := requiresGrad(m, fg, f.ops, f.effect, f.outputs, opts.File)
 	if err != nil {
 		return nil, err
 	}
@@ -104,6 +104,8 @@ type jointBuilder struct {
 	// scanCarries maps a forward scan to the getitems of the carries it
 	// checkpoints for its backward.
 	scanCarries map[ir.NodeID]scanCheckpoint
+	// symbols are the SymInt names in use (freshSymbol), nil until needed.
+	symbols map[string]bool
 	rg          []bool    // per functional node
 	at          **ir.Node // the node being processed, for error messages
 	opts        Options
@@ -233,9 +235,27 @@ func (j *jointBuilder) build(src *ir.Module) (*Joint, error) {
 		epi[e] = true
 	}
 	j.scanCarries = map[ir.NodeID]scanCheckpoint{}
+	// whileSel maps the getitems of a while_loop rewritten to
+	// while_loop_stack_output to the selects standing for them;
+	// whileStacked are the getitems of its stacked carries.
+	whileSel := map[ir.NodeID]ir.NodeID{}
+	whileStacked := map[ir.NodeID][]ir.NodeID{}
 	for i := range fg.Nodes {
 		n := &fg.Nodes[i]
 		if n.Op == ir.OpPlaceholder || epi[ir.NodeID(i)] {
+			continue
+		}
+		if s, ok := whileSel[ir.NodeID(i)]; ok {
+			j.fmap[i] = s
+			continue
+		}
+		if n.Target == whileTarget && j.rg[i] {
+			id, stacked, err := j.augmentWhile(n, ir.NodeID(i), whileSel)
+			if err != nil {
+				return nil, nodeError(j.file, fg, ir.NodeID(i), err.Error())
+			}
+			j.fmap[i] = id
+			whileStacked[id] = stacked
 			continue
 		}
 		if n.Target == scanTarget && j.rg[i] {
@@ -269,6 +289,13 @@ func (j *jointBuilder) build(src *ir.Module) (*Joint, error) {
 	for fi, ji := range j.fmap {
 		if ji != ir.NoNode {
 			j.jrg[ji] = j.rg[fi]
+		}
+	}
+	for id, stacked := range whileStacked {
+		j.items[id] = stacked
+		for _, s := range stacked {
+			m := valueTensor(j.b.g.Nodes[s].Val)
+			j.jrg[s] = j.jrg[id] && m != nil && isDifferentiableDtype(m.Dtype)
 		}
 	}
 	outs := make([]V, len(f.outputs))
@@ -317,7 +344,7 @@ func (j *jointBuilder) build(src *ir.Module) (*Joint, error) {
 	var refs graphRefs
 	j.b.g, refs = dce(j.b.g, j.effect)
 
-	all := slices.Concat(src.Graphs, j.extra)
+	all := slices.Concat(j.functionalBodies(src, refs.getAttrs), j.extra)
 	out := assembleModule(src, j.b.g, refs, all, src.Schemas)
 	nested := nestedFor(j.nested, refs.getAttrs)
 	out.Schemas = mergeSchemas(out.Schemas, nested)
@@ -511,6 +538,12 @@ func resize[T any](buf []T, n int) []T {
 func (j *jointBuilder) apply(id ir.NodeID, grads []V) (err error) {
 	g := j.b.g
 	n := &g.Nodes[id]
+	if it, ok := j.lastOfStacked(n); ok {
+		// The result of a while_loop: its gradient is the loop's
+		// (whileBackward), not a stacked output's.
+		j.accumulate(it, grads[0])
+		return nil
+	}
 	info := j.f.ops.get(n.Target)
 	if hr := info.hop; hr != nil {
 		j.b.meta = bwMeta(n)

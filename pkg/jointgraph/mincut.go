@@ -327,6 +327,10 @@ var pow11 = sync.OnceValue(func() [101]float64 {
 })
 
 // minCutSaved returns the values min-cut decides to save.
+// symbolicNumelFallback is the element count min-cut assumes for a tensor
+// whose numel is symbolic (torch/_functorch/partitioners.py _size_of).
+const symbolicNumelFallback = 4096
+
 func (p *partitioner) minCutSaved() []int32 {
 	n := p.n
 
@@ -389,6 +393,12 @@ func (p *partitioner) minCutSaved() []int32 {
 		if t := valueTensor(p.nd(c).Val); t != nil {
 			if b, ok := tensorBytes(t); ok {
 				size[c] = b
+			} else if es, ok := dtypeSize(t.Dtype); ok {
+				// A symbolic numel counts as 4096 elements, as
+				// AOTAutograd's _size_of does (hint_int(numel,
+				// fallback=4096)): an unbacked size has no hint, and
+				// hopctl keeps none (a while_loop's stacked carries).
+				size[c] = satMul(symbolicNumelFallback, es)
 			}
 		}
 		if p.class[c] == classCall {

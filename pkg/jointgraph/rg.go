@@ -21,7 +21,7 @@ import (
 // reads (make_fx leaves some: map's traces carry a select_copy of xs) — is
 // removed before differentiation, as make_fx's joint tracing never sees
 // it: it requires no grad and needs no rule.
-func requiresGrad(g *ir.Graph, ops *opCache, effect map[ir.NodeID]bool, outputs []V, file string) ([]bool, error) {
+func requiresGrad(m *ir.Module, g *ir.Graph, ops *opCache, effect map[ir.NodeID]bool, outputs []V, file string) ([]bool, error) {
 	rg := make([]bool, len(g.Nodes))
 	live := liveNodes(g, effect, outputs)
 	elemRG := map[ir.NodeID][]bool{}
@@ -87,8 +87,9 @@ func requiresGrad(g *ir.Graph, ops *opCache, effect map[ir.NodeID]bool, outputs 
 			}
 			outs := outputMetas(n)
 			el := make([]bool, len(outs))
+			sub, precise := hopOutputsRG(m, g, n, hr, ops, rg)
 			for j, m := range outs {
-				el[j] = m != nil && isDifferentiableDtype(m.Dtype)
+				el[j] = m != nil && isDifferentiableDtype(m.Dtype) && (!precise || j < len(sub) && sub[j])
 				rg[i] = rg[i] || el[j]
 			}
 			elemRG[id] = el

@@ -29,7 +29,7 @@ func TestJointOfExportedPrograms(t *testing.T) {
 		j, err := Build(m, Options{File: p})
 		if err != nil {
 			// The only refusals: HOPs hop.go does not differentiate
-			// (while_loop, invoke_subgraph, auto_functionalized) and a
+			// (while_loop, auto_functionalized) and a
 			// custom op whose schema an archive does not carry. An op
 			// without a derivative rule fails the test.
 			if msg := err.Error(); !strings.Contains(msg, "higher-order operator") && !strings.Contains(msg, "no schema for hopctl_test.") {

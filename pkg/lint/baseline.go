@@ -4,8 +4,9 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"os"
 	"sort"
+
+	"github.com/hopctl/hopctl/pkg/ir"
 )
 
 // BaselineVersion is the version of the baseline file format.
@@ -83,9 +84,9 @@ func (b *Baseline) Set() map[string]bool {
 // ReadBaseline reads a baseline file, refusing other versions and entries
 // without a fingerprint.
 func ReadBaseline(p string) (*Baseline, error) {
-	data, err := os.ReadFile(p)
+	data, err := ir.ReadFileLimited(p) // bounded: the baseline may be /dev/zero
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("%s: %w", ir.Printable(p), ir.WithoutPath(err))
 	}
 	var b Baseline
 	dec := json.NewDecoder(bytes.NewReader(data))

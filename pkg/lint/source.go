@@ -50,12 +50,3 @@ func Frames(stackTrace string) []Frame {
 	return out
 }
 
-// Innermost returns the last frame of a stack trace: the line of user code
-// that made the node.
-func Innermost(stackTrace string) (Frame, bool) {
-	fs := Frames(stackTrace)
-	if len(fs) == 0 {
-		return Frame{}, false
-	}
-	return fs[len(fs)-1], true
-}

@@ -65,8 +65,56 @@ type HOP struct {
 	// ArgTypeChecks are the validate_subgraph_args_types calls (and
 	// equivalent operand checks) PyTorch makes at a call site.
 	ArgTypeChecks []ArgTypeCheck
+	// OlderForms are calling conventions older torch releases write, with
+	// the same argument names for everything the row reads (torch 2.6's
+	// scan also passes dim and reverse). A call follows Schema when its
+	// positional arguments fit it, else the first older form with exactly
+	// as many positional arguments ([HOP.FormFor]).
+	OlderForms []CallForm
 
 	schema *Schema // Schema, parsed
+}
+
+// CallForm is an older calling convention of a HOP.
+type CallForm struct {
+	// Schema is the convention, in the schema language.
+	Schema string
+	// Torch are the releases that write calls in this form.
+	Torch TorchVersions
+	row   *HOP // the row with Schema in place of the HOP's
+}
+
+// FormFor returns the row to read a call with npos positional arguments
+// by: h itself, or the row of the older form (OlderForms) the call
+// follows, which differs from h in Schema only.
+func (h *HOP) FormFor(npos int) *HOP {
+	s := h.ParsedSchema()
+	if s == nil || s.IsVararg || npos <= s.Positional() {
+		return h
+	}
+	for i := range h.OlderForms {
+		if r := h.OlderForms[i].row; r != nil && r.schema != nil && r.schema.Positional() == npos {
+			return r
+		}
+	}
+	return h
+}
+
+// buildForms parses the older forms of h and makes their rows.
+func buildForms(h *HOP) error {
+	var errs []error
+	for i := range h.OlderForms {
+		f := &h.OlderForms[i]
+		fs, err := Parse(f.Schema)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("%s: older form: %w", h.Name, err))
+			continue
+		}
+		r := *h
+		r.Schema, r.schema, r.OlderForms = f.Schema, fs, nil
+		f.row = &r
+	}
+	return errors.Join(errs...)
 }
 
 // Subgraph is one subgraph a HOP call runs.
@@ -230,6 +278,19 @@ type MetaCheck struct {
 	LengthMessage string
 	// Torch is the torch releases that make the check.
 	Torch TorchVersions
+	// DynamoLHS and DynamoRHS are the names Dynamo gives the two lists
+	// when it makes the same check on a Dynamo-level graph
+	// (check_meta_consistency_vt, torch/_dynamo/variables/higher_order_ops.py);
+	// "" where they are LHS and RHS. DynamoSwap is set when Dynamo passes
+	// them the other way round (while_loop: body_fn_output first).
+	DynamoLHS, DynamoRHS string
+	DynamoSwap           bool
+	// Carry26 is set for torch 2.6's while_loop form of the check
+	// (check_outputs_carry_consistency): pairs zipped, so different counts
+	// pass; requires_grad and memory_format compared too; one line per
+	// differing pair, its fields joined by ",", under "Expected <LHS> and
+	// <RHS> return tensors with same metadata but found:".
+	Carry26 bool
 }
 
 // ArgTypeCheck is one validate_subgraph_args_types call: the elements of
@@ -376,7 +437,12 @@ var (
 	freshOutputs   = &Outputs{Fresh: true}
 	whileOperands  = []Operands{{Arg: "carried_inputs"}, {Arg: "additional_inputs"}}
 	whileArgChecks = []ArgTypeCheck{{Args: []string{"carried_inputs"}}, {Args: []string{"additional_inputs"}}}
-	whileMeta      = []MetaCheck{{LHS: "carried_inputs", RHS: "body_output", Arg: "carried_inputs", Subgraph: "body_fn"}}
+	whileMeta      = []MetaCheck{
+		{LHS: "carried_inputs", RHS: "body_output", Arg: "carried_inputs", Subgraph: "body_fn", Torch: TorchVersions{From: rowTorch(DiffWhileMeta26).Until},
+			DynamoLHS: "body_fn_output", DynamoRHS: "carried_inputs", DynamoSwap: true},
+		{LHS: "carried_inputs", RHS: "body outputs", Arg: "carried_inputs", Subgraph: "body_fn", Torch: rowTorch(DiffWhileMeta26),
+			Carry26: true},
+	}
 )
 
 // whileLoop is the row of while_loop and of while_loop_stack_output, which
@@ -434,7 +500,7 @@ var hops = []*HOP{
 			Outputs: freshOutputs, Restrictions: forbidBoth,
 		}},
 		MetaChecks: []MetaCheck{{LHS: "init", RHS: "carry", Arg: "xs", FirstSlice: true, Subgraph: "combine_fn",
-			Requires: "additional_inputs", Lists: true,
+			Requires: "additional_inputs", Lists: true, DynamoLHS: "initial_xs", DynamoRHS: "combine_fn_output",
 			LengthMessage: "expected combine_fn to return %d results but got %d"}},
 		// The newer (combine_fn, xs, additional_inputs) form.
 		ArgTypeChecks: []ArgTypeCheck{{Args: []string{"additional_inputs"}}},
@@ -527,9 +593,14 @@ var hops = []*HOP{
 			Operands: []Operands{{Arg: "init"}, {Arg: "xs", Sliced: true}, {Arg: "additional_inputs"}},
 			Outputs:  &Outputs{Count: "init", RestFresh: true}, Restrictions: []Restriction{
 				{Kind: ForbidMutation, NoGrad: &NoGradRule{Allows: []string{"additional_inputs"}, Message: "torch.scan: combine_fn mutates init or xs"}},
-				{Kind: ForbidAlias}}}},
-		MetaChecks:    []MetaCheck{{LHS: "init", RHS: "carry", Arg: "init", Subgraph: "combine_fn", Carries: true, Lists: true}},
+				{Kind: ForbidAlias, Torch: TorchVersions{From: rowTorch(DiffScanAlias26).Until}}}}},
+		MetaChecks: []MetaCheck{{LHS: "init", RHS: "carry", Arg: "init", Subgraph: "combine_fn", Carries: true, Lists: true,
+			Torch: TorchVersions{From: rowTorch(DiffScanCarry26).Until}}},
 		ArgTypeChecks: []ArgTypeCheck{{Args: []string{"additional_inputs"}}},
+		// torch 2.6 slices xs along dim (the HOP gets the user's dim, not
+		// 0) and scans backwards when reverse is set.
+		OlderForms: []CallForm{{Schema: "higher_order::scan(Any combine_fn, Any init, Any xs, int dim, bool reverse, Any additional_inputs) -> ...",
+			Torch: rowTorch(DiffScanForm26)}},
 	},
 	wrapper("tag_activation_checkpoint", "Calls gmod(*args) under activation checkpointing; checkpoint options are keyword arguments.",
 		"higher_order::tag_activation_checkpoint(Any gmod, ...) -> ...", "gmod", nil, true),
@@ -565,6 +636,9 @@ func parseHOPs() {
 			continue
 		}
 		h.schema = s
+		if err := buildForms(h); err != nil {
+			hopErrs = append(hopErrs, err)
+		}
 	}
 }
 
@@ -692,6 +766,13 @@ func CheckHOP(h *HOP) error {
 			}
 		}
 	}
+	for _, f := range h.OlderForms {
+		r := *h
+		r.Schema, r.OlderForms = f.Schema, nil
+		if err := CheckHOP(&r); err != nil {
+			errs = append(errs, fmt.Errorf("older form %s: %w", f.Schema, err))
+		}
+	}
 	return errors.Join(errs...)
 }
 
@@ -711,6 +792,8 @@ func (r *Registry) WithHOPs(rows ...*HOP) (*Registry, error) {
 		}
 		row := *h
 		row.schema, _ = Parse(h.Schema)
+		row.OlderForms = slices.Clone(h.OlderForms)
+		_ = buildForms(&row) // CheckHOP parsed them
 		out.hops = slices.DeleteFunc(out.hops, func(o *HOP) bool { return o.Name == h.Name })
 		out.hops = append(out.hops, &row)
 	}

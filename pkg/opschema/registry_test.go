@@ -407,3 +407,28 @@ func TestCorrectionsApplyToBuiltin(t *testing.T) {
 		t.Errorf("only %d corrections apply to torch %s", applied, tab.TorchVersion())
 	}
 }
+
+// TestHOPOlderForms: a call follows the newest form when its positional
+// arguments fit it, else the older form with exactly as many (torch 2.6's
+// scan: dim and reverse before additional_inputs).
+func TestHOPOlderForms(t *testing.T) {
+	h, ok := LookupHOP("scan")
+	if !ok {
+		t.Fatal("no scan row")
+	}
+	if f := h.FormFor(4); f != h {
+		t.Errorf("4 arguments: form %s", f.Schema)
+	}
+	f := h.FormFor(6)
+	if f == h || f.ArgIndex("dim") != 3 || f.ArgIndex("additional_inputs") != 5 || f.ArgIndex("xs") != 2 {
+		t.Errorf("6 arguments: form %s", f.Schema)
+	}
+	if f := h.FormFor(5); f != h {
+		t.Errorf("5 arguments (no such form): form %s", f.Schema)
+	}
+	bad := *h
+	bad.OlderForms = []CallForm{{Schema: "higher_order::scan(Any combine_fn, Any init, Any ys, int dim) -> ..."}}
+	if err := CheckHOP(&bad); err == nil {
+		t.Error("CheckHOP accepted an older form without the row's arguments (xs, additional_inputs)")
+	}
+}

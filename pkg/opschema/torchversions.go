@@ -38,9 +38,25 @@ const (
 	DiffScanXsLength26 = "scan-xs-length-2.6"
 	// DiffAssocScanGrad26: associative_scan has no autograd.
 	DiffAssocScanGrad26 = "associative-scan-grad-2.6"
+	// DiffWhileLoopGrad26: while_loop has no autograd.
+	DiffWhileLoopGrad26 = "while-loop-grad-2.6"
 	// DiffDynamoUnchecked26: Dynamo checks no HOP subgraph for mutation or
 	// aliasing; AOTAutograd accepts cond and while_loop writes.
 	DiffDynamoUnchecked26 = "dynamo-unchecked-2.6"
+	// DiffWhileMeta26: while_loop compares body_fn's outputs with the
+	// carried inputs in check_outputs_carry_consistency.
+	DiffWhileMeta26 = "while-meta-2.6"
+	// DiffScanForm26: scan's call passes dim and reverse.
+	DiffScanForm26 = "scan-form-2.6"
+	// DiffScanCarry26: trace_scan compares init and carry in its own way.
+	DiffScanCarry26 = "scan-carry-2.6"
+	// DiffScanAlias26: scan's combine_fn is not refused for aliasing.
+	DiffScanAlias26 = "scan-alias-2.6"
+	// DiffAssocSparse26: associative_scan() refuses sparse xs in Dynamo's
+	// words.
+	DiffAssocSparse26 = "assoc-sparse-2.6"
+	// DiffScanZeroLength26: scan() refuses a zero-length scan dimension.
+	DiffScanZeroLength26 = "scan-zero-length-2.6"
 	// DiffMinCutRecompute113: min-cut's list of recomputable ops.
 	DiffMinCutRecompute113 = "mincut-recompute-1.13"
 )
@@ -74,6 +90,12 @@ var torchDifferences = []TorchDifference{
 			"exit 3); 2.14 differentiates it (AssociativeScanAutogradOp, xs only)",
 		Source: "2.6.0: torch/_higher_order_ops/associative_scan.py (autograd_not_implemented on DispatchKey.Autograd); " +
 			"2.14.1: associative_scan.py AssociativeScanAutogradOp"},
+	{ID: DiffWhileLoopGrad26, Torch: TorchVersions{Until: "2.14"},
+		What: "while_loop is not differentiable: \"Autograd not implemented for while_loop\" when the gradient is computed " +
+			"(hopctl joint refuses it, exit 3); 2.14 differentiates it (WhileLoopAutogradOp: a while_loop_stack_output forward, " +
+			"a reverse while_loop backward), added by the pytorch/pytorch#160375 stack (September 2025)",
+		Source: "2.6.0: torch/_higher_order_ops/while_loop.py (autograd_not_implemented(while_loop_op, deferred_error=True)); " +
+			"2.14.1: while_loop.py WhileLoopAutogradOp, WhileLoopStackOutputOp"},
 	{ID: DiffDynamoUnchecked26, Torch: TorchVersions{Until: "2.14"},
 		What: "at the Dynamo level (torch.compile), Dynamo checks no HOP subgraph for input mutation or aliasing, in any grad mode; " +
 			"AOTAutograd then accepts cond and while_loop writes to their operands (cond_mutate, while_mutate compile) and refuses " +
@@ -82,12 +104,56 @@ var torchDifferences = []TorchDifference{
 		Source: "2.6.0: torch/_dynamo/variables/higher_order_ops.py speculate_subgraph (no mutation or aliasing check); 2.14.1: " +
 			"check_aliasing_and_input_mutation, supports_input_mutation = not torch.is_grad_enabled(); " +
 			"testdata/hops_real/dynamo and testdata/hops_real/torch2.6/dynamo (python/tools/hop_corpus_dynamo.py)"},
+	{ID: DiffWhileMeta26, Torch: TorchVersions{Until: "2.14"},
+		What: "while_loop compares body_fn's outputs with the carried inputs pair by zipped pair (different counts pass: while_count " +
+			"traces in 2.6), requires_grad and memory_format included, worded \"Expected carried_inputs and body outputs return tensors " +
+			"with same metadata but found:\" and one line per pair; 2.14 calls check_meta_consistency (\"Expected carried_inputs and " +
+			"body_output to have same number of outputs ...\", \"... same metadata but found:\")",
+		Source: "2.6.0: torch/_higher_order_ops/while_loop.py check_outputs_carry_consistency; 2.14.1: while_loop.py " +
+			"while_loop_fake_tensor_mode → utils.py check_meta_consistency"},
+	{ID: DiffScanForm26, Torch: TorchVersions{Until: "2.14"},
+		What: "scan is called scan(combine_fn, init, xs, dim, reverse, additional_inputs): xs sliced along dim, reversed when reverse " +
+			"is set; 2.14 calls scan(combine_fn, init, xs, additional_inputs), its scan() having moved dim to 0 and flipped xs. hopctl " +
+			"reads both forms (opschema.HOP.OlderForms) whatever the release selected: the form is what the file holds",
+		Source: "2.6.0: torch/_higher_order_ops/scan.py ScanOp.__call__, run_flattened_scan; 2.14.1: scan.py ScanOp.__call__"},
+	{ID: DiffScanCarry26, Torch: TorchVersions{Until: "2.14"},
+		What: "trace_scan compares each init with its carry pair by zipped pair (different counts pass) in device, dtype and shape, " +
+			"worded \"Expected metadata of the combine_fn result ... to be the same as the metadata of init with ...\"; hopctl does " +
+			"not make 2.6's check (a known gap); 2.14 calls check_meta_consistency(init, carry)",
+		Source: "2.6.0: torch/_higher_order_ops/scan.py trace_scan; 2.14.1: scan.py trace_scan → utils.py check_meta_consistency"},
+	{ID: DiffScanAlias26, Torch: TorchVersions{Until: "2.14"},
+		What: "scan's combine_fn is never refused for aliasing: the check traces the functionalized combine_fn, whose outputs " +
+			"are copies (scan_alias and scan_alias_xs trace in 2.6); its writes are refused as \"Combine_fn might be modifying " +
+			"the input!\"; 2.14 refuses both (\"scan might be aliasing the input or the output!\")",
+		Source: "2.6.0: torch/_higher_order_ops/scan.py scan_functionalize (_has_potential_branch_input_alias(functional_combine_fn, " +
+			"...)); 2.14.1: scan.py scan_functionalize → utils.py _check_alias_and_mutation"},
+	{ID: DiffAssocSparse26, Torch: TorchVersions{Until: "2.14"},
+		What: "associative_scan() compiles the call with Dynamo before its own input checks, and Dynamo refuses sparse xs: " +
+			"\"torch.compile does not support sparse Tensors\"; 2.14's _validate_input: \"xs leaves must dense Tensors, consider " +
+			"using `to_dense()`\" (assoc_sparse in both corpora)",
+		Source: "2.6.0: torch/_higher_order_ops/associative_scan.py associative_scan (torch.compile first); 2.14.1: associative_scan.py " +
+			"_validate_input"},
+	{ID: DiffScanZeroLength26, Torch: TorchVersions{Until: "2.14"},
+		What: "scan() refuses an xs leaf whose scan dimension is 0: \"All xs leaves must have a scan dimension > 0 but got " +
+			"FakeTensor(..., size=(0, 4))\"; 2.14 accepts it (scan_zero_len traces) and returns the inits",
+		Source: "2.6.0: torch/_higher_order_ops/scan.py scan; 2.14.1: scan.py _validate_input (no such check)"},
 	{ID: DiffMinCutRecompute113, Torch: TorchVersions{Until: "2.0"},
 		What: "min-cut rematerialization recomputes only functorch's short list of pointwise, reduction and view ops (maximum, " +
 			"clone, full, zeros and index are saved when the backward needs them); 2.x recomputes a longer list and every op " +
 			"tagged pointwise, so it saves the input of a maximum instead of the maximum and the masks of its backward",
 		Source: "1.13.1: functorch/_src/partitioners.py min_cut_rematerialization_partition (recomputable_ops); 2.14.1: " +
 			"torch/_functorch/partitioners.py get_default_op_list (default_recomputable_ops, pointwise_ops())"},
+}
+
+// rowTorch returns the releases of version table row id (the HOP table's
+// rules that differ by release take their bounds from the row).
+func rowTorch(id string) TorchVersions {
+	for _, d := range torchDifferences {
+		if d.ID == id {
+			return d.Torch
+		}
+	}
+	panic("opschema: no version table row " + id)
 }
 
 // TorchDifferences returns the version table.
@@ -123,6 +189,11 @@ func HOPMessage26(name string, alias bool) (string, bool) {
 			return "torch.while_loop's " + name + " might be aliasing the input!", true
 		}
 		return "torch.while_loop's " + name + " might be modifying the input!", true
+	case name == "scan":
+		if alias {
+			return "Combine_fn might be aliasing the input!", true
+		}
+		return "Combine_fn might be modifying the input!", true
 	case name == "map":
 		if alias {
 			return "torch.map is aliasing the input!", true

@@ -1036,31 +1036,3 @@ func splitOutside(s string, sep byte) []string {
 	}
 	return append(out, s[start:])
 }
-
-// normalizeHOP rewrites the calling conventions of torch 2.6 (schema 8.2)
-// that current torch changed into the current ones hopctl's HOP table
-// describes (pkg/opschema/hops.go), so that one analysis serves both:
-//
-//   - invoke_subgraph(subgraph, identifier, [operands]) → its operands
-//     spread, invoke_subgraph(subgraph, identifier, *operands);
-//   - scan(combine, init, xs, dim, reverse, additional_inputs) →
-//     scan(combine, init, xs, additional_inputs) when dim is 0 and reverse
-//     False (current torch moved dim and reverse out of the HOP into the
-//     caller's permute and flip); other dims are refused.
-func normalizeHOP(call *ir.Node) error {
-	switch call.Target {
-	case "higher_order.invoke_subgraph":
-		if len(call.Args) == 3 && call.Args[2].Kind == ir.ArgList && call.Args[1].Kind == ir.ArgStr {
-			ops := call.Args[2].Elems
-			call.Args = append(call.Args[:2:2], ops...)
-		}
-	case "higher_order.scan":
-		if len(call.Args) == 6 && call.Args[3].Kind == ir.ArgInt && call.Args[4].Kind == ir.ArgBool {
-			if call.Args[3].I != 0 || call.Args[4].B {
-				return fmt.Errorf("scan over dim %d with reverse=%s (torch 2.6's form): hopctl reads this form only for dim 0, reverse False", call.Args[3].I, ir.PyBool(call.Args[4].B))
-			}
-			call.Args = []ir.Arg{call.Args[0], call.Args[1], call.Args[2], call.Args[5]}
-		}
-	}
-	return nil
-}

@@ -79,11 +79,18 @@ func ghLevel(s analyze.Severity) string {
 // ghData escapes a workflow command's message (actions/toolkit's
 // escapeData: %, CR, LF).
 func ghData(s string) string {
-	return strings.NewReplacer("%", "%25", "\r", "%0D", "\n", "%0A").Replace(s)
+	// Control characters but newlines escaped first (ir.Printable): the
+	// annotations are printed in the job's log, which interprets escape
+	// sequences.
+	lines := strings.Split(s, "\n")
+	for i, l := range lines {
+		lines[i] = ir.Printable(l)
+	}
+	return strings.NewReplacer("%", "%25", "\r", "%0D", "\n", "%0A").Replace(strings.Join(lines, "\n"))
 }
 
 // ghProp escapes a workflow command's property value (escapeProperty:
 // also ':' and ',').
 func ghProp(s string) string {
-	return strings.NewReplacer("%", "%25", "\r", "%0D", "\n", "%0A", ":", "%3A", ",", "%2C").Replace(s)
+	return strings.NewReplacer("%", "%25", "\r", "%0D", "\n", "%0A", ":", "%3A", ",", "%2C").Replace(ir.Printable(s))
 }

@@ -2,6 +2,7 @@ package report
 
 import (
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/hopctl/hopctl/pkg/lint"
@@ -31,5 +32,20 @@ func TestSARIFLongProvenance(t *testing.T) {
 	want := fmt.Sprintf("… %d steps omitted …", len(steps)-maxFlowSteps+1)
 	if text(maxFlowSteps/2) != want {
 		t.Errorf("location %d: %q, want %q", maxFlowSteps/2, text(maxFlowSteps/2), want)
+	}
+}
+
+// TestGitHubEscapesControlCharacters: annotations are printed in the
+// job's log, which interprets escape sequences: a file name or message
+// with one is escaped (ir.Printable); the workflow command's own escapes
+// (%0A for a message's newline) are kept.
+func TestGitHubEscapesControlCharacters(t *testing.T) {
+	prop := ghProp("m\x1b[2J.pb")
+	data := ghData("line one\x1b[31m\nline two")
+	if strings.Contains(prop, "\x1b") || strings.Contains(data, "\x1b") {
+		t.Errorf("escape sequence kept: %q, %q", prop, data)
+	}
+	if prop != `m\x1b[2J.pb` || data != `line one\x1b[31m%0Aline two` {
+		t.Errorf("ghProp = %q, ghData = %q", prop, data)
 	}
 }

@@ -95,5 +95,41 @@ class HOPCorpusMatchesTorch(unittest.TestCase):
         self.assertEqual(committed["programs"], self.verdicts["programs"])
 
 
+@unittest.skipUnless(hasattr(torch, "cond"), "torch %s has no HOPs" % torch.__version__)
+class DynamoCorpusMatchesTorch(unittest.TestCase):
+    """The Dynamo-level corpus (python/tools/hop_corpus_dynamo.py) compiled
+    again in this torch: torch.compile's verdicts in both grad modes equal
+    the committed ones, which the Go test TestRealHOPCorpusDynamoGradMode
+    holds hopctl to, and hopctl reports each refusal on the fresh graphs."""
+
+    def test_committed_verdicts_current(self):
+        d = os.path.join(REPO, "testdata", "hops_real", "dynamo")
+        if torch.__version__.startswith("2.6"):
+            d = os.path.join(REPO, "testdata", "hops_real", "torch2.6", "dynamo")
+        with open(os.path.join(d, "verdicts.json")) as f:
+            committed = json.load(f)
+        if committed["torch_version"] != torch.__version__.split("+")[0]:
+            self.skipTest("corpus made with torch %s, this is %s" % (committed["torch_version"], torch.__version__))
+        with tempfile.TemporaryDirectory() as tmp:
+            env = dict(os.environ, PYTHONPATH=PYROOT)
+            subprocess.run([sys.executable, os.path.join(PYROOT, "tools", "hop_corpus_dynamo.py"), tmp],
+                           check=True, env=env, cwd=REPO, stdout=subprocess.DEVNULL)
+            with open(os.path.join(tmp, "verdicts.json")) as f:
+                fresh = json.load(f)
+            self.assertEqual(committed["programs"], fresh["programs"])
+            refused = [n for n, v in fresh["programs"].items()
+                       if v["compile"] != "ok" and os.path.exists(os.path.join(tmp, n + ".pb"))]
+            self.assertGreaterEqual(len(refused), 4)
+            # lint runs every check (analyze: alias/mutation only); exit 1: findings.
+            r = subprocess.run([hopctl(), "lint", "--format", "json"] + [os.path.join(tmp, n + ".pb") for n in sorted(refused)],
+                               capture_output=True, text=True)
+            self.assertEqual(r.returncode, 1, r.stderr)
+            for f in json.loads(r.stdout)["files"]:
+                name = os.path.basename(f["path"])[:-3]
+                msgs = [x["message"] for x in f.get("findings", [])]
+                with self.subTest(program=name):
+                    self.assertIn(fresh["programs"][name]["compile"]["message"], msgs)
+
+
 if __name__ == "__main__":
     unittest.main()

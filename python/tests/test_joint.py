@@ -440,12 +440,22 @@ class TestJointHOPs(JointCase):
     @classmethod
     def setUpClass(cls):
         super().setUpClass()
+        import importlib
         import joint_hops
         joint_hops.install()
+        # torch 2.x registers some HOPs under torch.ops.higher_order only
+        # when their module is imported (2.6's map_impl, associative_scan).
+        for mod in ("map", "scan", "associative_scan", "invoke_subgraph"):
+            try:
+                importlib.import_module("torch._higher_order_ops." + mod)
+            except ImportError:
+                pass  # torch 1.13: the reference implementations
 
-    def check_hop(self, name):
+    def check_hop(self, name, torch_version=None):
         from hopctl_torch._proto.hopctl.v1 import graph_pb2 as pb
         msg = hopctl_torch.read_proto(os.path.join(REPO, "testdata", "hops", name + ".pbtxt"))
+        if torch_version is not None:
+            msg.torch_version = torch_version
         torch.manual_seed(0)
         inputs = []
         for n in msg.graph.nodes:
@@ -497,3 +507,33 @@ class TestJointHOPs(JointCase):
             self.skipTest("testdata/hops/scan.pbtxt calls scan(combine_fn, init, xs, additional_inputs) "
                           "(torch >= 2.7); torch %s's scan also takes dim and reverse" % torch.__version__)
         self.check_hop("scan")
+
+    def test_associative_scan(self):
+        # Under torch 1.13 the reference associative_scan is a sequential
+        # loop, so autograd through it is an oracle independent of
+        # AssociativeScanAutogradOp's formula hopctl's backward follows.
+        if _hop_takes(torch.ops.higher_order.associative_scan, "dim"):
+            self.skipTest("testdata/hops/associative_scan.pbtxt calls associative_scan(combine_fn, xs, additional_inputs) "
+                          "(torch 2.14); torch %s's takes (combine_fn, xs, dim)" % torch.__version__)
+        # The file records torch 2.6.0 but calls 2.14's form, which 2.14
+        # differentiates (2.6 has no autograd for associative_scan).
+        jm = self.check_hop("associative_scan", torch_version="2.14.1")
+        self.assertTrue(any("cumprod" in str(n.target) for n in jm.graph.nodes))
+
+    def test_invoke_subgraph(self):
+        if _hop_takes(torch.ops.higher_order.invoke_subgraph, "operands"):
+            self.skipTest("torch %s's invoke_subgraph takes its operands as one tuple" % torch.__version__)
+        jm = self.check_hop("invoke_subgraph")
+        ids = sorted(n.args[1] for n in jm.graph.nodes if "invoke_subgraph" in str(n.target))
+        self.assertEqual(ids, ["bw_subgraph_0_0", "bw_subgraph_0_0", "fw_subgraph_0", "fw_subgraph_0"])
+
+
+def _hop_takes(hop, param):
+    """Whether a HOP's __call__ has a (not variadic) parameter of that name:
+    its calling convention in the running torch."""
+    import inspect
+    try:
+        p = inspect.signature(hop.__call__).parameters.get(param)
+    except (TypeError, ValueError):
+        return False
+    return p is not None and p.kind != inspect.Parameter.VAR_POSITIONAL

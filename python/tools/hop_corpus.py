@@ -57,8 +57,16 @@ def _while(c, b, carried):
     return torch.ops.higher_order.while_loop(c, b, tuple(carried), ())
 
 
+def _hscan(fn, init, xs, additional):
+    """The scan HOP in this torch's call form: torch 2.6's also takes dim and
+    reverse (scan(combine_fn, init, xs, dim, reverse, additional_inputs))."""
+    if tuple(int(p) for p in torch.__version__.split("+")[0].split(".")[:2]) < (2, 14):
+        return torch.ops.higher_order.scan(fn, init, xs, 0, False, additional)
+    return torch.ops.higher_order.scan(fn, init, xs, additional)
+
+
 def _scan(fn, init, xs):
-    return torch.ops.higher_order.scan(fn, [init], [xs], [])
+    return _hscan(fn, [init], [xs], [])
 
 
 def _map(fn, xs, *args):
@@ -243,12 +251,29 @@ def p_while_cond_long(it, x):  # _validate_cond_output: cond_fn returns an int64
     return while_loop(lambda i, x: (i < 3).long(), lambda i, x: (i + 1, x.sin()), (it, x))
 
 
+def p_while_count(it, x):  # check_meta_consistency (2.14): body_fn returns three values for two carries
+    return _while(lambda i, x: i < 3, lambda i, x: (i + 1, x.sin(), x.cos()), (it, x))
+
+
+def p_while_meta(it, x):  # body_fn returns a float64 carry for a float32 one
+    return _while(lambda i, x: i < 3, lambda i, x: (i + 1, x.double()), (it, x))
+
+
+def p_scan_inits_same_slice(x, xs):  # two inits that are the same slice of one tensor share its storage
+    return _hscan(lambda c, d, y: (c + y, d * y, y.sin()), [x[0], x[0]], [xs], [])
+
+
+def p_scan_zero_len(init, xs):  # scan(): a zero-length scan dimension (2.14 accepts it, 2.6 refuses it)
+    from torch._higher_order_ops.scan import scan
+    return scan(lambda c, x: (c + x, c.clone()), init, xs)
+
+
 def p_scan_count(init, xs):  # check_meta_consistency in trace_scan: two inits, one carry returned
-    return torch.ops.higher_order.scan(lambda c, d, x: (c + x,), [init, init.clone()], [xs], [])
+    return _hscan(lambda c, d, x: (c + x,), [init, init.clone()], [xs], [])
 
 
 def p_scan_count_ok(init, xs):  # near miss: two inits, two carries and one output
-    return torch.ops.higher_order.scan(lambda c, d, x: (c + x, d * x, x.sin()), [init, init.clone()], [xs], [])
+    return _hscan(lambda c, d, x: (c + x, d * x, x.sin()), [init, init.clone()], [xs], [])
 
 
 def p_scan_xs_len(init, xs, ys):  # scan(): xs leaves with 5 and 6 rows
@@ -268,6 +293,10 @@ def p_assoc_count(xs):  # trace_associative_scan: combine_fn returns two results
 def _uassoc(fn, xs):
     from torch._higher_order_ops.associative_scan import associative_scan
     return associative_scan(fn, xs, dim=0)  # combine_mode="pointwise", compiled by Dynamo
+
+
+def p_assoc_sparse(xs):  # associative_scan()'s _validate_input: sparse xs (no graph: the HOP cannot slice them)
+    return _assoc(lambda a, b: a + b, xs)
 
 
 def p_assoc_pointwise(xs):  # Dynamo's check: combine_fn with a matmul
@@ -324,7 +353,11 @@ GRAFT_BASE = {
                    "false_graph_0", lambda x: ((x > 0).long(),)),
     "while_cond_long": (lambda it, x: _while(lambda i, x: i < 3, lambda i, x: (i + 1, x.sin()), (it, x)),
                         "while_loop_cond_graph_0", lambda i, x: (i < 3).long()),
-    "scan_count": (lambda init, xs: torch.ops.higher_order.scan(lambda c, d, x: (c + x, d + x), [init, init.clone()], [xs], []),
+    "while_count": (lambda it, x: _while(lambda i, x: i < 3, lambda i, x: (i + 1, x.sin()), (it, x)),
+                    "while_loop_body_graph_0", lambda i, x: (i + 1, x.sin(), x.cos())),
+    "while_meta": (lambda it, x: _while(lambda i, x: i < 3, lambda i, x: (i + 1, x.sin()), (it, x)),
+                   "while_loop_body_graph_0", lambda i, x: (i + 1, x.double())),
+    "scan_count": (lambda init, xs: _hscan(lambda c, d, x: (c + x, d + x), [init, init.clone()], [xs], []),
                    "scan_combine_graph_0", lambda c, d, x: (c + x,)),
     "assoc_count": (lambda xs: torch.ops.higher_order.associative_scan(lambda a, b: (a + b,), [xs], ()),
                     "associative_scan_combine_graph_0", lambda a, b: (a + b, a * b)),
@@ -335,8 +368,9 @@ GRAFT_BASE = {
     # map's own checks run in map() before the HOP: the HOP, called
     # directly, writes the graph (attribute None: nothing replaced).
     "map_lead": (lambda x, y: torch.ops.higher_order.map_impl(lambda a, b: a + b, [x, y], []), None, None),
-    "scan_xs_len": (lambda init, xs, ys: torch.ops.higher_order.scan(lambda c, x, y: (c + x * y, c.clone()), [init], [xs, ys], []),
+    "scan_xs_len": (lambda init, xs, ys: _hscan(lambda c, x, y: (c + x * y, c.clone()), [init], [xs, ys], []),
                     None, None),
+    "scan_zero_len": (lambda init, xs: _hscan(lambda c, x: (c + x, c.clone()), [init], [xs], []), None, None),
     "map_zero": (lambda x: torch.ops.higher_order.map_impl(lambda a: a.sin(), [x], []), None, None),
     "map_out_int": (lambda x: torch.ops.higher_order.map_impl(lambda a: (a.sin(), 3), [x], []), None, None),
 }
@@ -354,12 +388,6 @@ def _graft(name, inputs):
     setattr(gm, attr, make_fx(sub, tracing_mode="fake")(*sub_inputs))
     gm.recompile()
     return gm
-
-
-# Programs calling the user-facing scan(), which torch 2.6 traces into its
-# older scan call; hopctl's HOP table has 2.14's form only, so 2.6 records
-# the verdict without the graph.
-SCAN_26_FORM = {"scan_xs_len", "scan_xs_len_ok"}
 
 
 def _f(*s):
@@ -399,12 +427,21 @@ PROGRAMS = [
      lambda: [_f(3, 4)]),
     ("while_cond_long", "test_while_loop_cond_fn_returns_non_bool", p_while_cond_long,
      lambda: [torch.tensor(0), _f(3)]),
+    ("while_count", "test_while_loop_simple_functionalize_check_graph (body_fn returns three values for two carries)",
+     p_while_count, lambda: [torch.tensor(0), _f(3)]),
+    ("while_meta", "test_while_loop_simple_functionalize_check_graph (body_fn changes a carry's dtype)",
+     p_while_meta, lambda: [torch.tensor(0), _f(3)]),
+    ("scan_inits_same_slice", "test_scan_simple (two inits that are one slice of a tensor: torch.compile's AOTAutograd refuses "
+     "them, eager runs them)", p_scan_inits_same_slice, lambda: [_f(2, 4), _f(5, 4)]),
+    ("scan_zero_len", "test_scan_simple (a zero-length scan dimension)", p_scan_zero_len, lambda: [_f(4), _f(0, 4)]),
     ("scan_count", "test_scan_wrong_carry (init and carry counts)", p_scan_count, lambda: [_f(4), _f(5, 4)]),
     ("scan_count_ok", "test_scan_simple (near miss: two carries, one output)", p_scan_count_ok, lambda: [_f(4), _f(5, 4)]),
     ("scan_xs_len", "test_scan_wrong_pytree (scan dimension sizes)", p_scan_xs_len, lambda: [_f(4), _f(5, 4), _f(6, 4)]),
     ("scan_xs_len_ok", "test_scan_simple (near miss: one scan dimension size)", p_scan_xs_len_ok,
      lambda: [_f(4), _f(5, 4), _f(5, 4)]),
     ("assoc_count", "test_associative_scan_wrong_pytree (combine_fn output count)", p_assoc_count, lambda: [_f(5, 3)]),
+    ("assoc_sparse", "test_associative_scan_compile (sparse xs: associative_scan()'s input check)", p_assoc_sparse,
+     lambda: [_f(5, 3).to_sparse()]),
     ("assoc_pointwise", "test_associative_scan_non_pointwise", p_assoc_pointwise, lambda: [_f(5, 4, 4)]),
     ("assoc_pointwise_ok", "test_associative_scan_compile (near miss: pointwise)", p_assoc_pointwise_ok, lambda: [_f(5, 4, 4)]),
     ("assoc_pointwise_view", "test_associative_scan_non_pointwise (a returned view)", p_assoc_pointwise_view,
@@ -431,15 +468,21 @@ def _err(e):
     return out
 
 
-def _err_raw(e):
-    """The exception's type and the message of the rule that raised it: the
-    first line naming a rule anywhere in its text or its chain of causes
-    (Dynamo and fake tensor wrap the HOP's RuntimeError), else its first line."""
+def exception_chain(e):
+    """e and its causes (or contexts), outermost first, each once."""
     chain, seen = [], set()
     while e is not None and id(e) not in seen:
         seen.add(id(e))
         chain.append(e)
         e = e.__cause__ or e.__context__
+    return chain
+
+
+def _err_raw(e):
+    """The exception's type and the message of the rule that raised it: the
+    first line naming a rule anywhere in its text or its chain of causes
+    (Dynamo and fake tensor wrap the HOP's RuntimeError), else its first line."""
+    chain = exception_chain(e)
     for x in chain:
         lines = [ln.strip() for ln in str(x).splitlines()]
         for k, line in enumerate(lines):
@@ -511,9 +554,7 @@ def build(outdir, names=None, grad=False):
             continue
         gm, inputs, verdict = trace(name, fn, make_inputs, grad)
         verdict["pytorch_test"] = test
-        if gm is not None and name in SCAN_26_FORM and tuple(int(p) for p in torch.__version__.split("+")[0].split(".")[:2]) < (2, 14):
-            verdict["graph"] = "not written: torch 2.6's scan call (combine_fn, init, xs, dim, reverse, additional_inputs) is not hopctl's"
-        elif gm is not None:
+        if gm is not None:
             hopctl_torch.export(gm, os.path.join(outdir, name + ".pb"), example_inputs=inputs)
         out["programs"][name] = verdict
     return out

@@ -30,6 +30,7 @@ pkg/analyze/passes/alias/hopcorpus_test.go (TestRealHOPCorpusDynamoGradMode)
 requires hopctl's findings on every graph to be torch's verdict.
 """
 
+import importlib
 import json
 import os
 import re
@@ -39,6 +40,9 @@ import torch
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(HERE))  # python/, for hopctl_torch
+sys.path.insert(0, HERE)
+
+from hop_corpus import exception_chain  # noqa: E402
 
 import torch._higher_order_ops.associative_scan  # noqa: E402,F401
 
@@ -117,8 +121,17 @@ def map_mutate(x):  # f writes a pos_arg
     return user_map(body, x, y)
 
 
+def while_clean(x):
+    return _while(lambda i, x: i < 3, lambda i, x: (i + 1, x.sin()), (torch.tensor(0), x))
+
+
+def while_cond_long(x):  # cond_fn returns an int64 tensor
+    return _while(lambda i, x: (i < 3).long(), lambda i, x: (i + 1, x.sin()), (torch.tensor(0), x))
+
+
 # (name, PyTorch test mirrored, function, input shape)
 GRAD_PROGRAMS = [
+    ("while_clean", "test_while_loop_simple_functionalize_check_graph (torch.compile)", while_clean, (3,)),
     ("cond_mutate", "test_cond_functionalized_input_mutation_on_true_branch (torch.compile)", cond_mutate, (3, 4)),
     ("cond_alias", "test_cond_functionalized_input_aliasing_with_aot_func (torch.compile)", cond_alias, (3, 4)),
     ("cond_clean", "test_cond_functionalized (torch.compile)", cond_clean, (3, 4)),
@@ -129,24 +142,56 @@ GRAD_PROGRAMS = [
     ("map_mutate", "test_map_functionalized_arg_mutation (torch.compile): pos_arg written", map_mutate, (3, 2)),
 ]
 
+def while_meta(x):  # body_fn returns a float64 carry for a float32 one
+    return _while(lambda i, x: i < 3, lambda i, x: (i + 1, x.double()), (torch.tensor(0), x))
+
+
+def while_count(x):  # body_fn returns three values for two carries
+    return _while(lambda i, x: i < 3, lambda i, x: (i + 1, x.sin(), x.cos()), (torch.tensor(0), x))
+
+
+# Dynamo refuses these for the metadata of their carries, in its own names
+# and order (check_meta_consistency_vt: body_fn_output vs carried_inputs,
+# initial_xs vs combine_fn_output). The graph is the one Dynamo writes with
+# that check and the HOP's own (while_loop.py's check_meta_consistency, run
+# on fake tensors) switched off ("graft": the graph it would have written); the
+# verdict is torch.compile's refusal of the program. torch 2.14 only: 2.6's
+# Dynamo words these differently.
+META_PROGRAMS = [
+    ("while_meta", "test_while_loop_simple_functionalize_check_graph (torch.compile; body_fn changes a carry's dtype)",
+     while_meta, (3,)),
+    ("while_count", "test_while_loop_simple_functionalize_check_graph (torch.compile; three values for two carries)",
+     while_count, (3,)),
+]
+
+# Dynamo refuses these for their structure, with no way to switch its check
+# off: the verdict only (grad enabled). The Go test makes the graph from
+# while_clean_grad.pb, as PyTorch's test does from a clean program.
+VERDICT_PROGRAMS = [
+    ("while_cond_long", "test_while_loop_cond_fn_returns_non_bool (torch.compile)", while_cond_long, (3,)),
+]
+
 # torch 2.6's scan has another call form (dim, reverse), which its Dynamo
 # graphs carry: not in 2.6's corpus.
 NEW_ONLY = {"scan_mutate_add"}
 
-_RULE = re.compile(r"(Encountered (input mutation|aliasing) during higher order op tracing|.*might be .*|torch\.\w+: \w+ mutates .*)")
+_RULE = re.compile(r"(Encountered (input mutation|aliasing) during higher order op tracing|.*might be .*|torch\.\w+: \w+ mutates .*"
+                   r"|Expected \w+ and \w+ to have same .*|Explanation: (Expected cond_fn to return .*))")
 
 
 def _err(e):
     """The exception's type and the line of the rule that refused it."""
-    chain, seen = [], set()
-    while e is not None and id(e) not in seen:
-        seen.add(id(e))
-        chain.append(e)
-        e = e.__cause__ or e.__context__
+    chain = exception_chain(e)
     for x in chain:
-        for line in str(x).splitlines():
+        lines = str(x).splitlines()
+        for k, line in enumerate(lines):
             line = re.sub(r"^\w+(Error|Exception): ", "", line.strip()).strip()
-            if _RULE.fullmatch(line):
+            m = _RULE.fullmatch(line)
+            if m and m.group(3):  # Dynamo's explanation line
+                line = m.group(3)
+            if m:
+                if line.endswith(":"):  # a metadata message: its pair[i] lines follow
+                    line = "\n".join([line] + [ln.strip() for ln in lines[k + 1:] if ln.strip().startswith("pair[")])
                 return {"type": type(chain[0]).__name__, "message": line}
     text = str(chain[-1]).strip()
     return {"type": type(chain[0]).__name__, "message": text.splitlines()[0] if text else ""}
@@ -170,11 +215,13 @@ def _capture(fn, x, grad):
     return got[0]
 
 
-def _verdict(fn, x, grad):
+def _verdict(fn, x, grad, backend="aot_eager"):
+    """What torch.compile(backend=...) says of the program: "ok" or the
+    refusal (backend "eager": what Dynamo itself says)."""
     torch._dynamo.reset()
     try:
         with torch.enable_grad() if grad else torch.no_grad():
-            torch.compile(fn, backend="aot_eager", fullgraph=True)(x.clone())
+            torch.compile(fn, backend=backend, fullgraph=True)(x.clone())
         return "ok"
     except Exception as e:
         out = _err(e)
@@ -202,26 +249,34 @@ def build(out):
             if gm is None:
                 gm = graphs[other]
                 v["graft"] = True
-                v["dynamo"] = _err_dynamo(fn, x, mode == "grad")
+                v["dynamo"] = _verdict(fn, x, mode == "grad", backend="eager")
             if gm is not None:
                 hopctl_torch.export(gm, os.path.join(out, "%s_%s.pb" % (name, mode)), grad_enabled=(mode == "grad"))
             verdicts["programs"]["%s_%s" % (name, mode)] = v
+    if _version() >= (2, 14):
+        for name, test, fn, shape in VERDICT_PROGRAMS:
+            torch.manual_seed(0)
+            verdicts["programs"][name] = {"pytorch_test": test, "compile": _verdict(fn, torch.randn(*shape), True)}
+        import torch._dynamo.variables.higher_order_ops as dyn_hops
+        while_mod = importlib.import_module("torch._higher_order_ops.while_loop")
+        for name, test, fn, shape in META_PROGRAMS:
+            torch.manual_seed(0)
+            x = torch.randn(*shape)
+            v = {"pytorch_test": test, "compile": _verdict(fn, x, True), "graft": True}
+            saved = dyn_hops.check_meta_consistency_vt, while_mod.check_meta_consistency
+            dyn_hops.check_meta_consistency_vt = while_mod.check_meta_consistency = lambda *a, **k: None
+            try:
+                gm = _capture(fn, x, True)
+            finally:
+                dyn_hops.check_meta_consistency_vt, while_mod.check_meta_consistency = saved
+            if gm is not None:
+                hopctl_torch.export(gm, os.path.join(out, name + ".pb"), grad_enabled=True)
+            verdicts["programs"][name] = v
     with open(os.path.join(out, "verdicts.json"), "w") as f:
         json.dump(verdicts, f, indent=1, sort_keys=True)
         f.write("\n")
     for name, v in sorted(verdicts["programs"].items()):
         print("%-26s %s" % (name, v["compile"]))
-
-
-def _err_dynamo(fn, x, grad):
-    """What Dynamo itself says refusing the program (backend eager)."""
-    torch._dynamo.reset()
-    try:
-        with torch.enable_grad() if grad else torch.no_grad():
-            torch.compile(fn, backend="eager", fullgraph=True)(x.clone())
-        return "ok"
-    except Exception as e:
-        return _err(e)
 
 
 def main(argv):

@@ -5,7 +5,6 @@ package config
 
 import (
 	"fmt"
-	"os"
 
 	"github.com/spf13/cobra"
 	"go.yaml.in/yaml/v3"
@@ -92,14 +91,15 @@ Exit status: 0 the file is valid, 2 it is not (every problem is listed).`,
 			if file == "" {
 				return &hopconfig.Error{Err: fmt.Errorf("no configuration file: no %s from here up to the repository's root", hopconfig.DefaultFile)}
 			}
-			data, err := os.ReadFile(file)
+			// Read once, bounded (/dev/zero, a FIFO), for both checks.
+			data, err := hopconfig.ReadFile(file)
 			if err != nil {
 				return &hopconfig.Error{File: file, Err: err}
 			}
 			if err := hopconfig.CheckSchema(data); err != nil {
 				return &hopconfig.Error{File: file, Err: err}
 			}
-			c, err := hopconfig.Load(hopconfig.NewViper(), file)
+			c, err := hopconfig.LoadBytes(hopconfig.NewViper(), file, data)
 			if err != nil {
 				return err
 			}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/hopctl/hopctl/internal/atomicfile"
 	"github.com/hopctl/hopctl/internal/cmdutil"
 	"github.com/hopctl/hopctl/internal/iostreams"
 	"github.com/hopctl/hopctl/internal/progress"
@@ -80,7 +81,7 @@ func convertRun(opts *Options) error {
 	if opts.Out == "-" {
 		return ir.EncodeTo(opts.IO.Out, m, enc)
 	}
-	return cmdutil.WriteError(opts.Out, ir.WriteFileAtomicFunc(opts.Out, func(w io.Writer) error { return ir.EncodeTo(w, m, enc) }))
+	return cmdutil.WriteError(opts.Out, atomicfile.WriteFileFunc(opts.Out, func(w io.Writer) error { return ir.EncodeTo(w, m, enc) }))
 }
 
 func outputEncoding(opts *Options) (ir.Encoding, error) {

@@ -15,13 +15,13 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/hopctl/hopctl/internal/atomicfile"
 	"github.com/hopctl/hopctl/internal/build"
 	"github.com/hopctl/hopctl/internal/cmdutil"
 	hopconfig "github.com/hopctl/hopctl/internal/config"
 	"github.com/hopctl/hopctl/internal/gitutil"
 	"github.com/hopctl/hopctl/internal/iostreams"
 	"github.com/hopctl/hopctl/internal/progress"
-	"github.com/hopctl/hopctl/pkg/ir"
 	"github.com/hopctl/hopctl/pkg/lint"
 	"github.com/hopctl/hopctl/pkg/report"
 )
@@ -389,7 +389,7 @@ func (w *outputWriter) add(path string, data []byte) {
 
 func (w *outputWriter) write(out io.Writer) error {
 	if len(w.paths) > 0 {
-		if err := ir.WriteFilesAtomic(w.paths, w.datas); err != nil {
+		if err := atomicfile.WriteFiles(w.paths, w.datas); err != nil {
 			return fmt.Errorf("cannot write the outputs: %w", err)
 		}
 	}

@@ -6,7 +6,6 @@ package metadiff
 
 import (
 	"fmt"
-	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -157,17 +156,7 @@ func values(m *ir.Module, file, graph, side string) (metadiff.List, report.MetaD
 	}
 	g := m.Graph(graph)
 	if g == nil {
-		// A few names, each abbreviated: a file of thousands of deeply
-		// nested graphs once made this one line of 229 KB.
-		const maxNames = 10
-		var names []string
-		for _, h := range m.Graphs[:min(len(m.Graphs), maxNames)] {
-			names = append(names, ir.Abbrev(ir.DisplayName(h.Name)))
-		}
-		if more := len(m.Graphs) - len(names); more > 0 {
-			names = append(names, fmt.Sprintf("and %d more: hopctl analyze lists them", more))
-		}
-		return metadiff.List{}, report.MetaDiffSide{}, cmdutil.FlagErrorf("%s: no graph %q (the file has %s)", ir.Printable(file), ir.Abbrev(graph), strings.Join(names, ", "))
+		return metadiff.List{}, report.MetaDiffSide{}, cmdutil.NoGraphError(file, m, graph)
 	}
 	s := report.MetaDiffSide{File: file, Graph: g.Name, Side: side}
 	if side == "inputs" {

@@ -7,10 +7,10 @@ package print
 import (
 	"bytes"
 	"fmt"
-	"strings"
 
 	"github.com/spf13/cobra"
 
+	"github.com/hopctl/hopctl/internal/atomicfile"
 	"github.com/hopctl/hopctl/internal/cmdutil"
 	"github.com/hopctl/hopctl/internal/iostreams"
 	"github.com/hopctl/hopctl/internal/progress"
@@ -122,15 +122,15 @@ func printRun(opts *Options) error {
 		return err
 	}
 	progress.Phase("print", 0)
-	m, err := Submodule(f.Module, opts.Graph)
+	m, err := Submodule(opts.File, f.Module, opts.Graph)
 	if err != nil {
-		return fmt.Errorf("%s: %w", opts.File, err)
+		return err
 	}
 	switch opts.Format {
 	case "dot":
 		if opts.Around != "" {
 			if _, ok := m.Root().Lookup(opts.Around); !ok {
-				return cmdutil.FlagErrorf("--around: graph %s of %s has no node %q", ir.DisplayName(m.Root().Name), opts.File, opts.Around)
+				return cmdutil.FlagErrorf("--around: graph %s of %s has no node %q", ir.Abbrev(ir.DisplayName(opts.Graph)), ir.Printable(opts.File), ir.Abbrev(opts.Around))
 			}
 		}
 		return ir.WriteDOTWith(opts.IO.Out, m, ir.DOTOptions{Depth: opts.Depth, Around: opts.Around, Radius: opts.Radius})
@@ -147,17 +147,12 @@ func printRun(opts *Options) error {
 // Submodule returns the module rooted at the graph named qualname: that
 // graph as the root, the graphs and attributes under it renamed relative to
 // it. "" and "<root>" name m itself. Graphs are shared with m, not copied.
-func Submodule(m *ir.Module, qualname string) (*ir.Module, error) {
+func Submodule(file string, m *ir.Module, qualname string) (*ir.Module, error) {
 	if qualname == "" || qualname == ir.DisplayName("") {
 		return m, nil
 	}
-	g := m.Graph(qualname)
-	if g == nil {
-		names := make([]string, len(m.Graphs))
-		for i, h := range m.Graphs {
-			names[i] = ir.DisplayName(h.Name)
-		}
-		return nil, cmdutil.FlagErrorf("no graph %q (the file has %s)", qualname, strings.Join(names, ", "))
+	if m.Graph(qualname) == nil {
+		return nil, cmdutil.NoGraphError(file, m, qualname)
 	}
 	sub, _ := m.Submodule(qualname)
 	return sub, nil
@@ -174,8 +169,8 @@ func modelExplorerRun(opts *Options) error {
 	}
 	m := lf.Module
 	if opts.Graph != "" {
-		if m, err = Submodule(m, opts.Graph); err != nil {
-			return fmt.Errorf("%s: %w", opts.File, err)
+		if m, err = Submodule(opts.File, m, opts.Graph); err != nil {
+			return err
 		}
 		// The submodule has the file's schema table, so the file's registry.
 		if res, err = analyze.Run(m, opts.File, lf.Registry, passes.All()...); err != nil {
@@ -191,7 +186,7 @@ func modelExplorerRun(opts *Options) error {
 		if err := report.WriteJSON(&overlay, viz.ModelExplorerOverlay(&f, m)); err != nil {
 			return err
 		}
-		if err := ir.WriteFileAtomic(opts.Overlay, overlay.Bytes()); err != nil {
+		if err := atomicfile.WriteFile(opts.Overlay, overlay.Bytes()); err != nil {
 			return fmt.Errorf("cannot write %s: %w", opts.Overlay, err)
 		}
 	}

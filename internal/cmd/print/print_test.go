@@ -69,7 +69,7 @@ func TestSubmodule(t *testing.T) {
 		Attributes: []ir.Attribute{{Name: "a.w"}, {Name: "aw"}, {Name: "w"}},
 		Schemas:    []ir.SchemaText{{Name: "aten::sin"}},
 	}
-	sub, err := Submodule(m, "a")
+	sub, err := Submodule("f.pb", m, "a")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -93,14 +93,26 @@ func TestSubmodule(t *testing.T) {
 		t.Error("Submodule modified its input")
 	}
 	for _, root := range []string{"", "<root>"} {
-		if got, err := Submodule(m, root); err != nil || got != m {
+		if got, err := Submodule("f.pb", m, root); err != nil || got != m {
 			t.Errorf("Submodule(%q) = %v, %v; want the module itself", root, got, err)
 		}
 	}
-	_, err = Submodule(m, "nope")
+	_, err = Submodule("f.pb", m, "nope")
 	var fe *cmdutil.FlagError
 	if !errors.As(err, &fe) || !strings.Contains(err.Error(), `no graph "nope" (the file has <root>, a, a.b, ab, a.b.c)`) {
 		t.Errorf("Submodule(nope) = %v", err)
+	}
+	// A file of a thousand deeply nested graphs: a short message (it
+	// listed every name, 1 MB on one line).
+	many := &ir.Module{Graphs: []*ir.Graph{graph("")}}
+	name := ""
+	for range 1000 {
+		name = strings.TrimPrefix(name+".g", ".")
+		many.Graphs = append(many.Graphs, graph(name))
+	}
+	_, err = Submodule("f.pb", many, "nope")
+	if err == nil || len(err.Error()) > 2048 || !strings.Contains(err.Error(), "and 991 more") {
+		t.Errorf("Submodule(nope) of 1000 nested graphs: %.3000v", err)
 	}
 }
 

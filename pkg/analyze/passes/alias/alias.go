@@ -138,11 +138,6 @@ type phMutation struct {
 	Prov analyze.Provenance
 }
 
-// HasAlias reports whether any of the three alias maps is non-empty.
-func (s *Summary) HasAlias() bool {
-	return len(s.InpInpAlias) > 0 || len(s.InpOutAlias) > 0 || len(s.OutOutAlias) > 0
-}
-
 // storage is an abstract storage id.
 type storage = int32
 
@@ -159,7 +154,9 @@ type aval struct {
 type state struct {
 	pass *analyze.Pass
 	g    *ir.Graph
-	vals []aval
+	// bound is applySchema's scratch binding of a call (Schema.BindInto).
+	bound []*ir.Arg
+	vals  []aval
 	// viewOf[n] is the node whose storage n's value aliases (-1 if none).
 	viewOf []ir.NodeID
 	// storInputs[s] are the input indices in storage s, ascending, and

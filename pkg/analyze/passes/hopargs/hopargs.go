@@ -58,7 +58,7 @@ func run(pass *analyze.Pass) (any, error) {
 			continue
 		}
 		for _, v := range h.ArgTypeChecks {
-			if !v.Torch.Holds("") {
+			if !v.Torch.Holds(pass.TorchVersion()) {
 				continue
 			}
 			ops, tuple, ok := collect(h, n, v)

@@ -22,14 +22,21 @@
 // check_meta_consistency call), cond (current versions merge branch outputs
 // of different sizes into unbacked SymInts instead; only the oldest cond
 // compared shape, dtype and stride), invoke_subgraph and the wrappers.
-// Dynamo's own checks of the same HOPs (body_fn_output vs carried_inputs,
-// initial_xs vs combine_fn_output, and scan's extra include_contiguity=True
-// check for user functools.partial combine_fns) happen before a graph is
-// exported and use Dynamo's names; hopctl reports the make_fx names.
+// Dynamo makes the same checks on its torch-level graphs with its own names
+// and order (check_meta_consistency_vt: body_fn_output vs carried_inputs,
+// initial_xs vs combine_fn_output, lists rather than tuples); on a
+// Dynamo-level module (analyze.DynamoLevel) hopctl reports those
+// (MetaCheck.DynamoLHS). scan's extra include_contiguity=True check for
+// user functools.partial combine_fns is not made.
+//
+// Checks hold for the torch release the pass selects (MetaCheck.Torch):
+// torch 2.6's while_loop compares zipped pairs in its own words
+// (opschema.DiffWhileMeta26, MetaCheck.Carry26).
 package hopmeta
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/hopctl/hopctl/pkg/analyze"
 	"github.com/hopctl/hopctl/pkg/analyze/metadiff"
@@ -72,8 +79,9 @@ func run(pass *analyze.Pass) (any, error) {
 		if err != nil || call == nil {
 			continue // validation refuses malformed HOP calls (hop-call)
 		}
+		version := pass.TorchVersion()
 		for _, c := range h.MetaChecks {
-			if c.Torch.Holds("") {
+			if c.Torch.Holds(version) {
 				check(pass, h, n, call, &c)
 			}
 		}
@@ -92,22 +100,66 @@ func check(pass *analyze.Pass, h *opschema.HOP, n *ir.Node, call *hop.Call, c *o
 		return
 	}
 	lhs.Name, rhs.Name = c.LHS, c.RHS
+	if c.Carry26 {
+		check26(pass, n, sc, lhs, rhs)
+		return
+	}
+	lengthMessage := c.LengthMessage
+	if pass.DynamoLevel() && c.DynamoLHS != "" {
+		// Dynamo's own check, in its names and order; Dynamo's count
+		// message is check_meta_consistency's.
+		if c.DynamoSwap {
+			lhs, rhs = rhs, lhs
+		}
+		lhs.Name, rhs.Name, lengthMessage = c.DynamoLHS, c.DynamoRHS, ""
+		lhs.Tuple, rhs.Tuple = false, false // Dynamo passes lists
+	}
 	res := metadiff.Compare(lhs, rhs, metadiff.Options{IncludeContiguity: c.IncludeContiguity})
 	if res.Equal() {
 		return
 	}
 	msg := res.Message()
-	if res.LengthMismatch && c.LengthMessage != "" {
-		msg = fmt.Sprintf(c.LengthMessage, len(lhs.Values), len(rhs.Values))
+	if res.LengthMismatch && lengthMessage != "" {
+		msg = fmt.Sprintf(lengthMessage, len(lhs.Values), len(rhs.Values))
 		if len(res.Pairs) > 0 {
 			msg += "\n" + (&metadiff.Result{LHS: lhs, RHS: rhs, Pairs: res.Pairs}).Message()
 		}
 	}
+	report(pass, n, sc, msg)
+}
+
+func report(pass *analyze.Pass, n *ir.Node, sc *hop.SubgraphCall, msg string) {
 	prov := &analyze.Provenance{InputIndex: -1, Node: n.Name, Path: []string{n.Name, sc.Graph}}
 	if n.Meta != nil {
 		prov.StackTrace = n.Meta.StackTrace
 	}
 	pass.Report(analyze.Finding{Rule: RuleMetaMismatch, Severity: analyze.Error, Node: n.Name, Message: msg, Provenance: prov})
+}
+
+// check26 is torch 2.6's while_loop check (check_outputs_carry_consistency,
+// torch/_higher_order_ops/while_loop.py): zip(outs, carries), so only the
+// pairs both lists have; diff_tensor_meta with requires_grad and
+// _extract_tensor_metadata's memory_format; one line per differing pair.
+func check26(pass *analyze.Pass, n *ir.Node, sc *hop.SubgraphCall, lhs, rhs metadiff.List) {
+	k := min(len(lhs.Values), len(rhs.Values))
+	lhs.Values, rhs.Values = lhs.Values[:k], rhs.Values[:k]
+	res := metadiff.Compare(lhs, rhs, metadiff.Options{IncludeContiguity: true, CheckGrad: true})
+	var lines []string
+	for _, p := range res.Pairs {
+		parts := make([]string, 0, len(p.Fields))
+		for _, f := range p.Fields {
+			if f.Field != "type" { // zip of tensors only: 2.6 compares no ints
+				parts = append(parts, f.String())
+			}
+		}
+		if len(parts) > 0 {
+			lines = append(lines, strings.Join(parts, ","))
+		}
+	}
+	if len(lines) == 0 {
+		return
+	}
+	report(pass, n, sc, fmt.Sprintf("Expected %s and %s return tensors with same metadata but found:\n%s", lhs.Name, rhs.Name, strings.Join(lines, "\n")))
 }
 
 // sides builds the two lists check c compares at call n of g whose

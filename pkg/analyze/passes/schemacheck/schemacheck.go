@@ -24,6 +24,7 @@ import (
 	"strings"
 
 	"github.com/hopctl/hopctl/pkg/analyze"
+	"github.com/hopctl/hopctl/pkg/hop"
 	"github.com/hopctl/hopctl/pkg/ir"
 	"github.com/hopctl/hopctl/pkg/opschema"
 )
@@ -72,8 +73,11 @@ func run(pass *analyze.Pass) (any, error) {
 			continue
 		}
 		freeKwargs := false
-		if h, ok := pass.Schemas.HOP(n.Target); ok {
+		if h, ok := hop.Lookup(pass.Schemas, n); ok {
 			freeKwargs = h.FreeKwargs
+			if fs := h.ParsedSchema(); fs != nil && !s.IsVararg && len(n.Args) > s.Positional() {
+				s = fs // the older form the call follows (torch 2.6's scan)
+			}
 		}
 		c := &checker{pass: pass, g: g, n: n, s: s}
 		c.arity(freeKwargs)

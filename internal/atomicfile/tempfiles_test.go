@@ -1,4 +1,4 @@
-package ir
+package atomicfile
 
 import (
 	"errors"
@@ -36,7 +36,7 @@ func TestRemovePendingTempFiles(t *testing.T) {
 	if err := settleTemp(name, func() error { return os.Rename(name, dest) }); !errors.Is(err, os.ErrClosed) {
 		t.Errorf("rename after shutdown: %v", err)
 	}
-	if err := WriteFileAtomic(dest, []byte("newer")); !errors.Is(err, os.ErrClosed) {
+	if err := WriteFile(dest, []byte("newer")); !errors.Is(err, os.ErrClosed) {
 		t.Errorf("write after shutdown: %v", err)
 	}
 	entries, _ := os.ReadDir(dir)

@@ -1,11 +1,11 @@
-package ir
+package atomicfile
 
 import (
 	"os"
 	"sync"
 )
 
-// pendingTemps are the temporary files WriteFilesAtomic has created and
+// pendingTemps are the temporary files WriteFiles has created and
 // not yet renamed into place or removed, so that a command interrupted by
 // a signal can remove them (RemovePendingTempFiles) and leave nothing
 // half-written behind.

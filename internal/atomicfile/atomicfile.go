@@ -1,4 +1,12 @@
-package ir
+// Package atomicfile is how hopctl writes its output files: all-or-nothing
+// through temporary files renamed into place, several files as one step,
+// devices and FIFOs written through, symbolic links followed, the same file
+// refused twice; and the temporary files of a write in progress removed
+// when the process is interrupted (tempfiles.go: the hopctl command's
+// signal handler, installed before the first one is created). Encoding a
+// module is pkg/ir's; what file it goes to, and what becomes of it when
+// the process dies, is the program's.
+package atomicfile
 
 import (
 	"errors"
@@ -21,7 +29,7 @@ import (
 //     directory — a device such as /dev/null, a FIFO — is written through:
 //     opened for writing and written, never replaced by a regular file.
 //   - A directory is refused, before anything is written.
-//   - Several outputs of one command (WriteFilesAtomic) are all-or-nothing:
+//   - Several outputs of one command (WriteFiles) are all-or-nothing:
 //     every destination is checked, every temporary file written and every
 //     write-through done before the first rename; a failure in any of
 //     these replaces none of them.
@@ -149,7 +157,7 @@ func resolveOutputs(paths []string) ([]*output, error) {
 // two outputs that are the same file, and an output that is the same file
 // as one of the inputs (replacing it while reading it, or reading what it
 // writes). Commands call it before they start, so the mistake costs no
-// work; WriteFilesAtomic checks the outputs again.
+// work; WriteFiles checks the outputs again.
 func CheckOutputs(inputs, outputs []string) error {
 	outs, err := resolveOutputs(outputs)
 	if err != nil {
@@ -169,18 +177,18 @@ func CheckOutputs(inputs, outputs []string) error {
 	return nil
 }
 
-// WriteFileAtomic writes data to path as WriteFilesAtomic does: through a
+// WriteFile writes data to path as WriteFiles does: through a
 // temporary file renamed into place, so a failed write never leaves a
 // partial or clobbered file; through to a device or FIFO; to a symbolic
 // link's target. An existing file keeps its permissions; a new one gets
 // 0644.
-func WriteFileAtomic(path string, data []byte) error {
-	return WriteFilesAtomic([]string{path}, [][]byte{data})
+func WriteFile(path string, data []byte) error {
+	return WriteFiles([]string{path}, [][]byte{data})
 }
 
-// WriteFilesAtomic writes several files as one step (see the rules at the
+// WriteFiles writes several files as one step (see the rules at the
 // top of this file).
-func WriteFilesAtomic(paths []string, datas [][]byte) error {
+func WriteFiles(paths []string, datas [][]byte) error {
 	writes := make([]func(io.Writer) error, len(datas))
 	for i, data := range datas {
 		writes[i] = func(w io.Writer) error {
@@ -188,23 +196,23 @@ func WriteFilesAtomic(paths []string, datas [][]byte) error {
 			return err
 		}
 	}
-	return WriteFilesAtomicFunc(paths, writes)
+	return WriteFilesFunc(paths, writes)
 }
 
-// WriteFileAtomicFunc is WriteFileAtomic with the content written by
+// WriteFileFunc is WriteFile with the content written by
 // write, which may stream it (EncodeTo): a failing write leaves the
 // destination untouched (but for a device or FIFO, written through).
-func WriteFileAtomicFunc(path string, write func(io.Writer) error) error {
-	return WriteFilesAtomicFunc([]string{path}, []func(io.Writer) error{write})
+func WriteFileFunc(path string, write func(io.Writer) error) error {
+	return WriteFilesFunc([]string{path}, []func(io.Writer) error{write})
 }
 
-// WriteFilesAtomicFunc is WriteFilesAtomic with each file's content written
+// WriteFilesFunc is WriteFiles with each file's content written
 // by a function: every destination is resolved and checked, every file is
 // written in full to a temporary file next to its destination and every
 // device or FIFO destination written through, and only then are the
 // temporary files renamed into place. A failure before the renames leaves
 // every regular destination untouched.
-func WriteFilesAtomicFunc(paths []string, writes []func(io.Writer) error) error {
+func WriteFilesFunc(paths []string, writes []func(io.Writer) error) error {
 	outs, err := resolveOutputs(paths)
 	if err != nil {
 		return err

@@ -1,12 +1,10 @@
-package ir
+package atomicfile
 
 import (
-	"bytes"
 	"errors"
 	"io"
 	"os"
 	"path/filepath"
-	"strings"
 	"syscall"
 	"testing"
 )
@@ -34,7 +32,7 @@ func TestWriteThroughSpecialFiles(t *testing.T) {
 	dir := t.TempDir()
 	null := filepath.Join(dir, "null")
 	if err := syscall.Mknod(null, syscall.S_IFCHR|0o666, 1<<8|3); err == nil {
-		if err := WriteFilesAtomic([]string{null, null}, [][]byte{[]byte("a"), []byte("b")}); err != nil {
+		if err := WriteFiles([]string{null, null}, [][]byte{[]byte("a"), []byte("b")}); err != nil {
 			t.Errorf("write to a null device: %v", err)
 		}
 		if fi, err := os.Lstat(null); err != nil || fi.Mode()&os.ModeCharDevice == 0 {
@@ -58,7 +56,7 @@ func TestWriteThroughSpecialFiles(t *testing.T) {
 		f.Close()
 		got <- string(data)
 	}()
-	if err := WriteFileAtomic(fifo, []byte("through the pipe")); err != nil {
+	if err := WriteFile(fifo, []byte("through the pipe")); err != nil {
 		t.Fatal(err)
 	}
 	if s := <-got; s != "through the pipe" {
@@ -80,7 +78,7 @@ func TestWriteThroughDanglingSymlink(t *testing.T) {
 	if err := os.Mkdir(filepath.Join(dir, "sub"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	if err := WriteFileAtomic(link, []byte("new")); err != nil {
+	if err := WriteFile(link, []byte("new")); err != nil {
 		t.Fatal(err)
 	}
 	if fi, err := os.Lstat(link); err != nil || fi.Mode()&os.ModeSymlink == 0 {
@@ -103,7 +101,7 @@ func TestWriteFilesAllOrNothing(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, bad := range []string{sub, filepath.Join(dir, "missing", "c.pb")} {
-		err := WriteFilesAtomic([]string{a, b, bad}, [][]byte{[]byte("new"), []byte("new"), []byte("new")})
+		err := WriteFiles([]string{a, b, bad}, [][]byte{[]byte("new"), []byte("new"), []byte("new")})
 		if err == nil {
 			t.Errorf("%s: no error", bad)
 		}
@@ -137,8 +135,8 @@ func TestSameFileUnderOtherNames(t *testing.T) {
 		if err := CheckOutputs(nil, pair[:]); !errors.As(err, &se) {
 			t.Errorf("outputs %v: %v, want a SameFileError", pair, err)
 		}
-		if err := WriteFilesAtomic(pair[:], [][]byte{[]byte("x"), []byte("y")}); !errors.As(err, &se) {
-			t.Errorf("WriteFilesAtomic %v: %v, want a SameFileError", pair, err)
+		if err := WriteFiles(pair[:], [][]byte{[]byte("x"), []byte("y")}); !errors.As(err, &se) {
+			t.Errorf("WriteFiles %v: %v, want a SameFileError", pair, err)
 		}
 		if _, err := os.Stat("new.pb"); err == nil {
 			t.Fatalf("%v: written", pair)
@@ -158,72 +156,5 @@ func TestSameFileUnderOtherNames(t *testing.T) {
 	}
 	if readString(t, "j.pb") != "old" {
 		t.Errorf("j.pb was written")
-	}
-}
-
-// TestTextOutputLinearInDepth: a file nesting an output tuple 4,990 deep
-// (34 KB in binary) encodes to text and JSON in size proportional to its
-// own (it was 199 MB of .pbtxt and 449 MB of .json: indentation grew with
-// the depth), and the output decodes back to the same module.
-func TestTextOutputLinearInDepth(t *testing.T) {
-	a := Arg{Kind: ArgNode, S: "x", Ref: NoNode}
-	for range 4990 {
-		a = Arg{Kind: ArgTuple, Elems: []Arg{a}}
-	}
-	m := &Module{FormatMajor: FormatMajor, Graphs: []*Graph{{Nodes: []Node{
-		{Name: "x", Op: OpPlaceholder, Target: "x"},
-		{Name: "output", Op: OpOutput, Target: "output", Args: []Arg{a}},
-	}}}}
-	bin, err := Encode(m, Binary)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, enc := range []Encoding{Text, JSON} {
-		out, err := Encode(m, enc)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if len(out) > 100*len(bin) {
-			t.Errorf("%s: %d bytes for %d bytes of binary", enc, len(out), len(bin))
-		}
-		back, err := Decode(out, enc, "t")
-		if err != nil {
-			t.Fatal(err)
-		}
-		if again, _ := Encode(back, Binary); !bytes.Equal(again, bin) {
-			t.Errorf("%s: does not decode to the same module", enc)
-		}
-	}
-}
-
-// TestPrintableEscapesControlCharacters: names from files reach terminals
-// escaped, so they cannot forge lines or send escape sequences.
-func TestPrintableEscapesControlCharacters(t *testing.T) {
-	for in, want := range map[string]string{
-		"add_1":                         "add_1",
-		"été":                           "été",
-		"a\nhopctl: FORGED: 0 findings": `a\nhopctl: FORGED: 0 findings`,
-		"x\x1b[2J":                      `x\x1b[2J`,
-		"rtl\u202eevil":                 `rtl\u202eevil`,
-		"bad\xffutf8":                   `bad\xffutf8`,
-		`back\slash` + "\x07":           `back\\slash\a`,
-	} {
-		if got := Printable(in); got != want {
-			t.Errorf("Printable(%q) = %q, want %q", in, got, want)
-		}
-	}
-	loc := At("f\n.pb", "g\x1b", "n\r")
-	if s := loc.String(); strings.ContainsAny(s, "\n\r\x1b") {
-		t.Errorf("Location.String() = %q", s)
-	}
-	g := &Graph{Nodes: []Node{
-		{Name: "x\nFORGED", Op: OpPlaceholder, Target: "x\nFORGED"},
-		{Name: "output", Op: OpOutput, Target: "output", Args: []Arg{{Kind: ArgNode, S: "x\nFORGED", Ref: 0}}},
-	}}
-	def, body := ReadableForward(g)
-	for _, l := range append(body, def) {
-		if strings.ContainsAny(l, "\n\x1b") {
-			t.Errorf("ReadableForward line %q", l)
-		}
 	}
 }

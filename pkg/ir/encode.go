@@ -1,11 +1,10 @@
 package ir
 
-// Encoding a module (writing it to files: output.go).
+// Encoding a module into memory (streamed to a writer: EncodeTo, textenc.go and
+// wireenc.go). Writing files is the program's concern (hopctl: internal/atomicfile).
 
 import (
 	"bytes"
-	"fmt"
-	"io"
 )
 
 // Encode serialises the module. Binary output is deterministic; JSON output
@@ -24,21 +23,4 @@ func Encode(m *Module, enc Encoding) ([]byte, error) {
 		return nil, err
 	}
 	return out.Bytes(), nil
-}
-
-// SaveFile encodes the module in the encoding the path's extension names
-// (binary when it names none) and writes it atomically.
-func SaveFile(path string, m *Module) error {
-	enc := EncodingForPath(path)
-	if enc == EncodingUnknown {
-		enc = Binary
-	}
-	if enc != Binary { // streamed: the output is not held in memory
-		return WriteFileAtomicFunc(path, func(w io.Writer) error { return EncodeTo(w, m, enc) })
-	}
-	data, err := Encode(m, enc)
-	if err != nil {
-		return fmt.Errorf("%s: encode: %w", path, err)
-	}
-	return WriteFileAtomic(path, data)
 }
