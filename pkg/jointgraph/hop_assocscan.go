@@ -36,17 +36,17 @@ import (
 // assocScanBackward is associative_scan's derivative rule.
 func assocScanBackward(j *jointBuilder, id ir.NodeID, grads []V) error {
 	n := &j.b.g.Nodes[id]
-	if len(n.Args) != 3 {
-		return nodeError(j.file, j.b.g, id, "associative_scan takes (combine_fn, xs, additional_inputs)")
+	if err := j.hopArity(id); err != nil {
+		return err
 	}
 	if opschema.TorchDiffers(opschema.DiffAssocScanGrad26, j.src.TorchVersion) {
 		return nodeError(j.file, j.b.g, id, "Autograd not implemented for associative_scan")
 	}
-	cq, ok := j.graphTarget(n.Args[0])
+	cq, ok := j.graphTarget(j.hopArg(n, "combine_fn"))
 	if !ok {
 		return nodeError(j.file, j.b.g, id, "associative_scan combine_fn is not a subgraph of this file")
 	}
-	xs, add := n.Args[1].Elems, n.Args[2].Elems
+	xs, add := j.hopArg(n, "xs").Elems, j.hopArg(n, "additional_inputs").Elems
 	if len(add) > 0 {
 		return nodeError(j.file, j.b.g, id, "Associative_scan does currently not support gradients for lifted parameters!")
 	}

@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/hopctl/hopctl/pkg/hop"
 	"github.com/hopctl/hopctl/pkg/ir"
 	"github.com/hopctl/hopctl/pkg/opschema"
 )
@@ -46,14 +47,14 @@ type invokeSubgraphs struct {
 
 func invokeSubgraphBackward(j *jointBuilder, id ir.NodeID, grads []V) error {
 	n := &j.b.g.Nodes[id]
-	if len(n.Args) < 2 {
-		return nodeError(j.file, j.b.g, id, "invoke_subgraph takes (subgraph, identifier, *operands)")
+	if err := j.hopArity(id); err != nil {
+		return err
 	}
-	sq, ok := j.graphTarget(n.Args[0])
+	sq, ok := j.graphTarget(j.hopArg(n, "subgraph"))
 	if !ok {
 		return nodeError(j.file, j.b.g, id, "invoke_subgraph subgraph is not a subgraph of this file")
 	}
-	ops := n.Args[2:]
+	ops, _, _ := hop.Group(j.f.ops.get(n.Target).hop.row, n, "*operands")
 	// torch 2.6 (version row invoke-subgraph-grad-2.6) calls
 	// invoke_subgraph(subgraph, identifier, operands), its operands one
 	// tuple, and names the calls ___forward_/___backward_<identifier>; its
@@ -68,8 +69,8 @@ func invokeSubgraphBackward(j *jointBuilder, id ir.NodeID, grads []V) error {
 		fwPrefix, masks = "___forward_", MasksAll
 	}
 	ident := "None"
-	if n.Args[1].Kind == ir.ArgStr {
-		ident = strings.TrimPrefix(n.Args[1].S, fwPrefix)
+	if a := j.hopArg(n, "identifier"); a.Kind == ir.ArgStr {
+		ident = strings.TrimPrefix(a.S, fwPrefix)
 	}
 	bw, err := j.subJointAs(id, sq, j.operandRG(ops), ConventionNone, masks)
 	if err != nil {
@@ -219,15 +220,18 @@ func invokeBwOutputs(g *ir.Graph, nf int) error {
 // requires grad when it depends, through differentiable ops, on an
 // operand that requires grad.
 func hopOutputsRG(m *ir.Module, g *ir.Graph, n *ir.Node, hr *hopRule, ops *opCache, rg []bool) ([]bool, bool) {
-	if hr.row.Name != "invoke_subgraph" || len(n.Args) < 2 || n.Args[0].Kind != ir.ArgNode || n.Args[0].Ref < 0 ||
-		opschema.TorchDiffers(opschema.DiffInvokeSubgraph26, m.TorchVersion) {
+	if hr.row.Name != "invoke_subgraph" || opschema.TorchDiffers(opschema.DiffInvokeSubgraph26, m.TorchVersion) {
 		return nil, false
 	}
-	sub := m.Graph(g.Nodes[n.Args[0].Ref].Target)
+	sa := hop.Arg(hr.row, n, "subgraph")
+	if sa == nil || sa.Kind != ir.ArgNode || sa.Ref < 0 {
+		return nil, false
+	}
+	sub := m.Graph(g.Nodes[sa.Ref].Target)
 	if sub == nil {
 		return nil, false
 	}
-	operands := n.Args[2:]
+	operands, _, _ := hop.Group(hr.row, n, "*operands")
 	if len(operands) == 1 && (operands[0].Kind == ir.ArgTuple || operands[0].Kind == ir.ArgList) {
 		operands = operands[0].Elems
 	}

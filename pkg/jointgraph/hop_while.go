@@ -38,6 +38,10 @@ import (
 //
 // The loop's results 1.. are the operands' gradients.
 
+// whileGradMessage26 is torch 2.6's refusal (autograd_not_implemented):
+// the version table row opschema.DiffWhileLoopGrad26.
+const whileGradMessage26 = "Autograd not implemented for while_loop"
+
 var (
 	whileTarget      = opschema.HOPTarget("while_loop")
 	whileStackTarget = opschema.HOPTarget("while_loop_stack_output")
@@ -74,12 +78,15 @@ func isFloatingDtype(dtype string) bool {
 // WhileLoopAutogradOp.forward computes). The selects stand for the
 // while_loop's getitems, recorded in sel; it returns the new node.
 func (j *jointBuilder) augmentWhile(n *ir.Node, fid ir.NodeID, sel map[ir.NodeID]ir.NodeID) (ir.NodeID, []ir.NodeID, error) {
+	if opschema.TorchDiffers(opschema.DiffWhileLoopGrad26, j.src.TorchVersion) {
+		return 0, nil, fmt.Errorf("%s", whileGradMessage26)
+	}
 	if len(n.Args) != 4 || n.Val == nil || n.Val.Kind != ir.ValTuple {
 		return 0, nil, fmt.Errorf("while_loop takes (cond_fn, body_fn, carried_inputs, additional_inputs) and returns a tuple")
 	}
 	fg := j.f.b.g
 	var metas []*ir.TensorMeta
-	for _, a := range n.Args[2].Elems {
+	for _, a := range j.hopArg(n, "carried_inputs").Elems {
 		var m *ir.TensorMeta
 		if a.Kind == ir.ArgNode && a.Ref >= 0 {
 			m = valueTensor(fg.Nodes[a.Ref].Val)
@@ -173,19 +180,22 @@ func markSymbols(v *ir.Value, set map[string]bool) {
 
 func whileBackward(j *jointBuilder, id ir.NodeID, grads []V) error {
 	n := &j.b.g.Nodes[id]
-	if len(n.Args) != 4 {
-		return nodeError(j.file, j.b.g, id, "while_loop_stack_output takes (cond_fn, body_fn, carried_inputs, additional_inputs)")
+	if err := j.hopArity(id); err != nil {
+		return err
 	}
 	for _, kw := range n.Kwargs {
 		if kw.Name == "mutated_arg_indices" && !(kw.Value.Kind == ir.ArgStr && kw.Value.S == "") {
 			return nodeError(j.file, j.b.g, id, "while_loop whose body writes its operands (mutated_arg_indices) is not differentiated")
 		}
 	}
-	bq, ok := j.graphTarget(n.Args[1])
+	if opschema.TorchDiffers(opschema.DiffWhileLoopGrad26, j.src.TorchVersion) {
+		return nodeError(j.file, j.b.g, id, whileGradMessage26)
+	}
+	bq, ok := j.graphTarget(j.hopArg(n, "body_fn"))
 	if !ok {
 		return nodeError(j.file, j.b.g, id, "while_loop body_fn is not a subgraph of this file")
 	}
-	carries, adds := n.Args[2].Elems, n.Args[3].Elems
+	carries, adds := j.hopArg(n, "carried_inputs").Elems, j.hopArg(n, "additional_inputs").Elems
 	nc, na := len(carries), len(adds)
 	if nc == 0 {
 		return nodeError(j.file, j.b.g, id, "while_loop_stack_output has no carried inputs")

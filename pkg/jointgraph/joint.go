@@ -344,7 +344,7 @@ func (j *jointBuilder) build(src *ir.Module) (*Joint, error) {
 	var refs graphRefs
 	j.b.g, refs = dce(j.b.g, j.effect)
 
-	all := slices.Concat(src.Graphs, j.extra)
+	all := slices.Concat(j.functionalBodies(src, refs.getAttrs), j.extra)
 	out := assembleModule(src, j.b.g, refs, all, src.Schemas)
 	nested := nestedFor(j.nested, refs.getAttrs)
 	out.Schemas = mergeSchemas(out.Schemas, nested)

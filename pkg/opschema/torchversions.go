@@ -45,6 +45,8 @@ const (
 	// ___forward_/___backward_<identifier> and passes a tangent for every
 	// output.
 	DiffInvokeSubgraph26 = "invoke-subgraph-grad-2.6"
+	// DiffWhileLoopGrad26: while_loop has no autograd.
+	DiffWhileLoopGrad26 = "while-loop-grad-2.6"
 	// DiffDynamoUnchecked26: Dynamo checks no HOP subgraph for mutation or
 	// aliasing; AOTAutograd accepts cond and while_loop writes.
 	DiffDynamoUnchecked26 = "dynamo-unchecked-2.6"
@@ -60,6 +62,10 @@ const (
 	// DiffAssocSparse26: associative_scan() refuses sparse xs in Dynamo's
 	// words.
 	DiffAssocSparse26 = "assoc-sparse-2.6"
+	// DiffScanZeroLength26: scan() refuses a zero-length scan dimension.
+	DiffScanZeroLength26 = "scan-zero-length-2.6"
+	// DiffMinCutRecompute113: min-cut's list of recomputable ops.
+	DiffMinCutRecompute113 = "mincut-recompute-1.13"
 )
 
 var torchDifferences = []TorchDifference{
@@ -104,6 +110,12 @@ var torchDifferences = []TorchDifference{
 			"tangents only for outputs that require grad and marks the others non-differentiable",
 		Source: "2.6.0: torch/_higher_order_ops/invoke_subgraph.py InvokeSubgraphAutogradOp, create_fw_bw_graph; 2.14.1: the same " +
 			"class (lazy backward, filtered grad_outs, get_non_differentiable_indices)"},
+	{ID: DiffWhileLoopGrad26, Torch: TorchVersions{Until: "2.14"},
+		What: "while_loop is not differentiable: \"Autograd not implemented for while_loop\" when the gradient is computed " +
+			"(hopctl joint refuses it, exit 3); 2.14 differentiates it (WhileLoopAutogradOp: a while_loop_stack_output forward, " +
+			"a reverse while_loop backward), added by the pytorch/pytorch#160375 stack (September 2025)",
+		Source: "2.6.0: torch/_higher_order_ops/while_loop.py (autograd_not_implemented(while_loop_op, deferred_error=True)); " +
+			"2.14.1: while_loop.py WhileLoopAutogradOp, WhileLoopStackOutputOp"},
 	{ID: DiffDynamoUnchecked26, Torch: TorchVersions{Until: "2.14"},
 		What: "at the Dynamo level (torch.compile), Dynamo checks no HOP subgraph for input mutation or aliasing, in any grad mode; " +
 			"AOTAutograd then accepts cond and while_loop writes to their operands (cond_mutate, while_mutate compile) and refuses " +
@@ -141,6 +153,16 @@ var torchDifferences = []TorchDifference{
 			"using `to_dense()`\" (assoc_sparse in both corpora)",
 		Source: "2.6.0: torch/_higher_order_ops/associative_scan.py associative_scan (torch.compile first); 2.14.1: associative_scan.py " +
 			"_validate_input"},
+	{ID: DiffScanZeroLength26, Torch: TorchVersions{Until: "2.14"},
+		What: "scan() refuses an xs leaf whose scan dimension is 0: \"All xs leaves must have a scan dimension > 0 but got " +
+			"FakeTensor(..., size=(0, 4))\"; 2.14 accepts it (scan_zero_len traces) and returns the inits",
+		Source: "2.6.0: torch/_higher_order_ops/scan.py scan; 2.14.1: scan.py _validate_input (no such check)"},
+	{ID: DiffMinCutRecompute113, Torch: TorchVersions{Until: "2.0"},
+		What: "min-cut rematerialization recomputes only functorch's short list of pointwise, reduction and view ops (maximum, " +
+			"clone, full, zeros and index are saved when the backward needs them); 2.x recomputes a longer list and every op " +
+			"tagged pointwise, so it saves the input of a maximum instead of the maximum and the masks of its backward",
+		Source: "1.13.1: functorch/_src/partitioners.py min_cut_rematerialization_partition (recomputable_ops); 2.14.1: " +
+			"torch/_functorch/partitioners.py get_default_op_list (default_recomputable_ops, pointwise_ops())"},
 }
 
 // rowTorch returns the releases of version table row id (the HOP table's

@@ -15,7 +15,12 @@ a trigger of a backward rule or its near miss. For every program this writes
     make_fx of torch.autograd.grad through the program: the invoke_subgraph
     identifiers and, per backward subgraph, the None slots of its output;
     the number of outputs of cond's backward branches; the ops of
-    associative_scan's backward.
+    associative_scan's backward; each while_loop call (the forward's
+    while_loop_stack_output, the backward's while_loop): carried and
+    additional input counts and the body's output count;
+  - for the programs with in-place ops in a HOP body: "trace_inplace", those
+    ops per subgraph of the trace, and "aot_inplace", those left in the
+    subgraphs of the graphs AOTAutograd compiles (functionalized).
 
 Run inside the torch 2.14 chroot, from the repository root (and in 2.6's,
 for the programs 2.6 differentiates, TORCH26):
@@ -117,6 +122,82 @@ def p_invoke_output_no_grad(x, y):  # trigger: an output that needs no grad gets
     return a + c, b * d
 
 
+# while_loop: the HOP itself (the user-facing while_loop compiles with
+# Dynamo); the programs of test_control_flow.py's WHILE_LOOP_TESTS
+# (_while_loop_tests), which its while_loop autograd tests run. make_fx with
+# grad writes while_loop_stack_output and selects of its last elements.
+
+def _while(c, b, carried, additional=()):
+    return torch.ops.higher_order.while_loop(c, b, tuple(carried), tuple(additional))
+
+
+def p_while_simple(x):  # WHILE_LOOP_TESTS["simple"]
+    return _while(lambda x: x.sum() < 10, lambda x: (x + 1,), (x,))
+
+
+def p_while_linear(it, x, w, b):  # WHILE_LOOP_TESTS["simple_with_linear"] (the Linear's weights as additional inputs)
+    return _while(lambda it, x, w, b: it - 1 > 0,
+                  lambda it, x, w, b: (it - 1, torch.nn.functional.linear(x, w, b).sin()), (it, x), (w, b))
+
+
+def p_while_nested(out_iter, it, y):  # WHILE_LOOP_TESTS["nested"]
+    def outer_body(out_iter, it, y):
+        out_iter, it, y = _while(lambda o, i, y: i.sum() < 10, lambda o, i, y: (o.clone(), i + y, y + 1),
+                                 (out_iter, it, y))
+        return (out_iter + 1, it, y)
+    return _while(lambda o, i, y: o.sum() < 2, outer_body, (out_iter, it, y))
+
+
+def p_while_nested2(ci, cj, a, b):  # WHILE_LOOP_TESTS["nested2"]: int and float carries
+    def body(i1, j1, x1, y1):
+        i1, j1, x1, y1 = _while(lambda i2, j2, x2, y2: j2 > 0,
+                                lambda i2, j2, x2, y2: (i2.clone(), j2 - 1, x2 + 3.14, y2 - 2.71), (i1, j1, x1, y1))
+        return i1 - 1, j1.clone(), x1 * 2, y1 / 2
+    return _while(lambda i1, j1, x1, y1: i1 > 0, body, (ci, cj, a, b))
+
+
+def p_while_mutation(x, w):  # WHILE_LOOP_TESTS["simple_with_mutation"]: in-place ops on clones in cond_fn and body_fn
+    def cond(x, w):
+        return x.clone().add_(1).add_(-1).sum() < 10
+
+    def body(x, w):
+        return (x.clone().add_(1).mul_(w) + 1,)
+    return _while(cond, body, (x,), (w,))
+
+
+def p_while_never(x, w):  # the loop is never entered
+    return _while(lambda x, w: x.sum() > 1e6, lambda x, w: ((x * w).sin(),), (x,), (w,))
+
+
+# In-place ops in HOP bodies (on values the body makes): AOTAutograd
+# functionalizes them; hopctl's joint must have none in its bodies either.
+
+def p_cond_inplace(x, w):  # test_cond_functionalized (an in-place op on a clone in a branch), with grad
+    def t(x, w):
+        y = x.clone()
+        y.mul_(w)
+        return y.sin()
+    return torch.cond(x.sum() > 0, t, lambda x, w: x.cos() * w, (x, w))
+
+
+def p_map_inplace(xs, w):  # test_map_functionalized (an in-place op on a clone in the body), with grad
+    def body(x, w):
+        y = x.clone()
+        y.mul_(w)
+        return y.sin()
+    from torch._higher_order_ops.map import map as hop_map
+    return hop_map(body, xs, w)
+
+
+def p_scan_inplace(init, xs, w):  # test_scan_functionalized-like: in-place ops on a clone in combine_fn, with grad
+    def comb(c, x, w):
+        n = c.clone()
+        n.mul_(x.sin())
+        n.add_(w)
+        return n, n.clone()
+    return tuple(torch.ops.higher_order.scan(comb, [init], [xs], [w]))
+
+
 @_region
 def gn_mut(x, y):
     x.add_(1)
@@ -166,7 +247,56 @@ PROGRAMS = [
      lambda: [_f(3, 4), _f(3, 4)], [0, 1], "fake", False),
     ("invoke_output_no_grad", "test_invoke_subgraph.py test_simple (called twice, an output without grad)", p_invoke_output_no_grad,
      lambda: [_f(3, 4), _f(3, 4)], [0], "fake", True),
+    ("while_simple", "test_control_flow.py WHILE_LOOP_TESTS simple (autograd)", p_while_simple,
+     lambda: [torch.zeros(1)], [0], "fake", None),
+    ("while_linear", "test_control_flow.py WHILE_LOOP_TESTS simple_with_linear (autograd)", p_while_linear,
+     lambda: [torch.tensor(3), _f(2, 2), _f(2, 2), _f(2)], [1, 2, 3], "fake", None),
+    ("while_nested", "test_control_flow.py WHILE_LOOP_TESTS nested (autograd)", p_while_nested,
+     lambda: [torch.zeros(1), torch.zeros(1), torch.zeros(1)], [0, 1, 2], "fake", None),
+    ("while_nested2", "test_control_flow.py WHILE_LOOP_TESTS nested2 (autograd; int carries)", p_while_nested2,
+     lambda: [torch.tensor(2), torch.tensor(2), torch.ones(2, 2), torch.ones(2, 2)], [2, 3], "fake", None),
+    ("while_mutation", "test_control_flow.py WHILE_LOOP_TESTS simple_with_mutation (autograd)", p_while_mutation,
+     lambda: [torch.zeros(3), _f(3).abs() + 1], [0, 1], "fake", None),
+    ("while_never", "test_control_flow.py while_loop (near miss: cond_fn false at once)", p_while_never,
+     lambda: [_f(3), _f(3)], [0, 1], "fake", None),
+    ("cond_inplace", "test_control_flow.py test_cond_functionalized (autograd)", p_cond_inplace,
+     lambda: [_f(3), _f(3)], [0, 1], "fake", None),
+    ("map_inplace", "test_control_flow.py test_map_functionalized (autograd)", p_map_inplace,
+     lambda: [_f(4, 3), _f(3)], [0, 1], "fake", None),
+    ("scan_inplace", "test_control_flow.py scan with in-place ops in combine_fn (autograd)", p_scan_inplace,
+     lambda: [_f(3), _f(4, 3), _f(3)], [0, 1, 2], "fake", None),
 ]
+
+
+def inplace_in_subgraphs(gm):
+    """The in-place ops (mutable OpOverloads) in gm's subgraphs, by subgraph."""
+    out = {}
+    for name, m in gm.named_modules():
+        if not name or not isinstance(m, torch.fx.GraphModule):
+            continue
+        ops = sorted({"aten.%s.%s" % (n.target._opname, n.target._overloadname) for n in m.graph.nodes
+                      if n.op == "call_function" and isinstance(n.target, torch._ops.OpOverload)
+                      and n.target._schema.is_mutable})
+        if ops:
+            out[name] = ops
+    return out
+
+
+def aot_inplace(f, ins):
+    """In-place ops in the subgraphs of the forward and backward graphs
+    AOTAutograd compiles for f (functionalized, as PyTorch's joint is)."""
+    from functorch.compile import aot_function
+    graphs = []
+
+    def comp(g, _):
+        graphs.append(g)
+        return g
+    outs = [o for o in flat(aot_function(f, comp, comp, dynamic=True)(*ins)) if isinstance(o, torch.Tensor) and o.requires_grad]
+    torch.autograd.backward(outs, [torch.ones_like(o) for o in outs])
+    res = {}
+    for g in graphs:
+        res.update(inplace_in_subgraphs(g))
+    return res
 
 
 def inputs_of(make, rg):
@@ -264,7 +394,7 @@ def torch_joint(f, ins, mode):
     # (bw_<identifier>_<n>; without it n is None).
     with torch._guards.tracing(torch._guards.TracingContext(None)):
         gm = make_fx(joint, tracing_mode=mode)(*ins, *ts)
-    out = {"invoke_subgraph": [], "cond_backward_outputs": [], "ops": []}
+    out = {"invoke_subgraph": [], "cond_backward_outputs": [], "ops": [], "while_loops": []}
     ops = set()
     for node in gm.graph.nodes:
         if node.op != "call_function":
@@ -279,6 +409,11 @@ def torch_joint(f, ins, mode):
                                            "inner": inner, "operands": len(node.args) - 2,
                                            "none_outputs": [k for k, r in enumerate(res) if r is None],
                                            "outputs": len(res)})
+        elif t in (torch.ops.higher_order.while_loop, getattr(torch.ops.higher_order, "while_loop_stack_output", None)):
+            body = getattr(gm, node.args[1].target)
+            res = [nd for nd in body.graph.nodes if nd.op == "output"][0].args[0]
+            out["while_loops"].append({"op": str(t), "carried": len(node.args[2]), "additional": len(node.args[3]),
+                                       "body_outputs": len(res)})
         elif t is torch.ops.higher_order.cond:
             res = [nd for nd in getattr(gm, node.args[1].target).graph.nodes if nd.op == "output"][0].args[0]
             out["cond_backward_outputs"].append(len(res))
@@ -332,6 +467,9 @@ def build(outdir, names=None):
             ex = [e.detach().requires_grad_(x.requires_grad) if isinstance(e, torch.Tensor) else e
                   for e, x in zip(ex, args)]
         hopctl_torch.export(gm, os.path.join(outdir, name + ".pb"), example_inputs=ex)
+        if name.endswith("_inplace") or name == "while_mutation":
+            v["trace_inplace"] = inplace_in_subgraphs(gm)
+            v["aot_inplace"] = aot_inplace(f, ins)
         if v["error"] is None:
             v["torch_joint"] = torch_joint(f, args, mode)
         doc["programs"][name] = v
@@ -344,7 +482,15 @@ def main(argv=None):
     ap.add_argument("names", nargs="*")
     args = ap.parse_args(argv)
     doc = build(args.outdir, args.names)
-    with open(os.path.join(args.outdir, "joint.json"), "w") as fh:
+    path = os.path.join(args.outdir, "joint.json")
+    if args.names and os.path.exists(path):
+        # Some programs re-traced: the others keep their entries.
+        with open(path) as fh:
+            old = json.load(fh)
+        old["programs"].update(doc["programs"])
+        old["torch_version"] = doc["torch_version"]
+        doc = old
+    with open(path, "w") as fh:
         json.dump(doc, fh, indent=1, sort_keys=True)
         fh.write("\n")
     for name, v in doc["programs"].items():
