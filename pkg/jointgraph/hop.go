@@ -778,45 +778,21 @@ func scanBackwardCombine(bw *ir.Graph, nc, nx, na, ny int) (*ir.Graph, error) {
 	for k := range na {
 		place(primal(nc+nx+k), "add")
 	}
-	var outs []ir.Arg
-	for i := range bw.Nodes {
-		n := bw.Nodes[i]
-		switch n.Op {
-		case ir.OpPlaceholder:
-			continue
-		case ir.OpOutput:
-			outs = n.Args[0].Elems
-			continue
-		}
-		n.Args = slices.Clone(n.Args)
-		for k := range n.Args {
-			n.Args[k] = n.Args[k].Clone()
-			n.Args[k].WalkRefs(func(a *ir.Arg) { a.Ref, a.S = m[a.Ref], b.g.Nodes[m[a.Ref]].Name })
-		}
-		n.Kwargs = slices.Clone(n.Kwargs)
-		for k := range n.Kwargs {
-			n.Kwargs[k].Value = n.Kwargs[k].Value.Clone()
-			n.Kwargs[k].Value.WalkRefs(func(a *ir.Arg) { a.Ref, a.S = m[a.Ref], b.g.Nodes[m[a.Ref]].Name })
-		}
-		m[i] = b.append(n)
+	outs, err := inlineGraph(b, bw, m)
+	if err != nil {
+		return nil, err
 	}
 	if len(outs) != nc+nx+na {
 		return nil, fmt.Errorf("scan combine_fn backward returns %d values, want %d", len(outs), nc+nx+na)
 	}
 	res := make([]V, 0, na+nc+nx)
 	for k := range na {
-		g := b.remapArgV(remapRef(outs[nc+nx+k], m, b.g))
+		g := b.remapArgV(outs[nc+nx+k])
 		res = append(res, b.add(acc[k], g))
 	}
 	for k := range nc + nx {
-		res = append(res, b.remapArgV(remapRef(outs[k], m, b.g)))
+		res = append(res, b.remapArgV(outs[k]))
 	}
 	b.output(res)
 	return b.g, nil
-}
-
-func remapRef(a ir.Arg, m []ir.NodeID, g *ir.Graph) ir.Arg {
-	a = a.Clone()
-	a.WalkRefs(func(x *ir.Arg) { x.Ref, x.S = m[x.Ref], g.Nodes[m[x.Ref]].Name })
-	return a
 }

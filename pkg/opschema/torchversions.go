@@ -38,6 +38,8 @@ const (
 	DiffScanXsLength26 = "scan-xs-length-2.6"
 	// DiffAssocScanGrad26: associative_scan has no autograd.
 	DiffAssocScanGrad26 = "associative-scan-grad-2.6"
+	// DiffWhileLoopGrad26: while_loop has no autograd.
+	DiffWhileLoopGrad26 = "while-loop-grad-2.6"
 	// DiffCondBackward26: cond's backward takes (*grads, *operands) and
 	// returns a gradient for every operand.
 	DiffCondBackward26 = "cond-backward-2.6"
@@ -45,8 +47,6 @@ const (
 	// ___forward_/___backward_<identifier> and passes a tangent for every
 	// output.
 	DiffInvokeSubgraph26 = "invoke-subgraph-grad-2.6"
-	// DiffWhileLoopGrad26: while_loop has no autograd.
-	DiffWhileLoopGrad26 = "while-loop-grad-2.6"
 	// DiffDynamoUnchecked26: Dynamo checks no HOP subgraph for mutation or
 	// aliasing; AOTAutograd accepts cond and while_loop writes.
 	DiffDynamoUnchecked26 = "dynamo-unchecked-2.6"
@@ -97,6 +97,12 @@ var torchDifferences = []TorchDifference{
 			"exit 3); 2.14 differentiates it (AssociativeScanAutogradOp, xs only)",
 		Source: "2.6.0: torch/_higher_order_ops/associative_scan.py (autograd_not_implemented on DispatchKey.Autograd); " +
 			"2.14.1: associative_scan.py AssociativeScanAutogradOp"},
+	{ID: DiffWhileLoopGrad26, Torch: TorchVersions{Until: "2.14"},
+		What: "while_loop is not differentiable: \"Autograd not implemented for while_loop\" when the gradient is computed " +
+			"(hopctl joint refuses it, exit 3); 2.14 differentiates it (WhileLoopAutogradOp: a while_loop_stack_output forward, " +
+			"a reverse while_loop backward), added by the pytorch/pytorch#160375 stack (September 2025)",
+		Source: "2.6.0: torch/_higher_order_ops/while_loop.py (autograd_not_implemented(while_loop_op, deferred_error=True)); " +
+			"2.14.1: while_loop.py WhileLoopAutogradOp, WhileLoopStackOutputOp"},
 	{ID: DiffCondBackward26, Torch: TorchVersions{Until: "2.14"},
 		What: "cond's backward is cond(pred, joint_true, joint_false, [*grads, *operands]) over create_fw_bw_graph joints " +
 			"((*tangents, *primals) → a gradient for every operand, a SymInt's included); 2.14 passes [*operands, *grads] to " +
@@ -110,12 +116,6 @@ var torchDifferences = []TorchDifference{
 			"tangents only for outputs that require grad and marks the others non-differentiable",
 		Source: "2.6.0: torch/_higher_order_ops/invoke_subgraph.py InvokeSubgraphAutogradOp, create_fw_bw_graph; 2.14.1: the same " +
 			"class (lazy backward, filtered grad_outs, get_non_differentiable_indices)"},
-	{ID: DiffWhileLoopGrad26, Torch: TorchVersions{Until: "2.14"},
-		What: "while_loop is not differentiable: \"Autograd not implemented for while_loop\" when the gradient is computed " +
-			"(hopctl joint refuses it, exit 3); 2.14 differentiates it (WhileLoopAutogradOp: a while_loop_stack_output forward, " +
-			"a reverse while_loop backward), added by the pytorch/pytorch#160375 stack (September 2025)",
-		Source: "2.6.0: torch/_higher_order_ops/while_loop.py (autograd_not_implemented(while_loop_op, deferred_error=True)); " +
-			"2.14.1: while_loop.py WhileLoopAutogradOp, WhileLoopStackOutputOp"},
 	{ID: DiffDynamoUnchecked26, Torch: TorchVersions{Until: "2.14"},
 		What: "at the Dynamo level (torch.compile), Dynamo checks no HOP subgraph for input mutation or aliasing, in any grad mode; " +
 			"AOTAutograd then accepts cond and while_loop writes to their operands (cond_mutate, while_mutate compile) and refuses " +
