@@ -386,9 +386,9 @@ class HOPJointCorpusMatchesAutograd(unittest.TestCase):
             outs, ts, want, layout, args = self.oracle(fn, make, rg, v)
             for part in ("default", "mincut"):
                 with self.subTest(program=name, partition=part):
-                    if part == "mincut" and mode == "symbolic":
-                        self.skipTest("known gap: min-cut of a HOP backward over symbolic-shaped values saves "
-                                      "nothing (sizes unknown: infinite weights) and fails; the default partition works")
+                    if part == "mincut" and name.startswith("cond_symint"):
+                        self.skipTest("known gap: min-cut of a backward cond that reads a SymInt operand fails "
+                                      "(\"cannot partition the joint graph\"); the default partition works")
                     src = os.path.join(self.tmp.name, name + ".pb")
                     fw = os.path.join(self.tmp.name, "%s_%s_fw.pb" % (name, part))
                     bw = os.path.join(self.tmp.name, "%s_%s_bw.pb" % (name, part))
@@ -414,7 +414,7 @@ class HOPJointCorpusMatchesAutograd(unittest.TestCase):
                         else:
                             self.assertIsNone(grads[i])
                     checked += 1
-        self.assertGreaterEqual(checked, 17)
+        self.assertGreaterEqual(checked, 19)
 
 
 if __name__ == "__main__":
