@@ -16,7 +16,9 @@
 #     (version analyze-resnet18 joint-resnet18 aot-4k joint-1m convert-json-1m
 #     convert-pbtxt-1m print-1m analyze-1m).
 # BENCHTIME (default 1s), COUNT (default 3), RUNS (default 5), SMALL_RUNS
-# (default 50, the millisecond rows), BENCH_DIR.
+# (default 50, the millisecond rows), BENCH_DIR; VS=OTHER_BINARY makes every
+# whole-command row but aot-4k also run OTHER_BINARY alternately with
+# bin/hopctl (bench_cmd.py --vs), a before/after under the same load.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 out=${BENCH_DIR:-$(mktemp -d)}
@@ -28,7 +30,7 @@ py=$(scripts/find-python.sh)
 # named); medians over RUNS (SMALL_RUNS for the millisecond rows), ranges in
 # brackets, peak RSS.
 whole() {
-  local rows=("$@") bench=(python3 python/tools/bench_cmd.py) r18=testdata/models/resnet18.pb
+  local rows=("$@") bench=(python3 python/tools/bench_cmd.py ${VS:+--vs "$VS"}) r18=testdata/models/resnet18.pb
   [ ${#rows[@]} -gt 0 ] || rows=(version analyze-resnet18 joint-resnet18 aot-4k joint-1m convert-json-1m convert-pbtxt-1m print-1m analyze-1m)
   echo "== whole commands (median [range], peak RSS; the first three net of spawning /bin/true)"
   for row in "${rows[@]}"; do

@@ -550,6 +550,7 @@ func Stress() []Case {
 		{Name: fmt.Sprintf("nested_%d_grad.pb", ir.MaxNesting), Doc: "NestedGrad as deep as hopctl reads (joint was cubic in the depth)", Data: NestedGrad(ir.MaxNesting)},
 		{Name: "findings_6000_graphs.pb", Doc: "3,000 conds over distinct branches, each with an op of no schema: 6,000 subgraphs and 6,000 findings (findings were looked up per graph: subgraphs × findings)", Data: manyConds(3000, true)},
 		{Name: "nested_250_grad.pb", Doc: "NestedGrad 250 levels deep: joint's cost grows with the cube of the depth (see nested_1000_grad.pb)", Data: NestedGrad(250)},
+		{Name: "distinct_conds_8000_grad.pb", Doc: "8,000 conds over distinct branches, inputs requiring grad: 16,000 subgraphs (graphs were looked up, and a subgraph's descendants found, by scanning every graph per HOP call: quadratic, 12,000 conds took 23 s of CPU in joint)", Data: conds(8000, true, "aten.sin.default")},
 		{Name: "conds_3000.pb", Doc: "3,000 cond calls in one graph, inputs requiring grad (fresh subgraph names were searched from 0 over every graph)", Data: manyConds(3000, false)},
 		{Name: "cond_100000_operands.pb", Doc: "a cond passing 100,000 operands", Data: wideCond(100000)},
 		{Name: "cat_100000.pb", Doc: "aten.cat of 100,000 tensors, and an output of 100,000 values", Data: wideCat(100000)},
@@ -562,9 +563,12 @@ func Stress() []Case {
 // manyConds is x (requiring grad) → n conds in sequence, each over the
 // same branch pair → output.
 //
-// distinct gives every cond its own branches (t_i, f_i), each calling an op
-// with no schema (an unknown-op finding per subgraph).
-func manyConds(n int, distinct bool) []byte {
+// distinct gives every cond its own branches (t_i, f_i), the true branch
+// calling trueOp ("mylib.op.default", with no schema: an unknown-op finding
+// per subgraph; or a differentiable op, for joint).
+func manyConds(n int, distinct bool) []byte { return conds(n, distinct, "mylib.op.default") }
+
+func conds(n int, distinct bool, trueOp string) []byte {
 	grad := f32()
 	grad.Tensor.RequiresGrad = true
 	nodes := []ir.Node{
@@ -587,7 +591,7 @@ func manyConds(n int, distinct bool) []byte {
 		if distinct {
 			t, f = fmt.Sprintf("t_%d", i), fmt.Sprintf("f_%d", i)
 			nodes = append(nodes, ir.Node{Name: t, Op: ir.OpGetAttr, Target: t}, ir.Node{Name: f, Op: ir.OpGetAttr, Target: f})
-			subs = append(subs, branch(t, "mylib.op.default"), branch(f, "aten.cos.default"))
+			subs = append(subs, branch(t, trueOp), branch(f, "aten.cos.default"))
 		}
 		nodes = append(nodes,
 			ir.Node{Name: c, Op: ir.OpCallFunction, Target: "higher_order.cond",

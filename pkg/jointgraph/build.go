@@ -260,15 +260,24 @@ func (b *builder) output(vals []V) {
 }
 
 // argArena hands out argument slices from shared chunks, one allocation
-// per chunk instead of one per node.
-type argArena struct{ buf []ir.Arg }
+// per chunk instead of one per node. Chunks double from 8 arguments to
+// 256 (28 KiB, a small-object size class): a joint builds two builders per
+// HOP subgraph's backward, most of a few nodes, and a first chunk of 256
+// made 10,000 conds over distinct branches hold 640 MB of mostly empty
+// chunks.
+type argArena struct {
+	buf  []ir.Arg
+	next int // the next chunk's size
+}
 
 func (a *argArena) alloc(n int) []ir.Arg {
 	if n == 0 {
 		return []ir.Arg{}
 	}
 	if len(a.buf)+n > cap(a.buf) {
-		a.buf = make([]ir.Arg, 0, max(256, n)) // 256 args: 28 KiB, a small-object size class
+		size := max(a.next, 8)
+		a.next = min(2*size, 256)
+		a.buf = make([]ir.Arg, 0, max(size, n))
 	}
 	l := len(a.buf)
 	a.buf = a.buf[:l+n]

@@ -337,7 +337,7 @@ func (f *functional) call(id ir.NodeID) error {
 		// HOPs must not mutate or alias their operands (hopctl analyze checks
 		// that); they are copied as they are.
 		if info.hop == nil {
-			return f.fail(id, "higher-order operator %s is not supported in a forward graph (cond, map_impl, scan, associative_scan and invoke_subgraph are)", nd.Target)
+			return f.fail(id, "higher-order operator %s is not supported in a forward graph (cond, map_impl, scan, while_loop, associative_scan and invoke_subgraph are)", nd.Target)
 		}
 		f.emitLike(id, nd.Target, nd.Args, nd.Kwargs)
 		return nil

@@ -75,6 +75,49 @@ var (
 	withEffectsTarget = opschema.HOPTarget("with_effects")
 )
 
+// hopArg returns argument name of HOP call n, named as in the HOP's row of
+// the convention table (hop.Arg), or None when the call omits it. The
+// backwards read calls only through it and hopArity, never by position.
+func (j *jointBuilder) hopArg(n *ir.Node, name string) ir.Arg {
+	if r := j.f.ops.get(n.Target).hop; r != nil {
+		if a := hop.Arg(r.row, n, name); a != nil {
+			return *a
+		}
+	}
+	return ir.Arg{Kind: ir.ArgNone}
+}
+
+// hopArity refuses a call of the HOP at id whose positional arguments are
+// not its row's schema's (at least as many for a variadic one), naming
+// them: "cond takes (pred, true_fn, false_fn, operands)".
+func (j *jointBuilder) hopArity(id ir.NodeID) error {
+	n := &j.b.g.Nodes[id]
+	r := j.f.ops.get(n.Target).hop
+	if r == nil {
+		return nodeError(j.file, j.b.g, id, n.Target+" has no row in the HOP table")
+	}
+	s := r.row.ParsedSchema()
+	var names []string
+	for _, a := range s.Arguments {
+		if !a.KwargOnly {
+			names = append(names, a.Name)
+		}
+	}
+	if s.IsVararg {
+		for _, sg := range r.row.Subgraphs {
+			for _, grp := range sg.Operands {
+				if strings.HasPrefix(grp.Arg, "*") && !slices.Contains(names, grp.Arg) {
+					names = append(names, grp.Arg)
+				}
+			}
+		}
+	}
+	if len(n.Args) == len(names) || (s.IsVararg && len(n.Args) >= len(names)-1) {
+		return nil
+	}
+	return nodeError(j.file, j.b.g, id, fmt.Sprintf("%s takes (%s)", r.row.Name, strings.Join(names, ", ")))
+}
+
 // lookupHOPRule returns the derivative rule of the HOP a target names, with
 // its row of reg's convention table.
 func lookupHOPRule(reg *opschema.Registry, target string) (*hopRule, bool) {
@@ -320,15 +363,15 @@ func nonNil(ms []*ir.TensorMeta) []bool {
 
 func condBackward(j *jointBuilder, id ir.NodeID, grads []V) error {
 	n := &j.b.g.Nodes[id]
-	if len(n.Args) != 4 {
-		return nodeError(j.file, j.b.g, id, "cond takes (pred, true_fn, false_fn, operands)")
+	if err := j.hopArity(id); err != nil {
+		return err
 	}
-	tq, ok1 := j.graphTarget(n.Args[1])
-	fq, ok2 := j.graphTarget(n.Args[2])
+	tq, ok1 := j.graphTarget(j.hopArg(n, "true_fn"))
+	fq, ok2 := j.graphTarget(j.hopArg(n, "false_fn"))
 	if !ok1 || !ok2 {
 		return nodeError(j.file, j.b.g, id, "cond branches are not subgraphs of this file")
 	}
-	ops := n.Args[3].Elems
+	ops := j.hopArg(n, "operands").Elems
 	rg := j.operandRG(ops)
 	tbw, err := j.subJoint(id, tq, rg)
 	if err != nil {
@@ -370,7 +413,7 @@ func condBackward(j *jointBuilder, id ir.NodeID, grads []V) error {
 	}
 	tv, fv := j.getAttr(tname), j.getAttr(fname)
 	list = append(list, j.gradsOrZeros(id, grads)...)
-	tres := j.hopCall(opschema.HOPTarget("cond"), []any{n.Args[0], tv, fv, list}, outs)
+	tres := j.hopCall(opschema.HOPTarget("cond"), []any{j.hopArg(n, "pred"), tv, fv, list}, outs)
 	res := make([]V, len(ops))
 	for t, k := range tensorOps {
 		if t < len(tres) {
@@ -405,14 +448,14 @@ func keepOutputs(g *ir.Graph, idx []int) {
 
 func mapBackward(j *jointBuilder, id ir.NodeID, grads []V) error {
 	n := &j.b.g.Nodes[id]
-	if len(n.Args) != 3 {
-		return nodeError(j.file, j.b.g, id, "map_impl takes (body, xs, pos_args)")
+	if err := j.hopArity(id); err != nil {
+		return err
 	}
-	bq, ok := j.graphTarget(n.Args[0])
+	bq, ok := j.graphTarget(j.hopArg(n, "f"))
 	if !ok {
 		return nodeError(j.file, j.b.g, id, "map_impl body is not a subgraph of this file")
 	}
-	xs, pos := n.Args[1].Elems, n.Args[2].Elems
+	xs, pos := j.hopArg(n, "xs").Elems, j.hopArg(n, "pos_args").Elems
 	ops := slices.Concat(xs, pos)
 	bw, err := j.subJoint(id, bq, j.operandRG(ops))
 	if err != nil {
@@ -502,16 +545,21 @@ func permutePlaceholders(g *ir.Graph, order []ir.NodeID) {
 // the scan node; the getitems of the carries are recorded for the
 // backward.
 func (j *jointBuilder) augmentScan(n *ir.Node) (ir.NodeID, error) {
-	if len(n.Args) != 4 || n.Args[0].Kind != ir.ArgNode {
+	r := j.f.ops.get(n.Target).hop
+	ci := -1
+	if r != nil {
+		ci = r.row.ArgIndex("combine_fn")
+	}
+	if ci < 0 || ci >= len(n.Args) || n.Args[ci].Kind != ir.ArgNode || n.Args[ci].Ref < 0 {
 		return 0, fmt.Errorf("scan takes (combine_fn, init, xs, additional_inputs)")
 	}
 	fg := j.f.b.g
-	cq := fg.Nodes[n.Args[0].Ref].Target
+	cq := fg.Nodes[n.Args[ci].Ref].Target
 	comb := j.src.Graph(cq)
 	if comb == nil {
 		return 0, fmt.Errorf("scan combine_fn %q is not a subgraph of this file", cq)
 	}
-	nc := len(n.Args[1].Elems)
+	nc := len(j.hopArg(n, "init").Elems)
 	aug, err := augmentCombine(j.functionalBody(comb), nc)
 	if err != nil {
 		return 0, err
@@ -522,16 +570,18 @@ func (j *jointBuilder) augmentScan(n *ir.Node) (ir.NodeID, error) {
 	av := j.getAttr(name)
 	c := *n
 	c.Args = slices.Clone(n.Args)
-	c.Args[0] = j.b.ref(av.id)
-	for k := 1; k < len(c.Args); k++ {
-		c.Args[k] = j.remap(c.Args[k])
+	for k := range c.Args {
+		if k != ci {
+			c.Args[k] = j.remap(c.Args[k])
+		}
 	}
+	c.Args[ci] = j.b.ref(av.id)
 	var carries []*ir.TensorMeta
-	for _, a := range n.Args[1].Elems {
+	for _, a := range j.hopArg(n, "init").Elems {
 		carries = append(carries, valueTensor(fg.Nodes[a.Ref].Val))
 	}
 	length := ir.Dim{Val: 1}
-	if xs := n.Args[2].Elems; len(xs) > 0 {
+	if xs := j.hopArg(n, "xs").Elems; len(xs) > 0 {
 		if t := valueTensor(fg.Nodes[xs[0].Ref].Val); t != nil && len(t.Shape) > 0 {
 			length = t.Shape[0]
 		}
@@ -593,7 +643,7 @@ func scanBackward(j *jointBuilder, id ir.NodeID, grads []V) error {
 		return nodeError(j.file, j.b.g, id, "scan was not checkpointed in the forward")
 	}
 	cq, carryItems := ck.combine, ck.carries
-	init, xs, add := n.Args[1].Elems, n.Args[2].Elems, n.Args[3].Elems
+	init, xs, add := j.hopArg(n, "init").Elems, j.hopArg(n, "xs").Elems, j.hopArg(n, "additional_inputs").Elems
 	nc, nx, na := len(init), len(xs), len(add)
 	ny := len(grads) - nc
 	ops := slices.Concat(init, xs, add)

@@ -36,17 +36,17 @@ import (
 // assocScanBackward is associative_scan's derivative rule.
 func assocScanBackward(j *jointBuilder, id ir.NodeID, grads []V) error {
 	n := &j.b.g.Nodes[id]
-	if len(n.Args) != 3 {
-		return nodeError(j.file, j.b.g, id, "associative_scan takes (combine_fn, xs, additional_inputs)")
+	if err := j.hopArity(id); err != nil {
+		return err
 	}
 	if opschema.TorchDiffers(opschema.DiffAssocScanGrad26, j.src.TorchVersion) {
 		return nodeError(j.file, j.b.g, id, "Autograd not implemented for associative_scan")
 	}
-	cq, ok := j.graphTarget(n.Args[0])
+	cq, ok := j.graphTarget(j.hopArg(n, "combine_fn"))
 	if !ok {
 		return nodeError(j.file, j.b.g, id, "associative_scan combine_fn is not a subgraph of this file")
 	}
-	xs, add := n.Args[1].Elems, n.Args[2].Elems
+	xs, add := j.hopArg(n, "xs").Elems, j.hopArg(n, "additional_inputs").Elems
 	if len(add) > 0 {
 		return nodeError(j.file, j.b.g, id, "Associative_scan does currently not support gradients for lifted parameters!")
 	}
@@ -124,10 +124,37 @@ func assocScanBackward(j *jointBuilder, id ir.NodeID, grads []V) error {
 	fill := b.op("aten.fill.Scalar", first, sel, 1.0)
 	sx = b.op("aten.select_scatter.default", like(sx.meta), sx, fill, 1, 0)
 
+	// Sizes as arguments: a symbolic size is read from xs[0] with
+	// sym_size, once (the graph must bind every symbol it passes).
+	syms := map[string]ir.Arg{}
+	sizes := func(ds []ir.Dim) ir.Arg {
+		l := ir.Arg{Kind: ir.ArgList, Elems: make([]ir.Arg, len(ds))}
+		for i, d := range ds {
+			l.Elems[i] = dimArg(d)
+			if d.Expr == "" {
+				continue
+			}
+			if a, ok := syms[d.Expr]; ok {
+				l.Elems[i] = a
+				continue
+			}
+			for k, e := range m0.Shape {
+				if e.Expr == d.Expr {
+					val := &ir.Value{Kind: ir.ValSym, Sym: &ir.SymExpr{Kind: ir.SymInt, Expr: d.Expr}}
+					id := b.call("aten.sym_size.int", []ir.Arg{b.ref(xv[0].id), {Kind: ir.ArgInt, I: int64(k)}}, nil, val, "sym_size_int")
+					syms[d.Expr] = b.ref(id)
+					l.Elems[i] = syms[d.Expr]
+					break
+				}
+			}
+		}
+		return l
+	}
+
 	// The tril masks, [T, T, *slice] (compute_helper_tril_mask).
 	mask := func(diagonal int64) V {
 		sq := []ir.Dim{length, length}
-		ones := b.op("aten.ones.default", freshMeta(sq, "bool", m0.Device), sq,
+		ones := b.op("aten.ones.default", freshMeta(sq, "bool", m0.Device), sizes(sq),
 			kw{"dtype", dtypeArg("bool")}, kw{"device", ir.Arg{Kind: ir.ArgDevice, S: m0.Device}}, kw{"pin_memory", false})
 		var t V
 		if diagonal == 0 {
@@ -138,7 +165,7 @@ func assocScanBackward(j *jointBuilder, id ir.NodeID, grads []V) error {
 		for range len(m0.Shape) - 1 {
 			t = b.unsqueeze(t, -1)
 		}
-		return b.expand(t, slices.Concat(sq, m0.Shape[1:]))
+		return expandTo(b, t, slices.Concat(sq, m0.Shape[1:]), sizes)
 	}
 	onesMask, zerosMask := mask(0), mask(-1)
 
@@ -146,7 +173,7 @@ func assocScanBackward(j *jointBuilder, id ir.NodeID, grads []V) error {
 	// lower triangle set to 1, cumprod along dim 2, the strict lower
 	// triangle set to 0.
 	square := slices.Concat([]ir.Dim{{Val: int64(nx)}, length}, m0.Shape)
-	ymat := b.expand(b.unsqueeze(sy, 1), square)
+	ymat := expandTo(b, b.unsqueeze(sy, 1), square, sizes)
 	ymat = b.op("aten.clone.default", withShape(m0, square), ymat, kw{"memory_format", ir.Arg{Kind: ir.ArgMemoryFormat, S: "contiguous_format"}})
 	ymat = b.maskedFill(ymat, onesMask, scalarF(1))
 	ymat = b.op("aten.cumprod.default", like(ymat.meta), ymat, 2)
@@ -177,4 +204,18 @@ func dimsString(ds []ir.Dim) string {
 		}
 	}
 	return s + "]"
+}
+
+// expandTo is b.expand(x, shape) with the sizes passed as sizes gives
+// them (symbolic ones bound to graph nodes).
+func expandTo(b *builder, x V, shape []ir.Dim, sizes func([]ir.Dim) ir.Arg) V {
+	arg := sizes(shape) // before the expand node that reads it
+	e := b.expand(x, shape)
+	if e.ok && e.id != x.id {
+		n := &b.g.Nodes[e.id]
+		args := slices.Clone(n.Args)
+		args[1] = arg
+		n.Args = args
+	}
+	return e
 }

@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/hopctl/hopctl/pkg/hop"
 	"github.com/hopctl/hopctl/pkg/ir"
 	"github.com/hopctl/hopctl/pkg/opschema"
 )
@@ -28,8 +29,8 @@ import (
 //     have the same metadata share one backward graph, as they share it in
 //     PyTorch's joint.
 //
-// A subgraph that writes its inputs (Dynamo allows it) is refused: its
-// joint would need PyTorch's auto_functionalized form of the call.
+// A subgraph that writes its inputs (Dynamo allows it) is refused as torch
+// refuses to train it (trainingMutationMessage).
 
 // invokeSubgraphs records the backward graphs built for invoke_subgraph
 // calls: per identifier, the tangent layouts seen, in order (n of
@@ -41,14 +42,14 @@ type invokeSubgraphs struct {
 
 func invokeSubgraphBackward(j *jointBuilder, id ir.NodeID, grads []V) error {
 	n := &j.b.g.Nodes[id]
-	if len(n.Args) < 2 {
-		return nodeError(j.file, j.b.g, id, "invoke_subgraph takes (subgraph, identifier, *operands)")
+	if err := j.hopArity(id); err != nil {
+		return err
 	}
-	sq, ok := j.graphTarget(n.Args[0])
+	sq, ok := j.graphTarget(j.hopArg(n, "subgraph"))
 	if !ok {
 		return nodeError(j.file, j.b.g, id, "invoke_subgraph subgraph is not a subgraph of this file")
 	}
-	ops := n.Args[2:]
+	ops, _, _ := hop.Group(j.f.ops.get(n.Target).hop.row, n, "*operands")
 	if len(ops) == 1 && (ops[0].Kind == ir.ArgTuple || ops[0].Kind == ir.ArgList) {
 		// torch 2.6's form, invoke_subgraph(subgraph, identifier, operands),
 		// whose autograd names its calls ___forward_/___backward_<identifier>.
@@ -56,16 +57,16 @@ func invokeSubgraphBackward(j *jointBuilder, id ir.NodeID, grads []V) error {
 			"torch 2.14's invoke_subgraph(subgraph, identifier, *operands) is")
 	}
 	ident := "None"
-	if n.Args[1].Kind == ir.ArgStr {
-		ident = strings.TrimPrefix(n.Args[1].S, "fw_")
+	if a := j.hopArg(n, "identifier"); a.Kind == ir.ArgStr {
+		ident = strings.TrimPrefix(a.S, "fw_")
 	}
 	bw, err := j.subJointAs(id, sq, j.operandRG(ops), ConventionNone)
 	if err != nil {
 		return err
 	}
 	if len(bw.MutatedInputs) > 0 {
-		return nodeError(j.file, j.b.g, id, fmt.Sprintf("invoke_subgraph backward: subgraph %s writes its input %d; hopctl differentiates "+
-			"invoke_subgraph only over subgraphs without input mutation", sq, bw.MutatedInputs[0]))
+		return nodeError(j.file, j.b.g, id, fmt.Sprintf("%s (subgraph %s writes its input %d)",
+			trainingMutationMessage("invoke_subgraph"), sq, bw.MutatedInputs[0]))
 	}
 	nf := bw.NumFwdOutputs
 	if err := invokeBwOutputs(bw.Module.Root(), nf); err != nil {
@@ -197,10 +198,14 @@ func invokeBwOutputs(g *ir.Graph, nf int) error {
 // requires grad when it depends, through differentiable ops, on an
 // operand that requires grad.
 func hopOutputsRG(m *ir.Module, g *ir.Graph, n *ir.Node, hr *hopRule, ops *opCache, rg []bool) ([]bool, bool) {
-	if hr.row.Name != "invoke_subgraph" || len(n.Args) < 2 || n.Args[0].Kind != ir.ArgNode || n.Args[0].Ref < 0 {
+	if hr.row.Name != "invoke_subgraph" {
 		return nil, false
 	}
-	sub := m.Graph(g.Nodes[n.Args[0].Ref].Target)
+	sa := hop.Arg(hr.row, n, "subgraph")
+	if sa == nil || sa.Kind != ir.ArgNode || sa.Ref < 0 {
+		return nil, false
+	}
+	sub := m.Graph(g.Nodes[sa.Ref].Target)
 	if sub == nil {
 		return nil, false
 	}
@@ -247,4 +252,13 @@ func hopOutputsRG(m *ir.Module, g *ir.Graph, n *ir.Node, hr *hopRule, ops *opCac
 		}
 	}
 	return nil, false
+}
+
+// trainingMutationMessage is torch 2.14's refusal to differentiate a HOP
+// call whose subgraph writes an input (torch/_ops.py,
+// HigherOrderOperator.py_autograd_impl's maybe_run_autograd, for HOPs with
+// a gen_schema and no _supports_training_input_mutation).
+func trainingMutationMessage(hop string) string {
+	return "The " + hop + " HigherOrderOperator does not currently support training with in-place input or buffer mutations " +
+		"If you require this feature, please submit an issue to PyTorch. Alternatively, consider creating your own custom autograd.Function."
 }

@@ -26,11 +26,12 @@ type jointCorpus struct {
 		Error      *string `json:"error"`
 		TorchJoint *struct {
 			Invoke []struct {
-				Identifier  string `json:"identifier"`
-				Graph       string `json:"graph"`
-				Operands    int    `json:"operands"`
-				NoneOutputs []int  `json:"none_outputs"`
-				Outputs     int    `json:"outputs"`
+				Identifier  string   `json:"identifier"`
+				Graph       string   `json:"graph"`
+				Inner       []string `json:"inner"`
+				Operands    int      `json:"operands"`
+				NoneOutputs []int    `json:"none_outputs"`
+				Outputs     int      `json:"outputs"`
 			} `json:"invoke_subgraph"`
 			CondBackwardOutputs []int    `json:"cond_backward_outputs"`
 			Ops                 []string `json:"ops"`
@@ -110,11 +111,12 @@ func TestHOPJointRealTraces(t *testing.T) {
 				ident          string
 				operands, outs int
 				none           string
+				inner          string // the calls inside the called graph
 			}
 			var want, got []call
 			wantGraphs, gotGraphs := map[string]bool{}, map[string]bool{}
 			for _, k := range tj.Invoke {
-				c := call{ident: k.Identifier, operands: k.Operands}
+				c := call{ident: k.Identifier, operands: k.Operands, inner: fmt.Sprint(k.Inner)}
 				if strings.HasPrefix(k.Identifier, "bw_") {
 					c.outs, c.none = k.Outputs, fmt.Sprint(k.NoneOutputs)
 					wantGraphs[k.Graph] = true
@@ -124,6 +126,16 @@ func TestHOPJointRealTraces(t *testing.T) {
 			for _, id := range invokes {
 				n := &g.Nodes[id]
 				c := call{ident: n.Args[1].S, operands: len(n.Args) - 2}
+				var inner []string
+				if sub := j.Module.Graph(g.Nodes[n.Args[0].Ref].Target); sub != nil {
+					for k := range sub.Nodes {
+						if s := &sub.Nodes[k]; s.Target == "higher_order.invoke_subgraph" {
+							inner = append(inner, s.Args[1].S)
+						}
+					}
+				}
+				slices.Sort(inner)
+				c.inner = fmt.Sprint(inner)
 				if strings.HasPrefix(c.ident, "bw_") {
 					sub := j.Module.Graph(g.Nodes[n.Args[0].Ref].Target)
 					gotGraphs[g.Nodes[n.Args[0].Ref].Target] = true

@@ -86,7 +86,7 @@ func (j *jointBuilder) augmentWhile(n *ir.Node, fid ir.NodeID, sel map[ir.NodeID
 	}
 	fg := j.f.b.g
 	var metas []*ir.TensorMeta
-	for _, a := range n.Args[2].Elems {
+	for _, a := range j.hopArg(n, "carried_inputs").Elems {
 		var m *ir.TensorMeta
 		if a.Kind == ir.ArgNode && a.Ref >= 0 {
 			m = valueTensor(fg.Nodes[a.Ref].Val)
@@ -180,8 +180,8 @@ func markSymbols(v *ir.Value, set map[string]bool) {
 
 func whileBackward(j *jointBuilder, id ir.NodeID, grads []V) error {
 	n := &j.b.g.Nodes[id]
-	if len(n.Args) != 4 {
-		return nodeError(j.file, j.b.g, id, "while_loop_stack_output takes (cond_fn, body_fn, carried_inputs, additional_inputs)")
+	if err := j.hopArity(id); err != nil {
+		return err
 	}
 	for _, kw := range n.Kwargs {
 		if kw.Name == "mutated_arg_indices" && !(kw.Value.Kind == ir.ArgStr && kw.Value.S == "") {
@@ -191,11 +191,11 @@ func whileBackward(j *jointBuilder, id ir.NodeID, grads []V) error {
 	if opschema.TorchDiffers(opschema.DiffWhileLoopGrad26, j.src.TorchVersion) {
 		return nodeError(j.file, j.b.g, id, whileGradMessage26)
 	}
-	bq, ok := j.graphTarget(n.Args[1])
+	bq, ok := j.graphTarget(j.hopArg(n, "body_fn"))
 	if !ok {
 		return nodeError(j.file, j.b.g, id, "while_loop body_fn is not a subgraph of this file")
 	}
-	carries, adds := n.Args[2].Elems, n.Args[3].Elems
+	carries, adds := j.hopArg(n, "carried_inputs").Elems, j.hopArg(n, "additional_inputs").Elems
 	nc, na := len(carries), len(adds)
 	if nc == 0 {
 		return nodeError(j.file, j.b.g, id, "while_loop_stack_output has no carried inputs")

@@ -2,15 +2,18 @@ package jointgraph
 
 import (
 	"hash/maphash"
+	"maps"
 	"math"
 	"strings"
 	"sync"
 
 	"github.com/hopctl/hopctl/pkg/ir"
+	"github.com/hopctl/hopctl/pkg/opschema"
 )
 
 // The min-cut partitioner follows functorch's
-// min_cut_rematerialization_partition (torch 1.13): every joint node v
+// min_cut_rematerialization_partition (torch 1.13; for a file from torch
+// 2.x, with 2.x's longer list of recomputable ops): every joint node v
 // becomes an edge v_in → v_out whose capacity is the cost of saving v
 // (its size in bytes, scaled up the farther it is from the backward and
 // doubled when it would be materialized only for saving); uses are
@@ -41,6 +44,30 @@ expand select slice detach`) {
 	return m
 })
 
+// recomputableOps2 are the packets torch 2.x's min-cut recomputes beyond
+// 1.13's (torch/_functorch/partitioners.py get_default_op_list, 2.14.1):
+// its longer list (maximum, clone, the factories, index, gather, ...);
+// besides, every op torch tags pointwise (its pointwise_ops()).
+var recomputableOps2 = sync.OnceValue(func() map[string]bool {
+	m := maps.Clone(recomputableOps())
+	for _, op := range strings.Fields(`rsub _to_copy clone full_like var std broadcast_tensors
+scalar_tensor ones new_zeros lift_fresh_copy arange triu var_mean isinf any full as_strided zeros
+empty empty_like argmax maximum index gather split zeros_like`) {
+		m["aten."+op] = true
+	}
+	return m
+})
+
+// recomputable reports whether min-cut may recompute target, by the rules
+// of the torch that wrote the file (opschema.DiffMinCutRecompute113).
+func recomputable(target, torchVersion string) bool {
+	pk := opPacket(target)
+	if opschema.TorchDiffers(opschema.DiffMinCutRecompute113, torchVersion) {
+		return recomputableOps()[pk]
+	}
+	return recomputableOps2()[pk] || opschema.IsPointwise(target)
+}
+
 var randomOps = map[string]bool{
 	"aten.native_dropout": true, "aten.rand_like": true, "aten.randn_like": true,
 	"aten.bernoulli": true, "aten.rand": true, "aten.randn": true,
@@ -62,9 +89,9 @@ type packetInfo struct {
 	recomputable, random, getitem bool
 }
 
-func packetOf(target string) packetInfo {
+func packetOf(target, torchVersion string) packetInfo {
 	pk := opPacket(target)
-	return packetInfo{recomputable: recomputableOps()[pk], random: randomOps[pk], getitem: target == "_operator.getitem"}
+	return packetInfo{recomputable: recomputable(target, torchVersion), random: randomOps[pk], getitem: target == "_operator.getitem"}
 }
 
 // cseTable is an open-addressing hash set of call nodes keyed by target

@@ -239,7 +239,7 @@ func (p *partitioner) index(effect []bool, cse bool) {
 				t = int32(len(p.targets))
 				tidOf[n.Target] = t
 				p.targets = append(p.targets, n.Target)
-				infos = append(infos, packetOf(n.Target))
+				infos = append(infos, packetOf(n.Target, p.j.Module.TorchVersion))
 			}
 			tids[i] = t
 		}

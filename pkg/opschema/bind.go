@@ -17,8 +17,8 @@ import (
 // arguments than s takes (unless it ends in `...`), or a keyword argument s
 // does not have. It allocates nothing.
 func (s *Schema) CheckBind(args []ir.Arg, kwargs []ir.Kwarg) error {
-	if npos := s.Positional(); len(args) > npos && !s.IsVararg {
-		return fmt.Errorf("%d positional arguments for %s, which takes %d", len(args), s.OpName().Key(), npos)
+	if !s.IsVararg && s.positionalOf(len(args)) < len(args) {
+		return fmt.Errorf("%d positional arguments for %s, which takes %d", len(args), s.OpName().Key(), s.Positional())
 	}
 	for _, k := range kwargs {
 		if s.Argument(k.Name) < 0 {
@@ -32,8 +32,21 @@ func (s *Schema) CheckBind(args []ir.Arg, kwargs []ir.Kwarg) error {
 // (a pointer into args or kwargs), or nil when it gives none (the
 // parameter takes its default). Arguments CheckBind rejects are ignored.
 func (s *Schema) Bind(args []ir.Arg, kwargs []ir.Kwarg) []*ir.Arg {
-	bound := make([]*ir.Arg, len(s.Arguments))
-	for i := range args[:min(len(args), s.Positional())] {
+	return s.BindInto(nil, args, kwargs)
+}
+
+// BindInto is Bind reusing out's storage (the alias analysis binds every
+// call of a graph through one scratch list).
+func (s *Schema) BindInto(out []*ir.Arg, args []ir.Arg, kwargs []ir.Kwarg) []*ir.Arg {
+	n := len(s.Arguments)
+	var bound []*ir.Arg
+	if cap(out) < n {
+		bound = make([]*ir.Arg, n)
+	} else {
+		bound = out[:n]
+		clear(bound)
+	}
+	for i := range args[:s.positionalOf(len(args))] {
 		bound[i] = &args[i]
 	}
 	for i := range kwargs {
@@ -42,6 +55,17 @@ func (s *Schema) Bind(args []ir.Arg, kwargs []ir.Kwarg) []*ir.Arg {
 		}
 	}
 	return bound
+}
+
+// positionalOf returns how many of n positional arguments s binds:
+// min(n, s.Positional()), reading only the first n parameters (the
+// keyword-only ones, after the bare `*`, are a suffix).
+func (s *Schema) positionalOf(n int) int {
+	k := 0
+	for k < n && k < len(s.Arguments) && !s.Arguments[k].KwargOnly {
+		k++
+	}
+	return k
 }
 
 // BoundAt returns the argument the call gives parameter i of s, or nil when
@@ -71,7 +95,7 @@ func (s *Schema) BindValues(args []ir.Arg, kwargs []ir.Kwarg) ([]ir.Arg, error) 
 // itself: it must not be modified.
 func (s *Schema) BindValuesInto(out []ir.Arg, args []ir.Arg, kwargs []ir.Kwarg) ([]ir.Arg, error) {
 	n := len(s.Arguments)
-	if len(args) > s.Positional() && !s.IsVararg {
+	if !s.IsVararg && s.positionalOf(len(args)) < len(args) {
 		return nil, s.CheckBind(args, nil)
 	}
 	if len(kwargs) == 0 && len(args) == n {
@@ -88,11 +112,11 @@ func (s *Schema) BindValuesInto(out []ir.Arg, args []ir.Arg, kwargs []ir.Kwarg) 
 
 // bindValues fills out (len(s.Arguments) zero Args, which are None).
 func (s *Schema) bindValues(out []ir.Arg, args []ir.Arg, kwargs []ir.Kwarg) ([]ir.Arg, error) {
-	n, npos := len(s.Arguments), s.Positional()
-	if len(args) > npos && !s.IsVararg {
+	n, npos := len(s.Arguments), s.positionalOf(len(args))
+	if npos < len(args) && !s.IsVararg {
 		return nil, s.CheckBind(args, nil)
 	}
-	copy(out, args[:min(len(args), npos)])
+	copy(out, args[:npos])
 	for _, k := range kwargs {
 		i := s.Argument(k.Name)
 		if i < 0 {

@@ -55,6 +55,10 @@ const (
 	// DiffAssocSparse26: associative_scan() refuses sparse xs in Dynamo's
 	// words.
 	DiffAssocSparse26 = "assoc-sparse-2.6"
+	// DiffScanZeroLength26: scan() refuses a zero-length scan dimension.
+	DiffScanZeroLength26 = "scan-zero-length-2.6"
+	// DiffMinCutRecompute113: min-cut's list of recomputable ops.
+	DiffMinCutRecompute113 = "mincut-recompute-1.13"
 )
 
 var torchDifferences = []TorchDifference{
@@ -129,6 +133,16 @@ var torchDifferences = []TorchDifference{
 			"using `to_dense()`\" (assoc_sparse in both corpora)",
 		Source: "2.6.0: torch/_higher_order_ops/associative_scan.py associative_scan (torch.compile first); 2.14.1: associative_scan.py " +
 			"_validate_input"},
+	{ID: DiffScanZeroLength26, Torch: TorchVersions{Until: "2.14"},
+		What: "scan() refuses an xs leaf whose scan dimension is 0: \"All xs leaves must have a scan dimension > 0 but got " +
+			"FakeTensor(..., size=(0, 4))\"; 2.14 accepts it (scan_zero_len traces) and returns the inits",
+		Source: "2.6.0: torch/_higher_order_ops/scan.py scan; 2.14.1: scan.py _validate_input (no such check)"},
+	{ID: DiffMinCutRecompute113, Torch: TorchVersions{Until: "2.0"},
+		What: "min-cut rematerialization recomputes only functorch's short list of pointwise, reduction and view ops (maximum, " +
+			"clone, full, zeros and index are saved when the backward needs them); 2.x recomputes a longer list and every op " +
+			"tagged pointwise, so it saves the input of a maximum instead of the maximum and the masks of its backward",
+		Source: "1.13.1: functorch/_src/partitioners.py min_cut_rematerialization_partition (recomputable_ops); 2.14.1: " +
+			"torch/_functorch/partitioners.py get_default_op_list (default_recomputable_ops, pointwise_ops())"},
 }
 
 // rowTorch returns the releases of version table row id (the HOP table's

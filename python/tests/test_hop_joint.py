@@ -346,22 +346,78 @@ class HOPJointCorpusMatchesAutograd(unittest.TestCase):
                 diff = [o for o in outs if o.requires_grad]
                 gen = torch.Generator().manual_seed(1)
                 ts = [torch.randn(o.shape, generator=gen) for o in diff]
-                want = torch.autograd.grad(diff, [x for x in ins if x.requires_grad], ts, allow_unused=True)
+                want = dict(zip(rg, torch.autograd.grad(diff, [ins[k] for k in rg], ts, allow_unused=True)))
+                # The graph's inputs: the program's, and the sizes Dynamo
+                # lifted to inputs under dynamic shapes.
+                layout = v["graph_inputs"]
+                args = self.corpus.graph_args(layout, [x.detach() for x in ins])
                 jm = hopctl_torch.load(out)
                 with torch.no_grad():
-                    res = flat(jm(*[x.detach() for x in ins], *ts))
-                self.assertEqual(len(res), len(outs) + len(ins))
+                    res = flat(jm(*args, *ts))
+                self.assertEqual(len(res), len(outs) + len(args))
                 for k, o in enumerate(outs):
                     torch.testing.assert_close(res[k], o.detach(), atol=TOL, rtol=TOL, msg="%s output %d" % (name, k))
-                for k, w in zip(rg, want):
-                    g = res[len(outs) + k]
+                for i, k in enumerate(layout):
+                    g = res[len(outs) + i]
+                    if not isinstance(k, int) or k not in rg:
+                        self.assertIsNone(g, "%s grad of graph input %d: it does not require grad" % (name, i))
+                        continue
                     self.assertIsNotNone(g, "%s grad %d missing" % (name, k))
-                    torch.testing.assert_close(g, w, atol=TOL, rtol=TOL, msg="%s grad %d" % (name, k))
-                for k in range(len(ins)):
-                    if k not in rg:
-                        self.assertIsNone(res[len(outs) + k], "%s grad %d: the input does not require grad" % (name, k))
+                    torch.testing.assert_close(g, want[k], atol=TOL, rtol=TOL, msg="%s grad %d" % (name, k))
                 checked += 1
-        self.assertGreaterEqual(checked, 8)
+        self.assertGreaterEqual(checked, 10)
+
+    def test_partitions_equal_autograd(self):
+        # The partitioned forward then backward (default and min-cut) give
+        # autograd's gradients: the HOP backwards survive partitioning.
+        checked = 0
+        for name, test, fn, make, rg, mode, inline in self.corpus.PROGRAMS:
+            v = self.verdicts["programs"][name]
+            if v["error"] is not None:
+                continue
+            ins = self.corpus.inputs_of(make, rg)
+            outs = flat(fn(*ins))
+            diff = [o for o in outs if o.requires_grad]
+            gen = torch.Generator().manual_seed(1)
+            ts = [torch.randn(o.shape, generator=gen) for o in diff]
+            want = dict(zip(rg, torch.autograd.grad(diff, [ins[k] for k in rg], ts, allow_unused=True)))
+            layout = v["graph_inputs"]
+            args = self.corpus.graph_args(layout, [x.detach() for x in ins])
+            for part in ("default", "mincut"):
+                with self.subTest(program=name, partition=part):
+                    if part == "mincut" and name.startswith("cond_symint"):
+                        # Symbolic sizes count 4096 elements (AOTAutograd's
+                        # _size_of), so min-cut partitions symbolic-shaped
+                        # HOP backwards (assoc_grad_symbolic, cond_tensors);
+                        # a cond over a SymInt operand still fails.
+                        self.skipTest("known gap: min-cut of a cond backward with a SymInt operand cannot compute "
+                                      "a gradient from what it saves; the default partition works")
+                    src = os.path.join(self.tmp.name, name + ".pb")
+                    fw = os.path.join(self.tmp.name, "%s_%s_fw.pb" % (name, part))
+                    bw = os.path.join(self.tmp.name, "%s_%s_bw.pb" % (name, part))
+                    r = subprocess.run([hopctl(), "joint", src, "--partition", part, "--fw-out", fw, "--bw-out", bw],
+                                       capture_output=True, text=True)
+                    self.assertEqual(r.returncode, 0, r.stderr)
+                    fwm, bwm = hopctl_torch.load(fw), hopctl_torch.load(bw)
+                    with torch.no_grad():
+                        fres = flat(fwm(*args))
+                        # AOTAutograd's order: the forward returns the saved
+                        # tensors then the saved sizes; the backward takes
+                        # the sizes first.
+                        saved = fres[len(outs):]
+                        sizes = [x for x in saved if not isinstance(x, torch.Tensor)]
+                        grads = flat(bwm(*sizes, *[x for x in saved if isinstance(x, torch.Tensor)], *ts))
+                    for k, o in enumerate(outs):
+                        torch.testing.assert_close(fres[k], o.detach(), atol=TOL, rtol=TOL)
+                    self.assertEqual(len(grads), len(args))
+                    for i, k in enumerate(layout):
+                        if isinstance(k, int) and k in rg:
+                            torch.testing.assert_close(grads[i], want[k], atol=TOL, rtol=TOL,
+                                                       msg="%s %s grad %d" % (name, part, k))
+                        else:
+                            self.assertIsNone(grads[i])
+                    checked += 1
+        self.assertGreaterEqual(checked, 17)
 
 
 if __name__ == "__main__":

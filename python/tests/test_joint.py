@@ -285,10 +285,9 @@ class TestJointOptions(JointCase):
         # zeros, zeros_like, full of a constant (and make_fx's detach of
         # them) are made by the graph that needs them, from their metadata:
         # never saved, as AOTAutograd's min-cut recomputes them.
-        if not torch.__version__.startswith("1."):
-            self.skipTest("known gap on torch %s: hopctl's min-cut saves 4 values where AOTAutograd "
-                          "saves 2 on this torch's trace of the fills (found when the suite first ran "
-                          "on torch 2.x; not fixed yet)" % torch.__version__)
+        # On torch 2.x the trace compares inputs with the fills (maximum's
+        # backward masks); min-cut recomputes them with 2.x's recomputable
+        # ops (opschema.DiffMinCutRecompute113), as AOTAutograd 2.x does.
         from torch.fx.experimental.proxy_tensor import make_fx
         from functorch.compile import aot_function, min_cut_rematerialization_partition
 
@@ -327,6 +326,35 @@ class TestJointOptions(JointCase):
                 self.assertClose(g, wg, mode + " gradient")
             if mode == "mincut":
                 self.assertLessEqual(len(outs), theirs, "hopctl saves %d values, AOTAutograd %d" % (len(outs), theirs))
+
+    def test_lstm_onednn_workspace_needs_grad_mode(self):
+        # Why the corpus traces LSTM with oneDNN off on torch 2.x and
+        # hopctl has no rule for aten.mkldnn_rnn_layer: derivatives.yaml's
+        # formula is mkldnn_rnn_layer_backward(..., workspace = result3),
+        # and the oneDNN kernel writes that workspace only when grad mode is
+        # on at the forward call. A forward graph run as AOTAutograd runs it
+        # (no grad mode) returns None there, which the backward refuses; the
+        # grad-mode formula (mkldnn_rnn_layer_differentiable_backward) is no
+        # aten operator. (torch's own lstm decomposition uses
+        # mkldnn_rnn_layer for inference only: torch/_decomp/decompositions.py
+        # select_one_layer_lstm_function.) If this test fails, torch changed:
+        # add the rule and trace with oneDNN on.
+        if not hasattr(torch.ops.aten, "mkldnn_rnn_layer") or not torch.backends.mkldnn.is_available():
+            self.skipTest("torch %s has no aten.mkldnn_rnn_layer" % torch.__version__)
+        self.assertFalse(hasattr(torch.ops.aten, "mkldnn_rnn_layer_differentiable_backward"))
+        torch.manual_seed(0)
+        x, w0, w1 = torch.randn(5, 2, 8), torch.randn(64, 8), torch.randn(64, 16)
+        b0, b1, h, c = torch.randn(64), torch.randn(64), torch.zeros(2, 16), torch.zeros(2, 16)
+        args = (x, w0, w1, b0, b1, h, c, False, [], 2, 16, 1, True, False, True, True)  # train=True
+        with torch.no_grad():
+            fwd = torch.ops.aten.mkldnn_rnn_layer(*args)
+        self.assertIsNone(fwd[3], "the workspace is written without grad mode now")
+        with torch.enable_grad():
+            self.assertIsNotNone(torch.ops.aten.mkldnn_rnn_layer(*args)[3])
+        with self.assertRaisesRegex(RuntimeError, "workspace"):
+            torch.ops.aten.mkldnn_rnn_layer_backward(
+                x, w0, w1, b0, b1, h, c, fwd[0], fwd[1], fwd[2], torch.ones_like(fwd[0]), None, None,
+                False, 2, 16, 1, True, True, False, [], True, fwd[3])
 
     def test_dead_code_not_differentiated(self):
         # make_fx keeps dead nodes (map's traces carry a select_copy of xs);

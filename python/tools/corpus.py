@@ -336,8 +336,11 @@ def trace(name):
     spec = BUILDERS[name]()
     names, flat, functional = _lifted(spec)
     # oneDNN off: torch 2.x's CPU LSTM otherwise traces to one
-    # aten.mkldnn_rnn_layer (no derivative rule in hopctl yet) instead of the
-    # ATen cell ops torch 1.13 traces; no other entry changes.
+    # aten.mkldnn_rnn_layer per layer instead of the ATen cell ops torch 1.13
+    # traces (and AOTAutograd 2.x's training graphs have). hopctl has no rule
+    # for it: its backward needs a workspace the kernel writes only under grad
+    # mode (test_joint.py test_lstm_onednn_workspace_needs_grad_mode). No
+    # other entry changes.
     with _recording(spec.model), torch.backends.mkldnn.flags(enabled=False):
         gm = make_fx(functional, tracing_mode="fake")(*flat)
     gm = _rename_placeholders(gm, names)

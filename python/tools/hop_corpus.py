@@ -259,6 +259,15 @@ def p_while_meta(it, x):  # body_fn returns a float64 carry for a float32 one
     return _while(lambda i, x: i < 3, lambda i, x: (i + 1, x.double()), (it, x))
 
 
+def p_scan_inits_same_slice(x, xs):  # two inits that are the same slice of one tensor share its storage
+    return _hscan(lambda c, d, y: (c + y, d * y, y.sin()), [x[0], x[0]], [xs], [])
+
+
+def p_scan_zero_len(init, xs):  # scan(): a zero-length scan dimension (2.14 accepts it, 2.6 refuses it)
+    from torch._higher_order_ops.scan import scan
+    return scan(lambda c, x: (c + x, c.clone()), init, xs)
+
+
 def p_scan_count(init, xs):  # check_meta_consistency in trace_scan: two inits, one carry returned
     return _hscan(lambda c, d, x: (c + x,), [init, init.clone()], [xs], [])
 
@@ -361,6 +370,7 @@ GRAFT_BASE = {
     "map_lead": (lambda x, y: torch.ops.higher_order.map_impl(lambda a, b: a + b, [x, y], []), None, None),
     "scan_xs_len": (lambda init, xs, ys: _hscan(lambda c, x, y: (c + x * y, c.clone()), [init], [xs, ys], []),
                     None, None),
+    "scan_zero_len": (lambda init, xs: _hscan(lambda c, x: (c + x, c.clone()), [init], [xs], []), None, None),
     "map_zero": (lambda x: torch.ops.higher_order.map_impl(lambda a: a.sin(), [x], []), None, None),
     "map_out_int": (lambda x: torch.ops.higher_order.map_impl(lambda a: (a.sin(), 3), [x], []), None, None),
 }
@@ -421,6 +431,9 @@ PROGRAMS = [
      p_while_count, lambda: [torch.tensor(0), _f(3)]),
     ("while_meta", "test_while_loop_simple_functionalize_check_graph (body_fn changes a carry's dtype)",
      p_while_meta, lambda: [torch.tensor(0), _f(3)]),
+    ("scan_inits_same_slice", "test_scan_simple (two inits that are one slice of a tensor: torch.compile's AOTAutograd refuses "
+     "them, eager runs them)", p_scan_inits_same_slice, lambda: [_f(2, 4), _f(5, 4)]),
+    ("scan_zero_len", "test_scan_simple (a zero-length scan dimension)", p_scan_zero_len, lambda: [_f(4), _f(0, 4)]),
     ("scan_count", "test_scan_wrong_carry (init and carry counts)", p_scan_count, lambda: [_f(4), _f(5, 4)]),
     ("scan_count_ok", "test_scan_simple (near miss: two carries, one output)", p_scan_count_ok, lambda: [_f(4), _f(5, 4)]),
     ("scan_xs_len", "test_scan_wrong_pytree (scan dimension sizes)", p_scan_xs_len, lambda: [_f(4), _f(5, 4), _f(6, 4)]),
@@ -455,15 +468,21 @@ def _err(e):
     return out
 
 
-def _err_raw(e):
-    """The exception's type and the message of the rule that raised it: the
-    first line naming a rule anywhere in its text or its chain of causes
-    (Dynamo and fake tensor wrap the HOP's RuntimeError), else its first line."""
+def exception_chain(e):
+    """e and its causes (or contexts), outermost first, each once."""
     chain, seen = [], set()
     while e is not None and id(e) not in seen:
         seen.add(id(e))
         chain.append(e)
         e = e.__cause__ or e.__context__
+    return chain
+
+
+def _err_raw(e):
+    """The exception's type and the message of the rule that raised it: the
+    first line naming a rule anywhere in its text or its chain of causes
+    (Dynamo and fake tensor wrap the HOP's RuntimeError), else its first line."""
+    chain = exception_chain(e)
     for x in chain:
         lines = [ln.strip() for ln in str(x).splitlines()]
         for k, line in enumerate(lines):

@@ -40,6 +40,9 @@ import torch
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(HERE))  # python/, for hopctl_torch
+sys.path.insert(0, HERE)
+
+from hop_corpus import exception_chain  # noqa: E402
 
 import torch._higher_order_ops.associative_scan  # noqa: E402,F401
 
@@ -118,8 +121,17 @@ def map_mutate(x):  # f writes a pos_arg
     return user_map(body, x, y)
 
 
+def while_clean(x):
+    return _while(lambda i, x: i < 3, lambda i, x: (i + 1, x.sin()), (torch.tensor(0), x))
+
+
+def while_cond_long(x):  # cond_fn returns an int64 tensor
+    return _while(lambda i, x: (i < 3).long(), lambda i, x: (i + 1, x.sin()), (torch.tensor(0), x))
+
+
 # (name, PyTorch test mirrored, function, input shape)
 GRAD_PROGRAMS = [
+    ("while_clean", "test_while_loop_simple_functionalize_check_graph (torch.compile)", while_clean, (3,)),
     ("cond_mutate", "test_cond_functionalized_input_mutation_on_true_branch (torch.compile)", cond_mutate, (3, 4)),
     ("cond_alias", "test_cond_functionalized_input_aliasing_with_aot_func (torch.compile)", cond_alias, (3, 4)),
     ("cond_clean", "test_cond_functionalized (torch.compile)", cond_clean, (3, 4)),
@@ -152,26 +164,32 @@ META_PROGRAMS = [
      while_count, (3,)),
 ]
 
+# Dynamo refuses these for their structure, with no way to switch its check
+# off: the verdict only (grad enabled). The Go test makes the graph from
+# while_clean_grad.pb, as PyTorch's test does from a clean program.
+VERDICT_PROGRAMS = [
+    ("while_cond_long", "test_while_loop_cond_fn_returns_non_bool (torch.compile)", while_cond_long, (3,)),
+]
+
 # torch 2.6's scan has another call form (dim, reverse), which its Dynamo
 # graphs carry: not in 2.6's corpus.
 NEW_ONLY = {"scan_mutate_add"}
 
 _RULE = re.compile(r"(Encountered (input mutation|aliasing) during higher order op tracing|.*might be .*|torch\.\w+: \w+ mutates .*"
-                   r"|Expected \w+ and \w+ to have same .*)")
+                   r"|Expected \w+ and \w+ to have same .*|Explanation: (Expected cond_fn to return .*))")
 
 
 def _err(e):
     """The exception's type and the line of the rule that refused it."""
-    chain, seen = [], set()
-    while e is not None and id(e) not in seen:
-        seen.add(id(e))
-        chain.append(e)
-        e = e.__cause__ or e.__context__
+    chain = exception_chain(e)
     for x in chain:
         lines = str(x).splitlines()
         for k, line in enumerate(lines):
             line = re.sub(r"^\w+(Error|Exception): ", "", line.strip()).strip()
-            if _RULE.fullmatch(line):
+            m = _RULE.fullmatch(line)
+            if m and m.group(3):  # Dynamo's explanation line
+                line = m.group(3)
+            if m:
                 if line.endswith(":"):  # a metadata message: its pair[i] lines follow
                     line = "\n".join([line] + [ln.strip() for ln in lines[k + 1:] if ln.strip().startswith("pair[")])
                 return {"type": type(chain[0]).__name__, "message": line}
@@ -197,11 +215,13 @@ def _capture(fn, x, grad):
     return got[0]
 
 
-def _verdict(fn, x, grad):
+def _verdict(fn, x, grad, backend="aot_eager"):
+    """What torch.compile(backend=...) says of the program: "ok" or the
+    refusal (backend "eager": what Dynamo itself says)."""
     torch._dynamo.reset()
     try:
         with torch.enable_grad() if grad else torch.no_grad():
-            torch.compile(fn, backend="aot_eager", fullgraph=True)(x.clone())
+            torch.compile(fn, backend=backend, fullgraph=True)(x.clone())
         return "ok"
     except Exception as e:
         out = _err(e)
@@ -229,11 +249,14 @@ def build(out):
             if gm is None:
                 gm = graphs[other]
                 v["graft"] = True
-                v["dynamo"] = _err_dynamo(fn, x, mode == "grad")
+                v["dynamo"] = _verdict(fn, x, mode == "grad", backend="eager")
             if gm is not None:
                 hopctl_torch.export(gm, os.path.join(out, "%s_%s.pb" % (name, mode)), grad_enabled=(mode == "grad"))
             verdicts["programs"]["%s_%s" % (name, mode)] = v
     if _version() >= (2, 14):
+        for name, test, fn, shape in VERDICT_PROGRAMS:
+            torch.manual_seed(0)
+            verdicts["programs"][name] = {"pytorch_test": test, "compile": _verdict(fn, torch.randn(*shape), True)}
         import torch._dynamo.variables.higher_order_ops as dyn_hops
         while_mod = importlib.import_module("torch._higher_order_ops.while_loop")
         for name, test, fn, shape in META_PROGRAMS:
@@ -254,17 +277,6 @@ def build(out):
         f.write("\n")
     for name, v in sorted(verdicts["programs"].items()):
         print("%-26s %s" % (name, v["compile"]))
-
-
-def _err_dynamo(fn, x, grad):
-    """What Dynamo itself says refusing the program (backend eager)."""
-    torch._dynamo.reset()
-    try:
-        with torch.enable_grad() if grad else torch.no_grad():
-            torch.compile(fn, backend="eager", fullgraph=True)(x.clone())
-        return "ok"
-    except Exception as e:
-        return _err(e)
 
 
 def main(argv):

@@ -54,11 +54,11 @@ def _f(*shape):
 # associative_scan: the HOP itself, as test_control_flow's make_fx tests
 # call it (the user-facing wrapper compiles with Dynamo).
 
-def p_assoc_grad(xs):  # test_associative_scan_compile, with requires_grad (generic combine_fn)
+def p_assoc_grad(xs):  # AssociativeScanTests, with requires_grad (generic combine_fn)
     return torch.ops.higher_order.associative_scan(lambda a, b: (a * b + b.sin(),), [xs], ())
 
 
-def p_assoc_grad_pytree(xs, ys):  # test_associative_scan_complex_pytree: two leaves
+def p_assoc_grad_pytree(xs, ys):  # AssociativeScanTests: two xs leaves
     return torch.ops.higher_order.associative_scan(
         lambda a, b, c, d: (a * c + c.sin(), b + d * a), [xs, ys], ())
 
@@ -76,6 +76,11 @@ def p_cond_symint(x, w):  # test_cond_autograd_symint (a SymInt operand), tracin
                                        lambda x, w, n: (x.cos() * w + n,), (x, w, n))[0]
 
 
+def p_cond_symint_dynamo(x, w):  # the same program through torch.cond: Dynamo (dynamic=True) lifts the sizes
+    n = x.size(0)
+    return torch.cond(x.sum() > 0, lambda x, w: (x * w).sin() * n, lambda x, w: x.cos() * w + n, (x, w))
+
+
 def p_cond_tensors(x, w):  # near miss: tensor operands only
     return torch.ops.higher_order.cond(x.sum() > 0, lambda x, w: ((x * w).sin(),),
                                        lambda x, w: (x.cos() * w,), (x, w))[0]
@@ -89,7 +94,7 @@ def gn(x, y):
     return torch.mul(x, y).sin()
 
 
-def p_invoke_twice(x, y):  # test_simple / test_multiple: one region called twice
+def p_invoke_twice(x, y):  # test_simple: one region called twice
     return gn(x, y) * 2 + gn(x, y).cos()
 
 
@@ -112,26 +117,54 @@ def p_invoke_output_no_grad(x, y):  # trigger: an output that needs no grad gets
     return a + c, b * d
 
 
+@torch.compiler.nested_compile_region
+def gn_mut(x, y):
+    x.add_(1)
+    return torch.mul(x, y).sin()
+
+
+def p_invoke_mutate(x, y):  # trigger: the region writes its input; torch 2.14 does not train it
+    return gn_mut(x, y) + gn_mut(x, y)
+
+
+@torch.compiler.nested_compile_region
+def gn_outer(x, y):
+    return gn(x, y) * gn(y, x).cos()
+
+
+def p_invoke_nested(x, y):  # a region calling a region (nested invoke_subgraph)
+    return gn_outer(x, y) + gn_outer(y, x)
+
+
 # name, PyTorch test, function, inputs, indices of the inputs requiring grad,
-# tracing mode, Dynamo's inline_single_use_invoke_subgraph (None: no Dynamo).
+# tracing mode, Dynamo's inline_single_use_invoke_subgraph (None: no Dynamo;
+# "dynamic": Dynamo with dynamic shapes).
 PROGRAMS = [
-    ("assoc_grad", "test_associative_scan_compile (autograd)", p_assoc_grad, lambda: [_f(5, 3)], [0], "fake", None),
-    ("assoc_grad_pytree", "test_associative_scan_complex_pytree (autograd)", p_assoc_grad_pytree,
+    ("assoc_grad", "test_control_flow.py AssociativeScanTests (autograd, generic combine_fn)", p_assoc_grad, lambda: [_f(5, 3)], [0], "fake", None),
+    ("assoc_grad_pytree", "test_control_flow.py AssociativeScanTests (autograd, two xs leaves)", p_assoc_grad_pytree,
      lambda: [_f(5, 3), _f(5, 3)], [0, 1], "fake", None),
-    ("assoc_lifted", "test_associative_scan_freevars (autograd: lifted parameters)", p_assoc_lifted,
+    ("assoc_grad_symbolic", "test_control_flow.py AssociativeScanTests (autograd, dynamic shapes)", p_assoc_grad,
+     lambda: [_f(5, 3)], [0], "symbolic", None),
+    ("assoc_lifted", "test_control_flow.py AssociativeScanTests (autograd through lifted parameters: additional_inputs)", p_assoc_lifted,
      lambda: [_f(5, 3), _f(3)], [0, 1], "fake", None),
     ("cond_symint", "test_cond_autograd_simple (a SymInt operand, dynamic shapes)", p_cond_symint,
      lambda: [_f(3, 4).abs(), _f(3, 4)], [0, 1], "symbolic", None),
+    ("cond_symint_dynamo", "test_cond_autograd_simple (torch.compile(dynamic=True): SymInt operands lifted by Dynamo)",
+     p_cond_symint_dynamo, lambda: [_f(3, 4).abs(), _f(3, 4)], [0, 1], "symbolic", "dynamic"),
     ("cond_tensors", "test_cond_autograd_simple (near miss: tensor operands)", p_cond_tensors,
      lambda: [_f(3, 4).abs(), _f(3, 4)], [0, 1], "symbolic", None),
-    ("invoke_twice", "test_invoke_subgraph.py test_multiple", p_invoke_twice, lambda: [_f(3, 4), _f(3, 4)], [0, 1], "fake", True),
+    ("invoke_twice", "test_invoke_subgraph.py test_simple (the region called twice)", p_invoke_twice, lambda: [_f(3, 4), _f(3, 4)], [0, 1], "fake", True),
     ("invoke_once_kept", "test_invoke_subgraph.py test_simple (inline_single_use_invoke_subgraph=False)", p_invoke_once,
      lambda: [_f(3, 4), _f(3, 4)], [0, 1], "fake", False),
     ("invoke_once_inlined", "test_invoke_subgraph.py test_simple (inline_single_use_invoke_subgraph=True)", p_invoke_once,
      lambda: [_f(3, 4), _f(3, 4)], [0, 1], "fake", True),
     ("invoke_no_grad_operand", "test_invoke_subgraph.py test_simple (an operand without grad)", p_invoke_no_grad_operand,
      lambda: [_f(3, 4), _f(3, 4)], [0], "fake", True),
-    ("invoke_output_no_grad", "test_invoke_subgraph.py test_multiple (an output without grad)", p_invoke_output_no_grad,
+    ("invoke_mutate", "test_invoke_subgraph.py (input mutation, trained)", p_invoke_mutate,
+     lambda: [_f(3, 4), _f(3, 4)], [1], "fake", False),
+    ("invoke_nested", "test_invoke_subgraph.py test_nested (a region calling a region)", p_invoke_nested,
+     lambda: [_f(3, 4), _f(3, 4)], [0, 1], "fake", False),
+    ("invoke_output_no_grad", "test_invoke_subgraph.py test_simple (called twice, an output without grad)", p_invoke_output_no_grad,
      lambda: [_f(3, 4), _f(3, 4)], [0], "fake", True),
     # while_loop and in-place ops in HOP bodies (hop_joint_programs.py)
     *hop_joint_programs.PROGRAMS,
@@ -178,22 +211,54 @@ def inputs_of(make, rg):
 
 
 def dynamo_graph(fn, ins, inline):
-    """The graph Dynamo captures for fn with the inlining switch set."""
+    """The graph Dynamo captures for fn, and its example inputs: with the
+    inlining switch set (True/False), or with dynamic shapes ("dynamic"),
+    where the graph also takes the sizes as SymInt inputs."""
     graphs = []
 
-    def backend(gm, _):
-        graphs.append(gm)
+    def backend(gm, example_inputs):
+        graphs.append((gm, example_inputs))
         return gm
 
     torch._dynamo.reset()
-    with torch._dynamo.config.patch(inline_single_use_invoke_subgraph=inline):
-        torch.compile(fn, backend=backend, fullgraph=True)(*ins)
+    try:
+        if inline == "dynamic":
+            for x in ins:
+                torch._dynamo.mark_dynamic(x, 0)
+            torch.compile(fn, backend=backend, fullgraph=True, dynamic=True)(*ins)
+        else:
+            with torch._dynamo.config.patch(inline_single_use_invoke_subgraph=inline):
+                torch.compile(fn, backend=backend, fullgraph=True)(*ins)
+    except RuntimeError:
+        if not graphs:
+            raise
+        # Captured, then refused running it with grad (a HOP torch does
+        # not train): the refusal is the program's verdict (build).
     return graphs[0]
 
 
 def forward_fn(fn, ins, inline):
-    """What make_fx traces: the program, or the graph Dynamo captured."""
-    return fn if inline is None else dynamo_graph(fn, ins, inline)
+    """What make_fx traces — the program, or the graph Dynamo captured —
+    its inputs, and their layout: per graph input, the index of the
+    program input it is, or {"int": size} for a size Dynamo lifted."""
+    if inline is None:
+        return fn, list(ins), list(range(len(ins)))
+    gm, example = dynamo_graph(fn, ins, inline)
+    args, layout = [], []
+    for e in example:
+        if isinstance(e, torch.Tensor):
+            k = next(i for i, x in enumerate(ins) if x is e)
+            args.append(ins[k])
+            layout.append(k)
+        else:
+            args.append(int(e))
+            layout.append({"int": int(e)})
+    return gm, args, layout
+
+
+def graph_args(layout, ins):
+    """The graph's inputs for the program inputs ins (forward_fn's layout)."""
+    return [ins[k] if isinstance(k, int) else k["int"] for k in layout]
 
 
 def flat(out):
@@ -222,7 +287,8 @@ def torch_joint(f, ins, mode):
     def joint(*a):
         xs = a[:n]
         o = [v for v in flat(f(*xs)) if isinstance(v, torch.Tensor) and v.requires_grad]
-        return torch.autograd.grad(o, [x for x in xs if x.requires_grad], list(a[n:]), allow_unused=True)
+        return torch.autograd.grad(o, [x for x in xs if isinstance(x, torch.Tensor) and x.requires_grad],
+                                   list(a[n:]), allow_unused=True)
 
     # Under a TracingContext, as AOTAutograd traces: its invoke_subgraph
     # cache numbers the backward graphs per identifier and tangent layout
@@ -238,8 +304,10 @@ def torch_joint(f, ins, mode):
         if t is torch.ops.higher_order.invoke_subgraph:
             sub = getattr(gm, node.args[0].target)
             res = [nd for nd in sub.graph.nodes if nd.op == "output"][0].args[0]
+            inner = sorted(nd.args[1] for nd in sub.graph.nodes
+                           if nd.op == "call_function" and nd.target is torch.ops.higher_order.invoke_subgraph)
             out["invoke_subgraph"].append({"identifier": node.args[1], "graph": node.args[0].target,
-                                           "operands": len(node.args) - 2,
+                                           "inner": inner, "operands": len(node.args) - 2,
                                            "none_outputs": [k for k, r in enumerate(res) if r is None],
                                            "outputs": len(res)})
         elif t in (torch.ops.higher_order.while_loop, getattr(torch.ops.higher_order, "while_loop_stack_output", None)):
@@ -268,26 +336,33 @@ def build(outdir, names=None):
             continue
         ins = inputs_of(make, rg)
         v = {"pytorch_test": test, "requires_grad": rg, "tracing_mode": mode, "inline_single_use_invoke_subgraph": inline}
-        v["error"] = grad_error(fn, ins)
-        f = forward_fn(fn, ins, inline)
-        # A program torch refuses to differentiate is traced with grad off
-        # (the forward torch runs before the refusal); the inputs keep
-        # requires_grad in the file.
-        with torch.enable_grad() if v["error"] is None else torch.no_grad():
-            gm = make_fx(f, tracing_mode=mode)(*ins)
-        ex = ins
+        f, args, v["graph_inputs"] = forward_fn(fn, ins, inline)
+        # torch's verdict: its refusal tracing the program with grad (as
+        # AOTAutograd runs it), else differentiating it eagerly. A program
+        # torch refuses is traced with grad off (the forward torch runs
+        # before the refusal); the inputs keep requires_grad in the file.
+        try:
+            gm = make_fx(f, tracing_mode=mode)(*args)
+            v["error"] = grad_error(fn, ins)
+        except RuntimeError as e:
+            v["error"] = str(e).strip().splitlines()[0]
+        if v["error"] is not None:
+            with torch.no_grad():
+                gm = make_fx(f, tracing_mode=mode)(*args)
+        ex = args
         if mode == "symbolic":
             # A symbolic trace keeps its symbolic placeholders (real inputs
             # would make them concrete and leave the sizes inside unbound),
             # marked requires_grad as the real inputs are.
             ex = [n.meta["val"] for n in gm.graph.nodes if n.op == "placeholder"]
-            ex = [v.detach().requires_grad_(x.requires_grad) for v, x in zip(ex, ins)]
+            ex = [e.detach().requires_grad_(x.requires_grad) if isinstance(e, torch.Tensor) else e
+                  for e, x in zip(ex, args)]
         hopctl_torch.export(gm, os.path.join(outdir, name + ".pb"), example_inputs=ex)
         if name.endswith("_inplace") or name == "while_mutation":
             v["trace_inplace"] = inplace_in_subgraphs(gm)
             v["aot_inplace"] = aot_inplace(f, ins)
         if v["error"] is None:
-            v["torch_joint"] = torch_joint(f, ins, mode)
+            v["torch_joint"] = torch_joint(f, args, mode)
         doc["programs"][name] = v
     return doc
 

@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"io"
 	"strings"
-	"sync"
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
@@ -142,12 +141,15 @@ func jointRun(opts *Options) error {
 	if err != nil {
 		return err
 	}
-	m := in.Module
 	timings.Lap("load")
 	progress.Phase("joint", 0)
+	// What the summary says of the input is taken now: the input module is
+	// not referenced past Build, so the collector can free it while the
+	// partition and the outputs are made.
+	frozen := frozenAttributes(in.Module)
 	mode, masks, _ := jointgraph.ParseMasks(opts.Masks)
 	conv, _ := jointgraph.ParseConvention(opts.HOPConvention)
-	j, err := jointgraph.Build(m, jointgraph.Options{
+	j, err := jointgraph.Build(in.Module, jointgraph.Options{
 		File: opts.In, MaskMode: mode, Masks: masks, Convention: conv,
 		UnmaskNoneGradients: opts.UnmaskNone, Registry: in.Registry,
 	})
@@ -158,123 +160,120 @@ func jointRun(opts *Options) error {
 		}
 		return err
 	}
-	// Each output is verified, then encoded, on its own goroutine; the
-	// joint's starts before the partition is computed (which only reads
-	// it; the partitioned modules share the joint's HOP subgraphs, which
-	// concurrent reads allow). Everything is built, verified and encoded
-	// before anything is written, and all outputs are written as one step:
-	// a failure leaves every destination untouched.
-	// The binary encoding is built in memory on the output's goroutine;
-	// the text and JSON encodings (several times larger) are streamed
-	// into the destination's temporary file by the write (ir.EncodeTo):
-	// still nothing is renamed into place before every output is written.
+	summary := jointSummary(j, opts, frozen)
+	timings.Lap("joint")
+
+	// Each output is verified, encoded and written to a temporary file on
+	// its own goroutine; the joint's starts before the partition is
+	// computed (which only reads it; the partitioned modules share the
+	// joint's HOP subgraphs, which concurrent reads allow), the forward's
+	// and backward's once it is. Only when every output is written are the
+	// temporary files renamed into place (atomicfile.WriteFilesFunc): a
+	// failure leaves every destination untouched. The binary encoding is
+	// built in memory and dropped once written; the text and JSON encodings
+	// (several times larger) are streamed into the file (ir.EncodeTo).
 	type output struct {
 		path string
-		m    *ir.Module
-		enc  ir.Encoding
-		data []byte // the binary encoding
+		m    func() *ir.Module // nil: the partition failed
 		err  error
 	}
-	var (
-		outs []*output
-		wg   sync.WaitGroup
-	)
-	prepare := func(path string, m *ir.Module) {
-		o := &output{path: path, m: m, enc: ir.EncodingForPath(path)}
-		outs = append(outs, o)
-		if o.enc == ir.EncodingUnknown {
-			o.enc = ir.Binary
+	var outs []*output
+	partDone := make(chan struct{})
+	var part *jointgraph.Partition
+	if opts.Out != "" {
+		joint := j.Module
+		outs = append(outs, &output{path: opts.Out, m: func() *ir.Module { return joint }})
+	}
+	if opts.Partition != "" && opts.FwOut != "" {
+		wait := func(fw bool) func() *ir.Module {
+			return func() *ir.Module {
+				<-partDone
+				switch {
+				case part == nil:
+					return nil
+				case fw:
+					return part.Forward
+				}
+				return part.Backward
+			}
 		}
-		wg.Go(func() {
-			// Every graph hopctl writes passes what every command checks on
-			// reading it (load.Open: ir.Verify, the schema table, every
-			// call): one that does not is a bug, not bad input.
-			if err := checkWritten(m, path); err != nil {
-				o.err = &ir.InternalError{Phase: "validate output", Loc: ir.Location{File: path},
-					Err: fmt.Errorf("the graph hopctl built is not valid input:\n%w", err)}
+		outs = append(outs, &output{path: opts.FwOut, m: wait(true)}, &output{path: opts.BwOut, m: wait(false)})
+	}
+	errPartition := errors.New("the partition failed")
+	write := func(o *output, w io.Writer) error {
+		m := o.m()
+		if m == nil {
+			return errPartition
+		}
+		if err := verifyWritten(m, o.path); err != nil {
+			o.err = err
+			return err
+		}
+		enc := ir.EncodingForPath(o.path)
+		switch enc {
+		case ir.JSON, ir.Text:
+			return ir.EncodeTo(w, m, enc)
+		}
+		data, err := ir.Encode(m, ir.Binary)
+		if err != nil {
+			o.err = fmt.Errorf("cannot encode %s: %w", o.path, err)
+			return o.err
+		}
+		_, err = w.Write(data)
+		return err
+	}
+	writeErr := make(chan error, 1)
+	switch {
+	case opts.Out == cmdutil.Stdout:
+		// The only output (validate): standard output, once the partition
+		// (for --report) succeeded.
+		go func() {
+			<-partDone
+			if opts.Partition != "" && part == nil {
+				writeErr <- errPartition
 				return
 			}
-			if o.enc == ir.Binary {
-				var err error
-				if o.data, err = ir.Encode(m, o.enc); err != nil {
-					o.err = fmt.Errorf("cannot encode %s: %w", path, err)
-				}
-			}
-		})
+			writeErr <- write(outs[0], opts.IO.Out)
+		}()
+	case len(outs) > 0:
+		paths := make([]string, len(outs))
+		writes := make([]func(io.Writer) error, len(outs))
+		for i, o := range outs {
+			paths[i] = o.path
+			writes[i] = func(w io.Writer) error { return write(o, w) }
+		}
+		go func() { writeErr <- atomicfile.WriteFilesFunc(paths, writes) }()
+	default:
+		writeErr <- nil
 	}
-	if opts.Out != "" {
-		prepare(opts.Out, j.Module)
-	}
-	timings.Lap("joint")
-	var part *jointgraph.Partition
+	var splitErr error
 	if opts.Partition != "" {
 		progress.Phase("partition", 0)
 		pm, _ := jointgraph.ParsePartitionMode(opts.Partition)
-		if part, err = jointgraph.Split(j, pm); err != nil {
-			wg.Wait()
-			return err
-		}
+		part, splitErr = jointgraph.Split(j, pm)
 		timings.Lap("partition")
-		if opts.FwOut != "" {
-			prepare(opts.FwOut, part.Forward)
-		}
-		if opts.BwOut != "" {
-			prepare(opts.BwOut, part.Backward)
-		}
 	}
-	progress.Phase("verify+encode", 0)
-	wg.Wait()
-	timings.Lap("verify+encode")
+	close(partDone)
 	progress.Phase("write", 0)
-	paths := make([]string, len(outs))
-	writes := make([]func(io.Writer) error, len(outs))
-	for i, o := range outs {
+	werr := <-writeErr
+	if splitErr != nil {
+		return splitErr
+	}
+	for _, o := range outs {
 		if o.err != nil {
-			return o.err
-		}
-		paths[i] = o.path
-		writes[i] = func(w io.Writer) error {
-			if o.enc == ir.Binary {
-				_, err := w.Write(o.data)
-				return err
-			}
-			return ir.EncodeTo(w, o.m, o.enc)
+			return o.err // a bug of hopctl or an encoding error, not the write's
 		}
 	}
-	w := opts.IO.Out
-	if opts.Out == cmdutil.Stdout {
-		// The graph is standard output: the summary goes to stderr.
-		if err := writes[0](w); err != nil {
-			return err
-		}
-		w = opts.IO.ErrOut
-	} else if err := atomicfile.WriteFilesFunc(paths, writes); err != nil {
-		return fmt.Errorf("cannot write the outputs: %w", err)
+	if werr != nil {
+		return fmt.Errorf("cannot write the outputs: %w", werr)
 	}
 	timings.Lap("write")
 	timings.Print()
-	if len(j.Masks) <= maxPrintedMasks {
-		fmt.Fprintf(w, "masks: %s (%s)\n", jointgraph.FormatMasks(j.Masks), maskSource(opts.Masks))
-	} else {
-		n := 0
-		for _, m := range j.Masks {
-			if m {
-				n++
-			}
-		}
-		fmt.Fprintf(w, "masks: %d of %d outputs (%s; the full list is the file's %s annotation)\n",
-			n, len(j.Masks), maskSource(opts.Masks), jointgraph.AnnotationMasks)
+	w := opts.IO.Out
+	if opts.Out == cmdutil.Stdout {
+		w = opts.IO.ErrOut // the graph is standard output: the summary goes to stderr
 	}
-	if frozen := frozenAttributes(m); len(frozen) > 0 {
-		fmt.Fprintf(w, "no gradient for %d tensor attribute(s) that require grad: %s (get_attr constants, as make_fx of a module makes its parameters; to differentiate them make them inputs: trace torch.func.functional_call with the parameters as arguments, or use torch.export)\n",
-			len(frozen), abbreviateList(frozen, 8))
-	}
-	if len(j.MutatedInputs) > 0 {
-		fmt.Fprintf(w, "mutated inputs (written back with copy_): %s\n", inputNames(j, j.MutatedInputs))
-	}
-	if len(j.InPlaceInputs) > 0 {
-		fmt.Fprintf(w, "inputs updated in place (kept as in the forward): %s\n", inputNames(j, j.InPlaceInputs))
-	}
+	io.WriteString(w, summary)
 	if part != nil {
 		fmt.Fprintf(w, "partition %s: %d saved values, %s\n", part.Mode, len(part.Saved), humanBytes(part.TotalBytes()))
 		if opts.Report {
@@ -282,6 +281,46 @@ func jointRun(opts *Options) error {
 		}
 	}
 	return nil
+}
+
+// verifyWritten checks a module hopctl built as every command checks what
+// it reads (load.Open: ir.Verify, the schema table, every call): one that
+// does not is a bug, not bad input.
+func verifyWritten(m *ir.Module, path string) error {
+	if err := checkWritten(m, path); err != nil {
+		return &ir.InternalError{Phase: "validate output", Loc: ir.Location{File: path},
+			Err: fmt.Errorf("the graph hopctl built is not valid input:\n%w", err)}
+	}
+	return nil
+}
+
+// jointSummary is what the command prints of the joint: its masks, the
+// frozen attributes, mutated inputs and inputs updated in place.
+func jointSummary(j *jointgraph.Joint, opts *Options, frozen []string) string {
+	var b strings.Builder
+	if len(j.Masks) <= maxPrintedMasks {
+		fmt.Fprintf(&b, "masks: %s (%s)\n", jointgraph.FormatMasks(j.Masks), maskSource(opts.Masks))
+	} else {
+		n := 0
+		for _, m := range j.Masks {
+			if m {
+				n++
+			}
+		}
+		fmt.Fprintf(&b, "masks: %d of %d outputs (%s; the full list is the file's %s annotation)\n",
+			n, len(j.Masks), maskSource(opts.Masks), jointgraph.AnnotationMasks)
+	}
+	if len(frozen) > 0 {
+		fmt.Fprintf(&b, "no gradient for %d tensor attribute(s) that require grad: %s (get_attr constants, as make_fx of a module makes its parameters; to differentiate them make them inputs: trace torch.func.functional_call with the parameters as arguments, or use torch.export)\n",
+			len(frozen), abbreviateList(frozen, 8))
+	}
+	if len(j.MutatedInputs) > 0 {
+		fmt.Fprintf(&b, "mutated inputs (written back with copy_): %s\n", inputNames(j, j.MutatedInputs))
+	}
+	if len(j.InPlaceInputs) > 0 {
+		fmt.Fprintf(&b, "inputs updated in place (kept as in the forward): %s\n", inputNames(j, j.InPlaceInputs))
+	}
+	return b.String()
 }
 
 // frozenAttributes are the tensor attributes of m's root that require grad

@@ -206,3 +206,25 @@ func TestListRules(t *testing.T) {
 		t.Errorf("json: exit %d, %v, %d rules", code, err, len(rules))
 	}
 }
+
+// TestTorchVersionSelectsRules: torch 2.6's trace of a while_loop whose
+// body_fn returns three values for two carries (2.6 traces it, 2.14 refuses
+// it) is clean under the version the file records, and refused with torch
+// 2.14's words when --torch-version or HOPCTL_INPUT_TORCH_VERSION selects
+// 2.14.
+func TestTorchVersionSelectsRules(t *testing.T) {
+	td := sandbox(t, "")
+	t.Setenv("HOPCTL_INPUT_TORCH_VERSION", "")
+	file := filepath.Join(td, "hops_real", "torch2.6", "while_count.pb")
+	const want = "Expected carried_inputs and body_output to have same number of outputs"
+	if code, out, errOut := run(t, "lint", file); code != 0 || strings.Contains(out, want) {
+		t.Errorf("file's own version (2.6): exit %d\n%s%s", code, out, errOut)
+	}
+	if code, out, errOut := run(t, "lint", "--torch-version", "2.14", file); code != 1 || !strings.Contains(out, want) {
+		t.Errorf("--torch-version 2.14: exit %d\n%s%s", code, out, errOut)
+	}
+	t.Setenv("HOPCTL_INPUT_TORCH_VERSION", "2.14")
+	if code, out, errOut := run(t, "lint", file); code != 1 || !strings.Contains(out, want) {
+		t.Errorf("HOPCTL_INPUT_TORCH_VERSION=2.14: exit %d\n%s%s", code, out, errOut)
+	}
+}

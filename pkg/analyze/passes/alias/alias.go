@@ -154,7 +154,9 @@ type aval struct {
 type state struct {
 	pass *analyze.Pass
 	g    *ir.Graph
-	vals []aval
+	// bound is applySchema's scratch binding of a call (Schema.BindInto).
+	bound []*ir.Arg
+	vals  []aval
 	// viewOf[n] is the node whose storage n's value aliases (-1 if none).
 	viewOf []ir.NodeID
 	// storInputs[s] are the input indices in storage s, ascending, and

@@ -50,6 +50,21 @@ func loadRealVerdicts(t *testing.T) (string, *realVerdicts) {
 	return dir, &v
 }
 
+// loadRealVerdicts26 is testdata/hops_real/torch2.6/verdicts.json: the same
+// programs traced by torch 2.6.
+func loadRealVerdicts26(t *testing.T) *realVerdicts {
+	t.Helper()
+	data, err := os.ReadFile("../../../../testdata/hops_real/torch2.6/verdicts.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var v realVerdicts
+	if err := json.Unmarshal(data, &v); err != nil {
+		t.Fatal(err)
+	}
+	return &v
+}
+
 // canon renders one of torch's four results (a JSON map or list) the way
 // fmtMap / fmtList render hopctl's.
 func canon(v any) string {
@@ -268,14 +283,7 @@ func structural(fs []analyze.Finding) []string {
 // program with --torch-version 2.6, reports 2.6's message.
 func TestRealHOPCorpusTorch26Refusals(t *testing.T) {
 	dir, v14 := loadRealVerdicts(t)
-	data, err := os.ReadFile(filepath.Join(dir, "torch2.6", "verdicts.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var v26 realVerdicts
-	if err := json.Unmarshal(data, &v26); err != nil {
-		t.Fatal(err)
-	}
+	v26 := loadRealVerdicts26(t)
 	t.Cleanup(func() { analyze.SetTorchVersion("") })
 	checked := 0
 	for name, p := range v26.Programs {
@@ -314,6 +322,27 @@ func TestRealHOPCorpusTorch26Refusals(t *testing.T) {
 	}
 	if checked < 2 {
 		t.Errorf("only %d programs checked", checked)
+	}
+	// Programs torch 2.14 traces and torch 2.6 refuses with nothing to show
+	// (its own HOP fails too, or its refusal is its user-level function's):
+	// 2.14's graph read with --torch-version 2.6 gets 2.6's refusal.
+	for _, name := range []string{"scan_zero_len", "cond_size"} {
+		p26, p14 := v26.Programs[name], v14.Programs[name]
+		if p26.Trace == nil || p14.Trace != nil {
+			t.Fatalf("%s: want a program torch 2.14 traces and 2.6 refuses", name)
+		}
+		t.Run(name+"/2.14-graph", func(t *testing.T) {
+			analyze.SetTorchVersion(v26.TorchVersion)
+			defer analyze.SetTorchVersion("")
+			_, res, err := load.Analyze(filepath.Join(dir, name+".pb"), passes.All()...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := strings.SplitN(p26.Trace.Message, "\n", 2)[0]
+			if got := structural(res.Findings); !slices.ContainsFunc(got, func(m string) bool { return strings.SplitN(m, "\n", 2)[0] == want }) {
+				t.Errorf("torch 2.6 refuses it with %q, hopctl --torch-version 2.6 reports %q", want, got)
+			}
+		})
 	}
 }
 
@@ -567,14 +596,7 @@ func TestTorchVersionSelectsMetaRules(t *testing.T) {
 		t.Errorf("--torch-version 2.14: torch 2.14 says %q, hopctl %q", want.Message, got)
 	}
 	analyze.SetTorchVersion("")
-	data, err := os.ReadFile("../../../../testdata/hops_real/torch2.6/verdicts.json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var v26 realVerdicts
-	if err := json.Unmarshal(data, &v26); err != nil {
-		t.Fatal(err)
-	}
+	v26 := loadRealVerdicts26(t)
 	w26 := v26.Programs["while_meta"].Trace
 	if w26 == nil || !v26.Programs["while_meta"].Graft {
 		t.Fatal("torch 2.6's while_meta is no graft")
@@ -638,19 +660,84 @@ func TestAssociativeScanSparseXs(t *testing.T) {
 	if got := structureOf(true, ""); !slices.Contains(got, want.Message) {
 		t.Errorf("sparse xs: torch says %q, hopctl %q", want.Message, got)
 	}
-	data, err := os.ReadFile(filepath.Join(dir, "torch2.6", "verdicts.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var v26 realVerdicts
-	if err := json.Unmarshal(data, &v26); err != nil {
-		t.Fatal(err)
-	}
+	v26 := loadRealVerdicts26(t)
 	want26 := v26.Programs["assoc_sparse"].Trace
 	if want26 == nil {
 		t.Fatal("torch 2.6 traced assoc_sparse")
 	}
 	if got := structureOf(true, "2.6"); !slices.Contains(got, want26.Message) {
 		t.Errorf("sparse xs, --torch-version 2.6: torch 2.6 says %q, hopctl %q", want26.Message, got)
+	}
+}
+
+// TestDynamoLevelCondFnWording: Dynamo refuses a while_loop whose cond_fn
+// returns an int64 tensor in its own words (while_cond_long, whose verdict
+// testdata/hops_real/dynamo records; Dynamo writes no graph of it). The
+// graph is Dynamo's while_clean_grad.pb with cond_fn's result made int64,
+// as the program makes it; unchanged, it is the near miss. The same graph
+// read under torch 2.6's rules, and an ATen-level graph under 2.14's, get
+// make_fx's words (TestRealHOPCorpusStructure: while_cond_long.pb).
+func TestDynamoLevelCondFnWording(t *testing.T) {
+	dir := "../../../../testdata/hops_real/dynamo"
+	data, err := os.ReadFile(filepath.Join(dir, "verdicts.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var v struct {
+		Programs map[string]struct {
+			Compile json.RawMessage `json:"compile"`
+		} `json:"programs"`
+	}
+	if err := json.Unmarshal(data, &v); err != nil {
+		t.Fatal(err)
+	}
+	var verdict struct{ Type, Message string }
+	if err := json.Unmarshal(v.Programs["while_cond_long"].Compile, &verdict); err != nil {
+		t.Fatal(err)
+	}
+	want := verdict.Message
+	if !strings.HasPrefix(want, "Expected cond_fn") {
+		t.Fatalf("while_cond_long verdict %q", want)
+	}
+	structureOf := func(long bool, version string) []string {
+		t.Helper()
+		f, err := load.Open(filepath.Join(dir, "while_clean_grad.pb"), load.Strict)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if long {
+			changed := 0
+			for _, g := range f.Module.Graphs {
+				if !strings.HasPrefix(g.Name, "cond_fn") {
+					continue
+				}
+				leaves, _ := g.Outputs()
+				for _, v := range analyze.LeafValues(g, leaves) {
+					if v != nil && v.Tensor != nil {
+						v.Tensor.Dtype = "int64"
+						changed++
+					}
+				}
+			}
+			if changed != 1 {
+				t.Fatalf("%d cond_fn results changed", changed)
+			}
+		}
+		analyze.SetTorchVersion(version)
+		defer analyze.SetTorchVersion("")
+		res, err := analyze.Run(f.Module, f.Path, f.Registry, passes.All()...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return structural(res.Findings)
+	}
+	if got := structureOf(false, ""); len(got) > 0 {
+		t.Errorf("torch compiles while_clean, hopctl reports %q", got)
+	}
+	if got := structureOf(true, ""); !slices.Contains(got, want) {
+		t.Errorf("torch 2.14's Dynamo says %q, hopctl %q", want, got)
+	}
+	if got := structureOf(true, "2.6"); len(got) == 0 || !strings.HasPrefix(got[0], "cond_fn must return a boolean scalar tensor") {
+		t.Errorf("--torch-version 2.6: hopctl %q, want make_fx's words", got)
 	}
 }

@@ -57,7 +57,10 @@ func refOf(a *ir.Arg) ir.NodeID {
 // applySchema records the writes of a call of s and returns its result.
 func (st *state) applySchema(id ir.NodeID, info *opInfo, args []ir.Arg, kwargs []ir.Kwarg, val *ir.Value) aval {
 	s := info.schema
-	bound := s.Bind(args, kwargs)
+	// One scratch list for the graph's calls: nothing keeps bound past
+	// this call.
+	st.bound = s.BindInto(st.bound, args, kwargs)
+	bound := st.bound
 	for _, i := range info.written {
 		if bound[i] != nil {
 			st.write(id, refOf(bound[i]), st.argVal(bound[i]).storages(), nil, "")

@@ -29,6 +29,8 @@
 //
 //	scan        xs leaves share one scan dimension     scan()'s _validate_input (torch/_higher_order_ops/scan.py):
 //	            size (zero-length accepted)           "All xs leaves must have the same scan dimension size"
+//	scan        2.6 only: no zero-length scan         2.6's scan(): "All xs leaves must have a scan dimension > 0
+//	            dimension                             but got ..." (opschema.DiffScanZeroLength26)
 //
 // The counts of scan's and associative_scan's combine_fn outputs are
 // check_meta_consistency's (package hopmeta, rule hop-meta-mismatch).
@@ -38,7 +40,10 @@
 // have same metadata but got:"), and hopctl does so for files of those
 // releases.
 //
-// These are make_fx-level checks, which hopctl applies to every graph: torch
+// On a Dynamo-level module (analyze.DynamoLevel) under torch 2.14, the
+// while_loop check is Dynamo's, in its words ("Expected cond_fn to return a
+// scalar tensor or a bool but got torch.Size([])."). Otherwise these are
+// make_fx-level checks, which hopctl applies to every graph: torch
 // 2.14 makes the while_loop one only in the user-facing while_loop, whose
 // eager path runs Dynamo first, so a program calling it is refused with
 // Dynamo's words ("Expected cond_fn to return a scalar tensor or a bool but
@@ -234,6 +239,13 @@ func checkWhileCond(pass *analyze.Pass, _ *opschema.HOP, n *ir.Node, call *hop.C
 			return ""
 		}
 	}
+	if len(vals) == 1 && pass.DynamoLevel() && !opschema.TorchDiffers(opschema.DiffDynamoUnchecked26, pass.TorchVersion()) {
+		if t := tensorOf(vals[0]); t != nil {
+			// Dynamo's own check of a Dynamo-level cond_fn
+			// (torch/_dynamo/variables/higher_order_ops.py, _call_while_loop).
+			return "Expected cond_fn to return a scalar tensor or a bool but got " + metadiff.FormatSize(t.Shape) + "."
+		}
+	}
 	got := "a tuple of " + fmt.Sprint(len(vals)) + " values"
 	if len(vals) == 1 {
 		got = metadiff.Format(vals[0])
@@ -355,6 +367,21 @@ func checkAssociativeScan(pass *analyze.Pass, h *opschema.HOP, n *ir.Node, call 
 // scan dimension is accepted. torch 2.6 does not check it
 // (opschema.DiffScanXsLength26).
 func checkScan(pass *analyze.Pass, h *opschema.HOP, n *ir.Node, _ *hop.Call) string {
+	if opschema.TorchDiffers(opschema.DiffScanZeroLength26, pass.TorchVersion()) {
+		// torch 2.6's scan(): every xs leaf's scan dimension (dim, which
+		// its call passes; 0 in 2.14's form) is not 0.
+		dim := 0
+		if a := hop.Arg(h, n, "dim"); a != nil && a.Kind == ir.ArgInt {
+			dim = int(a.I)
+		}
+		for i := range h.Subgraphs {
+			for _, v := range slicedValues(pass, h, n, &h.Subgraphs[i]) {
+				if t := tensorOf(v); t != nil && dim >= 0 && dim < len(t.Shape) && !t.Shape[dim].IsSymbolic() && t.Shape[dim].Val == 0 {
+					return "All xs leaves must have a scan dimension > 0 but got " + metadiff.Format(v)
+				}
+			}
+		}
+	}
 	if opschema.TorchDiffers(opschema.DiffScanXsLength26, pass.TorchVersion()) {
 		return ""
 	}
