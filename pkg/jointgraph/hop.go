@@ -20,7 +20,9 @@ import (
 // none, aliasing outputs cloned), and the backward of the HOP call is
 // another call of the same HOP over those backward subgraphs:
 //
-//   - cond(pred, t, f, ops) → cond(pred, t_bw, f_bw, [*ops, *grads]);
+//   - cond(pred, t, f, ops) → cond(pred, t_bw, f_bw, [*ops, *grads]), one
+//     gradient per tensor operand (torch 2.6: [*grads, *ops] over
+//     create_fw_bw_graph joints, a slot per operand);
 //   - map_impl(body, xs, args) → map_impl(body_bw, [*xs, *grads], args),
 //     the body_bw placeholders reordered to (*xs, *grads, *args), and the
 //     args' gradients, stacked along the mapped dim, summed over it;
@@ -183,6 +185,7 @@ type subJointKey struct {
 	nodes *ir.Node
 	rg    string
 	conv  Convention
+	masks MaskMode
 }
 
 func rgKey(rg []bool) string {
@@ -211,21 +214,21 @@ func (j *Joint) ownRoot() *Joint {
 // subJoint builds the create_bw_fn joint of subgraph qual whose inputs
 // require grad as rg says, once per subgraph and rg (subJoints).
 func (j *jointBuilder) subJoint(id ir.NodeID, qual string, rg []bool) (*Joint, error) {
-	return j.subJointAs(id, qual, rg, ConventionCreateBwFn)
+	return j.subJointAs(id, qual, rg, ConventionCreateBwFn, MasksAuto)
 }
 
-// subJointAs is subJoint in calling convention conv (ConventionNone: the
-// AOTAutograd joint with auto masks, as invoke_subgraph's backward traces
-// it).
-func (j *jointBuilder) subJointAs(id ir.NodeID, qual string, rg []bool, conv Convention) (*Joint, error) {
+// subJointAs is subJoint in calling convention conv with output masks
+// masks (ConventionNone: the AOTAutograd joint, as invoke_subgraph's
+// backward traces it).
+func (j *jointBuilder) subJointAs(id ir.NodeID, qual string, rg []bool, conv Convention, masks MaskMode) (*Joint, error) {
 	var key subJointKey
 	if g := j.src.Graph(qual); g != nil && len(g.Nodes) > 0 && j.opts.cache != nil {
-		key = subJointKey{&g.Nodes[0], rgKey(rg), conv}
+		key = subJointKey{&g.Nodes[0], rgKey(rg), conv, masks}
 		if bw, ok := j.opts.cache.m[key]; ok {
 			return j.handOut(bw), nil
 		}
 	}
-	bw, err := j.buildSubJoint(id, qual, rg, conv)
+	bw, err := j.buildSubJoint(id, qual, rg, conv, masks)
 	if err != nil {
 		return nil, err
 	}
@@ -243,7 +246,7 @@ func (j *jointBuilder) handOut(bw *Joint) *Joint {
 	return c
 }
 
-func (j *jointBuilder) buildSubJoint(id ir.NodeID, qual string, rg []bool, conv Convention) (*Joint, error) {
+func (j *jointBuilder) buildSubJoint(id ir.NodeID, qual string, rg []bool, conv Convention, masks MaskMode) (*Joint, error) {
 	sub, ok := subModule(j.src, qual)
 	if !ok {
 		return nil, nodeError(j.file, j.b.g, id, fmt.Sprintf("no subgraph %q", qual))
@@ -261,7 +264,7 @@ func (j *jointBuilder) buildSubJoint(id ir.NodeID, qual string, rg []bool, conv 
 			n.Val = tensorValue(&tc)
 		}
 	}
-	bw, err := Build(sub, Options{File: j.file, Convention: conv, Registry: j.f.reg, cache: j.opts.cache})
+	bw, err := Build(sub, Options{File: j.file, Convention: conv, MaskMode: masks, Registry: j.f.reg, cache: j.opts.cache})
 	if err != nil {
 		var e *Error
 		if errors.As(err, &e) {
@@ -373,13 +376,20 @@ func condBackward(j *jointBuilder, id ir.NodeID, grads []V) error {
 	}
 	ops := j.hopArg(n, "operands").Elems
 	rg := j.operandRG(ops)
-	tbw, err := j.subJoint(id, tq, rg)
+	// torch 2.6 (version row cond-backward-2.6): create_fw_bw_graph joints,
+	// (*grads, *operands), a gradient for every operand.
+	v26 := opschema.TorchDiffers(opschema.DiffCondBackward26, j.src.TorchVersion)
+	conv := ConventionCreateBwFn
+	if v26 {
+		conv = ConventionCreateFwBwGraph
+	}
+	tbw, err := j.subJointAs(id, tq, rg, conv, MasksAuto)
 	if err != nil {
 		return err
 	}
 	var fbw *Joint // nil when both branches are one subgraph
 	if fq != tq {
-		if fbw, err = j.subJoint(id, fq, rg); err != nil {
+		if fbw, err = j.subJointAs(id, fq, rg, conv, MasksAuto); err != nil {
 			return err
 		}
 	}
@@ -391,6 +401,15 @@ func condBackward(j *jointBuilder, id ir.NodeID, grads []V) error {
 		list = append(list, v)
 		if v.meta != nil {
 			outs = append(outs, like(v.meta))
+			tensorOps = append(tensorOps, k)
+		} else if v26 {
+			outs = append(outs, nil)
+		}
+	}
+	if v26 {
+		// Every operand keeps its slot (None for a SymInt).
+		tensorOps = tensorOps[:0]
+		for k := range ops {
 			tensorOps = append(tensorOps, k)
 		}
 	}
@@ -412,7 +431,11 @@ func condBackward(j *jointBuilder, id ir.NodeID, grads []V) error {
 		j.addGraphs(fbw.Module, fname)
 	}
 	tv, fv := j.getAttr(tname), j.getAttr(fname)
-	list = append(list, j.gradsOrZeros(id, grads)...)
+	if v26 {
+		list = append(j.gradsOrZeros(id, grads), list...)
+	} else {
+		list = append(list, j.gradsOrZeros(id, grads)...)
+	}
 	tres := j.hopCall(opschema.HOPTarget("cond"), []any{j.hopArg(n, "pred"), tv, fv, list}, outs)
 	res := make([]V, len(ops))
 	for t, k := range tensorOps {

@@ -22,9 +22,11 @@ a trigger of a backward rule or its near miss. For every program this writes
     ops per subgraph of the trace, and "aot_inplace", those left in the
     subgraphs of the graphs AOTAutograd compiles (functionalized).
 
-Run inside the torch 2.14 chroot, from the repository root:
+Run inside the torch 2.14 chroot, from the repository root (and in 2.6's,
+for the programs 2.6 differentiates, TORCH26):
 
     scripts/torch.sh 2.14 -- env PYTHONPATH=python python3 python/tools/hop_joint_corpus.py testdata/hops_real/joint
+    scripts/torch.sh 2.6 -- env PYTHONPATH=python python3 python/tools/hop_joint_corpus.py testdata/hops_real/torch2.6/joint
 
 pkg/jointgraph/hop_real_test.go builds hopctl's joint of every program and
 compares it with the structure recorded here; python/tests/test_hop_joint.py
@@ -86,10 +88,16 @@ def p_cond_tensors(x, w):  # near miss: tensor operands only
                                        lambda x, w: (x.cos() * w,), (x, w))[0]
 
 
+# torch 2.6 marks regions with mark_compile_region (2.14 keeps it as an alias).
+_region = getattr(torch.compiler, "nested_compile_region", None)
+if _region is None:
+    from torch._higher_order_ops.invoke_subgraph import mark_compile_region as _region
+
+
 # invoke_subgraph: regions marked with torch.compiler.nested_compile_region,
 # captured by Dynamo (test_invoke_subgraph.py's TestInvokeSubgraphCompile).
 
-@torch.compiler.nested_compile_region
+@_region
 def gn(x, y):
     return torch.mul(x, y).sin()
 
@@ -106,7 +114,7 @@ def p_invoke_no_grad_operand(x, y):  # trigger: y does not require grad (a None 
     return gn(x, y) + gn(x, y)
 
 
-@torch.compiler.nested_compile_region
+@_region
 def gn2(x, y):
     return torch.mul(x, y).sin(), y.cos()
 
@@ -117,7 +125,7 @@ def p_invoke_output_no_grad(x, y):  # trigger: an output that needs no grad gets
     return a + c, b * d
 
 
-@torch.compiler.nested_compile_region
+@_region
 def gn_mut(x, y):
     x.add_(1)
     return torch.mul(x, y).sin()
@@ -127,7 +135,7 @@ def p_invoke_mutate(x, y):  # trigger: the region writes its input; torch 2.14 d
     return gn_mut(x, y) + gn_mut(x, y)
 
 
-@torch.compiler.nested_compile_region
+@_region
 def gn_outer(x, y):
     return gn(x, y) * gn(y, x).cos()
 
@@ -226,9 +234,11 @@ def dynamo_graph(fn, ins, inline):
             for x in ins:
                 torch._dynamo.mark_dynamic(x, 0)
             torch.compile(fn, backend=backend, fullgraph=True, dynamic=True)(*ins)
-        else:
+        elif hasattr(torch._dynamo.config, "inline_single_use_invoke_subgraph"):
             with torch._dynamo.config.patch(inline_single_use_invoke_subgraph=inline):
                 torch.compile(fn, backend=backend, fullgraph=True)(*ins)
+        else:  # torch 2.6: no inlining switch (regions are kept)
+            torch.compile(fn, backend=backend, fullgraph=True)(*ins)
     except RuntimeError:
         if not graphs:
             raise
@@ -326,13 +336,23 @@ def torch_joint(f, ins, mode):
     return out
 
 
+# The programs torch 2.6 differentiates as 2.14 does, or with its own
+# backward structure (invoke_subgraph's ___forward_/___backward_ calls): 2.6
+# has no autograd for associative_scan and no inlining switch.
+TORCH26 = {"cond_symint", "cond_tensors", "invoke_twice", "invoke_no_grad_operand"}
+
+
+def _torch_before_2_14():
+    return tuple(int(p) for p in torch.__version__.split("+")[0].split(".")[:2]) < (2, 14)
+
+
 def build(outdir, names=None):
     from torch.fx.experimental.proxy_tensor import make_fx
     import hopctl_torch
     os.makedirs(outdir, exist_ok=True)
     doc = {"torch_version": torch.__version__.split("+")[0], "programs": {}}
     for name, test, fn, make, rg, mode, inline in PROGRAMS:
-        if names and name not in names:
+        if names and name not in names or _torch_before_2_14() and name not in TORCH26:
             continue
         ins = inputs_of(make, rg)
         v = {"pytorch_test": test, "requires_grad": rg, "tracing_mode": mode, "inline_single_use_invoke_subgraph": inline}
