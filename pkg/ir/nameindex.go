@@ -13,8 +13,9 @@ import (
 //
 // It is an open-addressing table of node ids (linear probing, at most three
 // quarters full): each slot is one word holding the high half of the name's
-// hash and the node id plus one (zero is an empty slot), and the name itself
-// is read from the graph's node when the hash halves match. A million-node
+// hash, which also places it, and the node id plus one (zero is an empty
+// slot); the name itself is read from the graph's node when the hash halves
+// match. A million-node
 // graph's index is 16 MB in one allocation, a quarter of what a Go map of
 // the names took, and building it touches one slot per node instead of a
 // map's groups of keys: on a million-node graph the map's inserts, missing
@@ -48,7 +49,7 @@ func (x *nameIndex) sameName(s, h uint64, name string) bool {
 func (x *nameIndex) get(name string) (NodeID, bool) {
 	h := maphash.String(x.seed, name)
 	mask := uint64(len(x.slots) - 1)
-	for i := h & mask; ; i = (i + 1) & mask {
+	for i := h >> 32 & mask; ; i = (i + 1) & mask {
 		s := x.slots[i]
 		if s == 0 {
 			return 0, false
@@ -67,7 +68,7 @@ func (x *nameIndex) add(name string, id NodeID) (dup bool) {
 	}
 	h := maphash.String(x.seed, name)
 	mask := uint64(len(x.slots) - 1)
-	for i := h & mask; ; i = (i + 1) & mask {
+	for i := h >> 32 & mask; ; i = (i + 1) & mask {
 		s := x.slots[i]
 		if s == 0 {
 			x.slots[i] = nameSlot(h, id)
@@ -81,7 +82,8 @@ func (x *nameIndex) add(name string, id NodeID) (dup bool) {
 	}
 }
 
-// grow doubles the table, moving every slot.
+// grow doubles the table, moving every slot: a slot's position comes from
+// the hash half it holds, so no name is read (nor hashed) again.
 func (x *nameIndex) grow() {
 	old := x.slots
 	x.slots = make([]uint64, 2*len(old))
@@ -90,8 +92,7 @@ func (x *nameIndex) grow() {
 		if s == 0 {
 			continue
 		}
-		id := slotID(s)
-		i := maphash.String(x.seed, x.g.Nodes[id].Name) & mask
+		i := s >> 32 & mask
 		for x.slots[i] != 0 {
 			i = (i + 1) & mask
 		}
@@ -130,7 +131,7 @@ func buildNameIndex(g *Graph) *nameIndex {
 			name := g.Nodes[id].Name
 			h := maphash.String(x.seed, name)
 			mine := nameSlot(h, NodeID(id))
-			for i := h & mask; ; {
+			for i := h >> 32 & mask; ; {
 				p := &x.slots[i]
 				s := atomic.LoadUint64(p)
 				if s == 0 {
