@@ -14,21 +14,7 @@ import (
 // differentiated like 2.14's form of the same program; a 2.6 scan the
 // current form cannot express (dim 1) is refused naming the node.
 func TestJointOlderHOPForm(t *testing.T) {
-	load := func(path string) *ir.Module {
-		m, err := ir.Load(path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		g := m.Root()
-		for _, id := range g.Placeholders() {
-			if tm := valueTensor(g.Nodes[id].Val); tm != nil && isDifferentiableDtype(tm.Dtype) {
-				c := *tm
-				c.RequiresGrad = true
-				g.Nodes[id].Val = tensorValue(&c)
-			}
-		}
-		return m
-	}
+	load := func(path string) *ir.Module { return loadRequiringGrad(t, path) }
 	opts := Options{MaskMode: MasksAll}
 	old := build(t, load("../../testdata/hops_real/torch2.6/scan_clean.pb"), opts)
 	cur := build(t, load("../../testdata/hops_real/scan_clean.pb"), opts)
@@ -56,4 +42,23 @@ func TestJointOlderHOPForm(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "scan with dim=1") || !strings.Contains(err.Error(), "scan") {
 		t.Errorf("2.6 scan over dim 1: %v", err)
 	}
+}
+
+// loadRequiringGrad loads a real trace with its floating-point inputs
+// requiring grad (trace files record none).
+func loadRequiringGrad(t *testing.T, path string) *ir.Module {
+	t.Helper()
+	m, err := ir.Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := m.Root()
+	for _, id := range g.Placeholders() {
+		if tm := valueTensor(g.Nodes[id].Val); tm != nil && isDifferentiableDtype(tm.Dtype) {
+			c := *tm
+			c.RequiresGrad = true
+			g.Nodes[id].Val = tensorValue(&c)
+		}
+	}
+	return m
 }

@@ -18,19 +18,7 @@ import (
 // for the second (permutePlaceholders).
 func TestJointSharedHOPBody(t *testing.T) {
 	load := func(name string) *ir.Module {
-		m, err := ir.Load("../../testdata/hops_real/shared/" + name + ".pb")
-		if err != nil {
-			t.Fatal(err)
-		}
-		g := m.Root()
-		for _, id := range g.Placeholders() {
-			if tm := valueTensor(g.Nodes[id].Val); tm != nil && isDifferentiableDtype(tm.Dtype) {
-				c := *tm
-				c.RequiresGrad = true
-				g.Nodes[id].Val = tensorValue(&c)
-			}
-		}
-		return m
+		return loadRequiringGrad(t, "../../testdata/hops_real/shared/"+name+".pb")
 	}
 	// The backward graphs the joint installs, printed, in order.
 	bodies := func(name string) []string {
