@@ -73,10 +73,10 @@ type functional struct {
 	// length of the view chain).
 	multiUp   []ir.NodeID
 	multiSeen map[ir.NodeID]bool
-	ver     []int // per base: number of writes so far
-	viewVer []int // per view: ver[base] when cur was computed
-	tuple   []V   // per source node: its functional tuple node (undefined: not a tuple)
-	noRoot  map[ir.NodeID]string
+	ver       []int // per base: number of writes so far
+	viewVer   []int // per view: ver[base] when cur was computed
+	tuple     []V   // per source node: its functional tuple node (undefined: not a tuple)
+	noRoot    map[ir.NodeID]string
 	// multiView records multi-output view nodes (split, unbind): the viewed
 	// source node and the step that, with an item index, gives an element.
 	multiView map[ir.NodeID]multiView

@@ -20,7 +20,9 @@ import (
 // none, aliasing outputs cloned), and the backward of the HOP call is
 // another call of the same HOP over those backward subgraphs:
 //
-//   - cond(pred, t, f, ops) → cond(pred, t_bw, f_bw, [*ops, *grads]);
+//   - cond(pred, t, f, ops) → cond(pred, t_bw, f_bw, [*ops, *grads]), one
+//     gradient per tensor operand (torch 2.6: [*grads, *ops] over
+//     create_fw_bw_graph joints, a slot per operand);
 //   - map_impl(body, xs, args) → map_impl(body_bw, [*xs, *grads], args),
 //     the body_bw placeholders reordered to (*xs, *grads, *args), and the
 //     args' gradients, stacked along the mapped dim, summed over it;
@@ -79,12 +81,26 @@ var (
 // the convention table (hop.Arg), or None when the call omits it. The
 // backwards read calls only through it and hopArity, never by position.
 func (j *jointBuilder) hopArg(n *ir.Node, name string) ir.Arg {
-	if r := j.f.ops.get(n.Target).hop; r != nil {
-		if a := hop.Arg(r.row, n, name); a != nil {
+	if row := j.hopRow(n); row != nil {
+		if a := hop.Arg(row, n, name); a != nil {
 			return *a
 		}
 	}
 	return ir.Arg{Kind: ir.ArgNone}
+}
+
+// hopRow returns the row of the convention table that reads HOP call n
+// (hop.Lookup: the HOP's row, or the row of the older form the call
+// follows, torch 2.6's scan), or nil when the HOP has no derivative rule.
+func (j *jointBuilder) hopRow(n *ir.Node) *opschema.HOP {
+	r := j.f.ops.get(n.Target).hop
+	if r == nil {
+		return nil
+	}
+	if h, ok := hop.Lookup(j.f.ops.reg, n); ok {
+		return h
+	}
+	return r.row
 }
 
 // hopArity refuses a call of the HOP at id whose positional arguments are
@@ -92,11 +108,14 @@ func (j *jointBuilder) hopArg(n *ir.Node, name string) ir.Arg {
 // them: "cond takes (pred, true_fn, false_fn, operands)".
 func (j *jointBuilder) hopArity(id ir.NodeID) error {
 	n := &j.b.g.Nodes[id]
-	r := j.f.ops.get(n.Target).hop
-	if r == nil {
+	row := j.hopRow(n)
+	if row == nil {
 		return nodeError(j.file, j.b.g, id, n.Target+" has no row in the HOP table")
 	}
-	s := r.row.ParsedSchema()
+	if err := hop.CheckImplied(row, n); err != nil {
+		return nodeError(j.file, j.b.g, id, err.Error())
+	}
+	s := row.ParsedSchema()
 	var names []string
 	for _, a := range s.Arguments {
 		if !a.KwargOnly {
@@ -104,7 +123,7 @@ func (j *jointBuilder) hopArity(id ir.NodeID) error {
 		}
 	}
 	if s.IsVararg {
-		for _, sg := range r.row.Subgraphs {
+		for _, sg := range row.Subgraphs {
 			for _, grp := range sg.Operands {
 				if strings.HasPrefix(grp.Arg, "*") && !slices.Contains(names, grp.Arg) {
 					names = append(names, grp.Arg)
@@ -115,7 +134,7 @@ func (j *jointBuilder) hopArity(id ir.NodeID) error {
 	if len(n.Args) == len(names) || (s.IsVararg && len(n.Args) >= len(names)-1) {
 		return nil
 	}
-	return nodeError(j.file, j.b.g, id, fmt.Sprintf("%s takes (%s)", r.row.Name, strings.Join(names, ", ")))
+	return nodeError(j.file, j.b.g, id, fmt.Sprintf("%s takes (%s)", row.Name, strings.Join(names, ", ")))
 }
 
 // lookupHOPRule returns the derivative rule of the HOP a target names, with
@@ -183,6 +202,7 @@ type subJointKey struct {
 	nodes *ir.Node
 	rg    string
 	conv  Convention
+	masks MaskMode
 }
 
 func rgKey(rg []bool) string {
@@ -211,21 +231,21 @@ func (j *Joint) ownRoot() *Joint {
 // subJoint builds the create_bw_fn joint of subgraph qual whose inputs
 // require grad as rg says, once per subgraph and rg (subJoints).
 func (j *jointBuilder) subJoint(id ir.NodeID, qual string, rg []bool) (*Joint, error) {
-	return j.subJointAs(id, qual, rg, ConventionCreateBwFn)
+	return j.subJointAs(id, qual, rg, ConventionCreateBwFn, MasksAuto)
 }
 
-// subJointAs is subJoint in calling convention conv (ConventionNone: the
-// AOTAutograd joint with auto masks, as invoke_subgraph's backward traces
-// it).
-func (j *jointBuilder) subJointAs(id ir.NodeID, qual string, rg []bool, conv Convention) (*Joint, error) {
+// subJointAs is subJoint in calling convention conv with output masks
+// masks (ConventionNone: the AOTAutograd joint, as invoke_subgraph's
+// backward traces it).
+func (j *jointBuilder) subJointAs(id ir.NodeID, qual string, rg []bool, conv Convention, masks MaskMode) (*Joint, error) {
 	var key subJointKey
 	if g := j.src.Graph(qual); g != nil && len(g.Nodes) > 0 && j.opts.cache != nil {
-		key = subJointKey{&g.Nodes[0], rgKey(rg), conv}
+		key = subJointKey{&g.Nodes[0], rgKey(rg), conv, masks}
 		if bw, ok := j.opts.cache.m[key]; ok {
 			return j.handOut(bw), nil
 		}
 	}
-	bw, err := j.buildSubJoint(id, qual, rg, conv)
+	bw, err := j.buildSubJoint(id, qual, rg, conv, masks)
 	if err != nil {
 		return nil, err
 	}
@@ -243,7 +263,7 @@ func (j *jointBuilder) handOut(bw *Joint) *Joint {
 	return c
 }
 
-func (j *jointBuilder) buildSubJoint(id ir.NodeID, qual string, rg []bool, conv Convention) (*Joint, error) {
+func (j *jointBuilder) buildSubJoint(id ir.NodeID, qual string, rg []bool, conv Convention, masks MaskMode) (*Joint, error) {
 	sub, ok := subModule(j.src, qual)
 	if !ok {
 		return nil, nodeError(j.file, j.b.g, id, fmt.Sprintf("no subgraph %q", qual))
@@ -261,7 +281,7 @@ func (j *jointBuilder) buildSubJoint(id ir.NodeID, qual string, rg []bool, conv 
 			n.Val = tensorValue(&tc)
 		}
 	}
-	bw, err := Build(sub, Options{File: j.file, Convention: conv, Registry: j.f.reg, cache: j.opts.cache})
+	bw, err := Build(sub, Options{File: j.file, Convention: conv, MaskMode: masks, Registry: j.f.reg, cache: j.opts.cache})
 	if err != nil {
 		var e *Error
 		if errors.As(err, &e) {
@@ -373,13 +393,20 @@ func condBackward(j *jointBuilder, id ir.NodeID, grads []V) error {
 	}
 	ops := j.hopArg(n, "operands").Elems
 	rg := j.operandRG(ops)
-	tbw, err := j.subJoint(id, tq, rg)
+	// torch 2.6 (version row cond-backward-2.6): create_fw_bw_graph joints,
+	// (*grads, *operands), a gradient for every operand.
+	v26 := opschema.TorchDiffers(opschema.DiffCondBackward26, j.src.TorchVersion)
+	conv := ConventionCreateBwFn
+	if v26 {
+		conv = ConventionCreateFwBwGraph
+	}
+	tbw, err := j.subJointAs(id, tq, rg, conv, MasksAuto)
 	if err != nil {
 		return err
 	}
 	var fbw *Joint // nil when both branches are one subgraph
 	if fq != tq {
-		if fbw, err = j.subJoint(id, fq, rg); err != nil {
+		if fbw, err = j.subJointAs(id, fq, rg, conv, MasksAuto); err != nil {
 			return err
 		}
 	}
@@ -391,6 +418,15 @@ func condBackward(j *jointBuilder, id ir.NodeID, grads []V) error {
 		list = append(list, v)
 		if v.meta != nil {
 			outs = append(outs, like(v.meta))
+			tensorOps = append(tensorOps, k)
+		} else if v26 {
+			outs = append(outs, nil)
+		}
+	}
+	if v26 {
+		// Every operand keeps its slot (None for a SymInt).
+		tensorOps = tensorOps[:0]
+		for k := range ops {
 			tensorOps = append(tensorOps, k)
 		}
 	}
@@ -412,7 +448,11 @@ func condBackward(j *jointBuilder, id ir.NodeID, grads []V) error {
 		j.addGraphs(fbw.Module, fname)
 	}
 	tv, fv := j.getAttr(tname), j.getAttr(fname)
-	list = append(list, j.gradsOrZeros(id, grads)...)
+	if v26 {
+		list = append(j.gradsOrZeros(id, grads), list...)
+	} else {
+		list = append(list, j.gradsOrZeros(id, grads)...)
+	}
 	tres := j.hopCall(opschema.HOPTarget("cond"), []any{j.hopArg(n, "pred"), tv, fv, list}, outs)
 	res := make([]V, len(ops))
 	for t, k := range tensorOps {
@@ -638,6 +678,9 @@ func augmentCombine(g *ir.Graph, nc int) (*ir.Graph, error) {
 
 func scanBackward(j *jointBuilder, id ir.NodeID, grads []V) error {
 	n := &j.b.g.Nodes[id]
+	if err := j.hopArity(id); err != nil {
+		return err
+	}
 	ck, ok := j.scanCarries[id]
 	if !ok {
 		return nodeError(j.file, j.b.g, id, "scan was not checkpointed in the forward")
@@ -755,45 +798,21 @@ func scanBackwardCombine(bw *ir.Graph, nc, nx, na, ny int) (*ir.Graph, error) {
 	for k := range na {
 		place(primal(nc+nx+k), "add")
 	}
-	var outs []ir.Arg
-	for i := range bw.Nodes {
-		n := bw.Nodes[i]
-		switch n.Op {
-		case ir.OpPlaceholder:
-			continue
-		case ir.OpOutput:
-			outs = n.Args[0].Elems
-			continue
-		}
-		n.Args = slices.Clone(n.Args)
-		for k := range n.Args {
-			n.Args[k] = n.Args[k].Clone()
-			n.Args[k].WalkRefs(func(a *ir.Arg) { a.Ref, a.S = m[a.Ref], b.g.Nodes[m[a.Ref]].Name })
-		}
-		n.Kwargs = slices.Clone(n.Kwargs)
-		for k := range n.Kwargs {
-			n.Kwargs[k].Value = n.Kwargs[k].Value.Clone()
-			n.Kwargs[k].Value.WalkRefs(func(a *ir.Arg) { a.Ref, a.S = m[a.Ref], b.g.Nodes[m[a.Ref]].Name })
-		}
-		m[i] = b.append(n)
+	outs, err := inlineGraph(b, bw, m)
+	if err != nil {
+		return nil, err
 	}
 	if len(outs) != nc+nx+na {
 		return nil, fmt.Errorf("scan combine_fn backward returns %d values, want %d", len(outs), nc+nx+na)
 	}
 	res := make([]V, 0, na+nc+nx)
 	for k := range na {
-		g := b.remapArgV(remapRef(outs[nc+nx+k], m, b.g))
+		g := b.remapArgV(outs[nc+nx+k])
 		res = append(res, b.add(acc[k], g))
 	}
 	for k := range nc + nx {
-		res = append(res, b.remapArgV(remapRef(outs[k], m, b.g)))
+		res = append(res, b.remapArgV(outs[k]))
 	}
 	b.output(res)
 	return b.g, nil
-}
-
-func remapRef(a ir.Arg, m []ir.NodeID, g *ir.Graph) ir.Arg {
-	a = a.Clone()
-	a.WalkRefs(func(x *ir.Arg) { x.Ref, x.S = m[x.Ref], g.Nodes[m[x.Ref]].Name })
-	return a
 }

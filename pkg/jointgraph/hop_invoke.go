@@ -31,6 +31,11 @@ import (
 //
 // A subgraph that writes its inputs (Dynamo allows it) is refused as torch
 // refuses to train it (trainingMutationMessage).
+//
+// torch 2.6 (version row invoke-subgraph-grad-2.6) takes the operands as
+// one tuple, names the calls ___forward_<identifier> and
+// ___backward_<identifier>, passes a tangent for every output (the joint
+// of create_fw_bw_graph) and lets every floating output require grad.
 
 // invokeSubgraphs records the backward graphs built for invoke_subgraph
 // calls: per identifier, the tangent layouts seen, in order (n of
@@ -50,17 +55,24 @@ func invokeSubgraphBackward(j *jointBuilder, id ir.NodeID, grads []V) error {
 		return nodeError(j.file, j.b.g, id, "invoke_subgraph subgraph is not a subgraph of this file")
 	}
 	ops, _, _ := hop.Group(j.f.ops.get(n.Target).hop.row, n, "*operands")
-	if len(ops) == 1 && (ops[0].Kind == ir.ArgTuple || ops[0].Kind == ir.ArgList) {
-		// torch 2.6's form, invoke_subgraph(subgraph, identifier, operands),
-		// whose autograd names its calls ___forward_/___backward_<identifier>.
-		return nodeError(j.file, j.b.g, id, "invoke_subgraph with its operands as one tuple (torch 2.6's form) is not differentiated by hopctl; "+
-			"torch 2.14's invoke_subgraph(subgraph, identifier, *operands) is")
+	// torch 2.6 (version row invoke-subgraph-grad-2.6) calls
+	// invoke_subgraph(subgraph, identifier, operands), its operands one
+	// tuple, and names the calls ___forward_/___backward_<identifier>; its
+	// backward graph takes a tangent for every output (create_fw_bw_graph).
+	v26 := opschema.TorchDiffers(opschema.DiffInvokeSubgraph26, j.src.TorchVersion)
+	tupleForm := len(ops) == 1 && (ops[0].Kind == ir.ArgTuple || ops[0].Kind == ir.ArgList)
+	if tupleForm {
+		ops = ops[0].Elems
+	}
+	fwPrefix, masks := "fw_", MasksAuto
+	if v26 {
+		fwPrefix, masks = "___forward_", MasksAll
 	}
 	ident := "None"
 	if a := j.hopArg(n, "identifier"); a.Kind == ir.ArgStr {
-		ident = strings.TrimPrefix(a.S, "fw_")
+		ident = strings.TrimPrefix(a.S, fwPrefix)
 	}
-	bw, err := j.subJointAs(id, sq, j.operandRG(ops), ConventionNone)
+	bw, err := j.subJointAs(id, sq, j.operandRG(ops), ConventionNone, masks)
 	if err != nil {
 		return err
 	}
@@ -75,7 +87,7 @@ func invokeSubgraphBackward(j *jointBuilder, id ir.NodeID, grads []V) error {
 
 	// The forward call's identifier.
 	args := slices.Clone(n.Args)
-	args[1] = ir.Arg{Kind: ir.ArgStr, S: "fw_" + ident}
+	args[1] = ir.Arg{Kind: ir.ArgStr, S: fwPrefix + ident}
 	n.Args = args
 
 	// The tangents: the outputs the joint masked (those requiring grad).
@@ -118,12 +130,17 @@ func invokeSubgraphBackward(j *jointBuilder, id ir.NodeID, grads []V) error {
 
 	// invoke_subgraph(bw_graph, "bw_<identifier>_<n>", *primals, *tangents):
 	// (*grads, *fw_outs); the gradients are the first len(ops).
-	call := []any{bv, fmt.Sprintf("bw_%s_%d", ident, suffix)}
+	bwIdent := fmt.Sprintf("bw_%s_%d", ident, suffix)
+	if v26 {
+		bwIdent = "___backward_" + ident
+	}
+	call := []any{bv, bwIdent}
+	var operands []V // the operands and tangents, passed one by one (2.14) or as one tuple (2.6)
 	outs := make([]*ir.TensorMeta, 0, len(ops)+nf)
 	want := make([]bool, 0, len(ops)+nf)
 	for k, a := range ops {
 		v := b.remapArgV(a)
-		call = append(call, v)
+		operands = append(operands, v)
 		var m *ir.TensorMeta
 		if k < len(bw.RequiresGrad) && bw.RequiresGrad[k] {
 			m = like(v.meta)
@@ -131,8 +148,13 @@ func invokeSubgraphBackward(j *jointBuilder, id ir.NodeID, grads []V) error {
 		outs = append(outs, m)
 		want = append(want, m != nil)
 	}
-	for _, t := range tangents {
-		call = append(call, t)
+	operands = append(operands, tangents...)
+	if tupleForm {
+		call = append(call, operands)
+	} else {
+		for _, v := range operands {
+			call = append(call, v)
+		}
 	}
 	for k := range nf {
 		var m *ir.TensorMeta
@@ -198,7 +220,7 @@ func invokeBwOutputs(g *ir.Graph, nf int) error {
 // requires grad when it depends, through differentiable ops, on an
 // operand that requires grad.
 func hopOutputsRG(m *ir.Module, g *ir.Graph, n *ir.Node, hr *hopRule, ops *opCache, rg []bool) ([]bool, bool) {
-	if hr.row.Name != "invoke_subgraph" {
+	if hr.row.Name != "invoke_subgraph" || opschema.TorchDiffers(opschema.DiffInvokeSubgraph26, m.TorchVersion) {
 		return nil, false
 	}
 	sa := hop.Arg(hr.row, n, "subgraph")
@@ -209,7 +231,10 @@ func hopOutputsRG(m *ir.Module, g *ir.Graph, n *ir.Node, hr *hopRule, ops *opCac
 	if sub == nil {
 		return nil, false
 	}
-	operands := n.Args[2:]
+	operands, _, _ := hop.Group(hr.row, n, "*operands")
+	if len(operands) == 1 && (operands[0].Kind == ir.ArgTuple || operands[0].Kind == ir.ArgList) {
+		operands = operands[0].Elems
+	}
 	in := make([]bool, len(sub.Nodes))
 	k := 0
 	for i := range sub.Nodes {

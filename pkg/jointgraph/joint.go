@@ -106,10 +106,10 @@ type jointBuilder struct {
 	scanCarries map[ir.NodeID]scanCheckpoint
 	// symbols are the SymInt names in use (freshSymbol), nil until needed.
 	symbols map[string]bool
-	rg          []bool    // per functional node
-	at          **ir.Node // the node being processed, for error messages
-	opts        Options
-	file        string
+	rg      []bool    // per functional node
+	at      **ir.Node // the node being processed, for error messages
+	opts    Options
+	file    string
 
 	b      *builder
 	fmap   []ir.NodeID   // functional node → joint node

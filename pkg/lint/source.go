@@ -49,4 +49,3 @@ func Frames(stackTrace string) []Frame {
 	}
 	return out
 }
-

@@ -40,6 +40,13 @@ const (
 	DiffAssocScanGrad26 = "associative-scan-grad-2.6"
 	// DiffWhileLoopGrad26: while_loop has no autograd.
 	DiffWhileLoopGrad26 = "while-loop-grad-2.6"
+	// DiffCondBackward26: cond's backward takes (*grads, *operands) and
+	// returns a gradient for every operand.
+	DiffCondBackward26 = "cond-backward-2.6"
+	// DiffInvokeSubgraph26: invoke_subgraph's autograd names its calls
+	// ___forward_/___backward_<identifier> and passes a tangent for every
+	// output.
+	DiffInvokeSubgraph26 = "invoke-subgraph-grad-2.6"
 	// DiffDynamoUnchecked26: Dynamo checks no HOP subgraph for mutation or
 	// aliasing; AOTAutograd accepts cond and while_loop writes.
 	DiffDynamoUnchecked26 = "dynamo-unchecked-2.6"
@@ -96,6 +103,19 @@ var torchDifferences = []TorchDifference{
 			"a reverse while_loop backward), added by the pytorch/pytorch#160375 stack (September 2025)",
 		Source: "2.6.0: torch/_higher_order_ops/while_loop.py (autograd_not_implemented(while_loop_op, deferred_error=True)); " +
 			"2.14.1: while_loop.py WhileLoopAutogradOp, WhileLoopStackOutputOp"},
+	{ID: DiffCondBackward26, Torch: TorchVersions{Until: "2.14"},
+		What: "cond's backward is cond(pred, joint_true, joint_false, [*grads, *operands]) over create_fw_bw_graph joints " +
+			"((*tangents, *primals) → a gradient for every operand, a SymInt's included); 2.14 passes [*operands, *grads] to " +
+			"create_bw_fn joints and keeps one gradient per tensor operand (filter_with_masks)",
+		Source: "2.6.0: torch/_higher_order_ops/cond.py CondAutogradOp.backward, create_fw_bw_graph_branches; 2.14.1: cond.py " +
+			"CondAutogradOp.backward (create_bw_fn, filter_with_masks)"},
+	{ID: DiffInvokeSubgraph26, Torch: TorchVersions{Until: "2.14"},
+		What: "invoke_subgraph's backward: the forward call is named ___forward_<identifier>, the backward " +
+			"invoke_subgraph(bw_graph, ___backward_<identifier>, (*operands, *tangents)) takes a tangent for every output and " +
+			"every output requires grad (an autograd.Function); 2.14 names them fw_<identifier> and bw_<identifier>_<n>, passes " +
+			"tangents only for outputs that require grad and marks the others non-differentiable",
+		Source: "2.6.0: torch/_higher_order_ops/invoke_subgraph.py InvokeSubgraphAutogradOp, create_fw_bw_graph; 2.14.1: the same " +
+			"class (lazy backward, filtered grad_outs, get_non_differentiable_indices)"},
 	{ID: DiffDynamoUnchecked26, Torch: TorchVersions{Until: "2.14"},
 		What: "at the Dynamo level (torch.compile), Dynamo checks no HOP subgraph for input mutation or aliasing, in any grad mode; " +
 			"AOTAutograd then accepts cond and while_loop writes to their operands (cond_mutate, while_mutate compile) and refuses " +

@@ -515,8 +515,8 @@ class TestJointHOPs(JointCase):
         if _hop_takes(torch.ops.higher_order.associative_scan, "dim"):
             self.skipTest("testdata/hops/associative_scan.pbtxt calls associative_scan(combine_fn, xs, additional_inputs) "
                           "(torch 2.14); torch %s's takes (combine_fn, xs, dim)" % torch.__version__)
-        # The file records torch 2.6.0 but calls 2.14's form, which 2.14
-        # differentiates (2.6 has no autograd for associative_scan).
+        # The file calls 2.14's form, which 2.14 differentiates (2.6 has no
+        # autograd for associative_scan): read as 2.14's whatever it records.
         jm = self.check_hop("associative_scan", torch_version="2.14.1")
         self.assertTrue(any("cumprod" in str(n.target) for n in jm.graph.nodes))
 

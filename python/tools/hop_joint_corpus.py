@@ -22,9 +22,11 @@ a trigger of a backward rule or its near miss. For every program this writes
     ops per subgraph of the trace, and "aot_inplace", those left in the
     subgraphs of the graphs AOTAutograd compiles (functionalized).
 
-Run inside the torch 2.14 chroot, from the repository root:
+Run inside the torch 2.14 chroot, from the repository root (and in 2.6's,
+for the programs 2.6 differentiates, TORCH26):
 
     scripts/torch.sh 2.14 -- env PYTHONPATH=python python3 python/tools/hop_joint_corpus.py testdata/hops_real/joint
+    scripts/torch.sh 2.6 -- env PYTHONPATH=python python3 python/tools/hop_joint_corpus.py testdata/hops_real/torch2.6/joint
 
 pkg/jointgraph/hop_real_test.go builds hopctl's joint of every program and
 compares it with the structure recorded here; python/tests/test_hop_joint.py
@@ -42,6 +44,9 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(HERE))  # python/, for hopctl_torch
 
 import torch._higher_order_ops.associative_scan  # noqa: E402,F401  (registers the HOP)
+
+sys.path.insert(0, HERE)
+import hop_joint_programs  # noqa: E402
 
 
 def _f(*shape):
@@ -83,10 +88,16 @@ def p_cond_tensors(x, w):  # near miss: tensor operands only
                                        lambda x, w: (x.cos() * w,), (x, w))[0]
 
 
+# torch 2.6 marks regions with mark_compile_region (2.14 keeps it as an alias).
+_region = getattr(torch.compiler, "nested_compile_region", None)
+if _region is None:
+    from torch._higher_order_ops.invoke_subgraph import mark_compile_region as _region
+
+
 # invoke_subgraph: regions marked with torch.compiler.nested_compile_region,
 # captured by Dynamo (test_invoke_subgraph.py's TestInvokeSubgraphCompile).
 
-@torch.compiler.nested_compile_region
+@_region
 def gn(x, y):
     return torch.mul(x, y).sin()
 
@@ -103,7 +114,7 @@ def p_invoke_no_grad_operand(x, y):  # trigger: y does not require grad (a None 
     return gn(x, y) + gn(x, y)
 
 
-@torch.compiler.nested_compile_region
+@_region
 def gn2(x, y):
     return torch.mul(x, y).sin(), y.cos()
 
@@ -114,81 +125,7 @@ def p_invoke_output_no_grad(x, y):  # trigger: an output that needs no grad gets
     return a + c, b * d
 
 
-# while_loop: the HOP itself (the user-facing while_loop compiles with
-# Dynamo); the programs of test_control_flow.py's WHILE_LOOP_TESTS
-# (_while_loop_tests), which its while_loop autograd tests run. make_fx with
-# grad writes while_loop_stack_output and selects of its last elements.
-
-def _while(c, b, carried, additional=()):
-    return torch.ops.higher_order.while_loop(c, b, tuple(carried), tuple(additional))
-
-
-def p_while_simple(x):  # WHILE_LOOP_TESTS["simple"]
-    return _while(lambda x: x.sum() < 10, lambda x: (x + 1,), (x,))
-
-
-def p_while_linear(it, x, w, b):  # WHILE_LOOP_TESTS["simple_with_linear"] (the Linear's weights as additional inputs)
-    return _while(lambda it, x, w, b: it - 1 > 0,
-                  lambda it, x, w, b: (it - 1, torch.nn.functional.linear(x, w, b).sin()), (it, x), (w, b))
-
-
-def p_while_nested(out_iter, it, y):  # WHILE_LOOP_TESTS["nested"]
-    def outer_body(out_iter, it, y):
-        out_iter, it, y = _while(lambda o, i, y: i.sum() < 10, lambda o, i, y: (o.clone(), i + y, y + 1),
-                                 (out_iter, it, y))
-        return (out_iter + 1, it, y)
-    return _while(lambda o, i, y: o.sum() < 2, outer_body, (out_iter, it, y))
-
-
-def p_while_nested2(ci, cj, a, b):  # WHILE_LOOP_TESTS["nested2"]: int and float carries
-    def body(i1, j1, x1, y1):
-        i1, j1, x1, y1 = _while(lambda i2, j2, x2, y2: j2 > 0,
-                                lambda i2, j2, x2, y2: (i2.clone(), j2 - 1, x2 + 3.14, y2 - 2.71), (i1, j1, x1, y1))
-        return i1 - 1, j1.clone(), x1 * 2, y1 / 2
-    return _while(lambda i1, j1, x1, y1: i1 > 0, body, (ci, cj, a, b))
-
-
-def p_while_mutation(x, w):  # WHILE_LOOP_TESTS["simple_with_mutation"]: in-place ops on clones in cond_fn and body_fn
-    def cond(x, w):
-        return x.clone().add_(1).add_(-1).sum() < 10
-
-    def body(x, w):
-        return (x.clone().add_(1).mul_(w) + 1,)
-    return _while(cond, body, (x,), (w,))
-
-
-def p_while_never(x, w):  # the loop is never entered
-    return _while(lambda x, w: x.sum() > 1e6, lambda x, w: ((x * w).sin(),), (x,), (w,))
-
-
-# In-place ops in HOP bodies (on values the body makes): AOTAutograd
-# functionalizes them; hopctl's joint must have none in its bodies either.
-
-def p_cond_inplace(x, w):  # test_cond_functionalized (an in-place op on a clone in a branch), with grad
-    def t(x, w):
-        y = x.clone()
-        y.mul_(w)
-        return y.sin()
-    return torch.cond(x.sum() > 0, t, lambda x, w: x.cos() * w, (x, w))
-
-
-def p_map_inplace(xs, w):  # test_map_functionalized (an in-place op on a clone in the body), with grad
-    def body(x, w):
-        y = x.clone()
-        y.mul_(w)
-        return y.sin()
-    from torch._higher_order_ops.map import map as hop_map
-    return hop_map(body, xs, w)
-
-
-def p_scan_inplace(init, xs, w):  # test_scan_functionalized-like: in-place ops on a clone in combine_fn, with grad
-    def comb(c, x, w):
-        n = c.clone()
-        n.mul_(x.sin())
-        n.add_(w)
-        return n, n.clone()
-    return tuple(torch.ops.higher_order.scan(comb, [init], [xs], [w]))
-@torch.compiler.nested_compile_region
+@_region
 def gn_mut(x, y):
     x.add_(1)
     return torch.mul(x, y).sin()
@@ -198,7 +135,7 @@ def p_invoke_mutate(x, y):  # trigger: the region writes its input; torch 2.14 d
     return gn_mut(x, y) + gn_mut(x, y)
 
 
-@torch.compiler.nested_compile_region
+@_region
 def gn_outer(x, y):
     return gn(x, y) * gn(y, x).cos()
 
@@ -237,24 +174,8 @@ PROGRAMS = [
      lambda: [_f(3, 4), _f(3, 4)], [0, 1], "fake", False),
     ("invoke_output_no_grad", "test_invoke_subgraph.py test_simple (called twice, an output without grad)", p_invoke_output_no_grad,
      lambda: [_f(3, 4), _f(3, 4)], [0], "fake", True),
-    ("while_simple", "test_control_flow.py WHILE_LOOP_TESTS simple (autograd)", p_while_simple,
-     lambda: [torch.zeros(1)], [0], "fake", None),
-    ("while_linear", "test_control_flow.py WHILE_LOOP_TESTS simple_with_linear (autograd)", p_while_linear,
-     lambda: [torch.tensor(3), _f(2, 2), _f(2, 2), _f(2)], [1, 2, 3], "fake", None),
-    ("while_nested", "test_control_flow.py WHILE_LOOP_TESTS nested (autograd)", p_while_nested,
-     lambda: [torch.zeros(1), torch.zeros(1), torch.zeros(1)], [0, 1, 2], "fake", None),
-    ("while_nested2", "test_control_flow.py WHILE_LOOP_TESTS nested2 (autograd; int carries)", p_while_nested2,
-     lambda: [torch.tensor(2), torch.tensor(2), torch.ones(2, 2), torch.ones(2, 2)], [2, 3], "fake", None),
-    ("while_mutation", "test_control_flow.py WHILE_LOOP_TESTS simple_with_mutation (autograd)", p_while_mutation,
-     lambda: [torch.zeros(3), _f(3).abs() + 1], [0, 1], "fake", None),
-    ("while_never", "test_control_flow.py while_loop (near miss: cond_fn false at once)", p_while_never,
-     lambda: [_f(3), _f(3)], [0, 1], "fake", None),
-    ("cond_inplace", "test_control_flow.py test_cond_functionalized (autograd)", p_cond_inplace,
-     lambda: [_f(3), _f(3)], [0, 1], "fake", None),
-    ("map_inplace", "test_control_flow.py test_map_functionalized (autograd)", p_map_inplace,
-     lambda: [_f(4, 3), _f(3)], [0, 1], "fake", None),
-    ("scan_inplace", "test_control_flow.py scan with in-place ops in combine_fn (autograd)", p_scan_inplace,
-     lambda: [_f(3), _f(4, 3), _f(3)], [0, 1, 2], "fake", None),
+    # while_loop and in-place ops in HOP bodies (hop_joint_programs.py)
+    *hop_joint_programs.PROGRAMS,
 ]
 
 
@@ -313,9 +234,11 @@ def dynamo_graph(fn, ins, inline):
             for x in ins:
                 torch._dynamo.mark_dynamic(x, 0)
             torch.compile(fn, backend=backend, fullgraph=True, dynamic=True)(*ins)
-        else:
+        elif hasattr(torch._dynamo.config, "inline_single_use_invoke_subgraph"):
             with torch._dynamo.config.patch(inline_single_use_invoke_subgraph=inline):
                 torch.compile(fn, backend=backend, fullgraph=True)(*ins)
+        else:  # torch 2.6: no inlining switch (regions are kept)
+            torch.compile(fn, backend=backend, fullgraph=True)(*ins)
     except RuntimeError:
         if not graphs:
             raise
@@ -413,13 +336,23 @@ def torch_joint(f, ins, mode):
     return out
 
 
+# The programs torch 2.6 differentiates as 2.14 does, or with its own
+# backward structure (invoke_subgraph's ___forward_/___backward_ calls): 2.6
+# has no autograd for associative_scan and no inlining switch.
+TORCH26 = {"cond_symint", "cond_tensors", "invoke_twice", "invoke_no_grad_operand"}
+
+
+def _torch_before_2_14():
+    return tuple(int(p) for p in torch.__version__.split("+")[0].split(".")[:2]) < (2, 14)
+
+
 def build(outdir, names=None):
     from torch.fx.experimental.proxy_tensor import make_fx
     import hopctl_torch
     os.makedirs(outdir, exist_ok=True)
     doc = {"torch_version": torch.__version__.split("+")[0], "programs": {}}
     for name, test, fn, make, rg, mode, inline in PROGRAMS:
-        if names and name not in names:
+        if names and name not in names or _torch_before_2_14() and name not in TORCH26:
             continue
         ins = inputs_of(make, rg)
         v = {"pytorch_test": test, "requires_grad": rg, "tracing_mode": mode, "inline_single_use_invoke_subgraph": inline}
