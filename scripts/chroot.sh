@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # The torch 2.x chroots the tests run in (Debian's python3-torch from trixie
-# and sid, built with mmdebstrap from the mirror apt already uses).
+# and sid, with the python3-torchvision each suite builds against its own
+# torch — 0.21 for 2.6, 0.27 for 2.14 — built with mmdebstrap from the mirror
+# apt already uses).
 #
 #   scripts/chroot.sh build VERSION   build the chroot for torch VERSION (2.6 or
 #                                     2.14) unless it is already complete
@@ -22,7 +24,7 @@ set -euo pipefail
 
 ROOT="${HOPCTL_CHROOTS:-/var/cache/hopctl/chroots}"
 MIRROR="${HOPCTL_DEBIAN_MIRROR:-http://deb.debian.org/debian}"
-PACKAGES=python3-torch,python3-protobuf,python3-numpy,python3-networkx,python3-setuptools,python3-yaml
+PACKAGES=python3-torch,python3-torchvision,python3-protobuf,python3-numpy,python3-networkx,python3-setuptools,python3-yaml
 
 suite_of() {
   case "$1" in
@@ -89,7 +91,7 @@ case "$cmd" in
       "$v".*) ;;
       *) echo "chroot.sh: the $suite chroot has torch '${tv:-none}', expected $v.x" >&2; exit 1 ;;
     esac
-    for m in google.protobuf numpy networkx; do
+    for m in google.protobuf numpy networkx torchvision; do
       inchroot /usr/bin/python3 -c "import $m" 2>/dev/null || { echo "chroot.sh: torch $v chroot cannot import $m" >&2; exit 1; }
     done
     printf '%s\ntorch %s\n' "$stamp" "$tv" > "$tmp/.hopctl-ready"

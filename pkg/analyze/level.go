@@ -1,6 +1,8 @@
 package analyze
 
 import (
+	"strings"
+
 	"github.com/hopctl/hopctl/pkg/ir"
 	"github.com/hopctl/hopctl/pkg/opschema"
 )
@@ -17,7 +19,9 @@ import (
 
 // TorchLevelGraph reports whether g has a torch-level node: a method or
 // module call, or a call_function whose target is not an operator overload
-// or getitem.
+// or getitem and is not SymInt arithmetic (symArithmetic): make_fx's
+// symbolic traces compute with sizes through operator.sub and the like,
+// as Dynamo's do, so those calls belong to neither level.
 func TorchLevelGraph(g *ir.Graph) bool {
 	// A graph has a few distinct targets, each on many nodes: each is
 	// parsed once (1M nodes: 0.19 s of parsing → 0.02 s of look-ups).
@@ -34,12 +38,49 @@ func TorchLevelGraph(g *ir.Graph) bool {
 				ok = err == nil || IsGetitem(n.Target)
 				atenLevel[n.Target] = ok
 			}
-			if !ok {
+			if !ok && !symArithmetic(n) {
 				return true
 			}
 		}
 	}
 	return false
+}
+
+// symArith are the functions torch's SymNode records when a traced
+// program computes with SymInts, SymFloats and SymBools, as FX names them
+// (torch/fx/experimental/sym_node.py METHOD_TO_OPERATOR, and torch.sym_*,
+// torch._sym_* for the unary math functions).
+var symArith = map[string]struct{}{}
+
+func init() {
+	for _, op := range []string{"pos", "abs", "add", "and_", "eq", "floordiv", "ge", "gt", "le", "lshift", "lt", "mod",
+		"mul", "ne", "neg", "or_", "xor", "pow", "rshift", "sub", "truediv", "invert"} {
+		symArith["_operator."+op] = struct{}{}
+		symArith["operator."+op] = struct{}{}
+	}
+	for _, f := range []string{"math.ceil", "math.floor", "math.trunc", "builtins.round", "round"} {
+		symArith[f] = struct{}{}
+	}
+}
+
+// symArithmetic reports whether call_function n is SymInt arithmetic: one
+// of symArith's functions (or torch.sym_*, torch._sym_*) whose recorded
+// value is a symbolic or plain scalar, not a tensor (Dynamo writes
+// operator.add for tensor addition too). A node without a recorded value
+// is not taken as one.
+func symArithmetic(n *ir.Node) bool {
+	if n.Val == nil {
+		return false
+	}
+	switch n.Val.Kind {
+	case ir.ValSym, ir.ValInt, ir.ValFloat, ir.ValBool:
+	default:
+		return false
+	}
+	if _, ok := symArith[n.Target]; ok {
+		return true
+	}
+	return strings.HasPrefix(n.Target, "torch.sym_") || strings.HasPrefix(n.Target, "torch._sym_")
 }
 
 // DynamoLevel reports whether module m is a Dynamo-level (torch-level)

@@ -10,6 +10,8 @@ package hop
 
 import (
 	"fmt"
+	"strconv"
+	"strings"
 
 	"github.com/hopctl/hopctl/pkg/ir"
 	"github.com/hopctl/hopctl/pkg/opschema"
@@ -404,4 +406,45 @@ func CheckOpArg(h *opschema.HOP, n *ir.Node) error {
 		return fmt.Errorf("%s call: argument %d must be the op", h.Name, i)
 	}
 	return nil
+}
+
+// CheckImplied refuses a call n read by h, the row of an older calling
+// convention (Lookup), that passes an argument the current form implies
+// with another value (torch 2.6's scan over dim 1, or reversed): such a
+// call cannot be read as the current form.
+func CheckImplied(h *opschema.HOP, n *ir.Node) error {
+	imp := h.Implied()
+	if len(imp) == 0 {
+		return nil
+	}
+	var odd []string
+	for _, p := range h.ParsedSchema().Arguments {
+		want, ok := imp[p.Name]
+		if !ok {
+			continue
+		}
+		a := Arg(h, n, p.Name)
+		got := "?"
+		if a != nil {
+			switch a.Kind {
+			case ir.ArgInt:
+				got = strconv.FormatInt(a.I, 10)
+			case ir.ArgBool:
+				got = ir.PyBool(a.B)
+			}
+		}
+		if got != want {
+			odd = append(odd, p.Name+"="+got)
+		}
+	}
+	if len(odd) == 0 {
+		return nil
+	}
+	var want []string
+	for _, p := range h.ParsedSchema().Arguments {
+		if v, ok := imp[p.Name]; ok {
+			want = append(want, p.Name+"="+v)
+		}
+	}
+	return fmt.Errorf("%s with %s (an older torch's form): hopctl reads this form only with %s", h.Name, strings.Join(odd, ", "), strings.Join(want, ", "))
 }

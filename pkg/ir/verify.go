@@ -89,6 +89,11 @@ func checkValue(val *Value) string {
 	if val.Kind == ValTensor {
 		return checkTensor(val.Tensor)
 	}
+	if valueShapesOK(val) {
+		// The common case: no path strings are built (a million-node
+		// graph's tuple values made a quarter of Verify's time of them).
+		return ""
+	}
 	type item struct {
 		v    *Value
 		path string
@@ -109,6 +114,26 @@ func checkValue(val *Value) string {
 		}
 	}
 	return ""
+}
+
+// valueShapesOK reports whether checkTensor accepts every tensor in val.
+func valueShapesOK(val *Value) bool {
+	stack := []*Value{val}
+	for len(stack) > 0 {
+		v := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		switch v.Kind {
+		case ValTensor:
+			if checkTensor(v.Tensor) != "" {
+				return false
+			}
+		case ValList, ValTuple:
+			for i := range v.Elems {
+				stack = append(stack, &v.Elems[i])
+			}
+		}
+	}
+	return true
 }
 
 // checkTensor reports a shape no tensor can have: a negative size, or an

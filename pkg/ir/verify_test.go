@@ -210,3 +210,57 @@ func TestNameIndexLargeGraph(t *testing.T) {
 		t.Errorf("duplicate problems = %q, want %q", got, wantProblems)
 	}
 }
+
+// TestNameIndexRaces: a large graph whose names repeat across the ranges the
+// index's workers insert (each name 4 times, spread over the whole graph, so
+// later nodes often claim a slot before the first one replaces them) indexes
+// each name to its first node and counts every later node as a duplicate;
+// run it with -race and -count to shake the orderings. Then a graph grown
+// node by node (Graph.Append, FreshName) past several table sizes.
+func TestNameIndexRaces(t *testing.T) {
+	const n = 4 * parallelNodes
+	const distinct = n / 4
+	g := &Graph{}
+	for i := range n {
+		// Reversed in the first half: the first of a name's nodes is not
+		// always in the first worker's range.
+		k := i % distinct
+		if i < n/2 {
+			k = distinct - 1 - k
+		}
+		g.Nodes = append(g.Nodes, Node{Name: fmt.Sprintf("v%d", k)})
+	}
+	want := map[string]NodeID{}
+	for i := range g.Nodes {
+		if _, ok := want[g.Nodes[i].Name]; !ok {
+			want[g.Nodes[i].Name] = NodeID(i)
+		}
+	}
+	for name, id := range want {
+		if got, ok := g.Lookup(name); !ok || got != id {
+			t.Fatalf("Lookup(%q) = %d, %v; want %d", name, got, ok, id)
+		}
+	}
+	if x := g.names(); x.dups != n-distinct || x.used != distinct {
+		t.Errorf("dups, used = %d, %d; want %d, %d", x.dups, x.used, n-distinct, distinct)
+	}
+
+	grown := NewGraph("")
+	for i := range 3 * parallelNodes {
+		name := grown.FreshName(fmt.Sprintf("w%d", i%1000))
+		if id := grown.Append(Node{Name: name}); id != NodeID(i) {
+			t.Fatalf("Append = %d, want %d", id, i)
+		}
+	}
+	for i := range grown.Nodes {
+		if got, ok := grown.Lookup(grown.Nodes[i].Name); !ok || got != NodeID(i) {
+			t.Fatalf("after Append: Lookup(%q) = %d, %v; want %d", grown.Nodes[i].Name, got, ok, i)
+		}
+	}
+	if _, ok := grown.Lookup("w1_999999"); ok {
+		t.Error("Lookup found a name never added")
+	}
+	if x := grown.names(); x.dups != 0 || len(x.slots) < len(grown.Nodes)*4/3 {
+		t.Errorf("grown index: dups %d, %d slots for %d nodes", x.dups, len(x.slots), len(grown.Nodes))
+	}
+}

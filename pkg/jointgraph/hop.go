@@ -81,12 +81,26 @@ var (
 // the convention table (hop.Arg), or None when the call omits it. The
 // backwards read calls only through it and hopArity, never by position.
 func (j *jointBuilder) hopArg(n *ir.Node, name string) ir.Arg {
-	if r := j.f.ops.get(n.Target).hop; r != nil {
-		if a := hop.Arg(r.row, n, name); a != nil {
+	if row := j.hopRow(n); row != nil {
+		if a := hop.Arg(row, n, name); a != nil {
 			return *a
 		}
 	}
 	return ir.Arg{Kind: ir.ArgNone}
+}
+
+// hopRow returns the row of the convention table that reads HOP call n
+// (hop.Lookup: the HOP's row, or the row of the older form the call
+// follows, torch 2.6's scan), or nil when the HOP has no derivative rule.
+func (j *jointBuilder) hopRow(n *ir.Node) *opschema.HOP {
+	r := j.f.ops.get(n.Target).hop
+	if r == nil {
+		return nil
+	}
+	if h, ok := hop.Lookup(j.f.ops.reg, n); ok {
+		return h
+	}
+	return r.row
 }
 
 // hopArity refuses a call of the HOP at id whose positional arguments are
@@ -94,11 +108,14 @@ func (j *jointBuilder) hopArg(n *ir.Node, name string) ir.Arg {
 // them: "cond takes (pred, true_fn, false_fn, operands)".
 func (j *jointBuilder) hopArity(id ir.NodeID) error {
 	n := &j.b.g.Nodes[id]
-	r := j.f.ops.get(n.Target).hop
-	if r == nil {
+	row := j.hopRow(n)
+	if row == nil {
 		return nodeError(j.file, j.b.g, id, n.Target+" has no row in the HOP table")
 	}
-	s := r.row.ParsedSchema()
+	if err := hop.CheckImplied(row, n); err != nil {
+		return nodeError(j.file, j.b.g, id, err.Error())
+	}
+	s := row.ParsedSchema()
 	var names []string
 	for _, a := range s.Arguments {
 		if !a.KwargOnly {
@@ -106,7 +123,7 @@ func (j *jointBuilder) hopArity(id ir.NodeID) error {
 		}
 	}
 	if s.IsVararg {
-		for _, sg := range r.row.Subgraphs {
+		for _, sg := range row.Subgraphs {
 			for _, grp := range sg.Operands {
 				if strings.HasPrefix(grp.Arg, "*") && !slices.Contains(names, grp.Arg) {
 					names = append(names, grp.Arg)
@@ -117,7 +134,7 @@ func (j *jointBuilder) hopArity(id ir.NodeID) error {
 	if len(n.Args) == len(names) || (s.IsVararg && len(n.Args) >= len(names)-1) {
 		return nil
 	}
-	return nodeError(j.file, j.b.g, id, fmt.Sprintf("%s takes (%s)", r.row.Name, strings.Join(names, ", ")))
+	return nodeError(j.file, j.b.g, id, fmt.Sprintf("%s takes (%s)", row.Name, strings.Join(names, ", ")))
 }
 
 // lookupHOPRule returns the derivative rule of the HOP a target names, with
@@ -661,6 +678,9 @@ func augmentCombine(g *ir.Graph, nc int) (*ir.Graph, error) {
 
 func scanBackward(j *jointBuilder, id ir.NodeID, grads []V) error {
 	n := &j.b.g.Nodes[id]
+	if err := j.hopArity(id); err != nil {
+		return err
+	}
 	ck, ok := j.scanCarries[id]
 	if !ok {
 		return nodeError(j.file, j.b.g, id, "scan was not checkpointed in the forward")

@@ -231,7 +231,7 @@ func hopOutputsRG(m *ir.Module, g *ir.Graph, n *ir.Node, hr *hopRule, ops *opCac
 	if sub == nil {
 		return nil, false
 	}
-	operands := n.Args[2:]
+	operands, _, _ := hop.Group(hr.row, n, "*operands")
 	if len(operands) == 1 && (operands[0].Kind == ir.ArgTuple || operands[0].Kind == ir.ArgList) {
 		operands = operands[0].Elems
 	}

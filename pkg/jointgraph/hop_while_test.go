@@ -217,3 +217,42 @@ func mapsEqual(a, b map[string][]string) bool {
 	}
 	return true
 }
+
+// A while_loop call whose operands require grad (the hand-written
+// testdata/hops/while_loop.pbtxt, torch's make_fx trace of
+// hops_testdata.py's p_while_loop without grad, its float inputs marked
+// requiring grad: how Dynamo-level and hand-written graphs call it) is
+// rewritten to while_loop_stack_output in the joint's forward, then
+// differentiated as make_fx's trace is; without grad (near miss) it is
+// copied as it is.
+func TestWhileLoopRewrittenToStackOutput(t *testing.T) {
+	for _, rg := range []bool{true, false} {
+		m, err := ir.Load("../../testdata/hops/while_loop.pbtxt")
+		if err != nil {
+			t.Fatal(err)
+		}
+		g := m.Root()
+		for _, p := range g.Placeholders() {
+			if v := g.Nodes[p].Val; v != nil && v.Kind == ir.ValTensor && isFloatingDtype(v.Tensor.Dtype) {
+				c := v.Clone()
+				c.Tensor.RequiresGrad = rg
+				g.Nodes[p].Val = c
+			}
+		}
+		j := build(t, m, Options{File: "while_loop.pbtxt"})
+		if err := ir.Verify(j.Module, "joint"); err != nil {
+			t.Fatal(err)
+		}
+		got := whileCalls(j.Module, j.Module.Root())
+		want := []whileCall{{Op: "while_loop", Carried: 2, Additional: 1, BodyOutputs: 2}}
+		if rg {
+			// (i, x) carried, w additional: the backward carries idx and
+			// the gradients of x and w, and reads (fw_i, fw_x, w).
+			want = []whileCall{{Op: "while_loop_stack_output", Carried: 2, Additional: 1, BodyOutputs: 2},
+				{Op: "while_loop", Carried: 3, Additional: 3, BodyOutputs: 3}}
+		}
+		if !slices.Equal(got, want) {
+			t.Errorf("requires_grad %v: while_loop calls %+v, want %+v", rg, got, want)
+		}
+	}
+}

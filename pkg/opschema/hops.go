@@ -73,6 +73,8 @@ type HOP struct {
 	OlderForms []CallForm
 
 	schema *Schema // Schema, parsed
+	// implied is the Implied of the older form this row reads (FormFor).
+	implied map[string]string
 }
 
 // CallForm is an older calling convention of a HOP.
@@ -81,8 +83,18 @@ type CallForm struct {
 	Schema string
 	// Torch are the releases that write calls in this form.
 	Torch TorchVersions
-	row   *HOP // the row with Schema in place of the HOP's
+	// Implied are the form's arguments the current form has no place for,
+	// with the one value (a Python literal) the current form implies:
+	// torch 2.6's scan over dim 0, not reversed. A consumer that reads
+	// such a call as the current form refuses other values
+	// (hop.CheckImplied).
+	Implied map[string]string
+	row     *HOP // the row with Schema in place of the HOP's
 }
+
+// Implied returns the Implied arguments of the older form h reads
+// (FormFor); nil for a HOP's own row.
+func (h *HOP) Implied() map[string]string { return h.implied }
 
 // FormFor returns the row to read a call with npos positional arguments
 // by: h itself, or the row of the older form (OlderForms) the call
@@ -111,7 +123,7 @@ func buildForms(h *HOP) error {
 			continue
 		}
 		r := *h
-		r.Schema, r.schema, r.OlderForms = f.Schema, fs, nil
+		r.Schema, r.schema, r.OlderForms, r.implied = f.Schema, fs, nil, f.Implied
 		f.row = &r
 	}
 	return errors.Join(errs...)
@@ -600,7 +612,7 @@ var hops = []*HOP{
 		// torch 2.6 slices xs along dim (the HOP gets the user's dim, not
 		// 0) and scans backwards when reverse is set.
 		OlderForms: []CallForm{{Schema: "higher_order::scan(Any combine_fn, Any init, Any xs, int dim, bool reverse, Any additional_inputs) -> ...",
-			Torch: rowTorch(DiffScanForm26)}},
+			Torch: rowTorch(DiffScanForm26), Implied: map[string]string{"dim": "0", "reverse": "False"}}},
 	},
 	wrapper("tag_activation_checkpoint", "Calls gmod(*args) under activation checkpointing; checkpoint options are keyword arguments.",
 		"higher_order::tag_activation_checkpoint(Any gmod, ...) -> ...", "gmod", nil, true),
@@ -771,6 +783,13 @@ func CheckHOP(h *HOP) error {
 		r.Schema, r.OlderForms = f.Schema, nil
 		if err := CheckHOP(&r); err != nil {
 			errs = append(errs, fmt.Errorf("older form %s: %w", f.Schema, err))
+			continue
+		}
+		fs, _ := Parse(f.Schema)
+		for name := range f.Implied {
+			if fs.Argument(name) < 0 || s.Argument(name) >= 0 {
+				bad("older form %s: implied argument %s is not one only the older form has", f.Schema, name)
+			}
 		}
 	}
 	return errors.Join(errs...)

@@ -1,62 +1,61 @@
 package pt2
 
 import (
-	"fmt"
-
+	"github.com/hopctl/hopctl/pkg/hop"
 	"github.com/hopctl/hopctl/pkg/ir"
 	"github.com/hopctl/hopctl/pkg/opschema"
 )
 
-// Torch 2.6's HOP calling conventions that current torch changed. An
-// archive of torch 2.6 (schema 8.2) records these calls in the old form;
-// normalizeHOP rewrites them into the current one, which the HOP table
-// (pkg/opschema/hops.go) describes, so that one analysis serves both. Each
-// old form is a schema whose arguments are named as in the HOP's row: the
-// rewrite moves arguments by name, and an old argument the current form
-// lacks must hold its one admissible value (keep).
-var torch26Forms = []struct {
-	hop    string // the HOP's row in the table
-	schema string // torch 2.6's form
-	// keep refuses a call whose old-only arguments the current form cannot
-	// express; nil when there are none.
-	keep func(arg func(name string) ir.Arg) error
-}{
-	// invoke_subgraph(subgraph, identifier, [operands]): the current form
-	// spreads the operands (torch/_higher_order_ops/invoke_subgraph.py).
+// Older HOP calling conventions that current torch changed. An archive of
+// torch 2.6 (schema 8.2) records these calls in the old form; normalizeHOP
+// rewrites them into the current one, which the HOP table
+// (pkg/opschema/hops.go) describes, so that one analysis serves both. The
+// old forms are the table's (opschema.HOP.OlderForms, whose arguments are
+// named as in the HOP's row: the rewrite moves arguments by name, and an
+// old argument the current form lacks must hold the value the table says
+// it implies, hop.CheckImplied), plus listForms.
+//
+// listForms are the old forms the table cannot hold because the current
+// form spreads a list into variadic arguments, which only this rewrite
+// undoes: invoke_subgraph(subgraph, identifier, [operands]) in torch 2.6,
+// spread in current torch (torch/_higher_order_ops/invoke_subgraph.py).
+var listForms = []struct{ hop, schema string }{
 	{hop: "invoke_subgraph", schema: "higher_order::invoke_subgraph(Any subgraph, str? identifier, Any[] operands) -> ..."},
-	// scan(combine_fn, init, xs, dim, reverse, additional_inputs): current
-	// torch moved dim and reverse out of the HOP into its caller's permute
-	// and flip (torch/_higher_order_ops/scan.py), so only dim 0 and
-	// reverse False have a current form.
-	{hop: "scan", schema: "higher_order::scan(Any combine_fn, Any init, Any xs, int dim, bool reverse, Any additional_inputs) -> ...",
-		keep: func(arg func(string) ir.Arg) error {
-			if dim, rev := arg("dim"), arg("reverse"); dim.I != 0 || rev.B {
-				return fmt.Errorf("scan over dim %d with reverse=%s (torch 2.6's form): hopctl reads this form only for dim 0, reverse False", dim.I, ir.PyBool(rev.B))
-			}
-			return nil
-		}},
 }
 
-// oldForm is one entry of torch26Forms, resolved against the HOP table.
+// oldForm is one old form of a HOP, resolved against the HOP table.
 type oldForm struct {
 	old, cur *opschema.Schema
-	hop      *opschema.HOP
-	keep     func(arg func(name string) ir.Arg) error
+	hop      *opschema.HOP // the HOP's row
+	form     *opschema.HOP // the row reading the old form (implied values)
 }
 
-// oldForms maps a HOP target to its old form.
-var oldForms = func() map[string]oldForm {
-	out := map[string]oldForm{}
-	for _, f := range torch26Forms {
+// oldForms maps a HOP target to its old forms: the table's, then
+// listForms.
+var oldForms = func() map[string][]oldForm {
+	out := map[string][]oldForm{}
+	add := func(h *opschema.HOP, schema string) {
+		s, err := opschema.Parse(schema)
+		if err != nil {
+			panic("pt2: old form of " + h.Name + ": " + err.Error())
+		}
+		form := h.FormFor(s.Positional())
+		if form.Schema != schema {
+			form = h
+		}
+		out[h.Target()] = append(out[h.Target()], oldForm{old: s, cur: h.ParsedSchema(), hop: h, form: form})
+	}
+	for _, h := range opschema.HOPs() {
+		for _, f := range h.OlderForms {
+			add(h, f.Schema)
+		}
+	}
+	for _, f := range listForms {
 		h, ok := opschema.LookupHOP(f.hop)
 		if !ok {
 			panic("pt2: torch 2.6 form of " + f.hop + ", which the HOP table lacks")
 		}
-		s, err := opschema.Parse(f.schema)
-		if err != nil {
-			panic("pt2: torch 2.6 form of " + f.hop + ": " + err.Error())
-		}
-		out[h.Target()] = oldForm{old: s, cur: h.ParsedSchema(), hop: h, keep: f.keep}
+		add(h, f.schema)
 	}
 	return out
 }()
@@ -64,21 +63,23 @@ var oldForms = func() map[string]oldForm {
 // normalizeHOP rewrites a call in one of torch 2.6's forms into the
 // current form; other calls are left as they are.
 func normalizeHOP(call *ir.Node) error {
-	f, ok := oldForms[call.Target]
-	if !ok || len(call.Kwargs) > 0 || len(call.Args) != len(f.old.Arguments) {
+	if len(call.Kwargs) > 0 {
 		return nil
 	}
-	for i, p := range f.old.Arguments {
-		if !fitsKind(p.Type, call.Args[i]) {
-			return nil // the current form, or one hopctl's checks refuse
+	var f *oldForm
+	for i := range oldForms[call.Target] {
+		if g := &oldForms[call.Target][i]; fits(g.old, call) {
+			f = g
+			break
 		}
+	}
+	if f == nil {
+		return nil // the current form, or one hopctl's checks refuse
+	}
+	if err := hop.CheckImplied(f.form, call); err != nil {
+		return err
 	}
 	arg := func(name string) ir.Arg { return call.Args[f.old.Argument(name)] }
-	if f.keep != nil {
-		if err := f.keep(arg); err != nil {
-			return err
-		}
-	}
 	var args []ir.Arg
 	for _, p := range f.cur.Arguments {
 		if p.KwargOnly {
@@ -99,6 +100,19 @@ func normalizeHOP(call *ir.Node) error {
 	}
 	call.Args = args
 	return nil
+}
+
+// fits reports whether call's arguments are those of the old form s.
+func fits(s *opschema.Schema, call *ir.Node) bool {
+	if len(call.Args) != len(s.Arguments) {
+		return false
+	}
+	for i, p := range s.Arguments {
+		if !fitsKind(p.Type, call.Args[i]) {
+			return false
+		}
+	}
+	return true
 }
 
 // fitsKind reports whether a matches the few schema types the old forms

@@ -323,6 +323,20 @@ class HOPJointCorpusMatchesAutograd(unittest.TestCase):
     def tearDownClass(cls):
         cls.tmp.cleanup()
 
+    def oracle(self, fn, make, rg, verdict):
+        """The program run eagerly: its outputs, random tangents, the
+        gradients autograd computes (by input index), and the graph's
+        inputs — the program's, and the sizes Dynamo lifted to inputs under
+        dynamic shapes — with their layout."""
+        ins = self.corpus.inputs_of(make, rg)
+        outs = flat(fn(*ins))
+        diff = [o for o in outs if o.requires_grad]
+        gen = torch.Generator().manual_seed(1)
+        ts = [torch.randn(o.shape, generator=gen) for o in diff]
+        want = dict(zip(rg, torch.autograd.grad(diff, [ins[k] for k in rg], ts, allow_unused=True)))
+        layout = verdict["graph_inputs"]
+        return outs, ts, want, layout, self.corpus.graph_args(layout, [x.detach() for x in ins])
+
     def test_committed_corpus_is_fresh(self):
         with open(os.path.join(os.path.dirname(PYROOT), "testdata", "hops_real", "joint", "joint.json")) as f:
             committed = json.load(f)
@@ -344,16 +358,7 @@ class HOPJointCorpusMatchesAutograd(unittest.TestCase):
                     self.assertFalse(os.path.exists(out))
                     continue
                 self.assertEqual(r.returncode, 0, r.stderr)
-                ins = self.corpus.inputs_of(make, rg)
-                outs = flat(fn(*ins))
-                diff = [o for o in outs if o.requires_grad]
-                gen = torch.Generator().manual_seed(1)
-                ts = [torch.randn(o.shape, generator=gen) for o in diff]
-                want = dict(zip(rg, torch.autograd.grad(diff, [ins[k] for k in rg], ts, allow_unused=True)))
-                # The graph's inputs: the program's, and the sizes Dynamo
-                # lifted to inputs under dynamic shapes.
-                layout = v["graph_inputs"]
-                args = self.corpus.graph_args(layout, [x.detach() for x in ins])
+                outs, ts, want, layout, args = self.oracle(fn, make, rg, v)
                 jm = hopctl_torch.load(out)
                 with torch.no_grad():
                     res = flat(jm(*args, *ts))
@@ -378,19 +383,16 @@ class HOPJointCorpusMatchesAutograd(unittest.TestCase):
             v = self.verdicts["programs"][name]
             if v["error"] is not None:
                 continue
-            ins = self.corpus.inputs_of(make, rg)
-            outs = flat(fn(*ins))
-            diff = [o for o in outs if o.requires_grad]
-            gen = torch.Generator().manual_seed(1)
-            ts = [torch.randn(o.shape, generator=gen) for o in diff]
-            want = dict(zip(rg, torch.autograd.grad(diff, [ins[k] for k in rg], ts, allow_unused=True)))
-            layout = v["graph_inputs"]
-            args = self.corpus.graph_args(layout, [x.detach() for x in ins])
+            outs, ts, want, layout, args = self.oracle(fn, make, rg, v)
             for part in ("default", "mincut"):
                 with self.subTest(program=name, partition=part):
-                    if part == "mincut" and mode == "symbolic":
-                        self.skipTest("known gap: min-cut of a HOP backward over symbolic-shaped values saves "
-                                      "nothing (sizes unknown: infinite weights) and fails; the default partition works")
+                    if part == "mincut" and name.startswith("cond_symint"):
+                        # Symbolic sizes count 4096 elements (AOTAutograd's
+                        # _size_of), so min-cut partitions symbolic-shaped
+                        # HOP backwards (assoc_grad_symbolic, cond_tensors);
+                        # a cond over a SymInt operand still fails.
+                        self.skipTest("known gap: min-cut of a cond backward with a SymInt operand cannot compute "
+                                      "a gradient from what it saves; the default partition works")
                     src = os.path.join(self.tmp.name, name + ".pb")
                     fw = os.path.join(self.tmp.name, "%s_%s_fw.pb" % (name, part))
                     bw = os.path.join(self.tmp.name, "%s_%s_bw.pb" % (name, part))
@@ -416,7 +418,7 @@ class HOPJointCorpusMatchesAutograd(unittest.TestCase):
                         else:
                             self.assertIsNone(grads[i])
                     checked += 1
-        self.assertGreaterEqual(checked, 17)
+        self.assertGreaterEqual(checked, 19)
 
 
 if __name__ == "__main__":

@@ -239,9 +239,11 @@ def _missing_module(mod):
     return None
 
 
-# Entries this torch installation cannot build, with the reason: the torch
-# 2.x chroots have no torchvision (Debian's python3-torchvision follows
-# another torch). Tests report them as skipped (test_roundtrip.CorpusEntries).
+# Entries this torch installation cannot build, with the reason: resnet18
+# without torchvision (the chroots of scripts/chroot.sh install Debian's
+# python3-torchvision, built against the suite's own torch: 0.21 for 2.6,
+# 0.27 for 2.14; a chroot built before it has none). Tests report them as
+# skipped (test_roundtrip.CorpusEntries).
 UNAVAILABLE = {n: r for n, r in {"resnet18": _missing_module("torchvision")}.items() if r}
 ALL_NAMES = sorted(BUILDERS)
 NAMES = [n for n in ALL_NAMES if n not in UNAVAILABLE]

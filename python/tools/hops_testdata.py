@@ -430,6 +430,10 @@ def derive(name, fn, make_inputs):
     from torch.fx.experimental.proxy_tensor import make_fx
     for f in SOURCES.get(name, []) + [fn]:
         _anchor_stack_traces(f)
+    # torch.cond compiles its call with Dynamo, whose automatic dynamic
+    # shapes would turn sizes seen with other values earlier in this
+    # process into symbols: trace from Dynamo's initial state.
+    torch._dynamo.reset()
     torch.manual_seed(0)
     inputs = make_inputs()
     if name in AOT:
