@@ -12,6 +12,7 @@ import (
 	"github.com/hopctl/hopctl/internal/gcpolicy"
 	"github.com/hopctl/hopctl/internal/iostreams"
 	"github.com/hopctl/hopctl/internal/progress"
+	"github.com/hopctl/hopctl/pkg/analyze"
 	"github.com/hopctl/hopctl/pkg/analyze/passes/alias"
 	"github.com/hopctl/hopctl/pkg/load"
 	"github.com/hopctl/hopctl/pkg/report"
@@ -22,6 +23,9 @@ type Options struct {
 	IO     *iostreams.IOStreams
 	Files  []string
 	Format string
+	// Analysis are the analysis run's options (the torch release whose
+	// HOP rules apply).
+	Analysis analyze.Options
 }
 
 // NewCmdAnalyze returns the analyze command; runF replaces analyzeRun in tests.
@@ -50,6 +54,11 @@ unreadable or invalid; the other files are still reported.`,
 			if err := cmdutil.Enum("format", opts.Format, "text", "json"); err != nil {
 				return err
 			}
+			a, err := cmdutil.AnalysisOptions(f)
+			if err != nil {
+				return err
+			}
+			opts.Analysis = a
 			if runF != nil {
 				return runF(opts)
 			}
@@ -68,7 +77,7 @@ func analyzeRun(opts *Options) error {
 	var errs []error
 	for _, path := range opts.Files {
 		progress.Phase("analyze "+path, 0)
-		f, res, err := load.Analyze(path, alias.Analyzer)
+		f, res, err := load.AnalyzeWith(path, opts.Analysis, alias.Analyzer)
 		if err != nil {
 			errs = append(errs, err)
 			continue

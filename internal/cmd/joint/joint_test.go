@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
@@ -13,6 +14,7 @@ import (
 	"github.com/hopctl/hopctl/internal/iostreams"
 	"github.com/hopctl/hopctl/pkg/ir"
 	"github.com/hopctl/hopctl/pkg/jointgraph"
+	"github.com/hopctl/hopctl/pkg/load"
 )
 
 func TestNewCmdJoint(t *testing.T) {
@@ -199,6 +201,72 @@ func TestJointHOPOutputsConcurrently(t *testing.T) {
 				if _, err := ir.Load(p); err != nil {
 					t.Errorf("%s: %v", p, err)
 				}
+			}
+		}
+	}
+}
+
+// TestCheckPartitioned: the forward and backward graphs of real models
+// pass both checkPartitioned and the full check, and each thing the
+// partition could get wrong is reported.
+func TestCheckPartitioned(t *testing.T) {
+	for _, model := range []string{"convbn", "lstm", "attention", "inplace_views"} {
+		in, err := load.Open("../../../testdata/models/"+model+".pb", load.Strict)
+		if err != nil {
+			t.Fatal(err)
+		}
+		j, err := jointgraph.Build(in.Module, jointgraph.Options{File: model, Registry: in.Registry})
+		if err != nil {
+			t.Fatal(err)
+		}
+		p, err := jointgraph.Split(j, jointgraph.PartitionMinCut)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range []*ir.Module{p.Forward, p.Backward} {
+			if err := checkPartitioned(m, model); err != nil {
+				t.Errorf("%s: %v", model, err)
+			}
+			if err := checkWritten(m, model); err != nil {
+				t.Errorf("%s: full check: %v", model, err)
+			}
+		}
+		g := p.Backward.Root()
+		last := len(g.Nodes) - 1
+		// the first node with a reference
+		k := -1
+		for i := range g.Nodes {
+			if g.Nodes[i].Op == ir.OpCallFunction && len(g.Nodes[i].Args) > 0 && g.Nodes[i].Args[0].Kind == ir.ArgNode {
+				k = i
+				break
+			}
+		}
+		if k < 0 {
+			t.Fatalf("%s: no call with a node argument", model)
+		}
+		corrupt := []struct {
+			name, want string
+			edit       func(g *ir.Graph)
+		}{
+			{"forward reference", "before its definition", func(g *ir.Graph) { g.Nodes[k].Args[0].Ref = ir.NodeID(last) }},
+			{"dangling", "dangling reference", func(g *ir.Graph) { g.Nodes[k].Args[0].Ref = ir.NodeID(len(g.Nodes)) }},
+			{"self", "uses itself", func(g *ir.Graph) { g.Nodes[k].Args[0].Ref = ir.NodeID(k) }},
+			{"renamed", "points to node", func(g *ir.Graph) { g.Nodes[k].Args[0].S += "_x" }},
+			{"no output", "missing output", func(g *ir.Graph) { g.Nodes = g.Nodes[:last] }},
+			{"output first", "not the last", func(g *ir.Graph) { g.Nodes[0], g.Nodes[last] = g.Nodes[last], g.Nodes[0] }},
+			{"empty name", "empty name", func(g *ir.Graph) { g.Nodes[k].Name = "" }},
+			{"get_attr", `get_attr target "nope"`, func(g *ir.Graph) { g.Nodes[k] = ir.Node{Name: "x", Op: ir.OpGetAttr, Target: "nope"} }},
+		}
+		for _, c := range corrupt {
+			ng := &ir.Graph{Nodes: slices.Clone(g.Nodes)}
+			ng.Nodes[k].Args = slices.Clone(ng.Nodes[k].Args)
+			c.edit(ng)
+			m := *p.Backward
+			m.Graphs = append([]*ir.Graph{ng}, p.Backward.Graphs[1:]...)
+			err := verifyPartitioned(&m, "bw.pb")
+			var ie *ir.InternalError
+			if !errors.As(err, &ie) || !strings.Contains(err.Error(), c.want) {
+				t.Errorf("%s, %s: got %v, want an internal error with %q", model, c.name, err, c.want)
 			}
 		}
 	}
