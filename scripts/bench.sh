@@ -21,7 +21,19 @@
 # bin/hopctl (bench_cmd.py --vs), a before/after under the same load.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-out=${BENCH_DIR:-$(mktemp -d)}
+# Without BENCH_DIR the generated graphs (1M nodes: hundreds of MB) and raw
+# outputs go to a temporary directory removed on exit, however the script
+# ends; set BENCH_DIR to keep them.
+kept=""
+if [ -n "${BENCH_DIR:-}" ]; then
+  out=$BENCH_DIR
+else
+  kept=", removed on exit (set BENCH_DIR to keep it)"
+  out=$(mktemp -d "${TMPDIR:-/tmp}/hopctl-bench-sh.XXXXXX")
+  trap 'rm -rf -- "$out"' EXIT
+  trap 'exit 130' INT
+  trap 'exit 143' TERM
+fi
 mkdir -p "$out"
 make -s build
 py=$(scripts/find-python.sh)
@@ -105,7 +117,7 @@ bench ./internal/benchmarks/ .
 echo
 echo "== joint and partition (pkg/jointgraph): synthetic graphs at 10k/100k/1M, the 11k-node stack"
 bench ./pkg/jointgraph/ 'Synth|JointMinCut'
-echo "  (raw output: $out/go-bench.txt)"
+echo "  (raw output: $out/go-bench.txt$kept)"
 
 echo
 echo "== hopctl analyze --format json, end to end (binary synthetic graphs with HOPs), ${RUNS:-5} runs"

@@ -32,7 +32,21 @@ var (
 	filesOnce sync.Once
 	files     map[int]string
 	filesErr  error
+	filesDir  string // the temporary directory of files; TestMain removes it
 )
+
+// TestMain removes the generated graphs (1M nodes: hundreds of MB) when
+// the benchmarks end, as scripts/bench.sh removes its own.
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if filesDir != "" {
+		if err := os.RemoveAll(filesDir); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			code = max(code, 1)
+		}
+	}
+	os.Exit(code)
+}
 
 // graphFile returns a binary synthetic graph of about n nodes with HOPs,
 // generated once per run into a temporary directory.
@@ -43,6 +57,7 @@ func graphFile(b *testing.B, n int) string {
 			filesErr = err
 			return
 		}
+		filesDir = dir
 		files = map[int]string{}
 		for _, size := range sizes {
 			path := filepath.Join(dir, fmt.Sprintf("synth-%d.pb", size))

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	analyzecmd "github.com/hopctl/hopctl/internal/cmd/analyze"
 	synthcmd "github.com/hopctl/hopctl/internal/cmd/synth"
-	"github.com/hopctl/hopctl/pkg/analyze"
 	"io"
 	"os"
 	"runtime"
@@ -215,7 +214,6 @@ in hopctl).`,
 				return err
 			}
 			ir.SetMaxInputSize(c.Input.MaxSizeBytes())
-			analyze.SetTorchVersion(c.Input.TorchVersion)
 			return nil
 		},
 	}

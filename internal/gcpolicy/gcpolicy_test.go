@@ -78,3 +78,46 @@ func TestPauseKeepsFloorAdjustments(t *testing.T) {
 		t.Errorf("percent after the pause = %d, want the floor's %d", p, want)
 	}
 }
+
+// TestKeepDecoded: with a floor set, a heap decoded during a pause that
+// already exceeds the floor's target is not collected when the pause ends
+// under KeepDecoded (the next target is 2 × (heap + floor)); without it,
+// the restored percentage collects at once.
+func TestKeepDecoded(t *testing.T) {
+	if _, ok := os.LookupEnv("GOGC"); ok {
+		t.Skip("GOGC is set: SetFloor does nothing")
+	}
+	defer debug.SetGCPercent(percent())
+	defer func() { state.Lock(); state.keep, state.floor = false, 0; state.Unlock() }()
+	const floor = 8 << 20
+	decode := func(keep bool) (collections uint32) {
+		runtime.GC()
+		state.Lock()
+		state.floor, state.keep = floor, keep
+		state.Unlock()
+		debug.SetGCPercent(int(floor * 100 / defaultHeapMinimum))
+		var before runtime.MemStats
+		runtime.ReadMemStats(&before)
+		resume := Pause()
+		live := make([][]byte, 0, 1024)
+		for range 1024 {
+			live = append(live, make([]byte, 64<<10)) // 64 MiB, live
+		}
+		resume()
+		more := make([][]byte, 0, 256)
+		for range 256 {
+			more = append(more, make([]byte, 64<<10)) // 16 MiB after
+		}
+		var after runtime.MemStats
+		runtime.ReadMemStats(&after)
+		runtime.KeepAlive(live)
+		runtime.KeepAlive(more)
+		return after.NumGC - before.NumGC
+	}
+	if n := decode(true); n != 0 {
+		t.Errorf("KeepDecoded: %d collections after the pause, want none", n)
+	}
+	if n := decode(false); n == 0 {
+		t.Errorf("without KeepDecoded: no collection after the pause; the test no longer tells the two apart")
+	}
+}

@@ -11,7 +11,6 @@ import (
 	"sort"
 	"strings"
 	"sync"
-	"sync/atomic"
 
 	"github.com/hopctl/hopctl/pkg/hop"
 	"github.com/hopctl/hopctl/pkg/ir"
@@ -171,6 +170,7 @@ type Pass struct {
 	report func(Finding)
 	graphs map[string]*ir.Graph
 	level  func() bool // DynamoLevel of Module, once per Run
+	opts   Options
 }
 
 // Subgraph returns the module's graph with the given qualified name, or
@@ -185,7 +185,7 @@ func (p *Pass) DecodeHOP(id ir.NodeID) (*hop.Call, error) {
 }
 
 // TorchVersion is the torch release whose HOP rules the checks follow
-// ("major.minor", "" for the newest): the one SetTorchVersion chose
+// ("major.minor", "" for the newest): the run's Options.TorchVersion
 // (--torch-version, HOPCTL_INPUT_TORCH_VERSION, input.torch-version), else
 // the version the file records (the bridge records torch.__version__, .pt2
 // archives theirs), else the newest. See opschema.TorchDifferences. A
@@ -193,7 +193,7 @@ func (p *Pass) DecodeHOP(id ir.NodeID) (*hop.Call, error) {
 // imitates, not one that traced it: it follows the newest rules unless
 // the environment says otherwise.
 func (p *Pass) TorchVersion() string {
-	if v, _ := torchVersion.Load().(string); v != "" {
+	if v := p.opts.TorchVersion; v != "" {
 		return opschema.NormalizeTorchVersion(v)
 	}
 	if p.Module != nil && p.Module.Producer != "hand-written" {
@@ -202,14 +202,13 @@ func (p *Pass) TorchVersion() string {
 	return ""
 }
 
-// torchVersion is the process's choice of rules (SetTorchVersion).
-var torchVersion atomic.Value // string
-
-// SetTorchVersion makes every analysis follow the HOP rules of torch
-// release v ("2.6"); "" restores the default (each file's recorded
-// version, else the newest). The command line calls it once per run, as
-// it sets ir.SetMaxInputSize.
-func SetTorchVersion(v string) { torchVersion.Store(v) }
+// Options are the choices of one analysis run.
+type Options struct {
+	// TorchVersion makes the run follow the HOP rules of torch release
+	// TorchVersion ("2.6"); "" is the default: the file's recorded
+	// version, else the newest ([Pass.TorchVersion]).
+	TorchVersion string
+}
 
 // Report records a finding located in this pass's graph.
 func (p *Pass) Report(f Finding) {
@@ -266,6 +265,11 @@ func CallOrder(m *ir.Module) ([]*ir.Graph, error) {
 // Run runs the analyzers (and what they require) over every graph of m.
 // Findings are sorted by graph order in the file, then node order, then rule.
 func Run(m *ir.Module, file string, reg *opschema.Registry, analyzers ...*Analyzer) (*Result, error) {
+	return RunWith(m, file, reg, Options{}, analyzers...)
+}
+
+// RunWith is Run with the run's options.
+func RunWith(m *ir.Module, file string, reg *opschema.Registry, opts Options, analyzers ...*Analyzer) (*Result, error) {
 	order, err := CallOrder(m)
 	if err != nil {
 		return nil, err
@@ -288,7 +292,7 @@ func Run(m *ir.Module, file string, reg *opschema.Registry, analyzers ...*Analyz
 		for _, a := range all {
 			results := res.Results[a]
 			pass := &Pass{
-				Analyzer: a, File: file, Module: m, Graph: g, Schemas: reg, graphs: graphs, level: level,
+				Analyzer: a, File: file, Module: m, Graph: g, Schemas: reg, graphs: graphs, level: level, opts: opts,
 				ResultOf: local,
 				Callee:   func(q string) any { return results[q] },
 				report:   func(f Finding) { res.Findings = append(res.Findings, f) },

@@ -549,7 +549,8 @@ func (b *builder) remapArgV(a ir.Arg) V {
 	return constV(a)
 }
 
-// permutePlaceholders reorders g's leading placeholders to order.
+// permutePlaceholders reorders g's leading placeholders to order, in new
+// node and argument slices.
 func permutePlaceholders(g *ir.Graph, order []ir.NodeID) {
 	newID := make([]ir.NodeID, len(g.Nodes))
 	nodes := make([]ir.Node, 0, len(g.Nodes))
@@ -568,7 +569,22 @@ func permutePlaceholders(g *ir.Graph, order []ir.NodeID) {
 		}
 	}
 	for i := range nodes {
-		nodes[i].WalkRefs(func(a *ir.Arg) {
+		// g may be a copy of a cached joint (handOut copies the nodes,
+		// not their arguments; a body shared by two calls): rewrite
+		// copies of the arguments, never the cached ones.
+		n := &nodes[i]
+		args := make([]ir.Arg, len(n.Args))
+		for k := range n.Args {
+			args[k] = n.Args[k].Clone()
+		}
+		n.Args = args
+		if len(n.Kwargs) > 0 {
+			n.Kwargs = slices.Clone(n.Kwargs)
+			for k := range n.Kwargs {
+				n.Kwargs[k].Value = n.Kwargs[k].Value.Clone()
+			}
+		}
+		n.WalkRefs(func(a *ir.Arg) {
 			if a.Ref >= 0 {
 				a.Ref = newID[a.Ref]
 			}

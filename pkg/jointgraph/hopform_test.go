@@ -12,23 +12,9 @@ import (
 // xs, dim, reverse, additional_inputs), traced by torch 2.6
 // (testdata/hops_real/torch2.6, python/tools/hop_corpus.py), is
 // differentiated like 2.14's form of the same program; a 2.6 scan the
-// current form cannot express (dim 1) is refused naming the node.
+// current form cannot express (dim 1, reversed) is refused naming the node.
 func TestJointOlderHOPForm(t *testing.T) {
-	load := func(path string) *ir.Module {
-		m, err := ir.Load(path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		g := m.Root()
-		for _, id := range g.Placeholders() {
-			if tm := valueTensor(g.Nodes[id].Val); tm != nil && isDifferentiableDtype(tm.Dtype) {
-				c := *tm
-				c.RequiresGrad = true
-				g.Nodes[id].Val = tensorValue(&c)
-			}
-		}
-		return m
-	}
+	load := func(path string) *ir.Module { return loadRequiringGrad(t, path) }
 	opts := Options{MaskMode: MasksAll}
 	old := build(t, load("../../testdata/hops_real/torch2.6/scan_clean.pb"), opts)
 	cur := build(t, load("../../testdata/hops_real/scan_clean.pb"), opts)
@@ -45,15 +31,34 @@ func TestJointOlderHOPForm(t *testing.T) {
 		t.Errorf("torch 2.6's scan: %d outputs and gradients, 2.14's: %d", go_, gc)
 	}
 
-	m := load("../../testdata/hops_real/torch2.6/scan_clean.pb")
-	g := m.Root()
-	for i := range g.Nodes {
-		if n := &g.Nodes[i]; n.Target == "higher_order.scan" {
-			n.Args[3] = ir.Arg{Kind: ir.ArgInt, I: 1} // scan over dim 1, as make_pt2_refused.py's trace
+	// torch 2.6's scans over dim 1 and reversed
+	// (python/tools/make_scan26_forms.py) are refused naming the node.
+	for name, want := range map[string]string{
+		"scan_dim1":    "scan with dim=1 (an older torch's form): hopctl reads this form only with dim=0, reverse=False",
+		"scan_reverse": "scan with reverse=True (an older torch's form)",
+	} {
+		_, err := Build(load("../../testdata/hops_real/torch2.6/forms/"+name+".pb"), Options{File: name, MaskMode: MasksAll})
+		if err == nil || !strings.Contains(err.Error(), want) || !strings.Contains(err.Error(), "node scan") {
+			t.Errorf("%s: %v, want an error containing %q naming the node", name, err, want)
 		}
 	}
-	_, err := Build(m, Options{File: "scan_dim1", MaskMode: MasksAll})
-	if err == nil || !strings.Contains(err.Error(), "scan with dim=1") || !strings.Contains(err.Error(), "scan") {
-		t.Errorf("2.6 scan over dim 1: %v", err)
+}
+
+// loadRequiringGrad loads a real trace with its floating-point inputs
+// requiring grad (trace files record none).
+func loadRequiringGrad(t *testing.T, path string) *ir.Module {
+	t.Helper()
+	m, err := ir.Load(path)
+	if err != nil {
+		t.Fatal(err)
 	}
+	g := m.Root()
+	for _, id := range g.Placeholders() {
+		if tm := valueTensor(g.Nodes[id].Val); tm != nil && isDifferentiableDtype(tm.Dtype) {
+			c := *tm
+			c.RequiresGrad = true
+			g.Nodes[id].Val = tensorValue(&c)
+		}
+	}
+	return m
 }

@@ -74,6 +74,9 @@ type Options struct {
 	// repository's root, so that a baseline written in one directory
 	// matches in another); "" means paths as given.
 	Root string
+	// Analysis are the options of each file's analysis run (the torch
+	// release whose HOP rules apply).
+	Analysis analyze.Options
 }
 
 // Run checks every file, Jobs at a time, and returns the results in the
@@ -174,7 +177,12 @@ func checkFile(p string, opts Options) (r FileResult) {
 			r = FileResult{Path: p, Err: ir.Panicked("lint", ir.Location{File: p}, v)}
 		}
 	}()
-	r = File(p)
+	f, err := load.Open(p, load.Lenient)
+	if err != nil {
+		r = FileResult{Path: p, Err: err}
+	} else {
+		r = check(f, opts.Analysis)
+	}
 	r.fingerprint(opts.Root)
 	r.suppress(opts.Suppress)
 	return r
@@ -186,7 +194,7 @@ func File(p string) FileResult {
 	if err != nil {
 		return FileResult{Path: p, Err: err}
 	}
-	return check(f)
+	return check(f, analyze.Options{})
 }
 
 // Module checks a decoded module read from file p, without suppressions.
@@ -195,11 +203,11 @@ func Module(m *ir.Module, p string) FileResult {
 	if err != nil {
 		return FileResult{Path: p, Err: err}
 	}
-	return check(f)
+	return check(f, analyze.Options{})
 }
 
 // check runs every check on a file opened leniently.
-func check(f *load.File) FileResult {
+func check(f *load.File, opts analyze.Options) FileResult {
 	m, p := f.Module, f.Path
 	r := FileResult{Path: p, Findings: problemFindings(f.Problems), Invalid: f.Invalid()}
 	if !f.Verified {
@@ -213,7 +221,7 @@ func check(f *load.File) FileResult {
 		r.resolve(m)
 		return r
 	}
-	res, err := analyze.Run(m, p, f.Registry, passes.All()...)
+	res, err := analyze.RunWith(m, p, f.Registry, opts, passes.All()...)
 	var bug *ir.InternalError
 	switch {
 	case errors.As(err, &bug):

@@ -149,6 +149,11 @@ func schemaProblems(path string, err error) []ir.Problem {
 // handle valid input. On a file the checks accept, a panic or an error of
 // an analyzer is a bug: an *ir.InternalError.
 func Analyze(path string, analyzers ...*analyze.Analyzer) (*File, *analyze.Result, error) {
+	return AnalyzeWith(path, analyze.Options{}, analyzers...)
+}
+
+// AnalyzeWith is Analyze with the analysis run's options (analyze.RunWith).
+func AnalyzeWith(path string, opts analyze.Options, analyzers ...*analyze.Analyzer) (*File, *analyze.Result, error) {
 	m, err := ir.LoadFile(path)
 	if err != nil {
 		return nil, nil, err
@@ -164,7 +169,7 @@ func Analyze(path string, analyzers ...*analyze.Analyzer) (*File, *analyze.Resul
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		res, runErr = analyze.Run(m, path, f.Registry, analyzers...)
+		res, runErr = analyze.RunWith(m, path, f.Registry, opts, analyzers...)
 	}()
 	checkErr := validate.Check(m, path, f.Registry)
 	<-done

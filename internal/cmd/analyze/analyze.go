@@ -9,8 +9,10 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/hopctl/hopctl/internal/cmdutil"
+	"github.com/hopctl/hopctl/internal/gcpolicy"
 	"github.com/hopctl/hopctl/internal/iostreams"
 	"github.com/hopctl/hopctl/internal/progress"
+	"github.com/hopctl/hopctl/pkg/analyze"
 	"github.com/hopctl/hopctl/pkg/analyze/passes/alias"
 	"github.com/hopctl/hopctl/pkg/load"
 	"github.com/hopctl/hopctl/pkg/report"
@@ -21,6 +23,9 @@ type Options struct {
 	IO     *iostreams.IOStreams
 	Files  []string
 	Format string
+	// Analysis are the analysis run's options (the torch release whose
+	// HOP rules apply).
+	Analysis analyze.Options
 }
 
 // NewCmdAnalyze returns the analyze command; runF replaces analyzeRun in tests.
@@ -49,6 +54,11 @@ unreadable or invalid; the other files are still reported.`,
 			if err := cmdutil.Enum("format", opts.Format, "text", "json"); err != nil {
 				return err
 			}
+			a, err := cmdutil.AnalysisOptions(f)
+			if err != nil {
+				return err
+			}
+			opts.Analysis = a
 			if runF != nil {
 				return runF(opts)
 			}
@@ -60,11 +70,14 @@ unreadable or invalid; the other files are still reported.`,
 }
 
 func analyzeRun(opts *Options) error {
+	// Each module stays live until its report is made: no collection right
+	// after decoding (gcpolicy.KeepDecoded says why).
+	gcpolicy.KeepDecoded()
 	doc := &report.AnalyzeDoc{SchemaVersion: report.AnalyzeSchemaVersion, Files: []report.AnalyzeFile{}}
 	var errs []error
 	for _, path := range opts.Files {
 		progress.Phase("analyze "+path, 0)
-		f, res, err := load.Analyze(path, alias.Analyzer)
+		f, res, err := load.AnalyzeWith(path, opts.Analysis, alias.Analyzer)
 		if err != nil {
 			errs = append(errs, err)
 			continue

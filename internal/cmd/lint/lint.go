@@ -22,6 +22,7 @@ import (
 	"github.com/hopctl/hopctl/internal/gitutil"
 	"github.com/hopctl/hopctl/internal/iostreams"
 	"github.com/hopctl/hopctl/internal/progress"
+	"github.com/hopctl/hopctl/pkg/analyze"
 	"github.com/hopctl/hopctl/pkg/lint"
 	"github.com/hopctl/hopctl/pkg/report"
 )
@@ -225,7 +226,8 @@ func lintRun(opts *Options) error {
 		}
 		files = kept
 	}
-	results, counts := lint.RunCounting(files, lint.Options{Jobs: opts.Jobs, Suppress: supp, Root: root})
+	results, counts := lint.RunCounting(files, lint.Options{Jobs: opts.Jobs, Suppress: supp, Root: root,
+		Analysis: analyze.Options{TorchVersion: cfg.Input.TorchVersion}})
 	// Every output is built before any is written, and the files are
 	// written as one step (all or nothing), then standard output.
 	var w outputWriter

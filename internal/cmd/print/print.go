@@ -34,6 +34,9 @@ type Options struct {
 	Radius int
 	// Overlay is where --format model-explorer writes its node data.
 	Overlay string
+	// Analysis are the analysis run's options (model-explorer: the torch
+	// release whose HOP rules apply).
+	Analysis analyze.Options
 }
 
 // NewCmdPrint returns the print command; runF replaces printRun in tests.
@@ -97,6 +100,11 @@ would).`,
 					return err
 				}
 			}
+			a, err := cmdutil.AnalysisOptions(f)
+			if err != nil {
+				return err
+			}
+			opts.Analysis = a
 			if runF != nil {
 				return runF(opts)
 			}
@@ -163,7 +171,7 @@ func Submodule(file string, m *ir.Module, qualname string) (*ir.Module, error) {
 // --overlay, its node data to a file. Everything is built before anything
 // is written.
 func modelExplorerRun(opts *Options) error {
-	lf, res, err := load.Analyze(opts.File, passes.All()...)
+	lf, res, err := load.AnalyzeWith(opts.File, opts.Analysis, passes.All()...)
 	if err != nil {
 		return err
 	}
@@ -173,7 +181,7 @@ func modelExplorerRun(opts *Options) error {
 			return err
 		}
 		// The submodule has the file's schema table, so the file's registry.
-		if res, err = analyze.Run(m, opts.File, lf.Registry, passes.All()...); err != nil {
+		if res, err = analyze.RunWith(m, opts.File, lf.Registry, opts.Analysis, passes.All()...); err != nil {
 			return err
 		}
 	}

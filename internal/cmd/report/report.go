@@ -24,6 +24,9 @@ type Options struct {
 	Out       string
 	Joint     bool
 	Partition string
+	// Analysis are the analysis runs' options (the torch release whose
+	// HOP rules apply).
+	Analysis analyze.Options
 }
 
 // NewCmdReport returns the report command; runF replaces reportRun in tests.
@@ -64,6 +67,11 @@ is unreadable or invalid fails the command (exit 3) and writes nothing.`,
 			if err := cmdutil.CheckOutputs(opts.Files, opts.Out); err != nil {
 				return err
 			}
+			a, err := cmdutil.AnalysisOptions(f)
+			if err != nil {
+				return err
+			}
+			opts.Analysis = a
 			if runF != nil {
 				return runF(opts)
 			}
@@ -98,7 +106,7 @@ func reportRun(opts *Options) error {
 // buildFile loads, analyses and models one file.
 func buildFile(path string, opts *Options) (viz.File, error) {
 	if !opts.Joint {
-		f, res, err := load.Analyze(path, passes.All()...)
+		f, res, err := load.AnalyzeWith(path, opts.Analysis, passes.All()...)
 		if err != nil {
 			return viz.File{}, err
 		}
@@ -122,7 +130,7 @@ func buildFile(path string, opts *Options) (viz.File, error) {
 	if err != nil {
 		return viz.File{}, err
 	}
-	res, err := analyze.Run(j.Module, path, reg, passes.All()...)
+	res, err := analyze.RunWith(j.Module, path, reg, opts.Analysis, passes.All()...)
 	if err != nil {
 		return viz.File{}, err
 	}

@@ -284,15 +284,13 @@ func structural(fs []analyze.Finding) []string {
 func TestRealHOPCorpusTorch26Refusals(t *testing.T) {
 	dir, v14 := loadRealVerdicts(t)
 	v26 := loadRealVerdicts26(t)
-	t.Cleanup(func() { analyze.SetTorchVersion("") })
+	v26opts := analyze.Options{TorchVersion: v26.TorchVersion}
 	checked := 0
 	for name, p := range v26.Programs {
 		if p.Trace == nil && string(p.Functionalize) == `"ok"` && v14.Programs[name].Graft {
 			// 2.6 accepts what 2.14 refuses: no structural finding under 2.6's rules.
 			t.Run(name+"/accepted", func(t *testing.T) {
-				analyze.SetTorchVersion(v26.TorchVersion)
-				defer analyze.SetTorchVersion("")
-				_, res, err := load.Analyze(filepath.Join(dir, name+".pb"), passes.All()...)
+				_, res, err := load.AnalyzeWith(filepath.Join(dir, name+".pb"), v26opts, passes.All()...)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -308,9 +306,7 @@ func TestRealHOPCorpusTorch26Refusals(t *testing.T) {
 			continue // 2.6 has no such HOP, or calls it differently (scan, associative_scan): no rule to compare
 		}
 		t.Run(name, func(t *testing.T) {
-			analyze.SetTorchVersion(v26.TorchVersion)
-			defer analyze.SetTorchVersion("")
-			_, res, err := load.Analyze(filepath.Join(dir, name+".pb"), passes.All()...)
+			_, res, err := load.AnalyzeWith(filepath.Join(dir, name+".pb"), v26opts, passes.All()...)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -332,9 +328,7 @@ func TestRealHOPCorpusTorch26Refusals(t *testing.T) {
 			t.Fatalf("%s: want a program torch 2.14 traces and 2.6 refuses", name)
 		}
 		t.Run(name+"/2.14-graph", func(t *testing.T) {
-			analyze.SetTorchVersion(v26.TorchVersion)
-			defer analyze.SetTorchVersion("")
-			_, res, err := load.Analyze(filepath.Join(dir, name+".pb"), passes.All()...)
+			_, res, err := load.AnalyzeWith(filepath.Join(dir, name+".pb"), v26opts, passes.All()...)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -423,11 +417,11 @@ func TestRealHOPCorpusTorch26(t *testing.T) {
 // TestTorchVersionSelectsRules: the same torch 2.14 trace of a cond whose
 // branch returns two views of one tensor is refused under 2.14's rules and
 // accepted under 2.6's (outputs aliasing each other were allowed), when
-// --torch-version (analyze.SetTorchVersion) selects them.
+// --torch-version (analyze.Options.TorchVersion) selects them.
 func TestTorchVersionSelectsRules(t *testing.T) {
 	path := "../../../../testdata/hops_real/cond_out_out_alias.pb"
-	count := func() int {
-		_, res, err := load.Analyze(path, passes.All()...)
+	count := func(version string) int {
+		_, res, err := load.AnalyzeWith(path, analyze.Options{TorchVersion: version}, passes.All()...)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -439,16 +433,13 @@ func TestTorchVersionSelectsRules(t *testing.T) {
 		}
 		return n
 	}
-	if n := count(); n == 0 {
+	if n := count(""); n == 0 {
 		t.Errorf("file's own version (2.14): no aliasing finding")
 	}
-	t.Cleanup(func() { analyze.SetTorchVersion("") })
-	analyze.SetTorchVersion("2.6")
-	if n := count(); n != 0 {
+	if n := count("2.6"); n != 0 {
 		t.Errorf("--torch-version 2.6: %d aliasing findings, torch 2.6 accepts the program", n)
 	}
-	analyze.SetTorchVersion("2.14.1")
-	if n := count(); n == 0 {
+	if n := count("2.14.1"); n == 0 {
 		t.Errorf("--torch-version 2.14.1: no aliasing finding")
 	}
 }
@@ -568,9 +559,9 @@ func TestRealHOPCorpusDynamoGradMode(t *testing.T) {
 // a dtype change gets 2.6's message, word for word.
 func TestTorchVersionSelectsMetaRules(t *testing.T) {
 	_, v14 := loadRealVerdicts(t)
-	meta := func(path string) []string {
+	meta := func(path, version string) []string {
 		t.Helper()
-		_, res, err := load.Analyze(path, passes.All()...)
+		_, res, err := load.AnalyzeWith(path, analyze.Options{TorchVersion: version}, passes.All()...)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -583,25 +574,22 @@ func TestTorchVersionSelectsMetaRules(t *testing.T) {
 		return got
 	}
 	path := "../../../../testdata/hops_real/torch2.6/while_count.pb"
-	if got := meta(path); len(got) > 0 {
+	if got := meta(path, ""); len(got) > 0 {
 		t.Errorf("torch 2.6 traces it, hopctl reports %q", got)
 	}
-	t.Cleanup(func() { analyze.SetTorchVersion("") })
-	analyze.SetTorchVersion("2.14")
 	want := v14.Programs["while_count"].Trace
 	if want == nil {
 		t.Fatal("torch 2.14 traced while_count: no verdict to compare")
 	}
-	if got := meta(path); !slices.Contains(got, want.Message) {
+	if got := meta(path, "2.14"); !slices.Contains(got, want.Message) {
 		t.Errorf("--torch-version 2.14: torch 2.14 says %q, hopctl %q", want.Message, got)
 	}
-	analyze.SetTorchVersion("")
 	v26 := loadRealVerdicts26(t)
 	w26 := v26.Programs["while_meta"].Trace
 	if w26 == nil || !v26.Programs["while_meta"].Graft {
 		t.Fatal("torch 2.6's while_meta is no graft")
 	}
-	if got := meta("../../../../testdata/hops_real/torch2.6/while_meta.pb"); !slices.ContainsFunc(got, func(m string) bool { return m == unindent(w26.Message) }) {
+	if got := meta("../../../../testdata/hops_real/torch2.6/while_meta.pb", ""); !slices.ContainsFunc(got, func(m string) bool { return m == unindent(w26.Message) }) {
 		t.Errorf("torch 2.6 says %q, hopctl %q", w26.Message, got)
 	}
 }
@@ -646,9 +634,7 @@ func TestAssociativeScanSparseXs(t *testing.T) {
 				t.Fatal("no associative_scan xs in assoc_pointwise_ok")
 			}
 		}
-		analyze.SetTorchVersion(version)
-		defer analyze.SetTorchVersion("")
-		res, err := analyze.Run(f.Module, f.Path, f.Registry, passes.All()...)
+		res, err := analyze.RunWith(f.Module, f.Path, f.Registry, analyze.Options{TorchVersion: version}, passes.All()...)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -723,9 +709,7 @@ func TestDynamoLevelCondFnWording(t *testing.T) {
 				t.Fatalf("%d cond_fn results changed", changed)
 			}
 		}
-		analyze.SetTorchVersion(version)
-		defer analyze.SetTorchVersion("")
-		res, err := analyze.Run(f.Module, f.Path, f.Registry, passes.All()...)
+		res, err := analyze.RunWith(f.Module, f.Path, f.Registry, analyze.Options{TorchVersion: version}, passes.All()...)
 		if err != nil {
 			t.Fatal(err)
 		}
