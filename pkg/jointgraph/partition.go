@@ -141,9 +141,9 @@ type partitioner struct {
 	targets         []string
 	infos           []packetInfo // per target
 	effect          []bool
-	// fillValue[c] is the constant of a constant-fill node (zerofill.go), which
-	// has no operands here and is never saved; Kind ArgNone otherwise.
-	fillValue []ir.Arg
+	// fills holds, by compact id, the constant of a constant-fill node
+	// (zerofill.go), which has no operands here and is never saved.
+	fills fillTable
 
 	primals, tangents []int32 // compact ids
 	fwdOuts, bwdOuts  []ir.Arg
@@ -223,7 +223,7 @@ func (p *partitioner) index(effect []bool, cse bool) {
 	stamp := make([]int32, N)
 	tids := make([]int32, N)
 	tidOf := map[string]int32{}
-	fills := make([]ir.Arg, N)
+	fills := newFillTable(N)
 	var infos []packetInfo
 	col := &opCollector{canon: canon, bad: bad, stamp: stamp}
 	var ct *cseIndex
@@ -245,8 +245,8 @@ func (p *partitioner) index(effect []bool, cse bool) {
 		}
 		s := len(ops)
 		col.self, col.ops = int32(i), ops
-		if v, ok := constantFill(n, fills); ok {
-			fills[i] = v // made from its metadata: it reads nothing
+		if v, ok := constantFill(n, &fills); ok {
+			fills.set(i, v) // made from its metadata: it reads nothing
 		} else {
 			for k := range n.Args {
 				col.add(&n.Args[k])
@@ -294,9 +294,9 @@ func (p *partitioner) index(effect []bool, cse bool) {
 	p.class = make([]uint8, n)
 	p.tgt = make([]int32, n)
 	p.effect = make([]bool, n)
-	p.fillValue = make([]ir.Arg, n)
+	p.fills = fillTable{at: make([]int32, n), vals: fills.vals}
 	for c, id := range node {
-		p.fillValue[c] = fills[id]
+		p.fills.at[c] = fills.at[id]
 		p.opStart[c+1] = start[id+1]
 		p.bad[c] = bad[id]
 		p.tgt[c] = tids[id]
@@ -358,7 +358,7 @@ func (p *partitioner) defaultSaved() []int32 {
 }
 
 // isFill reports whether c is a constant-fill node (zerofill.go).
-func (p *partitioner) isFill(c int32) bool { return p.fillValue[c].Kind != ir.ArgNone }
+func (p *partitioner) isFill(c int32) bool { return p.fills.at[c] > 0 }
 
 func (p *partitioner) isTuple(c int32) bool {
 	v := p.nd(c).Val
@@ -659,7 +659,7 @@ func (p *partitioner) fill(e *emission, lo, hi int, arena *argArena) {
 		n := p.nd(e.live[k])
 		cp := &e.nodes[base+k]
 		if c := e.live[k]; p.isFill(c) {
-			*cp = fillNode(n, p.fillValue[c])
+			*cp = fillNode(n, p.fills.get(int(c)))
 			continue
 		}
 		*cp = *n
@@ -695,7 +695,7 @@ func (p *partitioner) finish(e *emission) (*ir.Graph, graphRefs) {
 		switch p.class[c] {
 		case classCall:
 			if p.isFill(c) {
-				if t := fillNode(p.nd(c), p.fillValue[c]).Target; !fillSeen[t] {
+				if t := fillNode(p.nd(c), p.fills.get(int(c))).Target; !fillSeen[t] {
 					fillSeen[t] = true
 					refs.calls = append(refs.calls, t)
 				}
