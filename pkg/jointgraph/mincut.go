@@ -400,6 +400,11 @@ func (p *partitioner) minCutSaved() []int32 {
 				// hopctl keeps none (a while_loop's stacked carries).
 				size[c] = satMul(symbolicNumelFallback, es)
 			}
+		} else if isSymValue(p.nd(c).Val) {
+			// A symbolic int weighs 1 (partitioners.py sym_node_size)
+			// and may be saved: AOTAutograd passes the backward its
+			// saved_sym_nodes beside the tensors.
+			size[c] = 1
 		}
 		if p.class[c] == classCall {
 			in := p.infos[p.tgt[c]]
@@ -409,6 +414,9 @@ func (p *partitioner) minCutSaved() []int32 {
 	banned := func(c int32) bool {
 		if p.class[c] != classCall || p.isFill(c) {
 			return false // a constant fill has no operands: never saved
+		}
+		if isSymValue(p.nd(c).Val) {
+			return false // sym_size and SymInt arithmetic: saved or recomputed, as weighed
 		}
 		in := p.infos[p.tgt[c]]
 		if p.effect[c] || !in.recomputable {

@@ -386,13 +386,10 @@ class HOPJointCorpusMatchesAutograd(unittest.TestCase):
             outs, ts, want, layout, args = self.oracle(fn, make, rg, v)
             for part in ("default", "mincut"):
                 with self.subTest(program=name, partition=part):
-                    if part == "mincut" and name.startswith("cond_symint"):
-                        # Symbolic sizes count 4096 elements (AOTAutograd's
-                        # _size_of), so min-cut partitions symbolic-shaped
-                        # HOP backwards (assoc_grad_symbolic, cond_tensors);
-                        # a cond over a SymInt operand still fails.
-                        self.skipTest("known gap: min-cut of a cond backward with a SymInt operand cannot compute "
-                                      "a gradient from what it saves; the default partition works")
+                    # Symbolic sizes count 4096 elements and symbolic ints
+                    # weigh 1 and may be saved (AOTAutograd's _size_of and
+                    # sym_node_size), so min-cut partitions symbolic-shaped
+                    # HOP backwards, a cond over a SymInt operand included.
                     src = os.path.join(self.tmp.name, name + ".pb")
                     fw = os.path.join(self.tmp.name, "%s_%s_fw.pb" % (name, part))
                     bw = os.path.join(self.tmp.name, "%s_%s_bw.pb" % (name, part))
