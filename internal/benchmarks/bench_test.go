@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/hopctl/hopctl/internal/cmdutil"
+	"github.com/hopctl/hopctl/internal/cputime"
 	"github.com/hopctl/hopctl/internal/gcpolicy"
 	"github.com/hopctl/hopctl/pkg/analyze"
 	"github.com/hopctl/hopctl/pkg/analyze/metadiff"
@@ -89,12 +90,12 @@ var cpuStart time.Duration
 // perNode reports wall and CPU time per node of a benchmark over n nodes.
 func perNode(b *testing.B, n int) {
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(n), "ns/node")
-	b.ReportMetric(float64((processCPU()-cpuStart).Nanoseconds())/float64(b.N)/float64(n), "cpu-ns/node")
+	b.ReportMetric(float64((cputime.Process()-cpuStart).Nanoseconds())/float64(b.N)/float64(n), "cpu-ns/node")
 }
 
 func forSizes(b *testing.B, fn func(b *testing.B, path string)) {
 	for _, n := range sizes {
-		b.Run(fmt.Sprintf("%dk", n/1000), func(b *testing.B) { p := graphFile(b, n); cpuStart = processCPU(); fn(b, p) })
+		b.Run(fmt.Sprintf("%dk", n/1000), func(b *testing.B) { p := graphFile(b, n); cpuStart = cputime.Process(); fn(b, p) })
 	}
 }
 
@@ -180,7 +181,7 @@ func BenchmarkMetaDiff(b *testing.B) {
 		b.Run(fmt.Sprintf("%dk", n/1000), func(b *testing.B) {
 			lhs := metadiff.List{Name: "lhs", Values: values(synth.Generate(synth.Options{Nodes: n, Seed: 1, HOPs: true}))}
 			rhs := metadiff.List{Name: "rhs", Values: values(synth.Generate(synth.Options{Nodes: n, Seed: 2, HOPs: true}))}
-			cpuStart = processCPU()
+			cpuStart = cputime.Process()
 			var diffs int
 			for b.Loop() {
 				diffs = len(metadiff.Compare(lhs, rhs, metadiff.Options{}).Pairs)

@@ -16,6 +16,7 @@ import (
 
 	"github.com/hopctl/hopctl/internal/badcorpus"
 	"github.com/hopctl/hopctl/internal/cli"
+	"github.com/hopctl/hopctl/internal/cputime"
 	"github.com/hopctl/hopctl/internal/iostreams"
 	"github.com/hopctl/hopctl/pkg/ir"
 )
@@ -46,15 +47,6 @@ func budgetTime(size int64) time.Duration {
 }
 
 func budgetHeap(size int64) uint64 { return 150<<20 + 50*uint64(size) }
-
-// cpuTime is the user and system time the process has used.
-func cpuTime() time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-}
 
 // inputSize is the size of the file at path the budget is computed from.
 func inputSize(t *testing.T, path string) int64 {
@@ -225,7 +217,7 @@ func runBudget(t *testing.T, args []string, size int64) result {
 	base := heap[0].Value.Uint64()
 	var peak uint64
 	maxHeap := max(uint64(runMaxHeap), base+2*budgetHeap(size))
-	cpuBefore := cpuTime()
+	cpuBefore := cputime.Process()
 	start := time.Now()
 	go func() {
 		var r result
@@ -244,7 +236,7 @@ func runBudget(t *testing.T, args []string, size int64) result {
 		select {
 		case r := <-done:
 			r.elapsed = time.Since(start)
-			r.cpu = cpuTime() - cpuBefore
+			r.cpu = cputime.Process() - cpuBefore
 			var after runtime.MemStats
 			runtime.ReadMemStats(&after)
 			r.alloc = after.TotalAlloc - before.TotalAlloc

@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hopctl/hopctl/internal/cputime"
 	"github.com/hopctl/hopctl/pkg/ir"
 	"github.com/hopctl/hopctl/pkg/synth"
 )
@@ -53,7 +54,7 @@ func mlpStack(layers int) *ir.Module {
 func BenchmarkJointMinCut(b *testing.B) {
 	m := mlpStack(1000)
 	b.ReportMetric(float64(len(m.Root().Nodes)), "fwd-nodes")
-	cpu0 := processCPU()
+	cpu0 := cputime.Process()
 	for b.Loop() {
 		j, err := Build(m, Options{})
 		if err != nil {
@@ -63,7 +64,7 @@ func BenchmarkJointMinCut(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
-	if cpu := processCPU(); cpu > 0 {
+	if cpu := cputime.Process(); cpu > 0 {
 		b.ReportMetric(float64((cpu-cpu0).Nanoseconds())/float64(b.N), "cpu-ns/op")
 	}
 }
@@ -86,7 +87,7 @@ func synthForward(n int) *ir.Module {
 // process's CPU time before the loop).
 func reportPerNode(b *testing.B, nodes int, cpu0 time.Duration) {
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(nodes), "ns/node")
-	if cpu := processCPU(); cpu > 0 {
+	if cpu := cputime.Process(); cpu > 0 {
 		b.ReportMetric(float64((cpu-cpu0).Nanoseconds())/float64(b.N)/float64(nodes), "cpu-ns/node")
 	}
 }
@@ -97,7 +98,7 @@ func BenchmarkJointSynth(b *testing.B) {
 		b.Run(s.name, func(b *testing.B) {
 			m := synthForward(s.nodes)
 			nodes := len(m.Root().Nodes)
-			cpu0 := processCPU()
+			cpu0 := cputime.Process()
 			for b.Loop() {
 				if _, err := Build(m, Options{}); err != nil {
 					b.Fatal(err)
@@ -120,7 +121,7 @@ func BenchmarkPartitionSynth(b *testing.B) {
 			}
 			nodes := len(m.Root().Nodes)
 			b.ReportMetric(float64(len(j.Module.Root().Nodes)), "joint-nodes")
-			cpu0 := processCPU()
+			cpu0 := cputime.Process()
 			for b.Loop() {
 				if _, err := Split(j, PartitionMinCut); err != nil {
 					b.Fatal(err)

@@ -1,7 +1,0 @@
-//go:build !unix
-
-package jointgraph
-
-import "time"
-
-func processCPU() time.Duration { return 0 }
