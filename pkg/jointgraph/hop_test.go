@@ -11,23 +11,11 @@ import (
 	"github.com/hopctl/hopctl/pkg/ir"
 )
 
-// loadHOP loads a hand-written HOP graph with every floating input marked
+// loadHOP loads a testdata/hops graph with every floating input marked
 // requires_grad (the files carry no requires_grad).
 func loadHOP(t *testing.T, name string) *ir.Module {
 	t.Helper()
-	m, err := ir.Load(filepath.Join("../../testdata/hops", name+".pbtxt"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	g := m.Root()
-	for _, id := range g.Placeholders() {
-		if tm := valueTensor(g.Nodes[id].Val); tm != nil && isDifferentiableDtype(tm.Dtype) {
-			c := *tm
-			c.RequiresGrad = true
-			g.Nodes[id].Val = tensorValue(&c)
-		}
-	}
-	return m
+	return loadRequiringGrad(t, filepath.Join("../../testdata/hops", name+".pbtxt"))
 }
 
 func dump(t *testing.T, m *ir.Module) string {
