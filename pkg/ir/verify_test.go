@@ -175,17 +175,7 @@ func TestNameIndexLargeGraph(t *testing.T) {
 		}
 		g.Nodes = append(g.Nodes, Node{Name: name, Op: OpPlaceholder, Target: name})
 	}
-	want := map[string]NodeID{}
-	for i := range g.Nodes {
-		if _, ok := want[g.Nodes[i].Name]; !ok {
-			want[g.Nodes[i].Name] = NodeID(i)
-		}
-	}
-	for name, id := range want {
-		if got, ok := g.Lookup(name); !ok || got != id {
-			t.Fatalf("Lookup(%q) = %d, %v; want %d", name, got, ok, id)
-		}
-	}
+	checkLookupsFirst(t, g)
 	if _, ok := g.Lookup("missing"); ok {
 		t.Error("Lookup found a missing name")
 	}
@@ -230,17 +220,7 @@ func TestNameIndexRaces(t *testing.T) {
 		}
 		g.Nodes = append(g.Nodes, Node{Name: fmt.Sprintf("v%d", k)})
 	}
-	want := map[string]NodeID{}
-	for i := range g.Nodes {
-		if _, ok := want[g.Nodes[i].Name]; !ok {
-			want[g.Nodes[i].Name] = NodeID(i)
-		}
-	}
-	for name, id := range want {
-		if got, ok := g.Lookup(name); !ok || got != id {
-			t.Fatalf("Lookup(%q) = %d, %v; want %d", name, got, ok, id)
-		}
-	}
+	checkLookupsFirst(t, g)
 	if x := g.names(); x.dups != n-distinct || x.used != distinct {
 		t.Errorf("dups, used = %d, %d; want %d, %d", x.dups, x.used, n-distinct, distinct)
 	}
@@ -262,5 +242,21 @@ func TestNameIndexRaces(t *testing.T) {
 	}
 	if x := grown.names(); x.dups != 0 || len(x.slots) < len(grown.Nodes)*4/3 {
 		t.Errorf("grown index: dups %d, %d slots for %d nodes", x.dups, len(x.slots), len(grown.Nodes))
+	}
+}
+
+// checkLookupsFirst requires g.Lookup to give every name's first node.
+func checkLookupsFirst(t *testing.T, g *Graph) {
+	t.Helper()
+	want := map[string]NodeID{}
+	for i := range g.Nodes {
+		if _, ok := want[g.Nodes[i].Name]; !ok {
+			want[g.Nodes[i].Name] = NodeID(i)
+		}
+	}
+	for name, id := range want {
+		if got, ok := g.Lookup(name); !ok || got != id {
+			t.Fatalf("Lookup(%q) = %d, %v; want %d", name, got, ok, id)
+		}
 	}
 }
