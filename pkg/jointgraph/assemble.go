@@ -35,24 +35,31 @@ func scanGraphRefs(g *ir.Graph) graphRefs {
 }
 
 // assembleModule wraps root graph g (whose graphRefs are refs) into a
-// module: the subgraphs of all that g reads, src's attributes that g reads,
+// module: the subgraphs of all that g reads, src's attributes that g and
+// those subgraphs read,
 // the schemas of the ops all of them call (from schemaSrc when it has
 // them), and src's annotations.
 func assembleModule(src *ir.Module, g *ir.Graph, refs graphRefs, all []*ir.Graph, schemaSrc []ir.SchemaText) *ir.Module {
 	subs := graphsForTargets(all, refs.getAttrs)
 	graphs := append([]*ir.Graph{g}, subs...)
-	calls := refs.calls
+	calls, getAttrs := refs.calls, refs.getAttrs
 	if len(subs) > 0 {
-		calls = slices.Clone(calls)
+		calls, getAttrs = slices.Clone(calls), slices.Clone(getAttrs)
 		for _, h := range subs {
-			calls = append(calls, scanGraphRefs(h).calls...)
+			r := scanGraphRefs(h)
+			calls = append(calls, r.calls...)
+			// a subgraph's get_attr reads the attribute qualified by
+			// its graph's name (true_graph_0.c): carry those too
+			for _, t := range r.getAttrs {
+				getAttrs = append(getAttrs, ir.Qualify(h, t))
+			}
 		}
 	}
 	return &ir.Module{
 		FormatMajor: ir.FormatMajor, FormatMinor: ir.FormatMinor,
 		Producer: "hopctl joint", TorchVersion: src.TorchVersion,
 		Graphs:      graphs,
-		Attributes:  attributesFor(src, refs.getAttrs),
+		Attributes:  attributesFor(src, getAttrs),
 		Schemas:     schemasForTargets(schemaSrc, calls),
 		Annotations: slices.Clone(src.Annotations),
 	}

@@ -391,6 +391,14 @@ func condBackward(j *jointBuilder, id ir.NodeID, grads []V) error {
 	if !ok1 || !ok2 {
 		return nodeError(j.file, j.b.g, id, "cond branches are not subgraphs of this file")
 	}
+	// trace_cond refuses branches that return different numbers of
+	// outputs (hopctl lint: hop-structure); their backwards would take
+	// different numbers of tangents.
+	tl, _ := j.src.Graph(tq).Outputs()
+	fl, _ := j.src.Graph(fq).Outputs()
+	if len(tl) != len(fl) {
+		return nodeError(j.file, j.b.g, id, fmt.Sprintf("cond branches return different numbers of outputs (true_fn %d, false_fn %d), which torch's cond refuses to trace", len(tl), len(fl)))
+	}
 	ops := j.hopArg(n, "operands").Elems
 	rg := j.operandRG(ops)
 	// torch 2.6 (version row cond-backward-2.6): create_fw_bw_graph joints,
@@ -719,7 +727,7 @@ func scanBackward(j *jointBuilder, id ir.NodeID, grads []V) error {
 	if err != nil {
 		return nodeError(j.file, j.b.g, id, err.Error())
 	}
-	wm := &ir.Module{Graphs: append([]*ir.Graph{w}, bwc.Module.Graphs[1:]...),
+	wm := &ir.Module{Graphs: append([]*ir.Graph{w}, bwc.Module.Graphs[1:]...), Attributes: bwc.Module.Attributes,
 		Schemas: mergeSchemas(schemasForTargets(bwc.Module.Schemas, scanGraphRefs(w).calls), []nestedModule{{m: bwc.Module}})}
 	j.opts.cache.registerNested(wm, j.opts.cache.nestedOf(bwc.Module))
 	name := "scan_combine_graph_" + j.freshGraphName("scan_combine_graph_%d")

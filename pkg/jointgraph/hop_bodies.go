@@ -51,7 +51,10 @@ func (j *jointBuilder) functionalBody(g *ir.Graph) *ir.Graph {
 	key := &g.Nodes[0]
 	if c != nil {
 		if fg, ok := c.bodies[key]; ok {
-			return fg
+			// the cached body was named where it was first seen (relative
+			// to a backward's submodule, or qualified in the top-level
+			// module): it goes under g's name here
+			return &ir.Graph{Name: g.Name, Nodes: fg.Nodes}
 		}
 	}
 	fg := j.functionalizeBody(g)

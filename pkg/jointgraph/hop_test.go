@@ -2,6 +2,7 @@ package jointgraph
 
 import (
 	"bytes"
+	"errors"
 	"os"
 	"path/filepath"
 	"slices"
@@ -82,5 +83,20 @@ func TestHOPScan(t *testing.T) {
 	}
 	if len(scans) != 2 {
 		t.Fatalf("scan calls:\n%s", strings.Join(scans, "\n"))
+	}
+}
+
+// A cond whose branches return different numbers of outputs (torch's
+// trace_cond refuses it; the real trace testdata/hops_real/cond_count.pb
+// is the trigger of hopctl lint's hop-structure rule) is refused as
+// invalid input: the branches' backwards would take different numbers of
+// tangents, and the joint hopctl built did not validate (an internal
+// error, exit 4, before).
+func TestJointCondOutputCountRefused(t *testing.T) {
+	m := loadRequiringGrad(t, "../../testdata/hops_real/cond_count.pb")
+	_, err := Build(m, Options{File: "cond_count.pb"})
+	var ie ir.InputError
+	if !errors.As(err, &ie) || !strings.Contains(err.Error(), "cond branches return different numbers of outputs (true_fn 2, false_fn 1)") {
+		t.Fatalf("got %v, want an ir.InputError on the branches' output counts", err)
 	}
 }

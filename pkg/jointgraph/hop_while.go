@@ -262,7 +262,7 @@ func whileBackward(j *jointBuilder, id ir.NodeID, grads []V) error {
 	i := j.freshGraphName("while_loop_cond_graph_%d", "while_loop_body_graph_%d")
 	cname, bname := "while_loop_cond_graph_"+i, "while_loop_body_graph_"+i
 	j.addGraphs(&ir.Module{Graphs: []*ir.Graph{cond}}, cname)
-	bm := &ir.Module{Graphs: append([]*ir.Graph{body}, bw.Module.Graphs[1:]...),
+	bm := &ir.Module{Graphs: append([]*ir.Graph{body}, bw.Module.Graphs[1:]...), Attributes: bw.Module.Attributes,
 		Schemas: mergeSchemas(schemasForTargets(bw.Module.Schemas, scanGraphRefs(body).calls), []nestedModule{{m: bw.Module}})}
 	j.opts.cache.registerNested(bm, j.opts.cache.nestedOf(bw.Module))
 	j.addGraphs(bm, bname)

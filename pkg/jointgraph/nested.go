@@ -90,8 +90,8 @@ func mergeSchemas(table []ir.SchemaText, nested []nestedModule) []ir.SchemaText 
 	return out
 }
 
-// flattenNested appends the graphs of the nested modules, and of theirs,
-// to m under their qualified names, and sorts m's subgraphs by name (as
+// flattenNested appends the graphs and attributes of the nested modules,
+// and of theirs, to m under their qualified names, and sorts m's subgraphs by name (as
 // assembleModule does). The depth of the tree is the input's HOP nesting
 // (at most ir.MaxNesting levels).
 func flattenNested(m *ir.Module, nested []nestedModule) {
@@ -109,10 +109,15 @@ func flattenNested(m *ir.Module, nested []nestedModule) {
 				}
 				m.Graphs = append(m.Graphs, &ir.Graph{Name: q, Nodes: g.Nodes})
 			}
+			for _, a := range n.m.Attributes {
+				a.Name = name + "." + a.Name
+				m.Attributes = append(m.Attributes, a)
+			}
 			add(name+".", n.nested)
 		}
 	}
 	add("", nested)
 	subs := m.Graphs[1:]
 	sort.Slice(subs, func(a, b int) bool { return subs[a].Name < subs[b].Name })
+	sort.Slice(m.Attributes, func(a, b int) bool { return m.Attributes[a].Name < m.Attributes[b].Name })
 }

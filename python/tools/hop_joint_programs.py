@@ -91,6 +91,20 @@ def p_scan_inplace(init, xs, w):  # test_scan_functionalized-like: in-place ops 
     return tuple(torch.ops.higher_order.scan(comb, [init], [xs], [w]))
 
 
+# Tensor constants in HOP bodies: make_fx lifts a torch.tensor(...) made in a
+# subgraph into an attribute of that subgraph (true_graph_0._tensor_constant0,
+# read by a get_attr in it); the joint and its partitions must carry the
+# attributes their subgraphs read, at every nesting level.
+
+def p_cond_constant(i, x, w):  # test_cond_functionalized-like, with a tensor constant in a branch and in a while_loop body in it
+    def t(i, x, w):
+        def body(i, x, w):
+            return i + 1, (x * w + torch.tensor([0.5, 0.25, 0.125])).sin()
+        y = _while(lambda i, x, w: i < 2, body, (i, x), (w,))[1]
+        return y + torch.tensor([1.0, 2.0, 3.0])
+    return torch.cond(x.sum() > 0, t, lambda i, x, w: x.cos() * w, (i, x, w))
+
+
 # name, PyTorch test, function, inputs, indices of the inputs requiring grad,
 # tracing mode, Dynamo's inline_single_use_invoke_subgraph (None: no Dynamo).
 PROGRAMS = [
@@ -112,4 +126,6 @@ PROGRAMS = [
      lambda: [_f(4, 3), _f(3)], [0, 1], "fake", None),
     ("scan_inplace", "test_control_flow.py scan with in-place ops in combine_fn (autograd)", p_scan_inplace,
      lambda: [_f(3), _f(4, 3), _f(3)], [0, 1, 2], "fake", None),
+    ("cond_constant", "test_control_flow.py test_cond_functionalized-like: tensor constants in a branch and a nested body (autograd)",
+     p_cond_constant, lambda: [torch.tensor(0), _f(3), _f(3)], [1, 2], "fake", None),
 ]
