@@ -498,8 +498,13 @@ func (f *functional) getitem(id ir.NodeID) error {
 		return f.fail(id, "getitem of %s, which is not a tuple", nd.Args[0].S)
 	}
 	i := int(nd.Args[1].I)
+	if i < 0 {
+		// Python's t[-1], which no trace writes (make_fx and export index
+		// from 0); every later pass indexes element lists with it.
+		return f.fail(id, "getitem index %d is negative: traced graphs index tuples from 0", i)
+	}
 	items := f.items[t.id]
-	if i < 0 || i >= len(items) || items[i] == ir.NoNode {
+	if i >= len(items) || items[i] == ir.NoNode {
 		// An element without a tensor value: emit a plain getitem.
 		v := f.b.getitem(t, i, valueTensor(nd.Val))
 		f.cur[id] = v

@@ -68,3 +68,25 @@ func TestDimOutOfRange(t *testing.T) {
 		})
 	}
 }
+
+// TestNegativeGetitemIndex: a getitem with a negative index (Python's
+// t[-1], which no trace writes) is refused at its node; requiresGrad
+// indexed the tuple's element list with it (FuzzJointEdits'
+// testdata/fuzz/FuzzJointEdits/getitem_negative_index). convbn's
+// batch-norm getitem, edited.
+func TestNegativeGetitemIndex(t *testing.T) {
+	m := loadRequiringGrad(t, "../../testdata/models/convbn.pb")
+	g := m.Root()
+	node := ""
+	for i := range g.Nodes {
+		if n := &g.Nodes[i]; n.Target == "_operator.getitem" {
+			n.Args[1].I, node = -1, n.Name
+			break
+		}
+	}
+	_, err := Build(m, Options{})
+	var bug *ir.InternalError
+	if node == "" || err == nil || errors.As(err, &bug) || !strings.Contains(err.Error(), "node "+node+": getitem index -1 is negative") {
+		t.Fatalf("Build: %v, want an input error at getitem node %q", err, node)
+	}
+}
