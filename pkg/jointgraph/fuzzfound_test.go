@@ -90,3 +90,24 @@ func TestNegativeGetitemIndex(t *testing.T) {
 		t.Fatalf("Build: %v, want an input error at getitem node %q", err, node)
 	}
 }
+
+// TestScanInitWithoutValue: a scan whose init operand has no recorded
+// value (the format lets a node omit it) is refused at the scan; the
+// forward's checkpointed carries were typed from it, a nil dereference
+// (FuzzJointEdits' testdata/fuzz/FuzzJointEdits/scan_init_without_value).
+// A real 1.13 scan trace, its clone's value dropped.
+func TestScanInitWithoutValue(t *testing.T) {
+	m := loadRequiringGrad(t, "../../testdata/hops_real/scan_count_ok.pb")
+	g := m.Root()
+	found := false
+	for i := range g.Nodes {
+		if n := &g.Nodes[i]; n.Name == "clone" {
+			n.Val, found = nil, true
+		}
+	}
+	_, err := Build(m, Options{})
+	var bug *ir.InternalError
+	if !found || err == nil || errors.As(err, &bug) || !strings.Contains(err.Error(), "node scan: scan init operand clone has no tensor value") {
+		t.Fatalf("Build: %v, want an input error at the scan", err)
+	}
+}

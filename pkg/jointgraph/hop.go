@@ -642,7 +642,13 @@ func (j *jointBuilder) augmentScan(n *ir.Node) (ir.NodeID, error) {
 	c.Args[ci] = j.b.ref(av.id)
 	var carries []*ir.TensorMeta
 	for _, a := range j.hopArg(n, "init").Elems {
-		carries = append(carries, valueTensor(fg.Nodes[a.Ref].Val))
+		m := valueTensor(fg.Nodes[a.Ref].Val)
+		if m == nil {
+			// The checkpointed carries are typed from init: scan's carries
+			// are tensors, and a file may omit a node's value.
+			return 0, fmt.Errorf("scan init operand %s has no tensor value", ir.Printable(fg.Nodes[a.Ref].Name))
+		}
+		carries = append(carries, m)
 	}
 	length := ir.Dim{Val: 1}
 	if xs := j.hopArg(n, "xs").Elems; len(xs) > 0 {
