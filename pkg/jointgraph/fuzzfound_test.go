@@ -111,3 +111,16 @@ func TestScanInitWithoutValue(t *testing.T) {
 		t.Fatalf("Build: %v, want an input error at the scan", err)
 	}
 }
+
+// TestTransposeOfVector: t of a 1-d tensor (legal in torch: the identity)
+// keeps its shape; t's backward, t again, indexed the shape with dim 1
+// (found by an edit fuzzer: a sin retargeted to aten.t.default).
+func TestTransposeOfVector(t *testing.T) {
+	b := newBuilder("")
+	for _, shape := range [][]ir.Dim{{{Val: 4}}, {}} {
+		x := b.placeholder("x", tensorValue(&ir.TensorMeta{Shape: shape, Stride: ir.ContiguousStrides(shape), Dtype: "float32", Device: "cpu"}), nil)
+		if y := b.t(x); y.meta == nil || !ir.DimsEqual(y.Shape(), shape) {
+			t.Errorf("t of %v: %v", shape, y.meta)
+		}
+	}
+}

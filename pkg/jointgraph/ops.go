@@ -193,7 +193,8 @@ func (b *builder) permuteMeta(m *ir.TensorMeta, perm []int64) *ir.TensorMeta {
 func (b *builder) t(x V) V {
 	perm := []int64{1, 0}
 	if x.Rank() < 2 {
-		perm = perm[:x.Rank()]
+		// t of a 0-d or 1-d tensor is the identity (perm[:1] was [1]).
+		perm = []int64{0}[:x.Rank()]
 	}
 	return b.op1("aten.t.default", b.permuteMeta(x.meta, perm), x)
 }
