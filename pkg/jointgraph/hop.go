@@ -713,6 +713,12 @@ func scanBackward(j *jointBuilder, id ir.NodeID, grads []V) error {
 	init, xs, add := j.hopArg(n, "init").Elems, j.hopArg(n, "xs").Elems, j.hopArg(n, "additional_inputs").Elems
 	nc, nx, na := len(init), len(xs), len(add)
 	ny := len(grads) - nc
+	if ny < 0 {
+		// torch's scan returns every final carry first; a combine_fn
+		// returning fewer values than its carries is what torch 2.6 traced
+		// without complaint (testdata/hops_real/torch2.6/scan_count.pb).
+		return nodeError(j.file, j.b.g, id, fmt.Sprintf("scan has %d carries (init) but %d outputs: it must return every final carry", nc, len(grads)))
+	}
 	ops := slices.Concat(init, xs, add)
 	for _, a := range ops {
 		if a.Kind != ir.ArgNode || j.b.remapArgV(a).meta == nil {
