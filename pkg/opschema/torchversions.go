@@ -137,9 +137,10 @@ var torchDifferences = []TorchDifference{
 			"reads both forms (opschema.HOP.OlderForms) whatever the release selected: the form is what the file holds",
 		Source: "2.6.0: torch/_higher_order_ops/scan.py ScanOp.__call__, run_flattened_scan; 2.14.1: scan.py ScanOp.__call__"},
 	{ID: DiffScanCarry26, Torch: TorchVersions{Until: "2.14"},
-		What: "trace_scan compares each init with its carry pair by zipped pair (different counts pass) in device, dtype and shape, " +
-			"worded \"Expected metadata of the combine_fn result ... to be the same as the metadata of init with ...\"; hopctl does " +
-			"not make 2.6's check (a known gap); 2.14 calls check_meta_consistency(init, carry)",
+		What: "trace_scan compares each init with its carry pair by zipped pair (different counts pass: scan_count traces) in device, " +
+			"dtype and shape only (other strides pass: scan_carry_stride traces), and the first differing pair raises \"Expected metadata " +
+			"of the combine_fn result <the carry's TensorMetadata> to be the same as the metadata of init with <the init>\" " +
+			"(scan_carry_dtype; MetaCheck.Init26); 2.14 calls check_meta_consistency(init, carry)",
 		Source: "2.6.0: torch/_higher_order_ops/scan.py trace_scan; 2.14.1: scan.py trace_scan → utils.py check_meta_consistency"},
 	{ID: DiffScanAlias26, Torch: TorchVersions{Until: "2.14"},
 		What: "scan's combine_fn is never refused for aliasing: the check traces the functionalized combine_fn, whose outputs " +
