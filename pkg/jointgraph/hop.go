@@ -635,8 +635,12 @@ func unusedPlaceholders(g *ir.Graph) []bool {
 // incoming carry, so the scan's outputs are (*final_carry, *ys,
 // *carries), carries[t] being the carry step t started from. It returns
 // the scan node; the getitems of the carries are recorded for the
-// backward.
+// backward. torch 2.6 has no autograd for scan (opschema.DiffScanGrad26):
+// the call is refused with 2.6's message.
 func (j *jointBuilder) augmentScan(n *ir.Node) (ir.NodeID, error) {
+	if opschema.TorchDiffers(opschema.DiffScanGrad26, j.src.TorchVersion) {
+		return 0, fmt.Errorf("%s", scanGradMessage26)
+	}
 	r := j.f.ops.get(n.Target).hop
 	ci := -1
 	if r != nil {
@@ -727,6 +731,10 @@ func augmentCombine(g *ir.Graph, nc int) (*ir.Graph, error) {
 	out.Reindex()
 	return out, nil
 }
+
+// scanGradMessage26 is what torch 2.6 raises when a gradient flows into a
+// scan (autograd_not_implemented in torch/_higher_order_ops/scan.py).
+const scanGradMessage26 = "Autograd not implemented for scan"
 
 func scanBackward(j *jointBuilder, id ir.NodeID, grads []V) error {
 	n := &j.b.g.Nodes[id]
