@@ -1,3 +1,5 @@
+//go:debug updatemaxprocs=0
+
 // Command hopctl statically analyses PyTorch FX graphs and their HOP subgraphs.
 package main
 
