@@ -4,9 +4,9 @@ import (
 	"bytes"
 	"path/filepath"
 	"reflect"
-	"strings"
 	"testing"
 
+	"github.com/hopctl/hopctl/internal/fuzzedit"
 	"github.com/hopctl/hopctl/pkg/analyze"
 	"github.com/hopctl/hopctl/pkg/analyze/passes"
 	"github.com/hopctl/hopctl/pkg/analyze/validate"
@@ -90,16 +90,6 @@ func fuzzPipeline(t *testing.T, data []byte) {
 	}
 }
 
-// editTargets are the call targets FuzzAnalyzeEdits rewrites nodes to: ops
-// that write, view, alias through wildcards, and every HOP shape.
-var editTargets = []string{
-	"aten.add_.Tensor", "aten.add.Tensor", "aten.view.default", "aten.t.default", "aten.copy_.default",
-	"aten.sin.default", "aten.split.Tensor", "aten.unbind.int", "aten.cat.default", "aten.native_batch_norm.default",
-	"aten.index_put_.default", "_operator.getitem", "higher_order.cond", "higher_order.while_loop",
-	"higher_order.scan", "higher_order.map_impl", "higher_order.associative_scan", "higher_order.invoke_subgraph",
-	"higher_order.with_effects", "higher_order.auto_functionalized", "higher_order.flex_attention", "higher_order.unknown_hop",
-}
-
 var editSeeds []*ir.Module
 
 func loadEditSeeds(f *testing.F) {
@@ -117,10 +107,8 @@ func loadEditSeeds(f *testing.F) {
 }
 
 // FuzzAnalyzeEdits is FuzzAnalyze on graphs the fuzzer edits rather than
-// bytes it flips: it starts from a shipped graph and applies edits (point
-// an argument at another node, retarget a call, drop or wrap an argument,
-// share a storage, change a value, add a keyword argument, point a get_attr
-// at another subgraph), which reach the analyzers far more often than
+// bytes it flips: it starts from a shipped graph and applies edits
+// (internal/fuzzedit), which reach the analyzers far more often than
 // corrupt bytes, which mostly fail to decode.
 func FuzzAnalyzeEdits(f *testing.F) {
 	loadEditSeeds(f)
@@ -142,75 +130,10 @@ func FuzzAnalyzeEdits(f *testing.F) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		for len(edits) >= 4 {
-			edit(m, edits[0], edits[1], edits[2], edits[3])
-			edits = edits[4:]
-		}
+		fuzzedit.Apply(m, edits)
 		if data, err = ir.Encode(m, ir.Binary); err != nil {
 			t.Fatal(err)
 		}
 		fuzzPipeline(t, data)
 	})
-}
-
-// edit applies one edit op to node n of graph g, with operand v.
-func edit(m *ir.Module, op, gi, ni, v byte) {
-	g := m.Graphs[int(gi)%len(m.Graphs)]
-	if len(g.Nodes) == 0 {
-		return
-	}
-	n := &g.Nodes[int(ni)%len(g.Nodes)]
-	other := g.Nodes[int(v)%len(g.Nodes)].Name
-	ref := ir.Arg{Kind: ir.ArgNode, S: other, Ref: ir.NoNode}
-	tensor := func() *ir.Value {
-		return &ir.Value{Kind: ir.ValTensor, Tensor: &ir.TensorMeta{Shape: []ir.Dim{{Val: 4}}, Stride: []ir.Dim{{Val: 1}}, Dtype: "float32", Device: "cpu"}}
-	}
-	switch op % 8 {
-	case 0:
-		if len(n.Args) == 0 {
-			n.Args = append(n.Args, ref)
-		} else {
-			n.Args[int(v)%len(n.Args)] = ref
-		}
-	case 1:
-		if n.Op != ir.OpPlaceholder && n.Op != ir.OpOutput {
-			n.Op, n.Target = ir.OpCallFunction, editTargets[int(v)%len(editTargets)]
-		}
-	case 2:
-		if len(n.Args) > 0 {
-			n.Args = n.Args[:len(n.Args)-1]
-		}
-	case 3:
-		if len(n.Args) > 0 {
-			k := int(v) % len(n.Args)
-			n.Args[k] = ir.Arg{Kind: ir.ArgList + ir.ArgKind(v%2), Elems: []ir.Arg{n.Args[k], ref}}
-		}
-	case 4:
-		if n.Val != nil && n.Val.Kind == ir.ValTensor {
-			c := n.Val.Clone()
-			c.Tensor.HasStorageID, c.Tensor.StorageID = true, int64(v%3)
-			n.Val = c
-		}
-	case 5:
-		switch v % 3 {
-		case 0:
-			n.Val = nil
-		case 1:
-			n.Val = &ir.Value{Kind: ir.ValTuple, Elems: []ir.Value{*tensor(), *tensor()}}
-		default:
-			n.Val = tensor()
-		}
-	case 6:
-		names := []string{"out", "alpha", "self", "other", "training"}
-		n.Kwargs = append(n.Kwargs, ir.Kwarg{Name: names[int(v)%len(names)], Value: ref})
-	case 7:
-		if n.Op == ir.OpGetAttr && len(m.Graphs) > 1 {
-			sub := m.Graphs[1+int(v)%(len(m.Graphs)-1)].Name
-			if g.Name == "" {
-				n.Target = sub
-			} else if rest, ok := strings.CutPrefix(sub, g.Name+"."); ok {
-				n.Target = rest
-			}
-		}
-	}
 }
