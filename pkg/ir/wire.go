@@ -95,6 +95,8 @@ type wireDecoder struct {
 	strs []byte
 	// scratch collects a node's arguments while it decodes.
 	scratch []Arg
+	// targets interns node targets (target).
+	targets map[string]string
 }
 
 // strChunk is the size of the blocks strings are copied into.
@@ -360,6 +362,31 @@ func (d *wireDecoder) str(f wireField) (string, error) {
 	}
 	return d.copyStr(f.body), nil
 }
+
+// target decodes a node's target, interned: the nodes this decoder gives
+// one target share one string (TargetMemo finds them by its address), and
+// a repeated target is neither validated nor copied again.
+func (d *wireDecoder) target(f wireField) (string, error) {
+	if t, ok := d.targets[string(f.body)]; ok {
+		return t, nil
+	}
+	t, err := d.str(f)
+	if err != nil {
+		return "", err
+	}
+	if d.targets == nil {
+		d.targets = map[string]string{}
+	}
+	if len(d.targets) < maxInternedTargets {
+		d.targets[t] = t
+	}
+	return t, nil
+}
+
+// maxInternedTargets bounds the interned targets of one decoder: a file
+// of a million distinct targets (an adversary's) keeps its memory
+// proportional to its size, the map stopping growing here.
+const maxInternedTargets = 1 << 12
 
 func isBytes(f wireField) bool  { return f.typ == protowire.BytesType }
 func isVarint(f wireField) bool { return f.typ == protowire.VarintType }
@@ -671,7 +698,7 @@ func (d *wireDecoder) nodeFields(b []byte, n *Node, op *int32) error {
 		case f.num == 2 && isVarint(f):
 			*op = int32(f.v)
 		case f.num == 3 && isBytes(f):
-			n.Target, err = d.str(f)
+			n.Target, err = d.target(f)
 		case f.num == 4 && isBytes(f):
 			// Into the scratch list, copied to the slab at the end: a
 			// second pass to count them first cost more than the copy.

@@ -167,8 +167,9 @@ type state struct {
 	nstor      storage
 	// arena backs the one-element storage sets of most values.
 	arena []storage
-	// ops caches schema facts per call target.
-	ops    map[string]*opInfo
+	// ops caches schema facts per call target, for every graph of the
+	// run (opsOf).
+	ops    *ir.TargetMemo[*opInfo]
 	inputs []ir.NodeID
 	// inputOf[n] is placeholder n's input index and phPos[n] its position
 	// among placeholders (-1 for other nodes): dense, as graphs can have
@@ -232,7 +233,7 @@ func run(pass *analyze.Pass) (any, error) {
 		mutSeen:  map[int]bool{},
 		phSeen:   map[int]bool{},
 		freshSeq: map[[2]int]storage{},
-		ops:      map[string]*opInfo{},
+		ops:      opsOf(pass),
 	}
 	for i := range st.viewOf {
 		st.viewOf[i] = ir.NoNode
