@@ -171,6 +171,23 @@ type Pass struct {
 	graphs map[string]*ir.Graph
 	level  func() bool // DynamoLevel of Module, once per Run
 	opts   Options
+	shared map[*Analyzer]any // Shared's values, one per analyzer per Run
+}
+
+// Shared returns the value this pass's analyzer keeps for the whole run,
+// made by mk on the analyzer's first graph: state the graphs of one module
+// share, such as what a call target's schema says (keyed by target with
+// an ir.TargetMemo). A run analyses its graphs one at a time, so the value
+// is never used concurrently.
+func (p *Pass) Shared(mk func() any) any {
+	if v, ok := p.shared[p.Analyzer]; ok {
+		return v
+	}
+	v := mk()
+	if p.shared != nil {
+		p.shared[p.Analyzer] = v
+	}
+	return v
 }
 
 // Subgraph returns the module's graph with the given qualified name, or
@@ -286,13 +303,14 @@ func RunWith(m *ir.Module, file string, reg *opschema.Registry, opts Options, an
 		res.Results[a] = make(map[string]any, len(m.Graphs))
 	}
 	level := sync.OnceValue(func() bool { return DynamoLevel(m) })
+	shared := map[*Analyzer]any{}
 	for _, g := range order {
 		res.Order = append(res.Order, g.Name)
 		local := make(map[*Analyzer]any, len(all))
 		for _, a := range all {
 			results := res.Results[a]
 			pass := &Pass{
-				Analyzer: a, File: file, Module: m, Graph: g, Schemas: reg, graphs: graphs, level: level, opts: opts,
+				Analyzer: a, File: file, Module: m, Graph: g, Schemas: reg, graphs: graphs, level: level, opts: opts, shared: shared,
 				ResultOf: local,
 				Callee:   func(q string) any { return results[q] },
 				report:   func(f Finding) { res.Findings = append(res.Findings, f) },

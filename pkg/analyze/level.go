@@ -23,22 +23,38 @@ import (
 // symbolic traces compute with sizes through operator.sub and the like,
 // as Dynamo's do, so those calls belong to neither level.
 func TorchLevelGraph(g *ir.Graph) bool {
-	// A graph has a few distinct targets, each on many nodes: each is
-	// parsed once (1M nodes: 0.19 s of parsing → 0.02 s of look-ups).
-	atenLevel := map[string]bool{}
+	// One graph (a HOP's subgraph, usually small): a map, not a memo's
+	// table.
+	seen := map[string]bool{}
+	return torchLevelGraph(g, func(target string) bool {
+		ok, found := seen[target]
+		if !found {
+			ok = atenLevelTarget(target)
+			seen[target] = ok
+		}
+		return ok
+	})
+}
+
+// atenLevelTarget reports whether a call_function target is an operator
+// overload or getitem.
+func atenLevelTarget(target string) bool {
+	_, err := opschema.ParseTarget(target)
+	return err == nil || IsGetitem(target)
+}
+
+// torchLevelGraph is TorchLevelGraph with atenLevel answering
+// atenLevelTarget: a graph has a few distinct targets, each on many nodes,
+// so each is parsed once (1M nodes: 0.19 s of parsing → 0.02 s of
+// look-ups).
+func torchLevelGraph(g *ir.Graph, atenLevel func(target string) bool) bool {
 	for i := range g.Nodes {
 		n := &g.Nodes[i]
 		switch n.Op {
 		case ir.OpCallMethod, ir.OpCallModule:
 			return true
 		case ir.OpCallFunction:
-			ok, seen := atenLevel[n.Target]
-			if !seen {
-				_, err := opschema.ParseTarget(n.Target)
-				ok = err == nil || IsGetitem(n.Target)
-				atenLevel[n.Target] = ok
-			}
-			if !ok && !symArithmetic(n) {
+			if !atenLevel(n.Target) && !symArithmetic(n) {
 				return true
 			}
 		}
@@ -90,8 +106,11 @@ func symArithmetic(n *ir.Node) bool {
 // operand) is Dynamo-level when its root placeholders bear the names
 // Dynamo gives graph inputs (dynamoInputs) and no graph calls an ATen op.
 func DynamoLevel(m *ir.Module) bool {
+	// Every graph's targets in one memo, found by their interned
+	// strings' addresses (ir.TargetMemo).
+	atenLevel := ir.NewTargetMemo(atenLevelTarget)
 	for _, g := range m.Graphs {
-		if TorchLevelGraph(g) {
+		if torchLevelGraph(g, atenLevel.Get) {
 			return true
 		}
 	}

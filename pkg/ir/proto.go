@@ -76,6 +76,8 @@ func FromProto(f *pb.File, file string) (*Module, error) {
 
 func graphFromProto(name string, pg *pb.Graph, file string) (*Graph, error) {
 	g := &Graph{Name: name, Nodes: make([]Node, len(pg.GetNodes()))}
+	// Targets interned, as the binary decoder does (TargetMemo).
+	targets := map[string]string{}
 	for i, pn := range pg.GetNodes() {
 		n := &g.Nodes[i]
 		n.Name = pn.GetName()
@@ -87,6 +89,11 @@ func graphFromProto(name string, pg *pb.Graph, file string) (*Graph, error) {
 			n.Op = OpUnspecified
 		}
 		n.Target = pn.GetTarget()
+		if t, ok := targets[n.Target]; ok {
+			n.Target = t
+		} else if len(targets) < maxInternedTargets {
+			targets[n.Target] = n.Target
+		}
 		if len(pn.GetArgs()) > 0 {
 			n.Args = make([]Arg, len(pn.GetArgs()))
 			for j, a := range pn.GetArgs() {

@@ -95,6 +95,8 @@ type wireDecoder struct {
 	strs []byte
 	// scratch collects a node's arguments while it decodes.
 	scratch []Arg
+	// targets interns node targets (target).
+	targets map[string]string
 }
 
 // strChunk is the size of the blocks strings are copied into.
@@ -361,6 +363,31 @@ func (d *wireDecoder) str(f wireField) (string, error) {
 	return d.copyStr(f.body), nil
 }
 
+// target decodes a node's target, interned: the nodes this decoder gives
+// one target share one string (TargetMemo finds them by its address), and
+// a repeated target is neither validated nor copied again.
+func (d *wireDecoder) target(f wireField) (string, error) {
+	if t, ok := d.targets[string(f.body)]; ok {
+		return t, nil
+	}
+	t, err := d.str(f)
+	if err != nil {
+		return "", err
+	}
+	if d.targets == nil {
+		d.targets = map[string]string{}
+	}
+	if len(d.targets) < maxInternedTargets {
+		d.targets[t] = t
+	}
+	return t, nil
+}
+
+// maxInternedTargets bounds the interned targets of one decoder: a file
+// of a million distinct targets (an adversary's) keeps its memory
+// proportional to its size, the map stopping growing here.
+const maxInternedTargets = 1 << 12
+
 func isBytes(f wireField) bool  { return f.typ == protowire.BytesType }
 func isVarint(f wireField) bool { return f.typ == protowire.VarintType }
 func isFixed64(f wireField) bool {
@@ -534,28 +561,34 @@ func (d *wireDecoder) pair(b []byte, one, two *string) error {
 const parallelNodes = 20000
 
 func (d *wireDecoder) graph(b []byte, g *Graph) error {
-	// Find the node messages first, so the slice is allocated once and
-	// large graphs can be split between cores.
-	bodies := make([][]byte, 0, countBytesFields(b, 1))
+	// Count the node messages first, so the slice is allocated once, and
+	// note where every markEvery-th one starts, so that large graphs can
+	// be split between cores (a list of every node's bytes cost 24 bytes
+	// a node, 24 MB of fresh memory at 1M nodes).
+	count, parsed := 0, true
+	var marks []int
 	for rest := b; len(rest) > 0; {
 		f, n, err := nextField(rest)
 		if err != nil {
-			bodies = nil // let the sequential decode report it
+			parsed = false // let the sequential decode report it
 			break
 		}
 		if f.num == 1 && isBytes(f) {
 			if len(f.body) == 0 {
 				// Refused before the nodes are allocated: millions of
 				// two-byte empty nodes would each cost a Node first.
-				return &wireNodeError{index: len(bodies), err: errNodeNoName}
+				return &wireNodeError{index: count, err: errNodeNoName}
 			}
-			bodies = append(bodies, f.body)
+			if count%markEvery == 0 {
+				marks = append(marks, len(b)-len(rest))
+			}
+			count++
 		}
 		rest = rest[n:]
 	}
 	workers := min(runtime.GOMAXPROCS(0), 4)
-	if len(bodies) < parallelNodes || workers < 2 || d.depth+1 > maxWireDepth {
-		g.Nodes = slices.Grow(g.Nodes, len(bodies))
+	if !parsed || count < parallelNodes || workers < 2 || d.depth+1 > maxWireDepth {
+		g.Nodes = slices.Grow(g.Nodes, count)
 		return d.each(b, func(f wireField) error {
 			if f.num != 1 || !isBytes(f) {
 				return nil
@@ -574,35 +607,51 @@ func (d *wireDecoder) graph(b []byte, g *Graph) error {
 	base := len(g.Nodes)
 	// One allocation, no copy; the workers fill the new nodes in place.
 	// Nothing was ever written past len(g.Nodes), so the new ones are zero.
-	g.Nodes = slices.Grow(g.Nodes, len(bodies))[:base+len(bodies)]
+	g.Nodes = slices.Grow(g.Nodes, count)[:base+count]
 	errs := make([]error, workers)
-	chunk := (len(bodies) + workers - 1) / workers
+	// Each worker decodes whole runs of markEvery nodes, from a mark on.
+	per := (len(marks) + workers - 1) / workers
 	var wg sync.WaitGroup
 	for w := range workers {
-		lo, hi := w*chunk, min((w+1)*chunk, len(bodies))
+		lo, hi := min(w*per*markEvery, count), min((w+1)*per*markEvery, count)
+		if lo == hi {
+			continue
+		}
+		start := marks[w*per]
 		wd := &wireDecoder{end: d.end, alias: d.alias, region: d.region, depth: d.depth + 1, vals: map[string]*Value{}}
 		wg.Go(func() {
 			defer guardFaults(wd.region)()
 			defer catchFault(wd.region, &errs[w])
-			done := lo
-			for i := lo; i < hi; i++ {
+			rest, done := b[start:], start
+			for i := lo; i < hi; {
+				f, size, err := nextField(rest)
+				if err != nil { // parsed above: only if the input changed
+					errs[w] = &wireNodeError{index: base + i, err: wd.fieldError(rest, err)}
+					return
+				}
+				rest = rest[size:]
+				if f.num != 1 || !isBytes(f) {
+					continue
+				}
 				// Decode into a local and copy: the first touch of the new
 				// node memory must be a write. A read first maps the
 				// kernel's shared zero page, and the write after it costs a
 				// copy-on-write fault with a TLB shootdown across cores.
 				var n Node
-				err := wd.node(bodies[i], &n)
+				err = wd.node(f.body, &n)
 				g.Nodes[base+i] = n
 				if (i-lo)&progressBatch == progressBatch {
 					nodesDone(progressBatch + 1)
 					// The input this worker has decoded leaves memory.
-					releaseMapped(wd.region, spanOf(bodies[done], bodies[i]))
-					done = i
+					at := len(b) - len(rest)
+					releaseMapped(wd.region, b[done:at])
+					done = at
 				}
 				if err != nil {
 					errs[w] = &wireNodeError{index: base + i, name: n.Name, err: err}
 					return
 				}
+				i++
 			}
 		})
 	}
@@ -611,12 +660,9 @@ func (d *wireDecoder) graph(b []byte, g *Graph) error {
 	return firstError(errs)
 }
 
-// spanOf is the input from the start of first to the end of last, two
-// subslices of one input, first before last.
-func spanOf(first, last []byte) []byte {
-	n := int(uintptr(unsafe.Pointer(unsafe.SliceData(last)))-uintptr(unsafe.Pointer(unsafe.SliceData(first)))) + len(last)
-	return unsafe.Slice(unsafe.SliceData(first), n)
-}
+// markEvery is how many nodes apart graph notes where node messages start:
+// its workers start at these marks.
+const markEvery = 1 << 10
 
 // progressBatch+1 nodes make one report of nodes done to the progress
 // line (internal/progress).
@@ -687,7 +733,7 @@ func (d *wireDecoder) nodeFields(b []byte, n *Node, op *int32) error {
 		case f.num == 2 && isVarint(f):
 			*op = int32(f.v)
 		case f.num == 3 && isBytes(f):
-			n.Target, err = d.str(f)
+			n.Target, err = d.target(f)
 		case f.num == 4 && isBytes(f):
 			// Into the scratch list, copied to the slab at the end: a
 			// second pass to count them first cost more than the copy.

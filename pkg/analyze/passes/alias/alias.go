@@ -167,8 +167,9 @@ type state struct {
 	nstor      storage
 	// arena backs the one-element storage sets of most values.
 	arena []storage
-	// ops caches schema facts per call target.
-	ops    map[string]*opInfo
+	// ops caches schema facts per call target, for every graph of the
+	// run (opsOf).
+	ops    *ir.TargetMemo[*opInfo]
 	inputs []ir.NodeID
 	// inputOf[n] is placeholder n's input index and phPos[n] its position
 	// among placeholders (-1 for other nodes): dense, as graphs can have
@@ -232,7 +233,7 @@ func run(pass *analyze.Pass) (any, error) {
 		mutSeen:  map[int]bool{},
 		phSeen:   map[int]bool{},
 		freshSeq: map[[2]int]storage{},
-		ops:      map[string]*opInfo{},
+		ops:      opsOf(pass),
 	}
 	for i := range st.viewOf {
 		st.viewOf[i] = ir.NoNode
@@ -251,11 +252,26 @@ func run(pass *analyze.Pass) (any, error) {
 // one; every other tensor placeholder gets its own.
 func (st *state) placeholders() {
 	g := st.g
-	anyVal := false
+	anyVal, count := false, 0
 	for i := range g.Nodes {
-		if g.Nodes[i].Op == ir.OpPlaceholder && g.Nodes[i].Val != nil {
-			anyVal = true
+		if g.Nodes[i].Op == ir.OpPlaceholder {
+			count++
+			anyVal = anyVal || g.Nodes[i].Val != nil
 		}
+	}
+	// Graphs can have hundreds of thousands of parameters: the storage
+	// tables are allocated once, and a storage's first placeholder (most
+	// have one) is listed in a block shared by all (add).
+	st.storInputs = make([][]int, 0, count)
+	st.storPH = make([][]int, 0, count)
+	firsts := make([]int, 0, 2*count)
+	add := func(list *[]int, v int) {
+		if len(*list) > 0 {
+			*list = append(*list, v)
+			return
+		}
+		firsts = append(firsts, v)
+		*list = firsts[len(firsts)-1 : len(firsts) : len(firsts)]
 	}
 	byID := map[int64]storage{}
 	pos := 0
@@ -284,9 +300,9 @@ func (st *state) placeholders() {
 				s = st.phStorage()
 			}
 			st.vals[i] = st.one(s)
-			st.storPH[s] = append(st.storPH[s], pos)
+			add(&st.storPH[s], pos)
 			if isInput {
-				st.storInputs[s] = append(st.storInputs[s], int(st.inputOf[id]))
+				add(&st.storInputs[s], int(st.inputOf[id]))
 			}
 		}
 		pos++
@@ -635,11 +651,13 @@ func (st *state) summarize() *Summary {
 	for j, l := range leaves {
 		outVals[j] = st.argVal(l)
 	}
-	// Last index wins, as in PyTorch's dict comprehensions.
-	inpLast := map[storage]int{}
+	// Last index wins, as in PyTorch's dict comprehensions. Inputs are
+	// placeholders, whose storages are numbered first (phStorage): a
+	// table by storage, not a map (hundreds of thousands of parameters).
+	inpLast := make([]int32, len(st.storPH))
 	for i, in := range st.inputs {
 		for _, s := range st.vals[in].stor {
-			inpLast[s] = i
+			inpLast[s] = int32(i)
 		}
 	}
 	outLast := map[storage]int{}
@@ -653,7 +671,7 @@ func (st *state) summarize() *Summary {
 		if len(stor) == 0 {
 			continue
 		}
-		if last := inpLast[stor[0]]; last != i {
+		if last := int(inpLast[stor[0]]); last != i {
 			sum.InpInpAlias = append(sum.InpInpAlias, Pair{i, last})
 		}
 		if j, ok := outLast[stor[0]]; ok {

@@ -33,17 +33,27 @@ type opInfo struct {
 	written []int // arguments the schema annotates as written
 }
 
+// opsOf returns the run's memo of opInfo by call target (nil: no
+// schema), shared by the graphs of the run: HOP subgraphs call the ops
+// their callers call.
+func opsOf(pass *analyze.Pass) *ir.TargetMemo[*opInfo] {
+	reg := pass.Schemas
+	return pass.Shared(func() any {
+		return ir.NewTargetMemo(func(target string) *opInfo {
+			if reg == nil {
+				return nil
+			}
+			s, _, ok := reg.Lookup(target)
+			if !ok {
+				return nil
+			}
+			return &opInfo{schema: s, rets: s.ReturnAliases(), writes: reg.ConditionalWrites(s), written: s.MutatedArguments()}
+		})
+	}).(*ir.TargetMemo[*opInfo])
+}
+
 func (st *state) lookup(target string) (*opInfo, bool) {
-	if info, ok := st.ops[target]; ok {
-		return info, info != nil
-	}
-	var info *opInfo
-	if st.pass.Schemas != nil {
-		if s, _, ok := st.pass.Schemas.Lookup(target); ok {
-			info = &opInfo{schema: s, rets: s.ReturnAliases(), writes: st.pass.Schemas.ConditionalWrites(s), written: s.MutatedArguments()}
-		}
-	}
-	st.ops[target] = info
+	info := st.ops.Get(target)
 	return info, info != nil
 }
 

@@ -63,13 +63,14 @@ func run(pass *analyze.Pass) (any, error) {
 		return nil, nil
 	}
 	g := pass.Graph
+	schemas := schemasOf(pass)
 	for i := range g.Nodes {
 		n := &g.Nodes[i]
 		if n.Op != ir.OpCallFunction {
 			continue
 		}
-		s, _, ok := pass.Schemas.Lookup(n.Target)
-		if !ok {
+		s := schemas.Get(n.Target)
+		if s == nil {
 			continue
 		}
 		freeKwargs := false
@@ -88,6 +89,18 @@ func run(pass *analyze.Pass) (any, error) {
 		}
 	}
 	return nil, nil
+}
+
+// schemasOf returns the run's memo of the schema of each call target
+// (nil: none), shared by the graphs of the run.
+func schemasOf(pass *analyze.Pass) *ir.TargetMemo[*opschema.Schema] {
+	reg := pass.Schemas
+	return pass.Shared(func() any {
+		return ir.NewTargetMemo(func(target string) *opschema.Schema {
+			s, _, _ := reg.Lookup(target)
+			return s
+		})
+	}).(*ir.TargetMemo[*opschema.Schema])
 }
 
 type checker struct {
