@@ -635,8 +635,12 @@ func unusedPlaceholders(g *ir.Graph) []bool {
 // incoming carry, so the scan's outputs are (*final_carry, *ys,
 // *carries), carries[t] being the carry step t started from. It returns
 // the scan node; the getitems of the carries are recorded for the
-// backward.
+// backward. torch 2.6 has no autograd for scan (opschema.DiffScanGrad26):
+// the call is refused with 2.6's message.
 func (j *jointBuilder) augmentScan(n *ir.Node) (ir.NodeID, error) {
+	if opschema.TorchDiffers(opschema.DiffScanGrad26, j.src.TorchVersion) {
+		return 0, fmt.Errorf("%s", scanGradMessage26)
+	}
 	r := j.f.ops.get(n.Target).hop
 	ci := -1
 	if r != nil {
@@ -728,6 +732,10 @@ func augmentCombine(g *ir.Graph, nc int) (*ir.Graph, error) {
 	return out, nil
 }
 
+// scanGradMessage26 is what torch 2.6 raises when a gradient flows into a
+// scan (autograd_not_implemented in torch/_higher_order_ops/scan.py).
+const scanGradMessage26 = "Autograd not implemented for scan"
+
 func scanBackward(j *jointBuilder, id ir.NodeID, grads []V) error {
 	n := &j.b.g.Nodes[id]
 	if err := j.hopArity(id); err != nil {
@@ -741,6 +749,12 @@ func scanBackward(j *jointBuilder, id ir.NodeID, grads []V) error {
 	init, xs, add := j.hopArg(n, "init").Elems, j.hopArg(n, "xs").Elems, j.hopArg(n, "additional_inputs").Elems
 	nc, nx, na := len(init), len(xs), len(add)
 	ny := len(grads) - nc
+	if ny < 0 {
+		// torch's scan returns every final carry first; a combine_fn
+		// returning fewer values than its carries is what torch 2.6 traced
+		// without complaint (testdata/hops_real/torch2.6/scan_count.pb).
+		return nodeError(j.file, j.b.g, id, fmt.Sprintf("scan has %d carries (init) but %d outputs: it must return every final carry", nc, len(grads)))
+	}
 	ops := slices.Concat(init, xs, add)
 	for _, a := range ops {
 		if a.Kind != ir.ArgNode || j.b.remapArgV(a).meta == nil {
