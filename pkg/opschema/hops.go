@@ -313,6 +313,12 @@ type MetaCheck struct {
 	// differing pair, its fields joined by ",", under "Expected <LHS> and
 	// <RHS> return tensors with same metadata but found:".
 	Carry26 bool
+	// Init26 is set for torch 2.6's scan form of the check (trace_scan):
+	// pairs zipped, so different counts pass; device, dtype and shape
+	// compared; the first differing pair raises "Expected metadata of the
+	// combine_fn result <the carry's TensorMetadata> to be the same as the
+	// metadata of init with <the init>".
+	Init26 bool
 }
 
 // ArgTypeCheck is one validate_subgraph_args_types call: the elements of
@@ -649,7 +655,9 @@ var hops = []*HOP{
 				{Kind: ForbidMutation, NoGrad: &NoGradRule{Allows: []string{"additional_inputs"}, Message: "torch.scan: combine_fn mutates init or xs"}},
 				{Kind: ForbidAlias, Torch: TorchVersions{From: rowTorch(DiffScanAlias26).Until}}}}},
 		MetaChecks: []MetaCheck{{LHS: "init", RHS: "carry", Arg: "init", Subgraph: "combine_fn", Carries: true, Lists: true,
-			Torch: TorchVersions{From: rowTorch(DiffScanCarry26).Until}}},
+			Torch: TorchVersions{From: rowTorch(DiffScanCarry26).Until}},
+			{LHS: "init", RHS: "combine_fn result", Arg: "init", Subgraph: "combine_fn", Carries: true, Lists: true,
+				Torch: rowTorch(DiffScanCarry26), Init26: true}},
 		ArgTypeChecks: []ArgTypeCheck{{Args: []string{"additional_inputs"}}},
 		// torch 2.6 slices xs along dim (the HOP gets the user's dim, not
 		// 0) and scans backwards when reverse is set.
