@@ -49,3 +49,29 @@ func TestLevelSymIntArithmetic(t *testing.T) {
 		}
 	}
 }
+
+// TestLevelWithoutOps: a module whose graphs call nothing but HOPs and
+// getitem (a BaseHOP whose subgraph returns its operand) has nodes of
+// neither level; Dynamo's trace of it (inputs named after their source,
+// L_x_) is Dynamo-level, make_fx's (x_1) is not. torch 2.14's traces of
+// the program at both levels (python/tools/hop_corpus_dynamo.py,
+// python/tools/hop_corpus.py).
+func TestLevelWithoutOps(t *testing.T) {
+	for path, want := range map[string]bool{
+		"../../testdata/hops_real/dynamo/basehop_alias_grad.pb": true,
+		"../../testdata/hops_real/basehop_alias.pb":             false,
+	} {
+		m, err := ir.Load(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, g := range m.Graphs {
+			if TorchLevelGraph(g) {
+				t.Fatalf("%s: graph %s has a torch-level node: not a test of the rule", path, g.Name)
+			}
+		}
+		if got := DynamoLevel(m); got != want {
+			t.Errorf("%s: DynamoLevel = %v, want %v", path, got, want)
+		}
+	}
+}

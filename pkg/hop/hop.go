@@ -176,6 +176,9 @@ func (d *decoder) subgraph(sg *opschema.Subgraph) (sc SubgraphCall, ok bool, err
 	}
 	if o := sg.Outputs; o != nil {
 		k := max(NumOutputs(d.n), 0)
+		if d.n.Val != nil && d.n.Val.Kind == ir.ValTensor {
+			k = 1 // a call whose value is one tensor (a BaseHOP's subgraph returning one): output 0
+		}
 		sc.outputsOfCall = o.Count == "" && !o.Fresh
 		if o.Count != "" {
 			elems, err := d.group(o.Count, false, false)

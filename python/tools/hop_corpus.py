@@ -402,6 +402,48 @@ def _graft(name, inputs):
     return gm
 
 
+def _corpus_base_hop():
+    """A BaseHOP subclass, as PyTorch's test/dynamo/test_base_hop.py defines
+    one (InvokeQuantTest): no HOP table knows it, the file's hop_classes
+    record says what it derives from. None before torch had BaseHOP (2.6)."""
+    base = getattr(torch._higher_order_ops, "BaseHOP", None)
+    if base is None:
+        return None
+
+    class CorpusBaseHOP(base):
+        def __init__(self):
+            super().__init__("corpus_base_hop")
+
+        def __call__(self, subgraph, *operands, scheme):
+            return super().__call__(subgraph, *operands, scheme=scheme)
+    return CorpusBaseHOP()
+
+
+corpus_base_hop = _corpus_base_hop()
+
+
+def _bhop(fn, *operands):
+    # Outside torch.compile a BaseHOP takes a GraphModule or a function
+    # known to have no free variables (base_hop.py's BaseHOP.__call__).
+    from torch._higher_order_ops.base_hop import FunctionWithNoFreeVars
+    return corpus_base_hop(FunctionWithNoFreeVars(fn), *operands, scheme="nf4")
+
+
+def p_basehop_mutate(x):  # the subgraph writes its operand
+    def body(x):
+        x.add_(1)
+        return x.sin()
+    return _bhop(body, x)
+
+
+def p_basehop_alias(x):  # the subgraph returns its operand
+    return _bhop(lambda x: x, x)
+
+
+def p_basehop_clean(x):
+    return _bhop(lambda x: x.sin(), x)
+
+
 def _f(*s):
     return torch.randn(*s)
 
@@ -471,6 +513,18 @@ PROGRAMS = [
     ("nested_mutate", "test_cond_nested_while_loop", p_nested_mutate, lambda: [_f(3), torch.tensor(0)]),
     ("nested_clean", "test_cond_nested_while_loop (near miss)", p_nested_clean, lambda: [_f(3), torch.tensor(0)]),
 ]
+
+# BaseHOP programs (torch 2.7 on: 2.6 has no BaseHOP). At the make_fx level
+# torch checks neither writes nor aliasing in a BaseHOP's subgraph: it
+# functionalizes the writes (auto_functionalized_v2) and only warns of
+# aliasing (base_hop.py); Dynamo refuses both (hop_corpus_dynamo.py).
+if corpus_base_hop is not None:
+    PROGRAMS += [
+        ("basehop_mutate", "test_base_hop.py test_auto_functionalize (make_fx level)", p_basehop_mutate, lambda: [_f(3, 3)]),
+        ("basehop_alias", "test_base_hop.py (make_fx level; the subgraph returns its operand)", p_basehop_alias,
+         lambda: [_f(3, 3)]),
+        ("basehop_clean", "test_base_hop.py (make_fx level, near miss)", p_basehop_clean, lambda: [_f(3, 3)]),
+    ]
 
 
 _RULE_WORDS = ("might be", "Mutations detected", "Expected", "expected same", "expected combine_fn", "must",

@@ -23,8 +23,8 @@ does not depend on the grad mode.
 The associative_scan near miss (assoc_pointwise.pb, grad enabled): torch
 makes the pointwise check on its ATen re-trace, which hopctl does not have.
 
-BaseHOP programs (torch 2.14): a small BaseHOP subclass defined here, as
-PyTorch's test/dynamo/test_base_hop.py defines one, whose subgraph writes
+BaseHOP programs (torch 2.14): a small BaseHOP subclass (hop_corpus.py's,
+as PyTorch's test/dynamo/test_base_hop.py defines one), whose subgraph writes
 or returns its operand (the trigger) or neither (the near miss). No torch
 HOP table knows it: the file's hop_classes record says it is a BaseHOP.
 
@@ -51,7 +51,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(HERE))  # python/, for hopctl_torch
 sys.path.insert(0, HERE)
 
-from hop_corpus import exception_chain  # noqa: E402
+from hop_corpus import corpus_base_hop, exception_chain  # noqa: E402
 
 import torch._higher_order_ops.associative_scan  # noqa: E402,F401
 
@@ -190,25 +190,6 @@ def cond_count(x):  # the branches return two and one values
 STRUCTURE_PROGRAMS = [
     ("cond_count", "test_cond_branches_return_different_number_of_outputs (torch.compile)", cond_count, (3, 4)),
 ]
-
-
-def _corpus_base_hop():
-    """A BaseHOP subclass, as test/dynamo/test_base_hop.py defines one
-    (InvokeQuantTest); None before BaseHOP existed."""
-    base = getattr(torch._higher_order_ops, "BaseHOP", None)
-    if base is None:
-        return None
-
-    class CorpusBaseHOP(base):
-        def __init__(self):
-            super().__init__("corpus_base_hop")
-
-        def __call__(self, subgraph, *operands, scheme):
-            return super().__call__(subgraph, *operands, scheme=scheme)
-    return CorpusBaseHOP()
-
-
-corpus_base_hop = _corpus_base_hop()
 
 
 def basehop_mutate(x):  # the subgraph writes its operand

@@ -21,7 +21,7 @@ func analyzeFile(t *testing.T, path string) (*ir.Module, *analyze.Result) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	reg, err := opschema.NewRegistry(schemaTexts(m))
+	reg, err := opschema.NewRegistryForModule(m) // the HOPs the file records as BaseHOPs included
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -30,14 +30,6 @@ func analyzeFile(t *testing.T, path string) (*ir.Module, *analyze.Result) {
 		t.Fatal(err)
 	}
 	return m, res
-}
-
-func schemaTexts(m *ir.Module) []opschema.FileSchema {
-	var out []opschema.FileSchema
-	for _, s := range m.Schemas {
-		out = append(out, opschema.FileSchema{Name: s.Name, Schema: s.Schema})
-	}
-	return out
 }
 
 func fmtList(xs []int) string {

@@ -63,6 +63,9 @@ func (st *state) hop(id ir.NodeID) error {
 	if nOut < 0 {
 		v.freshSeq = true
 	}
+	if n.Val != nil && n.Val.Kind == ir.ValTensor && len(v.elems) == 1 {
+		v = v.elems[0] // the call's value is one tensor, not a tuple
+	}
 	st.vals[id] = v
 	return nil
 }
