@@ -558,7 +558,8 @@ func (b *builder) remapArgV(a ir.Arg) V {
 }
 
 // permutePlaceholders reorders g's leading placeholders to order, in new
-// node and argument slices.
+// node and argument slices; placeholders order leaves out are removed
+// (they must have no users: unusedPlaceholders).
 func permutePlaceholders(g *ir.Graph, order []ir.NodeID) {
 	newID := make([]ir.NodeID, len(g.Nodes))
 	nodes := make([]ir.Node, 0, len(g.Nodes))
@@ -571,10 +572,15 @@ func permutePlaceholders(g *ir.Graph, order []ir.NodeID) {
 		in[id] = true
 	}
 	for i := range g.Nodes {
-		if !in[ir.NodeID(i)] {
-			newID[i] = ir.NodeID(len(nodes))
-			nodes = append(nodes, g.Nodes[i])
+		if in[ir.NodeID(i)] {
+			continue
 		}
+		if g.Nodes[i].Op == ir.OpPlaceholder {
+			newID[i] = ir.NoNode
+			continue
+		}
+		newID[i] = ir.NodeID(len(nodes))
+		nodes = append(nodes, g.Nodes[i])
 	}
 	for i := range nodes {
 		// g may be a copy of a cached joint (handOut copies the nodes,
@@ -600,6 +606,28 @@ func permutePlaceholders(g *ir.Graph, order []ir.NodeID) {
 	}
 	g.Nodes = nodes
 	g.Reindex()
+}
+
+// unusedPlaceholders says, per placeholder of g (in order), whether no
+// node reads it.
+func unusedPlaceholders(g *ir.Graph) []bool {
+	ph := g.Placeholders()
+	at := make(map[ir.NodeID]int, len(ph))
+	for k, id := range ph {
+		at[id] = k
+	}
+	unused := make([]bool, len(ph))
+	for k := range unused {
+		unused[k] = true
+	}
+	for i := range g.Nodes {
+		g.Nodes[i].WalkRefs(func(a *ir.Arg) {
+			if k, ok := at[a.Ref]; ok && a.Ref >= 0 {
+				unused[k] = false
+			}
+		})
+	}
+	return unused
 }
 
 // augmentScan copies the forward scan node n (a functional-graph node)
@@ -721,6 +749,12 @@ func scanBackward(j *jointBuilder, id ir.NodeID, grads []V) error {
 	init, xs, add := j.hopArg(n, "init").Elems, j.hopArg(n, "xs").Elems, j.hopArg(n, "additional_inputs").Elems
 	nc, nx, na := len(init), len(xs), len(add)
 	ny := len(grads) - nc
+	if ny < 0 {
+		// torch's scan returns every final carry first; a combine_fn
+		// returning fewer values than its carries is what torch 2.6 traced
+		// without complaint (testdata/hops_real/torch2.6/scan_count.pb).
+		return nodeError(j.file, j.b.g, id, fmt.Sprintf("scan has %d carries (init) but %d outputs: it must return every final carry", nc, len(grads)))
+	}
 	ops := slices.Concat(init, xs, add)
 	for _, a := range ops {
 		if a.Kind != ir.ArgNode || j.b.remapArgV(a).meta == nil {

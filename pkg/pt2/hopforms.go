@@ -1,6 +1,8 @@
 package pt2
 
 import (
+	"sync"
+
 	"github.com/hopctl/hopctl/pkg/hop"
 	"github.com/hopctl/hopctl/pkg/ir"
 	"github.com/hopctl/hopctl/pkg/opschema"
@@ -23,8 +25,10 @@ type oldForm struct {
 	form     *opschema.HOP // the row reading the old form (implied values)
 }
 
-// oldForms maps a HOP target to its old forms, the table's.
-var oldForms = func() map[string][]oldForm {
+// oldForms maps a HOP target to its old forms, the table's. Built on
+// first use (it parses every HOP row's schemas, 0.1 ms that a command
+// reading no torch.export file must not pay at start).
+var oldForms = sync.OnceValue(func() map[string][]oldForm {
 	out := map[string][]oldForm{}
 	for _, h := range opschema.HOPs() {
 		for _, form := range h.OlderRows() {
@@ -32,14 +36,15 @@ var oldForms = func() map[string][]oldForm {
 		}
 	}
 	return out
-}()
+})
 
 // normalizeHOP rewrites a call in one of torch 2.6's forms into the
 // current form; other calls are left as they are.
 func normalizeHOP(call *ir.Node) error {
 	var f *oldForm
-	for i := range oldForms[call.Target] {
-		if g := &oldForms[call.Target][i]; hop.Fits(g.old, call) {
+	forms := oldForms()[call.Target]
+	for i := range forms {
+		if g := &forms[i]; hop.Fits(g.old, call) {
 			f = g
 			break
 		}
