@@ -435,7 +435,7 @@ class HOPJointCorpusMatchesAutograd(unittest.TestCase):
         # sizes (a while_loop's stacked carries) count at this run's sizes,
         # as AOTAutograd's do; the report's count is the values returned.
         over, checked = [], 0
-        for name, test, fn, make, rg, mode, inline in self.corpus.PROGRAMS:
+        for name, test, fn, make, rg, mode, inline in self.programs():
             v = self.verdicts["programs"][name]
             if v["error"] is not None:
                 continue
@@ -459,7 +459,7 @@ class HOPJointCorpusMatchesAutograd(unittest.TestCase):
                                                                          ", ".join(theirs["values"])))
             checked += 1
         self.assertEqual(over, [], "hopctl's min-cut saves more than AOTAutograd's")
-        self.assertGreaterEqual(checked, 20)
+        self.assertGreaterEqual(checked, 20 if _torch_at_least(2, 14) else 4)
 
 
 if __name__ == "__main__":
