@@ -80,8 +80,10 @@ func (c *Call) Subgraph(role string) *SubgraphCall {
 
 // Lookup returns the convention row of a call_function node's target when
 // it names a HOP the registry knows (nil reg: the built-in table), in the
-// form the call follows (opschema.HOP.FormFor: torch 2.6's scan passes two
-// more arguments).
+// form the call follows: the row of the first older form whose arguments
+// the call fits (opschema.HOP.OlderRows, Fits: torch 2.6's scan passes dim
+// and reverse, its invoke_subgraph one tuple of operands), else the HOP's
+// own.
 func Lookup(reg *opschema.Registry, n *ir.Node) (*opschema.HOP, bool) {
 	if n.Op != ir.OpCallFunction || !opschema.IsHOPTarget(n.Target) {
 		return nil, false
@@ -90,7 +92,52 @@ func Lookup(reg *opschema.Registry, n *ir.Node) (*opschema.HOP, bool) {
 	if !ok {
 		return nil, false
 	}
-	return h.FormFor(len(n.Args)), true // the calling convention the call follows
+	if len(h.OlderForms) > 0 {
+		for _, r := range h.OlderRows() {
+			if Fits(r.ParsedSchema(), n) {
+				return r, true
+			}
+		}
+	}
+	return h, true
+}
+
+// Fits reports whether call n follows the (older) calling convention s:
+// no keyword arguments, one positional argument per argument of s, and
+// those s types int, bool, str or list (optional or not) of that kind — the
+// few types by which the older forms differ from the current ones (a list
+// may be written as a tuple, as make_fx's traces write 2.6's
+// invoke_subgraph operands).
+func Fits(s *opschema.Schema, n *ir.Node) bool {
+	if s == nil || s.IsVararg || len(n.Kwargs) > 0 || len(n.Args) != len(s.Arguments) {
+		return false
+	}
+	for i, p := range s.Arguments {
+		if !fitsKind(p.Type, n.Args[i]) {
+			return false
+		}
+	}
+	return true
+}
+
+func fitsKind(t *opschema.Type, a ir.Arg) bool {
+	if t.Kind == opschema.KindOptional {
+		if a.Kind == ir.ArgNone {
+			return true
+		}
+		t = t.Elem
+	}
+	switch t.Kind {
+	case opschema.KindInt:
+		return a.Kind == ir.ArgInt
+	case opschema.KindBool:
+		return a.Kind == ir.ArgBool
+	case opschema.KindStr:
+		return a.Kind == ir.ArgStr
+	case opschema.KindList:
+		return a.Kind == ir.ArgList || a.Kind == ir.ArgTuple
+	}
+	return true
 }
 
 // Decode decodes node id of g by its row of reg's convention table (nil

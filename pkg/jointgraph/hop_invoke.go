@@ -54,16 +54,16 @@ func invokeSubgraphBackward(j *jointBuilder, id ir.NodeID, grads []V) error {
 	if !ok {
 		return nodeError(j.file, j.b.g, id, "invoke_subgraph subgraph is not a subgraph of this file")
 	}
-	ops, _, _ := hop.Group(j.f.ops.get(n.Target).hop.row, n, "*operands")
 	// torch 2.6 (version row invoke-subgraph-grad-2.6) calls
 	// invoke_subgraph(subgraph, identifier, operands), its operands one
-	// tuple, and names the calls ___forward_/___backward_<identifier>; its
-	// backward graph takes a tangent for every output (create_fw_bw_graph).
+	// tuple (the HOP table's older form: hop.Lookup reads it), and names
+	// the calls ___forward_/___backward_<identifier>; its backward graph
+	// takes a tangent for every output (create_fw_bw_graph). The backward
+	// call is written in the form the forward call has.
+	row := j.hopRow(n)
+	ops := hop.CallerOperands(row, n)
+	tupleForm := !row.ParsedSchema().IsVararg
 	v26 := opschema.TorchDiffers(opschema.DiffInvokeSubgraph26, j.src.TorchVersion)
-	tupleForm := len(ops) == 1 && (ops[0].Kind == ir.ArgTuple || ops[0].Kind == ir.ArgList)
-	if tupleForm {
-		ops = ops[0].Elems
-	}
 	fwPrefix, masks := "fw_", MasksAuto
 	if v26 {
 		fwPrefix, masks = "___forward_", MasksAll
@@ -231,10 +231,11 @@ func hopOutputsRG(m *ir.Module, g *ir.Graph, n *ir.Node, hr *hopRule, ops *opCac
 	if sub == nil {
 		return nil, false
 	}
-	operands, _, _ := hop.Group(hr.row, n, "*operands")
-	if len(operands) == 1 && (operands[0].Kind == ir.ArgTuple || operands[0].Kind == ir.ArgList) {
-		operands = operands[0].Elems
+	row := hr.row
+	if h, ok := hop.Lookup(ops.reg, n); ok {
+		row = h // the form the call follows (torch 2.6's operand tuple)
 	}
+	operands := hop.CallerOperands(row, n)
 	in := make([]bool, len(sub.Nodes))
 	k := 0
 	for i := range sub.Nodes {

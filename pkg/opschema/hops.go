@@ -69,19 +69,27 @@ type HOP struct {
 	ArgTypeChecks []ArgTypeCheck
 	// OlderForms are calling conventions older torch releases write, with
 	// the same argument names for everything the row reads (torch 2.6's
-	// scan also passes dim and reverse). A call follows Schema when its
-	// positional arguments fit it, else the first older form with exactly
-	// as many positional arguments ([HOP.FormFor]).
+	// scan also passes dim and reverse; its invoke_subgraph passes its
+	// operands as one tuple). A call follows the first older form whose
+	// arguments it fits, argument for argument (hop.Fits: as many, and of
+	// the kinds the form's int, bool, str and list arguments say), else
+	// Schema ([HOP.OlderRows], hop.Lookup).
 	OlderForms []CallForm
 
 	schema *Schema // Schema, parsed
-	// implied is the Implied of the older form this row reads (FormFor).
+	// implied is the Implied of the older form this row reads (OlderRows).
 	implied map[string]string
 }
 
 // CallForm is an older calling convention of a HOP.
 type CallForm struct {
-	// Schema is the convention, in the schema language.
+	// Schema is the convention, in the schema language. Where the current
+	// form spreads a list into variadic arguments and this form passes the
+	// list itself (torch 2.6's invoke_subgraph(subgraph, identifier,
+	// operands), a tuple; current torch's invoke_subgraph(subgraph,
+	// identifier, *operands)), the list argument has the variadic group's
+	// name without its "*": the row reading this form reads the group
+	// "*operands" as the list "operands" (olderRow).
 	Schema string
 	// Torch are the releases that write calls in this form.
 	Torch TorchVersions
@@ -95,23 +103,21 @@ type CallForm struct {
 }
 
 // Implied returns the Implied arguments of the older form h reads
-// (FormFor); nil for a HOP's own row.
+// (OlderRows); nil for a HOP's own row.
 func (h *HOP) Implied() map[string]string { return h.implied }
 
-// FormFor returns the row to read a call with npos positional arguments
-// by: h itself, or the row of the older form (OlderForms) the call
-// follows, which differs from h in Schema only.
-func (h *HOP) FormFor(npos int) *HOP {
-	s := h.ParsedSchema()
-	if s == nil || s.IsVararg || npos <= s.Positional() {
-		return h
-	}
+// OlderRows returns the rows that read calls in h's older forms
+// (OlderForms), in order: h with the form's schema, its variadic operand
+// groups read from the form's list argument of that name. Which form a
+// call follows is decided by its arguments (hop.Lookup).
+func (h *HOP) OlderRows() []*HOP {
+	var out []*HOP
 	for i := range h.OlderForms {
-		if r := h.OlderForms[i].row; r != nil && r.schema != nil && r.schema.Positional() == npos {
-			return r
+		if r := h.OlderForms[i].row; r != nil && r.schema != nil {
+			out = append(out, r)
 		}
 	}
-	return h
+	return out
 }
 
 // buildForms parses the older forms of h and makes their rows.
@@ -124,11 +130,41 @@ func buildForms(h *HOP) error {
 			errs = append(errs, fmt.Errorf("%s: older form: %w", h.Name, err))
 			continue
 		}
-		r := *h
-		r.Schema, r.schema, r.OlderForms, r.implied = f.Schema, fs, nil, f.Implied
+		r := olderRow(h, f, fs)
 		f.row = &r
 	}
 	return errors.Join(errs...)
+}
+
+// olderRow is the row reading calls in older form f of h (schema fs): h
+// with f's schema, and every "*name" operand group and argument type
+// check naming the list argument name where fs has one.
+func olderRow(h *HOP, f *CallForm, fs *Schema) HOP {
+	r := *h
+	r.Schema, r.schema, r.OlderForms, r.implied = f.Schema, fs, nil, f.Implied
+	listed := func(a string) string {
+		if strings.HasPrefix(a, "*") && fs.Argument(a[1:]) >= 0 {
+			return a[1:]
+		}
+		return a
+	}
+	r.Subgraphs = slices.Clone(h.Subgraphs)
+	for i := range r.Subgraphs {
+		ops := slices.Clone(r.Subgraphs[i].Operands)
+		for k := range ops {
+			ops[k].Arg = listed(ops[k].Arg)
+		}
+		r.Subgraphs[i].Operands = ops
+	}
+	r.ArgTypeChecks = slices.Clone(h.ArgTypeChecks)
+	for i := range r.ArgTypeChecks {
+		args := slices.Clone(r.ArgTypeChecks[i].Args)
+		for k := range args {
+			args[k] = listed(args[k])
+		}
+		r.ArgTypeChecks[i].Args = args
+	}
+	return r
 }
 
 // Subgraph is one subgraph a HOP call runs.
@@ -634,6 +670,10 @@ var hops = []*HOP{
 			Outputs: passThrough, Restrictions: forbidAlias}},
 		ArgTypeChecks: []ArgTypeCheck{{Args: []string{"*operands"}, Opaque: true,
 			Message: "invoke_subgraph operands must be a list of tensors/ints/SymInts/Generator, got %s"}},
+		// torch 2.6 passes the operands as one tuple (its autograd's
+		// calls too: ___forward_/___backward_<identifier>).
+		OlderForms: []CallForm{{Schema: "higher_order::invoke_subgraph(Any subgraph, str? identifier, Any[] operands) -> ...",
+			Torch: rowTorch(DiffInvokeSubgraph26)}},
 	},
 	{
 		Name:   "map_impl",
@@ -828,14 +868,19 @@ func CheckHOP(h *HOP) error {
 			}
 		}
 	}
-	for _, f := range h.OlderForms {
-		r := *h
-		r.Schema, r.OlderForms = f.Schema, nil
+	for i := range h.OlderForms {
+		f := &h.OlderForms[i]
+		fs, err := Parse(f.Schema)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("older form %s: %w", f.Schema, err))
+			continue
+		}
+		r := olderRow(h, f, fs)
+		r.implied = nil
 		if err := CheckHOP(&r); err != nil {
 			errs = append(errs, fmt.Errorf("older form %s: %w", f.Schema, err))
 			continue
 		}
-		fs, _ := Parse(f.Schema)
 		for name := range f.Implied {
 			if fs.Argument(name) < 0 || s.Argument(name) >= 0 {
 				bad("older form %s: implied argument %s is not one only the older form has", f.Schema, name)

@@ -408,23 +408,31 @@ func TestCorrectionsApplyToBuiltin(t *testing.T) {
 	}
 }
 
-// TestHOPOlderForms: a call follows the newest form when its positional
-// arguments fit it, else the older form with exactly as many (torch 2.6's
-// scan: dim and reverse before additional_inputs).
+// TestHOPOlderForms: the rows of the older forms (which form a call
+// follows is hop.Lookup's, by its arguments) read the same argument names
+// at the form's positions: torch 2.6's scan with dim and reverse before
+// additional_inputs; its invoke_subgraph with the variadic operand group
+// "*operands" and its argument type check read from the list "operands".
 func TestHOPOlderForms(t *testing.T) {
 	h, ok := LookupHOP("scan")
 	if !ok {
 		t.Fatal("no scan row")
 	}
-	if f := h.FormFor(4); f != h {
-		t.Errorf("4 arguments: form %s", f.Schema)
+	rows := h.OlderRows()
+	if len(rows) != 1 {
+		t.Fatalf("scan: %d older rows", len(rows))
 	}
-	f := h.FormFor(6)
-	if f == h || f.ArgIndex("dim") != 3 || f.ArgIndex("additional_inputs") != 5 || f.ArgIndex("xs") != 2 {
+	if f := rows[0]; f == h || f.ArgIndex("dim") != 3 || f.ArgIndex("additional_inputs") != 5 || f.ArgIndex("xs") != 2 ||
+		f.Implied()["dim"] != "0" || h.Implied() != nil {
 		t.Errorf("6 arguments: form %s", f.Schema)
 	}
-	if f := h.FormFor(5); f != h {
-		t.Errorf("5 arguments (no such form): form %s", f.Schema)
+	inv, ok := LookupHOP("invoke_subgraph")
+	if !ok {
+		t.Fatal("no invoke_subgraph row")
+	}
+	if rows := inv.OlderRows(); len(rows) != 1 || rows[0].ArgIndex("operands") != 2 || rows[0].Subgraphs[0].Operands[0].Arg != "operands" ||
+		rows[0].ArgTypeChecks[0].Args[0] != "operands" || inv.Subgraphs[0].Operands[0].Arg != "*operands" || inv.ArgTypeChecks[0].Args[0] != "*operands" {
+		t.Errorf("invoke_subgraph's older rows: %+v (the current row must keep *operands)", rows)
 	}
 	bad := *h
 	bad.OlderForms = []CallForm{{Schema: "higher_order::scan(Any combine_fn, Any init, Any ys, int dim) -> ..."}}

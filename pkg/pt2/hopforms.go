@@ -13,17 +13,10 @@ import (
 // rewrites them into the current one, which the HOP table
 // (pkg/opschema/hops.go) describes, so that one analysis serves both. The
 // old forms are the table's (opschema.HOP.OlderForms, whose arguments are
-// named as in the HOP's row: the rewrite moves arguments by name, and an
-// old argument the current form lacks must hold the value the table says
-// it implies, hop.CheckImplied), plus listForms.
-//
-// listForms are the old forms the table cannot hold because the current
-// form spreads a list into variadic arguments, which only this rewrite
-// undoes: invoke_subgraph(subgraph, identifier, [operands]) in torch 2.6,
-// spread in current torch (torch/_higher_order_ops/invoke_subgraph.py).
-var listForms = []struct{ hop, schema string }{
-	{hop: "invoke_subgraph", schema: "higher_order::invoke_subgraph(Any subgraph, str? identifier, Any[] operands) -> ..."},
-}
+// named as in the HOP's row: the rewrite moves arguments by name, spreads
+// the list a variadic operand group "*name" is in the old form, and an old
+// argument the current form lacks must hold the value the table says it
+// implies, hop.CheckImplied).
 
 // oldForm is one old form of a HOP, resolved against the HOP table.
 type oldForm struct {
@@ -32,33 +25,15 @@ type oldForm struct {
 	form     *opschema.HOP // the row reading the old form (implied values)
 }
 
-// oldForms maps a HOP target to its old forms: the table's, then
-// listForms. Built on first use (it parses every HOP row's schemas, 0.1 ms
-// that a command reading no torch.export file must not pay at start).
+// oldForms maps a HOP target to its old forms, the table's. Built on
+// first use (it parses every HOP row's schemas, 0.1 ms that a command
+// reading no torch.export file must not pay at start).
 var oldForms = sync.OnceValue(func() map[string][]oldForm {
 	out := map[string][]oldForm{}
-	add := func(h *opschema.HOP, schema string) {
-		s, err := opschema.Parse(schema)
-		if err != nil {
-			panic("pt2: old form of " + h.Name + ": " + err.Error())
-		}
-		form := h.FormFor(s.Positional())
-		if form.Schema != schema {
-			form = h
-		}
-		out[h.Target()] = append(out[h.Target()], oldForm{old: s, cur: h.ParsedSchema(), hop: h, form: form})
-	}
 	for _, h := range opschema.HOPs() {
-		for _, f := range h.OlderForms {
-			add(h, f.Schema)
+		for _, form := range h.OlderRows() {
+			out[h.Target()] = append(out[h.Target()], oldForm{old: form.ParsedSchema(), cur: h.ParsedSchema(), hop: h, form: form})
 		}
-	}
-	for _, f := range listForms {
-		h, ok := opschema.LookupHOP(f.hop)
-		if !ok {
-			panic("pt2: torch 2.6 form of " + f.hop + ", which the HOP table lacks")
-		}
-		add(h, f.schema)
 	}
 	return out
 })
@@ -66,13 +41,10 @@ var oldForms = sync.OnceValue(func() map[string][]oldForm {
 // normalizeHOP rewrites a call in one of torch 2.6's forms into the
 // current form; other calls are left as they are.
 func normalizeHOP(call *ir.Node) error {
-	if len(call.Kwargs) > 0 {
-		return nil
-	}
 	var f *oldForm
 	forms := oldForms()[call.Target]
 	for i := range forms {
-		if g := &forms[i]; fits(g.old, call) {
+		if g := &forms[i]; hop.Fits(g.old, call) {
 			f = g
 			break
 		}
@@ -104,39 +76,4 @@ func normalizeHOP(call *ir.Node) error {
 	}
 	call.Args = args
 	return nil
-}
-
-// fits reports whether call's arguments are those of the old form s.
-func fits(s *opschema.Schema, call *ir.Node) bool {
-	if len(call.Args) != len(s.Arguments) {
-		return false
-	}
-	for i, p := range s.Arguments {
-		if !fitsKind(p.Type, call.Args[i]) {
-			return false
-		}
-	}
-	return true
-}
-
-// fitsKind reports whether a matches the few schema types the old forms
-// use to tell themselves apart from the current ones.
-func fitsKind(t *opschema.Type, a ir.Arg) bool {
-	if t.Kind == opschema.KindOptional {
-		if a.Kind == ir.ArgNone {
-			return true
-		}
-		t = t.Elem
-	}
-	switch t.Kind {
-	case opschema.KindInt:
-		return a.Kind == ir.ArgInt
-	case opschema.KindBool:
-		return a.Kind == ir.ArgBool
-	case opschema.KindStr:
-		return a.Kind == ir.ArgStr
-	case opschema.KindList:
-		return a.Kind == ir.ArgList
-	}
-	return true
 }

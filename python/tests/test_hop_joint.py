@@ -281,8 +281,7 @@ def _torch_at_least(major, minor):
     return tuple(int(v) for v in torch.__version__.split("+")[0].split(".")[:2]) >= (major, minor)
 
 
-@unittest.skipUnless(_torch_at_least(2, 14), "torch %s: associative_scan has no autograd before 2.14, "
-                     "nested_compile_region's inlining switch is 2.14's" % torch.__version__)
+@unittest.skipUnless(_torch_at_least(2, 6), "torch %s has no HOPs" % torch.__version__)
 class HOPJointCorpusMatchesAutograd(unittest.TestCase):
     """The real-trace joint corpus (python/tools/hop_joint_corpus.py):
     associative_scan, cond over a SymInt operand, invoke_subgraph with
@@ -292,7 +291,15 @@ class HOPJointCorpusMatchesAutograd(unittest.TestCase):
     gradients torch.autograd.grad computes; where torch refuses, hopctl
     joint refuses with torch's message (exit 3); on the torch the
     committed corpus was made with, the fresh verdicts equal the committed
-    ones (testdata/hops_real/joint/joint.json, read by the Go tests)."""
+    ones (testdata/hops_real/joint/joint.json, read by the Go tests).
+
+    Under torch 2.6 the corpus is its programs 2.6 differentiates
+    (hop_joint_corpus.TORCH26: cond with and without a SymInt operand,
+    invoke_subgraph in 2.6's tuple call form, whose joint calls
+    ___forward_/___backward_<identifier> with one operand tuple, version row
+    invoke-subgraph-grad-2.6), checked against
+    testdata/hops_real/torch2.6/joint: hopctl's joints, run by 2.6's own
+    HOPs, give 2.6's autograd gradients."""
 
     @classmethod
     def setUpClass(cls):
@@ -326,16 +333,21 @@ class HOPJointCorpusMatchesAutograd(unittest.TestCase):
         layout = verdict["graph_inputs"]
         return outs, ts, want, layout, self.corpus.graph_args(layout, [x.detach() for x in ins])
 
+    def programs(self):
+        """The corpus's programs this torch traced (all on 2.14; TORCH26 on 2.6)."""
+        return [p for p in self.corpus.PROGRAMS if p[0] in self.verdicts["programs"]]
+
     def test_committed_corpus_is_fresh(self):
-        with open(os.path.join(os.path.dirname(PYROOT), "testdata", "hops_real", "joint", "joint.json")) as f:
+        sub = ("joint",) if _torch_at_least(2, 14) else ("torch2.6", "joint")
+        with open(os.path.join(os.path.dirname(PYROOT), "testdata", "hops_real", *sub, "joint.json")) as f:
             committed = json.load(f)
         if committed["torch_version"] != self.verdicts["torch_version"]:
             self.skipTest("committed corpus is torch %s's" % committed["torch_version"])
         self.assertEqual(self.verdicts, committed)
 
     def test_gradients_equal_autograd(self):
-        checked = 0
-        for name, test, fn, make, rg, mode, inline in self.corpus.PROGRAMS:
+        checked, invoke = 0, 0
+        for name, test, fn, make, rg, mode, inline in self.programs():
             with self.subTest(program=name, pytorch_test=test):
                 v = self.verdicts["programs"][name]
                 src = os.path.join(self.tmp.name, name + ".pb")
@@ -361,14 +373,21 @@ class HOPJointCorpusMatchesAutograd(unittest.TestCase):
                         continue
                     self.assertIsNotNone(g, "%s grad %d missing" % (name, k))
                     torch.testing.assert_close(g, want[k], atol=TOL, rtol=TOL, msg="%s grad %d" % (name, k))
+                ids = [str(n.args[1]) for n in jm.graph.nodes if "invoke_subgraph" in str(n.target)]
+                if ids:  # a region Dynamo kept: its backward calls, in this torch's naming
+                    fw, bw = ("fw_", "bw_") if _torch_at_least(2, 14) else ("___forward_", "___backward_")
+                    self.assertTrue(any(i.startswith(fw) for i in ids) and any(i.startswith(bw) for i in ids),
+                                    "%s: invoke_subgraph calls %s" % (name, ids))
+                    invoke += 1
                 checked += 1
-        self.assertGreaterEqual(checked, 10)
+        self.assertGreaterEqual(checked, 10 if _torch_at_least(2, 14) else 4)
+        self.assertGreaterEqual(invoke, 2)
 
     def test_partitions_equal_autograd(self):
         # The partitioned forward then backward (default and min-cut) give
         # autograd's gradients: the HOP backwards survive partitioning.
         checked = 0
-        for name, test, fn, make, rg, mode, inline in self.corpus.PROGRAMS:
+        for name, test, fn, make, rg, mode, inline in self.programs():
             v = self.verdicts["programs"][name]
             if v["error"] is not None:
                 continue
@@ -404,7 +423,7 @@ class HOPJointCorpusMatchesAutograd(unittest.TestCase):
                         else:
                             self.assertIsNone(grads[i])
                     checked += 1
-        self.assertGreaterEqual(checked, 19)
+        self.assertGreaterEqual(checked, 19 if _torch_at_least(2, 14) else 8)
 
     def test_mincut_saves_no_more_than_aotautograd(self):
         # hopctl's min-cut (joint --partition mincut --report) saves no
@@ -416,7 +435,7 @@ class HOPJointCorpusMatchesAutograd(unittest.TestCase):
         # sizes (a while_loop's stacked carries) count at this run's sizes,
         # as AOTAutograd's do; the report's count is the values returned.
         over, checked = [], 0
-        for name, test, fn, make, rg, mode, inline in self.corpus.PROGRAMS:
+        for name, test, fn, make, rg, mode, inline in self.programs():
             v = self.verdicts["programs"][name]
             if v["error"] is not None:
                 continue
@@ -440,7 +459,7 @@ class HOPJointCorpusMatchesAutograd(unittest.TestCase):
                                                                          ", ".join(theirs["values"])))
             checked += 1
         self.assertEqual(over, [], "hopctl's min-cut saves more than AOTAutograd's")
-        self.assertGreaterEqual(checked, 20)
+        self.assertGreaterEqual(checked, 20 if _torch_at_least(2, 14) else 4)
 
 
 if __name__ == "__main__":
