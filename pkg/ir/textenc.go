@@ -50,7 +50,13 @@ func EncodeTo(w io.Writer, m *Module, enc Encoding) error {
 	if enc != JSON && enc != Text {
 		return fmt.Errorf("unknown encoding")
 	}
-	e := &textEncoder{w: w, json: enc == JSON, buf: make([]byte, 0, textChunk+4096)}
+	return encodeText(w, m, nil, enc)
+}
+
+// encodeText is EncodeTo for JSON and text, with the root graph's nodes
+// read from root when it is set (EncodeSourceTo).
+func encodeText(w io.Writer, m *Module, root NodeSource, enc Encoding) error {
+	e := &textEncoder{w: w, json: enc == JSON, buf: make([]byte, 0, textChunk+4096), root: root}
 	defer e.stopWriter()
 	if !e.json {
 		e.buf = append(e.buf, textHeader...)
@@ -89,6 +95,9 @@ type textEncoder struct {
 	done       chan error
 	// werr is a write error of w; err the first error of any kind.
 	werr error
+	// root, when set, supplies the root graph's nodes (EncodeSourceTo);
+	// refs is set while they are written.
+	root, refs NodeSource
 }
 
 func (e *textEncoder) fail(err error) {
@@ -429,7 +438,13 @@ func (e *textEncoder) file(m *Module) {
 	e.close()
 	e.str("producer", m.Producer)
 	e.str("torch_version", m.TorchVersion)
-	if len(m.Graphs) > 0 {
+	if e.root != nil {
+		e.msg("graph")
+		e.refs = e.root
+		e.nodes(e.root)
+		e.refs = nil
+		e.close()
+	} else if len(m.Graphs) > 0 {
 		e.msg("graph")
 		e.graph(m.Graphs[0])
 		e.close()
@@ -494,6 +509,24 @@ func (e *textEncoder) file(m *Module) {
 	if m.HasGradEnabled {
 		e.boolAlways("grad_enabled", m.GradEnabled)
 	}
+	if len(m.HOPClasses) > 0 {
+		e.list("hop_classes")
+		for _, c := range m.HOPClasses {
+			e.elemMsg("hop_classes")
+			e.str("target", c.Target)
+			if len(c.Classes) > 0 {
+				e.list("classes")
+				for _, cl := range c.Classes {
+					e.elem("classes")
+					e.quoted(cl)
+					e.endScalar()
+				}
+				e.endList()
+			}
+			e.close()
+		}
+		e.endList()
+	}
 	if sig := m.Signature; sig != nil {
 		e.msg("signature")
 		if len(sig.Inputs) > 0 {
@@ -534,14 +567,16 @@ func (e *textEncoder) pair(field, n1, v1, n2, v2 string) {
 	e.close()
 }
 
-func (e *textEncoder) graph(g *Graph) {
-	if len(g.Nodes) == 0 {
+func (e *textEncoder) graph(g *Graph) { e.nodes(graphNodes{g}) }
+
+func (e *textEncoder) nodes(src NodeSource) {
+	if src.Len() == 0 {
 		return
 	}
 	ops := protoOpKindNames()
 	e.list("nodes")
-	for i := range g.Nodes {
-		n := &g.Nodes[i]
+	for i := range src.Len() {
+		n := src.Node(i)
 		e.elemMsg("nodes")
 		e.str("name", n.Name)
 		e.enum("op", int32(n.Op), ops)
@@ -595,6 +630,11 @@ func (e *textEncoder) kwarg(field, name string, value *Arg) {
 func (e *textEncoder) arg(a *Arg) {
 	switch a.Kind {
 	case ArgNode:
+		if e.refs != nil {
+			_, name := e.refs.Ref(a)
+			e.strAlways("node", name)
+			break
+		}
 		e.strAlways("node", a.S)
 	case ArgInt:
 		e.int64Always("int", a.I)

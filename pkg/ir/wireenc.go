@@ -33,6 +33,9 @@ type wireEncoder struct {
 	vals *[valSlots]valSlot
 	// memo backs the kept copies.
 	memo []byte
+	// root, when set, supplies the root graph's nodes (EncodeSource);
+	// refs is set while they are written.
+	root, refs NodeSource
 }
 
 // valSlots is the size of the value cache: a few hundred distinct shared
@@ -60,16 +63,7 @@ func encodedSize(m *Module) int {
 		n += 160 * len(g.Nodes)
 		for i := range g.Nodes {
 			if mt := g.Nodes[i].Meta; mt != nil {
-				n += len(mt.StackTrace) + len(mt.FwdSource)
-				for _, e := range mt.NNModuleStack {
-					n += 8 + len(e.Key) + len(e.Path) + len(e.Type)
-				}
-				for _, e := range mt.SourceFnStack {
-					n += 8 + len(e.Key) + len(e.Path) + len(e.Type)
-				}
-				for _, a := range mt.Extra {
-					n += 8 + len(a.Key) + len(a.Value)
-				}
+				n += metaSize(mt)
 			}
 		}
 	}
@@ -81,6 +75,21 @@ func encodedSize(m *Module) int {
 	}
 	// An eighth more: pages of the buffer never written are never touched.
 	return n + n/8
+}
+
+// metaSize is the bytes of the strings of a node's metadata.
+func metaSize(mt *Meta) int {
+	n := len(mt.StackTrace) + len(mt.FwdSource)
+	for _, e := range mt.NNModuleStack {
+		n += 8 + len(e.Key) + len(e.Path) + len(e.Type)
+	}
+	for _, e := range mt.SourceFnStack {
+		n += 8 + len(e.Key) + len(e.Path) + len(e.Type)
+	}
+	for _, a := range mt.Extra {
+		n += 8 + len(a.Key) + len(a.Value)
+	}
+	return n
 }
 
 // encodeBinary encodes m in the binary encoding.
@@ -230,7 +239,15 @@ func (e *wireEncoder) file(m *Module) {
 	for i, g := range m.Graphs {
 		if i == 0 {
 			s := e.begin(4)
-			e.graph(g)
+			if e.root != nil {
+				e.refs = e.root
+				for k := range e.root.Len() {
+					e.node(e.root.Node(k))
+				}
+				e.refs = nil
+			} else {
+				e.graph(g)
+			}
 			e.end(s)
 			continue
 		}
@@ -274,6 +291,14 @@ func (e *wireEncoder) file(m *Module) {
 		}
 		e.varintAlways(9, v)
 	}
+	for _, c := range m.HOPClasses {
+		s := e.begin(10)
+		e.str(1, c.Target)
+		for _, cl := range c.Classes {
+			e.strAlways(2, cl)
+		}
+		e.end(s)
+	}
 	if sig := m.Signature; sig != nil {
 		s := e.begin(20)
 		for _, in := range sig.Inputs {
@@ -304,29 +329,32 @@ func (e *wireEncoder) pair(num protowire.Number, one, two string) {
 
 func (e *wireEncoder) graph(g *Graph) {
 	for i := range g.Nodes {
-		n := &g.Nodes[i]
-		s := e.begin(1)
-		e.str(1, n.Name)
-		e.varint(2, uint64(n.Op))
-		e.str(3, n.Target)
-		for j := range n.Args {
-			as := e.begin(4)
-			e.arg(&n.Args[j])
-			e.end(as)
-		}
-		for j := range n.Kwargs {
-			e.kwarg(5, &n.Kwargs[j].Name, &n.Kwargs[j].Value)
-		}
-		if n.Val != nil {
-			e.nodeValue(n.Val)
-		}
-		if n.Meta != nil {
-			ms := e.begin(7)
-			e.meta(n.Meta)
-			e.end(ms)
-		}
-		e.end(s)
+		e.node(&g.Nodes[i])
 	}
+}
+
+func (e *wireEncoder) node(n *Node) {
+	s := e.begin(1)
+	e.str(1, n.Name)
+	e.varint(2, uint64(n.Op))
+	e.str(3, n.Target)
+	for j := range n.Args {
+		as := e.begin(4)
+		e.arg(&n.Args[j])
+		e.end(as)
+	}
+	for j := range n.Kwargs {
+		e.kwarg(5, &n.Kwargs[j].Name, &n.Kwargs[j].Value)
+	}
+	if n.Val != nil {
+		e.nodeValue(n.Val)
+	}
+	if n.Meta != nil {
+		ms := e.begin(7)
+		e.meta(n.Meta)
+		e.end(ms)
+	}
+	e.end(s)
 }
 
 // nodeValue writes a node's val field (6), reusing the bytes of a value
@@ -368,6 +396,11 @@ func (e *wireEncoder) kwarg(num protowire.Number, name *string, value *Arg) {
 func (e *wireEncoder) arg(a *Arg) {
 	switch a.Kind {
 	case ArgNode:
+		if e.refs != nil {
+			_, name := e.refs.Ref(a)
+			e.strAlways(1, name)
+			break
+		}
 		e.strAlways(1, a.S)
 	case ArgInt:
 		e.varintAlways(2, uint64(a.I))

@@ -52,6 +52,25 @@ type Partition struct {
 	Mode              PartitionMode
 	// Saved lists the saved values in the order the forward returns them.
 	Saved []SavedValue
+
+	p      *partitioner
+	fw, bw *emission
+}
+
+// Source returns the forward (or the backward) graph as the module it is
+// in and its root graph's nodes: read in place from the joint when the
+// partition came from SplitLazy (the module's root graph is then empty:
+// write it with ir.EncodeSourceTo), Forward's or Backward's root graph
+// after Split.
+func (p *Partition) Source(backward bool) (*ir.Module, ir.NodeSource) {
+	m, e := p.Forward, p.fw
+	if backward {
+		m, e = p.Backward, p.bw
+	}
+	if m != nil {
+		return m, ir.GraphNodes(m.Root())
+	}
+	return e.shell, e
 }
 
 // SavedValue is one value the forward saves for the backward.
@@ -78,6 +97,23 @@ func (p *Partition) TotalBytes() int64 {
 // Split partitions a joint graph built with ConventionNone. The joint
 // graph is only read.
 func Split(j *Joint, mode PartitionMode) (p *Partition, err error) {
+	if p, err = SplitLazy(j, mode); err != nil {
+		return nil, err
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			p, err = nil, ir.Panicked("partition", ir.Location{File: j.File}, r)
+		}
+	}()
+	p.materialize()
+	return p, nil
+}
+
+// SplitLazy is Split without Forward and Backward: the two graphs are read
+// from the joint in place (Source), which must then stay unchanged. Most
+// of the cost of Split at scale is copying the nodes (3.8M at 1M input
+// nodes) and their arguments into the two graphs (README, Performance).
+func SplitLazy(j *Joint, mode PartitionMode) (p *Partition, err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			p, err = nil, ir.Panicked("partition", ir.Location{File: j.File}, r)
@@ -542,9 +578,28 @@ func (p *partitioner) extract(cands []int32, mode PartitionMode) (*Partition, er
 		}
 		out.Saved = append(out.Saved, sv)
 	}
+	out.fw, out.bw = p.prepare(fwPlan), p.prepare(bwPlan)
+	src := p.j.Module
+	shell := func(e *emission, role string) *ir.Module {
+		m := assembleModule(src, &ir.Graph{}, p.graphRefs(e), src.Graphs, src.Schemas)
+		m.SetAnnotation(AnnotationRole, role)
+		m.SetAnnotation("hopctl.partition.mode", mode.String())
+		m.SetAnnotation("hopctl.partition.num_saved", strconv.Itoa(len(saved)))
+		return m
+	}
+	out.fw.shell, out.bw.shell = shell(out.fw, "forward"), shell(out.bw, "backward")
+	out.p = p
+	return out, nil
+}
+
+// materialize copies the forward and backward graphs' nodes into modules
+// of their own: Forward and Backward.
+func (out *Partition) materialize() {
+	p, fw, bw := out.p, out.fw, out.bw
 	// Copying the nodes is most of the work, and every node is copied on
 	// its own: the two graphs' nodes are split in halves, one per core.
-	fw, bw := p.prepare(fwPlan), p.prepare(bwPlan)
+	fw.alloc(p)
+	bw.alloc(p)
 	half := (len(fw.live) + len(bw.live)) / 2
 	var wg sync.WaitGroup
 	var workerPanic any
@@ -571,18 +626,13 @@ func (p *partitioner) extract(cands []int32, mode PartitionMode) (*Partition, er
 	if workerPanic != nil {
 		panic(workerPanic)
 	}
-	src := p.j.Module
-	mk := func(e *emission, role string) *ir.Module {
-		g, refs := p.finish(e)
-		m := assembleModule(src, g, refs, src.Graphs, src.Schemas)
-		m.SetAnnotation(AnnotationRole, role)
-		m.SetAnnotation("hopctl.partition.mode", mode.String())
-		m.SetAnnotation("hopctl.partition.num_saved", strconv.Itoa(len(saved)))
+	mk := func(e *emission) *ir.Module {
+		m := e.shell
+		m.Graphs[0] = p.finish(e)
 		return m
 	}
-	out.Forward = mk(fw, "forward")
-	out.Backward = mk(bw, "backward")
-	return out, nil
+	out.Forward = mk(fw)
+	out.Backward = mk(bw)
 }
 
 func (p *partitioner) bwInputs(saved []int32) []int32 {
@@ -597,20 +647,27 @@ func (p *partitioner) bwInputs(saved []int32) []int32 {
 	return slices.Concat(syms, tensors, p.tangents)
 }
 
-// emission is a graph being built from a plan: the inputs as
-// placeholders, the live nodes in graph order with their references
-// renumbered, and the output. Node names, values and metadata are the
-// joint's.
+// emission is a graph made from a plan: the inputs as placeholders, the
+// live nodes in graph order with their references renumbered, and the
+// output. Node names, values and metadata are the joint's. It is read in
+// place (emission.Node, for the encoders: Partition.Source) or copied into
+// a graph of its own (materialize).
 type emission struct {
+	p     *partitioner
 	sp    *subgraphPlan
 	m     []int32 // compact id → id in the new graph (-1: none)
 	live  []int32 // the computed nodes, in order
-	nodes []ir.Node
+	ph    []ir.Node
+	fills map[int32]*ir.Node // the live constant fills, as made (fillNode)
+	out   ir.Node            // the output node, its references the joint's
+	shell *ir.Module         // the module, its root graph empty until materialized
+	nodes []ir.Node          // materialize's copy
 }
 
-// prepare numbers the plan's nodes and emits the placeholders.
+// prepare numbers the plan's nodes and makes the placeholders, the fills
+// and the output node.
 func (p *partitioner) prepare(sp *subgraphPlan) *emission {
-	e := &emission{sp: sp, m: make([]int32, p.n)}
+	e := &emission{p: p, sp: sp, m: make([]int32, p.n)}
 	n := 0
 	for c := range e.m {
 		e.m[c] = -1
@@ -619,34 +676,77 @@ func (p *partitioner) prepare(sp *subgraphPlan) *emission {
 		}
 	}
 	e.live = make([]int32, 0, n)
-	e.nodes = make([]ir.Node, len(sp.inputs)+n, len(sp.inputs)+n+1)
+	e.ph = make([]ir.Node, len(sp.inputs))
 	for k, c := range sp.inputs {
 		nd := p.nd(c)
 		e.m[c] = int32(k)
-		e.nodes[k] = ir.Node{Name: nd.Name, Op: ir.OpPlaceholder, Target: nd.Name, Val: nd.Val, Meta: nd.Meta}
+		e.ph[k] = ir.Node{Name: nd.Name, Op: ir.OpPlaceholder, Target: nd.Name, Val: nd.Val, Meta: nd.Meta}
 	}
 	for c := range int32(p.n) {
 		if sp.live[c] {
 			e.m[c] = int32(len(sp.inputs) + len(e.live))
 			e.live = append(e.live, c)
+			if p.isFill(c) {
+				if e.fills == nil {
+					e.fills = map[int32]*ir.Node{}
+				}
+				f := fillNode(p.nd(c), p.fills.get(int(c)))
+				e.fills[c] = &f
+			}
 		}
 	}
+	// The joint's node names are unique and none is "output" (FX names
+	// only the output node so), so the subgraph keeps them all.
+	e.out = ir.Node{Name: "output", Op: ir.OpOutput, Target: "output", Args: []ir.Arg{{Kind: ir.ArgTuple, Elems: sp.outputs}}}
 	return e
+}
+
+// Len, Node and Ref make an emission an ir.NodeSource: the graph's nodes
+// read in place, the joint's nodes with their references resolved
+// through the emission's numbering.
+func (e *emission) Len() int { return len(e.ph) + len(e.live) + 1 }
+
+func (e *emission) Node(i int) *ir.Node {
+	if i < len(e.ph) {
+		return &e.ph[i]
+	}
+	k := i - len(e.ph)
+	if k == len(e.live) {
+		return &e.out
+	}
+	c := e.live[k]
+	if f := e.fills[c]; f != nil {
+		return f
+	}
+	return e.p.nd(c)
+}
+
+func (e *emission) Ref(a *ir.Arg) (ir.NodeID, string) {
+	p := e.p
+	r := a.Ref
+	if r < 0 || int(r) >= len(p.canon) {
+		return a.Ref, a.S
+	}
+	cr := p.canon[r]
+	name := a.S
+	if cr != int32(r) {
+		name = p.g.Nodes[cr].Name
+	}
+	return ir.NodeID(e.m[p.cid[cr]]), name
+}
+
+// alloc makes room for materialize's copy, the placeholders in place.
+func (e *emission) alloc(p *partitioner) {
+	n := len(e.ph) + len(e.live)
+	e.nodes = make([]ir.Node, n, n+1)
+	copy(e.nodes, e.ph)
 }
 
 // remap returns a with its references renumbered for e (references CSE
 // merged also renamed).
 func (p *partitioner) remap(e *emission, a ir.Arg, arena *argArena) ir.Arg {
 	return ir.MapRefs(a, arena.alloc, func(a ir.Arg) ir.Arg {
-		r := a.Ref
-		if r < 0 || int(r) >= len(p.canon) {
-			return a
-		}
-		cr := p.canon[r]
-		if cr != int32(r) {
-			a.S = p.g.Nodes[cr].Name
-		}
-		a.Ref = ir.NodeID(e.m[p.cid[cr]])
+		a.Ref, a.S = e.Ref(&a)
 		return a
 	})
 }
@@ -656,12 +756,13 @@ func (p *partitioner) remap(e *emission, a ir.Arg, arena *argArena) ir.Arg {
 func (p *partitioner) fill(e *emission, lo, hi int, arena *argArena) {
 	base := len(e.sp.inputs)
 	for k := lo; k < hi; k++ {
-		n := p.nd(e.live[k])
+		c := e.live[k]
 		cp := &e.nodes[base+k]
-		if c := e.live[k]; p.isFill(c) {
-			*cp = fillNode(n, p.fills.get(int(c)))
+		if f := e.fills[c]; f != nil {
+			*cp = *f
 			continue
 		}
+		n := p.nd(c)
 		*cp = *n
 		if n.Args != nil {
 			cp.Args = arena.alloc(len(n.Args))
@@ -678,24 +779,24 @@ func (p *partitioner) fill(e *emission, lo, hi int, arena *argArena) {
 	}
 }
 
-// finish appends the output node and returns the graph and its refs.
-func (p *partitioner) finish(e *emission) (*ir.Graph, graphRefs) {
+// finish appends the output node to the copy and returns the graph.
+func (p *partitioner) finish(e *emission) *ir.Graph {
 	var arena argArena
-	res := ir.Arg{Kind: ir.ArgTuple, Elems: make([]ir.Arg, len(e.sp.outputs))}
-	for k, a := range e.sp.outputs {
-		res.Elems[k] = p.remap(e, a, &arena)
-	}
-	// The joint's node names are unique and none is "output" (FX names
-	// only the output node so), so the subgraph keeps them all.
-	nodes := append(e.nodes, ir.Node{Name: "output", Op: ir.OpOutput, Target: "output", Args: []ir.Arg{res}})
+	out := e.out
+	out.Args = []ir.Arg{p.remap(e, e.out.Args[0], &arena)}
+	return &ir.Graph{Nodes: append(e.nodes, out)}
+}
+
+// graphRefs returns the calls and get_attr targets of e's graph.
+func (p *partitioner) graphRefs(e *emission) graphRefs {
 	var refs graphRefs
 	seen := make([]bool, len(p.targets))
 	fillSeen := map[string]bool{}
 	for _, c := range e.live {
 		switch p.class[c] {
 		case classCall:
-			if p.isFill(c) {
-				if t := fillNode(p.nd(c), p.fills.get(int(c))).Target; !fillSeen[t] {
+			if f := e.fills[c]; f != nil {
+				if t := f.Target; !fillSeen[t] {
 					fillSeen[t] = true
 					refs.calls = append(refs.calls, t)
 				}
@@ -709,7 +810,7 @@ func (p *partitioner) finish(e *emission) (*ir.Graph, graphRefs) {
 			refs.getAttrs = append(refs.getAttrs, p.nd(c).Target)
 		}
 	}
-	return &ir.Graph{Nodes: nodes}, refs
+	return refs
 }
 
 // opCollector gathers a node's distinct operands (references redirected

@@ -175,8 +175,11 @@ func jointRun(opts *Options) error {
 	// (several times larger) are streamed into the file (ir.EncodeTo).
 	type output struct {
 		path string
-		m    func() *ir.Module // nil: the partition failed
-		err  error
+		// m returns the module, and the nodes of its root graph when they
+		// are read from the joint in place (a forward or backward graph,
+		// jointgraph.SplitLazy); a nil module: the partition failed.
+		m   func() (*ir.Module, ir.NodeSource)
+		err error
 		// partitioned: a forward or backward graph (verifyPartitioned)
 		partitioned bool
 	}
@@ -185,19 +188,16 @@ func jointRun(opts *Options) error {
 	var part *jointgraph.Partition
 	if opts.Out != "" {
 		joint := j.Module
-		outs = append(outs, &output{path: opts.Out, m: func() *ir.Module { return joint }})
+		outs = append(outs, &output{path: opts.Out, m: func() (*ir.Module, ir.NodeSource) { return joint, nil }})
 	}
 	if opts.Partition != "" && opts.FwOut != "" {
-		wait := func(fw bool) func() *ir.Module {
-			return func() *ir.Module {
+		wait := func(fw bool) func() (*ir.Module, ir.NodeSource) {
+			return func() (*ir.Module, ir.NodeSource) {
 				<-partDone
-				switch {
-				case part == nil:
-					return nil
-				case fw:
-					return part.Forward
+				if part == nil {
+					return nil, nil
 				}
-				return part.Backward
+				return part.Source(!fw)
 			}
 		}
 		outs = append(outs, &output{path: opts.FwOut, m: wait(true), partitioned: true},
@@ -217,29 +217,33 @@ func jointRun(opts *Options) error {
 	var jointErr error
 	var jointOnce sync.Once
 	write := func(o *output, w io.Writer) error {
-		m := o.m()
+		m, nodes := o.m()
 		if m == nil {
 			return errPartition
 		}
-		verify := verifyWritten
 		if o.partitioned {
 			jointOnce.Do(func() { jointErr = <-jointChecked })
 			if jointErr != nil {
 				o.err = jointErr
 				return jointErr
 			}
-			verify = verifyPartitioned
-		}
-		if err := verify(m, o.path); err != nil {
+			if err := verifyPartitioned(m, nodes, o.path); err != nil {
+				o.err = err
+				return err
+			}
+		} else if err := verifyWritten(m, o.path); err != nil {
 			o.err = err
 			return err
+		}
+		if nodes == nil {
+			nodes = ir.GraphNodes(m.Root())
 		}
 		enc := ir.EncodingForPath(o.path)
 		switch enc {
 		case ir.JSON, ir.Text:
-			return ir.EncodeTo(w, m, enc)
+			return ir.EncodeSourceTo(w, m, nodes, enc)
 		}
-		data, err := ir.Encode(m, ir.Binary)
+		data, err := ir.EncodeSource(m, nodes, ir.Binary)
 		if err != nil {
 			o.err = fmt.Errorf("cannot encode %s: %w", o.path, err)
 			return o.err
@@ -275,7 +279,9 @@ func jointRun(opts *Options) error {
 	if opts.Partition != "" {
 		progress.Phase("partition", 0)
 		pm, _ := jointgraph.ParsePartitionMode(opts.Partition)
-		part, splitErr = jointgraph.Split(j, pm)
+		// The forward and backward graphs are encoded from the joint's
+		// nodes in place, never copied.
+		part, splitErr = jointgraph.SplitLazy(j, pm)
 		timings.Lap("partition")
 	}
 	close(partDone)
@@ -321,8 +327,8 @@ func verifyWritten(m *ir.Module, path string) error {
 
 // verifyPartitioned is verifyWritten for a forward or backward graph of
 // the partition of a joint that verifyWritten accepted.
-func verifyPartitioned(m *ir.Module, path string) error {
-	if err := checkPartitioned(m, path); err != nil {
+func verifyPartitioned(m *ir.Module, nodes ir.NodeSource, path string) error {
+	if err := checkPartitionedNodes(m, nodes, path); err != nil {
 		return &ir.InternalError{Phase: "validate output", Loc: ir.Location{File: path},
 			Err: fmt.Errorf("the graph hopctl built is not valid input:\n%w", err)}
 	}
@@ -465,6 +471,13 @@ func humanBytes(n int64) string {
 // the 3.8M nodes the two graphs have at 1M input nodes (README,
 // Performance).
 func checkPartitioned(m *ir.Module, path string) error {
+	return checkPartitionedNodes(m, ir.GraphNodes(m.Root()), path)
+}
+
+// checkPartitionedNodes is checkPartitioned with m's root graph's nodes
+// read from nodes (jointgraph.Partition.Source): each reference is checked
+// where nodes says it points and by the name it stores.
+func checkPartitionedNodes(m *ir.Module, nodes ir.NodeSource, path string) error {
 	if len(m.Graphs) == 0 || m.Graphs[0].Name != "" {
 		return fmt.Errorf("%s: the module has no root graph", path)
 	}
@@ -474,11 +487,11 @@ func checkPartitioned(m *ir.Module, path string) error {
 			problems = append(problems, ir.Problem{Loc: ir.At(path, "", node), Msg: msg, Kind: kind})
 		}
 	}
-	g := m.Graphs[0]
 	var names map[string]bool // the module's graphs and attributes, on the first get_attr
 	outputs := 0
-	for i := range g.Nodes {
-		n := &g.Nodes[i]
+	size := nodes.Len()
+	for i := range size {
+		n := nodes.Node(i)
 		if n.Name == "" {
 			add(ir.ProblemMalformed, fmt.Sprintf("#%d", i), "node has an empty name")
 		}
@@ -486,21 +499,22 @@ func checkPartitioned(m *ir.Module, path string) error {
 			add(ir.ProblemMalformed, n.Name, "node has no op kind")
 		}
 		n.WalkRefs(func(a *ir.Arg) {
-			switch r := int(a.Ref); {
-			case r < 0 || r >= len(g.Nodes):
-				add(ir.ProblemDanglingRef, n.Name, fmt.Sprintf("dangling reference to %q: no such node in this graph", a.S))
+			id, name := nodes.Ref(a)
+			switch r := int(id); {
+			case r < 0 || r >= size:
+				add(ir.ProblemDanglingRef, n.Name, fmt.Sprintf("dangling reference to %q: no such node in this graph", name))
 			case r == i:
 				add(ir.ProblemCycle, n.Name, "node uses itself (cycle)")
 			case r > i:
-				add(ir.ProblemUseBeforeDef, n.Name, fmt.Sprintf("use of %q before its definition", a.S))
-			case g.Nodes[r].Name != a.S:
-				add(ir.ProblemDanglingRef, n.Name, fmt.Sprintf("reference named %q points to node %q", a.S, g.Nodes[r].Name))
+				add(ir.ProblemUseBeforeDef, n.Name, fmt.Sprintf("use of %q before its definition", name))
+			case nodes.Node(r).Name != name:
+				add(ir.ProblemDanglingRef, n.Name, fmt.Sprintf("reference named %q points to node %q", name, nodes.Node(r).Name))
 			}
 		})
 		switch n.Op {
 		case ir.OpOutput:
 			outputs++
-			if i != len(g.Nodes)-1 || outputs > 1 {
+			if i != size-1 || outputs > 1 {
 				add(ir.ProblemExtraOutput, n.Name, "output node is not the last node, or not the only one")
 			}
 		case ir.OpGetAttr:

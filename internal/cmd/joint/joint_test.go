@@ -223,6 +223,16 @@ func TestCheckPartitioned(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		lazy, err := jointgraph.SplitLazy(j, jointgraph.PartitionMinCut)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, backward := range []bool{false, true} {
+			// what the command checks: the graphs read from the joint in place
+			if m, nodes := lazy.Source(backward); checkPartitionedNodes(m, nodes, model) != nil {
+				t.Errorf("%s (backward %v), in place: %v", model, backward, checkPartitionedNodes(m, nodes, model))
+			}
+		}
 		for _, m := range []*ir.Module{p.Forward, p.Backward} {
 			if err := checkPartitioned(m, model); err != nil {
 				t.Errorf("%s: %v", model, err)
@@ -263,7 +273,7 @@ func TestCheckPartitioned(t *testing.T) {
 			c.edit(ng)
 			m := *p.Backward
 			m.Graphs = append([]*ir.Graph{ng}, p.Backward.Graphs[1:]...)
-			err := verifyPartitioned(&m, "bw.pb")
+			err := verifyPartitioned(&m, ir.GraphNodes(ng), "bw.pb")
 			var ie *ir.InternalError
 			if !errors.As(err, &ie) || !strings.Contains(err.Error(), c.want) {
 				t.Errorf("%s, %s: got %v, want an internal error with %q", model, c.name, err, c.want)

@@ -1,0 +1,81 @@
+package ir
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+)
+
+// NodeSource is a graph's nodes as the encoders read them, one at a time,
+// for a graph made of another graph's nodes (a partition of a joint graph,
+// pkg/jointgraph) without copying them into a []Node: node i's references
+// may still be the other graph's, and Ref says where each points in this
+// one and the name it stores.
+type NodeSource interface {
+	Len() int
+	// Node returns node i. The node is only read.
+	Node(i int) *Node
+	// Ref returns, for a reference a in the arguments of a node Node
+	// returned, the id in this graph it refers to (NoNode when unresolved)
+	// and the name it stores.
+	Ref(a *Arg) (NodeID, string)
+}
+
+// GraphNodes is g's nodes as a NodeSource.
+func GraphNodes(g *Graph) NodeSource { return graphNodes{g} }
+
+type graphNodes struct{ g *Graph }
+
+func (s graphNodes) Len() int                    { return len(s.g.Nodes) }
+func (s graphNodes) Node(i int) *Node            { return &s.g.Nodes[i] }
+func (s graphNodes) Ref(a *Arg) (NodeID, string) { return a.Ref, a.S }
+
+// EncodeSourceTo writes m to w in the given encoding, with the nodes of its
+// root graph read from root instead of m.Graphs[0] (whose nodes are not
+// read): the bytes EncodeTo writes for m with root's nodes copied into its
+// root graph, references renamed as root.Ref says.
+func EncodeSourceTo(w io.Writer, m *Module, root NodeSource, enc Encoding) error {
+	switch enc {
+	case Binary:
+		b, err := EncodeSource(m, root, enc)
+		if err != nil {
+			return err
+		}
+		_, err = w.Write(b)
+		return err
+	case JSON, Text:
+		return encodeText(w, m, root, enc)
+	}
+	return fmt.Errorf("unknown encoding")
+}
+
+// EncodeSource is Encode with the root graph's nodes read from root
+// (EncodeSourceTo).
+func EncodeSource(m *Module, root NodeSource, enc Encoding) ([]byte, error) {
+	if enc == Binary {
+		e := &wireEncoder{b: make([]byte, 0, encodedSize(m)+sourceSize(root)), vals: map[*Value][]byte{}, root: root}
+		e.file(m)
+		if e.err != nil {
+			return nil, e.err
+		}
+		return e.b, nil
+	}
+	var out bytes.Buffer
+	out.Grow((encodedSize(m) + sourceSize(root)) * 4)
+	if err := encodeText(&out, m, root, enc); err != nil {
+		return nil, err
+	}
+	return out.Bytes(), nil
+}
+
+// sourceSize is encodedSize's estimate for a source's nodes.
+func sourceSize(s NodeSource) int {
+	n := 0
+	for i := range s.Len() {
+		n += 160
+		if mt := s.Node(i).Meta; mt != nil {
+			n += metaSize(mt)
+		}
+	}
+	return n + n/8
+}
