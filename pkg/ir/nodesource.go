@@ -53,7 +53,7 @@ func EncodeSourceTo(w io.Writer, m *Module, root NodeSource, enc Encoding) error
 // (EncodeSourceTo).
 func EncodeSource(m *Module, root NodeSource, enc Encoding) ([]byte, error) {
 	if enc == Binary {
-		e := &wireEncoder{b: make([]byte, 0, encodedSize(m)+sourceSize(root)), vals: map[*Value][]byte{}, root: root}
+		e := &wireEncoder{b: make([]byte, 0, encodedSize(m)+sourceSize(root)), vals: new([valSlots]valSlot), root: root}
 		e.file(m)
 		if e.err != nil {
 			return nil, e.err

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"math"
 	"unicode/utf8"
+	"unsafe"
 
 	"google.golang.org/protobuf/encoding/protowire"
 )
@@ -22,15 +23,31 @@ type wireEncoder struct {
 	err error
 	// vals memoizes the encoding of shared values: decoders and builders
 	// share one immutable Value between the nodes with equal metadata, so
-	// most values are encoded once or twice and then copied. A value seen
-	// once maps to nil: only the second sighting keeps a copy, so values
-	// used by one node (many, in built graphs) are not copied at all.
-	vals map[*Value][]byte
+	// most values are encoded once or twice and then copied. It is a
+	// direct-mapped cache by the value's address (a map's hashing and
+	// growth cost more than the encodings it saved): a value seen once
+	// holds its slot with no bytes, and only a second sighting keeps a
+	// copy, so values used by one node (many, in built graphs) are not
+	// copied at all; a value whose slot another took is encoded again,
+	// which gives the same bytes.
+	vals *[valSlots]valSlot
 	// memo backs the kept copies.
 	memo []byte
 	// root, when set, supplies the root graph's nodes (EncodeSource);
 	// refs is set while they are written.
 	root, refs NodeSource
+}
+
+// valSlots is the size of the value cache: a few hundred distinct shared
+// values cover a graph of repeated layers.
+const (
+	valBits  = 9
+	valSlots = 1 << valBits
+)
+
+type valSlot struct {
+	v   *Value
+	enc []byte // nil: seen once
 }
 
 // encodedSize estimates the binary size of m, to size the output buffer
@@ -77,7 +94,7 @@ func metaSize(mt *Meta) int {
 
 // encodeBinary encodes m in the binary encoding.
 func encodeBinary(m *Module) ([]byte, error) {
-	e := &wireEncoder{b: make([]byte, 0, encodedSize(m)), vals: map[*Value][]byte{}}
+	e := &wireEncoder{b: make([]byte, 0, encodedSize(m)), vals: new([valSlots]valSlot)}
 	e.file(m)
 	if e.err != nil {
 		return nil, e.err
@@ -89,9 +106,51 @@ func encodeBinary(m *Module) ([]byte, error) {
 // body; end closes it. One byte is reserved for the length, and the body is
 // moved when its length needs more.
 func (e *wireEncoder) begin(num protowire.Number) int {
-	e.b = protowire.AppendTag(e.b, num, protowire.BytesType)
+	e.tag(num, protowire.BytesType)
 	e.b = append(e.b, 0)
 	return len(e.b)
+}
+
+// tag appends a field's tag: one byte for the field numbers below 16 that
+// nearly every field has (protowire.AppendTag's bytes, without its calls).
+func (e *wireEncoder) tag(num protowire.Number, typ protowire.Type) {
+	if num >= 16 {
+		e.b = protowire.AppendTag(e.b, num, typ)
+		return
+	}
+	e.b = append(e.b, byte(num)<<3|byte(typ))
+}
+
+// uvarint appends v as a varint: one byte below 128 (protowire.AppendVarint's
+// bytes).
+func (e *wireEncoder) uvarint(v uint64) {
+	if v < 0x80 {
+		e.b = append(e.b, byte(v))
+		return
+	}
+	e.b = protowire.AppendVarint(e.b, v)
+}
+
+// validUTF8 is utf8.ValidString with a loop over the ASCII strings that
+// names, targets and tensor metadata nearly always are, short enough that
+// the library call's set-up is most of its cost.
+func validUTF8(s string) bool {
+	t := s
+	for len(t) >= 8 {
+		// One load of eight bytes (the compiler merges the byte loads).
+		w := uint64(t[0]) | uint64(t[1])<<8 | uint64(t[2])<<16 | uint64(t[3])<<24 |
+			uint64(t[4])<<32 | uint64(t[5])<<40 | uint64(t[6])<<48 | uint64(t[7])<<56
+		if w&0x8080808080808080 != 0 {
+			return utf8.ValidString(s)
+		}
+		t = t[8:]
+	}
+	for i := 0; i < len(t); i++ {
+		if t[i] >= utf8.RuneSelf {
+			return utf8.ValidString(s)
+		}
+	}
+	return true
 }
 
 func (e *wireEncoder) end(start int) {
@@ -115,11 +174,16 @@ func (e *wireEncoder) str(num protowire.Number, s string) {
 
 // strAlways writes a string even when empty (oneof members, optional fields).
 func (e *wireEncoder) strAlways(num protowire.Number, s string) {
-	if !utf8.ValidString(s) && e.err == nil {
+	if !validUTF8(s) && e.err == nil {
 		e.err = errInvalidUTF8
 	}
-	e.b = protowire.AppendTag(e.b, num, protowire.BytesType)
-	e.b = protowire.AppendString(e.b, s)
+	if num < 16 && len(s) < 0x80 {
+		e.b = append(e.b, byte(num)<<3|byte(protowire.BytesType), byte(len(s)))
+	} else {
+		e.tag(num, protowire.BytesType)
+		e.uvarint(uint64(len(s)))
+	}
+	e.b = append(e.b, s...)
 }
 
 func (e *wireEncoder) varint(num protowire.Number, v uint64) {
@@ -130,8 +194,12 @@ func (e *wireEncoder) varint(num protowire.Number, v uint64) {
 }
 
 func (e *wireEncoder) varintAlways(num protowire.Number, v uint64) {
-	e.b = protowire.AppendTag(e.b, num, protowire.VarintType)
-	e.b = protowire.AppendVarint(e.b, v)
+	if num < 16 && v < 0x80 {
+		e.b = append(e.b, byte(num)<<3|byte(protowire.VarintType), byte(v))
+		return
+	}
+	e.tag(num, protowire.VarintType)
+	e.uvarint(v)
 }
 
 func (e *wireEncoder) boolean(num protowire.Number, v bool) {
@@ -148,12 +216,12 @@ func (e *wireEncoder) double(num protowire.Number, v float64) {
 }
 
 func (e *wireEncoder) doubleAlways(num protowire.Number, v float64) {
-	e.b = protowire.AppendTag(e.b, num, protowire.Fixed64Type)
+	e.tag(num, protowire.Fixed64Type)
 	e.b = protowire.AppendFixed64(e.b, math.Float64bits(v))
 }
 
 func (e *wireEncoder) empty(num protowire.Number) {
-	e.b = protowire.AppendTag(e.b, num, protowire.BytesType)
+	e.tag(num, protowire.BytesType)
 	e.b = append(e.b, 0)
 }
 
@@ -292,27 +360,28 @@ func (e *wireEncoder) node(n *Node) {
 // nodeValue writes a node's val field (6), reusing the bytes of a value
 // already encoded.
 func (e *wireEncoder) nodeValue(v *Value) {
-	enc, seen := e.vals[v]
-	if enc != nil {
-		e.b = append(e.b, enc...)
+	// Fibonacci hashing of the address: its high bits pick the slot.
+	slot := &e.vals[(uint64(uintptr(unsafe.Pointer(v)))*0x9E3779B97F4A7C15)>>(64-valBits)]
+	if slot.v == v && slot.enc != nil {
+		e.b = append(e.b, slot.enc...)
 		return
 	}
 	start := len(e.b)
 	vs := e.begin(6)
 	e.value(v)
 	e.end(vs)
-	switch {
-	case seen:
-		// A copy: an enclosing message may still move these bytes.
-		if len(e.memo)+len(e.b)-start > cap(e.memo) {
-			e.memo = make([]byte, 0, max(1<<16, len(e.b)-start))
-		}
-		m := len(e.memo)
-		e.memo = append(e.memo, e.b[start:]...)
-		e.vals[v] = e.memo[m:len(e.memo):len(e.memo)]
-	case len(e.vals) < 1<<16:
-		e.vals[v] = nil
+	if slot.v != v {
+		*slot = valSlot{v: v}
+		return
 	}
+	// Seen before: keep a copy (an enclosing message may still move these
+	// bytes).
+	if len(e.memo)+len(e.b)-start > cap(e.memo) {
+		e.memo = make([]byte, 0, max(1<<16, len(e.b)-start))
+	}
+	m := len(e.memo)
+	e.memo = append(e.memo, e.b[start:]...)
+	slot.enc = e.memo[m:len(e.memo):len(e.memo)]
 }
 
 func (e *wireEncoder) kwarg(num protowire.Number, name *string, value *Arg) {

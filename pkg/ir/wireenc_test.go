@@ -3,7 +3,9 @@ package ir
 import (
 	"bytes"
 	"path/filepath"
+	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"google.golang.org/protobuf/proto"
 )
@@ -56,4 +58,30 @@ func FuzzWireEncoderMatchesProto(f *testing.F) {
 			t.Fatalf("streaming encoder differs from protobuf-go")
 		}
 	})
+}
+
+// TestValidUTF8AgreesWithLibrary: the encoder's ASCII fast path gives
+// utf8.ValidString's answer wherever the first non-ASCII byte is (in an
+// eight-byte word or the tail), and an invalid string is refused as
+// protobuf-go refuses it.
+func TestValidUTF8AgreesWithLibrary(t *testing.T) {
+	bad := []string{"\xff", "\xc3", "\xe2\x82", "\xed\xa0\x80"} // invalid byte, truncated sequences, a surrogate
+	good := []string{"é", "€", "𝔸"}
+	for n := 0; n <= 17; n++ {
+		prefix := strings.Repeat("a", n)
+		for _, s := range append(bad, good...) {
+			for _, x := range []string{prefix + s, prefix + s + "tail", s + prefix} {
+				if got, want := validUTF8(x), utf8.ValidString(x); got != want {
+					t.Errorf("validUTF8(%q) = %v, utf8.ValidString %v", x, got, want)
+				}
+			}
+		}
+	}
+	m := &Module{Graphs: []*Graph{{Nodes: []Node{{Name: "x\xff", Op: OpPlaceholder, Target: "x"}}}}}
+	if _, err := encodeBinary(m); err == nil {
+		t.Error("a node name with invalid UTF-8 encoded without error")
+	}
+	if _, err := (proto.MarshalOptions{Deterministic: true}).Marshal(ToProto(m)); err == nil {
+		t.Error("protobuf-go accepted invalid UTF-8: the encoder's error has no reference")
+	}
 }

@@ -954,6 +954,21 @@ func evenSplit(sz, n int64) []int64 {
 // them fails with a clear message.
 func (f *functional) aliasedInputs() {
 	f.aliased = true
+	// Inputs that share storage are rare (a model's parameters each have
+	// their own): find out with a sorted list of the ids before grouping
+	// (a map entry and a list per input cost more than the rest of the
+	// placeholders' functionalization).
+	var ids []int64
+	for i := range f.src.Nodes {
+		nd := &f.src.Nodes[i]
+		if t := valueTensor(nd.Val); nd.Op == ir.OpPlaceholder && t != nil && t.HasStorageID {
+			ids = append(ids, t.StorageID)
+		}
+	}
+	slices.Sort(ids)
+	if len(slices.Compact(ids)) == len(ids) {
+		return
+	}
 	groups := map[int64][]ir.NodeID{}
 	var keys []int64
 	for i := range f.src.Nodes {

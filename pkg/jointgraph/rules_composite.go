@@ -59,7 +59,7 @@ func compositeRules() []Rule {
 		{Op: "aten.batch_norm.default", Grads: []Grad{many("input, weight, bias", func(c *Ctx) []V {
 			in := c.In("input")
 			mask := []bool{c.Need("input"), c.Need("weight"), c.Need("bias")}
-			outs := []*ir.TensorMeta{like(in.meta), optMeta(c, "weight"), optMeta(c, "bias")}
+			outs := []*ir.TensorMeta{c.like(in.meta), optMeta(c, "weight"), optMeta(c, "bias")}
 			if !c.Bool("training") {
 				return c.tupleOp("aten.native_batch_norm_backward.default", outs, mask,
 					c.Grad(), in, c.In("weight"), c.In("running_mean"), c.In("running_var"),
@@ -67,7 +67,7 @@ func compositeRules() []Rule {
 			}
 			stat := c.statMeta(in, []ir.Dim{in.Shape()[1]})
 			saved := c.tupleOp("aten._native_batch_norm_legit.no_stats",
-				[]*ir.TensorMeta{like(in.meta), stat, stat}, []bool{false, true, true},
+				[]*ir.TensorMeta{c.like(in.meta), stat, stat}, []bool{false, true, true},
 				in, c.In("weight"), c.In("bias"), true, c.Float("momentum"), c.Float("eps"))
 			return c.tupleOp("aten.native_batch_norm_backward.default", outs, mask,
 				c.Grad(), in, c.In("weight"), V{}, V{}, saved[1], saved[2], true, c.Float("eps"), mask)
@@ -82,11 +82,11 @@ func compositeRules() []Rule {
 			}
 			stat := c.statMeta(in, shape)
 			saved := c.tupleOp("aten.native_layer_norm.default",
-				[]*ir.TensorMeta{like(in.meta), stat, stat}, []bool{false, true, true},
+				[]*ir.TensorMeta{c.like(in.meta), stat, stat}, []bool{false, true, true},
 				in, ns, c.In("weight"), c.In("bias"), c.Float("eps"))
 			mask := []bool{c.Need("input"), c.Need("weight"), c.Need("bias")}
 			return c.tupleOp("aten.native_layer_norm_backward.default",
-				[]*ir.TensorMeta{like(in.meta), optMeta(c, "weight"), optMeta(c, "bias")}, mask,
+				[]*ir.TensorMeta{c.like(in.meta), optMeta(c, "weight"), optMeta(c, "bias")}, mask,
 				c.Grad(), in, ns, saved[1], saved[2], c.In("weight"), c.In("bias"), mask)
 		})}},
 		// max_pool2d → max_pool2d_with_indices, whose indices are recomputed.
@@ -95,19 +95,19 @@ func compositeRules() []Rule {
 			out := c.Out()
 			var idx *ir.TensorMeta
 			if out.meta != nil {
-				idx = freshMeta(out.meta.Shape, "int64", out.meta.Device)
+				idx = c.freshMeta(out.meta.Shape, "int64", out.meta.Device)
 			}
 			pool := c.tupleOp("aten.max_pool2d_with_indices.default",
-				[]*ir.TensorMeta{like(out.meta), idx}, []bool{false, true},
+				[]*ir.TensorMeta{c.like(out.meta), idx}, []bool{false, true},
 				x, c.Ints("kernel_size"), c.Ints("stride"), c.Ints("padding"), c.Ints("dilation"), c.Bool("ceil_mode"))
-			return c.op("aten.max_pool2d_with_indices_backward.default", like(x.meta), c.Grad(), x,
+			return c.op("aten.max_pool2d_with_indices_backward.default", c.like(x.meta), c.Grad(), x,
 				c.Ints("kernel_size"), c.Ints("stride"), c.Ints("padding"), c.Ints("dilation"),
 				c.Bool("ceil_mode"), pool[1])
 		})}},
 		// adaptive_avg_pool2d → _adaptive_avg_pool2d.
 		{Op: "aten.adaptive_avg_pool2d.default", Grads: []Grad{one("self", func(c *Ctx) V {
 			x := c.In("self")
-			return c.op("aten._adaptive_avg_pool2d_backward.default", like(x.meta), c.Grad(), x)
+			return c.op("aten._adaptive_avg_pool2d_backward.default", c.like(x.meta), c.Grad(), x)
 		})}},
 	}
 }
@@ -120,7 +120,7 @@ func (c *Ctx) statMeta(x V, shape []ir.Dim) *ir.TensorMeta {
 	if x.meta == nil {
 		return nil
 	}
-	return freshMeta(shape, x.meta.Dtype, x.meta.Device)
+	return c.freshMeta(shape, x.meta.Dtype, x.meta.Device)
 }
 
 // rows views x as a matrix of its last dimension: [prod(leading), last]
@@ -153,7 +153,7 @@ func convNdBackward(c *Ctx) []V {
 	biasSizes, biasMeta := convBias(c)
 	spatial := w.Rank() - 2
 	grads := c.tupleOp("aten.convolution_backward.default",
-		[]*ir.TensorMeta{like(in.meta), like(w.meta), biasMeta}, mask,
+		[]*ir.TensorMeta{c.like(in.meta), c.like(w.meta), biasMeta}, mask,
 		g, in, w, biasSizes, c.Ints("stride"), c.Ints("padding"), c.Ints("dilation"),
 		false, make([]int64, spatial), c.Int("groups"), mask)
 	if unbatched && grads[0].ok {
@@ -228,7 +228,7 @@ func (c *Ctx) needMul(need bool, x, y V) V {
 // input's dtype, as the _to_copy the composite inserts would be.
 func (c *Ctx) softmaxBackward(target string) V {
 	x, out := c.In("self"), c.Out()
-	gi := c.op(target, like(out.meta), c.Grad(), out, c.Int("dim"), dtypeArg(out.meta.Dtype))
+	gi := c.op(target, c.like(out.meta), c.Grad(), out, c.Int("dim"), dtypeArg(out.meta.Dtype))
 	if x.meta != nil && out.meta != nil && x.meta.Dtype != out.meta.Dtype {
 		gi = c.toDtype(gi, x.meta.Dtype)
 	}

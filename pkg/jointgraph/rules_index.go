@@ -13,17 +13,17 @@ func indexRules() []Rule {
 	return []Rule{
 		{Op: "aten.gather.default", Grads: []Grad{one("self", func(c *Ctx) V {
 			x := c.In("self")
-			z := c.op("aten.new_zeros.default", like(x.meta), c.Grad(), x.Shape())
-			return c.op("aten.scatter_add.default", like(x.meta), z, c.Int("dim"), c.In("index"), c.Grad())
+			z := c.op("aten.new_zeros.default", c.like(x.meta), c.Grad(), x.Shape())
+			return c.op("aten.scatter_add.default", c.like(x.meta), z, c.Int("dim"), c.In("index"), c.Grad())
 		})}},
 		{Op: "aten.scatter.src", Grads: []Grad{
 			one("self", func(c *Ctx) V {
-				return c.op("aten.scatter.value", like(c.Grad().meta), c.Grad(), c.Int("dim"), c.In("index"), 0)
+				return c.op("aten.scatter.value", c.like(c.Grad().meta), c.Grad(), c.Int("dim"), c.In("index"), 0)
 			}),
 			one("src", func(c *Ctx) V { return c.gather(c.Grad(), c.Int("dim"), c.In("index")) }),
 		}},
 		{Op: "aten.scatter.value", Grads: []Grad{one("self", func(c *Ctx) V {
-			return c.op("aten.scatter.value", like(c.Grad().meta), c.Grad(), c.Int("dim"), c.In("index"), 0)
+			return c.op("aten.scatter.value", c.like(c.Grad().meta), c.Grad(), c.Int("dim"), c.In("index"), 0)
 		})}},
 		{Op: "aten.scatter_add.default", Grads: []Grad{
 			one("self", func(c *Ctx) V { return c.Grad() }),
@@ -31,14 +31,14 @@ func indexRules() []Rule {
 		}},
 		{Op: "aten.index_select.default", Grads: []Grad{one("self", func(c *Ctx) V {
 			x := c.In("self")
-			z := c.op("aten.new_zeros.default", like(x.meta), c.Grad(), x.Shape())
-			return c.op("aten.index_add.default", like(x.meta), z, c.Int("dim"), c.In("index"), c.Grad())
+			z := c.op("aten.new_zeros.default", c.like(x.meta), c.Grad(), x.Shape())
+			return c.op("aten.index_add.default", c.like(x.meta), z, c.Int("dim"), c.In("index"), c.Grad())
 		})}},
 		{Op: "aten.index_add.default", Grads: []Grad{
 			one("self", func(c *Ctx) V { return c.Grad() }),
 			one("source", func(c *Ctx) V {
 				s := c.In("source")
-				g := c.op("aten.index_select.default", like(s.meta), c.Grad(), c.Int("dim"), c.In("index"))
+				g := c.op("aten.index_select.default", c.like(s.meta), c.Grad(), c.Int("dim"), c.In("index"))
 				if a := c.Arg("alpha"); !isOneScalar(a) {
 					g = c.mul(g, constV(a))
 				}
@@ -47,16 +47,16 @@ func indexRules() []Rule {
 		}},
 		{Op: "aten.index.Tensor", Grads: []Grad{one("self", func(c *Ctx) V {
 			x := c.In("self")
-			z := c.op("aten.new_zeros.default", like(x.meta), c.Grad(), x.Shape())
-			return c.op("aten.index_put.default", like(x.meta), z, c.Arg("indices"), c.Grad(), true)
+			z := c.op("aten.new_zeros.default", c.like(x.meta), c.Grad(), x.Shape())
+			return c.op("aten.index_put.default", c.like(x.meta), z, c.Arg("indices"), c.Grad(), true)
 		})}},
 		// torch 2.x decomposes upsampling to _unsafe_index; derivatives.yaml:
 		// _unsafe_index_put(zeros, indices, grad, accumulate=true), which
 		// index_put computes the same way.
 		{Op: "aten._unsafe_index.Tensor", Grads: []Grad{one("self", func(c *Ctx) V {
 			x := c.In("self")
-			z := c.op("aten.new_zeros.default", like(x.meta), c.Grad(), x.Shape())
-			return c.op("aten.index_put.default", like(x.meta), z, c.Arg("indices"), c.Grad(), true)
+			z := c.op("aten.new_zeros.default", c.like(x.meta), c.Grad(), x.Shape())
+			return c.op("aten.index_put.default", c.like(x.meta), z, c.Arg("indices"), c.Grad(), true)
 		})}},
 		{Op: "aten.index_put.default", Grads: []Grad{
 			one("self", func(c *Ctx) V {
@@ -64,7 +64,7 @@ func indexRules() []Rule {
 					return c.Grad()
 				}
 				v := c.In("values")
-				return c.op("aten.index_put.default", like(c.Grad().meta), c.Grad(), c.Arg("indices"), c.zerosLike(v), false)
+				return c.op("aten.index_put.default", c.like(c.Grad().meta), c.Grad(), c.Arg("indices"), c.zerosLike(v), false)
 			}),
 			one("values", func(c *Ctx) V {
 				return c.op("aten.index.Tensor", c.Out().meta, c.Grad(), c.Arg("indices"))
@@ -108,7 +108,7 @@ func indexRules() []Rule {
 			return out
 		}}}},
 		{Op: "aten.flip.default", Grads: []Grad{one("self", func(c *Ctx) V {
-			return c.op("aten.flip.default", like(c.Grad().meta), c.Grad(), c.Ints("dims"))
+			return c.op("aten.flip.default", c.like(c.Grad().meta), c.Grad(), c.Ints("dims"))
 		})}},
 		{Op: "aten.roll.default", Grads: []Grad{one("self", func(c *Ctx) V {
 			sh := c.Ints("shifts")
@@ -116,14 +116,14 @@ func indexRules() []Rule {
 			for i, s := range sh {
 				neg[i] = -s
 			}
-			return c.op("aten.roll.default", like(c.Grad().meta), c.Grad(), neg, c.Ints("dims"))
+			return c.op("aten.roll.default", c.like(c.Grad().meta), c.Grad(), neg, c.Ints("dims"))
 		})}},
 		{Op: "aten.repeat.default", Grads: []Grad{one("self", func(c *Ctx) V { return c.repeatBackward() })}},
 		{Op: "aten.tril.default", Grads: []Grad{one("self", func(c *Ctx) V {
-			return c.op("aten.tril.default", like(c.Grad().meta), c.Grad(), c.Int("diagonal"))
+			return c.op("aten.tril.default", c.like(c.Grad().meta), c.Grad(), c.Int("diagonal"))
 		})}},
 		{Op: "aten.triu.default", Grads: []Grad{one("self", func(c *Ctx) V {
-			return c.op("aten.triu.default", like(c.Grad().meta), c.Grad(), c.Int("diagonal"))
+			return c.op("aten.triu.default", c.like(c.Grad().meta), c.Grad(), c.Int("diagonal"))
 		})}},
 		{Op: "aten.sort.default", Outputs: []bool{true, false}, Grads: []Grad{one("self", func(c *Ctx) V {
 			return c.valueSelectingBackward(c.Int("dim"), c.Result(1), true)
@@ -135,7 +135,7 @@ func indexRules() []Rule {
 }
 
 func (c *Ctx) gather(g V, dim int64, index V) V {
-	return c.op("aten.gather.default", withShape(g.meta, index.Shape()), g, dim, index)
+	return c.op("aten.gather.default", c.withShape(g.meta, index.Shape()), g, dim, index)
 }
 
 // repeatBackward sums the gradient of x.repeat(repeats) over the repeats:

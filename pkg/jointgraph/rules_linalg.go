@@ -54,5 +54,5 @@ func linalgRules() []Rule {
 func (c *Ctx) outer(a, b V) V { return c.mm(c.unsqueeze(a, 1), c.unsqueeze(b, 0)) }
 
 func (c *Ctx) mv(m, v V) V {
-	return c.op("aten.mv.default", withShape(v.meta, m.Shape()[:1]), m, v)
+	return c.op("aten.mv.default", c.withShape(v.meta, m.Shape()[:1]), m, v)
 }

@@ -149,10 +149,10 @@ func pointwiseRules() []Rule {
 			return c.div(c.Grad(), c.rsubOne(c.mul(x, x)))
 		})}},
 		{Op: "aten.tanh.default", Grads: []Grad{one("self", func(c *Ctx) V {
-			return c.op("aten.tanh_backward.default", like(c.Out().meta), c.Grad(), c.Out())
+			return c.op("aten.tanh_backward.default", c.like(c.Out().meta), c.Grad(), c.Out())
 		})}},
 		{Op: "aten.sigmoid.default", Grads: []Grad{one("self", func(c *Ctx) V {
-			return c.op("aten.sigmoid_backward.default", like(c.Out().meta), c.Grad(), c.Out())
+			return c.op("aten.sigmoid_backward.default", c.like(c.Out().meta), c.Grad(), c.Out())
 		})}},
 		{Op: "aten.sqrt.default", Grads: []Grad{one("self", func(c *Ctx) V {
 			return c.div(c.Grad(), c.mul(c.Out(), scalarI(2)))
@@ -208,40 +208,40 @@ func pointwiseRules() []Rule {
 			return c.mul(c.Grad(), c.mul(c.Out(), scalarF(math.Log(b))))
 		})}},
 		{Op: "aten.relu.default", Grads: []Grad{one("self", func(c *Ctx) V {
-			return c.op("aten.threshold_backward.default", like(c.Out().meta), c.Grad(), c.Out(), 0)
+			return c.op("aten.threshold_backward.default", c.like(c.Out().meta), c.Grad(), c.Out(), 0)
 		})}},
 		{Op: "aten.threshold.default", Grads: []Grad{one("self", func(c *Ctx) V {
-			return c.op("aten.threshold_backward.default", like(c.Out().meta), c.Grad(), c.In("self"), c.Arg("threshold"))
+			return c.op("aten.threshold_backward.default", c.like(c.Out().meta), c.Grad(), c.In("self"), c.Arg("threshold"))
 		})}},
 		{Op: "aten.gelu.default", Grads: []Grad{one("self", func(c *Ctx) V {
-			return c.op("aten.gelu_backward.default", like(c.Out().meta), c.Grad(), c.In("self"), geluApprox(c))
+			return c.op("aten.gelu_backward.default", c.like(c.Out().meta), c.Grad(), c.In("self"), geluApprox(c))
 		})}},
 		{Op: "aten.silu.default", Grads: []Grad{one("self", func(c *Ctx) V {
-			return c.op("aten.silu_backward.default", like(c.Out().meta), c.Grad(), c.In("self"))
+			return c.op("aten.silu_backward.default", c.like(c.Out().meta), c.Grad(), c.In("self"))
 		})}},
 		{Op: "aten.mish.default", Grads: []Grad{one("self", func(c *Ctx) V {
-			return c.op("aten.mish_backward.default", like(c.Out().meta), c.Grad(), c.In("self"))
+			return c.op("aten.mish_backward.default", c.like(c.Out().meta), c.Grad(), c.In("self"))
 		})}},
 		{Op: "aten.hardsigmoid.default", Grads: []Grad{one("self", func(c *Ctx) V {
-			return c.op("aten.hardsigmoid_backward.default", like(c.Out().meta), c.Grad(), c.In("self"))
+			return c.op("aten.hardsigmoid_backward.default", c.like(c.Out().meta), c.Grad(), c.In("self"))
 		})}},
 		{Op: "aten.hardswish.default", Grads: []Grad{one("self", func(c *Ctx) V {
-			return c.op("aten.hardswish_backward.default", like(c.Out().meta), c.Grad(), c.In("self"))
+			return c.op("aten.hardswish_backward.default", c.like(c.Out().meta), c.Grad(), c.In("self"))
 		})}},
 		{Op: "aten.elu.default", Grads: []Grad{one("self", func(c *Ctx) V {
-			return c.op("aten.elu_backward.default", like(c.Out().meta), c.Grad(), c.Arg("alpha"), c.Arg("scale"),
+			return c.op("aten.elu_backward.default", c.like(c.Out().meta), c.Grad(), c.Arg("alpha"), c.Arg("scale"),
 				c.Arg("input_scale"), false, c.In("self"))
 		})}},
 		{Op: "aten.leaky_relu.default", Grads: []Grad{one("self", func(c *Ctx) V {
-			return c.op("aten.leaky_relu_backward.default", like(c.Out().meta), c.Grad(), c.In("self"),
+			return c.op("aten.leaky_relu_backward.default", c.like(c.Out().meta), c.Grad(), c.In("self"),
 				c.Arg("negative_slope"), false)
 		})}},
 		{Op: "aten.hardtanh.default", Grads: []Grad{one("self", func(c *Ctx) V {
-			return c.op("aten.hardtanh_backward.default", like(c.Out().meta), c.Grad(), c.In("self"),
+			return c.op("aten.hardtanh_backward.default", c.like(c.Out().meta), c.Grad(), c.In("self"),
 				c.Arg("min_val"), c.Arg("max_val"))
 		})}},
 		{Op: "aten.softplus.default", Grads: []Grad{one("self", func(c *Ctx) V {
-			return c.op("aten.softplus_backward.default", like(c.Out().meta), c.Grad(), c.In("self"),
+			return c.op("aten.softplus_backward.default", c.like(c.Out().meta), c.Grad(), c.In("self"),
 				c.Arg("beta"), c.Arg("threshold"))
 		})}},
 		{Op: "aten.clamp.default", Grads: []Grad{one("self", func(c *Ctx) V {
@@ -353,7 +353,7 @@ func pointwiseRules() []Rule {
 			if c.Has("train") && !c.Bool("train") {
 				scale = 1
 			}
-			return c.op("aten.native_dropout_backward.default", like(c.Grad().meta), c.Grad(), c.Result(1), scale)
+			return c.op("aten.native_dropout_backward.default", c.like(c.Grad().meta), c.Grad(), c.Result(1), scale)
 		})}},
 	}
 }
@@ -405,12 +405,12 @@ func (c *Ctx) rsubOne(x V) V {
 			return scalarI(1 - a.I)
 		}
 	}
-	return c.op("aten.rsub.Scalar", like(x.meta), x, 1)
+	return c.op("aten.rsub.Scalar", c.like(x.meta), x, 1)
 }
 
 // sumAll emits sum.default (a 0-dim result).
 func (c *Ctx) sumAll(x V) V {
-	return c.op("aten.sum.default", withShape(x.meta, nil), x)
+	return c.op("aten.sum.default", c.withShape(x.meta, nil), x)
 }
 
 func isOneScalar(a ir.Arg) bool {

@@ -91,9 +91,9 @@ func reductionRules() []Rule {
 		})}},
 		{Op: "aten.cumsum.default", Grads: []Grad{one("self", func(c *Ctx) V {
 			d := []int64{wrapDim(c.Int("dim"), c.In("self").Rank())}
-			f := c.op("aten.flip.default", like(c.Grad().meta), c.Grad(), d)
-			s := c.op("aten.cumsum.default", like(f.meta), f, d[0])
-			return c.op("aten.flip.default", like(s.meta), s, d)
+			f := c.op("aten.flip.default", c.like(c.Grad().meta), c.Grad(), d)
+			s := c.op("aten.cumsum.default", c.like(f.meta), f, d[0])
+			return c.op("aten.flip.default", c.like(s.meta), s, d)
 		})}},
 	}
 }
@@ -152,8 +152,8 @@ func (c *Ctx) valueSelectingBackward(dim int64, indices V, keepdim bool) V {
 		g = c.unsqueeze(g, dim)
 		indices = c.unsqueeze(indices, dim)
 	}
-	z := c.op("aten.new_zeros.default", like(x.meta), g, x.Shape())
-	return c.op("aten.scatter.src", like(x.meta), z, dim, indices, g)
+	z := c.op("aten.new_zeros.default", c.like(x.meta), g, x.Shape())
+	return c.op("aten.scatter.src", c.like(x.meta), z, dim, indices, g)
 }
 
 func (c *Ctx) evenlyDistribute() V {
@@ -184,7 +184,7 @@ func (c *Ctx) varBackward(g V, correction float64) V {
 		n *= x.Shape()[d].Val
 	}
 	g = c.restoreDims(g, red, keep)
-	mean := c.op("aten.mean.dim", withShape(x.meta, keptShape(x.Shape(), red)), x, red, true)
+	mean := c.op("aten.mean.dim", c.withShape(x.meta, keptShape(x.Shape(), red)), x, red, true)
 	scale := 2 / (float64(n) - correction)
 	return c.mul(c.mul(g, scalarF(scale)), c.sub(x, mean))
 }
@@ -206,12 +206,12 @@ func (c *Ctx) prodOthers(x V, dim int64) V {
 		return c.fail("prod over a symbolic dimension")
 	}
 	exclusive := func(v V) V {
-		cp := c.op("aten.cumprod.default", like(v.meta), v, dim)
+		cp := c.op("aten.cumprod.default", c.like(v.meta), v, dim)
 		head := c.slice(cp, dim, 0, n.Val-1, 1)
 		pad := make([]int64, 2*(v.Rank()-int(dim)))
 		pad[len(pad)-2] = 1
-		return c.op("aten.constant_pad_nd.default", like(v.meta), head, pad, 1)
+		return c.op("aten.constant_pad_nd.default", c.like(v.meta), head, pad, 1)
 	}
-	flip := func(v V) V { return c.op("aten.flip.default", like(v.meta), v, []int64{dim}) }
+	flip := func(v V) V { return c.op("aten.flip.default", c.like(v.meta), v, []int64{dim}) }
 	return c.mul(exclusive(x), flip(exclusive(flip(x))))
 }

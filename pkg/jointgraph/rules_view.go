@@ -41,25 +41,25 @@ func viewRules() []Rule {
 		})}},
 		{Op: "aten.select.int", Grads: []Grad{one("self", func(c *Ctx) V {
 			x := c.In("self")
-			return c.op("aten.select_backward.default", like(x.meta), c.Grad(), x.Shape(), c.Int("dim"), c.Int("index"))
+			return c.op("aten.select_backward.default", c.like(x.meta), c.Grad(), x.Shape(), c.Int("dim"), c.Int("index"))
 		})}},
 		{Op: "aten.slice.Tensor", Grads: []Grad{one("self", func(c *Ctx) V {
 			x := c.In("self")
 			start, end := sliceBounds(c)
-			return c.op("aten.slice_backward.default", like(x.meta), c.Grad(), x.Shape(), c.Int("dim"), start, end, c.Int("step"))
+			return c.op("aten.slice_backward.default", c.like(x.meta), c.Grad(), x.Shape(), c.Int("dim"), start, end, c.Int("step"))
 		})}},
 		{Op: "aten.narrow.default", Grads: []Grad{one("self", func(c *Ctx) V {
 			x := c.In("self")
 			s := c.Int("start")
-			return c.op("aten.slice_backward.default", like(x.meta), c.Grad(), x.Shape(), c.Int("dim"), s, s+c.Int("length"), 1)
+			return c.op("aten.slice_backward.default", c.like(x.meta), c.Grad(), x.Shape(), c.Int("dim"), s, s+c.Int("length"), 1)
 		})}},
 		{Op: "aten.diagonal.default", Grads: []Grad{one("self", func(c *Ctx) V {
 			x := c.In("self")
-			return c.op("aten.diagonal_backward.default", like(x.meta), c.Grad(), x.Shape(), c.Int("offset"), c.Int("dim1"), c.Int("dim2"))
+			return c.op("aten.diagonal_backward.default", c.like(x.meta), c.Grad(), x.Shape(), c.Int("offset"), c.Int("dim1"), c.Int("dim2"))
 		})}},
 		{Op: "aten.unfold.default", Grads: []Grad{one("self", func(c *Ctx) V {
 			x := c.In("self")
-			return c.op("aten.unfold_backward.default", like(x.meta), c.Grad(), x.Shape(), c.Int("dimension"), c.Int("size"), c.Int("step"))
+			return c.op("aten.unfold_backward.default", c.like(x.meta), c.Grad(), x.Shape(), c.Int("dimension"), c.Int("size"), c.Int("step"))
 		})}},
 		{Op: "aten.as_strided.default", Grads: []Grad{one("self", func(c *Ctx) V {
 			x := c.In("self")
@@ -70,7 +70,7 @@ func viewRules() []Rule {
 			if overlapping(size, stride) {
 				return c.fail("as_strided view with overlapping elements")
 			}
-			return c.op("aten.as_strided_scatter.default", like(x.meta), c.zerosLike(x), c.Grad(), size, stride, c.Arg("storage_offset"))
+			return c.op("aten.as_strided_scatter.default", c.like(x.meta), c.zerosLike(x), c.Grad(), size, stride, c.Arg("storage_offset"))
 		})}},
 		{Op: "aten.split.Tensor", Grads: []Grad{one("self", func(c *Ctx) V { return c.catGrads() })}},
 		{Op: "aten.split_with_sizes.default", Grads: []Grad{one("self", func(c *Ctx) V { return c.catGrads() })}},
@@ -87,12 +87,12 @@ func viewRules() []Rule {
 			for i := range gs {
 				gs[i] = c.GradOrZeros(i)
 			}
-			return c.op("aten.stack.default", like(x.meta), gs, c.Int("dim"))
+			return c.op("aten.stack.default", c.like(x.meta), gs, c.Int("dim"))
 		})}},
 		{Op: "aten.slice_scatter.default", Grads: []Grad{
 			one("self", func(c *Ctx) V {
 				start, end := sliceBounds(c)
-				return c.op("aten.slice_scatter.default", like(c.Grad().meta), c.Grad(), c.zerosLike(c.In("src")), c.Int("dim"), start, end, c.Int("step"))
+				return c.op("aten.slice_scatter.default", c.like(c.Grad().meta), c.Grad(), c.zerosLike(c.In("src")), c.Int("dim"), start, end, c.Int("step"))
 			}),
 			one("src", func(c *Ctx) V {
 				start, end := sliceBounds(c)
@@ -101,24 +101,24 @@ func viewRules() []Rule {
 		}},
 		{Op: "aten.select_scatter.default", Grads: []Grad{
 			one("self", func(c *Ctx) V {
-				return c.op("aten.select_scatter.default", like(c.Grad().meta), c.Grad(), c.zerosLike(c.In("src")), c.Int("dim"), c.Int("index"))
+				return c.op("aten.select_scatter.default", c.like(c.Grad().meta), c.Grad(), c.zerosLike(c.In("src")), c.Int("dim"), c.Int("index"))
 			}),
 			one("src", func(c *Ctx) V { return c.selectInt(c.Grad(), c.Int("dim"), c.Int("index")) }),
 		}},
 		{Op: "aten.diagonal_scatter.default", Grads: []Grad{
 			one("self", func(c *Ctx) V {
-				return c.op("aten.diagonal_scatter.default", like(c.Grad().meta), c.Grad(), c.zerosLike(c.In("src")), c.Int("offset"), c.Int("dim1"), c.Int("dim2"))
+				return c.op("aten.diagonal_scatter.default", c.like(c.Grad().meta), c.Grad(), c.zerosLike(c.In("src")), c.Int("offset"), c.Int("dim1"), c.Int("dim2"))
 			}),
 			one("src", func(c *Ctx) V {
-				return c.op("aten.diagonal.default", like(c.In("src").meta), c.Grad(), c.Int("offset"), c.Int("dim1"), c.Int("dim2"))
+				return c.op("aten.diagonal.default", c.like(c.In("src").meta), c.Grad(), c.Int("offset"), c.Int("dim1"), c.Int("dim2"))
 			}),
 		}},
 		{Op: "aten.as_strided_scatter.default", Grads: []Grad{
 			one("self", func(c *Ctx) V {
-				return c.op("aten.as_strided_scatter.default", like(c.Grad().meta), c.Grad(), c.zerosLike(c.In("src")), c.Arg("size"), c.Arg("stride"), c.Arg("storage_offset"))
+				return c.op("aten.as_strided_scatter.default", c.like(c.Grad().meta), c.Grad(), c.zerosLike(c.In("src")), c.Arg("size"), c.Arg("stride"), c.Arg("storage_offset"))
 			}),
 			one("src", func(c *Ctx) V {
-				return c.op("aten.as_strided.default", like(c.In("src").meta), c.Grad(), c.Arg("size"), c.Arg("stride"), c.Arg("storage_offset"))
+				return c.op("aten.as_strided.default", c.like(c.In("src").meta), c.Grad(), c.Arg("size"), c.Arg("stride"), c.Arg("storage_offset"))
 			}),
 		}},
 		{Op: "aten.slice_backward.default", Grads: []Grad{one("grad_output", func(c *Ctx) V {
@@ -151,7 +151,7 @@ func (c *Ctx) catGrads() V {
 	for i := range gs {
 		gs[i] = c.GradOrZeros(i)
 	}
-	return c.op("aten.cat.default", like(x.meta), gs, c.Int("dim"))
+	return c.op("aten.cat.default", c.like(x.meta), gs, c.Int("dim"))
 }
 
 // sliceLen returns the length of x[start:end:step] along a dim of size n.
@@ -178,7 +178,7 @@ func (b *builder) slice(x V, dim, start, end, step int64) V {
 		if shape[d].Expr == "" {
 			shape[d] = ir.Dim{Val: sliceLen(shape[d].Val, start, end, step)}
 		}
-		m = withShape(x.meta, shape)
+		m = b.withShape(x.meta, shape)
 	}
 	return b.op("aten.slice.Tensor", m, x, dim, start, end, step)
 }
@@ -187,7 +187,7 @@ func (b *builder) selectInt(x V, dim, index int64) V {
 	var m *ir.TensorMeta
 	if x.meta != nil {
 		d := wrapDim(dim, x.Rank())
-		m = withShape(x.meta, slices.Delete(slices.Clone(x.Shape()), int(d), int(d)+1))
+		m = b.withShape(x.meta, slices.Delete(slices.Clone(x.Shape()), int(d), int(d)+1))
 	}
 	return b.op("aten.select.int", m, x, dim, index)
 }
