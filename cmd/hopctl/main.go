@@ -1,3 +1,9 @@
+// A hopctl run lasts milliseconds to seconds: GOMAXPROCS is read once at
+// start (from the CPU limit of its cgroup, as Go has done since 1.25) and
+// not re-read while it runs, which saves starting the runtime's updater.
+//
+//go:debug updatemaxprocs=0
+
 // Command hopctl statically analyses PyTorch FX graphs and their HOP subgraphs.
 package main
 

@@ -85,14 +85,53 @@ func symArithmetic(n *ir.Node) bool {
 
 // DynamoLevel reports whether module m is a Dynamo-level (torch-level)
 // module: one of its graphs has a torch-level node. A module is written at
-// one level, so one such node decides.
+// one level, so one such node decides. A module with nodes of neither
+// level (only HOP calls and getitems: a BaseHOP whose subgraph returns its
+// operand) is Dynamo-level when its root placeholders bear the names
+// Dynamo gives graph inputs (dynamoInputs) and no graph calls an ATen op.
 func DynamoLevel(m *ir.Module) bool {
 	for _, g := range m.Graphs {
 		if TorchLevelGraph(g) {
 			return true
 		}
 	}
-	return false
+	if !dynamoInputs(m.Root()) {
+		return false
+	}
+	for _, g := range m.Graphs {
+		for i := range g.Nodes {
+			if n := &g.Nodes[i]; n.Op == ir.OpCallFunction && !IsGetitem(n.Target) && !opschema.IsHOPTarget(n.Target) {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// dynamoInputs reports whether g has tensor placeholders and every one is
+// named as Dynamo names graph inputs after their source: VariableBuilder
+// replaces the non-alphanumerics of the source's name with "_"
+// (torch/_dynamo/variables/builder.py), a local's name being L['x'] and a
+// global's G['w'] (torch/_dynamo/source.py), so "L_x_", "G_w_". make_fx
+// names them after the traced function's arguments ("x_1", "arg0_1",
+// "primals_1"). Placeholders of sizes (a SymInt value) are named after
+// their symbol at both levels, and skipped.
+func dynamoInputs(g *ir.Graph) bool {
+	if g == nil {
+		return false
+	}
+	seen := false
+	for i := range g.Nodes {
+		n := &g.Nodes[i]
+		if n.Op != ir.OpPlaceholder || n.Val != nil && n.Val.Kind == ir.ValSym {
+			continue
+		}
+		if !strings.HasPrefix(n.Target, "L_") && !strings.HasPrefix(n.Target, "G_") {
+			return false
+		}
+		seen = true
+	}
+	return seen
 }
 
 // IsGetitem reports whether target is operator.getitem as FX spells it.

@@ -58,6 +58,8 @@ attributes { qualified_name: "_tree_spec_constant0" constant { constant { type: 
 schemas { name: "aten::full" schema: "aten::full(SymInt[] size, Scalar fill_value, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor" }
 annotations { key: "hopctl.joint.masks" value: "1,0" }
 grad_enabled: false
+hop_classes { target: "higher_order.invoke_quant_test" classes: "__main__.InvokeQuantTest" classes: "torch._higher_order_ops.base_hop.BaseHOP" classes: "" }
+hop_classes { target: "higher_order.cond" }
 signature {
   inputs { kind: INPUT_KIND_BUFFER name: "x" target: "buf" persistent: true }
   inputs { kind: INPUT_KIND_USER_INPUT name: "n" }

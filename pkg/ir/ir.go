@@ -68,6 +68,9 @@ type Module struct {
 	// Signature is the exported program's graph signature (format 1.1),
 	// nil when the file has none (a plain GraphModule).
 	Signature *Signature
+	// HOPClasses are the Python classes of the HOPs the graphs call, as the
+	// exporter recorded them (format 1.2), in file order.
+	HOPClasses []HOPClass
 
 	// graphIndex is Graph's index of Graphs by name (a *graphIndex, read
 	// and written atomically: lookups may run concurrently).
@@ -502,6 +505,16 @@ type ModuleStackEntry struct {
 // Annotation is a key/value pair.
 type Annotation struct {
 	Key, Value string
+}
+
+// HOPClass is a higher-order operator's Python class as the exporter saw
+// it: the HOP's target ("higher_order.invoke_quant") and the qualified
+// names of its class and the classes it derives from, in method resolution
+// order ("torch._higher_order_ops.base_hop.BaseHOP" among them for a
+// BaseHOP).
+type HOPClass struct {
+	Target  string
+	Classes []string
 }
 
 // Attribute is a tensor read by get_attr nodes, or (Const set) another

@@ -7,9 +7,11 @@ import (
 	"io"
 	"math"
 	"regexp"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 )
 
 // This file holds the two text forms of the IR:
@@ -560,7 +562,7 @@ func printReadable(w io.Writer, m *Module, className string, freeUnused bool) er
 	if m == nil || len(m.Graphs) == 0 {
 		return fmt.Errorf("print: module has no root graph")
 	}
-	bw := bufio.NewWriter(w)
+	bw := bufio.NewWriterSize(w, printBuffer)
 	p := &readablePrinter{w: bw, m: m, children: childGraphs(m), freeUnused: freeUnused}
 	p.module(0, className, 0)
 	return bw.Flush()
@@ -634,7 +636,11 @@ func (p *readablePrinter) module(gi int, className string, indent int) {
 		p.w.Write(param)
 	})
 	p.w.WriteString("):\n")
-	f.body(func(l []byte) { p.lineBytes(indent+2, l) })
+	if len(g.Nodes) >= 2*printChunk && runtime.GOMAXPROCS(0) > 1 {
+		f.bodyParallel(p.w, indent+2)
+	} else {
+		f.body(func(l []byte) { p.lineBytes(indent+2, l) })
+	}
 	for _, ci := range p.children[gi] {
 		p.line(0, "")
 		name := p.m.Graphs[ci].Name
@@ -646,13 +652,19 @@ func (p *readablePrinter) module(gi int, className string, indent int) {
 }
 
 func (p *readablePrinter) lineBytes(indent int, l []byte) {
+	p.w.Write(appendLine(p.w.AvailableBuffer(), indent, l))
+}
+
+// appendLine appends l indented by indent levels and a newline; an empty
+// line is the newline alone.
+func appendLine(b []byte, indent int, l []byte) []byte {
 	if len(l) > 0 {
 		for range indent {
-			p.w.WriteString("    ")
+			b = append(b, "    "...)
 		}
-		p.w.Write(l)
+		b = append(b, l...)
 	}
-	p.w.WriteByte('\n')
+	return append(b, '\n')
 }
 
 // writeAnnotation writes the print_readable type annotation of a node's
@@ -753,11 +765,10 @@ func newForwardGen(g *Graph, freeUnused bool) *forwardGen {
 	return f
 }
 
-// emit hands the line buffer to yield, its control characters escaped
+// emit hands a line to yield, its control characters escaped
 // (Printable: a name with a newline or an escape sequence in it must not
 // make another line, or clear the screen).
-func (f *forwardGen) emit(yield func([]byte)) {
-	l := f.line.Bytes()
+func emit(l []byte, yield func([]byte)) {
 	for _, c := range l {
 		if c < 0x20 || c >= 0x7f {
 			// Rare (non-ASCII or control bytes): Printable decides.
@@ -774,7 +785,7 @@ func (f *forwardGen) params(yield func([]byte)) {
 		if nd := &f.g.Nodes[i]; nd.Op == OpPlaceholder {
 			f.line.Reset()
 			writeStmt(&f.line, nd)
-			f.emit(yield)
+			emit(f.line.Bytes(), yield)
 		}
 	}
 }
@@ -782,68 +793,183 @@ func (f *forwardGen) params(yield func([]byte)) {
 // body yields the body's lines, unindented and escaped; "pass" when it has
 // none.
 func (f *forwardGen) body(yield func([]byte)) {
-	g := f.g
-	started := false // leading empty lines are dropped
-	out := func() {
-		if f.line.Len() > 0 || started {
-			started = true
-			f.emit(yield)
+	var st bodyState
+	f.bodyRange(0, len(f.g.Nodes), &st, &f.line, yield)
+	if !st.started {
+		yield([]byte("pass"))
+	}
+}
+
+// bodyState is what the body's lines depend on besides the node: whether a
+// line was written yet (leading empty lines are dropped), the stack trace
+// summary of the last statement (a comment line is written when it
+// changes), and the last trace summarised (consecutive nodes usually share
+// their trace: its summary is reused).
+type bodyState struct {
+	started                  bool
+	prevSummary              string
+	lastTrace, lastTraceSumm string
+}
+
+// summary is the comment line's text for node nd.
+func (st *bodyState) summary(nd *Node) string {
+	if nd.Meta == nil || nd.Meta.StackTrace == "" {
+		return noStackTrace
+	}
+	if nd.Meta.StackTrace != st.lastTrace || st.lastTraceSumm == "" { // "": none yet
+		st.lastTrace, st.lastTraceSumm = nd.Meta.StackTrace, noStackTrace
+		if s, ok := StackSummary(st.lastTrace); ok {
+			st.lastTraceSumm = s
 		}
 	}
-	prevSummary := ""
-	for i := range g.Nodes {
+	return st.lastTraceSumm
+}
+
+// commented reports whether node nd's statement is preceded by a stack
+// trace comment (when its summary differs from the last one's).
+func commented(nd *Node) bool { return nd.Op != OpPlaceholder && nd.Op != OpOutput }
+
+// bodyRange yields the lines of nodes lo to hi-1, made in line, continuing
+// from st.
+func (f *forwardGen) bodyRange(lo, hi int, st *bodyState, line *bytes.Buffer, yield func([]byte)) {
+	g := f.g
+	out := func() {
+		if line.Len() > 0 || st.started {
+			st.started = true
+			emit(line.Bytes(), yield)
+		}
+	}
+	for i := lo; i < hi; i++ {
 		nd := &g.Nodes[i]
-		if nd.Op != OpPlaceholder && nd.Op != OpOutput {
-			summary := noStackTrace
-			if nd.Meta != nil && nd.Meta.StackTrace != "" {
-				if s, ok := StackSummary(nd.Meta.StackTrace); ok {
-					summary = s
-				}
-			}
-			if summary != prevSummary {
-				prevSummary = summary
-				f.line.Reset()
+		if commented(nd) {
+			if summary := st.summary(nd); summary != st.prevSummary {
+				st.prevSummary = summary
+				line.Reset()
 				out()
-				f.line.WriteString("# ")
-				f.line.WriteString(summary)
+				line.WriteString("# ")
+				line.WriteString(summary)
 				out()
 			}
 		}
-		f.line.Reset()
+		line.Reset()
 		if nd.Op == OpPlaceholder {
 			if t := nd.Target; t != "" && strings.ReplaceAll(t, "*", "") != nd.Name {
-				f.line.WriteString(nd.Name)
-				f.line.WriteString(" = ")
-				f.line.WriteString(strings.ReplaceAll(t, "*", ""))
+				line.WriteString(nd.Name)
+				line.WriteString(" = ")
+				line.WriteString(strings.ReplaceAll(t, "*", ""))
 				out()
 			}
 			continue
 		}
-		writeStmt(&f.line, nd)
+		writeStmt(line, nd)
 		if nd.Op != OpOutput {
 			// Unlike torch >= 2.6, values nobody uses are not freed on
 			// their own line: this matches torch 1.13 to 2.5 exactly.
 			del := f.dels[f.delEnd[i+1]:f.delEnd[i]]
 			freeSelf := f.freeUnused && !f.lastUser[i]
 			if len(del) > 0 || freeSelf {
-				f.line.WriteString(";  ")
+				line.WriteString(";  ")
 				for _, d := range del {
-					f.line.WriteString(g.Nodes[d].Name)
-					f.line.WriteString(" = ")
+					line.WriteString(g.Nodes[d].Name)
+					line.WriteString(" = ")
 				}
 				if freeSelf {
-					f.line.WriteString(nd.Name)
-					f.line.WriteString(" = ")
+					line.WriteString(nd.Name)
+					line.WriteString(" = ")
 				}
-				f.line.WriteString("None")
+				line.WriteString("None")
 			}
 		}
 		out()
 	}
+}
+
+// printChunk is how many nodes a worker of bodyParallel formats at a time
+// (about 0.7 MB of text for hopctl synth's nodes); a graph of fewer than
+// two chunks is printed on one goroutine. A variable for the tests.
+var printChunk = 8192
+
+// printBuffer is the printers' write buffer: a million-node graph prints
+// 84 MB, 20,000 write calls with bufio's default 4 KiB.
+const printBuffer = 256 << 10
+
+// bodyParallel writes the body as body does, lines indented by indent
+// levels, formatting chunks of printChunk nodes on every core and writing
+// them in order. A chunk's lines depend on what came before only through
+// bodyState: the last summary is the summary of the last commented node
+// before the chunk, found by looking back; whether a line was written yet
+// is known only once the chunks before are written, so each chunk is made
+// as if one was, and the writer drops the chunk's leading empty lines
+// while none was. At most two chunks per worker are made ahead of the
+// writer, so the text held is a few MB at any graph size.
+func (f *forwardGen) bodyParallel(w *bufio.Writer, indent int) {
+	n := len(f.g.Nodes)
+	chunks := (n + printChunk - 1) / printChunk
+	workers := min(runtime.GOMAXPROCS(0), chunks)
+	type chunk struct {
+		text []byte
+		lead int  // bytes of leading empty lines (one byte each)
+		any  bool // a non-empty line was made
+	}
+	done := make([]chan chunk, chunks)
+	for k := range done {
+		done[k] = make(chan chunk, 1)
+	}
+	ahead := make(chan struct{}, 2*workers) // chunks taken and not yet written
+	free := make(chan []byte, 2*workers)    // written chunks' buffers, for reuse
+	var next atomic.Int64
+	for range workers {
+		go func() {
+			var line bytes.Buffer
+			for {
+				ahead <- struct{}{}
+				k := int(next.Add(1) - 1)
+				if k >= chunks {
+					<-ahead
+					return
+				}
+				lo, hi := k*printChunk, min((k+1)*printChunk, n)
+				st := bodyState{started: true}
+				for i := lo - 1; i >= 0; i-- {
+					if nd := &f.g.Nodes[i]; commented(nd) {
+						st.prevSummary = st.summary(nd)
+						break
+					}
+				}
+				var c chunk
+				select {
+				case c.text = <-free:
+				default:
+				}
+				f.bodyRange(lo, hi, &st, &line, func(l []byte) {
+					if len(l) > 0 {
+						c.any = true
+					} else if !c.any {
+						c.lead++
+					}
+					c.text = appendLine(c.text, indent, l)
+				})
+				done[k] <- c
+			}
+		}()
+	}
+	started := false
+	for k := range chunks {
+		c := <-done[k]
+		text := c.text
+		if !started {
+			text = text[c.lead:]
+			started = c.any
+		}
+		w.Write(text)
+		select {
+		case free <- c.text[:0]:
+		default:
+		}
+		<-ahead
+	}
 	if !started {
-		f.line.Reset()
-		f.line.WriteString("pass")
-		out()
+		w.Write(appendLine(nil, indent, []byte("pass")))
 	}
 }
 

@@ -59,6 +59,9 @@ func FromProto(f *pb.File, file string) (*Module, error) {
 	for _, a := range f.GetAnnotations() {
 		m.Annotations = append(m.Annotations, Annotation{Key: a.GetKey(), Value: a.GetValue()})
 	}
+	for _, c := range f.GetHopClasses() {
+		m.HOPClasses = append(m.HOPClasses, HOPClass{Target: c.GetTarget(), Classes: c.GetClasses()})
+	}
 	if ps := f.GetSignature(); ps != nil {
 		m.Signature = &Signature{}
 		for _, in := range ps.GetInputs() {
@@ -318,6 +321,7 @@ func metaFromProto(pm *pb.NodeMeta) *Meta {
 
 // ToProto converts the IR back into the interchange format.
 func ToProto(m *Module) *pb.File {
+	pb.Register() // so that the caller may hand the message to protobuf-go
 	f := &pb.File{
 		FormatVersion: &pb.FormatVersion{Major: m.FormatMajor, Minor: m.FormatMinor},
 		Producer:      m.Producer,
@@ -351,6 +355,9 @@ func ToProto(m *Module) *pb.File {
 	}
 	for _, a := range m.Annotations {
 		f.Annotations = append(f.Annotations, &pb.Annotation{Key: a.Key, Value: a.Value})
+	}
+	for _, c := range m.HOPClasses {
+		f.HopClasses = append(f.HopClasses, &pb.HOPClass{Target: c.Target, Classes: c.Classes})
 	}
 	if sig := m.Signature; sig != nil {
 		f.Signature = &pb.GraphSignature{}

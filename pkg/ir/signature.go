@@ -282,7 +282,7 @@ func PrintExportedProgram(w io.Writer, m *Module) error {
 		return PrintReadable(w, m)
 	}
 	// The GraphModule is streamed through the indentation, not built.
-	out := bufio.NewWriter(w)
+	out := bufio.NewWriterSize(w, printBuffer)
 	out.WriteString("ExportedProgram:\n    ")
 	if err := printReadable(indentWriter{out}, m, "GraphModule", torchAtLeast(m.TorchVersion, 2, 6)); err != nil {
 		return err

@@ -509,6 +509,24 @@ func (e *textEncoder) file(m *Module) {
 	if m.HasGradEnabled {
 		e.boolAlways("grad_enabled", m.GradEnabled)
 	}
+	if len(m.HOPClasses) > 0 {
+		e.list("hop_classes")
+		for _, c := range m.HOPClasses {
+			e.elemMsg("hop_classes")
+			e.str("target", c.Target)
+			if len(c.Classes) > 0 {
+				e.list("classes")
+				for _, cl := range c.Classes {
+					e.elem("classes")
+					e.quoted(cl)
+					e.endScalar()
+				}
+				e.endList()
+			}
+			e.close()
+		}
+		e.endList()
+	}
 	if sig := m.Signature; sig != nil {
 		e.msg("signature")
 		if len(sig.Inputs) > 0 {

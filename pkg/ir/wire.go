@@ -448,6 +448,22 @@ func (d *wireDecoder) file(b []byte, m *Module, root *Graph, subs *[]*Graph) err
 			err := d.pair(f.body, &a.Key, &a.Value)
 			m.Annotations = append(m.Annotations, a)
 			return err
+		case f.num == 10 && isBytes(f):
+			var c HOPClass
+			err := d.each(f.body, func(g wireField) error {
+				var err error
+				switch {
+				case g.num == 1 && isBytes(g):
+					c.Target, err = d.str(g)
+				case g.num == 2 && isBytes(g):
+					var s string
+					s, err = d.str(g)
+					c.Classes = append(c.Classes, s)
+				}
+				return err
+			})
+			m.HOPClasses = append(m.HOPClasses, c)
+			return err
 		case f.num == 20 && isBytes(f):
 			if m.Signature == nil {
 				m.Signature = &Signature{}

@@ -275,6 +275,14 @@ func (e *wireEncoder) file(m *Module) {
 		}
 		e.varintAlways(9, v)
 	}
+	for _, c := range m.HOPClasses {
+		s := e.begin(10)
+		e.str(1, c.Target)
+		for _, cl := range c.Classes {
+			e.strAlways(2, cl)
+		}
+		e.end(s)
+	}
 	if sig := m.Signature; sig != nil {
 		s := e.begin(20)
 		for _, in := range sig.Inputs {

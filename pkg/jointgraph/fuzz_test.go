@@ -4,6 +4,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/hopctl/hopctl/pkg/analyze/validate"
@@ -16,11 +17,18 @@ import (
 // with an internal error: what Build cannot handle in a valid graph it
 // refuses with an input error.
 func FuzzJoint(f *testing.F) {
-	for _, pat := range []string{"../../testdata/models/*.pb", "../../testdata/hops/*.pbtxt"} {
+	// Seeds: the shipped models and HOP graphs, and the real HOP traces
+	// (torch 1.13, 2.6, 2.14, Dynamo) under 64 KiB, these also with their
+	// placeholders requiring grad (mode bit 0), which is where the HOP
+	// backwards are built.
+	for _, pat := range []string{"../../testdata/models/*.pb", "../../testdata/hops/*.pbtxt", "../../testdata/hops_real/*.pb", "../../testdata/hops_real/*/*.pb", "../../testdata/hops_real/*/*/*.pb"} {
 		paths, _ := filepath.Glob(pat)
 		for _, p := range paths {
 			if data, err := os.ReadFile(p); err == nil && len(data) < 64<<10 {
 				f.Add(data, filepath.Ext(p) == ".pbtxt", uint8(0))
+				if strings.Contains(p, "hops_real") {
+					f.Add(data, false, uint8(1))
+				}
 			}
 		}
 	}

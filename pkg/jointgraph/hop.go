@@ -558,7 +558,8 @@ func (b *builder) remapArgV(a ir.Arg) V {
 }
 
 // permutePlaceholders reorders g's leading placeholders to order, in new
-// node and argument slices.
+// node and argument slices; placeholders order leaves out are removed
+// (they must have no users: unusedPlaceholders).
 func permutePlaceholders(g *ir.Graph, order []ir.NodeID) {
 	newID := make([]ir.NodeID, len(g.Nodes))
 	nodes := make([]ir.Node, 0, len(g.Nodes))
@@ -571,10 +572,15 @@ func permutePlaceholders(g *ir.Graph, order []ir.NodeID) {
 		in[id] = true
 	}
 	for i := range g.Nodes {
-		if !in[ir.NodeID(i)] {
-			newID[i] = ir.NodeID(len(nodes))
-			nodes = append(nodes, g.Nodes[i])
+		if in[ir.NodeID(i)] {
+			continue
 		}
+		if g.Nodes[i].Op == ir.OpPlaceholder {
+			newID[i] = ir.NoNode
+			continue
+		}
+		newID[i] = ir.NodeID(len(nodes))
+		nodes = append(nodes, g.Nodes[i])
 	}
 	for i := range nodes {
 		// g may be a copy of a cached joint (handOut copies the nodes,
@@ -602,13 +608,39 @@ func permutePlaceholders(g *ir.Graph, order []ir.NodeID) {
 	g.Reindex()
 }
 
+// unusedPlaceholders says, per placeholder of g (in order), whether no
+// node reads it.
+func unusedPlaceholders(g *ir.Graph) []bool {
+	ph := g.Placeholders()
+	at := make(map[ir.NodeID]int, len(ph))
+	for k, id := range ph {
+		at[id] = k
+	}
+	unused := make([]bool, len(ph))
+	for k := range unused {
+		unused[k] = true
+	}
+	for i := range g.Nodes {
+		g.Nodes[i].WalkRefs(func(a *ir.Arg) {
+			if k, ok := at[a.Ref]; ok && a.Ref >= 0 {
+				unused[k] = false
+			}
+		})
+	}
+	return unused
+}
+
 // augmentScan copies the forward scan node n (a functional-graph node)
 // into the joint graph with a combine_fn that also returns each step's
 // incoming carry, so the scan's outputs are (*final_carry, *ys,
 // *carries), carries[t] being the carry step t started from. It returns
 // the scan node; the getitems of the carries are recorded for the
-// backward.
+// backward. torch 2.6 has no autograd for scan (opschema.DiffScanGrad26):
+// the call is refused with 2.6's message.
 func (j *jointBuilder) augmentScan(n *ir.Node) (ir.NodeID, error) {
+	if opschema.TorchDiffers(opschema.DiffScanGrad26, j.src.TorchVersion) {
+		return 0, fmt.Errorf("%s", scanGradMessage26)
+	}
 	r := j.f.ops.get(n.Target).hop
 	ci := -1
 	if r != nil {
@@ -700,6 +732,10 @@ func augmentCombine(g *ir.Graph, nc int) (*ir.Graph, error) {
 	return out, nil
 }
 
+// scanGradMessage26 is what torch 2.6 raises when a gradient flows into a
+// scan (autograd_not_implemented in torch/_higher_order_ops/scan.py).
+const scanGradMessage26 = "Autograd not implemented for scan"
+
 func scanBackward(j *jointBuilder, id ir.NodeID, grads []V) error {
 	n := &j.b.g.Nodes[id]
 	if err := j.hopArity(id); err != nil {
@@ -713,6 +749,12 @@ func scanBackward(j *jointBuilder, id ir.NodeID, grads []V) error {
 	init, xs, add := j.hopArg(n, "init").Elems, j.hopArg(n, "xs").Elems, j.hopArg(n, "additional_inputs").Elems
 	nc, nx, na := len(init), len(xs), len(add)
 	ny := len(grads) - nc
+	if ny < 0 {
+		// torch's scan returns every final carry first; a combine_fn
+		// returning fewer values than its carries is what torch 2.6 traced
+		// without complaint (testdata/hops_real/torch2.6/scan_count.pb).
+		return nodeError(j.file, j.b.g, id, fmt.Sprintf("scan has %d carries (init) but %d outputs: it must return every final carry", nc, len(grads)))
+	}
 	ops := slices.Concat(init, xs, add)
 	for _, a := range ops {
 		if a.Kind != ir.ArgNode || j.b.remapArgV(a).meta == nil {

@@ -92,17 +92,50 @@ func assocScanBackward(j *jointBuilder, id ir.NodeID, grads []V) error {
 	if err != nil {
 		return err
 	}
+	// The joint's operands are (ys rolled by one step, xs, ones), nx of
+	// each. Those it does not read are not passed: PyTorch's vmap writes
+	// the batched ops into the backward graph, where min-cut sees what
+	// each step reads and saves only that (a leaf of ys no derivative
+	// involves is not saved); an operand of the map_impl call would be
+	// saved whether the body reads it or not. map_impl needs one mapped
+	// operand: the last is kept when the joint reads none.
+	g := bw.Module.Root()
+	ph := g.Placeholders()
+	if len(ph) != 3*nx {
+		return nodeError(j.file, j.b.g, id, fmt.Sprintf("associative_scan combine_fn's backward takes %d inputs, want %d", len(ph), 3*nx))
+	}
+	unused := unusedPlaceholders(g)
+	if !slices.Contains(unused, false) {
+		unused[len(unused)-1] = false
+	}
+	var order []ir.NodeID
+	for k, id := range ph {
+		if !unused[k] {
+			order = append(order, id)
+		}
+	}
+	if len(order) < len(ph) {
+		permutePlaceholders(g, order)
+	}
 	name := "body_graph_" + j.freshGraphName("body_graph_%d")
 	j.addGraphs(bw.Module, name)
 	bv := j.getAttr(name)
-	mapped := make([]V, 0, 3*nx)
+	mapped := make([]V, 0, len(order))
 	for k := range nx {
-		y := j.val(its[k])
-		mapped = append(mapped, b.op("aten.roll.default", like(y.meta), y, []int64{1}, []int64{0}))
+		if !unused[k] {
+			y := j.val(its[k])
+			mapped = append(mapped, b.op("aten.roll.default", like(y.meta), y, []int64{1}, []int64{0}))
+		}
 	}
-	mapped = append(mapped, xv...)
 	for k := range nx {
-		mapped = append(mapped, b.op("aten.ones_like.default", like(gl[k].meta), gl[k], kw{"pin_memory", false}))
+		if !unused[nx+k] {
+			mapped = append(mapped, xv[k])
+		}
+	}
+	for k := range nx {
+		if !unused[2*nx+k] {
+			mapped = append(mapped, b.op("aten.ones_like.default", like(gl[k].meta), gl[k], kw{"pin_memory", false}))
+		}
 	}
 	outs := make([]*ir.TensorMeta, 2*nx)
 	for k := range outs {

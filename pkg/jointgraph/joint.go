@@ -55,6 +55,14 @@ func Build(m *ir.Module, opts Options) (j *Joint, err error) {
 			if at != nil {
 				loc.Node, phase = at.Name, "joint of "+at.Target
 			}
+			if d, ok := r.(dimOutOfRange); ok {
+				e := &Error{Loc: loc, Msg: fmt.Sprintf("dimension out of range (expected to be in range of [%d, %d], but got %d): torch raises IndexError tracing this", -d.rank, d.rank-1, d.dim)}
+				if at != nil && at.Op == ir.OpCallFunction {
+					e.Op = at.Target
+				}
+				j, err = nil, e
+				return
+			}
 			j, err = nil, ir.Panicked(phase, loc, r)
 		}
 	}()

@@ -90,7 +90,7 @@ func open(m *ir.Module, path string, mode Mode) (*File, error) {
 		return f, nil
 	}
 	f.Verified = true
-	reg, err := opschema.NewRegistryForTorch(m.TorchVersion, fileSchemas(m))
+	reg, err := opschema.NewRegistryForModule(m)
 	f.Registry = reg // usable either way: the entries that parse
 	if err != nil {
 		if mode == Strict {
@@ -111,19 +111,11 @@ func schemaTableError(path string, err error) error {
 // convention table. A table entry that does not parse is an input error
 // naming the file and the entry.
 func Registry(m *ir.Module, path string) (*opschema.Registry, error) {
-	reg, err := opschema.NewRegistryForTorch(m.TorchVersion, fileSchemas(m))
+	reg, err := opschema.NewRegistryForModule(m)
 	if err != nil {
 		return nil, schemaTableError(path, err)
 	}
 	return reg, nil
-}
-
-func fileSchemas(m *ir.Module) []opschema.FileSchema {
-	fs := make([]opschema.FileSchema, len(m.Schemas))
-	for i, s := range m.Schemas {
-		fs[i] = opschema.FileSchema{Name: s.Name, Schema: s.Schema}
-	}
-	return fs
 }
 
 // schemaProblems turns NewRegistry's joined errors into one problem each.

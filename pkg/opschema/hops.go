@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+
+	"github.com/hopctl/hopctl/pkg/ir"
 )
 
 // HOP is one row of the higher-order operator (HOP) convention table: the
@@ -235,6 +237,14 @@ type Restriction struct {
 	// whose releases accept, at the Dynamo level and in every grad mode,
 	// what this restriction forbids at the make_fx level; "" for none.
 	DynamoAccepts string
+	// DynamoOnly is set when only Dynamo makes the check, on a Dynamo-level
+	// graph under a release whose Dynamo checks HOP subgraphs (2.14): a
+	// BaseHOP's make_fx-level tracing assumes its subgraph neither writes
+	// nor aliases its operands ("In the PT2 stack, this is Dynamo's
+	// responsibility to figure out", torch/_higher_order_ops/base_hop.py)
+	// and functionalizes writes (auto_functionalized_v2), so make_fx and
+	// AOT-level graphs are not refused.
+	DynamoOnly bool
 }
 
 // NoGradRule is how torch.compile treats a restriction at the Dynamo
@@ -303,6 +313,12 @@ type MetaCheck struct {
 	// differing pair, its fields joined by ",", under "Expected <LHS> and
 	// <RHS> return tensors with same metadata but found:".
 	Carry26 bool
+	// Init26 is set for torch 2.6's scan form of the check (trace_scan):
+	// pairs zipped, so different counts pass; device, dtype and shape
+	// compared; the first differing pair raises "Expected metadata of the
+	// combine_fn result <the carry's TensorMetadata> to be the same as the
+	// metadata of init with <the init>".
+	Init26 bool
 }
 
 // ArgTypeCheck is one validate_subgraph_args_types call: the elements of
@@ -481,6 +497,42 @@ func whileLoop(name, doc string, stacked bool) *HOP {
 	}
 }
 
+// BaseHOPClass is the qualified name of PyTorch's base class of the HOPs
+// that call one subgraph on their operands, BaseHOP
+// (torch/_higher_order_ops/base_hop.py, torch 2.7 on), as the bridge
+// records a HOP's classes (File.hop_classes).
+const BaseHOPClass = "torch._higher_order_ops.base_hop.BaseHOP"
+
+// baseHOPRestrictions are a BaseHOP's: Dynamo's BaseHOPVariable traces the
+// subgraph with supports_input_mutation = supports_aliasing = False in
+// every grad mode (torch/_dynamo/variables/higher_order_ops.py); the
+// make_fx level checks neither (DynamoOnly).
+var baseHOPRestrictions = []Restriction{{Kind: ForbidMutation, DynamoOnly: true}, {Kind: ForbidAlias, DynamoOnly: true}}
+
+// baseHOP is the row of a HOP derived from BaseHOP:
+// name(subgraph, *operands, **kwargs) runs subgraph(*operands) and returns
+// its outputs; the keyword arguments are configuration, not passed to the
+// subgraph (base_hop.py's BaseHOP.__call__).
+func baseHOP(name, doc string) *HOP {
+	return &HOP{
+		Name: name, Doc: doc, Schema: "higher_order::" + name + "(Any subgraph, ...) -> ...", FreeKwargs: true,
+		Subgraphs: []Subgraph{{Arg: "subgraph", Name: name, Operands: []Operands{{Arg: "*operands"}},
+			Outputs: passThrough, Restrictions: baseHOPRestrictions}},
+	}
+}
+
+// DerivedHOP returns the row of a HOP the table does not know from the
+// classes its file records for it (ir.HOPClass): a HOP derived from
+// BaseHOP follows BaseHOP's convention and rules. It returns false for
+// other classes and for a target that names no HOP.
+func DerivedHOP(target string, classes []string) (*HOP, bool) {
+	name, ok := HOPName(target)
+	if !ok || !slices.Contains(classes, BaseHOPClass) {
+		return nil, false
+	}
+	return baseHOP(name, "A HOP the file records as derived from BaseHOP: calls subgraph(*operands); keyword arguments are configuration."), true
+}
+
 // wrapper is the row of a HOP that calls one subgraph on its variadic
 // arguments and returns its outputs, with no restrictions.
 func wrapper(name, doc, schema, arg string, restrictions []Restriction, freeKwargs bool) *HOP {
@@ -569,15 +621,11 @@ var hops = []*HOP{
 		},
 		Opaque: true,
 	},
-	// foreach_map, like invoke_quant, is a BaseHOP (torch/_higher_order_ops/
-	// base_hop.py, foreach_map.py): Dynamo's BaseHOPVariable traces its
-	// subgraph with supports_input_mutation = supports_aliasing = False.
-	wrapper("foreach_map", "Applies subgraph(*operands) elementwise over lists of tensors (a BaseHOP); keyword arguments pass through.",
-		"higher_order::foreach_map(Any subgraph, ...) -> ...", "subgraph", forbidBoth, true),
-	wrapper("invoke_quant", "Calls subgraph(*operands) as a unit for quantization; scheme= is a keyword argument.",
-		"higher_order::invoke_quant(Any subgraph, ...) -> ...", "subgraph", forbidBoth, true),
-	wrapper("invoke_quant_packed", "Packed form of invoke_quant: subgraph(*operands) with scheme= and quant_options= keyword arguments.",
-		"higher_order::invoke_quant_packed(Any subgraph, ...) -> ...", "subgraph", forbidBoth, true),
+	// foreach_map, invoke_quant and invoke_quant_packed are BaseHOPs
+	// (torch/_higher_order_ops/base_hop.py, foreach_map.py, _invoke_quant.py).
+	baseHOP("foreach_map", "Applies subgraph(*operands) elementwise over lists of tensors (a BaseHOP); keyword arguments pass through."),
+	baseHOP("invoke_quant", "Calls subgraph(*operands) as a unit for quantization (a BaseHOP); scheme= is a keyword argument."),
+	baseHOP("invoke_quant_packed", "Packed form of invoke_quant (a BaseHOP): subgraph(*operands) with scheme= and quant_options= keyword arguments."),
 	{
 		Name:   "invoke_subgraph",
 		Doc:    "Calls subgraph(*operands); identifier names the (reusable) region. Input mutation is allowed, aliasing is not.",
@@ -607,7 +655,9 @@ var hops = []*HOP{
 				{Kind: ForbidMutation, NoGrad: &NoGradRule{Allows: []string{"additional_inputs"}, Message: "torch.scan: combine_fn mutates init or xs"}},
 				{Kind: ForbidAlias, Torch: TorchVersions{From: rowTorch(DiffScanAlias26).Until}}}}},
 		MetaChecks: []MetaCheck{{LHS: "init", RHS: "carry", Arg: "init", Subgraph: "combine_fn", Carries: true, Lists: true,
-			Torch: TorchVersions{From: rowTorch(DiffScanCarry26).Until}}},
+			Torch: TorchVersions{From: rowTorch(DiffScanCarry26).Until}},
+			{LHS: "init", RHS: "combine_fn result", Arg: "init", Subgraph: "combine_fn", Carries: true, Lists: true,
+				Torch: rowTorch(DiffScanCarry26), Init26: true}},
 		ArgTypeChecks: []ArgTypeCheck{{Args: []string{"additional_inputs"}}},
 		// torch 2.6 slices xs along dim (the HOP gets the user's dim, not
 		// 0) and scans backwards when reverse is set.
@@ -802,7 +852,7 @@ func CheckHOP(h *HOP) error {
 func (r *Registry) WithHOPs(rows ...*HOP) (*Registry, error) {
 	out := &Registry{}
 	if r != nil {
-		out.file, out.names = r.file, r.names
+		out.builtin, out.file, out.names = r.builtin, r.file, r.names
 		out.hops = slices.Clone(r.hops)
 	}
 	for _, h := range rows {
@@ -818,4 +868,31 @@ func (r *Registry) WithHOPs(rows ...*HOP) (*Registry, error) {
 	}
 	slices.SortFunc(out.hops, func(a, b *HOP) int { return strings.Compare(a.Name, b.Name) })
 	return out, nil
+}
+
+// WithHOPClasses returns a registry that also knows the HOPs a file
+// records (ir.Module.HOPClasses) as derived from a base class whose rules
+// the table holds (DerivedHOP), where neither r nor the built-in table
+// knows them; r itself when there are none. A record whose target makes
+// no valid row is left out: the HOP stays unknown.
+func (r *Registry) WithHOPClasses(classes []ir.HOPClass) *Registry {
+	var rows []*HOP
+	for _, c := range classes {
+		if _, known := r.HOP(c.Target); known {
+			continue
+		}
+		h, ok := DerivedHOP(c.Target, c.Classes)
+		if !ok || CheckHOP(h) != nil || slices.ContainsFunc(rows, func(o *HOP) bool { return o.Name == h.Name }) {
+			continue
+		}
+		rows = append(rows, h)
+	}
+	if len(rows) == 0 {
+		return r
+	}
+	out, err := r.WithHOPs(rows...)
+	if err != nil {
+		return r // CheckHOP passed every row
+	}
+	return out
 }

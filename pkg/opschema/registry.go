@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"slices"
 	"sync"
+
+	"github.com/hopctl/hopctl/pkg/ir"
 )
 
 // Source says which layer of a [Registry] a schema came from.
@@ -131,6 +133,18 @@ func NewRegistryForTorch(torchVersion string, file []FileSchema) (*Registry, err
 	}
 	slices.SortFunc(r.names, OpName.Compare)
 	return r, errors.Join(errs...)
+}
+
+// NewRegistryForModule is NewRegistryForTorch over a module's torch
+// version and schema table that also knows the HOPs its file records as
+// derived from BaseHOP (Registry.WithHOPClasses).
+func NewRegistryForModule(m *ir.Module) (*Registry, error) {
+	file := make([]FileSchema, len(m.Schemas))
+	for i, s := range m.Schemas {
+		file[i] = FileSchema{Name: s.Name, Schema: s.Schema}
+	}
+	r, err := NewRegistryForTorch(m.TorchVersion, file)
+	return r.WithHOPClasses(m.HOPClasses), err
 }
 
 // Lookup resolves a target (aten.add_.Tensor, aten.relu.default,

@@ -38,6 +38,8 @@ const (
 	DiffScanXsLength26 = "scan-xs-length-2.6"
 	// DiffAssocScanGrad26: associative_scan has no autograd.
 	DiffAssocScanGrad26 = "associative-scan-grad-2.6"
+	// DiffScanGrad26: scan has no autograd.
+	DiffScanGrad26 = "scan-grad-2.6"
 	// DiffWhileLoopGrad26: while_loop has no autograd.
 	DiffWhileLoopGrad26 = "while-loop-grad-2.6"
 	// DiffCondBackward26: cond's backward takes (*grads, *operands) and
@@ -97,6 +99,12 @@ var torchDifferences = []TorchDifference{
 			"exit 3); 2.14 differentiates it (AssociativeScanAutogradOp, xs only)",
 		Source: "2.6.0: torch/_higher_order_ops/associative_scan.py (autograd_not_implemented on DispatchKey.Autograd); " +
 			"2.14.1: associative_scan.py AssociativeScanAutogradOp"},
+	{ID: DiffScanGrad26, Torch: TorchVersions{Until: "2.14"},
+		What: "scan is not differentiable: its outputs' grad_fn is an autograd_not_implemented node, so backward raises \"Autograd " +
+			"not implemented for scan\" and torch.autograd.grad(..., allow_unused=True) returns None for every operand (hopctl joint " +
+			"refuses it, exit 3; python/tests/test_joint.py asserts both in 2.6); 2.14 differentiates it (ScanAutogradOp)",
+		Source: "2.6.0: torch/_higher_order_ops/scan.py (autograd_not_implemented(scan_op, deferred_error=True); scan()'s docstring: " +
+			"\"It currently does not support autograd\"); 2.14.1: scan.py ScanAutogradOp"},
 	{ID: DiffWhileLoopGrad26, Torch: TorchVersions{Until: "2.14"},
 		What: "while_loop is not differentiable: \"Autograd not implemented for while_loop\" when the gradient is computed " +
 			"(hopctl joint refuses it, exit 3); 2.14 differentiates it (WhileLoopAutogradOp: a while_loop_stack_output forward, " +
@@ -137,9 +145,10 @@ var torchDifferences = []TorchDifference{
 			"reads both forms (opschema.HOP.OlderForms) whatever the release selected: the form is what the file holds",
 		Source: "2.6.0: torch/_higher_order_ops/scan.py ScanOp.__call__, run_flattened_scan; 2.14.1: scan.py ScanOp.__call__"},
 	{ID: DiffScanCarry26, Torch: TorchVersions{Until: "2.14"},
-		What: "trace_scan compares each init with its carry pair by zipped pair (different counts pass) in device, dtype and shape, " +
-			"worded \"Expected metadata of the combine_fn result ... to be the same as the metadata of init with ...\"; hopctl does " +
-			"not make 2.6's check (a known gap); 2.14 calls check_meta_consistency(init, carry)",
+		What: "trace_scan compares each init with its carry pair by zipped pair (different counts pass: scan_count traces) in device, " +
+			"dtype and shape only (other strides pass: scan_carry_stride traces), and the first differing pair raises \"Expected metadata " +
+			"of the combine_fn result <the carry's TensorMetadata> to be the same as the metadata of init with <the init>\" " +
+			"(scan_carry_dtype; MetaCheck.Init26); 2.14 calls check_meta_consistency(init, carry)",
 		Source: "2.6.0: torch/_higher_order_ops/scan.py trace_scan; 2.14.1: scan.py trace_scan → utils.py check_meta_consistency"},
 	{ID: DiffScanAlias26, Torch: TorchVersions{Until: "2.14"},
 		What: "scan's combine_fn is never refused for aliasing: the check traces the functionalized combine_fn, whose outputs " +

@@ -1,6 +1,8 @@
 package pt2
 
 import (
+	"sync"
+
 	"github.com/hopctl/hopctl/pkg/hop"
 	"github.com/hopctl/hopctl/pkg/ir"
 	"github.com/hopctl/hopctl/pkg/opschema"
@@ -31,8 +33,9 @@ type oldForm struct {
 }
 
 // oldForms maps a HOP target to its old forms: the table's, then
-// listForms.
-var oldForms = func() map[string][]oldForm {
+// listForms. Built on first use (it parses every HOP row's schemas, 0.1 ms
+// that a command reading no torch.export file must not pay at start).
+var oldForms = sync.OnceValue(func() map[string][]oldForm {
 	out := map[string][]oldForm{}
 	add := func(h *opschema.HOP, schema string) {
 		s, err := opschema.Parse(schema)
@@ -58,7 +61,7 @@ var oldForms = func() map[string][]oldForm {
 		add(h, f.schema)
 	}
 	return out
-}()
+})
 
 // normalizeHOP rewrites a call in one of torch 2.6's forms into the
 // current form; other calls are left as they are.
@@ -67,8 +70,9 @@ func normalizeHOP(call *ir.Node) error {
 		return nil
 	}
 	var f *oldForm
-	for i := range oldForms[call.Target] {
-		if g := &oldForms[call.Target][i]; fits(g.old, call) {
+	forms := oldForms()[call.Target]
+	for i := range forms {
+		if g := &forms[i]; fits(g.old, call) {
 			f = g
 			break
 		}

@@ -42,7 +42,7 @@ func TestOldFormsFromTable(t *testing.T) {
 		for _, f := range h.OlderForms {
 			table++
 			found := false
-			for _, o := range oldForms[h.Target()] {
+			for _, o := range oldForms()[h.Target()] {
 				found = found || o.old.String() == mustParse(t, f.Schema).String()
 			}
 			if !found {
@@ -65,7 +65,7 @@ func TestOldFormsFromTable(t *testing.T) {
 		}
 	}
 	n := 0
-	for target, fs := range oldForms {
+	for target, fs := range oldForms() {
 		n += len(fs)
 		for _, f := range fs {
 			for _, p := range f.cur.Arguments {

@@ -1,4 +1,5 @@
-// hopctl graph interchange format, version 1 (1.1: the graph signature).
+// hopctl graph interchange format, version 1 (1.1: the graph signature;
+// 1.2: the classes of the higher-order operators called).
 //
 // A File carries one torch.fx.GraphModule: its root graph, every nested
 // GraphModule (HOP subgraphs) as a flat list keyed by qualified name, the
@@ -351,6 +352,11 @@ type File struct {
 	// knows it (HOP rules depend on it: under no_grad Dynamo accepts HOP
 	// subgraphs it rejects when a gradient may be needed). Unset: unknown.
 	GradEnabled *bool `protobuf:"varint,9,opt,name=grad_enabled,json=gradEnabled,proto3,oneof" json:"grad_enabled,omitempty"`
+	// The Python classes of the higher-order operators the graphs call, one
+	// entry per HOP target, when the exporter knows them (format 1.2). A
+	// reader that does not know a HOP applies the rules of a base class it
+	// knows (torch/_higher_order_ops/base_hop.py's BaseHOP).
+	HopClasses []*HOPClass `protobuf:"bytes,10,rep,name=hop_classes,json=hopClasses,proto3" json:"hop_classes,omitempty"`
 	// The graph signature of an exported program (torch.export's
 	// ExportGraphSignature), when the file is one (format 1.1). It describes
 	// the root graph: one input spec per placeholder, one output spec per
@@ -453,9 +459,75 @@ func (x *File) GetGradEnabled() bool {
 	return false
 }
 
+func (x *File) GetHopClasses() []*HOPClass {
+	if x != nil {
+		return x.HopClasses
+	}
+	return nil
+}
+
 func (x *File) GetSignature() *GraphSignature {
 	if x != nil {
 		return x.Signature
+	}
+	return nil
+}
+
+// One higher-order operator and its Python class (format 1.2).
+type HOPClass struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The HOP's call target, as in Node.target ("higher_order.invoke_quant").
+	Target string `protobuf:"bytes,1,opt,name=target,proto3" json:"target,omitempty"`
+	// The qualified names of the HOP's class and of the classes it derives
+	// from, in method resolution order, up to torch._ops.HigherOrderOperator
+	// ("torch._higher_order_ops._invoke_quant.InvokeQuantUnpacked",
+	// "torch._higher_order_ops.base_hop.BaseHOP",
+	// "torch._ops.HigherOrderOperator").
+	Classes       []string `protobuf:"bytes,2,rep,name=classes,proto3" json:"classes,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *HOPClass) Reset() {
+	*x = HOPClass{}
+	mi := &file_hopctl_v1_graph_proto_msgTypes[2]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *HOPClass) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*HOPClass) ProtoMessage() {}
+
+func (x *HOPClass) ProtoReflect() protoreflect.Message {
+	mi := &file_hopctl_v1_graph_proto_msgTypes[2]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use HOPClass.ProtoReflect.Descriptor instead.
+func (*HOPClass) Descriptor() ([]byte, []int) {
+	return file_hopctl_v1_graph_proto_rawDescGZIP(), []int{2}
+}
+
+func (x *HOPClass) GetTarget() string {
+	if x != nil {
+		return x.Target
+	}
+	return ""
+}
+
+func (x *HOPClass) GetClasses() []string {
+	if x != nil {
+		return x.Classes
 	}
 	return nil
 }
@@ -470,7 +542,7 @@ type GraphSignature struct {
 
 func (x *GraphSignature) Reset() {
 	*x = GraphSignature{}
-	mi := &file_hopctl_v1_graph_proto_msgTypes[2]
+	mi := &file_hopctl_v1_graph_proto_msgTypes[3]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -482,7 +554,7 @@ func (x *GraphSignature) String() string {
 func (*GraphSignature) ProtoMessage() {}
 
 func (x *GraphSignature) ProtoReflect() protoreflect.Message {
-	mi := &file_hopctl_v1_graph_proto_msgTypes[2]
+	mi := &file_hopctl_v1_graph_proto_msgTypes[3]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -495,7 +567,7 @@ func (x *GraphSignature) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GraphSignature.ProtoReflect.Descriptor instead.
 func (*GraphSignature) Descriptor() ([]byte, []int) {
-	return file_hopctl_v1_graph_proto_rawDescGZIP(), []int{2}
+	return file_hopctl_v1_graph_proto_rawDescGZIP(), []int{3}
 }
 
 func (x *GraphSignature) GetInputs() []*InputSpec {
@@ -528,7 +600,7 @@ type InputSpec struct {
 
 func (x *InputSpec) Reset() {
 	*x = InputSpec{}
-	mi := &file_hopctl_v1_graph_proto_msgTypes[3]
+	mi := &file_hopctl_v1_graph_proto_msgTypes[4]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -540,7 +612,7 @@ func (x *InputSpec) String() string {
 func (*InputSpec) ProtoMessage() {}
 
 func (x *InputSpec) ProtoReflect() protoreflect.Message {
-	mi := &file_hopctl_v1_graph_proto_msgTypes[3]
+	mi := &file_hopctl_v1_graph_proto_msgTypes[4]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -553,7 +625,7 @@ func (x *InputSpec) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use InputSpec.ProtoReflect.Descriptor instead.
 func (*InputSpec) Descriptor() ([]byte, []int) {
-	return file_hopctl_v1_graph_proto_rawDescGZIP(), []int{3}
+	return file_hopctl_v1_graph_proto_rawDescGZIP(), []int{4}
 }
 
 func (x *InputSpec) GetKind() InputKind {
@@ -598,7 +670,7 @@ type OutputSpec struct {
 
 func (x *OutputSpec) Reset() {
 	*x = OutputSpec{}
-	mi := &file_hopctl_v1_graph_proto_msgTypes[4]
+	mi := &file_hopctl_v1_graph_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -610,7 +682,7 @@ func (x *OutputSpec) String() string {
 func (*OutputSpec) ProtoMessage() {}
 
 func (x *OutputSpec) ProtoReflect() protoreflect.Message {
-	mi := &file_hopctl_v1_graph_proto_msgTypes[4]
+	mi := &file_hopctl_v1_graph_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -623,7 +695,7 @@ func (x *OutputSpec) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use OutputSpec.ProtoReflect.Descriptor instead.
 func (*OutputSpec) Descriptor() ([]byte, []int) {
-	return file_hopctl_v1_graph_proto_rawDescGZIP(), []int{4}
+	return file_hopctl_v1_graph_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *OutputSpec) GetKind() OutputKind {
@@ -657,7 +729,7 @@ type Submodule struct {
 
 func (x *Submodule) Reset() {
 	*x = Submodule{}
-	mi := &file_hopctl_v1_graph_proto_msgTypes[5]
+	mi := &file_hopctl_v1_graph_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -669,7 +741,7 @@ func (x *Submodule) String() string {
 func (*Submodule) ProtoMessage() {}
 
 func (x *Submodule) ProtoReflect() protoreflect.Message {
-	mi := &file_hopctl_v1_graph_proto_msgTypes[5]
+	mi := &file_hopctl_v1_graph_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -682,7 +754,7 @@ func (x *Submodule) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Submodule.ProtoReflect.Descriptor instead.
 func (*Submodule) Descriptor() ([]byte, []int) {
-	return file_hopctl_v1_graph_proto_rawDescGZIP(), []int{5}
+	return file_hopctl_v1_graph_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *Submodule) GetQualifiedName() string {
@@ -709,7 +781,7 @@ type Annotation struct {
 
 func (x *Annotation) Reset() {
 	*x = Annotation{}
-	mi := &file_hopctl_v1_graph_proto_msgTypes[6]
+	mi := &file_hopctl_v1_graph_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -721,7 +793,7 @@ func (x *Annotation) String() string {
 func (*Annotation) ProtoMessage() {}
 
 func (x *Annotation) ProtoReflect() protoreflect.Message {
-	mi := &file_hopctl_v1_graph_proto_msgTypes[6]
+	mi := &file_hopctl_v1_graph_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -734,7 +806,7 @@ func (x *Annotation) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Annotation.ProtoReflect.Descriptor instead.
 func (*Annotation) Descriptor() ([]byte, []int) {
-	return file_hopctl_v1_graph_proto_rawDescGZIP(), []int{6}
+	return file_hopctl_v1_graph_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *Annotation) GetKey() string {
@@ -760,7 +832,7 @@ type Graph struct {
 
 func (x *Graph) Reset() {
 	*x = Graph{}
-	mi := &file_hopctl_v1_graph_proto_msgTypes[7]
+	mi := &file_hopctl_v1_graph_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -772,7 +844,7 @@ func (x *Graph) String() string {
 func (*Graph) ProtoMessage() {}
 
 func (x *Graph) ProtoReflect() protoreflect.Message {
-	mi := &file_hopctl_v1_graph_proto_msgTypes[7]
+	mi := &file_hopctl_v1_graph_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -785,7 +857,7 @@ func (x *Graph) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Graph.ProtoReflect.Descriptor instead.
 func (*Graph) Descriptor() ([]byte, []int) {
-	return file_hopctl_v1_graph_proto_rawDescGZIP(), []int{7}
+	return file_hopctl_v1_graph_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *Graph) GetNodes() []*Node {
@@ -815,7 +887,7 @@ type Node struct {
 
 func (x *Node) Reset() {
 	*x = Node{}
-	mi := &file_hopctl_v1_graph_proto_msgTypes[8]
+	mi := &file_hopctl_v1_graph_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -827,7 +899,7 @@ func (x *Node) String() string {
 func (*Node) ProtoMessage() {}
 
 func (x *Node) ProtoReflect() protoreflect.Message {
-	mi := &file_hopctl_v1_graph_proto_msgTypes[8]
+	mi := &file_hopctl_v1_graph_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -840,7 +912,7 @@ func (x *Node) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Node.ProtoReflect.Descriptor instead.
 func (*Node) Descriptor() ([]byte, []int) {
-	return file_hopctl_v1_graph_proto_rawDescGZIP(), []int{8}
+	return file_hopctl_v1_graph_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *Node) GetName() string {
@@ -902,7 +974,7 @@ type Kwarg struct {
 
 func (x *Kwarg) Reset() {
 	*x = Kwarg{}
-	mi := &file_hopctl_v1_graph_proto_msgTypes[9]
+	mi := &file_hopctl_v1_graph_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -914,7 +986,7 @@ func (x *Kwarg) String() string {
 func (*Kwarg) ProtoMessage() {}
 
 func (x *Kwarg) ProtoReflect() protoreflect.Message {
-	mi := &file_hopctl_v1_graph_proto_msgTypes[9]
+	mi := &file_hopctl_v1_graph_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -927,7 +999,7 @@ func (x *Kwarg) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Kwarg.ProtoReflect.Descriptor instead.
 func (*Kwarg) Descriptor() ([]byte, []int) {
-	return file_hopctl_v1_graph_proto_rawDescGZIP(), []int{9}
+	return file_hopctl_v1_graph_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *Kwarg) GetName() string {
@@ -952,7 +1024,7 @@ type Empty struct {
 
 func (x *Empty) Reset() {
 	*x = Empty{}
-	mi := &file_hopctl_v1_graph_proto_msgTypes[10]
+	mi := &file_hopctl_v1_graph_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -964,7 +1036,7 @@ func (x *Empty) String() string {
 func (*Empty) ProtoMessage() {}
 
 func (x *Empty) ProtoReflect() protoreflect.Message {
-	mi := &file_hopctl_v1_graph_proto_msgTypes[10]
+	mi := &file_hopctl_v1_graph_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -977,7 +1049,7 @@ func (x *Empty) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Empty.ProtoReflect.Descriptor instead.
 func (*Empty) Descriptor() ([]byte, []int) {
-	return file_hopctl_v1_graph_proto_rawDescGZIP(), []int{10}
+	return file_hopctl_v1_graph_proto_rawDescGZIP(), []int{11}
 }
 
 type ArgList struct {
@@ -989,7 +1061,7 @@ type ArgList struct {
 
 func (x *ArgList) Reset() {
 	*x = ArgList{}
-	mi := &file_hopctl_v1_graph_proto_msgTypes[11]
+	mi := &file_hopctl_v1_graph_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1001,7 +1073,7 @@ func (x *ArgList) String() string {
 func (*ArgList) ProtoMessage() {}
 
 func (x *ArgList) ProtoReflect() protoreflect.Message {
-	mi := &file_hopctl_v1_graph_proto_msgTypes[11]
+	mi := &file_hopctl_v1_graph_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1014,7 +1086,7 @@ func (x *ArgList) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ArgList.ProtoReflect.Descriptor instead.
 func (*ArgList) Descriptor() ([]byte, []int) {
-	return file_hopctl_v1_graph_proto_rawDescGZIP(), []int{11}
+	return file_hopctl_v1_graph_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *ArgList) GetItems() []*Arg {
@@ -1033,7 +1105,7 @@ type ArgDict struct {
 
 func (x *ArgDict) Reset() {
 	*x = ArgDict{}
-	mi := &file_hopctl_v1_graph_proto_msgTypes[12]
+	mi := &file_hopctl_v1_graph_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1045,7 +1117,7 @@ func (x *ArgDict) String() string {
 func (*ArgDict) ProtoMessage() {}
 
 func (x *ArgDict) ProtoReflect() protoreflect.Message {
-	mi := &file_hopctl_v1_graph_proto_msgTypes[12]
+	mi := &file_hopctl_v1_graph_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1058,7 +1130,7 @@ func (x *ArgDict) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ArgDict.ProtoReflect.Descriptor instead.
 func (*ArgDict) Descriptor() ([]byte, []int) {
-	return file_hopctl_v1_graph_proto_rawDescGZIP(), []int{12}
+	return file_hopctl_v1_graph_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *ArgDict) GetEntries() []*Kwarg {
@@ -1099,7 +1171,7 @@ type Arg struct {
 
 func (x *Arg) Reset() {
 	*x = Arg{}
-	mi := &file_hopctl_v1_graph_proto_msgTypes[13]
+	mi := &file_hopctl_v1_graph_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1111,7 +1183,7 @@ func (x *Arg) String() string {
 func (*Arg) ProtoMessage() {}
 
 func (x *Arg) ProtoReflect() protoreflect.Message {
-	mi := &file_hopctl_v1_graph_proto_msgTypes[13]
+	mi := &file_hopctl_v1_graph_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1124,7 +1196,7 @@ func (x *Arg) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Arg.ProtoReflect.Descriptor instead.
 func (*Arg) Descriptor() ([]byte, []int) {
-	return file_hopctl_v1_graph_proto_rawDescGZIP(), []int{13}
+	return file_hopctl_v1_graph_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *Arg) GetKind() isArg_Kind {
@@ -1449,7 +1521,7 @@ type Slice struct {
 
 func (x *Slice) Reset() {
 	*x = Slice{}
-	mi := &file_hopctl_v1_graph_proto_msgTypes[14]
+	mi := &file_hopctl_v1_graph_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1461,7 +1533,7 @@ func (x *Slice) String() string {
 func (*Slice) ProtoMessage() {}
 
 func (x *Slice) ProtoReflect() protoreflect.Message {
-	mi := &file_hopctl_v1_graph_proto_msgTypes[14]
+	mi := &file_hopctl_v1_graph_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1474,7 +1546,7 @@ func (x *Slice) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Slice.ProtoReflect.Descriptor instead.
 func (*Slice) Descriptor() ([]byte, []int) {
-	return file_hopctl_v1_graph_proto_rawDescGZIP(), []int{14}
+	return file_hopctl_v1_graph_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *Slice) GetStart() *Arg {
@@ -1521,7 +1593,7 @@ type Constant struct {
 
 func (x *Constant) Reset() {
 	*x = Constant{}
-	mi := &file_hopctl_v1_graph_proto_msgTypes[15]
+	mi := &file_hopctl_v1_graph_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1533,7 +1605,7 @@ func (x *Constant) String() string {
 func (*Constant) ProtoMessage() {}
 
 func (x *Constant) ProtoReflect() protoreflect.Message {
-	mi := &file_hopctl_v1_graph_proto_msgTypes[15]
+	mi := &file_hopctl_v1_graph_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1546,7 +1618,7 @@ func (x *Constant) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Constant.ProtoReflect.Descriptor instead.
 func (*Constant) Descriptor() ([]byte, []int) {
-	return file_hopctl_v1_graph_proto_rawDescGZIP(), []int{15}
+	return file_hopctl_v1_graph_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *Constant) GetType() string {
@@ -1573,7 +1645,7 @@ type Complex struct {
 
 func (x *Complex) Reset() {
 	*x = Complex{}
-	mi := &file_hopctl_v1_graph_proto_msgTypes[16]
+	mi := &file_hopctl_v1_graph_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1585,7 +1657,7 @@ func (x *Complex) String() string {
 func (*Complex) ProtoMessage() {}
 
 func (x *Complex) ProtoReflect() protoreflect.Message {
-	mi := &file_hopctl_v1_graph_proto_msgTypes[16]
+	mi := &file_hopctl_v1_graph_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1598,7 +1670,7 @@ func (x *Complex) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Complex.ProtoReflect.Descriptor instead.
 func (*Complex) Descriptor() ([]byte, []int) {
-	return file_hopctl_v1_graph_proto_rawDescGZIP(), []int{16}
+	return file_hopctl_v1_graph_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *Complex) GetReal() float64 {
@@ -1627,7 +1699,7 @@ type SymExpr struct {
 
 func (x *SymExpr) Reset() {
 	*x = SymExpr{}
-	mi := &file_hopctl_v1_graph_proto_msgTypes[17]
+	mi := &file_hopctl_v1_graph_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1639,7 +1711,7 @@ func (x *SymExpr) String() string {
 func (*SymExpr) ProtoMessage() {}
 
 func (x *SymExpr) ProtoReflect() protoreflect.Message {
-	mi := &file_hopctl_v1_graph_proto_msgTypes[17]
+	mi := &file_hopctl_v1_graph_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1652,7 +1724,7 @@ func (x *SymExpr) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SymExpr.ProtoReflect.Descriptor instead.
 func (*SymExpr) Descriptor() ([]byte, []int) {
-	return file_hopctl_v1_graph_proto_rawDescGZIP(), []int{17}
+	return file_hopctl_v1_graph_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *SymExpr) GetKind() SymKind {
@@ -1690,7 +1762,7 @@ type Dim struct {
 
 func (x *Dim) Reset() {
 	*x = Dim{}
-	mi := &file_hopctl_v1_graph_proto_msgTypes[18]
+	mi := &file_hopctl_v1_graph_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1702,7 +1774,7 @@ func (x *Dim) String() string {
 func (*Dim) ProtoMessage() {}
 
 func (x *Dim) ProtoReflect() protoreflect.Message {
-	mi := &file_hopctl_v1_graph_proto_msgTypes[18]
+	mi := &file_hopctl_v1_graph_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1715,7 +1787,7 @@ func (x *Dim) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Dim.ProtoReflect.Descriptor instead.
 func (*Dim) Descriptor() ([]byte, []int) {
-	return file_hopctl_v1_graph_proto_rawDescGZIP(), []int{18}
+	return file_hopctl_v1_graph_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *Dim) GetKind() isDim_Kind {
@@ -1773,7 +1845,7 @@ type QParams struct {
 
 func (x *QParams) Reset() {
 	*x = QParams{}
-	mi := &file_hopctl_v1_graph_proto_msgTypes[19]
+	mi := &file_hopctl_v1_graph_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1785,7 +1857,7 @@ func (x *QParams) String() string {
 func (*QParams) ProtoMessage() {}
 
 func (x *QParams) ProtoReflect() protoreflect.Message {
-	mi := &file_hopctl_v1_graph_proto_msgTypes[19]
+	mi := &file_hopctl_v1_graph_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1798,7 +1870,7 @@ func (x *QParams) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use QParams.ProtoReflect.Descriptor instead.
 func (*QParams) Descriptor() ([]byte, []int) {
-	return file_hopctl_v1_graph_proto_rawDescGZIP(), []int{19}
+	return file_hopctl_v1_graph_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *QParams) GetQscheme() string {
@@ -1865,7 +1937,7 @@ type TensorMeta struct {
 
 func (x *TensorMeta) Reset() {
 	*x = TensorMeta{}
-	mi := &file_hopctl_v1_graph_proto_msgTypes[20]
+	mi := &file_hopctl_v1_graph_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1877,7 +1949,7 @@ func (x *TensorMeta) String() string {
 func (*TensorMeta) ProtoMessage() {}
 
 func (x *TensorMeta) ProtoReflect() protoreflect.Message {
-	mi := &file_hopctl_v1_graph_proto_msgTypes[20]
+	mi := &file_hopctl_v1_graph_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1890,7 +1962,7 @@ func (x *TensorMeta) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TensorMeta.ProtoReflect.Descriptor instead.
 func (*TensorMeta) Descriptor() ([]byte, []int) {
-	return file_hopctl_v1_graph_proto_rawDescGZIP(), []int{20}
+	return file_hopctl_v1_graph_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *TensorMeta) GetShape() []*Dim {
@@ -1979,7 +2051,7 @@ type ValueList struct {
 
 func (x *ValueList) Reset() {
 	*x = ValueList{}
-	mi := &file_hopctl_v1_graph_proto_msgTypes[21]
+	mi := &file_hopctl_v1_graph_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1991,7 +2063,7 @@ func (x *ValueList) String() string {
 func (*ValueList) ProtoMessage() {}
 
 func (x *ValueList) ProtoReflect() protoreflect.Message {
-	mi := &file_hopctl_v1_graph_proto_msgTypes[21]
+	mi := &file_hopctl_v1_graph_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2004,7 +2076,7 @@ func (x *ValueList) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ValueList.ProtoReflect.Descriptor instead.
 func (*ValueList) Descriptor() ([]byte, []int) {
-	return file_hopctl_v1_graph_proto_rawDescGZIP(), []int{21}
+	return file_hopctl_v1_graph_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *ValueList) GetItems() []*Value {
@@ -2035,7 +2107,7 @@ type Value struct {
 
 func (x *Value) Reset() {
 	*x = Value{}
-	mi := &file_hopctl_v1_graph_proto_msgTypes[22]
+	mi := &file_hopctl_v1_graph_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2047,7 +2119,7 @@ func (x *Value) String() string {
 func (*Value) ProtoMessage() {}
 
 func (x *Value) ProtoReflect() protoreflect.Message {
-	mi := &file_hopctl_v1_graph_proto_msgTypes[22]
+	mi := &file_hopctl_v1_graph_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2060,7 +2132,7 @@ func (x *Value) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Value.ProtoReflect.Descriptor instead.
 func (*Value) Descriptor() ([]byte, []int) {
-	return file_hopctl_v1_graph_proto_rawDescGZIP(), []int{22}
+	return file_hopctl_v1_graph_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *Value) GetKind() isValue_Kind {
@@ -2222,7 +2294,7 @@ type ModuleStackEntry struct {
 
 func (x *ModuleStackEntry) Reset() {
 	*x = ModuleStackEntry{}
-	mi := &file_hopctl_v1_graph_proto_msgTypes[23]
+	mi := &file_hopctl_v1_graph_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2234,7 +2306,7 @@ func (x *ModuleStackEntry) String() string {
 func (*ModuleStackEntry) ProtoMessage() {}
 
 func (x *ModuleStackEntry) ProtoReflect() protoreflect.Message {
-	mi := &file_hopctl_v1_graph_proto_msgTypes[23]
+	mi := &file_hopctl_v1_graph_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2247,7 +2319,7 @@ func (x *ModuleStackEntry) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ModuleStackEntry.ProtoReflect.Descriptor instead.
 func (*ModuleStackEntry) Descriptor() ([]byte, []int) {
-	return file_hopctl_v1_graph_proto_rawDescGZIP(), []int{23}
+	return file_hopctl_v1_graph_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *ModuleStackEntry) GetKey() string {
@@ -2287,7 +2359,7 @@ type NodeMeta struct {
 
 func (x *NodeMeta) Reset() {
 	*x = NodeMeta{}
-	mi := &file_hopctl_v1_graph_proto_msgTypes[24]
+	mi := &file_hopctl_v1_graph_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2299,7 +2371,7 @@ func (x *NodeMeta) String() string {
 func (*NodeMeta) ProtoMessage() {}
 
 func (x *NodeMeta) ProtoReflect() protoreflect.Message {
-	mi := &file_hopctl_v1_graph_proto_msgTypes[24]
+	mi := &file_hopctl_v1_graph_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2312,7 +2384,7 @@ func (x *NodeMeta) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use NodeMeta.ProtoReflect.Descriptor instead.
 func (*NodeMeta) Descriptor() ([]byte, []int) {
-	return file_hopctl_v1_graph_proto_rawDescGZIP(), []int{24}
+	return file_hopctl_v1_graph_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *NodeMeta) GetStackTrace() string {
@@ -2373,7 +2445,7 @@ type Attribute struct {
 
 func (x *Attribute) Reset() {
 	*x = Attribute{}
-	mi := &file_hopctl_v1_graph_proto_msgTypes[25]
+	mi := &file_hopctl_v1_graph_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2385,7 +2457,7 @@ func (x *Attribute) String() string {
 func (*Attribute) ProtoMessage() {}
 
 func (x *Attribute) ProtoReflect() protoreflect.Message {
-	mi := &file_hopctl_v1_graph_proto_msgTypes[25]
+	mi := &file_hopctl_v1_graph_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2398,7 +2470,7 @@ func (x *Attribute) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Attribute.ProtoReflect.Descriptor instead.
 func (*Attribute) Descriptor() ([]byte, []int) {
-	return file_hopctl_v1_graph_proto_rawDescGZIP(), []int{25}
+	return file_hopctl_v1_graph_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *Attribute) GetQualifiedName() string {
@@ -2441,7 +2513,7 @@ type OpSchema struct {
 
 func (x *OpSchema) Reset() {
 	*x = OpSchema{}
-	mi := &file_hopctl_v1_graph_proto_msgTypes[26]
+	mi := &file_hopctl_v1_graph_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2453,7 +2525,7 @@ func (x *OpSchema) String() string {
 func (*OpSchema) ProtoMessage() {}
 
 func (x *OpSchema) ProtoReflect() protoreflect.Message {
-	mi := &file_hopctl_v1_graph_proto_msgTypes[26]
+	mi := &file_hopctl_v1_graph_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2466,7 +2538,7 @@ func (x *OpSchema) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use OpSchema.ProtoReflect.Descriptor instead.
 func (*OpSchema) Descriptor() ([]byte, []int) {
-	return file_hopctl_v1_graph_proto_rawDescGZIP(), []int{26}
+	return file_hopctl_v1_graph_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *OpSchema) GetName() string {
@@ -2490,7 +2562,7 @@ const file_hopctl_v1_graph_proto_rawDesc = "" +
 	"\x15hopctl/v1/graph.proto\x12\thopctl.v1\";\n" +
 	"\rFormatVersion\x12\x14\n" +
 	"\x05major\x18\x01 \x01(\rR\x05major\x12\x14\n" +
-	"\x05minor\x18\x02 \x01(\rR\x05minor\"\xf6\x03\n" +
+	"\x05minor\x18\x02 \x01(\rR\x05minor\"\xac\x04\n" +
 	"\x04File\x12?\n" +
 	"\x0eformat_version\x18\x01 \x01(\v2\x18.hopctl.v1.FormatVersionR\rformatVersion\x12\x1a\n" +
 	"\bproducer\x18\x02 \x01(\tR\bproducer\x12#\n" +
@@ -2504,9 +2576,15 @@ const file_hopctl_v1_graph_proto_rawDesc = "" +
 	"attributes\x12-\n" +
 	"\aschemas\x18\a \x03(\v2\x13.hopctl.v1.OpSchemaR\aschemas\x127\n" +
 	"\vannotations\x18\b \x03(\v2\x15.hopctl.v1.AnnotationR\vannotations\x12&\n" +
-	"\fgrad_enabled\x18\t \x01(\bH\x00R\vgradEnabled\x88\x01\x01\x127\n" +
+	"\fgrad_enabled\x18\t \x01(\bH\x00R\vgradEnabled\x88\x01\x01\x124\n" +
+	"\vhop_classes\x18\n" +
+	" \x03(\v2\x13.hopctl.v1.HOPClassR\n" +
+	"hopClasses\x127\n" +
 	"\tsignature\x18\x14 \x01(\v2\x19.hopctl.v1.GraphSignatureR\tsignatureB\x0f\n" +
-	"\r_grad_enabled\"o\n" +
+	"\r_grad_enabled\"<\n" +
+	"\bHOPClass\x12\x16\n" +
+	"\x06target\x18\x01 \x01(\tR\x06target\x12\x18\n" +
+	"\aclasses\x18\x02 \x03(\tR\aclasses\"o\n" +
 	"\x0eGraphSignature\x12,\n" +
 	"\x06inputs\x18\x01 \x03(\v2\x14.hopctl.v1.InputSpecR\x06inputs\x12/\n" +
 	"\aoutputs\x18\x02 \x03(\v2\x15.hopctl.v1.OutputSpecR\aoutputs\"\x81\x01\n" +
@@ -2695,7 +2773,7 @@ func file_hopctl_v1_graph_proto_rawDescGZIP() []byte {
 }
 
 var file_hopctl_v1_graph_proto_enumTypes = make([]protoimpl.EnumInfo, 4)
-var file_hopctl_v1_graph_proto_msgTypes = make([]protoimpl.MessageInfo, 27)
+var file_hopctl_v1_graph_proto_msgTypes = make([]protoimpl.MessageInfo, 28)
 var file_hopctl_v1_graph_proto_goTypes = []any{
 	(InputKind)(0),           // 0: hopctl.v1.InputKind
 	(OutputKind)(0),          // 1: hopctl.v1.OutputKind
@@ -2703,97 +2781,98 @@ var file_hopctl_v1_graph_proto_goTypes = []any{
 	(SymKind)(0),             // 3: hopctl.v1.SymKind
 	(*FormatVersion)(nil),    // 4: hopctl.v1.FormatVersion
 	(*File)(nil),             // 5: hopctl.v1.File
-	(*GraphSignature)(nil),   // 6: hopctl.v1.GraphSignature
-	(*InputSpec)(nil),        // 7: hopctl.v1.InputSpec
-	(*OutputSpec)(nil),       // 8: hopctl.v1.OutputSpec
-	(*Submodule)(nil),        // 9: hopctl.v1.Submodule
-	(*Annotation)(nil),       // 10: hopctl.v1.Annotation
-	(*Graph)(nil),            // 11: hopctl.v1.Graph
-	(*Node)(nil),             // 12: hopctl.v1.Node
-	(*Kwarg)(nil),            // 13: hopctl.v1.Kwarg
-	(*Empty)(nil),            // 14: hopctl.v1.Empty
-	(*ArgList)(nil),          // 15: hopctl.v1.ArgList
-	(*ArgDict)(nil),          // 16: hopctl.v1.ArgDict
-	(*Arg)(nil),              // 17: hopctl.v1.Arg
-	(*Slice)(nil),            // 18: hopctl.v1.Slice
-	(*Constant)(nil),         // 19: hopctl.v1.Constant
-	(*Complex)(nil),          // 20: hopctl.v1.Complex
-	(*SymExpr)(nil),          // 21: hopctl.v1.SymExpr
-	(*Dim)(nil),              // 22: hopctl.v1.Dim
-	(*QParams)(nil),          // 23: hopctl.v1.QParams
-	(*TensorMeta)(nil),       // 24: hopctl.v1.TensorMeta
-	(*ValueList)(nil),        // 25: hopctl.v1.ValueList
-	(*Value)(nil),            // 26: hopctl.v1.Value
-	(*ModuleStackEntry)(nil), // 27: hopctl.v1.ModuleStackEntry
-	(*NodeMeta)(nil),         // 28: hopctl.v1.NodeMeta
-	(*Attribute)(nil),        // 29: hopctl.v1.Attribute
-	(*OpSchema)(nil),         // 30: hopctl.v1.OpSchema
+	(*HOPClass)(nil),         // 6: hopctl.v1.HOPClass
+	(*GraphSignature)(nil),   // 7: hopctl.v1.GraphSignature
+	(*InputSpec)(nil),        // 8: hopctl.v1.InputSpec
+	(*OutputSpec)(nil),       // 9: hopctl.v1.OutputSpec
+	(*Submodule)(nil),        // 10: hopctl.v1.Submodule
+	(*Annotation)(nil),       // 11: hopctl.v1.Annotation
+	(*Graph)(nil),            // 12: hopctl.v1.Graph
+	(*Node)(nil),             // 13: hopctl.v1.Node
+	(*Kwarg)(nil),            // 14: hopctl.v1.Kwarg
+	(*Empty)(nil),            // 15: hopctl.v1.Empty
+	(*ArgList)(nil),          // 16: hopctl.v1.ArgList
+	(*ArgDict)(nil),          // 17: hopctl.v1.ArgDict
+	(*Arg)(nil),              // 18: hopctl.v1.Arg
+	(*Slice)(nil),            // 19: hopctl.v1.Slice
+	(*Constant)(nil),         // 20: hopctl.v1.Constant
+	(*Complex)(nil),          // 21: hopctl.v1.Complex
+	(*SymExpr)(nil),          // 22: hopctl.v1.SymExpr
+	(*Dim)(nil),              // 23: hopctl.v1.Dim
+	(*QParams)(nil),          // 24: hopctl.v1.QParams
+	(*TensorMeta)(nil),       // 25: hopctl.v1.TensorMeta
+	(*ValueList)(nil),        // 26: hopctl.v1.ValueList
+	(*Value)(nil),            // 27: hopctl.v1.Value
+	(*ModuleStackEntry)(nil), // 28: hopctl.v1.ModuleStackEntry
+	(*NodeMeta)(nil),         // 29: hopctl.v1.NodeMeta
+	(*Attribute)(nil),        // 30: hopctl.v1.Attribute
+	(*OpSchema)(nil),         // 31: hopctl.v1.OpSchema
 }
 var file_hopctl_v1_graph_proto_depIdxs = []int32{
 	4,  // 0: hopctl.v1.File.format_version:type_name -> hopctl.v1.FormatVersion
-	11, // 1: hopctl.v1.File.graph:type_name -> hopctl.v1.Graph
-	9,  // 2: hopctl.v1.File.submodules:type_name -> hopctl.v1.Submodule
-	29, // 3: hopctl.v1.File.attributes:type_name -> hopctl.v1.Attribute
-	30, // 4: hopctl.v1.File.schemas:type_name -> hopctl.v1.OpSchema
-	10, // 5: hopctl.v1.File.annotations:type_name -> hopctl.v1.Annotation
-	6,  // 6: hopctl.v1.File.signature:type_name -> hopctl.v1.GraphSignature
-	7,  // 7: hopctl.v1.GraphSignature.inputs:type_name -> hopctl.v1.InputSpec
-	8,  // 8: hopctl.v1.GraphSignature.outputs:type_name -> hopctl.v1.OutputSpec
-	0,  // 9: hopctl.v1.InputSpec.kind:type_name -> hopctl.v1.InputKind
-	1,  // 10: hopctl.v1.OutputSpec.kind:type_name -> hopctl.v1.OutputKind
-	11, // 11: hopctl.v1.Submodule.graph:type_name -> hopctl.v1.Graph
-	12, // 12: hopctl.v1.Graph.nodes:type_name -> hopctl.v1.Node
-	2,  // 13: hopctl.v1.Node.op:type_name -> hopctl.v1.OpKind
-	17, // 14: hopctl.v1.Node.args:type_name -> hopctl.v1.Arg
-	13, // 15: hopctl.v1.Node.kwargs:type_name -> hopctl.v1.Kwarg
-	26, // 16: hopctl.v1.Node.val:type_name -> hopctl.v1.Value
-	28, // 17: hopctl.v1.Node.meta:type_name -> hopctl.v1.NodeMeta
-	17, // 18: hopctl.v1.Kwarg.value:type_name -> hopctl.v1.Arg
-	17, // 19: hopctl.v1.ArgList.items:type_name -> hopctl.v1.Arg
-	13, // 20: hopctl.v1.ArgDict.entries:type_name -> hopctl.v1.Kwarg
-	14, // 21: hopctl.v1.Arg.none:type_name -> hopctl.v1.Empty
-	15, // 22: hopctl.v1.Arg.list:type_name -> hopctl.v1.ArgList
-	15, // 23: hopctl.v1.Arg.tuple:type_name -> hopctl.v1.ArgList
-	21, // 24: hopctl.v1.Arg.sym:type_name -> hopctl.v1.SymExpr
-	16, // 25: hopctl.v1.Arg.dict:type_name -> hopctl.v1.ArgDict
-	20, // 26: hopctl.v1.Arg.complex:type_name -> hopctl.v1.Complex
-	18, // 27: hopctl.v1.Arg.slice:type_name -> hopctl.v1.Slice
-	14, // 28: hopctl.v1.Arg.ellipsis:type_name -> hopctl.v1.Empty
-	19, // 29: hopctl.v1.Arg.constant:type_name -> hopctl.v1.Constant
-	17, // 30: hopctl.v1.Slice.start:type_name -> hopctl.v1.Arg
-	17, // 31: hopctl.v1.Slice.stop:type_name -> hopctl.v1.Arg
-	17, // 32: hopctl.v1.Slice.step:type_name -> hopctl.v1.Arg
-	13, // 33: hopctl.v1.Constant.fields:type_name -> hopctl.v1.Kwarg
-	3,  // 34: hopctl.v1.SymExpr.kind:type_name -> hopctl.v1.SymKind
-	22, // 35: hopctl.v1.TensorMeta.shape:type_name -> hopctl.v1.Dim
-	22, // 36: hopctl.v1.TensorMeta.stride:type_name -> hopctl.v1.Dim
-	22, // 37: hopctl.v1.TensorMeta.storage_offset:type_name -> hopctl.v1.Dim
-	23, // 38: hopctl.v1.TensorMeta.qparams:type_name -> hopctl.v1.QParams
-	26, // 39: hopctl.v1.ValueList.items:type_name -> hopctl.v1.Value
-	24, // 40: hopctl.v1.Value.tensor:type_name -> hopctl.v1.TensorMeta
-	21, // 41: hopctl.v1.Value.sym:type_name -> hopctl.v1.SymExpr
-	25, // 42: hopctl.v1.Value.list:type_name -> hopctl.v1.ValueList
-	25, // 43: hopctl.v1.Value.tuple:type_name -> hopctl.v1.ValueList
-	14, // 44: hopctl.v1.Value.none:type_name -> hopctl.v1.Empty
-	27, // 45: hopctl.v1.NodeMeta.nn_module_stack:type_name -> hopctl.v1.ModuleStackEntry
-	27, // 46: hopctl.v1.NodeMeta.source_fn_stack:type_name -> hopctl.v1.ModuleStackEntry
-	10, // 47: hopctl.v1.NodeMeta.extra:type_name -> hopctl.v1.Annotation
-	24, // 48: hopctl.v1.Attribute.meta:type_name -> hopctl.v1.TensorMeta
-	17, // 49: hopctl.v1.Attribute.constant:type_name -> hopctl.v1.Arg
-	50, // [50:50] is the sub-list for method output_type
-	50, // [50:50] is the sub-list for method input_type
-	50, // [50:50] is the sub-list for extension type_name
-	50, // [50:50] is the sub-list for extension extendee
-	0,  // [0:50] is the sub-list for field type_name
+	12, // 1: hopctl.v1.File.graph:type_name -> hopctl.v1.Graph
+	10, // 2: hopctl.v1.File.submodules:type_name -> hopctl.v1.Submodule
+	30, // 3: hopctl.v1.File.attributes:type_name -> hopctl.v1.Attribute
+	31, // 4: hopctl.v1.File.schemas:type_name -> hopctl.v1.OpSchema
+	11, // 5: hopctl.v1.File.annotations:type_name -> hopctl.v1.Annotation
+	6,  // 6: hopctl.v1.File.hop_classes:type_name -> hopctl.v1.HOPClass
+	7,  // 7: hopctl.v1.File.signature:type_name -> hopctl.v1.GraphSignature
+	8,  // 8: hopctl.v1.GraphSignature.inputs:type_name -> hopctl.v1.InputSpec
+	9,  // 9: hopctl.v1.GraphSignature.outputs:type_name -> hopctl.v1.OutputSpec
+	0,  // 10: hopctl.v1.InputSpec.kind:type_name -> hopctl.v1.InputKind
+	1,  // 11: hopctl.v1.OutputSpec.kind:type_name -> hopctl.v1.OutputKind
+	12, // 12: hopctl.v1.Submodule.graph:type_name -> hopctl.v1.Graph
+	13, // 13: hopctl.v1.Graph.nodes:type_name -> hopctl.v1.Node
+	2,  // 14: hopctl.v1.Node.op:type_name -> hopctl.v1.OpKind
+	18, // 15: hopctl.v1.Node.args:type_name -> hopctl.v1.Arg
+	14, // 16: hopctl.v1.Node.kwargs:type_name -> hopctl.v1.Kwarg
+	27, // 17: hopctl.v1.Node.val:type_name -> hopctl.v1.Value
+	29, // 18: hopctl.v1.Node.meta:type_name -> hopctl.v1.NodeMeta
+	18, // 19: hopctl.v1.Kwarg.value:type_name -> hopctl.v1.Arg
+	18, // 20: hopctl.v1.ArgList.items:type_name -> hopctl.v1.Arg
+	14, // 21: hopctl.v1.ArgDict.entries:type_name -> hopctl.v1.Kwarg
+	15, // 22: hopctl.v1.Arg.none:type_name -> hopctl.v1.Empty
+	16, // 23: hopctl.v1.Arg.list:type_name -> hopctl.v1.ArgList
+	16, // 24: hopctl.v1.Arg.tuple:type_name -> hopctl.v1.ArgList
+	22, // 25: hopctl.v1.Arg.sym:type_name -> hopctl.v1.SymExpr
+	17, // 26: hopctl.v1.Arg.dict:type_name -> hopctl.v1.ArgDict
+	21, // 27: hopctl.v1.Arg.complex:type_name -> hopctl.v1.Complex
+	19, // 28: hopctl.v1.Arg.slice:type_name -> hopctl.v1.Slice
+	15, // 29: hopctl.v1.Arg.ellipsis:type_name -> hopctl.v1.Empty
+	20, // 30: hopctl.v1.Arg.constant:type_name -> hopctl.v1.Constant
+	18, // 31: hopctl.v1.Slice.start:type_name -> hopctl.v1.Arg
+	18, // 32: hopctl.v1.Slice.stop:type_name -> hopctl.v1.Arg
+	18, // 33: hopctl.v1.Slice.step:type_name -> hopctl.v1.Arg
+	14, // 34: hopctl.v1.Constant.fields:type_name -> hopctl.v1.Kwarg
+	3,  // 35: hopctl.v1.SymExpr.kind:type_name -> hopctl.v1.SymKind
+	23, // 36: hopctl.v1.TensorMeta.shape:type_name -> hopctl.v1.Dim
+	23, // 37: hopctl.v1.TensorMeta.stride:type_name -> hopctl.v1.Dim
+	23, // 38: hopctl.v1.TensorMeta.storage_offset:type_name -> hopctl.v1.Dim
+	24, // 39: hopctl.v1.TensorMeta.qparams:type_name -> hopctl.v1.QParams
+	27, // 40: hopctl.v1.ValueList.items:type_name -> hopctl.v1.Value
+	25, // 41: hopctl.v1.Value.tensor:type_name -> hopctl.v1.TensorMeta
+	22, // 42: hopctl.v1.Value.sym:type_name -> hopctl.v1.SymExpr
+	26, // 43: hopctl.v1.Value.list:type_name -> hopctl.v1.ValueList
+	26, // 44: hopctl.v1.Value.tuple:type_name -> hopctl.v1.ValueList
+	15, // 45: hopctl.v1.Value.none:type_name -> hopctl.v1.Empty
+	28, // 46: hopctl.v1.NodeMeta.nn_module_stack:type_name -> hopctl.v1.ModuleStackEntry
+	28, // 47: hopctl.v1.NodeMeta.source_fn_stack:type_name -> hopctl.v1.ModuleStackEntry
+	11, // 48: hopctl.v1.NodeMeta.extra:type_name -> hopctl.v1.Annotation
+	25, // 49: hopctl.v1.Attribute.meta:type_name -> hopctl.v1.TensorMeta
+	18, // 50: hopctl.v1.Attribute.constant:type_name -> hopctl.v1.Arg
+	51, // [51:51] is the sub-list for method output_type
+	51, // [51:51] is the sub-list for method input_type
+	51, // [51:51] is the sub-list for extension type_name
+	51, // [51:51] is the sub-list for extension extendee
+	0,  // [0:51] is the sub-list for field type_name
 }
 
-func init() { file_hopctl_v1_graph_proto_init() }
 func file_hopctl_v1_graph_proto_init() {
 	if File_hopctl_v1_graph_proto != nil {
 		return
 	}
 	file_hopctl_v1_graph_proto_msgTypes[1].OneofWrappers = []any{}
-	file_hopctl_v1_graph_proto_msgTypes[13].OneofWrappers = []any{
+	file_hopctl_v1_graph_proto_msgTypes[14].OneofWrappers = []any{
 		(*Arg_Node)(nil),
 		(*Arg_Int)(nil),
 		(*Arg_Float)(nil),
@@ -2814,13 +2893,13 @@ func file_hopctl_v1_graph_proto_init() {
 		(*Arg_Ellipsis)(nil),
 		(*Arg_Constant)(nil),
 	}
-	file_hopctl_v1_graph_proto_msgTypes[17].OneofWrappers = []any{}
-	file_hopctl_v1_graph_proto_msgTypes[18].OneofWrappers = []any{
+	file_hopctl_v1_graph_proto_msgTypes[18].OneofWrappers = []any{}
+	file_hopctl_v1_graph_proto_msgTypes[19].OneofWrappers = []any{
 		(*Dim_Value)(nil),
 		(*Dim_Expr)(nil),
 	}
-	file_hopctl_v1_graph_proto_msgTypes[20].OneofWrappers = []any{}
-	file_hopctl_v1_graph_proto_msgTypes[22].OneofWrappers = []any{
+	file_hopctl_v1_graph_proto_msgTypes[21].OneofWrappers = []any{}
+	file_hopctl_v1_graph_proto_msgTypes[23].OneofWrappers = []any{
 		(*Value_Tensor)(nil),
 		(*Value_Sym)(nil),
 		(*Value_List)(nil),
@@ -2831,14 +2910,14 @@ func file_hopctl_v1_graph_proto_init() {
 		(*Value_Bool)(nil),
 		(*Value_Opaque)(nil),
 	}
-	file_hopctl_v1_graph_proto_msgTypes[24].OneofWrappers = []any{}
+	file_hopctl_v1_graph_proto_msgTypes[25].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_hopctl_v1_graph_proto_rawDesc), len(file_hopctl_v1_graph_proto_rawDesc)),
 			NumEnums:      4,
-			NumMessages:   27,
+			NumMessages:   28,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

@@ -13,7 +13,7 @@ from ._proto.hopctl.v1 import graph_pb2 as pb
 __version__ = "0.1.0"
 
 FORMAT_MAJOR = 1
-FORMAT_MINOR = 1  # the newest minor this package reads; it writes 1.0, or 1.1 for a signature
+FORMAT_MINOR = 2  # the newest minor this package reads; it writes 1.0, 1.1 for a signature, 1.2 for HOP classes
 PRODUCER = "hopctl_torch " + __version__
 
 # --------------------------------------------------------------------------
@@ -89,6 +89,19 @@ def is_op_packet(obj):
 
 def is_hop(obj):
     return bool(_HOP_CLASSES) and isinstance(obj, _HOP_CLASSES) and not is_op_overload(obj)
+
+
+def hop_classes(op):
+    """The qualified names of a HOP's class and the classes it derives from,
+    in method resolution order, up to HigherOrderOperator (File.hop_classes):
+    a reader that does not know the HOP applies a base class's rules
+    (torch._higher_order_ops.base_hop.BaseHOP)."""
+    out = []
+    for c in type(op).__mro__:
+        out.append("%s.%s" % (c.__module__, c.__qualname__))
+        if c in _HOP_CLASSES:
+            break
+    return out
 
 
 def op_overload_name(op):

@@ -350,6 +350,7 @@ class _Exporter:
         self.attributes = {}  # qualified name -> pb.Attribute
         self.frozen = []  # attributes that require grad (get_attr constants)
         self.submodules = {}  # qualified name -> pb.Graph
+        self.hop_classes = {}  # HOP target -> its class chain (C.hop_classes)
 
     def run(self, gm, example_inputs):
         f = pb.File()
@@ -384,6 +385,12 @@ class _Exporter:
             s = f.schemas.add()
             s.name = k
             s.schema = self.schemas[k]
+        for t in sorted(self.hop_classes):
+            h = f.hop_classes.add()
+            h.target = t
+            h.classes.extend(self.hop_classes[t])
+        if self.hop_classes:
+            f.format_version.minor = 2  # 1.2: File.hop_classes
         ann = getattr(gm, "hopctl_annotations", None)
         if isinstance(ann, dict):
             for k, v in ann.items():
@@ -567,7 +574,9 @@ class _Exporter:
             pn.meta.CopyFrom(m)
 
     def _note_op(self, op):
-        if C.is_op_overload(op):
+        if C.is_hop(op):
+            self.hop_classes.setdefault(C.callable_name(op), C.hop_classes(op))
+        elif C.is_op_overload(op):
             key = C.schema_key(op)
             if key not in self.schemas:
                 self.schemas[key] = str(op._schema)

@@ -498,15 +498,44 @@ class TestJointHOPs(JointCase):
         self.assertTrue(hasattr(jm, "body_graph_1"))
 
     def test_scan(self):
-        import inspect
-        try:
-            params = inspect.signature(torch.ops.higher_order.scan.__call__).parameters
-        except (TypeError, ValueError):
-            params = {}
-        if "dim" in params:  # torch 2.6: scan(combine_fn, init, xs, dim, reverse, additional_inputs)
-            self.skipTest("testdata/hops/scan.pbtxt calls scan(combine_fn, init, xs, additional_inputs) "
-                          "(torch >= 2.7); torch %s's scan also takes dim and reverse" % torch.__version__)
+        if _hop_takes(torch.ops.higher_order.scan, "dim"):
+            self.check_scan_not_differentiable()
+            return
         self.check_hop("scan")
+
+    def check_scan_not_differentiable(self):
+        """torch 2.6 cannot run testdata/hops/scan.pbtxt's check: the file
+        calls 2.14's scan(combine_fn, init, xs, additional_inputs), and 2.6's
+        HOP takes (combine_fn, init, xs, dim, reverse, additional_inputs) —
+        but above all torch 2.6 has no autograd for scan
+        (autograd_not_implemented in torch/_higher_order_ops/scan.py; version
+        row scan-grad-2.6), so there are no torch gradients to compare. This
+        asserts that reason: the file's program (hops_testdata.py p_scan) in
+        2.6's own form runs forward, and its backward raises 2.6's error;
+        autograd.grad finds no path to the operands; and hopctl joint, reading
+        the file under 2.6's rules, refuses it with the same words (exit 3)."""
+        def combine_fn(h, x, w):
+            h_next = (h @ w + x).tanh()
+            return h_next, h_next.clone()
+        torch.manual_seed(0)
+        h, xs, w = (torch.randn(*s, requires_grad=True) for s in [(4,), (5, 4), (4, 4)])
+        out = torch.ops.higher_order.scan(combine_fn, [h], [xs], 0, False, [w])
+        self.assertEqual([tuple(o.shape) for o in out], [(4,), (5, 4)])
+        self.assertEqual(torch.autograd.grad([o.sum() for o in out], [h, xs, w], allow_unused=True), (None, None, None))
+        with self.assertRaisesRegex(RuntimeError, "^Autograd not implemented for scan$"):
+            out[0].sum().backward()
+        from hopctl_torch._proto.hopctl.v1 import graph_pb2 as pb
+        msg = hopctl_torch.read_proto(os.path.join(REPO, "testdata", "hops", "scan.pbtxt"))
+        msg.torch_version = torch.__version__
+        for n in msg.graph.nodes:
+            if n.op == pb.PLACEHOLDER:
+                n.val.tensor.requires_grad = True
+        src = self.path("hop", "scan26")
+        with open(src, "wb") as f:
+            f.write(msg.SerializeToString())
+        r = run("joint", src, "-o", self.path("hop", "scan26", "joint"), check=False)
+        self.assertEqual(r.returncode, 3, r.stderr)
+        self.assertIn("node scan: Autograd not implemented for scan", r.stderr)
 
     def test_associative_scan(self):
         # Under torch 1.13 the reference associative_scan is a sequential

@@ -276,6 +276,14 @@ def p_scan_count_ok(init, xs):  # near miss: two inits, two carries and one outp
     return _hscan(lambda c, d, x: (c + x, d * x, x.sin()), [init, init.clone()], [xs], [])
 
 
+def p_scan_carry_dtype(init, xs):  # trace_scan (2.6) / check_meta_consistency (2.14): a float64 carry for a float32 init
+    return _hscan(lambda c, x: ((c + x).double(), x.sin()), [init], [xs], [])
+
+
+def p_scan_carry_stride(init, xs):  # near miss in 2.6 (shape, dtype, device agree; 2.6 compares no stride), trigger in 2.14
+    return _hscan(lambda c, x: ((c + x).t(), x.sin()), [init], [xs], [])
+
+
 def p_scan_xs_len(init, xs, ys):  # scan(): xs leaves with 5 and 6 rows
     from torch._higher_order_ops.scan import scan
     return scan(lambda c, x: (c + x[0] * x[1], c.clone()), init, (xs, ys))
@@ -359,6 +367,10 @@ GRAFT_BASE = {
                    "while_loop_body_graph_0", lambda i, x: (i + 1, x.double())),
     "scan_count": (lambda init, xs: _hscan(lambda c, d, x: (c + x, d + x), [init, init.clone()], [xs], []),
                    "scan_combine_graph_0", lambda c, d, x: (c + x,)),
+    "scan_carry_dtype": (lambda init, xs: _hscan(lambda c, x: (c + x, x.sin()), [init], [xs], []),
+                         "scan_combine_graph_0", lambda c, x: ((c + x).double(), x.sin())),
+    "scan_carry_stride": (lambda init, xs: _hscan(lambda c, x: (c + x, x.sin()), [init], [xs], []),
+                          "scan_combine_graph_0", lambda c, x: ((c + x).t(), x.sin())),
     "assoc_count": (lambda xs: torch.ops.higher_order.associative_scan(lambda a, b: (a + b,), [xs], ()),
                     "associative_scan_combine_graph_0", lambda a, b: (a + b, a * b)),
     "assoc_pointwise": (lambda xs: torch.ops.higher_order.associative_scan(lambda a, b: (a * b,), [xs], ()),
@@ -436,6 +448,9 @@ PROGRAMS = [
     ("scan_zero_len", "test_scan_simple (a zero-length scan dimension)", p_scan_zero_len, lambda: [_f(4), _f(0, 4)]),
     ("scan_count", "test_scan_wrong_carry (init and carry counts)", p_scan_count, lambda: [_f(4), _f(5, 4)]),
     ("scan_count_ok", "test_scan_simple (near miss: two carries, one output)", p_scan_count_ok, lambda: [_f(4), _f(5, 4)]),
+    ("scan_carry_dtype", "test_scan_wrong_carry (a carry's dtype changes)", p_scan_carry_dtype, lambda: [_f(4), _f(5, 4)]),
+    ("scan_carry_stride", "test_scan_wrong_carry (a carry's stride changes: 2.6 compares device, dtype and shape only)",
+     p_scan_carry_stride, lambda: [_f(4, 4), _f(5, 4, 4)]),
     ("scan_xs_len", "test_scan_wrong_pytree (scan dimension sizes)", p_scan_xs_len, lambda: [_f(4), _f(5, 4), _f(6, 4)]),
     ("scan_xs_len_ok", "test_scan_simple (near miss: one scan dimension size)", p_scan_xs_len_ok,
      lambda: [_f(4), _f(5, 4), _f(5, 4)]),

@@ -23,8 +23,17 @@ does not depend on the grad mode.
 The associative_scan near miss (assoc_pointwise.pb, grad enabled): torch
 makes the pointwise check on its ATen re-trace, which hopctl does not have.
 
-    scripts/torch.sh 2.14 -- env PYTHONPATH=python python3 python/tools/hop_corpus_dynamo.py testdata/hops_real/dynamo
+BaseHOP programs (torch 2.14): a small BaseHOP subclass defined here, as
+PyTorch's test/dynamo/test_base_hop.py defines one, whose subgraph writes
+or returns its operand (the trigger) or neither (the near miss). No torch
+HOP table knows it: the file's hop_classes record says it is a BaseHOP.
+
+    scripts/torch.sh 2.14 -- env PYTHONPATH=python python3 python/tools/hop_corpus_dynamo.py testdata/hops_real/dynamo [PROGRAM...]
     scripts/torch.sh 2.6 -- env PYTHONPATH=python python3 python/tools/hop_corpus_dynamo.py testdata/hops_real/torch2.6/dynamo
+
+With PROGRAM names, only those programs (and their _grad/_nograd forms)
+are compiled and written; the other verdicts are kept from OUTDIR's
+verdicts.json.
 
 pkg/analyze/passes/alias/hopcorpus_test.go (TestRealHOPCorpusDynamoGradMode)
 requires hopctl's findings on every graph to be torch's verdict.
@@ -171,12 +180,69 @@ VERDICT_PROGRAMS = [
     ("while_cond_long", "test_while_loop_cond_fn_returns_non_bool (torch.compile)", while_cond_long, (3,)),
 ]
 
+def cond_count(x):  # the branches return two and one values
+    return torch.cond(x.sum() > 0, lambda x: (x.sin(), x.cos()), lambda x: (x.cos(),), (x,))
+
+
+# Dynamo refuses these for their structure; the graph is the one it writes
+# with its check and the HOP's own fake-tensor check switched off ("graft",
+# see _graft_cond_structure), grad enabled. torch 2.14 only.
+STRUCTURE_PROGRAMS = [
+    ("cond_count", "test_cond_branches_return_different_number_of_outputs (torch.compile)", cond_count, (3, 4)),
+]
+
+
+def _corpus_base_hop():
+    """A BaseHOP subclass, as test/dynamo/test_base_hop.py defines one
+    (InvokeQuantTest); None before BaseHOP existed."""
+    base = getattr(torch._higher_order_ops, "BaseHOP", None)
+    if base is None:
+        return None
+
+    class CorpusBaseHOP(base):
+        def __init__(self):
+            super().__init__("corpus_base_hop")
+
+        def __call__(self, subgraph, *operands, scheme):
+            return super().__call__(subgraph, *operands, scheme=scheme)
+    return CorpusBaseHOP()
+
+
+corpus_base_hop = _corpus_base_hop()
+
+
+def basehop_mutate(x):  # the subgraph writes its operand
+    def body(x):
+        x.add_(1)
+        return x.sin()
+    return corpus_base_hop(body, x, scheme="nf4")
+
+
+def basehop_alias(x):  # the subgraph returns its operand
+    return corpus_base_hop(lambda x: x, x, scheme="nf4")
+
+
+def basehop_clean(x):
+    return corpus_base_hop(lambda x: x.sin(), x, scheme="nf4")
+
+
+# BaseHOP programs, compiled in both grad modes (Dynamo's BaseHOPVariable
+# relaxes nothing under no_grad). Where Dynamo refuses one, the graph is
+# the one it writes with BaseHOPVariable.supports_input_mutation and
+# supports_aliasing set, as test_base_hop.py does ("graft"). torch 2.14 only.
+BASEHOP_PROGRAMS = [
+    ("basehop_mutate", "test_schema_gen_single_return_with_mutation (without its patch)", basehop_mutate, (3, 3)),
+    ("basehop_alias", "test_base_hop.py's InvokeQuantTest, subgraph returning its operand", basehop_alias, (3, 3)),
+    ("basehop_clean", "test_dynamo", basehop_clean, (3, 3)),
+]
+
 # torch 2.6's scan has another call form (dim, reverse), which its Dynamo
 # graphs carry: not in 2.6's corpus.
 NEW_ONLY = {"scan_mutate_add"}
 
 _RULE = re.compile(r"(Encountered (input mutation|aliasing) during higher order op tracing|.*might be .*|torch\.\w+: \w+ mutates .*"
-                   r"|Expected \w+ and \w+ to have same .*|Explanation: (Expected cond_fn to return .*))")
+                   r"|Expected \w+ and \w+ to have same .*"
+                   r"|Explanation: (Expected cond_fn to return .*|Expected branches to return the same pytree structure\.))")
 
 
 def _err(e):
@@ -197,8 +263,9 @@ def _err(e):
     return {"type": type(chain[0]).__name__, "message": text.splitlines()[0] if text else ""}
 
 
-def _capture(fn, x, grad):
-    """The graph Dynamo hands its backend, or None where it refuses."""
+def _capture(fn, x, grad, keep=False):
+    """The graph Dynamo hands its backend, or None where it refuses (keep:
+    the graph even when running it fails, as a graft's may)."""
     got = []
 
     def backend(gm, _inputs):
@@ -209,7 +276,8 @@ def _capture(fn, x, grad):
         with torch.enable_grad() if grad else torch.no_grad():
             torch.compile(fn, backend=backend, fullgraph=True)(x.clone())
     except Exception:
-        return None
+        if not (keep and got):
+            return None
     if len(got) != 1:
         raise SystemExit("Dynamo wrote %d graphs" % len(got))
     return got[0]
@@ -229,16 +297,62 @@ def _verdict(fn, x, grad, backend="aot_eager"):
         return out
 
 
-def build(out):
+def _graft_cond_structure(fn, x):
+    """The graph Dynamo writes for fn with its comparison of cond's branch
+    output pytrees (CondHigherOrderVariable) and cond's fake-tensor check
+    (cond_fake_tensor_mode: the true branch's outputs stand for both)
+    switched off."""
+    import torch.utils._pytree as pytree
+    import torch._dynamo.variables.higher_order_ops as dyn_hops
+    from torch._subclasses.fake_tensor import FakeTensorMode
+    cond_op = torch.ops.higher_order.cond
+    saved = dyn_hops._make_inlined, cond_op.python_key_table[FakeTensorMode]
+
+    def make_inlined(tx, f):
+        if f is pytree.TreeSpec.__eq__:
+            return lambda *_: dyn_hops.ConstantVariable.create(True)
+        return saved[0](tx, f)
+
+    def fake(mode, pred, true_fn, false_fn, operands):
+        with mode:
+            return true_fn(*operands)
+    dyn_hops._make_inlined, cond_op.python_key_table[FakeTensorMode] = make_inlined, fake
+    cond_op._dispatch_cache.clear()
+    try:
+        return _capture(fn, x, True, keep=True)
+    finally:
+        dyn_hops._make_inlined, cond_op.python_key_table[FakeTensorMode] = saved
+        cond_op._dispatch_cache.clear()
+
+
+def _graft_basehop(fn, x, grad):
+    """The graph Dynamo writes for a BaseHOP program with its mutation and
+    aliasing checks switched off (test_base_hop.py's patch)."""
+    from unittest import mock
+    var = "torch._dynamo.variables.higher_order_ops.BaseHOPVariable."
+    with mock.patch(var + "supports_input_mutation", True), mock.patch(var + "supports_aliasing", True):
+        return _capture(fn, x, grad)
+
+
+def build(out, only=()):
     import hopctl_torch
     os.makedirs(out, exist_ok=True)
-    if _version() >= (2, 14):
+    only = set(only)
+
+    def wanted(name):
+        return not only or name in only
+    verdicts = {"torch_version": torch.__version__.split("+")[0], "programs": {}}
+    if only:
+        with open(os.path.join(out, "verdicts.json")) as f:
+            kept = json.load(f)["programs"]
+        verdicts["programs"] = {k: v for k, v in kept.items()
+                                if k not in only and re.sub(r"_(grad|nograd)$", "", k) not in only}
+    if _version() >= (2, 14) and wanted("assoc_pointwise"):
         torch._dynamo.reset()
         gm = _capture(assoc_pointwise, torch.randn(5, 4), True)
         hopctl_torch.export(gm, os.path.join(out, "assoc_pointwise.pb"), grad_enabled=True)
-    verdicts = {"torch_version": torch.__version__.split("+")[0], "programs": {}}
     for name, test, fn, shape in GRAD_PROGRAMS:
-        if name in NEW_ONLY and _version() < (2, 14):
+        if name in NEW_ONLY and _version() < (2, 14) or not wanted(name):
             continue
         torch.manual_seed(0)
         x = torch.randn(*shape)
@@ -254,12 +368,40 @@ def build(out):
                 hopctl_torch.export(gm, os.path.join(out, "%s_%s.pb" % (name, mode)), grad_enabled=(mode == "grad"))
             verdicts["programs"]["%s_%s" % (name, mode)] = v
     if _version() >= (2, 14):
+        for name, test, fn, shape in STRUCTURE_PROGRAMS:
+            if not wanted(name):
+                continue
+            torch.manual_seed(0)
+            x = torch.randn(*shape)
+            v = {"pytorch_test": test, "compile": _verdict(fn, x, True), "graft": True}
+            gm = _graft_cond_structure(fn, x)
+            if gm is not None:
+                hopctl_torch.export(gm, os.path.join(out, name + ".pb"), grad_enabled=True)
+            verdicts["programs"][name] = v
+        for name, test, fn, shape in BASEHOP_PROGRAMS:
+            if not wanted(name):
+                continue
+            torch.manual_seed(0)
+            x = torch.randn(*shape)
+            for mode in ("grad", "nograd"):
+                v = {"pytorch_test": test, "compile": _verdict(fn, x, mode == "grad")}
+                gm = _capture(fn, x, mode == "grad")
+                if gm is None:
+                    v["graft"] = True
+                    gm = _graft_basehop(fn, x, mode == "grad")
+                if gm is not None:
+                    hopctl_torch.export(gm, os.path.join(out, "%s_%s.pb" % (name, mode)), grad_enabled=(mode == "grad"))
+                verdicts["programs"]["%s_%s" % (name, mode)] = v
         for name, test, fn, shape in VERDICT_PROGRAMS:
+            if not wanted(name):
+                continue
             torch.manual_seed(0)
             verdicts["programs"][name] = {"pytorch_test": test, "compile": _verdict(fn, torch.randn(*shape), True)}
         import torch._dynamo.variables.higher_order_ops as dyn_hops
         while_mod = importlib.import_module("torch._higher_order_ops.while_loop")
         for name, test, fn, shape in META_PROGRAMS:
+            if not wanted(name):
+                continue
             torch.manual_seed(0)
             x = torch.randn(*shape)
             v = {"pytorch_test": test, "compile": _verdict(fn, x, True), "graft": True}
@@ -280,7 +422,7 @@ def build(out):
 
 
 def main(argv):
-    build(argv[1])
+    build(argv[1], argv[2:])
     return 0
 
 

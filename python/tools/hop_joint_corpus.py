@@ -18,6 +18,13 @@ a trigger of a backward rule or its near miss. For every program this writes
     associative_scan's backward; each while_loop call (the forward's
     while_loop_stack_output, the backward's while_loop): carried and
     additional input counts and the body's output count;
+  - "aot_mincut_saved": what AOTAutograd's min_cut_rematerialization_partition
+    saves for the program (aot_function on the traced function): the
+    number of saved values, their bytes at the inputs' sizes, each value's
+    dtype and shape, and whether aot_function ran with dynamic shapes
+    (python/tests/test_hop_joint.py requires hopctl's min-cut to save no
+    more, in count and in bytes; pkg/jointgraph's TestMincutSavesNoMoreThanAOT
+    the count, and the bytes where hopctl's saved sizes are static);
   - for the programs with in-place ops in a HOP body: "trace_inplace", those
     ops per subgraph of the trace, and "aot_inplace", those left in the
     subgraphs of the graphs AOTAutograd compiles (functionalized).
@@ -210,6 +217,53 @@ def aot_inplace(f, ins):
     return res
 
 
+def nbytes(v):
+    """The bytes a saved value holds: a tensor's elements, nothing for a
+    symbolic int (AOTAutograd passes those as Python ints)."""
+    return v.numel() * v.element_size() if isinstance(v, torch.Tensor) else 0
+
+
+def has_while_loop(gm):
+    return any(n.op == "call_function" and "while_loop" in str(n.target)
+               for m in gm.modules() if isinstance(m, torch.fx.GraphModule) for n in m.graph.nodes)
+
+
+def aot_mincut_saved(f, args, dynamic):
+    """What AOTAutograd's min_cut_rematerialization_partition saves for f:
+    aot_function with that partition_fn, the forward run once on args and
+    its saved outputs (the backward's inputs other than tangents, the
+    forward's last outputs) counted, with their bytes at this run's sizes
+    (a while_loop's stacked carries have this run's length). dynamic:
+    aot_function's dynamic shapes (a symbolic trace, and while_loop, whose
+    stacked carries have an unbacked length only a ShapeEnv can trace)."""
+    from functorch.compile import aot_function, min_cut_rematerialization_partition
+    seen = {}
+
+    def fw_compiler(g, _):
+        def run(*a):
+            seen["fw_outs"] = g(*a)
+            return seen["fw_outs"]
+        return run
+
+    def bw_compiler(g, _):
+        seen["bw"] = g
+        return g
+    outs = [o for o in flat(aot_function(f, fw_compiler, bw_compiler, partition_fn=min_cut_rematerialization_partition,
+                                         dynamic=dynamic)(*args))
+            if isinstance(o, torch.Tensor) and o.requires_grad]
+    torch.autograd.backward(outs, [torch.ones_like(o) for o in outs])
+    ph = [n for n in seen["bw"].graph.nodes if n.op == "placeholder" and not n.name.startswith("tangents")]
+    saved = list(seen["fw_outs"])[len(seen["fw_outs"]) - len(ph):]
+    return {"count": len(ph), "bytes": sum(nbytes(v) for v in saved), "dynamic_shapes": dynamic,
+            "values": [describe(v) for v in saved]}
+
+
+def describe(v):
+    if isinstance(v, torch.Tensor):
+        return "%s%s" % (str(v.dtype).replace("torch.", ""), list(v.shape))
+    return type(v).__name__
+
+
 def inputs_of(make, rg):
     torch.manual_seed(0)
     ins = make()
@@ -383,6 +437,7 @@ def build(outdir, names=None):
             v["aot_inplace"] = aot_inplace(f, ins)
         if v["error"] is None:
             v["torch_joint"] = torch_joint(f, args, mode)
+            v["aot_mincut_saved"] = aot_mincut_saved(f, args, mode == "symbolic" or has_while_loop(gm))
         doc["programs"][name] = v
     return doc
 

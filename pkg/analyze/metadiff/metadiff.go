@@ -185,7 +185,7 @@ func Compare(lhs, rhs List, opts Options) *Result {
 		switch {
 		case ta != nil && tb != nil:
 			p.Fields = diffTensorMeta(ta, tb, opts)
-			p.Device = deviceDiffers(ta.Device, tb.Device)
+			p.Device = DeviceDiffers(ta.Device, tb.Device)
 		case !(intLike(a) && intLike(b)):
 			p.Fields = []FieldDiff{{Field: "type", LHS: Format(a), RHS: Format(b)}}
 		}
@@ -264,9 +264,9 @@ func memoryFormat(t *ir.TensorMeta) string {
 
 func normDtype(s string) string { return strings.TrimPrefix(s, "torch.") }
 
-// deviceDiffers compares device type and index; an unrecorded device ("")
-// is unknown and never differs.
-func deviceDiffers(a, b string) bool {
+// DeviceDiffers compares device type and index as torch.device does; an
+// unrecorded device ("") is unknown and never differs.
+func DeviceDiffers(a, b string) bool {
 	if a == "" || b == "" {
 		return false
 	}
@@ -323,6 +323,19 @@ func FormatQParams(t *ir.TensorMeta) string {
 			"'axis': "+strconv.FormatInt(q.Axis, 10))
 	}
 	return "{" + strings.Join(parts, ", ") + "}"
+}
+
+// FormatTensorMetadata prints a tensor's TensorMetadata (the node's
+// meta["tensor_meta"], torch/fx/passes/shape_prop.py
+// _extract_tensor_metadata with memory_format) as Python prints the
+// namedtuple: TensorMetadata(shape=torch.Size([4]), dtype=torch.float64,
+// requires_grad=False, stride=(1,), memory_format=torch.contiguous_format,
+// is_quantized=False, qparams={}).
+func FormatTensorMetadata(t *ir.TensorMeta) string {
+	return "TensorMetadata(shape=" + FormatSize(t.Shape) + ", dtype=" + FormatDtype(t.Dtype) +
+		", requires_grad=" + ir.PyBool(t.RequiresGrad) + ", stride=" + FormatTuple(strideOf(t)) +
+		", memory_format=" + memoryFormat(t) + ", is_quantized=" + ir.PyBool(t.IsQuantized) +
+		", qparams=" + FormatQParams(t) + ")"
 }
 
 // Format prints a value as Python's str() does (see the package doc).

@@ -310,9 +310,15 @@ func (l ruleLevel) noGrad(r *opschema.Restriction) bool {
 //     Dynamo's own words for what it still refuses (scan, map), else
 //     AOTAutograd's re-trace refuses it in the make_fx words;
 //   - Dynamo level, torch 2.6: Dynamo checks nothing; what AOTAutograd
-//     accepts (DynamoAccepts) passes, the rest is refused in its words.
+//     accepts (DynamoAccepts) passes, the rest is refused in its words;
+//   - a check only Dynamo makes (DynamoOnly: BaseHOPs) is refused in
+//     Dynamo's words on Dynamo-level modules of releases whose Dynamo
+//     checks, and accepted everywhere else.
 func (l ruleLevel) message(sc *hop.SubgraphCall, r *opschema.Restriction, alias bool) (string, bool) {
 	if l.dynamoUnchecked && r.DynamoAccepts != "" && opschema.TorchDiffers(r.DynamoAccepts, l.version) {
+		return "", false
+	}
+	if r.DynamoOnly && !l.dynamo {
 		return "", false
 	}
 	if r.Message != "" {

@@ -524,7 +524,8 @@ func TestRealHOPCorpusDynamoGradMode(t *testing.T) {
 				}
 				var hop []string
 				for _, f := range res.Findings {
-					if f.Rule == alias.RuleHOPMutation || f.Rule == alias.RuleHOPAlias || f.Rule == hopmeta.RuleMetaMismatch {
+					if f.Rule == alias.RuleHOPMutation || f.Rule == alias.RuleHOPAlias || f.Rule == hopmeta.RuleMetaMismatch ||
+						f.Rule == hopstruct.RuleStructure {
 						hop = append(hop, f.Message)
 					}
 				}

@@ -31,7 +31,8 @@
 //
 // Checks hold for the torch release the pass selects (MetaCheck.Torch):
 // torch 2.6's while_loop compares zipped pairs in its own words
-// (opschema.DiffWhileMeta26, MetaCheck.Carry26).
+// (opschema.DiffWhileMeta26, MetaCheck.Carry26), and so does its scan, in
+// device, dtype and shape only (opschema.DiffScanCarry26, MetaCheck.Init26).
 package hopmeta
 
 import (
@@ -100,8 +101,12 @@ func check(pass *analyze.Pass, h *opschema.HOP, n *ir.Node, call *hop.Call, c *o
 		return
 	}
 	lhs.Name, rhs.Name = c.LHS, c.RHS
-	if c.Carry26 {
+	switch {
+	case c.Carry26:
 		check26(pass, n, sc, lhs, rhs)
+		return
+	case c.Init26:
+		checkInit26(pass, n, sc, lhs, rhs)
 		return
 	}
 	lengthMessage := c.LengthMessage
@@ -160,6 +165,30 @@ func check26(pass *analyze.Pass, n *ir.Node, sc *hop.SubgraphCall, lhs, rhs meta
 		return
 	}
 	report(pass, n, sc, fmt.Sprintf("Expected %s and %s return tensors with same metadata but found:\n%s", lhs.Name, rhs.Name, strings.Join(lines, "\n")))
+}
+
+// checkInit26 is torch 2.6's scan check (trace_scan,
+// torch/_higher_order_ops/scan.py): for ini, ca in zip(init, carry), the
+// first pair whose device, dtype or shape differ raises with the carry's
+// TensorMetadata (meta["tensor_meta"]) and the init's repr. Stride, memory
+// format and requires_grad are not compared; nor are values that are not
+// two tensors (2.6's scan() takes only tensor inits).
+func checkInit26(pass *analyze.Pass, n *ir.Node, sc *hop.SubgraphCall, lhs, rhs metadiff.List) {
+	for i := range min(len(lhs.Values), len(rhs.Values)) {
+		ini, ca := lhs.Values[i], rhs.Values[i]
+		if ini == nil || ca == nil || ini.Kind != ir.ValTensor || ca.Kind != ir.ValTensor || ini.Tensor == nil || ca.Tensor == nil {
+			continue
+		}
+		a, b := ini.Tensor, ca.Tensor
+		diff := metadiff.DeviceDiffers(a.Device, b.Device) ||
+			a.Dtype != "" && b.Dtype != "" && metadiff.FormatDtype(a.Dtype) != metadiff.FormatDtype(b.Dtype) ||
+			!ir.DimsEqual(a.Shape, b.Shape)
+		if diff {
+			report(pass, n, sc, "Expected metadata of the combine_fn result "+metadiff.FormatTensorMetadata(b)+
+				" to be the same as the metadata of init with "+metadiff.Format(ini))
+			return
+		}
+	}
 }
 
 // sides builds the two lists check c compares at call n of g whose

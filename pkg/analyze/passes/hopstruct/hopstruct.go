@@ -42,7 +42,10 @@
 //
 // On a Dynamo-level module (analyze.DynamoLevel) under torch 2.14, the
 // while_loop check is Dynamo's, in its words ("Expected cond_fn to return a
-// scalar tensor or a bool but got torch.Size([])."). Otherwise these are
+// scalar tensor or a bool but got torch.Size([])."), and so is cond's output
+// count ("Expected branches to return the same pytree structure.",
+// CondHigherOrderVariable's comparison of the branches' output pytrees,
+// torch/_dynamo/variables/higher_order_ops.py). Otherwise these are
 // make_fx-level checks, which hopctl applies to every graph: torch
 // 2.14 makes the while_loop one only in the user-facing while_loop, whose
 // eager path runs Dynamo first, so a program calling it is refused with
@@ -126,6 +129,13 @@ func run(pass *analyze.Pass) (any, error) {
 	return nil, nil
 }
 
+// dynamoChecks reports whether Dynamo makes the check, in its own words:
+// a Dynamo-level module (analyze.DynamoLevel) under a release whose Dynamo
+// checks HOP subgraphs (not opschema.DiffDynamoUnchecked26).
+func dynamoChecks(pass *analyze.Pass) bool {
+	return pass.DynamoLevel() && !opschema.TorchDiffers(opschema.DiffDynamoUnchecked26, pass.TorchVersion())
+}
+
 func subgraphOf(pass *analyze.Pass, call *hop.Call, role string) *ir.Graph {
 	if sc := call.Subgraph(role); sc != nil {
 		return pass.Subgraph(sc.Graph)
@@ -143,6 +153,11 @@ func checkCond(pass *analyze.Pass, _ *opschema.HOP, n *ir.Node, call *hop.Call) 
 	tl, _ := t.Outputs()
 	fl, _ := f.Outputs()
 	if len(tl) != len(fl) {
+		if dynamoChecks(pass) {
+			// Dynamo compares the branches' output pytrees itself
+			// (CondHigherOrderVariable, torch/_dynamo/variables/higher_order_ops.py).
+			return "Expected branches to return the same pytree structure."
+		}
 		return fmt.Sprintf("Expected to return same number of outputs but got:\n  true branch returns %d item(s)\n  false branch returns %d item(s)", len(tl), len(fl))
 	}
 	tv, fv := analyze.LeafValues(t, tl), analyze.LeafValues(f, fl)
@@ -239,7 +254,7 @@ func checkWhileCond(pass *analyze.Pass, _ *opschema.HOP, n *ir.Node, call *hop.C
 			return ""
 		}
 	}
-	if len(vals) == 1 && pass.DynamoLevel() && !opschema.TorchDiffers(opschema.DiffDynamoUnchecked26, pass.TorchVersion()) {
+	if len(vals) == 1 && dynamoChecks(pass) {
 		if t := tensorOf(vals[0]); t != nil {
 			// Dynamo's own check of a Dynamo-level cond_fn
 			// (torch/_dynamo/variables/higher_order_ops.py, _call_while_loop).

@@ -1,0 +1,65 @@
+package ir
+
+import (
+	"bytes"
+	"path/filepath"
+	"runtime"
+	"testing"
+)
+
+// TestPrintParallelMatchesSequential prints every graph of the corpus with
+// the forward bodies made in chunks of 1, 2, 3 and 7 nodes on several
+// goroutines (bodyParallel) and checks the text is byte for byte the one
+// the sequential printer makes, in both of torch's forms (values nobody
+// uses freed or not): chunk boundaries fall before and after stack trace
+// comments, placeholders and the output, and in graphs whose first chunks
+// make no line.
+func TestPrintParallelMatchesSequential(t *testing.T) {
+	if runtime.GOMAXPROCS(0) < 2 {
+		defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(2))
+	}
+	var files []string
+	for _, pattern := range []string{"../../testdata/models/*.pb", "../../testdata/models-torch2.14/*.pb", "../../testdata/hops/*.pbtxt", "../../testdata/hops_real/*.pb"} {
+		m, _ := filepath.Glob(pattern)
+		files = append(files, m...)
+	}
+	if len(files) < 10 {
+		t.Fatalf("only %d corpus files", len(files))
+	}
+	saved := printChunk
+	defer func() { printChunk = saved }()
+	print := func(m *Module, chunk int, freeUnused bool) []byte {
+		printChunk = chunk
+		var b bytes.Buffer
+		if err := printReadable(&b, m, "GraphModule", freeUnused); err != nil {
+			t.Fatal(err)
+		}
+		return b.Bytes()
+	}
+	parallel := 0
+	for _, file := range files {
+		m, err := LoadFile(file)
+		if err != nil {
+			continue // invalid on purpose
+		}
+		for _, freeUnused := range []bool{false, true} {
+			want := print(m, 1<<30, freeUnused)
+			for _, chunk := range []int{1, 2, 3, 7} {
+				if len(m.Root().Nodes) >= 2*chunk {
+					parallel++
+				}
+				if got := print(m, chunk, freeUnused); !bytes.Equal(got, want) {
+					i := 0
+					for i < len(got) && i < len(want) && got[i] == want[i] {
+						i++
+					}
+					t.Fatalf("%s, chunks of %d nodes (freeUnused %v): differs from the sequential printer at byte %d:\n%q\nwant\n%q",
+						file, chunk, freeUnused, i, got[max(0, i-80):min(len(got), i+80)], want[max(0, i-80):min(len(want), i+80)])
+				}
+			}
+		}
+	}
+	if parallel == 0 {
+		t.Fatal("no graph was printed in parallel")
+	}
+}

@@ -1,0 +1,79 @@
+package jointgraph
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"slices"
+	"testing"
+)
+
+// aotSaved is what the real-trace joint corpus records of AOTAutograd's
+// min-cut on each program it differentiates (joint.json's
+// "aot_mincut_saved", python/tools/hop_joint_corpus.py): aot_function
+// with min_cut_rematerialization_partition on the traced program, the
+// values its forward saves (tensors and symbolic ints) and their bytes
+// at the inputs' sizes.
+type aotSaved struct {
+	Count  int      `json:"count"`
+	Bytes  int64    `json:"bytes"`
+	Values []string `json:"values"`
+}
+
+// TestMincutSavesNoMoreThanAOT: on every HOP program of the corpus that
+// torch differentiates, hopctl's min-cut partition saves no more values
+// than AOTAutograd's min-cut, and no more bytes where every value hopctl
+// saves has a static size (a symbolic size has no byte count here:
+// python/tests/test_hop_joint.py compares the bytes of every program at
+// run time).
+func TestMincutSavesNoMoreThanAOT(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join(jointCorpusDir, "joint.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var c struct {
+		Programs map[string]struct {
+			Test  string    `json:"pytorch_test"`
+			Error *string   `json:"error"`
+			AOT   *aotSaved `json:"aot_mincut_saved"`
+		} `json:"programs"`
+	}
+	if err := json.Unmarshal(b, &c); err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for name, p := range c.Programs {
+		if p.Error == nil {
+			names = append(names, name)
+		}
+	}
+	slices.Sort(names)
+	if len(names) < 20 {
+		t.Fatalf("the corpus has %d programs torch differentiates, want at least 20", len(names))
+	}
+	for _, name := range names {
+		p := c.Programs[name]
+		t.Run(name, func(t *testing.T) {
+			if p.AOT == nil {
+				t.Fatal("joint.json records no aot_mincut_saved: regenerate the corpus (python/tools/hop_joint_corpus.py)")
+			}
+			part, err := Split(build(t, loadReal(t, name), Options{File: name}), PartitionMinCut)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(part.Saved) > p.AOT.Count {
+				t.Errorf("%s (%s): hopctl's min-cut saves %d values, AOTAutograd's %d (%v)",
+					name, p.Test, len(part.Saved), p.AOT.Count, p.AOT.Values)
+			}
+			for _, s := range part.Saved {
+				if s.Bytes < 0 {
+					return // symbolic: compared at run time only
+				}
+			}
+			if got := part.TotalBytes(); got > p.AOT.Bytes {
+				t.Errorf("%s (%s): hopctl's min-cut saves %d bytes, AOTAutograd's %d (%v)",
+					name, p.Test, got, p.AOT.Bytes, p.AOT.Values)
+			}
+		})
+	}
+}
