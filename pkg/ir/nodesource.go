@@ -33,16 +33,19 @@ func (s graphNodes) Ref(a *Arg) (NodeID, string) { return a.Ref, a.S }
 // EncodeSourceTo writes m to w in the given encoding, with the nodes of its
 // root graph read from root instead of m.Graphs[0] (whose nodes are not
 // read): the bytes EncodeTo writes for m with root's nodes copied into its
-// root graph, references renamed as root.Ref says.
+// root graph, references renamed as root.Ref says. All three encodings
+// are streamed: memory does not grow with the output. On an error w may
+// have been written to.
 func EncodeSourceTo(w io.Writer, m *Module, root NodeSource, enc Encoding) error {
 	switch enc {
 	case Binary:
-		b, err := EncodeSource(m, root, enc)
-		if err != nil {
-			return err
-		}
-		_, err = w.Write(b)
-		return err
+		// Streamed: the output is written as it is made, in pieces of
+		// streamChunk bytes (the root graph's nodes encoded twice, to know
+		// its length first: streamRoot).
+		e := &wireEncoder{b: make([]byte, 0, 2*streamChunk), vals: map[*Value][]byte{}, root: root, w: w}
+		e.file(m)
+		e.flush()
+		return e.err
 	case JSON, Text:
 		return encodeText(w, m, root, enc)
 	}

@@ -2,6 +2,7 @@ package ir
 
 import (
 	"errors"
+	"io"
 	"math"
 	"unicode/utf8"
 	"unsafe"
@@ -36,6 +37,53 @@ type wireEncoder struct {
 	// root, when set, supplies the root graph's nodes (EncodeSource);
 	// refs is set while they are written.
 	root, refs NodeSource
+	// w, when set, receives the output as it is made (streamRoot).
+	w io.Writer
+}
+
+// streamChunk is how much output a streaming wireEncoder collects before
+// writing it (a variable for the tests).
+var streamChunk = 1 << 20
+
+// streamRoot writes the root graph (field 4) of a streamed encoding: the
+// output so far, the graph's length prefix, then its nodes, written to
+// e.w whenever streamChunk bytes have collected. The length prefix comes
+// first, so the nodes are encoded twice: once into a scratch buffer that
+// stays in cache, to sum their sizes, then for good. Nothing is written
+// when the first pass finds an error.
+func (e *wireEncoder) streamRoot(root NodeSource) {
+	out := e.b
+	e.b = make([]byte, 0, 4096)
+	total := 0
+	e.refs = e.root
+	for k := range root.Len() {
+		e.b = e.b[:0]
+		e.node(root.Node(k))
+		total += len(e.b)
+	}
+	e.b = out
+	if e.err != nil {
+		return
+	}
+	e.b = protowire.AppendTag(e.b, 4, protowire.BytesType)
+	e.b = protowire.AppendVarint(e.b, uint64(total))
+	for k := range root.Len() {
+		e.node(root.Node(k))
+		if len(e.b) >= streamChunk {
+			e.flush()
+		}
+	}
+	e.refs = nil
+}
+
+// flush writes the output collected so far to e.w.
+func (e *wireEncoder) flush() {
+	if e.err == nil && len(e.b) > 0 {
+		if _, err := e.w.Write(e.b); err != nil {
+			e.err = err
+		}
+	}
+	e.b = e.b[:0]
 }
 
 // valSlots is the size of the value cache: a few hundred distinct shared
@@ -238,16 +286,20 @@ func (e *wireEncoder) file(m *Module) {
 	e.str(3, m.TorchVersion)
 	for i, g := range m.Graphs {
 		if i == 0 {
-			s := e.begin(4)
-			if e.root != nil {
-				e.refs = e.root
-				for k := range e.root.Len() {
-					e.node(e.root.Node(k))
-				}
-				e.refs = nil
-			} else {
-				e.graph(g)
+			root := e.root
+			if root == nil {
+				root = graphNodes{g}
 			}
+			if e.w != nil {
+				e.streamRoot(root)
+				continue
+			}
+			s := e.begin(4)
+			e.refs = e.root
+			for k := range root.Len() {
+				e.node(root.Node(k))
+			}
+			e.refs = nil
 			e.end(s)
 			continue
 		}

@@ -2,6 +2,7 @@ package ir
 
 import (
 	"bytes"
+	"errors"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -37,8 +38,56 @@ func TestWireEncoderMatchesProto(t *testing.T) {
 		if want := protoBytes(t, m); !bytes.Equal(got, want) {
 			t.Errorf("module %d: streaming encoder differs from protobuf-go (%d vs %d bytes)", i, len(got), len(want))
 		}
+		// Streamed to a writer (EncodeSourceTo), in pieces of 1 MiB and
+		// of 100 bytes: the same bytes.
+		for _, chunk := range []int{streamChunk, 100} {
+			if s := streamed(t, m, chunk); !bytes.Equal(s, got) {
+				t.Errorf("module %d: streamed in %d-byte pieces, %d bytes, differ from the %d in memory", i, chunk, len(s), len(got))
+			}
+		}
 	}
 }
+
+// streamed is m's binary encoding as EncodeSourceTo writes it, in pieces
+// of chunk bytes; nil on an error.
+func streamed(t testing.TB, m *Module, chunk int) []byte {
+	defer func(c int) { streamChunk = c }(streamChunk)
+	streamChunk = chunk
+	var w bytes.Buffer
+	if len(m.Graphs) == 0 {
+		if err := EncodeTo(&w, m, Binary); err != nil {
+			return nil
+		}
+		return w.Bytes()
+	}
+	if err := EncodeSourceTo(&w, m, GraphNodes(m.Root()), Binary); err != nil {
+		return nil
+	}
+	return w.Bytes()
+}
+
+// TestStreamedBinaryErrors: a string that is not UTF-8 in the root graph
+// fails the streamed encoding before anything is written, and a write
+// error is returned.
+func TestStreamedBinaryErrors(t *testing.T) {
+	m := decodeText(t, richFile)
+	var w bytes.Buffer
+	bad := *m
+	root := *m.Root()
+	root.Nodes = append([]Node(nil), root.Nodes...)
+	root.Nodes[len(root.Nodes)/2].Name = "bad\xff"
+	bad.Graphs = append([]*Graph{&root}, m.Graphs[1:]...)
+	if err := EncodeSourceTo(&w, &bad, GraphNodes(&root), Binary); err == nil || w.Len() > 0 {
+		t.Errorf("invalid UTF-8: error %v, %d bytes written", err, w.Len())
+	}
+	if err := EncodeSourceTo(failWriter{}, m, GraphNodes(m.Root()), Binary); err == nil {
+		t.Errorf("a failing writer: no error")
+	}
+}
+
+type failWriter struct{}
+
+func (failWriter) Write([]byte) (int, error) { return 0, errors.New("disk full") }
 
 // FuzzWireEncoderMatchesProto: whatever decodes encodes to protobuf-go's
 // exact bytes.
@@ -56,6 +105,9 @@ func FuzzWireEncoderMatchesProto(f *testing.F) {
 		}
 		if gerr == nil && !bytes.Equal(got, want) {
 			t.Fatalf("streaming encoder differs from protobuf-go")
+		}
+		if s := streamed(t, m, 64); gerr == nil && !bytes.Equal(s, got) {
+			t.Fatalf("streamed to a writer in 64-byte pieces, the encoding differs")
 		}
 	})
 }
