@@ -19,7 +19,11 @@ func TestFuzzFindings(t *testing.T) {
 		{"../../testdata/hops_real/torch2.6/scan_count.pb", "node scan: scan has 2 carries (init) but 1 outputs"},
 	} {
 		t.Run(c.path, func(t *testing.T) {
-			_, err := Build(loadRequiringGrad(t, c.path), Options{})
+			m := loadRequiringGrad(t, c.path)
+			// torch 2.6 has no autograd for scan (row scan-grad-2.6): the
+			// file is read as 2.14's, whose scan backward had the bug
+			m.TorchVersion = "2.14.1"
+			_, err := Build(m, Options{})
 			var bug *ir.InternalError
 			if err == nil || errors.As(err, &bug) || !strings.Contains(err.Error(), c.want) {
 				t.Fatalf("Build: %v, want an input error containing %q", err, c.want)
