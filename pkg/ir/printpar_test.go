@@ -2,6 +2,7 @@ package ir
 
 import (
 	"bytes"
+	"os"
 	"path/filepath"
 	"runtime"
 	"testing"
@@ -62,4 +63,46 @@ func TestPrintParallelMatchesSequential(t *testing.T) {
 	if parallel == 0 {
 		t.Fatal("no graph was printed in parallel")
 	}
+}
+
+// FuzzPrintParallel checks the chunked printer against the sequential one
+// on any decodable file (names with control and non-ASCII bytes, stack
+// traces, placeholders anywhere).
+func FuzzPrintParallel(f *testing.F) {
+	for _, pattern := range []string{"../../testdata/hops/*.pbtxt"} {
+		files, _ := filepath.Glob(pattern)
+		for _, file := range files {
+			if data, err := os.ReadFile(file); err == nil {
+				f.Add(data)
+			}
+		}
+	}
+	if runtime.GOMAXPROCS(0) < 2 {
+		defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(2))
+	}
+	saved := printChunk
+	defer func() { printChunk = saved }()
+	f.Fuzz(func(t *testing.T, data []byte) {
+		m, err := Decode(data, Text, "fuzz.pbtxt")
+		if err != nil || len(m.Graphs) == 0 {
+			return
+		}
+		for _, freeUnused := range []bool{false, true} {
+			var want, got bytes.Buffer
+			printChunk = 1 << 30
+			if err := printReadable(&want, m, "GraphModule", freeUnused); err != nil {
+				t.Fatal(err)
+			}
+			for _, chunk := range []int{1, 2} {
+				printChunk = chunk
+				got.Reset()
+				if err := printReadable(&got, m, "GraphModule", freeUnused); err != nil {
+					t.Fatal(err)
+				}
+				if !bytes.Equal(got.Bytes(), want.Bytes()) {
+					t.Fatalf("chunks of %d nodes (freeUnused %v):\n%s\nwant\n%s", chunk, freeUnused, got.Bytes(), want.Bytes())
+				}
+			}
+		}
+	})
 }
