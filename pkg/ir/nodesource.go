@@ -42,7 +42,7 @@ func EncodeSourceTo(w io.Writer, m *Module, root NodeSource, enc Encoding) error
 		// Streamed: the output is written as it is made, in pieces of
 		// streamChunk bytes (the root graph's nodes encoded twice, to know
 		// its length first: streamRoot).
-		e := &wireEncoder{b: make([]byte, 0, 2*streamChunk), vals: map[*Value][]byte{}, root: root, w: w}
+		e := &wireEncoder{b: make([]byte, 0, 2*streamChunk), vals: new([valSlots]valSlot), root: root, w: w}
 		e.file(m)
 		e.flush()
 		return e.err
