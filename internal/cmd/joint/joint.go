@@ -35,6 +35,12 @@ type Options struct {
 	FwOut, BwOut  string
 	Report        bool
 	Timings       bool
+	// TorchVersion ("major.minor", from --torch-version / the
+	// input.torch-version key; "" = the file's) selects the torch release
+	// whose HOP backward rules apply (version rows such as scan-grad-2.6),
+	// as it selects analyze's rules; the outputs record it as their torch
+	// version, since they follow its conventions.
+	TorchVersion string
 }
 
 // NewCmdJoint returns the joint command; runF replaces jointRun in tests.
@@ -79,6 +85,11 @@ atomically.`,
 			if err := validate(opts); err != nil {
 				return err
 			}
+			a, err := cmdutil.AnalysisOptions(f)
+			if err != nil {
+				return err
+			}
+			opts.TorchVersion = a.TorchVersion
 			if runF != nil {
 				return runF(opts)
 			}
@@ -141,6 +152,9 @@ func jointRun(opts *Options) error {
 	in, err := load.Open(opts.In, load.Strict)
 	if err != nil {
 		return err
+	}
+	if opts.TorchVersion != "" {
+		in.Module.TorchVersion = opts.TorchVersion
 	}
 	timings.Lap("load")
 	progress.Phase("joint", 0)

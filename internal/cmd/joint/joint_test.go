@@ -281,3 +281,29 @@ func TestCheckPartitioned(t *testing.T) {
 		}
 	}
 }
+
+// --torch-version selects the release whose HOP backward rules apply, as
+// it does for analyze: a torch 2.14 scan trace is differentiated as 2.14
+// differentiates it, and refused as torch 2.6 refuses it (row
+// scan-grad-2.6) under --torch-version 2.6, nothing written; the output
+// records the version it follows.
+func TestJointTorchVersion(t *testing.T) {
+	dir := t.TempDir()
+	in := "../../../testdata/hops_real/joint/scan_inplace.pb"
+	out := filepath.Join(dir, "j.pb")
+	if _, err := run(t, &Options{In: in, Out: out, TorchVersion: "2.14"}); err != nil {
+		t.Fatalf("2.14: %v", err)
+	}
+	if m, err := ir.Load(out); err != nil || m.TorchVersion != "2.14" {
+		t.Fatalf("2.14 output: %v, torch version %q", err, m.TorchVersion)
+	}
+	out26 := filepath.Join(dir, "j26.pb")
+	_, err := run(t, &Options{In: in, Out: out26, TorchVersion: "2.6"})
+	var ie ir.InputError
+	if !errors.As(err, &ie) || !strings.Contains(err.Error(), "node scan: Autograd not implemented for scan") {
+		t.Fatalf("2.6: %v, want torch 2.6's refusal at the scan", err)
+	}
+	if _, err := os.Stat(out26); !os.IsNotExist(err) {
+		t.Errorf("2.6: an output was written (%v)", err)
+	}
+}
