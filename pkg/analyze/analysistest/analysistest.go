@@ -146,3 +146,21 @@ func Run(t testing.TB, path string, analyzers ...*analyze.Analyzer) (*ir.Module,
 	Check(t, path, wants, res.Findings)
 	return m, res, expects
 }
+
+// RuleMessages analyses the file at path with opts (its torch release:
+// "" is the file's own) and the analyzers, and returns the messages of
+// the findings of rule, in the result's order.
+func RuleMessages(t testing.TB, path string, opts analyze.Options, rule string, analyzers ...*analyze.Analyzer) []string {
+	t.Helper()
+	_, res, err := load.AnalyzeWith(path, opts, analyzers...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, f := range res.Findings {
+		if f.Rule == rule {
+			got = append(got, f.Message)
+		}
+	}
+	return got
+}

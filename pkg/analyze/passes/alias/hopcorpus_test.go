@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/hopctl/hopctl/pkg/analyze"
+	"github.com/hopctl/hopctl/pkg/analyze/analysistest"
 	"github.com/hopctl/hopctl/pkg/analyze/passes"
 	"github.com/hopctl/hopctl/pkg/analyze/passes/alias"
 	"github.com/hopctl/hopctl/pkg/analyze/passes/hopmeta"
@@ -562,17 +563,7 @@ func TestTorchVersionSelectsMetaRules(t *testing.T) {
 	_, v14 := loadRealVerdicts(t)
 	meta := func(path, version string) []string {
 		t.Helper()
-		_, res, err := load.AnalyzeWith(path, analyze.Options{TorchVersion: version}, passes.All()...)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var got []string
-		for _, f := range res.Findings {
-			if f.Rule == hopmeta.RuleMetaMismatch {
-				got = append(got, f.Message)
-			}
-		}
-		return got
+		return analysistest.RuleMessages(t, path, analyze.Options{TorchVersion: version}, hopmeta.RuleMetaMismatch, passes.All()...)
 	}
 	path := "../../../../testdata/hops_real/torch2.6/while_count.pb"
 	if got := meta(path, ""); len(got) > 0 {

@@ -9,11 +9,11 @@ import (
 	"testing"
 
 	"github.com/hopctl/hopctl/pkg/analyze"
+	"github.com/hopctl/hopctl/pkg/analyze/analysistest"
 	"github.com/hopctl/hopctl/pkg/analyze/metadiff"
 	"github.com/hopctl/hopctl/pkg/analyze/passes"
 	"github.com/hopctl/hopctl/pkg/analyze/passes/hopmeta"
 	"github.com/hopctl/hopctl/pkg/ir"
-	"github.com/hopctl/hopctl/pkg/load"
 )
 
 func TestFirstSlice(t *testing.T) {
@@ -64,17 +64,7 @@ func corpusVerdict(t *testing.T, dir, name string) string {
 // torch release version ("" is the file's own).
 func metaFindings(t *testing.T, path, version string) []string {
 	t.Helper()
-	_, res, err := load.AnalyzeWith(path, analyze.Options{TorchVersion: version}, passes.All()...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var got []string
-	for _, f := range res.Findings {
-		if f.Rule == hopmeta.RuleMetaMismatch {
-			got = append(got, f.Message)
-		}
-	}
-	return got
+	return analysistest.RuleMessages(t, path, analyze.Options{TorchVersion: version}, hopmeta.RuleMetaMismatch, passes.All()...)
 }
 
 // TestScanCarry26 is version row scan-carry-2.6 on real traces: torch 2.6's
