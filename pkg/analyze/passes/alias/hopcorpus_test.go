@@ -456,18 +456,7 @@ func TestRealHOPCorpusDynamoLevel(t *testing.T) {
 	if len(paths) == 0 {
 		t.Fatalf("no graphs in %s", dir)
 	}
-	data, err := os.ReadFile(filepath.Join(dir, "verdicts.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var v struct {
-		Programs map[string]struct {
-			Compile json.RawMessage `json:"compile"`
-		} `json:"programs"`
-	}
-	if err := json.Unmarshal(data, &v); err != nil {
-		t.Fatal(err)
-	}
+	v := loadDynamoVerdicts(t, dir)
 	for _, path := range paths {
 		if p, ok := v.Programs[strings.TrimSuffix(filepath.Base(path), ".pb")]; ok && string(p.Compile) != `"ok"` {
 			continue // torch refuses it: TestRealHOPCorpusDynamoGradMode
@@ -498,20 +487,7 @@ func TestRealHOPCorpusDynamoLevel(t *testing.T) {
 // check_meta_consistency_vt names and order, body_fn_output first).
 func TestRealHOPCorpusDynamoGradMode(t *testing.T) {
 	for _, dir := range []string{"../../../../testdata/hops_real/dynamo", "../../../../testdata/hops_real/torch2.6/dynamo"} {
-		data, err := os.ReadFile(filepath.Join(dir, "verdicts.json"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		var v struct {
-			TorchVersion string `json:"torch_version"`
-			Programs     map[string]struct {
-				Compile json.RawMessage `json:"compile"`
-				Graft   bool            `json:"graft"`
-			} `json:"programs"`
-		}
-		if err := json.Unmarshal(data, &v); err != nil {
-			t.Fatal(err)
-		}
+		v := loadDynamoVerdicts(t, dir)
 		accepted, refused := 0, 0
 		for name, p := range v.Programs {
 			path := filepath.Join(dir, name+".pb")
@@ -657,18 +633,7 @@ func TestAssociativeScanSparseXs(t *testing.T) {
 // make_fx's words (TestRealHOPCorpusStructure: while_cond_long.pb).
 func TestDynamoLevelCondFnWording(t *testing.T) {
 	dir := "../../../../testdata/hops_real/dynamo"
-	data, err := os.ReadFile(filepath.Join(dir, "verdicts.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var v struct {
-		Programs map[string]struct {
-			Compile json.RawMessage `json:"compile"`
-		} `json:"programs"`
-	}
-	if err := json.Unmarshal(data, &v); err != nil {
-		t.Fatal(err)
-	}
+	v := loadDynamoVerdicts(t, dir)
 	var verdict struct{ Type, Message string }
 	if err := json.Unmarshal(v.Programs["while_cond_long"].Compile, &verdict); err != nil {
 		t.Fatal(err)
@@ -716,4 +681,26 @@ func TestDynamoLevelCondFnWording(t *testing.T) {
 	if got := structureOf(true, "2.6"); len(got) == 0 || !strings.HasPrefix(got[0], "cond_fn must return a boolean scalar tensor") {
 		t.Errorf("--torch-version 2.6: hopctl %q, want make_fx's words", got)
 	}
+}
+
+// dynamoVerdicts is a Dynamo corpus's verdicts.json (python/tools/hop_corpus_dynamo.py).
+type dynamoVerdicts struct {
+	TorchVersion string `json:"torch_version"`
+	Programs     map[string]struct {
+		Compile json.RawMessage `json:"compile"`
+		Graft   bool            `json:"graft"`
+	} `json:"programs"`
+}
+
+func loadDynamoVerdicts(t *testing.T, dir string) *dynamoVerdicts {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join(dir, "verdicts.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var v dynamoVerdicts
+	if err := json.Unmarshal(data, &v); err != nil {
+		t.Fatal(err)
+	}
+	return &v
 }
