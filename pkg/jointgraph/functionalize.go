@@ -124,6 +124,9 @@ func functionalize(m *ir.Module, file string, reg *opschema.Registry, at **ir.No
 		ver: make([]int, n), viewVer: make([]int, n), tuple: make([]V, n),
 		noRoot: map[ir.NodeID]string{}, multiView: map[ir.NodeID]multiView{},
 	}
+	if err := precheck(g, file, f.ops); err != nil {
+		return nil, err
+	}
 	f.b.g.Nodes = make([]ir.Node, 0, n+n/8)
 	f.b.names.reserveGraph(g, false)
 	f.getitems = make([][]ir.NodeID, n)
