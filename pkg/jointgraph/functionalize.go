@@ -163,6 +163,9 @@ func functionalize(m *ir.Module, file string, reg *opschema.Registry, at **ir.No
 		default:
 			err = nodeError(file, g, id, fmt.Sprintf("%s nodes are not supported in a forward graph", nd.Op))
 		}
+		if err == nil && f.b.bad != "" {
+			err = nodeError(file, g, id, f.b.bad)
+		}
 		if err != nil {
 			return nil, err
 		}
@@ -644,7 +647,12 @@ func (f *functional) fixInplaceViewInput(id, self ir.NodeID) {
 		if len(nd.Args) < 3 || nd.Args[1].Kind != ir.ArgInt || nd.Args[2].Kind != ir.ArgInt {
 			return
 		}
-		perm = transposePerm(r, wrapDim(nd.Args[1].I, r), wrapDim(nd.Args[2].I, r))
+		d0, ok0 := f.b.dim(nd.Args[1].I, r)
+		d1, ok1 := f.b.dim(nd.Args[2].I, r)
+		if !ok0 || !ok1 {
+			return
+		}
+		perm = transposePerm(r, d0, d1)
 	case "aten.t_.default":
 		if r < 2 {
 			return
@@ -904,7 +912,10 @@ func (f *functional) scatter(st viewStep, interV func() V, interShape []ir.Dim, 
 		}
 	case "aten.split.Tensor", "aten.split_with_sizes.default", "aten.chunk.default":
 		d := ival("dim", 0)
-		dim := wrapDim(d, inter.Rank())
+		dim, ok := f.b.dim(d, inter.Rank())
+		if !ok {
+			break
+		}
 		sizes := splitSizes(s, bound, inter.Shape()[dim].Val)
 		if st.item < len(sizes) {
 			start := int64(0)

@@ -147,6 +147,19 @@ func TestJointEditsFindings(t *testing.T) {
 		// value): functionalize wrote through it as a split of 0 pieces.
 		{"split_with_tensor_value", "../../testdata/models/inplace_views.pb", "y012",
 			"node mul: has a recorded value that is a tensor, but aten.split.Tensor returns a list of tensors"},
+		// max_pool2d_with_indices' tuple value edited to (f32[4], f32[4]):
+		// the functional getitem takes the tuple's element, so mean.dim's
+		// input became 1-d under dims [-1, -2] checked against 4-d.
+		{"getitem_value_not_element", "../../testdata/models/convbn.pb", "\xb91.10",
+			"node getitem_3: recorded value f32[2, 8, 8, 8] is not element 0 of max_pool2d_with_indices's, f32[4]"},
+		// A stack of two 2-d tensors over dim 1 recorded as f32[4]: in
+		// range of its inputs, not of the result the formula selects from.
+		{"stack_value_rank", "../../testdata/hops_real/assoc_alias.pb", "7012",
+			"node stack: derivative of aten.stack.default: dimension 1 is out of range for rank 1"},
+		// A mul recorded as f32[4] written through a slice over dim 1:
+		// the builder's slice (no Ctx) indexed the 1-d shape with it.
+		{"slice_scatter_value_rank", "../../testdata/models/inplace_views.pb", "7022",
+			"node slice_scatter: derivative of aten.slice_scatter.default: dimension 1 is out of range for rank 1"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			m := loadRequiringGrad(t, c.path)

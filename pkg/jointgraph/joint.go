@@ -271,6 +271,9 @@ func (j *jointBuilder) build(src *ir.Module) (*Joint, error) {
 			continue
 		}
 		j.fmap[i] = j.copyNode(n, n.Name)
+		if j.b.bad != "" {
+			return nil, nodeError(j.file, fg, ir.NodeID(i), j.b.bad)
+		}
 		if f.effect[ir.NodeID(i)] {
 			j.effect[j.fmap[i]] = true
 		}
@@ -330,6 +333,9 @@ func (j *jointBuilder) build(src *ir.Module) (*Joint, error) {
 			grads[i] = j.finish(g, p)
 		} else if unmask && p.meta != nil {
 			grads[i] = j.b.zerosLike(p)
+		}
+		if j.b.bad != "" {
+			return nil, nodeError(j.file, fg, f.inputs[i].id, j.b.bad)
 		}
 	}
 	if conv != ConventionNone {
@@ -528,6 +534,9 @@ func (j *jointBuilder) walk() error {
 		*j.at = n
 		if err := j.apply(id, grads); err != nil {
 			return err
+		}
+		if j.b.bad != "" {
+			return nodeError(j.file, g, id, fmt.Sprintf("derivative of %s: %s", n.Target, j.b.bad))
 		}
 	}
 	return nil

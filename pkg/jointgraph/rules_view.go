@@ -24,7 +24,7 @@ func viewRules() []Rule {
 		{Op: "aten.squeeze.dim", Grads: []Grad{one("self", reshapeBack)}},
 		{Op: "aten.squeeze.dims", Grads: []Grad{one("self", reshapeBack)}},
 		{Op: "aten.unsqueeze.default", Grads: []Grad{one("self", func(c *Ctx) V {
-			return c.squeezeDim(c.Grad(), wrapDim(c.Int("dim"), c.In("self").Rank()+1))
+			return c.squeezeDim(c.Grad(), c.dim(c.Int("dim"), c.In("self").Rank()+1))
 		})}},
 		{Op: "aten.t.default", Grads: []Grad{one("self", func(c *Ctx) V { return c.t(c.Grad()) })}},
 		{Op: "aten.transpose.int", Grads: []Grad{one("self", func(c *Ctx) V {
@@ -172,8 +172,8 @@ func sliceLen(n, start, end, step int64) int64 {
 
 func (b *builder) slice(x V, dim, start, end, step int64) V {
 	var m *ir.TensorMeta
-	if x.meta != nil {
-		d := wrapDim(dim, x.Rank())
+	if x.meta == nil {
+	} else if d, ok := b.dim(dim, x.Rank()); ok {
 		shape := slices.Clone(x.Shape())
 		if shape[d].Expr == "" {
 			shape[d] = ir.Dim{Val: sliceLen(shape[d].Val, start, end, step)}
@@ -185,8 +185,8 @@ func (b *builder) slice(x V, dim, start, end, step int64) V {
 
 func (b *builder) selectInt(x V, dim, index int64) V {
 	var m *ir.TensorMeta
-	if x.meta != nil {
-		d := wrapDim(dim, x.Rank())
+	if x.meta == nil {
+	} else if d, ok := b.dim(dim, x.Rank()); ok {
 		m = b.withShape(x.meta, slices.Delete(slices.Clone(x.Shape()), int(d), int(d)+1))
 	}
 	return b.op("aten.select.int", m, x, dim, index)
