@@ -901,7 +901,7 @@ func (f *functional) scatter(st viewStep, interV func() V, interShape []ir.Dim, 
 		for _, e := range arg("dims").Elems {
 			dims = append(dims, e.I)
 		}
-		return b.permute(nv, invertPerm(dims, len(dims))), nil
+		return b.permute(nv, b.invertPerm(dims, len(dims))), nil
 	case "aten.view.default", "aten._unsafe_view.default", "aten._reshape_alias.default", "aten.reshape.default",
 		"aten.squeeze.default", "aten.squeeze.dim", "aten.unsqueeze.default", "aten.view_copy.default",
 		"aten.flatten.using_ints", "aten.unflatten.int":

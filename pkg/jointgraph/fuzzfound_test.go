@@ -160,6 +160,10 @@ func TestJointEditsFindings(t *testing.T) {
 		// the builder's slice (no Ctx) indexed the 1-d shape with it.
 		{"slice_scatter_value_rank", "../../testdata/models/inplace_views.pb", "7022",
 			"node slice_scatter: derivative of aten.slice_scatter.default: dimension 1 is out of range for rank 1"},
+		// permute_1's input recorded as f32[4] (rank 1), the permutation
+		// [0, 1]: inverting it indexed past the rank.
+		{"permute_value_rank", "../../testdata/hops_real/assoc_alias.pb", "7092",
+			"node permute_1: derivative of aten.permute.default: permutation of 2 dims for a tensor of rank 1"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			m := loadRequiringGrad(t, c.path)

@@ -1,6 +1,7 @@
 package jointgraph
 
 import (
+	"fmt"
 	"math"
 	"slices"
 
@@ -31,7 +32,7 @@ func viewRules() []Rule {
 			return c.transpose(c.Grad(), c.Int("dim0"), c.Int("dim1"))
 		})}},
 		{Op: "aten.permute.default", Grads: []Grad{one("self", func(c *Ctx) V {
-			return c.permute(c.Grad(), invertPerm(c.Ints("dims"), c.In("self").Rank()))
+			return c.permute(c.Grad(), c.invertPerm(c.Ints("dims"), c.In("self").Rank()))
 		})}},
 		{Op: "aten.expand.default", Grads: []Grad{one("self", func(c *Ctx) V {
 			return c.sumToSize(c.Grad(), c.In("self").Shape())
@@ -130,10 +131,17 @@ func viewRules() []Rule {
 	}
 }
 
-func invertPerm(perm []int64, rank int) []int64 {
+// invertPerm inverts a permutation of rank dims; a dim out of range, or a
+// permutation of another length, is recorded in b.bad (builder.dim).
+func (b *builder) invertPerm(perm []int64, rank int) []int64 {
 	inv := make([]int64, len(perm))
 	for i, p := range perm {
-		inv[wrapDim(p, rank)] = int64(i)
+		if d, ok := b.dim(p, len(perm)); ok {
+			inv[d] = int64(i)
+		}
+	}
+	if len(perm) != rank && b.bad == "" {
+		b.bad = fmt.Sprintf("permutation of %d dims for a tensor of rank %d: the recorded values of the node and its inputs disagree", len(perm), rank)
 	}
 	return inv
 }
