@@ -78,8 +78,8 @@ func TestDimOutOfRange(t *testing.T) {
 
 // TestNegativeGetitemIndex: a getitem with a negative index (Python's
 // t[-1], which no trace writes) is refused at its node; requiresGrad
-// indexed the tuple's element list with it (FuzzJointEdits'
-// testdata/fuzz/FuzzJointEdits/getitem_negative_index). convbn's
+// indexed the tuple's element list with it (found by FuzzJointEdits).
+// convbn's
 // batch-norm getitem, edited.
 func TestNegativeGetitemIndex(t *testing.T) {
 	m := loadRequiringGrad(t, "../../testdata/models/convbn.pb")
