@@ -431,7 +431,7 @@ func (f *functional) sourceValue(id ir.NodeID) *ir.Value {
 func (f *functional) itemsValue(id ir.NodeID, n int) *ir.Value {
 	size := max(n, 0)
 	for _, j := range f.getitems[id] {
-		if i := int(f.src.Nodes[j].Args[1].I); i >= 0 && i <= 1<<16 {
+		if i := int(f.src.Nodes[j].Args[1].Int()); i >= 0 && i <= 1<<16 {
 			size = max(size, i+1)
 		}
 	}
@@ -441,7 +441,7 @@ func (f *functional) itemsValue(id ir.NodeID, n int) *ir.Value {
 	elems := make([]ir.Value, 0, size)
 	for _, j := range f.getitems[id] {
 		u := &f.src.Nodes[j]
-		i := int(u.Args[1].I)
+		i := int(u.Args[1].Int())
 		if i < 0 || i > 1<<16 {
 			continue
 		}
@@ -472,7 +472,7 @@ func (f *functional) makeItems(id ir.NodeID, t V, val *ir.Value) {
 		}
 		name, found := "", false
 		for _, j := range f.getitems[id] {
-			if u := &f.src.Nodes[j]; int(u.Args[1].I) == i {
+			if u := &f.src.Nodes[j]; int(u.Args[1].Int()) == i {
 				name, found = u.Name, true // the first source getitem of element i
 				break
 			}
@@ -481,7 +481,7 @@ func (f *functional) makeItems(id ir.NodeID, t V, val *ir.Value) {
 			name = f.b.names.fresh("getitem")
 		}
 		args := f.b.argList(2)
-		args[0], args[1] = f.b.ref(t.id), ir.Arg{Kind: ir.ArgInt, I: int64(i)}
+		args[0], args[1] = f.b.ref(t.id), ir.IntArg(int64(i))
 		// Values are immutable: the getitem shares the tuple's element.
 		n := ir.Node{Name: name, Op: ir.OpCallFunction, Target: "_operator.getitem",
 			Args: args, Val: &val.Elems[i], Meta: f.src.Nodes[id].Meta}
@@ -500,7 +500,7 @@ func (f *functional) getitem(id ir.NodeID) error {
 	if !ok {
 		return f.fail(id, "getitem of %s, which is not a tuple", nd.Args[0].S)
 	}
-	i := int(nd.Args[1].I)
+	i := int(nd.Args[1].Int())
 	if i < 0 {
 		// Python's t[-1], which no trace writes (make_fx and export index
 		// from 0); every later pass indexes element lists with it.
@@ -644,7 +644,7 @@ func (f *functional) fixInplaceViewInput(id, self ir.NodeID) {
 		if len(nd.Args) < 3 || nd.Args[1].Kind != ir.ArgInt || nd.Args[2].Kind != ir.ArgInt {
 			return
 		}
-		perm = transposePerm(r, wrapDim(nd.Args[1].I, r), wrapDim(nd.Args[2].I, r))
+		perm = transposePerm(r, wrapDim(nd.Args[1].Int(), r), wrapDim(nd.Args[2].Int(), r))
 	case "aten.t_.default":
 		if r < 2 {
 			return
@@ -851,7 +851,7 @@ func (f *functional) scatter(st viewStep, interV func() V, interShape []ir.Dim, 
 	ival := func(name string, def int64) int64 {
 		a := arg(name)
 		if a.Kind == ir.ArgInt {
-			return a.I
+			return a.Int()
 		}
 		return def
 	}
@@ -891,7 +891,7 @@ func (f *functional) scatter(st viewStep, interV func() V, interShape []ir.Dim, 
 	case "aten.permute.default":
 		var dims []int64
 		for _, e := range arg("dims").Elems {
-			dims = append(dims, e.I)
+			dims = append(dims, e.Int())
 		}
 		return b.permute(nv, invertPerm(dims, len(dims))), nil
 	case "aten.view.default", "aten._unsafe_view.default", "aten._reshape_alias.default", "aten.reshape.default",
@@ -922,7 +922,7 @@ func (f *functional) scatter(st viewStep, interV func() V, interShape []ir.Dim, 
 func splitSizes(s *opschema.Schema, bound []ir.Arg, n int64) []int64 {
 	if i := s.Argument("chunks"); i >= 0 {
 		// chunk: pieces of ceil(n / chunks), as at::chunk computes them.
-		if k := bound[i].I; k > 0 {
+		if k := bound[i].Int(); k > 0 {
 			return evenSplit((n+k-1)/k, n)
 		}
 		return nil
@@ -930,11 +930,11 @@ func splitSizes(s *opschema.Schema, bound []ir.Arg, n int64) []int64 {
 	if i := s.Argument("split_sizes"); i >= 0 {
 		var out []int64
 		for _, e := range bound[i].Elems {
-			out = append(out, e.I)
+			out = append(out, e.Int())
 		}
 		return out
 	}
-	return evenSplit(bound[s.Argument("split_size")].I, n)
+	return evenSplit(bound[s.Argument("split_size")].Int(), n)
 }
 
 // evenSplit returns the sizes of pieces of sz (the last smaller) along a
