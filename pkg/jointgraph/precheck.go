@@ -98,13 +98,13 @@ func precheck(g *ir.Graph, file string, ops *opCache) error {
 			}
 			switch {
 			case a.Kind == ir.ArgInt:
-				if err := check(a.I); err != nil {
+				if err := check(a.Int()); err != nil {
 					return err
 				}
 			case a.Kind == ir.ArgList || a.Kind == ir.ArgTuple:
 				for _, e := range a.Elems {
 					if e.Kind == ir.ArgInt {
-						if err := check(e.I); err != nil {
+						if err := check(e.Int()); err != nil {
 							return err
 						}
 					}
