@@ -60,7 +60,8 @@ func TestDimOutOfRange(t *testing.T) {
 					if c.elem >= 0 {
 						a = &a.Elems[c.elem]
 					}
-					a.I, node = c.dim, n.Name
+					a.SetInt(c.dim)
+					node = n.Name
 					break
 				}
 			}
@@ -87,7 +88,8 @@ func TestNegativeGetitemIndex(t *testing.T) {
 	node := ""
 	for i := range g.Nodes {
 		if n := &g.Nodes[i]; n.Target == "_operator.getitem" {
-			n.Args[1].I, node = -1, n.Name
+			n.Args[1].SetInt(-1)
+			node = n.Name
 			break
 		}
 	}

@@ -104,13 +104,13 @@ func precheck(g *ir.Graph, file string, ops *opCache) error {
 			}
 			switch {
 			case a.Kind == ir.ArgInt:
-				if err := check(a.I); err != nil {
+				if err := check(a.Int()); err != nil {
 					return err
 				}
 			case a.Kind == ir.ArgList || a.Kind == ir.ArgTuple:
 				for _, e := range a.Elems {
 					if e.Kind == ir.ArgInt {
-						if err := check(e.I); err != nil {
+						if err := check(e.Int()); err != nil {
 							return err
 						}
 					}
@@ -195,7 +195,7 @@ func checkGetitem(file string, g *ir.Graph, id ir.NodeID) error {
 	if len(n.Args) != 2 || n.Args[0].Kind != ir.ArgNode || n.Args[0].Ref < 0 || n.Args[1].Kind != ir.ArgInt || n.Val == nil {
 		return nil // functionalize refuses the forms it does not take
 	}
-	tv, k := g.Nodes[n.Args[0].Ref].Val, n.Args[1].I
+	tv, k := g.Nodes[n.Args[0].Ref].Val, n.Args[1].Int()
 	if tv == nil || tv.Kind != ir.ValTuple && tv.Kind != ir.ValList || k < 0 || k >= int64(len(tv.Elems)) {
 		return nil
 	}
