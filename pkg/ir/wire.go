@@ -200,9 +200,7 @@ func decodeBinaryIn(data []byte, file string, alias bool, region []byte) (*Modul
 // (resolveWindow); pending are the others. When no node name repeats and
 // no argument can be unset, those are all there is left to do.
 func finishGraph(g *Graph, file string, unset, windowed bool, pending [][]*Arg) error {
-	if !windowed {
-		g.Reindex()
-	}
+	g.Reindex()
 	if names := g.names(); windowed && !unset && names.dups == 0 {
 		for _, list := range pending {
 			for _, a := range list {
@@ -592,9 +590,7 @@ func (d *wireDecoder) pair(b []byte, one, two *string) error {
 const parallelNodes = 20000
 
 func (d *wireDecoder) graph(b []byte, g *Graph) error {
-	// Whatever index the graph had is out of date once nodes are added,
-	// and it is no longer one whose workers resolved its references.
-	g.index.Store(nil)
+	// A graph merged from several messages is resolved afterwards.
 	delete(d.pending, g)
 	// Count the node messages first, so the slice is allocated once, and
 	// note where every markEvery-th one starts, so that large graphs can
@@ -643,15 +639,11 @@ func (d *wireDecoder) graph(b []byte, g *Graph) error {
 	// One allocation, no copy; the workers fill the new nodes in place.
 	// Nothing was ever written past len(g.Nodes), so the new ones are zero.
 	g.Nodes = slices.Grow(g.Nodes, count)[:base+count]
-	// The workers also index the names of the nodes they decode, while the
-	// names are in the cache (a pass of its own over a million nodes read
-	// them all again), and resolve the references to the few nodes before
-	// each (resolveWindow); finishGraph resolves the rest. Only for a graph
-	// decoded whole: a merged one (base > 0) is indexed afterwards.
-	var names *nameIndex
-	if base == 0 {
-		names = newNameIndex(g, count)
-	}
+	// The workers also resolve the references to the few nodes before
+	// each node while they decode it (resolveWindow), with the names in the
+	// cache; finishGraph resolves the rest. Only for a graph decoded whole:
+	// a merged one (base > 0) is resolved afterwards.
+	windowed := base == 0
 	errs := make([]error, workers)
 	decoders := make([]*wireDecoder, workers)
 	// Each worker decodes whole runs of markEvery nodes, from a mark on.
@@ -668,12 +660,6 @@ func (d *wireDecoder) graph(b []byte, g *Graph) error {
 		wg.Go(func() {
 			defer guardFaults(wd.region)()
 			defer catchFault(wd.region, &errs[w])
-			var counts nameCounts
-			defer func() {
-				if names != nil {
-					names.addCounts(counts)
-				}
-			}()
 			rest, done := b[start:], start
 			for i := lo; i < hi; {
 				f, size, err := nextField(rest)
@@ -692,8 +678,7 @@ func (d *wireDecoder) graph(b []byte, g *Graph) error {
 				var n Node
 				err = wd.node(f.body, &n)
 				g.Nodes[base+i] = n
-				if names != nil && err == nil {
-					names.insert(n.Name, NodeID(i), &counts)
+				if windowed && err == nil {
 					wd.unresolved = resolveWindow(g.Nodes, i, lo, wd.unresolved)
 				}
 				if (i-lo)&progressBatch == progressBatch {
@@ -723,9 +708,7 @@ func (d *wireDecoder) graph(b []byte, g *Graph) error {
 			pending = append(pending, wd.unresolved)
 		}
 	}
-	if names != nil {
-		names.finish()
-		g.index.Store(names)
+	if windowed {
 		if d.pending == nil {
 			d.pending = map[*Graph][][]*Arg{}
 		}

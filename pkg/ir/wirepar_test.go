@@ -9,10 +9,10 @@ import (
 )
 
 // TestWireParallelMatchesProto decodes graphs large enough for the binary
-// decoder's workers (parallelNodes and up), which index names and resolve
-// references while they decode (resolveWindow, finishGraph), and compares
-// the result with protobuf-go's decoding and FromProto, which index and
-// resolve afterwards, one node at a time: the same error, or the same node
+// decoder's workers (parallelNodes and up), which resolve the references
+// to nearby nodes while they decode (resolveWindow, finishGraph), and
+// compares the result with protobuf-go's decoding and FromProto, which
+// resolve them afterwards, one node at a time: the same error, or the same node
 // each reference resolves to, the same first node of each name, the same
 // duplicate count and the same Verify result. The graphs mix references
 // to the node before, to nodes further back than the window and across the
