@@ -129,6 +129,9 @@ func functionalize(m *ir.Module, file string, reg *opschema.Registry, at **ir.No
 		ver: make([]int32, n), viewVer: make([]int32, n), tuple: make([]int32, n),
 		noRoot: map[ir.NodeID]string{}, multiView: map[ir.NodeID]multiView{},
 	}
+	if err := precheck(g, file, f.ops); err != nil {
+		return nil, err
+	}
 	f.b.g.Nodes = make([]ir.Node, 0, n+n/8)
 	f.b.names.reserveGraph(g, false)
 	// Count the getitems of each node and the placeholders, then list the
@@ -473,7 +476,7 @@ func (f *functional) sourceValue(id ir.NodeID) *ir.Value {
 func (f *functional) itemsValue(id ir.NodeID, n int) *ir.Value {
 	size := max(n, 0)
 	for _, j := range f.getitemsOf(id) {
-		if i := int(f.src.Nodes[j].Args[1].I); i >= 0 && i <= 1<<16 {
+		if i := int(f.src.Nodes[j].Args[1].Int()); i >= 0 && i <= 1<<16 {
 			size = max(size, i+1)
 		}
 	}
@@ -483,7 +486,7 @@ func (f *functional) itemsValue(id ir.NodeID, n int) *ir.Value {
 	elems := make([]ir.Value, 0, size)
 	for _, j := range f.getitemsOf(id) {
 		u := &f.src.Nodes[j]
-		i := int(u.Args[1].I)
+		i := int(u.Args[1].Int())
 		if i < 0 || i > 1<<16 {
 			continue
 		}
@@ -514,7 +517,7 @@ func (f *functional) makeItems(id ir.NodeID, t V, val *ir.Value) {
 		}
 		name, found := "", false
 		for _, j := range f.getitemsOf(id) {
-			if u := &f.src.Nodes[j]; int(u.Args[1].I) == i {
+			if u := &f.src.Nodes[j]; int(u.Args[1].Int()) == i {
 				name, found = u.Name, true // the first source getitem of element i
 				break
 			}
@@ -523,7 +526,7 @@ func (f *functional) makeItems(id ir.NodeID, t V, val *ir.Value) {
 			name = f.b.names.fresh("getitem")
 		}
 		args := f.b.argList(2)
-		args[0], args[1] = f.b.ref(t.id), ir.Arg{Kind: ir.ArgInt, I: int64(i)}
+		args[0], args[1] = f.b.ref(t.id), ir.IntArg(int64(i))
 		// Values are immutable: the getitem shares the tuple's element.
 		n := ir.Node{Name: name, Op: ir.OpCallFunction, Target: "_operator.getitem",
 			Args: args, Val: &val.Elems[i], Meta: f.src.Nodes[id].Meta}
@@ -542,7 +545,7 @@ func (f *functional) getitem(id ir.NodeID) error {
 	if !ok {
 		return f.fail(id, "getitem of %s, which is not a tuple", nd.Args[0].S)
 	}
-	i := int(nd.Args[1].I)
+	i := int(nd.Args[1].Int())
 	if i < 0 {
 		// Python's t[-1], which no trace writes (make_fx and export index
 		// from 0); every later pass indexes element lists with it.
@@ -686,7 +689,7 @@ func (f *functional) fixInplaceViewInput(id, self ir.NodeID) {
 		if len(nd.Args) < 3 || nd.Args[1].Kind != ir.ArgInt || nd.Args[2].Kind != ir.ArgInt {
 			return
 		}
-		perm = transposePerm(r, wrapDim(nd.Args[1].I, r), wrapDim(nd.Args[2].I, r))
+		perm = transposePerm(r, wrapDim(nd.Args[1].Int(), r), wrapDim(nd.Args[2].Int(), r))
 	case "aten.t_.default":
 		if r < 2 {
 			return
@@ -893,7 +896,7 @@ func (f *functional) scatter(st viewStep, interV func() V, interShape []ir.Dim, 
 	ival := func(name string, def int64) int64 {
 		a := arg(name)
 		if a.Kind == ir.ArgInt {
-			return a.I
+			return a.Int()
 		}
 		return def
 	}
@@ -933,7 +936,7 @@ func (f *functional) scatter(st viewStep, interV func() V, interShape []ir.Dim, 
 	case "aten.permute.default":
 		var dims []int64
 		for _, e := range arg("dims").Elems {
-			dims = append(dims, e.I)
+			dims = append(dims, e.Int())
 		}
 		return b.permute(nv, invertPerm(dims, len(dims))), nil
 	case "aten.view.default", "aten._unsafe_view.default", "aten._reshape_alias.default", "aten.reshape.default",
@@ -964,7 +967,7 @@ func (f *functional) scatter(st viewStep, interV func() V, interShape []ir.Dim, 
 func splitSizes(s *opschema.Schema, bound []ir.Arg, n int64) []int64 {
 	if i := s.Argument("chunks"); i >= 0 {
 		// chunk: pieces of ceil(n / chunks), as at::chunk computes them.
-		if k := bound[i].I; k > 0 {
+		if k := bound[i].Int(); k > 0 {
 			return evenSplit((n+k-1)/k, n)
 		}
 		return nil
@@ -972,11 +975,11 @@ func splitSizes(s *opschema.Schema, bound []ir.Arg, n int64) []int64 {
 	if i := s.Argument("split_sizes"); i >= 0 {
 		var out []int64
 		for _, e := range bound[i].Elems {
-			out = append(out, e.I)
+			out = append(out, e.Int())
 		}
 		return out
 	}
-	return evenSplit(bound[s.Argument("split_size")].I, n)
+	return evenSplit(bound[s.Argument("split_size")].Int(), n)
 }
 
 // evenSplit returns the sizes of pieces of sz (the last smaller) along a

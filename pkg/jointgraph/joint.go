@@ -55,14 +55,6 @@ func Build(m *ir.Module, opts Options) (j *Joint, err error) {
 			if at != nil {
 				loc.Node, phase = at.Name, "joint of "+at.Target
 			}
-			if d, ok := r.(dimOutOfRange); ok {
-				e := &Error{Loc: loc, Msg: fmt.Sprintf("dimension out of range (expected to be in range of [%d, %d], but got %d): torch raises IndexError tracing this", -d.rank, d.rank-1, d.dim)}
-				if at != nil && at.Op == ir.OpCallFunction {
-					e.Op = at.Target
-				}
-				j, err = nil, e
-				return
-			}
 			j, err = nil, ir.Panicked(phase, loc, r)
 		}
 	}()
@@ -254,11 +246,15 @@ func (j *jointBuilder) build(src *ir.Module) (*Joint, error) {
 	// whileStacked are the getitems of its stacked carries.
 	whileSel := map[ir.NodeID]ir.NodeID{}
 	whileStacked := map[ir.NodeID][]ir.NodeID{}
+	// An internal error names the node being processed (*j.at): each
+	// phase below points it at its node, so none is blamed on the output.
+	output := *j.at
 	for i := range fg.Nodes {
 		n := &fg.Nodes[i]
 		if n.Op == ir.OpPlaceholder || epi[ir.NodeID(i)] {
 			continue
 		}
+		*j.at = n
 		if s, ok := whileSel[ir.NodeID(i)]; ok {
 			j.fmap[i] = s
 			continue
@@ -319,6 +315,7 @@ func (j *jointBuilder) build(src *ir.Module) (*Joint, error) {
 	}
 
 	// Seeds and the reverse walk.
+	*j.at = output
 	for i, o := range outs {
 		if tangentFor[i].ok && masks[i] && o.ok && j.jrg[o.id] {
 			j.accumulate(o.id, tangentFor[i])
@@ -334,6 +331,7 @@ func (j *jointBuilder) build(src *ir.Module) (*Joint, error) {
 	rgIn := make([]bool, len(primals))
 	j.b.meta = nil
 	for i, p := range primals {
+		*j.at = &fg.Nodes[f.inputs[i].id]
 		rgIn[i] = j.jrg[p.id]
 		if g := j.gradOf(p.id); g.Defined() && rgIn[i] {
 			grads[i] = j.finish(g, p)
@@ -347,9 +345,11 @@ func (j *jointBuilder) build(src *ir.Module) (*Joint, error) {
 
 	// Write-back epilogue, then the output.
 	for _, e := range f.epilogue {
+		*j.at = &fg.Nodes[e]
 		id := j.copyNode(&fg.Nodes[e], fg.Nodes[e].Name)
 		j.effect[id] = true
 	}
+	*j.at = output
 	var result []V
 	if conv == ConventionNone {
 		result = append(result, outs...)
