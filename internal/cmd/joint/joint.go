@@ -256,6 +256,9 @@ func jointRun(opts *Options) error {
 			nodes = ir.GraphNodes(m.Root())
 		}
 		enc := ir.EncodingForPath(o.path)
+		if enc != ir.JSON && enc != ir.Text {
+			enc = ir.Binary // "-" included
+		}
 		if stream || enc != ir.Binary {
 			// An error that is not the writer's is the encoder's.
 			ew := &errWriter{w: w}
