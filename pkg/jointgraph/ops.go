@@ -151,8 +151,8 @@ func (b *builder) add(x, y V) V { return b.pointwise2("aten.add.Tensor", x, y) }
 func (b *builder) sub(x, y V) V { return b.pointwise2("aten.sub.Tensor", x, y) }
 func (b *builder) neg(x V) V    { return b.unary("aten.neg.default", x) }
 
-func scalarF(f float64) V { return constV(ir.Arg{Kind: ir.ArgFloat, F: f}) }
-func scalarI(i int64) V   { return constV(ir.Arg{Kind: ir.ArgInt, I: i}) }
+func scalarF(f float64) V { return constV(ir.FloatArg(f)) }
+func scalarI(i int64) V   { return constV(ir.IntArg(i)) }
 
 func (b *builder) mm(x, y V) V {
 	var out *ir.TensorMeta
@@ -384,7 +384,7 @@ func (b *builder) sum(x V, dimsToSum []int64, keepdim bool) V {
 	args[0] = b.refArg(x)
 	args[1] = ir.Arg{Kind: ir.ArgList, Elems: b.arena.alloc(len(dimsToSum))}
 	for i, v := range dimsToSum {
-		args[1].Elems[i] = ir.Arg{Kind: ir.ArgInt, I: v}
+		args[1].Elems[i] = ir.IntArg(v)
 	}
 	args[2] = ir.Arg{Kind: ir.ArgBool, B: keepdim}
 	return b.opArgs("aten.sum.dim_IntList", m, args)
