@@ -186,6 +186,16 @@ func (b *builder) dim(d int64, rank int) (int64, bool) {
 	return wrapDim(d, rank), true
 }
 
+// dimOf is dim for a dimension of x (of a tensor of x's rank + extra, for
+// unsqueeze): false without a failure when x has no metadata, whose shape
+// the op then leaves unknown.
+func (b *builder) dimOf(x V, d int64, extra int) (int64, bool) {
+	if x.meta == nil {
+		return 0, false
+	}
+	return b.dim(d, x.Rank()+extra)
+}
+
 // checkGetitem refuses a getitem whose recorded value is not the element
 // of its tuple's recorded value it takes: the functional graph reads the
 // element from the tuple, so its consumers' shapes would not be the ones
