@@ -15,12 +15,13 @@ import (
 // it refuses is an input error at the node to fix (file, graph, node):
 //
 //   - a node passed to a Tensor parameter of an op, or as an operand of a
-//     HOP call, without a recorded value (a tensor value for a Tensor
-//     parameter);
+//     HOP call, without a recorded value;
 //   - a call of an op returning a Tensor without a recorded tensor value,
 //     and one returning several tensors (or a Tensor[]) whose recorded
 //     value is not a tuple of as many (make_fx in torch 1.13 records none
 //     for a tuple; its getitems carry the elements');
+//   - a getitem whose recorded value is not its tuple's element
+//     (checkGetitem);
 //   - a dimension argument (dim, dims, dim0, dim1, dim2, dimension,
 //     start_dim, end_dim) outside [-rank, rank), rank being the larger
 //     of the first tensor argument's and the result's (unsqueeze and
@@ -29,8 +30,11 @@ import (
 //     only an edited file holds one.
 //
 // make_fx and torch.export record every node's value, so no traced graph
-// is refused here; what passes is what the builder indexes shapes with
-// (wrapDim trusts it).
+// is refused here. Recorded values can still disagree in ways only
+// torch's meta functions would catch (a stack recorded with the rank of
+// its inputs): a dimension out of range for the tensor a formula or the
+// builder indexes is refused where it is read (Ctx.dim, builder.dim),
+// never a panic.
 func precheck(g *ir.Graph, file string, ops *opCache) error {
 	for i := range g.Nodes {
 		n := &g.Nodes[i]
