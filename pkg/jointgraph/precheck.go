@@ -15,7 +15,9 @@ import (
 // it refuses is an input error at the node to fix (file, graph, node):
 //
 //   - a node passed to a Tensor parameter of an op, or as an operand of a
-//     HOP call, without a recorded value;
+//     HOP call, without a recorded value (but a get_attr: make_fx in
+//     torch 1.13 records none for a module's parameters left as
+//     constants, which get no gradient);
 //   - a call of an op returning a Tensor without a recorded tensor value,
 //     and one returning several tensors (or a Tensor[]) whose recorded
 //     value is not a tuple of as many (make_fx in torch 1.13 records none
@@ -83,7 +85,7 @@ func precheck(g *ir.Graph, file string, ops *opCache) error {
 			var bad ir.NodeID = ir.NoNode
 			bound[k].WalkRefs(func(a *ir.Arg) {
 				if bad == ir.NoNode && a.Ref >= 0 {
-					if g.Nodes[a.Ref].Val == nil {
+					if g.Nodes[a.Ref].Val == nil && g.Nodes[a.Ref].Op != ir.OpGetAttr {
 						bad = a.Ref
 					} else if m := valueTensor(g.Nodes[a.Ref].Val); m != nil && first {
 						rank, first = max(rank, len(m.Shape)), false
