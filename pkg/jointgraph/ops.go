@@ -17,7 +17,30 @@ func isContiguous(m *ir.TensorMeta) bool {
 	if m.Stride == nil {
 		return true
 	}
-	return ir.IsContiguous(m.Shape, m.Stride)
+	return stridesContiguous(m.Shape, m.Stride)
+}
+
+// stridesContiguous is ir.IsContiguous without building the contiguous
+// strides when every size is a plain integer (the rules ask it of most
+// nodes they emit).
+func stridesContiguous(shape, stride []ir.Dim) bool {
+	if len(shape) != len(stride) {
+		return false
+	}
+	for i := range shape {
+		if shape[i].Expr != "" {
+			return ir.IsContiguous(shape, stride)
+		}
+	}
+	want := int64(1)
+	for i := len(shape) - 1; i >= 0; i-- {
+		v := shape[i].Val
+		if v != 1 && !stride[i].Equal(ir.Dim{Val: want}) {
+			return false
+		}
+		want *= v
+	}
+	return true
 }
 
 // viewMeta returns the metadata of a view of m with the given shape and
@@ -31,7 +54,7 @@ func viewMeta(m *ir.TensorMeta, shape, stride []ir.Dim) *ir.TensorMeta {
 
 // viewMemFormat is the memory format a view's metadata records.
 func viewMemFormat(shape, stride []ir.Dim) string {
-	if stride == nil || ir.IsContiguous(shape, stride) {
+	if stride == nil || stridesContiguous(shape, stride) {
 		return "contiguous_format"
 	}
 	return ""
