@@ -363,8 +363,7 @@ func (b *builder) expand(x V, shape []ir.Dim) V {
 
 func (b *builder) unsqueeze(x V, d int64) V {
 	var m *ir.TensorMeta
-	if x.meta == nil {
-	} else if w, ok := b.dim(d, x.Rank()+1); ok {
+	if w, ok := b.dimOf(x, d, 1); ok {
 		d = w
 		shape := slices.Insert(slices.Clone(x.Shape()), int(d), ir.Dim{Val: 1})
 		if isContiguous(x.meta) {
@@ -378,8 +377,7 @@ func (b *builder) unsqueeze(x V, d int64) V {
 
 func (b *builder) squeezeDim(x V, d int64) V {
 	var m *ir.TensorMeta
-	if x.meta == nil {
-	} else if w, ok := b.dim(d, x.Rank()); ok {
+	if w, ok := b.dimOf(x, d, 0); ok {
 		d = w
 		shape := slices.Clone(x.Shape())
 		if int(d) < len(shape) && isOne(shape[d]) {
