@@ -310,7 +310,7 @@ func nested(depth int, grad bool) []byte {
 				{Name: "cond", Op: ir.OpCallFunction, Target: "higher_order.cond",
 					Args: []ir.Arg{nodeRef("p"), nodeRef("g"), nodeRef("g"), {Kind: ir.ArgList, Elems: []ir.Arg{nodeRef("x")}}},
 					Val:  &ir.Value{Kind: ir.ValTuple, Elems: []ir.Value{*f32()}}},
-				{Name: "getitem", Op: ir.OpCallFunction, Target: "_operator.getitem", Args: []ir.Arg{nodeRef("cond"), {Kind: ir.ArgInt, I: 0}}, Val: f32()},
+				{Name: "getitem", Op: ir.OpCallFunction, Target: "_operator.getitem", Args: []ir.Arg{nodeRef("cond"), ir.IntArg(0)}, Val: f32()},
 				{Name: "output", Op: ir.OpOutput, Target: "output", Args: []ir.Arg{tuple(nodeRef("getitem"))}},
 			}
 		}
@@ -636,8 +636,8 @@ func viewChain(n int) []byte {
 		v, a := fmt.Sprintf("view%d", i), fmt.Sprintf("add%d", i)
 		nodes = append(nodes,
 			ir.Node{Name: v, Op: ir.OpCallFunction, Target: "aten.view.default",
-				Args: []ir.Arg{nodeRef(prev), {Kind: ir.ArgList, Elems: []ir.Arg{{Kind: ir.ArgInt, I: 4}}}}, Val: f32()},
-			ir.Node{Name: a, Op: ir.OpCallFunction, Target: "aten.add_.Tensor", Args: []ir.Arg{nodeRef(v), {Kind: ir.ArgInt, I: 1}}, Val: f32()})
+				Args: []ir.Arg{nodeRef(prev), {Kind: ir.ArgList, Elems: []ir.Arg{ir.IntArg(4)}}}, Val: f32()},
+			ir.Node{Name: a, Op: ir.OpCallFunction, Target: "aten.add_.Tensor", Args: []ir.Arg{nodeRef(v), ir.IntArg(1)}, Val: f32()})
 		outs = append(outs, nodeRef(v))
 		prev = v
 	}

@@ -70,7 +70,7 @@ func condModule() *ir.Module {
 		{Name: "cond", Op: ir.OpCallFunction, Target: "higher_order.cond",
 			Args: []ir.Arg{ref("pred"), ref("true_graph_0"), ref("false_graph_0"), {Kind: ir.ArgTuple, Elems: []ir.Arg{ref("x")}}},
 			Val:  &ir.Value{Kind: ir.ValTuple, Elems: []ir.Value{*f32(4, 8)}}},
-		{Name: "getitem", Op: ir.OpCallFunction, Target: "_operator.getitem", Args: []ir.Arg{ref("cond"), {Kind: ir.ArgInt, I: 0}}, Val: f32(4, 8)},
+		{Name: "getitem", Op: ir.OpCallFunction, Target: "_operator.getitem", Args: []ir.Arg{ref("cond"), ir.IntArg(0)}, Val: f32(4, 8)},
 		{Name: "output", Op: ir.OpOutput, Target: "output", Args: []ir.Arg{{Kind: ir.ArgTuple, Elems: []ir.Arg{ref("getitem")}}}},
 	}}
 	return &ir.Module{

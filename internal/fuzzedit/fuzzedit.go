@@ -106,7 +106,7 @@ func Edit(m *ir.Module, op, gi, ni, v byte) {
 			a := &n.Args[i]
 			if a.Kind == ir.ArgInt {
 				if k == 0 {
-					a.I = int64(int8(v) >> 4)
+					a.SetInt(int64(int8(v) >> 4))
 					return
 				}
 				k--
@@ -114,7 +114,7 @@ func Edit(m *ir.Module, op, gi, ni, v byte) {
 			for e := range a.Elems {
 				if a.Elems[e].Kind == ir.ArgInt {
 					if k == 0 {
-						a.Elems[e].I = int64(int8(v) >> 4)
+						a.Elems[e].SetInt(int64(int8(v) >> 4))
 						return
 					}
 					k--

@@ -20,16 +20,16 @@ func argValue(g *ir.Graph, a *ir.Arg, depth int) *ir.Value {
 			return g.Nodes[a.Ref].Val
 		}
 	case ir.ArgInt:
-		return &ir.Value{Kind: ir.ValInt, I: a.I}
+		return &ir.Value{Kind: ir.ValInt, I: a.Int()}
 	case ir.ArgFloat:
-		return &ir.Value{Kind: ir.ValFloat, F: a.F}
+		return &ir.Value{Kind: ir.ValFloat, F: a.Float()}
 	case ir.ArgBool:
 		return &ir.Value{Kind: ir.ValBool, B: a.B}
 	case ir.ArgNone:
 		return &ir.Value{Kind: ir.ValNone}
 	case ir.ArgSym:
-		if a.Sym != nil {
-			return &ir.Value{Kind: ir.ValSym, Sym: a.Sym}
+		if a.Sym() != nil {
+			return &ir.Value{Kind: ir.ValSym, Sym: a.Sym()}
 		}
 	case ir.ArgList, ir.ArgTuple:
 		v := &ir.Value{Kind: ir.ValList, Elems: make([]ir.Value, len(a.Elems))}

@@ -478,7 +478,7 @@ func CheckImplied(h *opschema.HOP, n *ir.Node) error {
 		if a != nil {
 			switch a.Kind {
 			case ir.ArgInt:
-				got = strconv.FormatInt(a.I, 10)
+				got = strconv.FormatInt(a.Int(), 10)
 			case ir.ArgBool:
 				got = ir.PyBool(a.B)
 			}

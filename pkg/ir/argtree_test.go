@@ -3,14 +3,15 @@ package ir
 import (
 	"reflect"
 	"testing"
+	"unsafe"
 )
 
 func argTree() Arg {
 	ref := func(i NodeID) Arg { return NodeArg(i, "n") }
 	return Arg{Kind: ArgTuple, Elems: []Arg{
 		ref(1),
-		{Kind: ArgList, Elems: []Arg{{Kind: ArgInt, I: 7}, ref(2), {Kind: ArgDict, Keys: []string{"k"}, Elems: []Arg{ref(3)}}}},
-		{Kind: ArgList, Elems: []Arg{{Kind: ArgInt, I: 8}}},
+		{Kind: ArgList, Elems: []Arg{IntArg(7), ref(2), DictArg([]string{"k"}, []Arg{ref(3)})}},
+		{Kind: ArgList, Elems: []Arg{IntArg(8)}},
 		{Kind: ArgNone},
 	}}
 }
@@ -84,5 +85,16 @@ func TestArgTreeDeep(t *testing.T) {
 	m.WalkRefs(func(r *Arg) { n += int(r.Ref) })
 	if n != 5 {
 		t.Errorf("deep MapRefs: %d", n)
+	}
+}
+
+// TestArgSize guards the size of Arg and Node: a 1M-node graph holds
+// millions of each, and every byte is paid in memory and page faults.
+func TestArgSize(t *testing.T) {
+	if s := unsafe.Sizeof(Arg{}); s != 64 {
+		t.Errorf("Arg is %d bytes, want 64", s)
+	}
+	if s := unsafe.Sizeof(Node{}); s != 104 {
+		t.Errorf("Node is %d bytes, want 104", s)
 	}
 }

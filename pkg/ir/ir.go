@@ -9,6 +9,7 @@
 package ir
 
 import (
+	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -325,26 +326,153 @@ const (
 //
 //   - ArgNode: S is the referenced node's name, Ref its id (NoNode if the
 //     name does not resolve).
-//   - ArgInt: I. ArgFloat: F. ArgBool: B. ArgComplex: F real, Imag.
+//   - ArgInt: Int. ArgFloat: Float. ArgBool: B. ArgComplex: Float real, Imag.
 //   - ArgStr, ArgDtype, ArgDevice, ArgLayout, ArgMemoryFormat, ArgOp: S.
 //   - ArgSym: Sym.
-//   - ArgList, ArgTuple: Elems. ArgDict: Keys[i] → Elems[i].
+//   - ArgList, ArgTuple: Elems. ArgDict: Keys()[i] → Elems[i].
 //   - ArgSlice: Elems = [start, stop, step] (ArgNone where Python has None).
 //   - ArgEllipsis: nothing.
 //   - ArgConstant: S is the Python type's qualified name; its fields are
-//     Keys[i] → Elems[i] (a pytree TreeSpec, a FunctionSchema, ...: see
+//     Keys()[i] → Elems[i] (a pytree TreeSpec, a FunctionSchema, ...: see
 //     Constant in proto/hopctl/v1/graph.proto).
+//
+// An Arg is 64 bytes (TestArgSize): a graph holds millions of them. The
+// integer and the float share one word (an argument is one or the other),
+// and the fields only a few kinds use (Imag, Sym, Keys) sit behind one
+// pointer, nil for every other kind. Read them with the accessors, build
+// arguments with IntArg, FloatArg, ComplexArg, SymArg, DictArg and
+// ConstantArg, and change them with the setters: a setter of a rare field
+// copies the extension, never writing one that a copy of the Arg shares,
+// so an Arg keeps the value semantics of a plain struct.
 type Arg struct {
 	Kind  ArgKind
 	B     bool
 	Ref   NodeID
-	I     int64
-	F     float64
-	Imag  float64
+	num   uint64 // ArgInt: the int64; ArgFloat, ArgComplex: the float64's bits
 	S     string
-	Sym   *SymExpr
 	Elems []Arg
-	Keys  []string
+	ext   *argExt
+}
+
+// argExt holds the fields of an Arg that few kinds use.
+type argExt struct {
+	imag float64
+	sym  *SymExpr
+	keys []string
+}
+
+// IntArg returns an ArgInt argument.
+func IntArg(v int64) Arg { return Arg{Kind: ArgInt, num: uint64(v)} }
+
+// FloatArg returns an ArgFloat argument.
+func FloatArg(v float64) Arg { return Arg{Kind: ArgFloat, num: math.Float64bits(v)} }
+
+// ComplexArg returns an ArgComplex argument.
+func ComplexArg(re, im float64) Arg {
+	a := Arg{Kind: ArgComplex, num: math.Float64bits(re)}
+	if im != 0 || math.Signbit(im) {
+		a.ext = &argExt{imag: im}
+	}
+	return a
+}
+
+// SymArg returns an ArgSym argument.
+func SymArg(s *SymExpr) Arg {
+	a := Arg{Kind: ArgSym}
+	if s != nil {
+		a.ext = &argExt{sym: s}
+	}
+	return a
+}
+
+// DictArg returns an ArgDict argument: keys[i] → elems[i].
+func DictArg(keys []string, elems []Arg) Arg {
+	a := Arg{Kind: ArgDict, Elems: elems}
+	if keys != nil {
+		a.ext = &argExt{keys: keys}
+	}
+	return a
+}
+
+// ConstantArg returns an ArgConstant argument of Python type typ with
+// fields keys[i] → elems[i].
+func ConstantArg(typ string, keys []string, elems []Arg) Arg {
+	a := Arg{Kind: ArgConstant, S: typ, Elems: elems}
+	if keys != nil {
+		a.ext = &argExt{keys: keys}
+	}
+	return a
+}
+
+// floatKind reports whether the kind keeps a float in the shared word.
+func floatKind(k ArgKind) bool { return k == ArgFloat || k == ArgComplex }
+
+// Int returns an ArgInt's value (0 for a float kind).
+func (a *Arg) Int() int64 {
+	if floatKind(a.Kind) {
+		return 0
+	}
+	return int64(a.num)
+}
+
+// Float returns an ArgFloat's value or an ArgComplex's real part (0 for
+// any other kind).
+func (a *Arg) Float() float64 {
+	if !floatKind(a.Kind) {
+		return 0
+	}
+	return math.Float64frombits(a.num)
+}
+
+// SetInt sets the integer (the float shares its word).
+func (a *Arg) SetInt(v int64) { a.num = uint64(v) }
+
+// SetFloat sets the float (the integer shares its word).
+func (a *Arg) SetFloat(v float64) { a.num = math.Float64bits(v) }
+
+// Imag returns an ArgComplex's imaginary part.
+func (a *Arg) Imag() float64 {
+	if a.ext == nil {
+		return 0
+	}
+	return a.ext.imag
+}
+
+// Sym returns an ArgSym's expression (nil if none).
+func (a *Arg) Sym() *SymExpr {
+	if a.ext == nil {
+		return nil
+	}
+	return a.ext.sym
+}
+
+// Keys returns an ArgDict's keys or an ArgConstant's field names (nil if
+// none). The slice is shared like Elems.
+func (a *Arg) Keys() []string {
+	if a.ext == nil {
+		return nil
+	}
+	return a.ext.keys
+}
+
+// SetImag sets the imaginary part.
+func (a *Arg) SetImag(v float64) { a.ownExt().imag = v }
+
+// SetSym sets the symbolic expression.
+func (a *Arg) SetSym(s *SymExpr) { a.ownExt().sym = s }
+
+// SetKeys sets the keys.
+func (a *Arg) SetKeys(keys []string) { a.ownExt().keys = keys }
+
+// ownExt gives a an extension of its own (a copy of the one it may share
+// with copies of it) and returns it.
+func (a *Arg) ownExt() *argExt {
+	x := &argExt{}
+	if a.ext != nil {
+		*x = *a.ext
+	}
+	a.ext = x
+	return x
 }
 
 // NodeArg returns an argument that references node id named name.

@@ -242,9 +242,9 @@ func writeArg(b textSink, a *Arg, style argStyle, depth int) {
 	case ArgNone:
 		b.WriteString("None")
 	case ArgInt:
-		b.WriteString(strconv.FormatInt(a.I, 10))
+		b.WriteString(strconv.FormatInt(a.Int(), 10))
 	case ArgFloat:
-		b.WriteString(PyFloat(a.F))
+		b.WriteString(PyFloat(a.Float()))
 	case ArgBool:
 		b.WriteString(PyBool(a.B))
 	case ArgStr:
@@ -271,8 +271,8 @@ func writeArg(b textSink, a *Arg, style argStyle, depth int) {
 			if i > 0 {
 				b.WriteString(", ")
 			}
-			if i < len(a.Keys) {
-				b.WriteString(pyStr(a.Keys[i]))
+			if i < len(a.Keys()) {
+				b.WriteString(pyStr(a.Keys()[i]))
 			}
 			b.WriteString(": ")
 			writeArg(b, &a.Elems[i], style, depth+1)
@@ -287,7 +287,7 @@ func writeArg(b textSink, a *Arg, style argStyle, depth int) {
 			b.WriteString(pyDevice(a.S))
 		}
 	case ArgSym:
-		b.WriteString(symString(a.Sym))
+		b.WriteString(symString(a.Sym()))
 	case ArgOp:
 		if style == compactArgs {
 			b.WriteString(a.S)
@@ -295,7 +295,7 @@ func writeArg(b textSink, a *Arg, style argStyle, depth int) {
 			writePyTarget(b, a.S)
 		}
 	case ArgComplex:
-		b.WriteString(pyComplex(a.F, a.Imag))
+		b.WriteString(pyComplex(a.Float(), a.Imag()))
 	case ArgSlice:
 		b.WriteString("slice(")
 		for i := range a.Elems {
@@ -315,8 +315,8 @@ func writeArg(b textSink, a *Arg, style argStyle, depth int) {
 			if i > 0 {
 				b.WriteString(", ")
 			}
-			if i < len(a.Keys) {
-				b.WriteString(a.Keys[i])
+			if i < len(a.Keys()) {
+				b.WriteString(a.Keys()[i])
 				b.WriteByte('=')
 			}
 			writeArg(b, &a.Elems[i], style, depth+1)

@@ -218,7 +218,7 @@ func TestFormatNodeArgs(t *testing.T) {
 	arg := func(a ir.Arg) ir.Node {
 		return ir.Node{Name: "r", Op: ir.OpCallFunction, Target: "aten.f.default", Args: []ir.Arg{a}}
 	}
-	f := func(v float64) ir.Arg { return ir.Arg{Kind: ir.ArgFloat, F: v} }
+	f := func(v float64) ir.Arg { return ir.FloatArg(v) }
 	inf := 1.0
 	for range 400 {
 		inf *= 10
@@ -240,16 +240,16 @@ func TestFormatNodeArgs(t *testing.T) {
 		{arg(ir.Arg{Kind: ir.ArgBool, B: true}), "%r = aten.f.default(True)"},
 		{arg(ir.Arg{Kind: ir.ArgStr, S: `a'b"c` + "\n"}), `%r = aten.f.default('a\'b"c\n')`},
 		{arg(ir.Arg{Kind: ir.ArgTuple}), "%r = aten.f.default(())"},
-		{arg(ir.Arg{Kind: ir.ArgTuple, Elems: []ir.Arg{{Kind: ir.ArgInt, I: 1}}}), "%r = aten.f.default((1,))"},
-		{arg(ir.Arg{Kind: ir.ArgList, Elems: []ir.Arg{{Kind: ir.ArgNone}, {Kind: ir.ArgInt, I: -3}}}), "%r = aten.f.default([None, -3])"},
+		{arg(ir.Arg{Kind: ir.ArgTuple, Elems: []ir.Arg{ir.IntArg(1)}}), "%r = aten.f.default((1,))"},
+		{arg(ir.Arg{Kind: ir.ArgList, Elems: []ir.Arg{{Kind: ir.ArgNone}, ir.IntArg(-3)}}), "%r = aten.f.default([None, -3])"},
 		{arg(ir.Arg{Kind: ir.ArgDtype, S: "int64"}), "%r = aten.f.default(torch.int64)"},
 		{arg(ir.Arg{Kind: ir.ArgLayout, S: "strided"}), "%r = aten.f.default(torch.strided)"},
 		{arg(ir.Arg{Kind: ir.ArgDevice, S: "cpu"}), "%r = aten.f.default(cpu)"},
-		{arg(ir.Arg{Kind: ir.ArgSym, Sym: &ir.SymExpr{Kind: ir.SymInt, Expr: "s0 + 1"}}), "%r = aten.f.default(s0 + 1)"},
+		{arg(ir.SymArg(&ir.SymExpr{Kind: ir.SymInt, Expr: "s0 + 1"})), "%r = aten.f.default(s0 + 1)"},
 		{arg(ir.Arg{Kind: ir.ArgOp, S: "aten.add.Tensor"}), "%r = aten.f.default(aten.add.Tensor)"},
-		{arg(ir.Arg{Kind: ir.ArgComplex, F: 1, Imag: -2}), "%r = aten.f.default((1-2j))"},
-		{arg(ir.Arg{Kind: ir.ArgComplex, Imag: 0.5}), "%r = aten.f.default(0.5j)"},
-		{arg(ir.Arg{Kind: ir.ArgDict, Keys: []string{"k"}, Elems: []ir.Arg{ir.NodeArg(0, "x")}}), "%r = aten.f.default({'k': %x})"},
+		{arg(ir.ComplexArg(1, -2)), "%r = aten.f.default((1-2j))"},
+		{arg(ir.ComplexArg(0, 0.5)), "%r = aten.f.default(0.5j)"},
+		{arg(ir.DictArg([]string{"k"}, []ir.Arg{ir.NodeArg(0, "x")})), "%r = aten.f.default({'k': %x})"},
 		{ir.Node{Name: "c", Op: ir.OpCallModule, Target: "sub.lin", Args: []ir.Arg{ir.NodeArg(0, "x")}}, "%c = call_module[sub.lin](%x)"},
 		{ir.Node{Name: "x_1", Op: ir.OpPlaceholder, Target: "x", Args: []ir.Arg{{Kind: ir.ArgNone}}}, "%x_1 = placeholder[x](None)"},
 		{ir.Node{Name: "v", Op: ir.OpCallFunction, Target: "f", Val: &ir.Value{Kind: ir.ValTuple, Elems: []ir.Value{

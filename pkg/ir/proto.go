@@ -140,9 +140,9 @@ func argFromProto(dst *Arg, a *pb.Arg) error {
 	case *pb.Arg_Node:
 		*dst = Arg{Kind: ArgNode, S: k.Node, Ref: NoNode}
 	case *pb.Arg_Int:
-		*dst = Arg{Kind: ArgInt, I: k.Int}
+		*dst = IntArg(k.Int)
 	case *pb.Arg_Float:
-		*dst = Arg{Kind: ArgFloat, F: k.Float}
+		*dst = FloatArg(k.Float)
 	case *pb.Arg_Bool:
 		*dst = Arg{Kind: ArgBool, B: k.Bool}
 	case *pb.Arg_Str:
@@ -162,20 +162,20 @@ func argFromProto(dst *Arg, a *pb.Arg) error {
 	case *pb.Arg_MemoryFormat:
 		*dst = Arg{Kind: ArgMemoryFormat, S: k.MemoryFormat}
 	case *pb.Arg_Sym:
-		*dst = Arg{Kind: ArgSym, Sym: symFromProto(k.Sym)}
+		*dst = SymArg(symFromProto(k.Sym))
 	case *pb.Arg_Op:
 		*dst = Arg{Kind: ArgOp, S: k.Op}
 	case *pb.Arg_Dict:
 		entries := k.Dict.GetEntries()
-		*dst = Arg{Kind: ArgDict, Elems: make([]Arg, len(entries)), Keys: make([]string, len(entries))}
+		*dst = DictArg(make([]string, len(entries)), make([]Arg, len(entries)))
 		for i, e := range entries {
-			dst.Keys[i] = e.GetName()
+			dst.Keys()[i] = e.GetName()
 			if err := argFromProto(&dst.Elems[i], e.GetValue()); err != nil {
 				return err
 			}
 		}
 	case *pb.Arg_Complex:
-		*dst = Arg{Kind: ArgComplex, F: k.Complex.GetReal(), Imag: k.Complex.GetImag()}
+		*dst = ComplexArg(k.Complex.GetReal(), k.Complex.GetImag())
 	case *pb.Arg_Slice:
 		*dst = Arg{Kind: ArgSlice, Elems: make([]Arg, 3)}
 		for i, part := range [3]*pb.Arg{k.Slice.GetStart(), k.Slice.GetStop(), k.Slice.GetStep()} {
@@ -190,9 +190,9 @@ func argFromProto(dst *Arg, a *pb.Arg) error {
 		*dst = Arg{Kind: ArgEllipsis}
 	case *pb.Arg_Constant:
 		fields := k.Constant.GetFields()
-		*dst = Arg{Kind: ArgConstant, S: k.Constant.GetType(), Elems: make([]Arg, len(fields)), Keys: make([]string, len(fields))}
+		*dst = ConstantArg(k.Constant.GetType(), make([]string, len(fields)), make([]Arg, len(fields)))
 		for i, e := range fields {
-			dst.Keys[i] = e.GetName()
+			dst.Keys()[i] = e.GetName()
 			if err := argFromProto(&dst.Elems[i], e.GetValue()); err != nil {
 				return err
 			}
@@ -405,9 +405,9 @@ func argToProto(a *Arg) *pb.Arg {
 	case ArgNode:
 		return &pb.Arg{Kind: &pb.Arg_Node{Node: a.S}}
 	case ArgInt:
-		return &pb.Arg{Kind: &pb.Arg_Int{Int: a.I}}
+		return &pb.Arg{Kind: &pb.Arg_Int{Int: a.Int()}}
 	case ArgFloat:
-		return &pb.Arg{Kind: &pb.Arg_Float{Float: a.F}}
+		return &pb.Arg{Kind: &pb.Arg_Float{Float: a.Float()}}
 	case ArgBool:
 		return &pb.Arg{Kind: &pb.Arg_Bool{Bool: a.B}}
 	case ArgStr:
@@ -425,17 +425,17 @@ func argToProto(a *Arg) *pb.Arg {
 	case ArgMemoryFormat:
 		return &pb.Arg{Kind: &pb.Arg_MemoryFormat{MemoryFormat: a.S}}
 	case ArgSym:
-		return &pb.Arg{Kind: &pb.Arg_Sym{Sym: symToProto(a.Sym)}}
+		return &pb.Arg{Kind: &pb.Arg_Sym{Sym: symToProto(a.Sym())}}
 	case ArgOp:
 		return &pb.Arg{Kind: &pb.Arg_Op{Op: a.S}}
 	case ArgDict:
 		d := &pb.ArgDict{}
 		for i := range a.Elems {
-			d.Entries = append(d.Entries, &pb.Kwarg{Name: a.Keys[i], Value: argToProto(&a.Elems[i])})
+			d.Entries = append(d.Entries, &pb.Kwarg{Name: a.Keys()[i], Value: argToProto(&a.Elems[i])})
 		}
 		return &pb.Arg{Kind: &pb.Arg_Dict{Dict: d}}
 	case ArgComplex:
-		return &pb.Arg{Kind: &pb.Arg_Complex{Complex: &pb.Complex{Real: a.F, Imag: a.Imag}}}
+		return &pb.Arg{Kind: &pb.Arg_Complex{Complex: &pb.Complex{Real: a.Float(), Imag: a.Imag()}}}
 	case ArgSlice:
 		s := &pb.Slice{}
 		for i, dst := range [3]**pb.Arg{&s.Start, &s.Stop, &s.Step} {
@@ -451,7 +451,7 @@ func argToProto(a *Arg) *pb.Arg {
 	case ArgConstant:
 		c := &pb.Constant{Type: a.S}
 		for i := range a.Elems {
-			c.Fields = append(c.Fields, &pb.Kwarg{Name: a.Keys[i], Value: argToProto(&a.Elems[i])})
+			c.Fields = append(c.Fields, &pb.Kwarg{Name: a.Keys()[i], Value: argToProto(&a.Elems[i])})
 		}
 		return &pb.Arg{Kind: &pb.Arg_Constant{Constant: c}}
 	}

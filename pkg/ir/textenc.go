@@ -637,9 +637,9 @@ func (e *textEncoder) arg(a *Arg) {
 		}
 		e.strAlways("node", a.S)
 	case ArgInt:
-		e.int64Always("int", a.I)
+		e.int64Always("int", a.Int())
 	case ArgFloat:
-		e.doubleAlways("float", a.F)
+		e.doubleAlways("float", a.Float())
 	case ArgBool:
 		e.boolAlways("bool", a.B)
 	case ArgStr:
@@ -660,7 +660,7 @@ func (e *textEncoder) arg(a *Arg) {
 		e.strAlways("memory_format", a.S)
 	case ArgSym:
 		e.msg("sym")
-		e.sym(a.Sym)
+		e.sym(a.Sym())
 		e.close()
 	case ArgOp:
 		e.strAlways("op", a.S)
@@ -669,15 +669,15 @@ func (e *textEncoder) arg(a *Arg) {
 		if len(a.Elems) > 0 {
 			e.list("entries")
 			for i := range a.Elems {
-				e.kwarg("entries", a.Keys[i], &a.Elems[i])
+				e.kwarg("entries", a.Keys()[i], &a.Elems[i])
 			}
 			e.endList()
 		}
 		e.close()
 	case ArgComplex:
 		e.msg("complex")
-		e.double("real", a.F)
-		e.double("imag", a.Imag)
+		e.double("real", a.Float())
+		e.double("imag", a.Imag())
 		e.close()
 	case ArgSlice:
 		e.msg("slice")
@@ -699,7 +699,7 @@ func (e *textEncoder) arg(a *Arg) {
 		if len(a.Elems) > 0 {
 			e.list("fields")
 			for i := range a.Elems {
-				e.kwarg("fields", a.Keys[i], &a.Elems[i])
+				e.kwarg("fields", a.Keys()[i], &a.Elems[i])
 			}
 			e.endList()
 		}

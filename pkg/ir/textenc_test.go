@@ -107,10 +107,10 @@ func TestTextEncodersMatchProto(t *testing.T) {
 	weird := "a\"b\\c\n\r\t\b\f\x00\x01\x1f\x7f é \u0080\u009f\u00a0 \u2028 \ufffd 😀 'q' <&>"
 	n.Meta = &Meta{StackTrace: weird, Extra: []Annotation{{Key: weird, Value: ""}}}
 	for i, f := range []float64{math.NaN(), math.Inf(1), math.Inf(-1), math.Copysign(0, -1), 1e-7, 1e-6, 1e21, 1e20, 123456789.125, -2.5e-300, math.MaxFloat64, math.SmallestNonzeroFloat64, 0.1} {
-		n.Args = append(n.Args, Arg{Kind: ArgFloat, F: f}, Arg{Kind: ArgComplex, F: f, Imag: -f})
+		n.Args = append(n.Args, FloatArg(f), ComplexArg(f, -f))
 		m.Annotations = append(m.Annotations, Annotation{Key: string(rune('a' + i)), Value: weird[:i]})
 	}
-	n.Args = append(n.Args, Arg{Kind: ArgInt, I: math.MinInt64}, Arg{Kind: ArgList}, Arg{Kind: ArgDict}, Arg{Kind: ArgStr})
+	n.Args = append(n.Args, IntArg(math.MinInt64), Arg{Kind: ArgList}, Arg{Kind: ArgDict}, Arg{Kind: ArgStr})
 	m.Attributes = append(m.Attributes, Attribute{Name: "w", Data: []byte("\xff\xfe\x80\xc2\x80\xc2\x9f\xc2\xa0ok\x00\"\\\n\xe2\x82")})
 	m.Attributes[len(m.Attributes)-1].Meta.QParams = &QParams{Scales: []float64{0, -0.5, math.Inf(1)}, ZeroPoints: []int64{0, -1, math.MaxInt64}}
 	g.Nodes[0].Op = OpKind(42) // not a value of the enum: written as a number

@@ -937,11 +937,11 @@ func (d *wireDecoder) argField(f wireField, a *Arg) error {
 		return err
 	case 2:
 		if isVarint(f) {
-			*a = Arg{Kind: ArgInt, I: int64(f.v)}
+			*a = IntArg(int64(f.v))
 		}
 	case 3:
 		if isFixed64(f) {
-			*a = Arg{Kind: ArgFloat, F: math.Float64frombits(f.v)}
+			*a = FloatArg(math.Float64frombits(f.v))
 		}
 	case 4:
 		if isVarint(f) {
@@ -989,16 +989,16 @@ func (d *wireDecoder) argField(f wireField, a *Arg) error {
 		if !isBytes(f) {
 			return nil
 		}
-		if a.Kind != ArgSym || a.Sym == nil {
-			*a = Arg{Kind: ArgSym, Sym: &SymExpr{}}
+		if a.Kind != ArgSym || a.Sym() == nil {
+			*a = SymArg(&SymExpr{})
 		}
-		return d.sym(f.body, a.Sym)
+		return d.sym(f.body, a.Sym())
 	case 15:
 		if !isBytes(f) {
 			return nil
 		}
 		if a.Kind != ArgDict {
-			*a = Arg{Kind: ArgDict, Elems: []Arg{}, Keys: []string{}}
+			*a = DictArg([]string{}, []Arg{})
 		}
 		return d.each(f.body, func(g wireField) error {
 			if g.num != 1 || !isBytes(g) {
@@ -1006,7 +1006,7 @@ func (d *wireDecoder) argField(f wireField, a *Arg) error {
 			}
 			kw := Kwarg{Value: Arg{Kind: argUnset}}
 			err := d.kwarg(g.body, &kw)
-			a.Keys = append(a.Keys, kw.Name)
+			a.SetKeys(append(a.Keys(), kw.Name))
 			a.Elems = append(a.Elems, kw.Value)
 			d.unset = d.unset || kw.Value.Kind == argUnset
 			return err
@@ -1021,9 +1021,9 @@ func (d *wireDecoder) argField(f wireField, a *Arg) error {
 		return d.each(f.body, func(g wireField) error {
 			switch {
 			case g.num == 1 && isFixed64(g):
-				a.F = math.Float64frombits(g.v)
+				a.SetFloat(math.Float64frombits(g.v))
 			case g.num == 2 && isFixed64(g):
-				a.Imag = math.Float64frombits(g.v)
+				a.SetImag(math.Float64frombits(g.v))
 			}
 			return nil
 		})
@@ -1057,7 +1057,7 @@ func (d *wireDecoder) argField(f wireField, a *Arg) error {
 			return nil
 		}
 		if a.Kind != ArgConstant {
-			*a = Arg{Kind: ArgConstant, Elems: []Arg{}, Keys: []string{}}
+			*a = ConstantArg("", []string{}, []Arg{})
 		}
 		return d.each(f.body, func(g wireField) error {
 			switch {
@@ -1068,7 +1068,7 @@ func (d *wireDecoder) argField(f wireField, a *Arg) error {
 			case g.num == 2 && isBytes(g):
 				kw := Kwarg{Value: Arg{Kind: argUnset}}
 				err := d.kwarg(g.body, &kw)
-				a.Keys = append(a.Keys, kw.Name)
+				a.SetKeys(append(a.Keys(), kw.Name))
 				a.Elems = append(a.Elems, kw.Value)
 				d.unset = d.unset || kw.Value.Kind == argUnset
 				return err

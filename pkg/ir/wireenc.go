@@ -455,9 +455,9 @@ func (e *wireEncoder) arg(a *Arg) {
 		}
 		e.strAlways(1, a.S)
 	case ArgInt:
-		e.varintAlways(2, uint64(a.I))
+		e.varintAlways(2, uint64(a.Int()))
 	case ArgFloat:
-		e.doubleAlways(3, a.F)
+		e.doubleAlways(3, a.Float())
 	case ArgBool:
 		b := uint64(0)
 		if a.B {
@@ -488,20 +488,20 @@ func (e *wireEncoder) arg(a *Arg) {
 		e.strAlways(12, a.S)
 	case ArgSym:
 		s := e.begin(13)
-		e.sym(a.Sym)
+		e.sym(a.Sym())
 		e.end(s)
 	case ArgOp:
 		e.strAlways(14, a.S)
 	case ArgDict:
 		s := e.begin(15)
 		for i := range a.Elems {
-			e.kwarg(1, &a.Keys[i], &a.Elems[i])
+			e.kwarg(1, &a.Keys()[i], &a.Elems[i])
 		}
 		e.end(s)
 	case ArgComplex:
 		s := e.begin(16)
-		e.double(1, a.F)
-		e.double(2, a.Imag)
+		e.double(1, a.Float())
+		e.double(2, a.Imag())
 		e.end(s)
 	case ArgSlice:
 		s := e.begin(17)
@@ -521,7 +521,7 @@ func (e *wireEncoder) arg(a *Arg) {
 		s := e.begin(19)
 		e.str(1, a.S)
 		for i := range a.Elems {
-			e.kwarg(2, &a.Keys[i], &a.Elems[i])
+			e.kwarg(2, &a.Keys()[i], &a.Elems[i])
 		}
 		e.end(s)
 	default:

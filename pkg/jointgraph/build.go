@@ -58,6 +58,9 @@ type builder struct {
 	arena argArena
 	// metas interns the emitted nodes' tensor metadata (nil: none).
 	metas *metaTable
+	// bad is the first dimension out of range an op was given (dim), ""
+	// while none: the caller reports it at its node.
+	bad string
 }
 
 func newBuilder(name string) *builder {
@@ -145,7 +148,7 @@ func (b *builder) tupleOp(target string, outs []*ir.TensorMeta, want []bool, arg
 // getitem appends operator.getitem(tuple, i).
 func (b *builder) getitem(tuple V, i int, m *ir.TensorMeta) V {
 	args := b.argList(2)
-	args[0], args[1] = b.ref(tuple.id), ir.Arg{Kind: ir.ArgInt, I: int64(i)}
+	args[0], args[1] = b.ref(tuple.id), ir.IntArg(int64(i))
 	v := b.value(m)
 	id := b.call("_operator.getitem", args, nil, v, "getitem")
 	return nodeV(id, valueTensor(v))
@@ -187,11 +190,11 @@ func (b *builder) arg(a any) ir.Arg {
 	case ir.Arg:
 		return x
 	case int:
-		return ir.Arg{Kind: ir.ArgInt, I: int64(x)}
+		return ir.IntArg(int64(x))
 	case int64:
-		return ir.Arg{Kind: ir.ArgInt, I: x}
+		return ir.IntArg(x)
 	case float64:
-		return ir.Arg{Kind: ir.ArgFloat, F: x}
+		return ir.FloatArg(x)
 	case bool:
 		return ir.Arg{Kind: ir.ArgBool, B: x}
 	case string:
@@ -199,7 +202,7 @@ func (b *builder) arg(a any) ir.Arg {
 	case []int64:
 		l := ir.Arg{Kind: ir.ArgList, Elems: b.arena.alloc(len(x))}
 		for i, v := range x {
-			l.Elems[i] = ir.Arg{Kind: ir.ArgInt, I: v}
+			l.Elems[i] = ir.IntArg(v)
 		}
 		return l
 	case []ir.Dim:
@@ -229,9 +232,9 @@ type dtypeArg string
 
 func dimArg(d ir.Dim) ir.Arg {
 	if d.Expr != "" {
-		return ir.Arg{Kind: ir.ArgSym, Sym: &ir.SymExpr{Kind: ir.SymInt, Expr: d.Expr}}
+		return ir.SymArg(&ir.SymExpr{Kind: ir.SymInt, Expr: d.Expr})
 	}
-	return ir.Arg{Kind: ir.ArgInt, I: d.Val}
+	return ir.IntArg(d.Val)
 }
 
 func (b *builder) dimsArg(ds []ir.Dim) ir.Arg {

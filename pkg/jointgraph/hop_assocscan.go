@@ -174,7 +174,7 @@ func assocScanBackward(j *jointBuilder, id ir.NodeID, grads []V) error {
 			for k, e := range m0.Shape {
 				if e.Expr == d.Expr {
 					val := &ir.Value{Kind: ir.ValSym, Sym: &ir.SymExpr{Kind: ir.SymInt, Expr: d.Expr}}
-					id := b.call("aten.sym_size.int", []ir.Arg{b.ref(xv[0].id), {Kind: ir.ArgInt, I: int64(k)}}, nil, val, "sym_size_int")
+					id := b.call("aten.sym_size.int", []ir.Arg{b.ref(xv[0].id), ir.IntArg(int64(k))}, nil, val, "sym_size_int")
 					syms[d.Expr] = b.ref(id)
 					l.Elems[i] = syms[d.Expr]
 					break

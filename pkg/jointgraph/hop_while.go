@@ -57,7 +57,7 @@ func (j *jointBuilder) lastOfStacked(n *ir.Node) (ir.NodeID, bool) {
 		return ir.NoNode, false
 	}
 	a, dim, idx := n.Args[0], n.Args[1], n.Args[2]
-	if a.Kind != ir.ArgNode || a.Ref < 0 || dim.Kind != ir.ArgInt || dim.I != 0 || idx.Kind != ir.ArgInt || idx.I != -1 {
+	if a.Kind != ir.ArgNode || a.Ref < 0 || dim.Kind != ir.ArgInt || dim.Int() != 0 || idx.Kind != ir.ArgInt || idx.Int() != -1 {
 		return ir.NoNode, false
 	}
 	it := &j.b.g.Nodes[a.Ref]
@@ -374,7 +374,7 @@ func whileBackwardGraphs(bw *ir.Graph, cv, av, stacked []V, maskC, maskA []bool,
 		if d.Expr != "" {
 			val = &ir.Value{Kind: ir.ValSym, Sym: &ir.SymExpr{Kind: ir.SymInt, Expr: d.Expr}}
 		}
-		id := b.call("aten.sym_size.int", []ir.Arg{b.ref(fwC[0].id), {Kind: ir.ArgInt, I: 0}}, nil, val, "sym_size_int")
+		id := b.call("aten.sym_size.int", []ir.Arg{b.ref(fwC[0].id), ir.IntArg(0)}, nil, val, "sym_size_int")
 		return nodeV(id, nil)
 	}
 

@@ -288,9 +288,9 @@ func TestNoRuleError(t *testing.T) {
 func TestFunctionalizeWriteThroughView(t *testing.T) {
 	m := moduleOf(
 		ir.Node{Name: "x", Op: ir.OpPlaceholder, Target: "x", Val: f32(true, 2, 3)},
-		ir.Node{Name: "mul", Op: ir.OpCallFunction, Target: "aten.mul.Tensor", Args: []ir.Arg{ref("x"), {Kind: ir.ArgInt, I: 2}}, Val: f32(true, 2, 3)},
+		ir.Node{Name: "mul", Op: ir.OpCallFunction, Target: "aten.mul.Tensor", Args: []ir.Arg{ref("x"), ir.IntArg(2)}, Val: f32(true, 2, 3)},
 		ir.Node{Name: "t", Op: ir.OpCallFunction, Target: "aten.t.default", Args: []ir.Arg{ref("mul")}, Val: f32(true, 3, 2)},
-		ir.Node{Name: "add_", Op: ir.OpCallFunction, Target: "aten.add_.Tensor", Args: []ir.Arg{ref("t"), {Kind: ir.ArgInt, I: 1}}, Val: f32(true, 3, 2)},
+		ir.Node{Name: "add_", Op: ir.OpCallFunction, Target: "aten.add_.Tensor", Args: []ir.Arg{ref("t"), ir.IntArg(1)}, Val: f32(true, 3, 2)},
 		ir.Node{Name: "output", Op: ir.OpOutput, Target: "output", Args: []ir.Arg{{Kind: ir.ArgTuple, Elems: []ir.Arg{ref("mul")}}}},
 	)
 	j := build(t, m, Options{})

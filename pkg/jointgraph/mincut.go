@@ -243,21 +243,21 @@ func hashArg(h uint64, a *ir.Arg, canon []int32, first *int64) uint64 {
 		}
 		return mix(h, uint64(r))
 	case ir.ArgInt:
-		return mix(h, uint64(a.I))
+		return mix(h, uint64(a.Int()))
 	case ir.ArgFloat, ir.ArgComplex:
-		return mix(mix(h, math.Float64bits(a.F)), math.Float64bits(a.Imag))
+		return mix(mix(h, math.Float64bits(a.Float())), math.Float64bits(a.Imag()))
 	case ir.ArgBool:
 		if a.B {
 			return mix(h, 1)
 		}
 		return h
 	case ir.ArgSym:
-		return mix(h, maphash.String(cseSeed, a.Sym.Expr))
+		return mix(h, maphash.String(cseSeed, a.Sym().Expr))
 	case ir.ArgList, ir.ArgTuple, ir.ArgDict, ir.ArgSlice, ir.ArgConstant:
 		h = mix(mix(h, maphash.String(cseSeed, a.S)), uint64(len(a.Elems)))
 		for i := range a.Elems {
-			if a.Keys != nil {
-				h = mix(h, maphash.String(cseSeed, a.Keys[i]))
+			if a.Keys() != nil {
+				h = mix(h, maphash.String(cseSeed, a.Keys()[i]))
 			}
 			h = hashArg(h, &a.Elems[i], canon, first)
 		}
@@ -293,19 +293,19 @@ func sameArg(a, b *ir.Arg, canon []int32) bool {
 	case ir.ArgNode:
 		return canonRef(a.Ref, canon) == canonRef(b.Ref, canon)
 	case ir.ArgInt:
-		return a.I == b.I
+		return a.Int() == b.Int()
 	case ir.ArgFloat, ir.ArgComplex:
-		return math.Float64bits(a.F) == math.Float64bits(b.F) && math.Float64bits(a.Imag) == math.Float64bits(b.Imag)
+		return math.Float64bits(a.Float()) == math.Float64bits(b.Float()) && math.Float64bits(a.Imag()) == math.Float64bits(b.Imag())
 	case ir.ArgBool:
 		return a.B == b.B
 	case ir.ArgSym:
-		return a.Sym.Expr == b.Sym.Expr
+		return a.Sym().Expr == b.Sym().Expr
 	case ir.ArgList, ir.ArgTuple, ir.ArgDict, ir.ArgSlice, ir.ArgConstant:
-		if a.S != b.S || len(a.Elems) != len(b.Elems) || (a.Keys != nil) != (b.Keys != nil) {
+		if a.S != b.S || len(a.Elems) != len(b.Elems) || (a.Keys() != nil) != (b.Keys() != nil) {
 			return false
 		}
 		for i := range a.Elems {
-			if a.Keys != nil && a.Keys[i] != b.Keys[i] {
+			if a.Keys() != nil && a.Keys()[i] != b.Keys()[i] {
 				return false
 			}
 			if !sameArg(&a.Elems[i], &b.Elems[i], canon) {

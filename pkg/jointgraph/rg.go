@@ -59,7 +59,7 @@ func requiresGrad(m *ir.Module, g *ir.Graph, ops *opCache, effect map[ir.NodeID]
 		if n.Target == "_operator.getitem" {
 			src := n.Args[0].Ref
 			if el, ok := elemRG[src]; ok {
-				rg[i] = int(n.Args[1].I) < len(el) && el[n.Args[1].I]
+				rg[i] = int(n.Args[1].Int()) < len(el) && el[n.Args[1].Int()]
 			} else if src >= 0 {
 				// A tuple without a value (a multi-output view replayed
 				// by functionalization): its elements require grad as

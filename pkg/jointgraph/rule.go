@@ -37,7 +37,12 @@ type Grad struct {
 
 // one builds the formula of a single argument.
 func one(arg string, f func(c *Ctx) V) Grad {
-	return Grad{Args: []string{arg}, Fn: func(c *Ctx) []V { return []V{f(c)} }}
+	return Grad{Args: []string{arg}, Fn: func(c *Ctx) []V {
+		// The result is read before the next formula runs (apply):
+		// Ctx's own storage, not a slice per call.
+		c.one[0] = f(c)
+		return c.one[:]
+	}}
 }
 
 // many builds a formula covering several arguments at once; f returns one
@@ -188,6 +193,7 @@ type Ctx struct {
 	val     func(ir.NodeID) V
 	rg      func(ir.NodeID) bool
 	err     string // the first failure, "" while none
+	one     [1]V   // the result of a one() formula
 }
 
 // needElem reports whether a Tensor[] element needs a gradient.
@@ -263,14 +269,14 @@ func (c *Ctx) Int(name string) int64 {
 	a := c.Arg(name)
 	switch a.Kind {
 	case ir.ArgInt:
-		return a.I
+		return a.Int()
 	case ir.ArgBool:
 		if a.B {
 			return 1
 		}
 		return 0
 	case ir.ArgSym:
-		c.fail("argument %s is symbolic (%s); this rule needs a concrete int", name, a.Sym.Expr)
+		c.fail("argument %s is symbolic (%s); this rule needs a concrete int", name, a.Sym().Expr)
 		return 0
 	}
 	c.fail("argument %s is not an int", name)
@@ -296,7 +302,7 @@ func (c *Ctx) Ints(name string) []int64 {
 		}
 		out := make([]int64, n)
 		for i := range out {
-			out[i] = a.I
+			out[i] = a.Int()
 		}
 		return out
 	}
@@ -309,7 +315,7 @@ func (c *Ctx) Ints(name string) []int64 {
 			c.fail("argument %s has a non-int element", name)
 			return out
 		}
-		out[i] = e.I
+		out[i] = e.Int()
 	}
 	return out
 }
@@ -321,9 +327,9 @@ func (c *Ctx) Dims(name string) []ir.Dim {
 	for i, e := range a.Elems {
 		switch e.Kind {
 		case ir.ArgInt:
-			out[i] = ir.Dim{Val: e.I}
+			out[i] = ir.Dim{Val: e.Int()}
 		case ir.ArgSym:
-			out[i] = ir.Dim{Expr: e.Sym.Expr}
+			out[i] = ir.Dim{Expr: e.Sym().Expr}
 		default:
 			c.fail("argument %s has an element that is not an int", name)
 			return out
@@ -337,9 +343,9 @@ func (c *Ctx) Float(name string) float64 {
 	a := c.Arg(name)
 	switch a.Kind {
 	case ir.ArgFloat:
-		return a.F
+		return a.Float()
 	case ir.ArgInt:
-		return float64(a.I)
+		return float64(a.Int())
 	}
 	c.fail("argument %s is not a number", name)
 	return 0

@@ -60,8 +60,8 @@ func TestCtxAccessorsFailWithoutPanicking(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sym := ir.Arg{Kind: ir.ArgSym, Sym: &ir.SymExpr{Expr: "s0"}}
-	args := []ir.Arg{{Kind: ir.ArgNone}, sym, {Kind: ir.ArgList, Elems: []ir.Arg{{Kind: ir.ArgInt, I: 1}, sym}}, {Kind: ir.ArgInt, I: 3}}
+	sym := ir.SymArg(&ir.SymExpr{Expr: "s0"})
+	args := []ir.Arg{{Kind: ir.ArgNone}, sym, {Kind: ir.ArgList, Elems: []ir.Arg{ir.IntArg(1), sym}}, ir.IntArg(3)}
 	reads := []struct {
 		name string
 		read func(c *Ctx) any

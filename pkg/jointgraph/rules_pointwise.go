@@ -198,9 +198,9 @@ func pointwiseRules() []Rule {
 		}},
 		{Op: "aten.pow.Scalar", Grads: []Grad{one("exponent", func(c *Ctx) V {
 			base := c.Arg("self")
-			b := base.F
+			b := base.Float()
 			if base.Kind != ir.ArgFloat {
-				b = float64(base.I)
+				b = float64(base.Int())
 			}
 			if b == 0 {
 				return c.zerosLike(c.In("exponent"))
@@ -400,9 +400,9 @@ func (c *Ctx) rsubOne(x V) V {
 		a := *x.c
 		switch a.Kind {
 		case ir.ArgFloat:
-			return scalarF(1 - a.F)
+			return scalarF(1 - a.Float())
 		case ir.ArgInt:
-			return scalarI(1 - a.I)
+			return scalarI(1 - a.Int())
 		}
 	}
 	return c.op("aten.rsub.Scalar", c.like(x.meta), x, 1)
@@ -414,16 +414,16 @@ func (c *Ctx) sumAll(x V) V {
 }
 
 func isOneScalar(a ir.Arg) bool {
-	return a.Kind == ir.ArgInt && a.I == 1 || a.Kind == ir.ArgFloat && a.F == 1
+	return a.Kind == ir.ArgInt && a.Int() == 1 || a.Kind == ir.ArgFloat && a.Float() == 1
 }
 
 func isZeroScalar(a ir.Arg) bool {
-	return a.Kind == ir.ArgInt && a.I == 0 || a.Kind == ir.ArgFloat && a.F == 0
+	return a.Kind == ir.ArgInt && a.Int() == 0 || a.Kind == ir.ArgFloat && a.Float() == 0
 }
 
 func constMinusOne(a ir.Arg) ir.Arg {
 	if a.Kind == ir.ArgInt {
-		return ir.Arg{Kind: ir.ArgInt, I: a.I - 1}
+		return ir.IntArg(a.Int() - 1)
 	}
-	return ir.Arg{Kind: ir.ArgFloat, F: a.F - 1}
+	return ir.FloatArg(a.Float() - 1)
 }

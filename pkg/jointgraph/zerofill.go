@@ -90,7 +90,7 @@ func constantFill(n *ir.Node, fills *fillTable) (ir.Arg, bool) {
 	case -2:
 		return fills.get(int(n.Args[0].Ref)), true
 	case -1:
-		return ir.Arg{Kind: ir.ArgInt, I: 0}, true
+		return ir.IntArg(0), true
 	}
 	var v *ir.Arg
 	if vi < len(n.Args) {
@@ -124,7 +124,7 @@ func fillNode(n *ir.Node, value ir.Arg) ir.Node {
 	}
 	out := *n
 	out.Kwargs = kwargs
-	if value.Kind == ir.ArgInt && value.I == 0 {
+	if value.Kind == ir.ArgInt && value.Int() == 0 {
 		out.Target = "aten.zeros.default"
 		out.Args = []ir.Arg{dimsArg(t.Shape)}
 	} else {

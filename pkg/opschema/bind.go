@@ -148,9 +148,9 @@ func DefaultArg(v *Value) ir.Arg {
 	case ValueBool:
 		return ir.Arg{Kind: ir.ArgBool, B: v.Bool}
 	case ValueInt:
-		return ir.Arg{Kind: ir.ArgInt, I: v.Int}
+		return ir.IntArg(v.Int)
 	case ValueFloat:
-		return ir.Arg{Kind: ir.ArgFloat, F: v.Float}
+		return ir.FloatArg(v.Float)
 	case ValueStr, ValueIdent:
 		return ir.Arg{Kind: ir.ArgStr, S: v.Str}
 	case ValueList:

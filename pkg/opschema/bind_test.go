@@ -13,8 +13,8 @@ func TestBind(t *testing.T) {
 		t.Fatal(err)
 	}
 	x := ir.Arg{Kind: ir.ArgNode, S: "x", Ref: 0}
-	one := ir.Arg{Kind: ir.ArgInt, I: 1}
-	two := ir.Arg{Kind: ir.ArgInt, I: 2}
+	one := ir.IntArg(1)
+	two := ir.IntArg(2)
 	args := []ir.Arg{x, one}
 	kwargs := []ir.Kwarg{{Name: "max", Value: two}, {Name: "max", Value: one}}
 	if err := s.CheckBind(args, kwargs); err != nil {

@@ -663,7 +663,7 @@ func (c *converter) getitems(s *scope, from string, elems []argument, meta *ir.M
 	add := func(name string, idx int) {
 		s.add(ir.Node{
 			Name: name, Op: ir.OpCallFunction, Target: "_operator.getitem",
-			Args: []ir.Arg{{Kind: ir.ArgNode, S: from, Ref: ir.NoNode}, {Kind: ir.ArgInt, I: int64(idx)}},
+			Args: []ir.Arg{{Kind: ir.ArgNode, S: from, Ref: ir.NoNode}, ir.IntArg(int64(idx))},
 			Meta: meta,
 		})
 	}
@@ -779,9 +779,9 @@ func (c *converter) output(s *scope) error {
 func argValue(a *ir.Arg) ir.Value {
 	switch a.Kind {
 	case ir.ArgInt:
-		return ir.Value{Kind: ir.ValInt, I: a.I}
+		return ir.Value{Kind: ir.ValInt, I: a.Int()}
 	case ir.ArgFloat:
-		return ir.Value{Kind: ir.ValFloat, F: a.F}
+		return ir.Value{Kind: ir.ValFloat, F: a.Float()}
 	case ir.ArgBool:
 		return ir.Value{Kind: ir.ValBool, B: a.B}
 	}
@@ -811,9 +811,9 @@ func symArg(a symArgument) ir.Arg {
 	case "as_name":
 		return ref(a.Name)
 	case "as_int":
-		return ir.Arg{Kind: ir.ArgInt, I: a.Int}
+		return ir.IntArg(a.Int)
 	case "as_float":
-		return ir.Arg{Kind: ir.ArgFloat, F: float64(a.Float)}
+		return ir.FloatArg(float64(a.Float))
 	case "as_bool":
 		return ir.Arg{Kind: ir.ArgBool, B: a.Bool}
 	}
@@ -829,8 +829,8 @@ func list[T any](xs []T, f func(T) ir.Arg) ir.Arg {
 }
 
 func tensorRef(t tensorArgument) ir.Arg { return ref(t.Name) }
-func intArg(i int64) ir.Arg             { return ir.Arg{Kind: ir.ArgInt, I: i} }
-func floatArg(f pyFloat) ir.Arg         { return ir.Arg{Kind: ir.ArgFloat, F: float64(f)} }
+func intArg(i int64) ir.Arg             { return ir.IntArg(i) }
+func floatArg(f pyFloat) ir.Arg         { return ir.FloatArg(float64(f)) }
 func strArg(s string) ir.Arg            { return ir.Arg{Kind: ir.ArgStr, S: s} }
 func boolArg(b bool) ir.Arg             { return ir.Arg{Kind: ir.ArgBool, B: b} }
 func optTensor(o optionalTensorArgument) ir.Arg {
@@ -907,7 +907,7 @@ func (c *converter) arg(s *scope, a *argument) (ir.Arg, error) {
 		}
 		return ir.Arg{Kind: ir.ArgOp, S: Target(a.Operator)}, nil
 	case "as_complex":
-		return ir.Arg{Kind: ir.ArgComplex, F: float64(a.Complex.Real), Imag: float64(a.Complex.Imag)}, nil
+		return ir.ComplexArg(float64(a.Complex.Real), float64(a.Complex.Imag)), nil
 	case "as_int_lists":
 		return list(a.IntLists, func(xs []int64) ir.Arg { return list(xs, intArg) }), nil
 	case "as_float_lists":
@@ -920,7 +920,7 @@ func (c *converter) arg(s *scope, a *argument) (ir.Arg, error) {
 			keys = append(keys, k)
 		}
 		sortStrings(keys)
-		d := ir.Arg{Kind: ir.ArgDict, Keys: keys, Elems: make([]ir.Arg, len(keys))}
+		d := ir.DictArg(keys, make([]ir.Arg, len(keys)))
 		for i, k := range keys {
 			v := a.StringToArg[k]
 			x, err := c.arg(s, &v)

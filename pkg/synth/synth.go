@@ -110,7 +110,7 @@ func (g *gen) tensor(shape ...int64) *ir.Value {
 func ints(xs ...int64) ir.Arg {
 	a := ir.Arg{Kind: ir.ArgList, Elems: make([]ir.Arg, len(xs))}
 	for i, x := range xs {
-		a.Elems[i] = ir.Arg{Kind: ir.ArgInt, I: x}
+		a.Elems[i] = ir.IntArg(x)
 	}
 	return a
 }
@@ -133,7 +133,7 @@ func (g *gen) call(gr *ir.Graph, base, target string, val *ir.Value, args ...ir.
 
 func (g *gen) getitem(gr *ir.Graph, src ir.NodeID, i int64, val *ir.Value) ir.NodeID {
 	return gr.Append(ir.Node{Name: gr.FreshName("getitem"), Op: ir.OpCallFunction, Target: "_operator.getitem",
-		Args: []ir.Arg{ref(gr, src), {Kind: ir.ArgInt, I: i}}, Val: val})
+		Args: []ir.Arg{ref(gr, src), ir.IntArg(i)}, Val: val})
 }
 
 // layer appends one Linear → LayerNorm → GELU block (plus some variety)
@@ -146,7 +146,7 @@ func (g *gen) layer(gr *ir.Graph, h ir.NodeID) ir.NodeID {
 	mm := g.call(gr, "addmm", "aten.addmm.default", g.tensor(B, D), ref(gr, b), ref(gr, h), ref(gr, t))
 	ln := g.call(gr, "native_layer_norm", "aten.native_layer_norm.default",
 		&ir.Value{Kind: ir.ValTuple, Elems: []ir.Value{*g.tensor(B, D), *g.tensor(B, 1), *g.tensor(B, 1)}},
-		ref(gr, mm), ints(D), ir.Arg{Kind: ir.ArgNone}, ir.Arg{Kind: ir.ArgNone}, ir.Arg{Kind: ir.ArgFloat, F: 1e-5})
+		ref(gr, mm), ints(D), ir.Arg{Kind: ir.ArgNone}, ir.Arg{Kind: ir.ArgNone}, ir.FloatArg(1e-5))
 	y := g.getitem(gr, ln, 0, g.tensor(B, D))
 	g.getitem(gr, ln, 1, g.tensor(B, 1))
 	g.getitem(gr, ln, 2, g.tensor(B, 1))
@@ -157,7 +157,7 @@ func (g *gen) layer(gr *ir.Graph, h ir.NodeID) ir.NodeID {
 		out = g.call(gr, "add", "aten.add.Tensor", g.tensor(B, D), ref(gr, out), ref(gr, s))
 	case 1: // an in-place op through a view of an intermediate
 		v := g.call(gr, "view", "aten.view.default", g.tensor(B*D), ref(gr, out), ints(B*D))
-		g.call(gr, "mul_", "aten.mul_.Tensor", g.tensor(B*D), ref(gr, v), ir.Arg{Kind: ir.ArgFloat, F: 0.5})
+		g.call(gr, "mul_", "aten.mul_.Tensor", g.tensor(B*D), ref(gr, v), ir.FloatArg(0.5))
 		out = g.call(gr, "view", "aten.view.default", g.tensor(B, D), ref(gr, v), ints(B, D))
 	case 2:
 		out = g.call(gr, "relu", "aten.relu.default", g.tensor(B, D), ref(gr, out))
@@ -188,7 +188,7 @@ func (g *gen) branch(name string, trueBranch, withScan bool) *ir.Graph {
 		y := g.call(comb, "clone", "aten.clone.default", g.tensor(D), ref(comb, nc))
 		comb.Append(ir.Node{Name: "output", Op: ir.OpOutput, Target: "output",
 			Args: []ir.Arg{{Kind: ir.ArgList, Elems: []ir.Arg{ref(comb, nc), ref(comb, y)}}}})
-		init := g.call(gr, "select", "aten.select.int", g.tensor(D), ref(gr, out), ir.Arg{Kind: ir.ArgInt, I: 0}, ir.Arg{Kind: ir.ArgInt, I: 0})
+		init := g.call(gr, "select", "aten.select.int", g.tensor(D), ref(gr, out), ir.IntArg(0), ir.IntArg(0))
 		initc := g.call(gr, "clone", "aten.clone.default", g.tensor(D), ref(gr, init))
 		ga := gr.Append(ir.Node{Name: "scan_combine_graph_0", Op: ir.OpGetAttr, Target: "scan_combine_graph_0"})
 		sc := gr.Append(ir.Node{Name: "scan", Op: ir.OpCallFunction, Target: opschema.HOPTarget("scan"),
@@ -212,7 +212,7 @@ func (g *gen) cond(gr *ir.Graph, h ir.NodeID) ir.NodeID {
 	g.branch(tn, true, withScan)
 	g.branch(fn, false, false)
 	s := g.call(gr, "sum", "aten.sum.default", g.tensor(), ref(gr, h))
-	pred := g.call(gr, "gt", "aten.gt.Scalar", &ir.Value{Kind: ir.ValTensor, Tensor: &ir.TensorMeta{Dtype: "bool", Device: "cpu", Layout: "strided"}}, ref(gr, s), ir.Arg{Kind: ir.ArgInt, I: 0})
+	pred := g.call(gr, "gt", "aten.gt.Scalar", &ir.Value{Kind: ir.ValTensor, Tensor: &ir.TensorMeta{Dtype: "bool", Device: "cpu", Layout: "strided"}}, ref(gr, s), ir.IntArg(0))
 	ta := gr.Append(ir.Node{Name: tn, Op: ir.OpGetAttr, Target: tn})
 	fa := gr.Append(ir.Node{Name: fn, Op: ir.OpGetAttr, Target: fn})
 	c := gr.Append(ir.Node{Name: gr.FreshName("cond"), Op: ir.OpCallFunction, Target: opschema.HOPTarget("cond"),

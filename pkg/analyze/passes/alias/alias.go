@@ -626,7 +626,7 @@ func (st *state) getitem(id ir.NodeID) {
 		return
 	}
 	src := n.Args[0].Ref
-	v := st.element(src, st.vals[src], int(n.Args[1].I))
+	v := st.element(src, st.vals[src], int(n.Args[1].Int()))
 	st.vals[id] = v
 	if len(v.storages()) > 0 {
 		st.viewOf[id] = src

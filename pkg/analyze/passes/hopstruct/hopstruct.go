@@ -387,7 +387,7 @@ func checkScan(pass *analyze.Pass, h *opschema.HOP, n *ir.Node, _ *hop.Call) str
 		// its call passes; 0 in 2.14's form) is not 0.
 		dim := 0
 		if a := hop.Arg(h, n, "dim"); a != nil && a.Kind == ir.ArgInt {
-			dim = int(a.I)
+			dim = int(a.Int())
 		}
 		for i := range h.Subgraphs {
 			for _, v := range slicedValues(pass, h, n, &h.Subgraphs[i]) {

@@ -195,7 +195,7 @@ func what(g *ir.Graph, a *ir.Arg) string {
 	case ir.ArgNone:
 		return "None"
 	case ir.ArgInt:
-		return fmt.Sprintf("an int (%d)", a.I)
+		return fmt.Sprintf("an int (%d)", a.Int())
 	case ir.ArgFloat:
 		return "a float"
 	case ir.ArgBool:
