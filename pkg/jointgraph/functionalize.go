@@ -73,10 +73,12 @@ type functional struct {
 	// length of the view chain).
 	multiUp   []ir.NodeID
 	multiSeen map[ir.NodeID]bool
-	ver       []int // per base: number of writes so far
-	viewVer   []int // per view: ver[base] when cur was computed
-	tuple     []V   // per source node: its functional tuple node (undefined: not a tuple)
-	noRoot    map[ir.NodeID]string
+	ver       []int32 // per base: number of writes so far
+	viewVer   []int32 // per view: ver[base] when cur was computed
+	// tuple is, per source node, its functional tuple node's id + 1 (0:
+	// not a tuple): 4 bytes a node, not a V's 24.
+	tuple  []int32
+	noRoot map[ir.NodeID]string
 	// multiView records multi-output view nodes (split, unbind): the viewed
 	// source node and the step that, with an item index, gives an element.
 	multiView map[ir.NodeID]multiView
@@ -84,9 +86,12 @@ type functional struct {
 	// unbind) seen, refused when the view requires grad.
 	multiWrites []multiWrite
 	aliased     bool // aliasedInputs has run
-	// getitems[t] are the source getitem nodes reading tuple node t.
-	getitems [][]ir.NodeID
-	scratch  []ir.Arg // mapArgs
+	// The source getitem nodes reading tuple node t are
+	// getitemList[getitemStart[t]:getitemStart[t+1]] (getitemsOf), in
+	// order: one list for the graph, not a slice per node.
+	getitemStart []int32
+	getitemList  []ir.NodeID
+	scratch      []ir.Arg // mapArgs
 }
 
 type multiView struct {
@@ -121,20 +126,44 @@ func functionalize(m *ir.Module, file string, reg *opschema.Registry, at **ir.No
 		effect: map[ir.NodeID]bool{}, items: map[ir.NodeID][]ir.NodeID{},
 		cur: make([]V, n), base: make([]ir.NodeID, n), parent: make([]ir.NodeID, n),
 		stepIdx: make([]int32, n), rroot: make([]ir.NodeID, n), multiUp: make([]ir.NodeID, n),
-		ver: make([]int, n), viewVer: make([]int, n), tuple: make([]V, n),
+		ver: make([]int32, n), viewVer: make([]int32, n), tuple: make([]int32, n),
 		noRoot: map[ir.NodeID]string{}, multiView: map[ir.NodeID]multiView{},
+	}
+	if err := precheck(g, file, f.ops); err != nil {
+		return nil, err
 	}
 	f.b.g.Nodes = make([]ir.Node, 0, n+n/8)
 	f.b.names.reserveGraph(g, false)
-	f.getitems = make([][]ir.NodeID, n)
+	// Count the getitems of each node and the placeholders, then list the
+	// getitems by the node they read.
+	f.getitemStart = make([]int32, n+1)
+	nGetitems, nPlaceholders := 0, 0
 	for i := range g.Nodes {
 		f.base[i] = ir.NodeID(i)
 		f.parent[i], f.rroot[i], f.multiUp[i] = ir.NoNode, ir.NodeID(i), ir.NoNode
 		u := &g.Nodes[i]
-		if u.Target == "_operator.getitem" && len(u.Args) == 2 && u.Args[0].Kind == ir.ArgNode && u.Args[0].Ref >= 0 && u.Args[1].Kind == ir.ArgInt {
-			f.getitems[u.Args[0].Ref] = append(f.getitems[u.Args[0].Ref], ir.NodeID(i))
+		if t := sourceGetitemOf(u); t >= 0 {
+			f.getitemStart[t+1]++
+			nGetitems++
+		} else if u.Op == ir.OpPlaceholder {
+			nPlaceholders++
 		}
 	}
+	if nGetitems > 0 {
+		for i := range n {
+			f.getitemStart[i+1] += f.getitemStart[i]
+		}
+		f.getitemList = make([]ir.NodeID, nGetitems)
+		fill := slices.Clone(f.getitemStart[:n])
+		for i := range g.Nodes {
+			if t := sourceGetitemOf(&g.Nodes[i]); t >= 0 {
+				f.getitemList[fill[t]] = ir.NodeID(i)
+				fill[t]++
+			}
+		}
+	}
+	f.inputs = make([]V, 0, nPlaceholders)
+	f.inputSrc = make([]ir.NodeID, 0, nPlaceholders)
 	for i := range g.Nodes {
 		id := ir.NodeID(i)
 		nd := &g.Nodes[i]
@@ -160,6 +189,9 @@ func functionalize(m *ir.Module, file string, reg *opschema.Registry, at **ir.No
 		default:
 			err = nodeError(file, g, id, fmt.Sprintf("%s nodes are not supported in a forward graph", nd.Op))
 		}
+		if err == nil && f.b.bad != "" {
+			err = nodeError(file, g, id, f.b.bad)
+		}
 		if err != nil {
 			return nil, err
 		}
@@ -175,8 +207,27 @@ func (f *functional) tupleOf(id ir.NodeID) (V, bool) {
 	if id < 0 || int(id) >= len(f.tuple) {
 		return V{}, false
 	}
-	t := f.tuple[id]
-	return t, t.ok
+	if t := f.tuple[id]; t > 0 {
+		return nodeV(ir.NodeID(t-1), nil), true
+	}
+	return V{}, false
+}
+
+// sourceGetitemOf returns the node that source node u, a getitem of it,
+// reads, or -1 when u is not such a getitem.
+func sourceGetitemOf(u *ir.Node) ir.NodeID {
+	if u.Target == "_operator.getitem" && len(u.Args) == 2 && u.Args[0].Kind == ir.ArgNode && u.Args[0].Ref >= 0 && u.Args[1].Kind == ir.ArgInt {
+		return u.Args[0].Ref
+	}
+	return -1
+}
+
+// getitemsOf returns the source getitem nodes reading source node id.
+func (f *functional) getitemsOf(id ir.NodeID) []ir.NodeID {
+	if f.getitemList == nil {
+		return nil
+	}
+	return f.getitemList[f.getitemStart[id]:f.getitemStart[id+1]]
 }
 
 // exact appends n keeping its (reserved) name.
@@ -399,7 +450,7 @@ func (f *functional) emitLike(id ir.NodeID, target string, args []ir.Arg, kwargs
 	v := f.exact(ir.Node{Name: nd.Name, Op: ir.OpCallFunction, Target: target, Args: a, Kwargs: k, Val: val, Meta: nd.Meta})
 	f.cur[id] = v
 	if val != nil && (val.Kind == ir.ValTuple || val.Kind == ir.ValList) {
-		f.tuple[id] = v
+		f.tuple[id] = int32(v.id) + 1
 		f.cur[id] = V{}
 		f.makeItems(id, v, val)
 	}
@@ -427,7 +478,7 @@ func (f *functional) sourceValue(id ir.NodeID) *ir.Value {
 
 func (f *functional) itemsValue(id ir.NodeID, n int) *ir.Value {
 	size := max(n, 0)
-	for _, j := range f.getitems[id] {
+	for _, j := range f.getitemsOf(id) {
 		if i := int(f.src.Nodes[j].Args[1].Int()); i >= 0 && i <= 1<<16 {
 			size = max(size, i+1)
 		}
@@ -436,7 +487,7 @@ func (f *functional) itemsValue(id ir.NodeID, n int) *ir.Value {
 		return nil
 	}
 	elems := make([]ir.Value, 0, size)
-	for _, j := range f.getitems[id] {
+	for _, j := range f.getitemsOf(id) {
 		u := &f.src.Nodes[j]
 		i := int(u.Args[1].Int())
 		if i < 0 || i > 1<<16 {
@@ -468,7 +519,7 @@ func (f *functional) makeItems(id ir.NodeID, t V, val *ir.Value) {
 			continue
 		}
 		name, found := "", false
-		for _, j := range f.getitems[id] {
+		for _, j := range f.getitemsOf(id) {
 			if u := &f.src.Nodes[j]; int(u.Args[1].Int()) == i {
 				name, found = u.Name, true // the first source getitem of element i
 				break
@@ -641,7 +692,12 @@ func (f *functional) fixInplaceViewInput(id, self ir.NodeID) {
 		if len(nd.Args) < 3 || nd.Args[1].Kind != ir.ArgInt || nd.Args[2].Kind != ir.ArgInt {
 			return
 		}
-		perm = transposePerm(r, wrapDim(nd.Args[1].Int(), r), wrapDim(nd.Args[2].Int(), r))
+		d0, ok0 := f.b.dim(nd.Args[1].Int(), r)
+		d1, ok1 := f.b.dim(nd.Args[2].Int(), r)
+		if !ok0 || !ok1 {
+			return
+		}
+		perm = transposePerm(r, d0, d1)
 	case "aten.t_.default":
 		if r < 2 {
 			return
@@ -890,7 +946,7 @@ func (f *functional) scatter(st viewStep, interV func() V, interShape []ir.Dim, 
 		for _, e := range arg("dims").Elems() {
 			dims = append(dims, e.Int())
 		}
-		return b.permute(nv, invertPerm(dims, len(dims))), nil
+		return b.permute(nv, b.invertPerm(dims, len(dims))), nil
 	case "aten.view.default", "aten._unsafe_view.default", "aten._reshape_alias.default", "aten.reshape.default",
 		"aten.squeeze.default", "aten.squeeze.dim", "aten.unsqueeze.default", "aten.view_copy.default",
 		"aten.flatten.using_ints", "aten.unflatten.int":
@@ -901,7 +957,10 @@ func (f *functional) scatter(st viewStep, interV func() V, interShape []ir.Dim, 
 		}
 	case "aten.split.Tensor", "aten.split_with_sizes.default", "aten.chunk.default":
 		d := ival("dim", 0)
-		dim := wrapDim(d, inter.Rank())
+		dim, ok := f.b.dim(d, inter.Rank())
+		if !ok {
+			break
+		}
 		sizes := splitSizes(s, bound, inter.Shape()[dim].Val)
 		if st.item < len(sizes) {
 			start := int64(0)

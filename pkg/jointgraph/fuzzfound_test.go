@@ -5,7 +5,10 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/hopctl/hopctl/internal/fuzzedit"
+	"github.com/hopctl/hopctl/pkg/analyze/validate"
 	"github.com/hopctl/hopctl/pkg/ir"
+	"github.com/hopctl/hopctl/pkg/load"
 )
 
 // TestFuzzFindings: inputs FuzzJoint found Build panicking on, each with
@@ -76,8 +79,8 @@ func TestDimOutOfRange(t *testing.T) {
 
 // TestNegativeGetitemIndex: a getitem with a negative index (Python's
 // t[-1], which no trace writes) is refused at its node; requiresGrad
-// indexed the tuple's element list with it (FuzzJointEdits'
-// testdata/fuzz/FuzzJointEdits/getitem_negative_index). convbn's
+// indexed the tuple's element list with it (found by FuzzJointEdits).
+// convbn's
 // batch-norm getitem, edited.
 func TestNegativeGetitemIndex(t *testing.T) {
 	m := loadRequiringGrad(t, "../../testdata/models/convbn.pb")
@@ -98,10 +101,10 @@ func TestNegativeGetitemIndex(t *testing.T) {
 }
 
 // TestScanInitWithoutValue: a scan whose init operand has no recorded
-// value (the format lets a node omit it) is refused at the scan; the
-// forward's checkpointed carries were typed from it, a nil dereference
-// (FuzzJointEdits' testdata/fuzz/FuzzJointEdits/scan_init_without_value).
-// A real 1.13 scan trace, its clone's value dropped.
+// value (the format lets a node omit it) is refused at the operand
+// (precheck); the forward's checkpointed carries were typed from it, a
+// nil dereference (FuzzJointEdits' scan_init_without_value). A real 1.13
+// scan trace, its clone's value dropped.
 func TestScanInitWithoutValue(t *testing.T) {
 	m := loadRequiringGrad(t, "../../testdata/hops_real/scan_count_ok.pb")
 	g := m.Root()
@@ -113,8 +116,8 @@ func TestScanInitWithoutValue(t *testing.T) {
 	}
 	_, err := Build(m, Options{})
 	var bug *ir.InternalError
-	if !found || err == nil || errors.As(err, &bug) || !strings.Contains(err.Error(), "node scan: scan init operand clone has no tensor value") {
-		t.Fatalf("Build: %v, want an input error at the scan", err)
+	if !found || err == nil || errors.As(err, &bug) || !strings.Contains(err.Error(), "node clone: has no recorded value") {
+		t.Fatalf("Build: %v, want an input error at the scan's init operand", err)
 	}
 }
 
@@ -128,5 +131,64 @@ func TestTransposeOfVector(t *testing.T) {
 		if y := b.t(x); y.meta == nil || !ir.DimsEqual(y.Shape(), shape) {
 			t.Errorf("t of %v: %v", shape, y.meta)
 		}
+	}
+}
+
+// TestJointEditsFindings: what FuzzJointEdits found, each as the real
+// graph it started from and its edits (internal/fuzzedit: four bytes
+// each, op graph node operand), every placeholder requiring grad, and the
+// refusal it must give now: an input error naming the node, never an
+// internal error (exit 4). The files the fuzzer wrote index its seed
+// list, which changes with the corpus, so the findings are kept here.
+func TestJointEditsFindings(t *testing.T) {
+	for _, c := range []struct {
+		name, path, edits, want string
+	}{
+		// x.mul(2) retargeted to split.Tensor(x, 2) keeping its tensor
+		// value, read by slice_1 (validate judges the argument by that
+		// value): functionalize wrote through it as a split of 0 pieces.
+		{"split_with_tensor_value", "../../testdata/models/inplace_views.pb", "y012",
+			"node mul: has a recorded value that is a tensor, but aten.split.Tensor returns a list of tensors"},
+		// max_pool2d_with_indices' tuple value edited to (f32[4], f32[4]):
+		// the functional getitem takes the tuple's element, so mean.dim's
+		// input became 1-d under dims [-1, -2] checked against 4-d.
+		{"getitem_value_not_element", "../../testdata/models/convbn.pb", "\xb91.10",
+			"node getitem_3: recorded value f32[2, 8, 8, 8] is not element 0 of max_pool2d_with_indices's, f32[4]"},
+		// A stack of two 2-d tensors over dim 1 recorded as f32[4]: in
+		// range of its inputs, not of the result the formula selects from.
+		{"stack_value_rank", "../../testdata/hops_real/assoc_alias.pb", "7012",
+			"node stack: derivative of aten.stack.default: dimension 1 is out of range for rank 1"},
+		// A mul recorded as f32[4] written through a slice over dim 1:
+		// the builder's slice (no Ctx) indexed the 1-d shape with it.
+		{"slice_scatter_value_rank", "../../testdata/models/inplace_views.pb", "7022",
+			"node slice_scatter: derivative of aten.slice_scatter.default: dimension 1 is out of range for rank 1"},
+		// permute_1's input recorded as f32[4] (rank 1), the permutation
+		// [0, 1]: inverting it indexed past the rank.
+		{"permute_value_rank", "../../testdata/hops_real/assoc_alias.pb", "7092",
+			"node permute_1: derivative of aten.permute.default: permutation of 2 dims for a tensor of rank 1"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			m := loadRequiringGrad(t, c.path)
+			fuzzedit.Apply(m, []byte(c.edits))
+			data, err := ir.Encode(m, ir.Binary)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if m, err = ir.Decode(data, ir.Binary, "edited"); err != nil {
+				t.Fatal(err)
+			}
+			reg, err := load.Registry(m, "edited")
+			if err == nil {
+				err = validate.Check(m, "edited", reg)
+			}
+			if err != nil {
+				t.Fatalf("the edited graph is not valid input any more (the finding needs new edits): %v", err)
+			}
+			_, err = Build(m, Options{})
+			var bug *ir.InternalError
+			if err == nil || errors.As(err, &bug) || !strings.Contains(err.Error(), c.want) {
+				t.Fatalf("Build: %v, want an input error containing %q", err, c.want)
+			}
+		})
 	}
 }

@@ -284,8 +284,11 @@ func (j *jointBuilder) buildSubJoint(id ir.NodeID, qual string, rg []bool, conv 
 	bw, err := Build(sub, Options{File: j.file, Convention: conv, MaskMode: masks, Registry: j.f.reg, cache: j.opts.cache})
 	if err != nil {
 		var e *Error
+		var bug *ir.InternalError
 		if errors.As(err, &e) {
 			e.Loc.Graph = strings.TrimSuffix(qual+"."+e.Loc.Graph, ".")
+		} else if errors.As(err, &bug) {
+			bug.Loc.Graph = strings.TrimSuffix(qual+"."+bug.Loc.Graph, ".")
 		}
 		return nil, err
 	}

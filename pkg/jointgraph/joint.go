@@ -55,14 +55,6 @@ func Build(m *ir.Module, opts Options) (j *Joint, err error) {
 			if at != nil {
 				loc.Node, phase = at.Name, "joint of "+at.Target
 			}
-			if d, ok := r.(dimOutOfRange); ok {
-				e := &Error{Loc: loc, Msg: fmt.Sprintf("dimension out of range (expected to be in range of [%d, %d], but got %d): torch raises IndexError tracing this", -d.rank, d.rank-1, d.dim)}
-				if at != nil && at.Op == ir.OpCallFunction {
-					e.Op = at.Target
-				}
-				j, err = nil, e
-				return
-			}
 			j, err = nil, ir.Panicked(phase, loc, r)
 		}
 	}()
@@ -119,13 +111,16 @@ type jointBuilder struct {
 	opts    Options
 	file    string
 
-	b      *builder
-	fmap   []ir.NodeID   // functional node → joint node
-	jrg    []bool        // per joint node
-	grad   []V           // per forward joint node (undefined: none yet)
-	items  [][]ir.NodeID // forward joint tuple → getitems (nil: not a tuple)
-	effect map[ir.NodeID]bool
-	fwdEnd ir.NodeID // first joint node after the forward part
+	b    *builder
+	fmap []ir.NodeID // functional node → joint node
+	jrg  []bool      // per joint node
+	grad []V         // per forward joint node (undefined: none yet)
+	// itemIdx is, per forward joint node, 1 + its index in itemLists,
+	// the getitems of a tuple (0: not a tuple): 4 bytes a node.
+	itemIdx   []int32
+	itemLists [][]ir.NodeID
+	effect    map[ir.NodeID]bool
+	fwdEnd    ir.NodeID // first joint node after the forward part
 
 	// Scratch reused by apply (rules never keep these).
 	ctx            Ctx
@@ -134,6 +129,9 @@ type jointBuilder struct {
 	results, grads []V
 	valFn          func(ir.NodeID) V
 	rgFn           func(ir.NodeID) bool
+
+	// metaSlab holds the backward nodes' metadata (bwMeta).
+	metaSlab []ir.Meta
 
 	// invoke names the invoke_subgraph backward graphs built so far.
 	invoke invokeSubgraphs
@@ -209,7 +207,7 @@ func (j *jointBuilder) build(src *ir.Module) (*Joint, error) {
 	addPrimals := func() {
 		for i, in := range f.inputs {
 			n := &fg.Nodes[in.id]
-			primals[i] = j.b.placeholder("primals_"+strconv.Itoa(i+1), n.Val, n.Meta)
+			primals[i] = j.b.placeholder(j.b.names.numbered("primals_", i+1), n.Val, n.Meta)
 			j.fmap[in.id] = primals[i].id
 		}
 	}
@@ -226,7 +224,7 @@ func (j *jointBuilder) build(src *ir.Module) (*Joint, error) {
 			if o.meta != nil {
 				val = j.b.value(j.b.like(o.meta))
 			}
-			tangentFor[i] = j.b.placeholder("tangents_"+strconv.Itoa(k), val, nil)
+			tangentFor[i] = j.b.placeholder(j.b.names.numbered("tangents_", k), val, nil)
 		}
 	}
 	if conv == ConventionCreateFwBwGraph {
@@ -248,11 +246,15 @@ func (j *jointBuilder) build(src *ir.Module) (*Joint, error) {
 	// whileStacked are the getitems of its stacked carries.
 	whileSel := map[ir.NodeID]ir.NodeID{}
 	whileStacked := map[ir.NodeID][]ir.NodeID{}
+	// An internal error names the node being processed (*j.at): each
+	// phase below points it at its node, so none is blamed on the output.
+	output := *j.at
 	for i := range fg.Nodes {
 		n := &fg.Nodes[i]
 		if n.Op == ir.OpPlaceholder || epi[ir.NodeID(i)] {
 			continue
 		}
+		*j.at = n
 		if s, ok := whileSel[ir.NodeID(i)]; ok {
 			j.fmap[i] = s
 			continue
@@ -275,13 +277,17 @@ func (j *jointBuilder) build(src *ir.Module) (*Joint, error) {
 			continue
 		}
 		j.fmap[i] = j.copyNode(n, n.Name)
+		if j.b.bad != "" {
+			return nil, nodeError(j.file, fg, ir.NodeID(i), j.b.bad)
+		}
 		if f.effect[ir.NodeID(i)] {
 			j.effect[j.fmap[i]] = true
 		}
 	}
 	j.fwdEnd = ir.NodeID(len(j.b.g.Nodes))
 	j.grad = make([]V, j.fwdEnd)
-	j.items = make([][]ir.NodeID, j.fwdEnd)
+	j.itemIdx = make([]int32, j.fwdEnd)
+	j.itemLists = make([][]ir.NodeID, 0, len(f.items)+len(whileStacked))
 	for t, its := range f.items {
 		jt := j.fmap[t]
 		jits := make([]ir.NodeID, len(its))
@@ -291,7 +297,7 @@ func (j *jointBuilder) build(src *ir.Module) (*Joint, error) {
 				jits[k] = j.fmap[it]
 			}
 		}
-		j.items[jt] = jits
+		j.setItems(jt, jits)
 	}
 	j.jrg = make([]bool, len(j.b.g.Nodes))
 	for fi, ji := range j.fmap {
@@ -300,7 +306,7 @@ func (j *jointBuilder) build(src *ir.Module) (*Joint, error) {
 		}
 	}
 	for id, stacked := range whileStacked {
-		j.items[id] = stacked
+		j.setItems(id, stacked)
 		for _, s := range stacked {
 			m := valueTensor(j.b.g.Nodes[s].Val)
 			j.jrg[s] = j.jrg[id] && m != nil && isDifferentiableDtype(m.Dtype)
@@ -312,6 +318,7 @@ func (j *jointBuilder) build(src *ir.Module) (*Joint, error) {
 	}
 
 	// Seeds and the reverse walk.
+	*j.at = output
 	for i, o := range outs {
 		if tangentFor[i].ok && masks[i] && o.ok && j.jrg[o.id] {
 			j.accumulate(o.id, tangentFor[i])
@@ -327,11 +334,15 @@ func (j *jointBuilder) build(src *ir.Module) (*Joint, error) {
 	rgIn := make([]bool, len(primals))
 	j.b.meta = nil
 	for i, p := range primals {
+		*j.at = &fg.Nodes[f.inputs[i].id]
 		rgIn[i] = j.jrg[p.id]
 		if g := j.gradOf(p.id); g.Defined() && rgIn[i] {
 			grads[i] = j.finish(g, p)
 		} else if unmask && p.meta != nil {
 			grads[i] = j.b.zerosLike(p)
+		}
+		if j.b.bad != "" {
+			return nil, nodeError(j.file, fg, f.inputs[i].id, j.b.bad)
 		}
 	}
 	if conv != ConventionNone {
@@ -340,9 +351,11 @@ func (j *jointBuilder) build(src *ir.Module) (*Joint, error) {
 
 	// Write-back epilogue, then the output.
 	for _, e := range f.epilogue {
+		*j.at = &fg.Nodes[e]
 		id := j.copyNode(&fg.Nodes[e], fg.Nodes[e].Name)
 		j.effect[id] = true
 	}
+	*j.at = output
 	var result []V
 	if conv == ConventionNone {
 		result = append(result, outs...)
@@ -460,10 +473,22 @@ func (j *jointBuilder) gradOf(id ir.NodeID) V {
 // itemsOf returns the getitems of forward tuple node id (nil: not a
 // tuple).
 func (j *jointBuilder) itemsOf(id ir.NodeID) []ir.NodeID {
-	if int(id) < len(j.items) {
-		return j.items[id]
+	if int(id) < len(j.itemIdx) {
+		if k := j.itemIdx[id]; k > 0 {
+			return j.itemLists[k-1]
+		}
 	}
 	return nil
+}
+
+// setItems records the getitems of forward tuple node id.
+func (j *jointBuilder) setItems(id ir.NodeID, its []ir.NodeID) {
+	if k := j.itemIdx[id]; k > 0 {
+		j.itemLists[k-1] = its
+		return
+	}
+	j.itemLists = append(j.itemLists, its)
+	j.itemIdx[id] = int32(len(j.itemLists))
 }
 
 // finish reduces g to x's shape (sum_to_size, for broadcast inputs) and
@@ -483,9 +508,18 @@ func (j *jointBuilder) finish(g V, x V) V {
 }
 
 // bwMeta is the metadata of backward nodes for forward node n: PyTorch's
-// copy_fwd_metadata_to_bw_nodes, plus fwd_source naming the node.
-func bwMeta(n *ir.Node) *ir.Meta {
-	m := &ir.Meta{FwdSource: n.Name}
+// copy_fwd_metadata_to_bw_nodes, plus fwd_source naming the node. It is
+// cut from a slab: one allocation per 128 forward nodes, not one per node.
+func (j *jointBuilder) bwMeta(n *ir.Node) *ir.Meta {
+	if len(j.metaSlab) == cap(j.metaSlab) {
+		j.metaSlab = make([]ir.Meta, 0, 128)
+	}
+	j.metaSlab = j.metaSlab[:len(j.metaSlab)+1]
+	return fillBwMeta(&j.metaSlab[len(j.metaSlab)-1], n)
+}
+
+func fillBwMeta(m *ir.Meta, n *ir.Node) *ir.Meta {
+	m.FwdSource = n.Name
 	if n.Meta != nil {
 		m.StackTrace = n.Meta.StackTrace
 		m.NNModuleStack = n.Meta.NNModuleStack
@@ -529,6 +563,9 @@ func (j *jointBuilder) walk() error {
 		if err := j.apply(id, grads); err != nil {
 			return err
 		}
+		if j.b.bad != "" {
+			return nodeError(j.file, g, id, fmt.Sprintf("derivative of %s: %s", n.Target, j.b.bad))
+		}
 	}
 	return nil
 }
@@ -554,7 +591,7 @@ func (j *jointBuilder) apply(id ir.NodeID, grads []V) (err error) {
 	}
 	info := j.f.ops.get(n.Target)
 	if hr := info.hop; hr != nil {
-		j.b.meta = bwMeta(n)
+		j.b.meta = j.bwMeta(n)
 		defer func() { j.b.meta = nil }()
 		return hr.backward(j, id, grads)
 	}
@@ -593,7 +630,7 @@ func (j *jointBuilder) apply(id ir.NodeID, grads []V) (err error) {
 	c := &j.ctx
 	*c = Ctx{builder: j.b, fwdID: id, schema: s, args: bound, need: need, results: results, grads: grads,
 		val: j.valFn, rg: j.rgFn}
-	j.b.meta = bwMeta(n)
+	j.b.meta = j.bwMeta(n)
 	defer func() { j.b.meta = nil }()
 	// A single-output formula runs only with a defined gradient.
 	if len(grads) == 1 && !grads[0].Defined() {

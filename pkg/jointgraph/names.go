@@ -4,6 +4,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"unsafe"
 
 	"github.com/hopctl/hopctl/pkg/ir"
 )
@@ -26,6 +27,7 @@ type names struct {
 	// hint is how many more names are expected (map sizing).
 	hint int
 	buf  []byte
+	slab []byte // backs the names fresh made (str)
 }
 
 type nameBase struct {
@@ -170,8 +172,33 @@ func (n *names) fresh(candidate string) string {
 		}
 		e.next = num
 		n.buf = strconv.AppendInt(append(append(n.buf[:0], base...), '_'), int64(num), 10)
-		return string(n.buf)
+		return n.str(n.buf)
 	}
+}
+
+// numbered returns prefix followed by k ("primals_" and 3: "primals_3"),
+// cut from the slab.
+func (n *names) numbered(prefix string, k int) string {
+	n.buf = strconv.AppendInt(append(n.buf[:0], prefix...), int64(k), 10)
+	return n.str(n.buf)
+}
+
+// nameSlab is the size of the chunks fresh names are cut from.
+const nameSlab = 4096
+
+// str returns b as a string cut from the names' slab: one allocation per
+// few hundred names instead of one per name. The slab is append-only, so
+// the strings it backs never change.
+func (n *names) str(b []byte) string {
+	if len(b) == 0 || len(b) > nameSlab/8 {
+		return string(b)
+	}
+	if len(n.slab)+len(b) > cap(n.slab) {
+		n.slab = make([]byte, 0, nameSlab)
+	}
+	start := len(n.slab)
+	n.slab = append(n.slab, b...)
+	return unsafe.String(&n.slab[start], len(b))
 }
 
 func sanitize(s string) string {

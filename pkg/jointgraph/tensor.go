@@ -1,6 +1,7 @@
 package jointgraph
 
 import (
+	"fmt"
 	"math"
 	"slices"
 
@@ -303,29 +304,22 @@ func broadcastShapes(shapes ...[]ir.Dim) ([]ir.Dim, bool) {
 }
 
 // wrapDim normalises a possibly negative dimension index for rank (a
-// 0-d tensor takes -1 and 0, as torch's maybe_wrap_dim). A dimension
-// outside [-rank, rank) panics with a dimOutOfRange, which Build turns
-// into an input error at the node being processed: torch raises
-// IndexError when tracing such a call, so no traced file holds one, and
-// every caller would index a shape with it (FuzzJoint: mean.dim over
-// dim -46500627 of a 4-d tensor).
+// 0-d tensor takes -1 and 0, as torch's maybe_wrap_dim). The dimension
+// arguments of the input graph are in range (precheck refuses the others,
+// as torch raises IndexError tracing them), and the builder derives the
+// others from them: one out of range is a bug of hopctl, a panic Build
+// reports as an internal error.
 func wrapDim(d int64, rank int) int64 {
 	if rank == 0 {
 		rank = 1
 	}
 	if d < -int64(rank) || d >= int64(rank) {
-		panic(dimOutOfRange{dim: d, rank: rank})
+		panic(fmt.Sprintf("dimension %d out of range for rank %d", d, rank))
 	}
 	if d < 0 {
 		d += int64(rank)
 	}
 	return d
-}
-
-// dimOutOfRange is wrapDim's refusal of a dimension index.
-type dimOutOfRange struct {
-	dim  int64
-	rank int
 }
 
 // promoteDtype returns the result dtype of a pointwise op over the tensor

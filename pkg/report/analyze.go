@@ -179,8 +179,12 @@ func NewAnalyzeFile(path string, m *ir.Module, res *analyze.Result) AnalyzeFile 
 	return af
 }
 
-// WriteJSON writes v as indented JSON followed by a newline.
+// WriteJSON writes v as indented JSON followed by a newline. The analyze
+// document is written without reflection (writeAnalyzeJSON), the same bytes.
 func WriteJSON(w io.Writer, v any) error {
+	if doc, ok := v.(*AnalyzeDoc); ok {
+		return writeAnalyzeJSON(w, doc)
+	}
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	enc.SetEscapeHTML(false)
