@@ -655,7 +655,7 @@ func (j *jointBuilder) apply(id ir.NodeID, grads []V) (err error) {
 		}
 		if len(gr.Args) == 1 && bound[idx[0]].Kind == ir.ArgList {
 			// Tensor[] argument: one gradient per element.
-			elems := bound[idx[0]].Elems
+			elems := bound[idx[0]].Elems()
 			for k, v := range vals {
 				if k < len(elems) && elems[k].Kind == ir.ArgNode && elems[k].Ref >= 0 && j.jrg[elems[k].Ref] {
 					j.accumulate(elems[k].Ref, j.finish(v, j.val(elems[k].Ref)))
@@ -779,7 +779,7 @@ func jointSignature(src *ir.Module, g *ir.Graph, nf int) *ir.Signature {
 	}
 	outs := g.Nodes[id].Args
 	if len(outs) == 1 && (outs[0].Kind == ir.ArgTuple || outs[0].Kind == ir.ArgList) {
-		outs = outs[0].Elems
+		outs = outs[0].Elems()
 	}
 	if len(outs) != nf+len(sig.Inputs) || len(sig.Outputs) != nf {
 		return nil

@@ -114,7 +114,7 @@ func precheck(g *ir.Graph, file string, ops *opCache) error {
 					return err
 				}
 			case a.Kind == ir.ArgList || a.Kind == ir.ArgTuple:
-				for _, e := range a.Elems {
+				for _, e := range a.Elems() {
 					if e.Kind == ir.ArgInt {
 						if err := check(e.Int()); err != nil {
 							return err

@@ -340,9 +340,9 @@ func (st *state) argVal(a *ir.Arg) aval {
 			return st.vals[a.Ref]
 		}
 	case ir.ArgList, ir.ArgTuple:
-		v := aval{seq: true, elems: make([]aval, len(a.Elems))}
-		for i := range a.Elems {
-			v.elems[i] = st.argVal(&a.Elems[i])
+		v := aval{seq: true, elems: make([]aval, len(a.Elems()))}
+		for i := range a.Elems() {
+			v.elems[i] = st.argVal(&a.Elems()[i])
 		}
 		return v
 	}
