@@ -71,7 +71,9 @@ func Build(m *ir.Module, opts Options) (j *Joint, err error) {
 }
 
 func buildJoint(m *ir.Module, opts Options, at **ir.Node) (*Joint, error) {
-	f, err := functionalize(m, opts.File, opts.Registry, at)
+	// Room for the joint, which is built on the functional graph's nodes
+	// in place when it can be (forwardInPlace).
+	f, err := functionalize(m, opts.File, opts.Registry, at, 3*len(m.Root().Nodes))
 	if err != nil {
 		return nil, err
 	}
@@ -191,10 +193,32 @@ func (j *jointBuilder) build(src *ir.Module) (*Joint, error) {
 	}
 	conv := j.opts.Convention
 	j.b = newBuilder("")
-	j.b.g.Nodes = make([]ir.Node, 0, 3*len(fg.Nodes))
 	j.b.names.reserveGraph(fg, true)
 	j.b.names.expect(2 * len(fg.Nodes))
-	j.fmap = make([]ir.NodeID, len(fg.Nodes))
+	nfun := len(fg.Nodes)
+	nt := 0 // the tangents
+	for i, o := range f.outputs {
+		if masks[i] || conv != ConventionNone && o.ok {
+			nt++
+		}
+	}
+	inPlace := j.forwardInPlace(conv, nt)
+	if inPlace {
+		// The joint takes over the functional graph's nodes: the
+		// forward nodes move up to make room for the tangents, the
+		// placeholders become the primals (each reads its own value
+		// before it is overwritten). Names are taken first, from the
+		// graph as it was.
+		j.b.names.materialize()
+		np, n := len(f.inputs), len(fg.Nodes)
+		nodes := fg.Nodes[:n+nt]
+		copy(nodes[np+nt:], nodes[np:n])
+		j.b.g.Nodes = nodes[:0]
+		fg.Nodes = nil // read no more: the joint's now
+	} else {
+		j.b.g.Nodes = make([]ir.Node, 0, 3*len(fg.Nodes))
+	}
+	j.fmap = make([]ir.NodeID, nfun)
 	for i := range j.fmap {
 		j.fmap[i] = ir.NoNode
 	}
@@ -202,11 +226,19 @@ func (j *jointBuilder) build(src *ir.Module) (*Joint, error) {
 	j.valFn = j.val
 	j.rgFn = func(r ir.NodeID) bool { return j.jrg[r] }
 
+	// What the primals read of the functional placeholders, before
+	// forwardInPlace's primals overwrite them.
+	primalSrc := func(id ir.NodeID) *ir.Node {
+		if inPlace {
+			return &j.b.g.Nodes[:id+1][id]
+		}
+		return &fg.Nodes[id]
+	}
 	// Placeholders.
 	primals := make([]V, len(f.inputs))
 	addPrimals := func() {
 		for i, in := range f.inputs {
-			n := &fg.Nodes[in.id]
+			n := primalSrc(in.id)
 			primals[i] = j.b.placeholder(j.b.names.numbered("primals_", i+1), n.Val, n.Meta)
 			j.fmap[in.id] = primals[i].id
 		}
@@ -249,6 +281,9 @@ func (j *jointBuilder) build(src *ir.Module) (*Joint, error) {
 	// An internal error names the node being processed (*j.at): each
 	// phase below points it at its node, so none is blamed on the output.
 	output := *j.at
+	if inPlace {
+		j.forwardNodesInPlace(nfun)
+	}
 	for i := range fg.Nodes {
 		n := &fg.Nodes[i]
 		if n.Op == ir.OpPlaceholder || epi[ir.NodeID(i)] {
@@ -331,7 +366,7 @@ func (j *jointBuilder) build(src *ir.Module) (*Joint, error) {
 	rgIn := make([]bool, len(primals))
 	j.b.meta = nil
 	for i, p := range primals {
-		*j.at = &fg.Nodes[f.inputs[i].id]
+		*j.at = &f.src.Nodes[f.inputSrc[i]] // the functional placeholder's source (in place, the primal took its slot)
 		rgIn[i] = j.jrg[p.id]
 		if g := j.gradOf(p.id); g.Defined() && rgIn[i] {
 			grads[i] = j.finish(g, p)
@@ -381,12 +416,6 @@ func (j *jointBuilder) build(src *ir.Module) (*Joint, error) {
 			effects = append(effects, j.b.g.Nodes[i].Name)
 		}
 	}
-	nt := 0
-	for _, t := range tangentFor {
-		if t.ok {
-			nt++
-		}
-	}
 	return &Joint{Module: out, File: j.file, Masks: masks, NumPrimals: len(primals), NumTangents: nt,
 		NumFwdOutputs: nf, MutatedInputs: f.mutated, InPlaceInputs: f.inPlace, RequiresGrad: rgIn, Convention: conv, Effects: effects,
 		nested: nested}, nil
@@ -398,6 +427,63 @@ func formatInts(xs []int) string {
 		parts[i] = strconv.Itoa(x)
 	}
 	return strings.Join(parts, ",")
+}
+
+// forwardInPlace reports whether the joint can be built on the
+// functional graph's nodes (forwardNodesInPlace) rather than a copy of
+// them: when the primals come first (not create_fw_bw_graph's tangents),
+// the placeholders are the graph's first nodes, no input is written back
+// (no epilogue) and no node is a HOP call (a while_loop or scan is
+// rewritten for its backward, and their backward rules read the
+// functional graph).
+func (j *jointBuilder) forwardInPlace(conv Convention, nt int) bool {
+	f := j.f
+	fg := f.b.g
+	if conv == ConventionCreateFwBwGraph || len(f.epilogue) > 0 || cap(fg.Nodes) < len(fg.Nodes)+nt {
+		return false
+	}
+	for i, in := range f.inputs {
+		if in.id != ir.NodeID(i) {
+			return false
+		}
+	}
+	for i := len(f.inputs); i < len(fg.Nodes); i++ {
+		n := &fg.Nodes[i]
+		if n.Op == ir.OpPlaceholder || opschema.IsHOPTarget(n.Target) {
+			return false
+		}
+	}
+	return true
+}
+
+// forwardNodesInPlace turns the functional graph's non-placeholder nodes,
+// moved up past the tangents (build), into the joint's forward: what
+// copyNode does to a copy, done to the node where it is. nf is the
+// functional graph's node count.
+func (j *jointBuilder) forwardNodesInPlace(nf int) {
+	np := len(j.f.inputs)
+	off := len(j.b.g.Nodes) - np // the tangents
+	j.b.g.Nodes = j.b.g.Nodes[:nf+off]
+	for i := np; i < nf; i++ {
+		id := ir.NodeID(i + off)
+		n := &j.b.g.Nodes[id]
+		*j.at = n
+		if n.Args != nil {
+			args := j.b.arena.alloc(len(n.Args))
+			for k := range args {
+				args[k] = j.remap(n.Args[k])
+			}
+			n.Args = args
+		}
+		n.Kwargs = slices.Clone(n.Kwargs)
+		for k := range n.Kwargs {
+			n.Kwargs[k].Value = j.remap(n.Kwargs[k].Value)
+		}
+		j.fmap[i] = id
+		if j.f.effect[ir.NodeID(i)] {
+			j.effect[id] = true
+		}
+	}
 }
 
 // copyNode copies functional node n into the joint graph with its
