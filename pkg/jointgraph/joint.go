@@ -439,7 +439,7 @@ func formatInts(xs []int) string {
 func (j *jointBuilder) forwardInPlace(conv Convention, nt int) bool {
 	f := j.f
 	fg := f.b.g
-	if conv == ConventionCreateFwBwGraph || len(f.epilogue) > 0 || cap(fg.Nodes) < len(fg.Nodes)+nt {
+	if copyForward || conv == ConventionCreateFwBwGraph || len(f.epilogue) > 0 || cap(fg.Nodes) < len(fg.Nodes)+nt {
 		return false
 	}
 	for i, in := range f.inputs {
@@ -455,6 +455,10 @@ func (j *jointBuilder) forwardInPlace(conv Convention, nt int) bool {
 	}
 	return true
 }
+
+// copyForward makes every joint copy the functional graph
+// (TestForwardInPlaceMatchesCopy compares the two ways).
+var copyForward bool
 
 // forwardNodesInPlace turns the functional graph's non-placeholder nodes,
 // moved up past the tangents (build), into the joint's forward: what
