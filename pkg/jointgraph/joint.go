@@ -312,6 +312,9 @@ func (j *jointBuilder) build(src *ir.Module) (*Joint, error) {
 			continue
 		}
 		j.fmap[i] = j.copyNode(n, n.Name)
+		if j.b.bad != "" {
+			return nil, nodeError(j.file, fg, ir.NodeID(i), j.b.bad)
+		}
 		if f.effect[ir.NodeID(i)] {
 			j.effect[j.fmap[i]] = true
 		}
@@ -372,6 +375,9 @@ func (j *jointBuilder) build(src *ir.Module) (*Joint, error) {
 			grads[i] = j.finish(g, p)
 		} else if unmask && p.meta != nil {
 			grads[i] = j.b.zerosLike(p)
+		}
+		if j.b.bad != "" {
+			return nil, nodeError(j.file, fg, f.inputs[i].id, j.b.bad)
 		}
 	}
 	if conv != ConventionNone {
@@ -646,6 +652,9 @@ func (j *jointBuilder) walk() error {
 		*j.at = n
 		if err := j.apply(id, grads); err != nil {
 			return err
+		}
+		if j.b.bad != "" {
+			return nodeError(j.file, g, id, fmt.Sprintf("derivative of %s: %s", n.Target, j.b.bad))
 		}
 	}
 	return nil
