@@ -16,8 +16,8 @@ import (
 // with batch norm, LSTM, attention, in-place ops on views, inputs that
 // share storage) under each convention and with every gradient
 // unmasked, and for a synthetic Linear/LayerNorm/GELU stack; and mlp
-// takes the in-place way (the functional graph's node list becomes the
-// joint's).
+// and that stack take the in-place way (the functional graph's node list
+// becomes the joint's).
 func TestForwardInPlaceMatchesCopy(t *testing.T) {
 	files, err := filepath.Glob("../../testdata/models/*.pb")
 	if err != nil || len(files) == 0 {
@@ -63,28 +63,31 @@ func TestForwardInPlaceMatchesCopy(t *testing.T) {
 			}
 		}
 	}
-	// A make_fx trace without mutation (placeholders first): the in-place
+	// A make_fx trace without mutation (placeholders first) and the
+	// synthetic stack (placeholders between the layers): the in-place
 	// way must be the one taken.
-	m := inputs[0].m
+	var mlp *ir.Module
 	for _, in := range inputs {
 		if in.name == "mlp.pb" {
-			m = in.m
+			mlp = in.m
 		}
 	}
-	f, err := functionalize(m, "", nil, new(*ir.Node), 3*len(m.Root().Nodes))
-	if err != nil {
-		t.Fatal(err)
-	}
-	rg, err := requiresGrad(m, f.b.g, f.ops, f.effect, f.outputs, "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	jb := &jointBuilder{f: f, rg: rg, src: m, at: new(*ir.Node)}
-	fnodes := &f.b.g.Nodes[:1][0]
-	if _, err := jb.build(m); err != nil {
-		t.Fatal(err)
-	}
-	if got := &jb.b.g.Nodes[0]; got != fnodes {
-		t.Error("mlp's joint was built on a copy of its functional graph, not in place")
+	for _, m := range []*ir.Module{mlp, mlpStack(3)} {
+		f, err := functionalize(m, "", nil, new(*ir.Node), 3*len(m.Root().Nodes))
+		if err != nil {
+			t.Fatal(err)
+		}
+		rg, err := requiresGrad(m, f.b.g, f.ops, f.effect, f.outputs, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		jb := &jointBuilder{f: f, rg: rg, src: m, at: new(*ir.Node)}
+		fnodes := &f.b.g.Nodes[:1][0]
+		if _, err := jb.build(m); err != nil {
+			t.Fatal(err)
+		}
+		if got := &jb.b.g.Nodes[0]; got != fnodes {
+			t.Errorf("graph of %d nodes: the joint was built on a copy of the functional graph, not in place", len(m.Root().Nodes))
+		}
 	}
 }

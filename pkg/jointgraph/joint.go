@@ -203,16 +203,31 @@ func (j *jointBuilder) build(src *ir.Module) (*Joint, error) {
 		}
 	}
 	inPlace := j.forwardInPlace(conv, nt)
+	// What the primals take of the functional placeholders.
+	primalSrc := func(i int) (*ir.Value, *ir.Meta) {
+		n := &fg.Nodes[f.inputs[i].id]
+		return n.Val, n.Meta
+	}
 	if inPlace {
-		// The joint takes over the functional graph's nodes: the
-		// forward nodes move up to make room for the tangents, the
-		// placeholders become the primals (each reads its own value
-		// before it is overwritten). Names are taken first, from the
-		// graph as it was.
+		// The joint takes over the functional graph's nodes: the other
+		// nodes move up, in order, past the primals and tangents (from
+		// the back: a node only moves up); the primals overwrite what is
+		// left. Names are taken first, from the graph as it was.
 		j.b.names.materialize()
 		np, n := len(f.inputs), len(fg.Nodes)
+		phVal, phMeta := make([]*ir.Value, np), make([]*ir.Meta, np)
+		for i, in := range f.inputs {
+			phVal[i], phMeta[i] = fg.Nodes[in.id].Val, fg.Nodes[in.id].Meta
+		}
+		primalSrc = func(i int) (*ir.Value, *ir.Meta) { return phVal[i], phMeta[i] }
 		nodes := fg.Nodes[:n+nt]
-		copy(nodes[np+nt:], nodes[np:n])
+		w := n + nt
+		for i := n - 1; i >= 0; i-- {
+			if nodes[i].Op != ir.OpPlaceholder {
+				w--
+				nodes[w] = nodes[i]
+			}
+		}
 		j.b.g.Nodes = nodes[:0]
 		fg.Nodes = nil // read no more: the joint's now
 	} else {
@@ -226,20 +241,12 @@ func (j *jointBuilder) build(src *ir.Module) (*Joint, error) {
 	j.valFn = j.val
 	j.rgFn = func(r ir.NodeID) bool { return j.jrg[r] }
 
-	// What the primals read of the functional placeholders, before
-	// forwardInPlace's primals overwrite them.
-	primalSrc := func(id ir.NodeID) *ir.Node {
-		if inPlace {
-			return &j.b.g.Nodes[:id+1][id]
-		}
-		return &fg.Nodes[id]
-	}
 	// Placeholders.
 	primals := make([]V, len(f.inputs))
 	addPrimals := func() {
 		for i, in := range f.inputs {
-			n := primalSrc(in.id)
-			primals[i] = j.b.placeholder(j.b.names.numbered("primals_", i+1), n.Val, n.Meta)
+			val, meta := primalSrc(i)
+			primals[i] = j.b.placeholder(j.b.names.numbered("primals_", i+1), val, meta)
 			j.fmap[in.id] = primals[i].id
 		}
 	}
@@ -438,28 +445,25 @@ func formatInts(xs []int) string {
 // forwardInPlace reports whether the joint can be built on the
 // functional graph's nodes (forwardNodesInPlace) rather than a copy of
 // them: when the primals come first (not create_fw_bw_graph's tangents),
-// the placeholders are the graph's first nodes, no input is written back
-// (no epilogue) and no node is a HOP call (a while_loop or scan is
-// rewritten for its backward, and their backward rules read the
-// functional graph).
+// no input is written back (no epilogue) and no node is a HOP call (a
+// while_loop or scan is rewritten for its backward, and HOP backward
+// rules read the functional graph).
 func (j *jointBuilder) forwardInPlace(conv Convention, nt int) bool {
 	f := j.f
 	fg := f.b.g
 	if copyForward || conv == ConventionCreateFwBwGraph || len(f.epilogue) > 0 || cap(fg.Nodes) < len(fg.Nodes)+nt {
 		return false
 	}
-	for i, in := range f.inputs {
-		if in.id != ir.NodeID(i) {
-			return false
-		}
-	}
-	for i := len(f.inputs); i < len(fg.Nodes); i++ {
+	np := 0
+	for i := range fg.Nodes {
 		n := &fg.Nodes[i]
-		if n.Op == ir.OpPlaceholder || opschema.IsHOPTarget(n.Target) {
+		if n.Op == ir.OpPlaceholder {
+			np++
+		} else if opschema.IsHOPTarget(n.Target) {
 			return false
 		}
 	}
-	return true
+	return np == len(f.inputs)
 }
 
 // copyForward makes every joint copy the functional graph
@@ -467,15 +471,21 @@ func (j *jointBuilder) forwardInPlace(conv Convention, nt int) bool {
 var copyForward bool
 
 // forwardNodesInPlace turns the functional graph's non-placeholder nodes,
-// moved up past the tangents (build), into the joint's forward: what
-// copyNode does to a copy, done to the node where it is. nf is the
-// functional graph's node count.
+// moved up past the primals and tangents (build), into the joint's
+// forward: what copyNode does to a copy, done to the node where it is,
+// in the functional graph's order. nf is the functional graph's node
+// count.
 func (j *jointBuilder) forwardNodesInPlace(nf int) {
-	np := len(j.f.inputs)
-	off := len(j.b.g.Nodes) - np // the tangents
-	j.b.g.Nodes = j.b.g.Nodes[:nf+off]
-	for i := np; i < nf; i++ {
-		id := ir.NodeID(i + off)
+	inputs := j.f.inputs // the placeholders, in the graph's order
+	pos := len(j.b.g.Nodes)
+	j.b.g.Nodes = j.b.g.Nodes[:pos+nf-len(inputs)]
+	for i := range nf {
+		if len(inputs) > 0 && inputs[0].id == ir.NodeID(i) {
+			inputs = inputs[1:]
+			continue
+		}
+		id := ir.NodeID(pos)
+		pos++
 		n := &j.b.g.Nodes[id]
 		*j.at = n
 		if n.Args != nil {
