@@ -111,7 +111,10 @@ type viewStep struct {
 	out ir.NodeID
 }
 
-func functionalize(m *ir.Module, file string, reg *opschema.Registry, at **ir.Node) (*functional, error) {
+// functionalize returns the functional form of m's root graph; its node
+// list has room for room nodes (at least the graph's and an eighth more):
+// a joint builds on in place (jointBuilder.forwardInPlace).
+func functionalize(m *ir.Module, file string, reg *opschema.Registry, at **ir.Node, room int) (*functional, error) {
 	g := m.Root()
 	if reg == nil {
 		files := make([]opschema.FileSchema, len(m.Schemas))
@@ -132,7 +135,7 @@ func functionalize(m *ir.Module, file string, reg *opschema.Registry, at **ir.No
 	if err := precheck(g, file, f.ops); err != nil {
 		return nil, err
 	}
-	f.b.g.Nodes = make([]ir.Node, 0, n+n/8)
+	f.b.g.Nodes = make([]ir.Node, 0, max(n+n/8, room))
 	f.b.names.reserveGraph(g, false)
 	// Count the getitems of each node and the placeholders, then list the
 	// getitems by the node they read.

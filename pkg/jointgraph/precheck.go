@@ -38,6 +38,7 @@ import (
 // builder indexes is refused where it is read (Ctx.dim, builder.dim),
 // never a panic.
 func precheck(g *ir.Graph, file string, ops *opCache) error {
+	var scratch []ir.Arg // BindValuesInto's storage, reused from node to node
 	for i := range g.Nodes {
 		n := &g.Nodes[i]
 		if n.Op != ir.OpCallFunction {
@@ -66,9 +67,12 @@ func precheck(g *ir.Graph, file string, ops *opCache) error {
 		if s == nil {
 			continue // functionalize refuses it, or keeps a SymInt op as it is
 		}
-		bound, err := s.BindValues(n.Args, n.Kwargs)
+		bound, err := s.BindValuesInto(scratch, n.Args, n.Kwargs)
 		if err != nil {
 			continue // functionalize refuses it, naming the node
+		}
+		if len(bound) > 0 && (len(n.Args) == 0 || &bound[0] != &n.Args[0]) {
+			scratch = bound // keep the storage (not the node's own list, which bound may be)
 		}
 		if err := checkOwnValue(file, g, id, s); err != nil {
 			return err
