@@ -132,6 +132,29 @@ func BenchmarkPartitionSynth(b *testing.B) {
 	}
 }
 
+// BenchmarkPartitionLazySynth times the min-cut SplitLazy (what `hopctl
+// joint --partition` runs: the two graphs read from the joint in place)
+// per forward node.
+func BenchmarkPartitionLazySynth(b *testing.B) {
+	for _, s := range synthSizes {
+		b.Run(s.name, func(b *testing.B) {
+			m := synthForward(s.nodes)
+			j, err := Build(m, Options{})
+			if err != nil {
+				b.Fatal(err)
+			}
+			nodes := len(m.Root().Nodes)
+			cpu0 := cputime.Process()
+			for b.Loop() {
+				if _, err := SplitLazy(j, PartitionMinCut); err != nil {
+					b.Fatal(err)
+				}
+			}
+			reportPerNode(b, nodes, cpu0)
+		})
+	}
+}
+
 // TestJointMinCutScale: joint + min-cut of the MLP stack do work linear
 // in its depth, measured in allocations (a step quadratic in the depth
 // makes 10× the layers cost ~100× the allocations; linear work, 10×), and

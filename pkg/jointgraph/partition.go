@@ -589,7 +589,23 @@ func (p *partitioner) extract(cands []int32, mode PartitionMode) (*Partition, er
 	}
 	out.fw.shell, out.bw.shell = shell(out.fw, "forward"), shell(out.bw, "backward")
 	out.p = p
+	p.release(out.fw, out.bw)
 	return out, nil
+}
+
+// release drops what the partition's decisions needed and reading the two
+// graphs (emission.Node, emission.Ref, materialize) does not: the operand
+// and user lists, the per-node classes and the plans' node sets — about
+// 100 MB at 1M input nodes, which a SplitLazy partition would otherwise
+// keep live while its graphs are checked and encoded.
+func (p *partitioner) release(es ...*emission) {
+	p.opStart, p.opnd, p.useStart, p.users = nil, nil, nil, nil
+	p.bad, p.class, p.tgt, p.effect = nil, nil, nil, nil
+	p.targets, p.infos, p.fills = nil, nil, fillTable{}
+	p.primals, p.tangents, p.fwdOuts, p.bwdOuts = nil, nil, nil, nil
+	for _, e := range es {
+		e.sp.isIn, e.sp.live = nil, nil
+	}
 }
 
 // materialize copies the forward and backward graphs' nodes into modules
