@@ -15,15 +15,22 @@ spawning a process, which is not the command's.
 With --vs OTHER (a second binary), the same arguments are run with OTHER
 in place of CMD's program, alternately with CMD (which one goes first
 changes every run), and a row is printed for each: a before/after
-comparison under the same load on a shared machine.
+comparison under the same load on a shared machine. Both programs are
+run from copies made for the run (written with large writes, as cp
+writes): how a file was written decides how the page cache holds it, and
+an executable the Go linker wrote (through a shared mapping, page by page)
+starts about 1 ms of processor time slower than a copy of it (README,
+Performance), which would bias the comparison towards the copied one.
 
 Standard library only, so it runs under any python3.
 """
 
 import argparse
 import os
+import shutil
 import statistics
 import sys
+import tempfile
 import time
 
 
@@ -62,6 +69,19 @@ def main():
         ap.error("no command")
     ok = {int(c) for c in args.ok_codes.split(",")}
     cmds = [cmd] + ([[args.vs] + cmd[1:]] if args.vs else [])
+    names = [c[0] for c in cmds]
+    if args.vs:
+        with tempfile.TemporaryDirectory(prefix="bench-cmd-") as tmp:
+            for k, c in enumerate(cmds):
+                copy = os.path.join(tmp, "%d-%s" % (k, os.path.basename(c[0])))
+                shutil.copy2(shutil.which(c[0]) or c[0], copy)
+                cmds[k] = [copy] + c[1:]
+            measure(args, cmds, names, ok)
+        return
+    measure(args, cmds, names, ok)
+
+
+def measure(args, cmds, names, ok):
     for c in cmds:
         _, _, code, _ = run_once(c)  # warm-up: page cache, binary
         if code not in ok:
@@ -85,6 +105,7 @@ def main():
             rss[k] = max(rss[k], r)
     spawn = statistics.median(base) if base else 0.0
     for k, c in enumerate(cmds):
+        c = [names[k]] + c[1:]
         label = args.label or " ".join(os.path.basename(a) if i == 0 else a for i, a in enumerate(c))
         if args.vs:
             label = "%s: %s" % (os.path.basename(c[0]), label)
