@@ -308,6 +308,13 @@ func checkBad(t *testing.T, inv invocation, path string, want []string) []string
 	if !strings.Contains(r.stderr, path) {
 		errs = append(errs, "stderr does not name the file")
 	}
+	for _, line := range strings.Split(r.stderr, "\n") {
+		if strings.Count(line, path) > 1 {
+			// issue 12: the self-reference error named the file twice
+			errs = append(errs, fmt.Sprintf("a line names the file twice: %.300q", line))
+			break
+		}
+	}
 	for _, w := range want {
 		found := strings.Contains(r.stderr, w) || strings.Contains(r.stdout, w)
 		if !found && inv.structured {

@@ -27,6 +27,8 @@ type nameIndex struct {
 	slots []uint64
 	used  int // slots in use
 	dups  int
+	// shared collects the counts of goroutines inserting at once (insert).
+	shared struct{ used, dups atomic.Int64 }
 }
 
 // nameSlot packs a hash and a node id into a slot.
@@ -108,7 +110,7 @@ func nameSlots(n int) int {
 // buildNameIndex indexes the nodes of g.
 func buildNameIndex(g *Graph) *nameIndex {
 	n := len(g.Nodes)
-	x := &nameIndex{g: g, seed: maphash.MakeSeed(), slots: make([]uint64, nameSlots(n))}
+	x := newNameIndex(g, n)
 	workers := 1
 	if n >= parallelNodes {
 		workers = min(runtime.GOMAXPROCS(0), 4)
@@ -119,47 +121,70 @@ func buildNameIndex(g *Graph) *nameIndex {
 		}
 		return x
 	}
-	// Each worker inserts a contiguous range of nodes. A name met twice
-	// counts one duplicate whichever worker meets it second; the slot keeps
-	// the smaller id, replaced by compare-and-swap if a later node got
-	// there first.
-	var used, dups atomic.Int64
-	mask := uint64(len(x.slots) - 1)
-	fill := func(lo, hi int) {
-		u, d := 0, 0
-		for id := lo; id < hi; id++ {
-			name := g.Nodes[id].Name
-			h := maphash.String(x.seed, name)
-			mine := nameSlot(h, NodeID(id))
-			for i := h >> 32 & mask; ; {
-				p := &x.slots[i]
-				s := atomic.LoadUint64(p)
-				if s == 0 {
-					if atomic.CompareAndSwapUint64(p, 0, mine) {
-						u++
-						break
-					}
-					continue // another worker took it: look again
-				}
-				if x.sameName(s, h, name) {
-					d++
-					if slotID(s) > NodeID(id) && !atomic.CompareAndSwapUint64(p, s, mine) {
-						d-- // the slot changed under us: look again
-						continue
-					}
-					break
-				}
-				i = (i + 1) & mask
-			}
-		}
-		used.Add(int64(u))
-		dups.Add(int64(d))
-	}
 	var wg sync.WaitGroup
 	for w := range workers {
-		wg.Go(func() { fill(w*n/workers, (w+1)*n/workers) })
+		wg.Go(func() {
+			var c nameCounts
+			for id := w * n / workers; id < (w+1)*n/workers; id++ {
+				x.insert(g.Nodes[id].Name, NodeID(id), &c)
+			}
+			x.addCounts(c)
+		})
 	}
 	wg.Wait()
-	x.used, x.dups = int(used.Load()), int(dups.Load())
+	x.finish()
 	return x
+}
+
+// newNameIndex returns an empty index of g with room for n names.
+func newNameIndex(g *Graph, n int) *nameIndex {
+	return &nameIndex{g: g, seed: maphash.MakeSeed(), slots: make([]uint64, nameSlots(n))}
+}
+
+// nameCounts are one goroutine's counts of slots used and duplicates met
+// while it inserts (insert), added to the index's once it is done.
+type nameCounts struct{ used, dups int }
+
+// insert records node id's name in x, as add does, but safely while other
+// goroutines insert too (without growing: x has room for every name):
+// slots are claimed by compare-and-swap. A name met twice counts one
+// duplicate whichever goroutine meets it second; the slot keeps the smaller
+// id, replaced if a later node got there first. Node id must be written
+// before it is inserted: other goroutines read its name once its slot is
+// visible. The counts go to c; addCounts and finish make them x's.
+func (x *nameIndex) insert(name string, id NodeID, c *nameCounts) {
+	mask := uint64(len(x.slots) - 1)
+	h := maphash.String(x.seed, name)
+	mine := nameSlot(h, id)
+	for i := h >> 32 & mask; ; {
+		p := &x.slots[i]
+		s := atomic.LoadUint64(p)
+		if s == 0 {
+			if atomic.CompareAndSwapUint64(p, 0, mine) {
+				c.used++
+				return
+			}
+			continue // another goroutine took it: look again
+		}
+		if x.sameName(s, h, name) {
+			if slotID(s) > id && !atomic.CompareAndSwapUint64(p, s, mine) {
+				continue // the slot changed under us: look again
+			}
+			c.dups++
+			return
+		}
+		i = (i + 1) & mask
+	}
+}
+
+// addCounts adds one goroutine's counts (insert) to the index's.
+func (x *nameIndex) addCounts(c nameCounts) {
+	x.shared.used.Add(int64(c.used))
+	x.shared.dups.Add(int64(c.dups))
+}
+
+// finish makes the counts of concurrent inserts the index's, once every
+// inserting goroutine is done.
+func (x *nameIndex) finish() {
+	x.used, x.dups = int(x.shared.used.Load()), int(x.shared.dups.Load())
 }

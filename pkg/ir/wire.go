@@ -97,6 +97,16 @@ type wireDecoder struct {
 	scratch []Arg
 	// targets interns node targets (target).
 	targets map[string]string
+	// unset records that an argument may have been left without a value
+	// (a dict or constant entry's: the decoder refuses the others at once),
+	// so finishGraph must look for one.
+	unset bool
+	// pending lists, per graph decoded on all cores, the references its
+	// workers did not resolve while decoding (resolveWindow), one list per
+	// worker; finishGraph resolves them.
+	pending map[*Graph][][]*Arg
+	// unresolved collects a worker's references for pending.
+	unresolved []*Arg
 }
 
 // strChunk is the size of the blocks strings are copied into.
@@ -176,7 +186,8 @@ func decodeBinaryIn(data []byte, file string, alias bool, region []byte) (*Modul
 	m.Graphs = append(make([]*Graph, 0, 1+len(subs)), root)
 	m.Graphs = append(m.Graphs, subs...)
 	for _, g := range m.Graphs {
-		if err := finishGraph(g, file); err != nil {
+		pending, windowed := d.pending[g]
+		if err := finishGraph(g, file, d.unset, windowed, pending); err != nil {
 			return nil, err
 		}
 	}
@@ -184,9 +195,22 @@ func decodeBinaryIn(data []byte, file string, alias bool, region []byte) (*Modul
 }
 
 // finishGraph indexes names, resolves references and reports arguments that
-// have no value, as FromProto does.
-func finishGraph(g *Graph, file string) error {
+// have no value, as FromProto does. When the graph was decoded on all cores
+// (windowed), its workers indexed it and resolved the references they could
+// (resolveWindow); pending are the others. When no node name repeats and
+// no argument can be unset, those are all there is left to do.
+func finishGraph(g *Graph, file string, unset, windowed bool, pending [][]*Arg) error {
 	g.Reindex()
+	if names := g.names(); windowed && !unset && names.dups == 0 {
+		for _, list := range pending {
+			for _, a := range list {
+				if id, ok := names.get(a.S); ok {
+					a.Ref = id
+				}
+			}
+		}
+		return nil
+	}
 	// Resolve references on all cores: the index is only read now.
 	workers := 1
 	if len(g.Nodes) >= parallelNodes {
@@ -229,6 +253,9 @@ func resolveRange(g *Graph, file string, lo, hi int) error {
 		}
 		n.WalkRefs(func(a *Arg) {
 			if unique {
+				if a.Ref != NoNode {
+					return // resolved while decoding (resolveWindow)
+				}
 				// Most references name one of the last few nodes: compare
 				// names there before hashing into the index. With no
 				// duplicate names, a match is the node the index holds.
@@ -241,6 +268,8 @@ func resolveRange(g *Graph, file string, lo, hi int) error {
 			}
 			if id, ok := names.get(a.S); ok {
 				a.Ref = id
+			} else {
+				a.Ref = NoNode
 			}
 		})
 	}
@@ -561,6 +590,8 @@ func (d *wireDecoder) pair(b []byte, one, two *string) error {
 const parallelNodes = 20000
 
 func (d *wireDecoder) graph(b []byte, g *Graph) error {
+	// A graph merged from several messages is resolved afterwards.
+	delete(d.pending, g)
 	// Count the node messages first, so the slice is allocated once, and
 	// note where every markEvery-th one starts, so that large graphs can
 	// be split between cores (a list of every node's bytes cost 24 bytes
@@ -608,7 +639,13 @@ func (d *wireDecoder) graph(b []byte, g *Graph) error {
 	// One allocation, no copy; the workers fill the new nodes in place.
 	// Nothing was ever written past len(g.Nodes), so the new ones are zero.
 	g.Nodes = slices.Grow(g.Nodes, count)[:base+count]
+	// The workers also resolve the references to the few nodes before
+	// each node while they decode it (resolveWindow), with the names in the
+	// cache; finishGraph resolves the rest. Only for a graph decoded whole:
+	// a merged one (base > 0) is resolved afterwards.
+	windowed := base == 0
 	errs := make([]error, workers)
+	decoders := make([]*wireDecoder, workers)
 	// Each worker decodes whole runs of markEvery nodes, from a mark on.
 	per := (len(marks) + workers - 1) / workers
 	var wg sync.WaitGroup
@@ -619,6 +656,7 @@ func (d *wireDecoder) graph(b []byte, g *Graph) error {
 		}
 		start := marks[w*per]
 		wd := &wireDecoder{end: d.end, alias: d.alias, region: d.region, depth: d.depth + 1, vals: map[string]*Value{}}
+		decoders[w] = wd
 		wg.Go(func() {
 			defer guardFaults(wd.region)()
 			defer catchFault(wd.region, &errs[w])
@@ -640,6 +678,9 @@ func (d *wireDecoder) graph(b []byte, g *Graph) error {
 				var n Node
 				err = wd.node(f.body, &n)
 				g.Nodes[base+i] = n
+				if windowed && err == nil {
+					wd.unresolved = resolveWindow(g.Nodes, i, lo, wd.unresolved)
+				}
 				if (i-lo)&progressBatch == progressBatch {
 					nodesDone(progressBatch + 1)
 					// The input this worker has decoded leaves memory.
@@ -657,7 +698,54 @@ func (d *wireDecoder) graph(b []byte, g *Graph) error {
 	}
 	wg.Wait()
 	// The first error in node order, as a sequential decode reports it.
-	return firstError(errs)
+	if err := firstError(errs); err != nil {
+		return err
+	}
+	pending := make([][]*Arg, 0, workers)
+	for _, wd := range decoders {
+		if wd != nil {
+			d.unset = d.unset || wd.unset
+			pending = append(pending, wd.unresolved)
+		}
+	}
+	if windowed {
+		if d.pending == nil {
+			d.pending = map[*Graph][][]*Arg{}
+		}
+		d.pending[g] = pending
+	}
+	return nil
+}
+
+// resolveWindow points the references of node i of nodes to the nearest
+// of the refWindow nodes before it that has the name, looking no further
+// back than node lo: most references name one of the last few nodes. They
+// are what finishGraph would find when no two nodes share a name; when
+// some do, it resolves every reference again through the index. It returns
+// pending with the references it did not resolve added.
+func resolveWindow(nodes []Node, i, lo int, pending []*Arg) []*Arg {
+	n := &nodes[i]
+	first := max(lo, i-refWindow)
+	match := func(a *Arg) {
+		for j := i - 1; j >= first; j-- {
+			if nodes[j].Name == a.S {
+				a.Ref = NodeID(j)
+				return
+			}
+		}
+		pending = append(pending, a)
+	}
+	for k := range n.Args {
+		if a := &n.Args[k]; a.Kind == ArgNode {
+			match(a)
+		} else if len(a.Elems) > 0 {
+			a.WalkRefs(match)
+		}
+	}
+	for k := range n.Kwargs {
+		n.Kwargs[k].Value.WalkRefs(match)
+	}
+	return pending
 }
 
 // markEvery is how many nodes apart graph notes where node messages start:
@@ -920,6 +1008,7 @@ func (d *wireDecoder) argField(f wireField, a *Arg) error {
 			err := d.kwarg(g.body, &kw)
 			a.SetKeys(append(a.Keys(), kw.Name))
 			a.Elems = append(a.Elems, kw.Value)
+			d.unset = d.unset || kw.Value.Kind == argUnset
 			return err
 		})
 	case 16:
@@ -981,6 +1070,7 @@ func (d *wireDecoder) argField(f wireField, a *Arg) error {
 				err := d.kwarg(g.body, &kw)
 				a.SetKeys(append(a.Keys(), kw.Name))
 				a.Elems = append(a.Elems, kw.Value)
+				d.unset = d.unset || kw.Value.Kind == argUnset
 				return err
 			}
 			return nil

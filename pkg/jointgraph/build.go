@@ -58,6 +58,9 @@ type builder struct {
 	arena argArena
 	// metas interns the emitted nodes' tensor metadata (nil: none).
 	metas *metaTable
+	// bad is the first dimension out of range an op was given (dim), ""
+	// while none: the caller reports it at its node.
+	bad string
 }
 
 func newBuilder(name string) *builder {

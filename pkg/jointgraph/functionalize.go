@@ -189,6 +189,9 @@ func functionalize(m *ir.Module, file string, reg *opschema.Registry, at **ir.No
 		default:
 			err = nodeError(file, g, id, fmt.Sprintf("%s nodes are not supported in a forward graph", nd.Op))
 		}
+		if err == nil && f.b.bad != "" {
+			err = nodeError(file, g, id, f.b.bad)
+		}
 		if err != nil {
 			return nil, err
 		}
@@ -689,7 +692,12 @@ func (f *functional) fixInplaceViewInput(id, self ir.NodeID) {
 		if len(nd.Args) < 3 || nd.Args[1].Kind != ir.ArgInt || nd.Args[2].Kind != ir.ArgInt {
 			return
 		}
-		perm = transposePerm(r, wrapDim(nd.Args[1].Int(), r), wrapDim(nd.Args[2].Int(), r))
+		d0, ok0 := f.b.dim(nd.Args[1].Int(), r)
+		d1, ok1 := f.b.dim(nd.Args[2].Int(), r)
+		if !ok0 || !ok1 {
+			return
+		}
+		perm = transposePerm(r, d0, d1)
 	case "aten.t_.default":
 		if r < 2 {
 			return
@@ -938,7 +946,7 @@ func (f *functional) scatter(st viewStep, interV func() V, interShape []ir.Dim, 
 		for _, e := range arg("dims").Elems {
 			dims = append(dims, e.Int())
 		}
-		return b.permute(nv, invertPerm(dims, len(dims))), nil
+		return b.permute(nv, b.invertPerm(dims, len(dims))), nil
 	case "aten.view.default", "aten._unsafe_view.default", "aten._reshape_alias.default", "aten.reshape.default",
 		"aten.squeeze.default", "aten.squeeze.dim", "aten.unsqueeze.default", "aten.view_copy.default",
 		"aten.flatten.using_ints", "aten.unflatten.int":
@@ -949,7 +957,10 @@ func (f *functional) scatter(st viewStep, interV func() V, interShape []ir.Dim, 
 		}
 	case "aten.split.Tensor", "aten.split_with_sizes.default", "aten.chunk.default":
 		d := ival("dim", 0)
-		dim := wrapDim(d, inter.Rank())
+		dim, ok := f.b.dim(d, inter.Rank())
+		if !ok {
+			break
+		}
 		sizes := splitSizes(s, bound, inter.Shape()[dim].Val)
 		if st.item < len(sizes) {
 			start := int64(0)

@@ -79,8 +79,8 @@ func TestDimOutOfRange(t *testing.T) {
 
 // TestNegativeGetitemIndex: a getitem with a negative index (Python's
 // t[-1], which no trace writes) is refused at its node; requiresGrad
-// indexed the tuple's element list with it (FuzzJointEdits'
-// testdata/fuzz/FuzzJointEdits/getitem_negative_index). convbn's
+// indexed the tuple's element list with it (found by FuzzJointEdits).
+// convbn's
 // batch-norm getitem, edited.
 func TestNegativeGetitemIndex(t *testing.T) {
 	m := loadRequiringGrad(t, "../../testdata/models/convbn.pb")
@@ -149,6 +149,23 @@ func TestJointEditsFindings(t *testing.T) {
 		// value): functionalize wrote through it as a split of 0 pieces.
 		{"split_with_tensor_value", "../../testdata/models/inplace_views.pb", "y012",
 			"node mul: has a recorded value that is a tensor, but aten.split.Tensor returns a list of tensors"},
+		// max_pool2d_with_indices' tuple value edited to (f32[4], f32[4]):
+		// the functional getitem takes the tuple's element, so mean.dim's
+		// input became 1-d under dims [-1, -2] checked against 4-d.
+		{"getitem_value_not_element", "../../testdata/models/convbn.pb", "\xb91.10",
+			"node getitem_3: recorded value f32[2, 8, 8, 8] is not element 0 of max_pool2d_with_indices's, f32[4]"},
+		// A stack of two 2-d tensors over dim 1 recorded as f32[4]: in
+		// range of its inputs, not of the result the formula selects from.
+		{"stack_value_rank", "../../testdata/hops_real/assoc_alias.pb", "7012",
+			"node stack: derivative of aten.stack.default: dimension 1 is out of range for rank 1"},
+		// A mul recorded as f32[4] written through a slice over dim 1:
+		// the builder's slice (no Ctx) indexed the 1-d shape with it.
+		{"slice_scatter_value_rank", "../../testdata/models/inplace_views.pb", "7022",
+			"node slice_scatter: derivative of aten.slice_scatter.default: dimension 1 is out of range for rank 1"},
+		// permute_1's input recorded as f32[4] (rank 1), the permutation
+		// [0, 1]: inverting it indexed past the rank.
+		{"permute_value_rank", "../../testdata/hops_real/assoc_alias.pb", "7092",
+			"node permute_1: derivative of aten.permute.default: permutation of 2 dims for a tensor of rank 1"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			m := loadRequiringGrad(t, c.path)

@@ -130,6 +130,9 @@ type jointBuilder struct {
 	valFn          func(ir.NodeID) V
 	rgFn           func(ir.NodeID) bool
 
+	// metaSlab holds the backward nodes' metadata (bwMeta).
+	metaSlab []ir.Meta
+
 	// invoke names the invoke_subgraph backward graphs built so far.
 	invoke invokeSubgraphs
 }
@@ -274,6 +277,9 @@ func (j *jointBuilder) build(src *ir.Module) (*Joint, error) {
 			continue
 		}
 		j.fmap[i] = j.copyNode(n, n.Name)
+		if j.b.bad != "" {
+			return nil, nodeError(j.file, fg, ir.NodeID(i), j.b.bad)
+		}
 		if f.effect[ir.NodeID(i)] {
 			j.effect[j.fmap[i]] = true
 		}
@@ -334,6 +340,9 @@ func (j *jointBuilder) build(src *ir.Module) (*Joint, error) {
 			grads[i] = j.finish(g, p)
 		} else if unmask && p.meta != nil {
 			grads[i] = j.b.zerosLike(p)
+		}
+		if j.b.bad != "" {
+			return nil, nodeError(j.file, fg, f.inputs[i].id, j.b.bad)
 		}
 	}
 	if conv != ConventionNone {
@@ -499,9 +508,18 @@ func (j *jointBuilder) finish(g V, x V) V {
 }
 
 // bwMeta is the metadata of backward nodes for forward node n: PyTorch's
-// copy_fwd_metadata_to_bw_nodes, plus fwd_source naming the node.
-func bwMeta(n *ir.Node) *ir.Meta {
-	m := &ir.Meta{FwdSource: n.Name}
+// copy_fwd_metadata_to_bw_nodes, plus fwd_source naming the node. It is
+// cut from a slab: one allocation per 128 forward nodes, not one per node.
+func (j *jointBuilder) bwMeta(n *ir.Node) *ir.Meta {
+	if len(j.metaSlab) == cap(j.metaSlab) {
+		j.metaSlab = make([]ir.Meta, 0, 128)
+	}
+	j.metaSlab = j.metaSlab[:len(j.metaSlab)+1]
+	return fillBwMeta(&j.metaSlab[len(j.metaSlab)-1], n)
+}
+
+func fillBwMeta(m *ir.Meta, n *ir.Node) *ir.Meta {
+	m.FwdSource = n.Name
 	if n.Meta != nil {
 		m.StackTrace = n.Meta.StackTrace
 		m.NNModuleStack = n.Meta.NNModuleStack
@@ -545,6 +563,9 @@ func (j *jointBuilder) walk() error {
 		if err := j.apply(id, grads); err != nil {
 			return err
 		}
+		if j.b.bad != "" {
+			return nodeError(j.file, g, id, fmt.Sprintf("derivative of %s: %s", n.Target, j.b.bad))
+		}
 	}
 	return nil
 }
@@ -570,7 +591,7 @@ func (j *jointBuilder) apply(id ir.NodeID, grads []V) (err error) {
 	}
 	info := j.f.ops.get(n.Target)
 	if hr := info.hop; hr != nil {
-		j.b.meta = bwMeta(n)
+		j.b.meta = j.bwMeta(n)
 		defer func() { j.b.meta = nil }()
 		return hr.backward(j, id, grads)
 	}
@@ -609,7 +630,7 @@ func (j *jointBuilder) apply(id ir.NodeID, grads []V) (err error) {
 	c := &j.ctx
 	*c = Ctx{builder: j.b, fwdID: id, schema: s, args: bound, need: need, results: results, grads: grads,
 		val: j.valFn, rg: j.rgFn}
-	j.b.meta = bwMeta(n)
+	j.b.meta = j.bwMeta(n)
 	defer func() { j.b.meta = nil }()
 	// A single-output formula runs only with a defined gradient.
 	if len(grads) == 1 && !grads[0].Defined() {

@@ -17,7 +17,30 @@ func isContiguous(m *ir.TensorMeta) bool {
 	if m.Stride == nil {
 		return true
 	}
-	return ir.IsContiguous(m.Shape, m.Stride)
+	return stridesContiguous(m.Shape, m.Stride)
+}
+
+// stridesContiguous is ir.IsContiguous without building the contiguous
+// strides when every size is a plain integer (the rules ask it of most
+// nodes they emit).
+func stridesContiguous(shape, stride []ir.Dim) bool {
+	if len(shape) != len(stride) {
+		return false
+	}
+	for i := range shape {
+		if shape[i].Expr != "" {
+			return ir.IsContiguous(shape, stride)
+		}
+	}
+	want := int64(1)
+	for i := len(shape) - 1; i >= 0; i-- {
+		v := shape[i].Val
+		if v != 1 && !stride[i].Equal(ir.Dim{Val: want}) {
+			return false
+		}
+		want *= v
+	}
+	return true
 }
 
 // viewMeta returns the metadata of a view of m with the given shape and
@@ -31,7 +54,7 @@ func viewMeta(m *ir.TensorMeta, shape, stride []ir.Dim) *ir.TensorMeta {
 
 // viewMemFormat is the memory format a view's metadata records.
 func viewMemFormat(shape, stride []ir.Dim) string {
-	if stride == nil || ir.IsContiguous(shape, stride) {
+	if stride == nil || stridesContiguous(shape, stride) {
 		return "contiguous_format"
 	}
 	return ""
@@ -214,18 +237,31 @@ func (b *builder) transpose(x V, d0, d1 int64) V {
 	r := x.Rank()
 	var m *ir.TensorMeta
 	if x.meta != nil {
-		m = b.permuteMeta(x.meta, transposePerm(r, wrapDim(d0, r), wrapDim(d1, r)))
+		w0, ok0 := b.dim(d0, r)
+		w1, ok1 := b.dim(d1, r)
+		if ok0 && ok1 {
+			m = b.permuteMeta(x.meta, transposePerm(r, w0, w1))
+		}
 	}
 	return b.op("aten.transpose.int", m, x, d0, d1)
 }
 
 func (b *builder) permute(x V, perm []int64) V {
 	r := x.Rank()
-	p := make([]int64, len(perm))
-	for i, d := range perm {
-		p[i] = wrapDim(d, r)
+	var m *ir.TensorMeta
+	if x.meta != nil {
+		p := make([]int64, len(perm))
+		ok := true
+		for i, d := range perm {
+			var okd bool
+			p[i], okd = b.dim(d, r)
+			ok = ok && okd
+		}
+		if ok {
+			m = b.permuteMeta(x.meta, p)
+		}
 	}
-	return b.op("aten.permute.default", b.permuteMeta(x.meta, p), x, perm)
+	return b.op("aten.permute.default", m, x, perm)
 }
 
 // reshape emits view when x's strides allow one, reshape (a copy)
@@ -327,8 +363,9 @@ func (b *builder) expand(x V, shape []ir.Dim) V {
 
 func (b *builder) unsqueeze(x V, d int64) V {
 	var m *ir.TensorMeta
-	if x.meta != nil {
-		d = wrapDim(d, x.Rank()+1)
+	if x.meta == nil {
+	} else if w, ok := b.dim(d, x.Rank()+1); ok {
+		d = w
 		shape := slices.Insert(slices.Clone(x.Shape()), int(d), ir.Dim{Val: 1})
 		if isContiguous(x.meta) {
 			m = b.viewMeta(x.meta, shape, ir.ContiguousStrides(shape))
@@ -341,8 +378,9 @@ func (b *builder) unsqueeze(x V, d int64) V {
 
 func (b *builder) squeezeDim(x V, d int64) V {
 	var m *ir.TensorMeta
-	if x.meta != nil {
-		d = wrapDim(d, x.Rank())
+	if x.meta == nil {
+	} else if w, ok := b.dim(d, x.Rank()); ok {
+		d = w
 		shape := slices.Clone(x.Shape())
 		if int(d) < len(shape) && isOne(shape[d]) {
 			shape = slices.Delete(shape, int(d), int(d)+1)
@@ -365,7 +403,11 @@ func (b *builder) sum(x V, dimsToSum []int64, keepdim bool) V {
 		}
 		red = red[:r]
 		for _, d := range dimsToSum {
-			red[wrapDim(d, r)] = true
+			w, ok := b.dim(d, r)
+			if !ok {
+				return b.op("aten.sum.dim_IntList", nil, x, dimsToSum, keepdim)
+			}
+			red[w] = true
 		}
 		for i, d := range x.Shape() {
 			switch {

@@ -34,10 +34,16 @@ import (
 func precheck(g *ir.Graph, file string, ops *opCache) error {
 	for i := range g.Nodes {
 		n := &g.Nodes[i]
-		if n.Op != ir.OpCallFunction || n.Target == "_operator.getitem" {
+		if n.Op != ir.OpCallFunction {
 			continue
 		}
 		id := ir.NodeID(i)
+		if n.Target == "_operator.getitem" {
+			if err := checkGetitem(file, g, id); err != nil {
+				return err
+			}
+			continue
+		}
 		if opschema.IsHOPTarget(n.Target) {
 			var err error
 			n.WalkRefs(func(a *ir.Arg) {
@@ -147,6 +153,57 @@ func checkOwnValue(file string, g *ir.Graph, id ir.NodeID, s *opschema.Schema) e
 		got = "has a recorded value that is " + valueKind(n.Val)
 	}
 	return valueError(file, g, id, fmt.Sprintf("%s, but %s returns %s", got, n.Target, what))
+}
+
+// dim is wrapDim for a dimension argument a formula reads, against the
+// rank of the tensor it indexes. precheck has checked it against the
+// node's input and result, but when their recorded values disagree (an
+// edited file: a stack recorded as 1-d) it can be out of range for the
+// one the formula indexes: that records a failure, naming the node, and
+// returns 0.
+func (c *Ctx) dim(d int64, rank int) int64 {
+	r := max(rank, 1)
+	if d < -int64(r) || d >= int64(r) {
+		c.fail("dimension %d is out of range for rank %d: the recorded values of the node and its inputs disagree", d, rank)
+		return 0
+	}
+	return wrapDim(d, rank)
+}
+
+// dim is wrapDim for the builder's ops, whose dims come from the input
+// graph's arguments: out of range for the tensor at hand (recorded values
+// that disagree) it records the failure in b.bad and returns false, and
+// the op computes no metadata; the node's rule or functionalization step
+// then fails with it.
+func (b *builder) dim(d int64, rank int) (int64, bool) {
+	r := max(rank, 1)
+	if d < -int64(r) || d >= int64(r) {
+		if b.bad == "" {
+			b.bad = fmt.Sprintf("dimension %d is out of range for rank %d: the recorded values of the node and its inputs disagree", d, rank)
+		}
+		return 0, false
+	}
+	return wrapDim(d, rank), true
+}
+
+// checkGetitem refuses a getitem whose recorded value is not the element
+// of its tuple's recorded value it takes: the functional graph reads the
+// element from the tuple, so its consumers' shapes would not be the ones
+// they were checked against.
+func checkGetitem(file string, g *ir.Graph, id ir.NodeID) error {
+	n := &g.Nodes[id]
+	if len(n.Args) != 2 || n.Args[0].Kind != ir.ArgNode || n.Args[0].Ref < 0 || n.Args[1].Kind != ir.ArgInt || n.Val == nil {
+		return nil // functionalize refuses the forms it does not take
+	}
+	tv, k := g.Nodes[n.Args[0].Ref].Val, n.Args[1].Int()
+	if tv == nil || tv.Kind != ir.ValTuple && tv.Kind != ir.ValList || k < 0 || k >= int64(len(tv.Elems)) {
+		return nil
+	}
+	e, v := valueTensor(&tv.Elems[k]), valueTensor(n.Val)
+	if e == nil && v == nil || e != nil && v != nil && ir.DimsEqual(e.Shape, v.Shape) && e.Dtype == v.Dtype {
+		return nil
+	}
+	return nodeError(file, g, id, fmt.Sprintf("recorded value %s is not element %d of %s's, %s: the file was edited", ir.ShortValue(n.Val), k, ir.Printable(n.Args[0].S), ir.ShortValue(&tv.Elems[k])))
 }
 
 // valueKind describes a recorded value's kind, for messages.

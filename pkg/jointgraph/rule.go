@@ -37,7 +37,12 @@ type Grad struct {
 
 // one builds the formula of a single argument.
 func one(arg string, f func(c *Ctx) V) Grad {
-	return Grad{Args: []string{arg}, Fn: func(c *Ctx) []V { return []V{f(c)} }}
+	return Grad{Args: []string{arg}, Fn: func(c *Ctx) []V {
+		// The result is read before the next formula runs (apply):
+		// Ctx's own storage, not a slice per call.
+		c.one[0] = f(c)
+		return c.one[:]
+	}}
 }
 
 // many builds a formula covering several arguments at once; f returns one
@@ -188,6 +193,7 @@ type Ctx struct {
 	val     func(ir.NodeID) V
 	rg      func(ir.NodeID) bool
 	err     string // the first failure, "" while none
+	one     [1]V   // the result of a one() formula
 }
 
 // needElem reports whether a Tensor[] element needs a gradient.

@@ -74,7 +74,7 @@ func indexRules() []Rule {
 			ts := c.InList("tensors")
 			out := make([]V, len(ts))
 			rank := c.Out().Rank()
-			d := wrapDim(c.Int("dim"), rank)
+			d := c.dim(c.Int("dim"), rank)
 			off := int64(0)
 			for i, t := range ts {
 				if t.meta == nil {
@@ -83,6 +83,10 @@ func indexRules() []Rule {
 				}
 				if t.Rank() == 1 && t.Shape()[0].Expr == "" && t.Shape()[0].Val == 0 && rank != 1 {
 					continue // legacy empty tensor: skipped by cat
+				}
+				if t.Rank() != rank {
+					c.fail("cat input %d has rank %d, the result %d: the recorded values disagree", i, t.Rank(), rank)
+					return nil
 				}
 				n := t.Shape()[d]
 				if n.Expr != "" {
@@ -99,7 +103,7 @@ func indexRules() []Rule {
 		{Op: "aten.stack.default", Grads: []Grad{{Args: []string{"tensors"}, Fn: func(c *Ctx) []V {
 			ts := c.InList("tensors")
 			out := make([]V, len(ts))
-			d := wrapDim(c.Int("dim"), c.Out().Rank())
+			d := c.dim(c.Int("dim"), c.Out().Rank())
 			for i, t := range ts {
 				if isTensor(t) && c.needElem(t) {
 					out[i] = c.selectInt(c.Grad(), d, int64(i))

@@ -85,12 +85,12 @@ func reductionRules() []Rule {
 		})}},
 		{Op: "aten.prod.dim_int", Grads: []Grad{one("self", func(c *Ctx) V {
 			x := c.In("self")
-			d := wrapDim(c.Int("dim"), x.Rank())
+			d := c.dim(c.Int("dim"), x.Rank())
 			g := c.restoreDims(c.Grad(), []int64{d}, c.Bool("keepdim"))
 			return c.mul(c.prodOthers(x, d), g)
 		})}},
 		{Op: "aten.cumsum.default", Grads: []Grad{one("self", func(c *Ctx) V {
-			d := []int64{wrapDim(c.Int("dim"), c.In("self").Rank())}
+			d := []int64{c.dim(c.Int("dim"), c.In("self").Rank())}
 			f := c.op("aten.flip.default", c.like(c.Grad().meta), c.Grad(), d)
 			s := c.op("aten.cumsum.default", c.like(f.meta), f, d[0])
 			return c.op("aten.flip.default", c.like(s.meta), s, d)
@@ -111,7 +111,7 @@ func (c *Ctx) reducedDims(name string) []int64 {
 	}
 	out := make([]int64, len(ds))
 	for i, d := range ds {
-		out[i] = wrapDim(d, rank)
+		out[i] = c.dim(d, rank)
 	}
 	slices.Sort(out)
 	return slices.Compact(out)

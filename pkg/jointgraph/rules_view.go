@@ -1,6 +1,7 @@
 package jointgraph
 
 import (
+	"fmt"
 	"math"
 	"slices"
 
@@ -24,14 +25,14 @@ func viewRules() []Rule {
 		{Op: "aten.squeeze.dim", Grads: []Grad{one("self", reshapeBack)}},
 		{Op: "aten.squeeze.dims", Grads: []Grad{one("self", reshapeBack)}},
 		{Op: "aten.unsqueeze.default", Grads: []Grad{one("self", func(c *Ctx) V {
-			return c.squeezeDim(c.Grad(), wrapDim(c.Int("dim"), c.In("self").Rank()+1))
+			return c.squeezeDim(c.Grad(), c.dim(c.Int("dim"), c.In("self").Rank()+1))
 		})}},
 		{Op: "aten.t.default", Grads: []Grad{one("self", func(c *Ctx) V { return c.t(c.Grad()) })}},
 		{Op: "aten.transpose.int", Grads: []Grad{one("self", func(c *Ctx) V {
 			return c.transpose(c.Grad(), c.Int("dim0"), c.Int("dim1"))
 		})}},
 		{Op: "aten.permute.default", Grads: []Grad{one("self", func(c *Ctx) V {
-			return c.permute(c.Grad(), invertPerm(c.Ints("dims"), c.In("self").Rank()))
+			return c.permute(c.Grad(), c.invertPerm(c.Ints("dims"), c.In("self").Rank()))
 		})}},
 		{Op: "aten.expand.default", Grads: []Grad{one("self", func(c *Ctx) V {
 			return c.sumToSize(c.Grad(), c.In("self").Shape())
@@ -130,10 +131,17 @@ func viewRules() []Rule {
 	}
 }
 
-func invertPerm(perm []int64, rank int) []int64 {
+// invertPerm inverts a permutation of rank dims; a dim out of range, or a
+// permutation of another length, is recorded in b.bad (builder.dim).
+func (b *builder) invertPerm(perm []int64, rank int) []int64 {
 	inv := make([]int64, len(perm))
 	for i, p := range perm {
-		inv[wrapDim(p, rank)] = int64(i)
+		if d, ok := b.dim(p, len(perm)); ok {
+			inv[d] = int64(i)
+		}
+	}
+	if len(perm) != rank && b.bad == "" {
+		b.bad = fmt.Sprintf("permutation of %d dims for a tensor of rank %d: the recorded values of the node and its inputs disagree", len(perm), rank)
 	}
 	return inv
 }
@@ -172,8 +180,8 @@ func sliceLen(n, start, end, step int64) int64 {
 
 func (b *builder) slice(x V, dim, start, end, step int64) V {
 	var m *ir.TensorMeta
-	if x.meta != nil {
-		d := wrapDim(dim, x.Rank())
+	if x.meta == nil {
+	} else if d, ok := b.dim(dim, x.Rank()); ok {
 		shape := slices.Clone(x.Shape())
 		if shape[d].Expr == "" {
 			shape[d] = ir.Dim{Val: sliceLen(shape[d].Val, start, end, step)}
@@ -185,8 +193,8 @@ func (b *builder) slice(x V, dim, start, end, step int64) V {
 
 func (b *builder) selectInt(x V, dim, index int64) V {
 	var m *ir.TensorMeta
-	if x.meta != nil {
-		d := wrapDim(dim, x.Rank())
+	if x.meta == nil {
+	} else if d, ok := b.dim(dim, x.Rank()); ok {
 		m = b.withShape(x.meta, slices.Delete(slices.Clone(x.Shape()), int(d), int(d)+1))
 	}
 	return b.op("aten.select.int", m, x, dim, index)
