@@ -509,10 +509,11 @@ func (j *jointBuilder) finish(g V, x V) V {
 
 // bwMeta is the metadata of backward nodes for forward node n: PyTorch's
 // copy_fwd_metadata_to_bw_nodes, plus fwd_source naming the node. It is
-// cut from a slab: one allocation per 128 forward nodes, not one per node.
+// cut from a slab: one allocation per 128 forward nodes, not one per node
+// (slabs start at 4 and double, so a small subgraph's builder holds little).
 func (j *jointBuilder) bwMeta(n *ir.Node) *ir.Meta {
 	if len(j.metaSlab) == cap(j.metaSlab) {
-		j.metaSlab = make([]ir.Meta, 0, 128)
+		j.metaSlab = make([]ir.Meta, 0, min(max(2*cap(j.metaSlab), 4), 128))
 	}
 	j.metaSlab = j.metaSlab[:len(j.metaSlab)+1]
 	return fillBwMeta(&j.metaSlab[len(j.metaSlab)-1], n)
