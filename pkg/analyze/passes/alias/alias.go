@@ -360,9 +360,10 @@ func (st *state) argVal(a *ir.Arg) aval {
 			return st.vals[a.Ref]
 		}
 	case ir.ArgList, ir.ArgTuple:
-		elems := make([]aval, len(a.Elems))
-		for i := range a.Elems {
-			elems[i] = st.argVal(&a.Elems[i])
+		args := a.Elems()
+		elems := make([]aval, len(args))
+		for i := range args {
+			elems[i] = st.argVal(&args[i])
 		}
 		return seqOf(elems, false)
 	}
