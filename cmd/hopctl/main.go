@@ -34,8 +34,16 @@ import (
 // floor, and GOGC=off disables collection as usual.
 const gcFloor = 64 << 20
 
+// gcCeiling caps the heap size at which hopctl collects (gcpolicy.SetCeiling):
+// with the floor's rule alone, a command whose live heap reaches a
+// gigabyte or more (joint --partition of a 1M-node graph) peaks at twice
+// that. Under the ceiling a large live heap costs more collections
+// instead (README, Performance: "Fourth pass (h18-joint1m)").
+const gcCeiling = 1792 << 20
+
 func main() {
 	gcpolicy.SetFloor(gcFloor)
+	gcpolicy.SetCeiling(gcCeiling)
 	// Interrupted (Ctrl-C, or a CI job's timeout), hopctl removes the
 	// temporary files of a write in progress, so no half-written file is
 	// left beside a destination (which is untouched until the rename), and

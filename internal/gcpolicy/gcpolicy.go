@@ -1,7 +1,8 @@
 // Package gcpolicy is hopctl's garbage-collector policy, in one place: a
 // floor under the heap size at which the collector runs (SetFloor, for
-// the hopctl process) and pauses of the collector while a large graph is
-// decoded (Pause). Both set the collector's percentage (GOGC), so both
+// the hopctl process), a ceiling over it for multi-gigabyte heaps
+// (SetCeiling), and pauses of the collector while a large graph is
+// decoded (Pause). All set the collector's percentage (GOGC), so all
 // live here and take the same lock.
 package gcpolicy
 
@@ -17,6 +18,7 @@ var state struct {
 	depth   int // Pause calls not yet resumed
 	percent int // the percentage in force outside pauses
 	floor   uint64
+	ceiling uint64 // SetCeiling; 0: none
 	keep    bool   // KeepDecoded
 	marked  uint64 // the heap after the last collection, as afterGC saw it
 }
@@ -127,7 +129,45 @@ func targetPercent(floor uint64) int {
 	runtime.ReadMemStats(&ms)
 	live := max(ms.HeapAlloc, 1<<20)
 	state.marked = live
-	return int(100 * (live + 2*floor) / live)
+	return int(100 * (capGoal(2*(live+floor), live) - live) / live)
+}
+
+// minHeadroom is the least growth, as a fraction of the live heap
+// (live/minHeadroom), that the ceiling leaves the collector before its
+// next collection: it bounds the collections a heap near or over the
+// ceiling costs (each marks the whole live heap) to one per live/4 bytes
+// allocated, where a hard limit (GOMEMLIMIT at the live size) collects
+// again and again (README, Performance).
+const minHeadroom = 4
+
+// capGoal lowers a collection target (heap bytes) to the ceiling, but not
+// below live + live/minHeadroom.
+func capGoal(goal, live uint64) uint64 {
+	if c := state.ceiling; c > 0 && goal > c {
+		return max(c, live+live/minHeadroom)
+	}
+	return goal
+}
+
+// SetCeiling caps the collector's target at ceiling bytes of heap, where
+// the floor's rule, 2 × (live + floor), would let it grow beyond: a
+// command whose live heap reaches a gigabyte (the joint and partition of
+// a 1M-node graph) would otherwise peak at twice that. Under the ceiling
+// the collector runs more often, at least after every live/4 bytes
+// allocated (minHeadroom), so a live heap near the ceiling costs
+// collections, not memory without bound. It takes effect after the next
+// collection, and only with a floor set (SetFloor): GOGC or GOMEMLIMIT in
+// the environment win, and SetCeiling then does nothing.
+func SetCeiling(ceiling uint64) {
+	if _, ok := os.LookupEnv("GOGC"); ok {
+		return
+	}
+	if _, ok := os.LookupEnv("GOMEMLIMIT"); ok {
+		return
+	}
+	state.Lock()
+	state.ceiling = ceiling
+	state.Unlock()
 }
 
 // keepPercent is the percentage that makes the collector's next target
@@ -137,12 +177,12 @@ func targetPercent(floor uint64) int {
 func keepPercent(floor uint64) int {
 	var ms runtime.MemStats
 	runtime.ReadMemStats(&ms)
-	goal := 2 * (ms.HeapAlloc + floor)
+	goal := capGoal(2*(ms.HeapAlloc+floor), ms.HeapAlloc)
 	if ms.NumGC == 0 {
 		return int(goal * 100 / defaultHeapMinimum)
 	}
 	base := max(state.marked, 1<<20)
-	return int(100 * (max(goal, 2*base) - base) / base)
+	return int(100 * (max(goal, capGoal(2*base, base)) - base) / base)
 }
 
 // afterGC sets the percentage that makes the collector's next target

@@ -121,3 +121,46 @@ func TestKeepDecoded(t *testing.T) {
 		t.Errorf("without KeepDecoded: no collection after the pause; the test no longer tells the two apart")
 	}
 }
+
+// TestCeiling: the ceiling lowers the floor's target, 2 × (live + floor),
+// to itself, but never below live + live/4; under it nothing changes.
+func TestCeiling(t *testing.T) {
+	defer func() { state.Lock(); state.ceiling = 0; state.Unlock() }()
+	const G = 1 << 30
+	state.Lock()
+	state.ceiling = 1792 << 20
+	state.Unlock()
+	for _, c := range []struct{ goal, live, want uint64 }{
+		{goal: 2 * (G/2 + 64<<20), live: G / 2, want: 2 * (G/2 + 64<<20)}, // under the ceiling
+		{goal: 2 * (G + 64<<20), live: G, want: 1792 << 20},               // capped
+		{goal: 2 * (3 * G / 2), live: 3 * G / 2, want: 3*G/2 + 3*G/8},     // live near the ceiling: live/4 of room
+	} {
+		if got := capGoal(c.goal, c.live); got != c.want {
+			t.Errorf("capGoal(%d MiB, live %d MiB) = %d MiB, want %d MiB", c.goal>>20, c.live>>20, got>>20, c.want>>20)
+		}
+	}
+
+	// After a collection the percentage is the capped target's.
+	if _, ok := os.LookupEnv("GOGC"); ok {
+		t.Skip("GOGC is set")
+	}
+	defer debug.SetGCPercent(percent())
+	runtime.GC()
+	keep := make([][]byte, 0, 1024)
+	for range 1024 {
+		keep = append(keep, make([]byte, 64<<10)) // 64 MiB live
+	}
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	state.Lock()
+	state.floor, state.ceiling = 64<<20, ms.HeapAlloc+ms.HeapAlloc/2
+	state.Unlock()
+	defer func() { state.Lock(); state.floor = 0; state.Unlock() }()
+	afterGC()
+	// Uncapped: 2 × (live + floor) is 200% of live or more; capped: 50%
+	// (a little less as the heap grows while the test runs).
+	if p := percent(); p < 40 || p > 60 {
+		t.Errorf("percent after a collection under a ceiling of 1.5 × live = %d, want about 50", p)
+	}
+	runtime.KeepAlive(keep)
+}

@@ -366,7 +366,7 @@ func unchangedArg(m, a *ir.Arg) bool {
 	case ir.ArgNode:
 		return m.Kind == ir.ArgNode && m.Ref == a.Ref && m.S == a.S
 	case ir.ArgList, ir.ArgTuple, ir.ArgDict, ir.ArgSlice, ir.ArgConstant:
-		return len(a.Elems) == 0 || len(m.Elems) > 0 && &m.Elems[0] == &a.Elems[0]
+		return len(a.Elems()) == 0 || len(m.Elems()) > 0 && &m.Elems()[0] == &a.Elems()[0]
 	}
 	return true
 }
@@ -946,7 +946,7 @@ func (f *functional) scatter(st viewStep, interV func() V, interShape []ir.Dim, 
 		return b.transpose(nv, ival("dim0", 0), ival("dim1", 1)), nil
 	case "aten.permute.default":
 		var dims []int64
-		for _, e := range arg("dims").Elems {
+		for _, e := range arg("dims").Elems() {
 			dims = append(dims, e.Int())
 		}
 		return b.permute(nv, b.invertPerm(dims, len(dims))), nil
@@ -988,7 +988,7 @@ func splitSizes(s *opschema.Schema, bound []ir.Arg, n int64) []int64 {
 	}
 	if i := s.Argument("split_sizes"); i >= 0 {
 		var out []int64
-		for _, e := range bound[i].Elems {
+		for _, e := range bound[i].Elems() {
 			out = append(out, e.Int())
 		}
 		return out

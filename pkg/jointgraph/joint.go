@@ -609,10 +609,11 @@ func (j *jointBuilder) finish(g V, x V) V {
 
 // bwMeta is the metadata of backward nodes for forward node n: PyTorch's
 // copy_fwd_metadata_to_bw_nodes, plus fwd_source naming the node. It is
-// cut from a slab: one allocation per 128 forward nodes, not one per node.
+// cut from a slab: one allocation per 128 forward nodes, not one per node
+// (slabs start at 4 and double, so a small subgraph's builder holds little).
 func (j *jointBuilder) bwMeta(n *ir.Node) *ir.Meta {
 	if len(j.metaSlab) == cap(j.metaSlab) {
-		j.metaSlab = make([]ir.Meta, 0, 128)
+		j.metaSlab = make([]ir.Meta, 0, min(max(2*cap(j.metaSlab), 4), 128))
 	}
 	j.metaSlab = j.metaSlab[:len(j.metaSlab)+1]
 	return fillBwMeta(&j.metaSlab[len(j.metaSlab)-1], n)
@@ -754,7 +755,7 @@ func (j *jointBuilder) apply(id ir.NodeID, grads []V) (err error) {
 		}
 		if len(gr.Args) == 1 && bound[idx[0]].Kind == ir.ArgList {
 			// Tensor[] argument: one gradient per element.
-			elems := bound[idx[0]].Elems
+			elems := bound[idx[0]].Elems()
 			for k, v := range vals {
 				if k < len(elems) && elems[k].Kind == ir.ArgNode && elems[k].Ref >= 0 && j.jrg[elems[k].Ref] {
 					j.accumulate(elems[k].Ref, j.finish(v, j.val(elems[k].Ref)))
@@ -878,7 +879,7 @@ func jointSignature(src *ir.Module, g *ir.Graph, nf int) *ir.Signature {
 	}
 	outs := g.Nodes[id].Args
 	if len(outs) == 1 && (outs[0].Kind == ir.ArgTuple || outs[0].Kind == ir.ArgList) {
-		outs = outs[0].Elems
+		outs = outs[0].Elems()
 	}
 	if len(outs) != nf+len(sig.Inputs) || len(sig.Outputs) != nf {
 		return nil

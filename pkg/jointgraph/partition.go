@@ -218,7 +218,7 @@ func newPartitioner(g *ir.Graph, j *Joint, cse bool) *partitioner {
 	p.index(effect, cse)
 	p.primals = p.compactIDs(ph[:j.NumPrimals])
 	p.tangents = p.compactIDs(ph[j.NumPrimals:])
-	elems := g.Nodes[out].Args[0].Elems
+	elems := g.Nodes[out].Args[0].Elems()
 	p.fwdOuts = elems[:j.NumFwdOutputs]
 	p.bwdOuts = elems[j.NumFwdOutputs:]
 	return p
@@ -589,7 +589,23 @@ func (p *partitioner) extract(cands []int32, mode PartitionMode) (*Partition, er
 	}
 	out.fw.shell, out.bw.shell = shell(out.fw, "forward"), shell(out.bw, "backward")
 	out.p = p
+	p.release(out.fw, out.bw)
 	return out, nil
+}
+
+// release drops what the partition's decisions needed and reading the two
+// graphs (emission.Node, emission.Ref, materialize) does not: the operand
+// and user lists, the per-node classes and the plans' node sets — about
+// 100 MB at 1M input nodes, which a SplitLazy partition would otherwise
+// keep live while its graphs are checked and encoded.
+func (p *partitioner) release(es ...*emission) {
+	p.opStart, p.opnd, p.useStart, p.users = nil, nil, nil, nil
+	p.bad, p.class, p.tgt, p.effect = nil, nil, nil, nil
+	p.targets, p.infos, p.fills = nil, nil, fillTable{}
+	p.primals, p.tangents, p.fwdOuts, p.bwdOuts = nil, nil, nil, nil
+	for _, e := range es {
+		e.sp.isIn, e.sp.live = nil, nil
+	}
 }
 
 // materialize copies the forward and backward graphs' nodes into modules
@@ -697,7 +713,7 @@ func (p *partitioner) prepare(sp *subgraphPlan) *emission {
 	}
 	// The joint's node names are unique and none is "output" (FX names
 	// only the output node so), so the subgraph keeps them all.
-	e.out = ir.Node{Name: "output", Op: ir.OpOutput, Target: "output", Args: []ir.Arg{{Kind: ir.ArgTuple, Elems: sp.outputs}}}
+	e.out = ir.Node{Name: "output", Op: ir.OpOutput, Target: "output", Args: []ir.Arg{ir.WithElems(ir.Arg{Kind: ir.ArgTuple}, sp.outputs)}}
 	return e
 }
 
@@ -825,8 +841,8 @@ type opCollector struct {
 
 func (o *opCollector) add(a *ir.Arg) {
 	if a.Kind != ir.ArgNode {
-		for i := range a.Elems {
-			o.add(&a.Elems[i])
+		for i := range a.Elems() {
+			o.add(&a.Elems()[i])
 		}
 		return
 	}
