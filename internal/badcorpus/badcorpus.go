@@ -308,7 +308,7 @@ func nested(depth int, grad bool) []byte {
 					Val: &ir.Value{Kind: ir.ValTensor, Tensor: &ir.TensorMeta{Dtype: "bool", Device: "cpu"}}},
 				{Name: "g", Op: ir.OpGetAttr, Target: "g"},
 				{Name: "cond", Op: ir.OpCallFunction, Target: "higher_order.cond",
-					Args: []ir.Arg{nodeRef("p"), nodeRef("g"), nodeRef("g"), {Kind: ir.ArgList, Elems: []ir.Arg{nodeRef("x")}}},
+					Args: []ir.Arg{nodeRef("p"), nodeRef("g"), nodeRef("g"), ir.WithElems(ir.Arg{Kind: ir.ArgList}, []ir.Arg{nodeRef("x")})},
 					Val:  &ir.Value{Kind: ir.ValTuple, Elems: []ir.Value{*f32()}}},
 				{Name: "getitem", Op: ir.OpCallFunction, Target: "_operator.getitem", Args: []ir.Arg{nodeRef("cond"), ir.IntArg(0)}, Val: f32()},
 				{Name: "output", Op: ir.OpOutput, Target: "output", Args: []ir.Arg{tuple(nodeRef("getitem"))}},
@@ -338,7 +338,7 @@ func f32() *ir.Value {
 
 func nodeRef(name string) ir.Arg { return ir.Arg{Kind: ir.ArgNode, S: name, Ref: ir.NoNode} }
 
-func tuple(elems ...ir.Arg) ir.Arg { return ir.Arg{Kind: ir.ArgTuple, Elems: elems} }
+func tuple(elems ...ir.Arg) ir.Arg { return ir.WithElems(ir.Arg{Kind: ir.ArgTuple}, elems) }
 
 // manyArgs is a root graph whose add node has n arguments.
 func manyArgs(n int) []byte {
@@ -595,7 +595,7 @@ func conds(n int, distinct bool, trueOp string) []byte {
 		}
 		nodes = append(nodes,
 			ir.Node{Name: c, Op: ir.OpCallFunction, Target: "higher_order.cond",
-				Args: []ir.Arg{nodeRef("p"), nodeRef(t), nodeRef(f), {Kind: ir.ArgList, Elems: []ir.Arg{nodeRef(prev)}}},
+				Args: []ir.Arg{nodeRef("p"), nodeRef(t), nodeRef(f), ir.WithElems(ir.Arg{Kind: ir.ArgList}, []ir.Arg{nodeRef(prev)})},
 				Val:  &ir.Value{Kind: ir.ValTuple, Elems: []ir.Value{*grad}}},
 			ir.Node{Name: g, Op: ir.OpCallFunction, Target: "_operator.getitem", Args: []ir.Arg{nodeRef(c), {Kind: ir.ArgInt}}, Val: grad})
 		prev = g
@@ -636,12 +636,12 @@ func viewChain(n int) []byte {
 		v, a := fmt.Sprintf("view%d", i), fmt.Sprintf("add%d", i)
 		nodes = append(nodes,
 			ir.Node{Name: v, Op: ir.OpCallFunction, Target: "aten.view.default",
-				Args: []ir.Arg{nodeRef(prev), {Kind: ir.ArgList, Elems: []ir.Arg{ir.IntArg(4)}}}, Val: f32()},
+				Args: []ir.Arg{nodeRef(prev), ir.WithElems(ir.Arg{Kind: ir.ArgList}, []ir.Arg{ir.IntArg(4)})}, Val: f32()},
 			ir.Node{Name: a, Op: ir.OpCallFunction, Target: "aten.add_.Tensor", Args: []ir.Arg{nodeRef(v), ir.IntArg(1)}, Val: f32()})
 		outs = append(outs, nodeRef(v))
 		prev = v
 	}
-	nodes = append(nodes, ir.Node{Name: "output", Op: ir.OpOutput, Target: "output", Args: []ir.Arg{{Kind: ir.ArgTuple, Elems: outs}}})
+	nodes = append(nodes, ir.Node{Name: "output", Op: ir.OpOutput, Target: "output", Args: []ir.Arg{ir.WithElems(ir.Arg{Kind: ir.ArgTuple}, outs)}})
 	return encode(&ir.Module{FormatMajor: ir.FormatMajor, FormatMinor: ir.FormatMinor, Producer: "badcorpus",
 		Graphs: []*ir.Graph{{Nodes: nodes}}})
 }
@@ -657,7 +657,7 @@ func sharedStorage(n int) []byte {
 		nodes = append(nodes, ir.Node{Name: name, Op: ir.OpPlaceholder, Target: name, Val: v})
 		outs = append(outs, nodeRef(name))
 	}
-	nodes = append(nodes, ir.Node{Name: "output", Op: ir.OpOutput, Target: "output", Args: []ir.Arg{{Kind: ir.ArgTuple, Elems: outs}}})
+	nodes = append(nodes, ir.Node{Name: "output", Op: ir.OpOutput, Target: "output", Args: []ir.Arg{ir.WithElems(ir.Arg{Kind: ir.ArgTuple}, outs)}})
 	return encode(&ir.Module{FormatMajor: ir.FormatMajor, FormatMinor: ir.FormatMinor, Producer: "badcorpus",
 		Graphs: []*ir.Graph{{Nodes: nodes}}})
 }
@@ -678,7 +678,7 @@ func wideCond(n int) []byte {
 		ir.Node{Name: "true_graph_0", Op: ir.OpGetAttr, Target: "true_graph_0"},
 		ir.Node{Name: "false_graph_0", Op: ir.OpGetAttr, Target: "false_graph_0"},
 		ir.Node{Name: "cond", Op: ir.OpCallFunction, Target: "higher_order.cond",
-			Args: []ir.Arg{nodeRef("p"), nodeRef("true_graph_0"), nodeRef("false_graph_0"), {Kind: ir.ArgList, Elems: ops}},
+			Args: []ir.Arg{nodeRef("p"), nodeRef("true_graph_0"), nodeRef("false_graph_0"), ir.WithElems(ir.Arg{Kind: ir.ArgList}, ops)},
 			Val:  &ir.Value{Kind: ir.ValTuple, Elems: []ir.Value{*f32()}}},
 		ir.Node{Name: "getitem", Op: ir.OpCallFunction, Target: "_operator.getitem", Args: []ir.Arg{nodeRef("cond"), {Kind: ir.ArgInt}}, Val: f32()},
 		ir.Node{Name: "output", Op: ir.OpOutput, Target: "output", Args: []ir.Arg{tuple(nodeRef("getitem"))}},
@@ -710,14 +710,14 @@ func wideCat(n int) []byte {
 	}
 	outs := []ir.Arg{nodeRef("cat")}
 	nodes = append(nodes, ir.Node{Name: "cat", Op: ir.OpCallFunction, Target: "aten.cat.default",
-		Args: []ir.Arg{{Kind: ir.ArgList, Elems: xs}},
+		Args: []ir.Arg{ir.WithElems(ir.Arg{Kind: ir.ArgList}, xs)},
 		Val:  &ir.Value{Kind: ir.ValTensor, Tensor: &ir.TensorMeta{Shape: []ir.Dim{{Val: int64(4 * n)}}, Stride: []ir.Dim{{Val: 1}}, Dtype: "float32", Device: "cpu"}}})
 	for i := range n {
 		name := fmt.Sprintf("sin%d", i)
 		nodes = append(nodes, ir.Node{Name: name, Op: ir.OpCallFunction, Target: "aten.sin.default", Args: []ir.Arg{xs[i]}, Val: f32()})
 		outs = append(outs, nodeRef(name))
 	}
-	nodes = append(nodes, ir.Node{Name: "output", Op: ir.OpOutput, Target: "output", Args: []ir.Arg{{Kind: ir.ArgTuple, Elems: outs}}})
+	nodes = append(nodes, ir.Node{Name: "output", Op: ir.OpOutput, Target: "output", Args: []ir.Arg{ir.WithElems(ir.Arg{Kind: ir.ArgTuple}, outs)}})
 	return encode(&ir.Module{FormatMajor: ir.FormatMajor, FormatMinor: ir.FormatMinor, Producer: "badcorpus",
 		Graphs: []*ir.Graph{{Nodes: nodes}}})
 }

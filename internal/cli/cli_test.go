@@ -59,7 +59,7 @@ func condModule() *ir.Module {
 			{Name: "arg0_1", Op: ir.OpPlaceholder, Target: "arg0_1", Val: f32(4, 8)},
 			{Name: "r", Op: ir.OpCallFunction, Target: op, Args: []ir.Arg{ref("arg0_1")}, Val: f32(4, 8),
 				Meta: &ir.Meta{StackTrace: "  File \"m.py\", line 3, in f\n    return x.sin()\n"}},
-			{Name: "output", Op: ir.OpOutput, Target: "output", Args: []ir.Arg{{Kind: ir.ArgTuple, Elems: []ir.Arg{ref("r")}}}},
+			{Name: "output", Op: ir.OpOutput, Target: "output", Args: []ir.Arg{ir.WithElems(ir.Arg{Kind: ir.ArgTuple}, []ir.Arg{ref("r")})}},
 		}}
 	}
 	root := &ir.Graph{Nodes: []ir.Node{
@@ -68,10 +68,10 @@ func condModule() *ir.Module {
 		{Name: "true_graph_0", Op: ir.OpGetAttr, Target: "true_graph_0"},
 		{Name: "false_graph_0", Op: ir.OpGetAttr, Target: "false_graph_0"},
 		{Name: "cond", Op: ir.OpCallFunction, Target: "higher_order.cond",
-			Args: []ir.Arg{ref("pred"), ref("true_graph_0"), ref("false_graph_0"), {Kind: ir.ArgTuple, Elems: []ir.Arg{ref("x")}}},
+			Args: []ir.Arg{ref("pred"), ref("true_graph_0"), ref("false_graph_0"), ir.WithElems(ir.Arg{Kind: ir.ArgTuple}, []ir.Arg{ref("x")})},
 			Val:  &ir.Value{Kind: ir.ValTuple, Elems: []ir.Value{*f32(4, 8)}}},
 		{Name: "getitem", Op: ir.OpCallFunction, Target: "_operator.getitem", Args: []ir.Arg{ref("cond"), ir.IntArg(0)}, Val: f32(4, 8)},
-		{Name: "output", Op: ir.OpOutput, Target: "output", Args: []ir.Arg{{Kind: ir.ArgTuple, Elems: []ir.Arg{ref("getitem")}}}},
+		{Name: "output", Op: ir.OpOutput, Target: "output", Args: []ir.Arg{ir.WithElems(ir.Arg{Kind: ir.ArgTuple}, []ir.Arg{ref("getitem")})}},
 	}}
 	return &ir.Module{
 		FormatMajor: ir.FormatMajor, FormatMinor: ir.FormatMinor, Producer: "cli_test",

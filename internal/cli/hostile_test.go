@@ -1,10 +1,13 @@
 package cli_test
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/hopctl/hopctl/internal/cli"
+	"github.com/hopctl/hopctl/pkg/ir"
 )
 
 // TestControlCharactersInPaths: a path with a newline and an escape
@@ -45,5 +48,44 @@ func TestDashInput(t *testing.T) {
 				t.Errorf("hopctl %s: exit %d, stderr %q", strings.Join(args, " "), r.code, r.stderr)
 			}
 		}
+	}
+}
+
+// TestJointNeedsRecordedValues: a file the format allows but joint cannot
+// differentiate — the real mlp with one node's recorded value dropped —
+// is read by every other command, and refused by joint as invalid input
+// (exit 3, never an internal error: joint's precheck) naming the file,
+// graph and node, with nothing written. FuzzJointEdits found this class
+// making the derivative formulas panic.
+func TestJointNeedsRecordedValues(t *testing.T) {
+	m, err := ir.LoadFile("../../testdata/models/mlp.pb")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := sandbox(t)
+	g := m.Root()
+	node := ""
+	for i := range g.Nodes {
+		if n := &g.Nodes[i]; n.Target == "aten.addmm.default" {
+			n.Val, node = nil, n.Name
+			break
+		}
+	}
+	data, err := ir.Encode(m, ir.Binary)
+	if node == "" || err != nil {
+		t.Fatalf("mlp has no addmm (%v)", err)
+	}
+	if err := os.WriteFile("novalue.pb", data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if r := runBounded(t, []string{"analyze", "novalue.pb"}); r.code > cli.ExitFindings {
+		t.Errorf("analyze: exit %d, want the file read; stderr %q", r.code, r.stderr)
+	}
+	r := runBounded(t, []string{"joint", "novalue.pb", "-o", "j.pb"})
+	if want := "novalue.pb: graph <root>: node " + node + ": has no recorded value"; r.code != cli.ExitInput || !strings.Contains(r.stderr, want) {
+		t.Errorf("joint: exit %d, stderr %q; want %d and %q", r.code, r.stderr, cli.ExitInput, want)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "j.pb")); !os.IsNotExist(err) {
+		t.Errorf("joint wrote j.pb (%v)", err)
 	}
 }

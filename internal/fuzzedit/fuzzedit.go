@@ -68,7 +68,7 @@ func Edit(m *ir.Module, op, gi, ni, v byte) {
 	case 3:
 		if len(n.Args) > 0 {
 			k := int(v) % len(n.Args)
-			n.Args[k] = ir.Arg{Kind: ir.ArgList + ir.ArgKind(v%2), Elems: []ir.Arg{n.Args[k], ref}}
+			n.Args[k] = ir.WithElems(ir.Arg{Kind: ir.ArgList + ir.ArgKind(v%2)}, []ir.Arg{n.Args[k], ref})
 		}
 	case 4:
 		if n.Val != nil && n.Val.Kind == ir.ValTensor {
@@ -111,10 +111,10 @@ func Edit(m *ir.Module, op, gi, ni, v byte) {
 				}
 				k--
 			}
-			for e := range a.Elems {
-				if a.Elems[e].Kind == ir.ArgInt {
+			for e := range a.Elems() {
+				if a.Elems()[e].Kind == ir.ArgInt {
 					if k == 0 {
-						a.Elems[e].SetInt(int64(int8(v) >> 4))
+						a.Elems()[e].SetInt(int64(int8(v) >> 4))
 						return
 					}
 					k--

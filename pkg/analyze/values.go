@@ -32,12 +32,12 @@ func argValue(g *ir.Graph, a *ir.Arg, depth int) *ir.Value {
 			return &ir.Value{Kind: ir.ValSym, Sym: a.Sym()}
 		}
 	case ir.ArgList, ir.ArgTuple:
-		v := &ir.Value{Kind: ir.ValList, Elems: make([]ir.Value, len(a.Elems))}
+		v := &ir.Value{Kind: ir.ValList, Elems: make([]ir.Value, len(a.Elems()))}
 		if a.Kind == ir.ArgTuple {
 			v.Kind = ir.ValTuple
 		}
-		for i := range a.Elems {
-			e := argValue(g, &a.Elems[i], depth+1)
+		for i := range a.Elems() {
+			e := argValue(g, &a.Elems()[i], depth+1)
 			if e == nil {
 				return nil
 			}

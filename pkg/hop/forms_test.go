@@ -41,11 +41,11 @@ func TestTorch26InvokeSubgraphForm(t *testing.T) {
 				t.Fatalf("%s: node %s: %v", name, n.Name, err)
 			}
 			ops := call.Subgraphs[0].Operands
-			if len(ops) != len(n.Args[2].Elems) || len(ops) < 2 {
-				t.Fatalf("%s: node %s: %d operands for a tuple of %d", name, n.Name, len(ops), len(n.Args[2].Elems))
+			if len(ops) != len(n.Args[2].Elems()) || len(ops) < 2 {
+				t.Fatalf("%s: node %s: %d operands for a tuple of %d", name, n.Name, len(ops), len(n.Args[2].Elems()))
 			}
 			for k, op := range ops {
-				if op.Group != "operands" || op.Arg.Kind != ir.ArgNode || op.Arg.Ref != n.Args[2].Elems[k].Ref {
+				if op.Group != "operands" || op.Arg.Kind != ir.ArgNode || op.Arg.Ref != n.Args[2].Elems()[k].Ref {
 					t.Errorf("%s: node %s operand %d: %+v", name, n.Name, k, op)
 				}
 			}
@@ -61,7 +61,7 @@ func TestTorch26InvokeSubgraphForm(t *testing.T) {
 		}
 		for i := range m.Root().Nodes {
 			if n := &m.Root().Nodes[i]; strings.HasPrefix(n.Name, "invoke_subgraph") && len(n.Args) == 3 {
-				n.Args[2].Elems = n.Args[2].Elems[:len(n.Args[2].Elems)-1]
+				n.Args[2].SetElems(n.Args[2].Elems()[:len(n.Args[2].Elems())-1])
 				_, err := load.Module(m, path, load.Strict)
 				if err == nil || !strings.Contains(err.Error(), "node "+n.Name+": invoke_subgraph call: subgraph subgraph") ||
 					!strings.Contains(err.Error(), "but the call passes 1") {

@@ -295,7 +295,7 @@ func (d *decoder) subgraphRef(a *ir.Arg) (ir.NodeID, string, bool) {
 // Seq returns the elements of a list or tuple argument.
 func Seq(a *ir.Arg) ([]ir.Arg, bool) {
 	if a != nil && (a.Kind == ir.ArgList || a.Kind == ir.ArgTuple) {
-		return a.Elems, true
+		return a.Elems(), true
 	}
 	return nil, false
 }

@@ -1,5 +1,10 @@
 package ir
 
+import (
+	"math"
+	"slices"
+)
+
 // Argument trees: the one implementation of walking, copying and
 // rewriting them (see also Arg.WalkRefs and Node.WalkRefs). Everything here
 // is iterative: a file may nest an argument as deep as the decoder allows.
@@ -20,8 +25,8 @@ func (a *Arg) Leaves() []*Arg {
 			out = append(out, x)
 			continue
 		}
-		for i := len(x.Elems) - 1; i >= 0; i-- {
-			stack = append(stack, &x.Elems[i])
+		for i := len(x.Elems()) - 1; i >= 0; i-- {
+			stack = append(stack, &x.Elems()[i])
 		}
 	}
 	return out
@@ -49,7 +54,7 @@ func (a *Arg) HasRef() bool { return a.Has(ArgNode) }
 // Has reports whether the tree holds an argument of kind k (a itself
 // included).
 func (a *Arg) Has(k ArgKind) bool {
-	return a.Kind == k || elemsHave(a.Elems, k)
+	return a.Kind == k || elemsHave(a.Elems(), k)
 }
 
 // elemsHave is Has over a list of elements. It takes the elements, not
@@ -61,14 +66,14 @@ func elemsHave(elems []Arg, k ArgKind) bool {
 		if elems[i].Kind == k {
 			return true
 		}
-		deep = deep || len(elems[i].Elems) > 0
+		deep = deep || len(elems[i].Elems()) > 0
 	}
 	if !deep {
 		return false
 	}
 	var stack []*Arg
 	for i := range elems {
-		if len(elems[i].Elems) > 0 {
+		if len(elems[i].Elems()) > 0 {
 			stack = append(stack, &elems[i])
 		}
 	}
@@ -78,8 +83,8 @@ func elemsHave(elems []Arg, k ArgKind) bool {
 		if x.Kind == k {
 			return true
 		}
-		for i := range x.Elems {
-			stack = append(stack, &x.Elems[i])
+		for i := range x.Elems() {
+			stack = append(stack, &x.Elems()[i])
 		}
 	}
 	return false
@@ -89,21 +94,21 @@ func elemsHave(elems []Arg, k ArgKind) bool {
 // shared with a (strings, symbolic expressions and dict keys are).
 func (a *Arg) Clone() Arg {
 	out := *a
-	if len(a.Elems) == 0 {
+	if len(a.Elems()) == 0 {
 		return out
 	}
 	stack := []*Arg{&out}
 	for len(stack) > 0 {
 		x := stack[len(stack)-1]
 		stack = stack[:len(stack)-1]
-		if x.Elems == nil {
+		if x.Elems() == nil {
 			continue
 		}
-		elems := make([]Arg, len(x.Elems))
-		copy(elems, x.Elems)
-		x.Elems = elems
+		elems := make([]Arg, len(x.Elems()))
+		copy(elems, x.Elems())
+		x.SetElems(elems)
 		for i := range elems {
-			if len(elems[i].Elems) > 0 {
+			if len(elems[i].Elems()) > 0 {
 				stack = append(stack, &elems[i])
 			}
 		}
@@ -119,22 +124,22 @@ func MapRefs(a Arg, alloc func(n int) []Arg, ref func(Arg) Arg) Arg {
 	if a.Kind == ArgNode {
 		return ref(a)
 	}
-	if !elemsHave(a.Elems, ArgNode) {
+	if !elemsHave(a.Elems(), ArgNode) {
 		return a
 	}
 	if alloc == nil {
 		alloc = func(n int) []Arg { return make([]Arg, n) }
 	}
 	if a.flat() { // the common case, without a stack
-		elems := alloc(len(a.Elems))
-		for i := range a.Elems {
-			if a.Elems[i].Kind == ArgNode {
-				elems[i] = ref(a.Elems[i])
+		elems := alloc(len(a.Elems()))
+		for i := range a.Elems() {
+			if a.Elems()[i].Kind == ArgNode {
+				elems[i] = ref(a.Elems()[i])
 			} else {
-				elems[i] = a.Elems[i]
+				elems[i] = a.Elems()[i]
 			}
 		}
-		a.Elems = elems
+		a.SetElems(elems)
 		return a
 	}
 	return mapRefsDeep(a, alloc, ref)
@@ -151,20 +156,51 @@ func mapRefsDeep(a Arg, alloc func(n int) []Arg, ref func(Arg) Arg) Arg {
 	for len(stack) > 0 {
 		x := stack[len(stack)-1]
 		stack = stack[:len(stack)-1]
-		orig := x.Elems
-		x.Elems = alloc(len(orig))
+		orig := x.Elems()
+		x.SetElems(alloc(len(orig)))
 		for i := range orig {
 			e := &orig[i]
 			switch {
 			case e.Kind == ArgNode:
-				x.Elems[i] = ref(*e)
-			case len(e.Elems) > 0 && e.HasRef():
-				x.Elems[i] = *e
-				stack = append(stack, &x.Elems[i])
+				x.Elems()[i] = ref(*e)
+			case len(e.Elems()) > 0 && e.HasRef():
+				x.Elems()[i] = *e
+				stack = append(stack, &x.Elems()[i])
 			default:
-				x.Elems[i] = *e
+				x.Elems()[i] = *e
 			}
 		}
 	}
 	return out
+}
+
+// Equal reports whether the argument trees a and b are equal, field by
+// field and element by element (a symbolic expression by its fields;
+// floats by their bits, so NaN equals NaN of the same bits). Use it, not
+// reflect.DeepEqual, which follows the elements' pointer to the first only.
+func (a *Arg) Equal(b *Arg) bool {
+	type pair struct{ a, b *Arg }
+	stack := []pair{{a, b}}
+	for len(stack) > 0 {
+		p := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		x, y := p.a, p.b
+		if x.Kind != y.Kind || x.B != y.B || x.Ref != y.Ref || x.S != y.S ||
+			(x.elems == nil) != (y.elems == nil) || x.num != y.num {
+			return false
+		}
+		xs, ys := x.Sym(), y.Sym()
+		if (xs == nil) != (ys == nil) || xs != nil && *xs != *ys {
+			return false
+		}
+		if math.Float64bits(x.Imag()) != math.Float64bits(y.Imag()) || !slices.Equal(x.Keys(), y.Keys()) ||
+			(x.Keys() == nil) != (y.Keys() == nil) {
+			return false
+		}
+		xe, ye := x.Elems(), y.Elems()
+		for i := range xe {
+			stack = append(stack, pair{&xe[i], &ye[i]})
+		}
+	}
+	return true
 }

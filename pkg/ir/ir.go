@@ -336,22 +336,50 @@ const (
 //     Keys()[i] → Elems[i] (a pytree TreeSpec, a FunctionSchema, ...: see
 //     Constant in proto/hopctl/v1/graph.proto).
 //
-// An Arg is 64 bytes (TestArgSize): a graph holds millions of them. The
-// integer and the float share one word (an argument is one or the other),
-// and the fields only a few kinds use (Imag, Sym, Keys) sit behind one
-// pointer, nil for every other kind. Read them with the accessors, build
-// arguments with IntArg, FloatArg, ComplexArg, SymArg, DictArg and
-// ConstantArg, and change them with the setters: a setter of a rare field
-// copies the extension, never writing one that a copy of the Arg shares,
-// so an Arg keeps the value semantics of a plain struct.
+// An Arg is 48 bytes (TestArgSize): a graph holds millions of them. The
+// integer, the float and the number of elements share one word (an
+// argument has at most one of them), the elements are a pointer to the
+// first (Elems and SetElems make and take the slice), and the fields only a
+// few kinds use (Imag, Sym, Keys) sit behind one pointer, nil for every
+// other kind. Read them with the accessors, build arguments with IntArg,
+// FloatArg, ComplexArg, SymArg, DictArg, ConstantArg and WithElems, and
+// change them with the setters: a setter of a rare field copies the
+// extension, never writing one that a copy of the Arg shares, so an Arg
+// keeps the value semantics of a plain struct. The element slice has no
+// spare capacity (append to Elems() copies); compare arguments with Equal,
+// not reflect.DeepEqual (which sees the first element only).
 type Arg struct {
-	Kind  ArgKind
-	B     bool
-	Ref   NodeID
-	num   uint64 // ArgInt: the int64; ArgFloat, ArgComplex: the float64's bits
+	Kind ArgKind
+	B    bool
+	Ref  NodeID
+	// num is ArgInt's int64, ArgFloat's and ArgComplex's float64 bits, or
+	// the number of elements when elems is not nil.
+	num   uint64
 	S     string
-	Elems []Arg
+	elems *Arg
 	ext   *argExt
+}
+
+// Elems returns the elements of a list, tuple, dict, slice or constant
+// (nil if none). The slice is the Arg's own: writing an element writes the
+// Arg's (as for every copy of the Arg).
+func (a Arg) Elems() []Arg {
+	if a.elems == nil {
+		return nil
+	}
+	return unsafe.Slice(a.elems, int(a.num))
+}
+
+// SetElems sets the elements (their slice, shared, not copied).
+func (a *Arg) SetElems(elems []Arg) {
+	a.elems = unsafe.SliceData(elems)
+	a.num = uint64(len(elems))
+}
+
+// WithElems returns a with the elements set: WithElems(Arg{Kind: ArgList}, xs).
+func WithElems(a Arg, elems []Arg) Arg {
+	a.SetElems(elems)
+	return a
 }
 
 // argExt holds the fields of an Arg that few kinds use.
@@ -387,7 +415,7 @@ func SymArg(s *SymExpr) Arg {
 
 // DictArg returns an ArgDict argument: keys[i] → elems[i].
 func DictArg(keys []string, elems []Arg) Arg {
-	a := Arg{Kind: ArgDict, Elems: elems}
+	a := WithElems(Arg{Kind: ArgDict}, elems)
 	if keys != nil {
 		a.ext = &argExt{keys: keys}
 	}
@@ -397,7 +425,7 @@ func DictArg(keys []string, elems []Arg) Arg {
 // ConstantArg returns an ArgConstant argument of Python type typ with
 // fields keys[i] → elems[i].
 func ConstantArg(typ string, keys []string, elems []Arg) Arg {
-	a := Arg{Kind: ArgConstant, S: typ, Elems: elems}
+	a := WithElems(Arg{Kind: ArgConstant, S: typ}, elems)
 	if keys != nil {
 		a.ext = &argExt{keys: keys}
 	}
@@ -407,9 +435,10 @@ func ConstantArg(typ string, keys []string, elems []Arg) Arg {
 // floatKind reports whether the kind keeps a float in the shared word.
 func floatKind(k ArgKind) bool { return k == ArgFloat || k == ArgComplex }
 
-// Int returns an ArgInt's value (0 for a float kind).
+// Int returns an ArgInt's value (0 for a float kind or an argument with
+// elements).
 func (a *Arg) Int() int64 {
-	if floatKind(a.Kind) {
+	if floatKind(a.Kind) || a.elems != nil {
 		return 0
 	}
 	return int64(a.num)
@@ -424,11 +453,13 @@ func (a *Arg) Float() float64 {
 	return math.Float64frombits(a.num)
 }
 
-// SetInt sets the integer (the float shares its word).
-func (a *Arg) SetInt(v int64) { a.num = uint64(v) }
+// SetInt sets the integer (the float and the elements share its word: it
+// drops them).
+func (a *Arg) SetInt(v int64) { a.num, a.elems = uint64(v), nil }
 
-// SetFloat sets the float (the integer shares its word).
-func (a *Arg) SetFloat(v float64) { a.num = math.Float64bits(v) }
+// SetFloat sets the float (the integer and the elements share its word:
+// it drops them).
+func (a *Arg) SetFloat(v float64) { a.num, a.elems = math.Float64bits(v), nil }
 
 // Imag returns an ArgComplex's imaginary part.
 func (a *Arg) Imag() float64 {
@@ -485,13 +516,13 @@ func (a *Arg) WalkRefs(fn func(a *Arg)) {
 	case a.Kind == ArgNode:
 		fn(a)
 		return
-	case len(a.Elems) == 0:
+	case len(a.Elems()) == 0:
 		return
 	case a.flat():
 		// One level of leaves (a list of nodes or ints), without a stack.
-		for i := range a.Elems {
-			if a.Elems[i].Kind == ArgNode {
-				fn(&a.Elems[i])
+		for i := range a.Elems() {
+			if a.Elems()[i].Kind == ArgNode {
+				fn(&a.Elems()[i])
 			}
 		}
 		return
@@ -505,16 +536,16 @@ func (a *Arg) WalkRefs(fn func(a *Arg)) {
 			fn(x)
 			continue
 		}
-		for i := len(x.Elems) - 1; i >= 0; i-- {
-			stack = append(stack, &x.Elems[i])
+		for i := len(x.Elems()) - 1; i >= 0; i-- {
+			stack = append(stack, &x.Elems()[i])
 		}
 	}
 }
 
 // flat reports whether no element of a has elements of its own.
 func (a *Arg) flat() bool {
-	for i := range a.Elems {
-		if len(a.Elems[i].Elems) > 0 {
+	for i := range a.Elems() {
+		if len(a.Elems()[i].Elems()) > 0 {
 			return false
 		}
 	}

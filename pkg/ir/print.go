@@ -255,19 +255,19 @@ func writeArg(b textSink, a *Arg, style argStyle, depth int) {
 			open, close = "(", ")"
 		}
 		b.WriteString(open)
-		for i := range a.Elems {
+		for i := range a.Elems() {
 			if i > 0 {
 				b.WriteString(", ")
 			}
-			writeArg(b, &a.Elems[i], style, depth+1)
+			writeArg(b, &a.Elems()[i], style, depth+1)
 		}
-		if a.Kind == ArgTuple && len(a.Elems) == 1 {
+		if a.Kind == ArgTuple && len(a.Elems()) == 1 {
 			b.WriteByte(',')
 		}
 		b.WriteString(close)
 	case ArgDict:
 		b.WriteByte('{')
-		for i := range a.Elems {
+		for i := range a.Elems() {
 			if i > 0 {
 				b.WriteString(", ")
 			}
@@ -275,7 +275,7 @@ func writeArg(b textSink, a *Arg, style argStyle, depth int) {
 				b.WriteString(pyStr(a.Keys()[i]))
 			}
 			b.WriteString(": ")
-			writeArg(b, &a.Elems[i], style, depth+1)
+			writeArg(b, &a.Elems()[i], style, depth+1)
 		}
 		b.WriteByte('}')
 	case ArgDtype, ArgLayout, ArgMemoryFormat:
@@ -298,11 +298,11 @@ func writeArg(b textSink, a *Arg, style argStyle, depth int) {
 		b.WriteString(pyComplex(a.Float(), a.Imag()))
 	case ArgSlice:
 		b.WriteString("slice(")
-		for i := range a.Elems {
+		for i := range a.Elems() {
 			if i > 0 {
 				b.WriteString(", ")
 			}
-			writeArg(b, &a.Elems[i], style, depth+1)
+			writeArg(b, &a.Elems()[i], style, depth+1)
 		}
 		b.WriteByte(')')
 	case ArgEllipsis:
@@ -311,7 +311,7 @@ func writeArg(b textSink, a *Arg, style argStyle, depth int) {
 		// The type's own name and its fields, as a constructor call.
 		b.WriteString(a.S[strings.LastIndexByte(a.S, '.')+1:])
 		b.WriteByte('(')
-		for i := range a.Elems {
+		for i := range a.Elems() {
 			if i > 0 {
 				b.WriteString(", ")
 			}
@@ -319,7 +319,7 @@ func writeArg(b textSink, a *Arg, style argStyle, depth int) {
 				b.WriteString(a.Keys()[i])
 				b.WriteByte('=')
 			}
-			writeArg(b, &a.Elems[i], style, depth+1)
+			writeArg(b, &a.Elems()[i], style, depth+1)
 		}
 		b.WriteByte(')')
 	default:

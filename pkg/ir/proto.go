@@ -170,19 +170,19 @@ func argFromProto(dst *Arg, a *pb.Arg) error {
 		*dst = DictArg(make([]string, len(entries)), make([]Arg, len(entries)))
 		for i, e := range entries {
 			dst.Keys()[i] = e.GetName()
-			if err := argFromProto(&dst.Elems[i], e.GetValue()); err != nil {
+			if err := argFromProto(&dst.Elems()[i], e.GetValue()); err != nil {
 				return err
 			}
 		}
 	case *pb.Arg_Complex:
 		*dst = ComplexArg(k.Complex.GetReal(), k.Complex.GetImag())
 	case *pb.Arg_Slice:
-		*dst = Arg{Kind: ArgSlice, Elems: make([]Arg, 3)}
+		*dst = WithElems(Arg{Kind: ArgSlice}, make([]Arg, 3))
 		for i, part := range [3]*pb.Arg{k.Slice.GetStart(), k.Slice.GetStop(), k.Slice.GetStep()} {
 			// An unset (or empty) part is None, as the wire decoder has it.
 			if part.GetKind() == nil {
-				dst.Elems[i] = Arg{Kind: ArgNone}
-			} else if err := argFromProto(&dst.Elems[i], part); err != nil {
+				dst.Elems()[i] = Arg{Kind: ArgNone}
+			} else if err := argFromProto(&dst.Elems()[i], part); err != nil {
 				return err
 			}
 		}
@@ -193,7 +193,7 @@ func argFromProto(dst *Arg, a *pb.Arg) error {
 		*dst = ConstantArg(k.Constant.GetType(), make([]string, len(fields)), make([]Arg, len(fields)))
 		for i, e := range fields {
 			dst.Keys()[i] = e.GetName()
-			if err := argFromProto(&dst.Elems[i], e.GetValue()); err != nil {
+			if err := argFromProto(&dst.Elems()[i], e.GetValue()); err != nil {
 				return err
 			}
 		}
@@ -204,9 +204,9 @@ func argFromProto(dst *Arg, a *pb.Arg) error {
 }
 
 func argListFromProto(dst *Arg, kind ArgKind, items []*pb.Arg) error {
-	*dst = Arg{Kind: kind, Elems: make([]Arg, len(items))}
+	*dst = WithElems(Arg{Kind: kind}, make([]Arg, len(items)))
 	for i, it := range items {
-		if err := argFromProto(&dst.Elems[i], it); err != nil {
+		if err := argFromProto(&dst.Elems()[i], it); err != nil {
 			return err
 		}
 	}
@@ -413,9 +413,9 @@ func argToProto(a *Arg) *pb.Arg {
 	case ArgStr:
 		return &pb.Arg{Kind: &pb.Arg_Str{Str: a.S}}
 	case ArgList:
-		return &pb.Arg{Kind: &pb.Arg_List{List: &pb.ArgList{Items: argsToProto(a.Elems)}}}
+		return &pb.Arg{Kind: &pb.Arg_List{List: &pb.ArgList{Items: argsToProto(a.Elems())}}}
 	case ArgTuple:
-		return &pb.Arg{Kind: &pb.Arg_Tuple{Tuple: &pb.ArgList{Items: argsToProto(a.Elems)}}}
+		return &pb.Arg{Kind: &pb.Arg_Tuple{Tuple: &pb.ArgList{Items: argsToProto(a.Elems())}}}
 	case ArgDtype:
 		return &pb.Arg{Kind: &pb.Arg_Dtype{Dtype: a.S}}
 	case ArgDevice:
@@ -430,8 +430,8 @@ func argToProto(a *Arg) *pb.Arg {
 		return &pb.Arg{Kind: &pb.Arg_Op{Op: a.S}}
 	case ArgDict:
 		d := &pb.ArgDict{}
-		for i := range a.Elems {
-			d.Entries = append(d.Entries, &pb.Kwarg{Name: a.Keys()[i], Value: argToProto(&a.Elems[i])})
+		for i := range a.Elems() {
+			d.Entries = append(d.Entries, &pb.Kwarg{Name: a.Keys()[i], Value: argToProto(&a.Elems()[i])})
 		}
 		return &pb.Arg{Kind: &pb.Arg_Dict{Dict: d}}
 	case ArgComplex:
@@ -439,8 +439,8 @@ func argToProto(a *Arg) *pb.Arg {
 	case ArgSlice:
 		s := &pb.Slice{}
 		for i, dst := range [3]**pb.Arg{&s.Start, &s.Stop, &s.Step} {
-			if i < len(a.Elems) {
-				*dst = argToProto(&a.Elems[i])
+			if i < len(a.Elems()) {
+				*dst = argToProto(&a.Elems()[i])
 			} else {
 				*dst = argToProto(&Arg{Kind: ArgNone})
 			}
@@ -450,8 +450,8 @@ func argToProto(a *Arg) *pb.Arg {
 		return &pb.Arg{Kind: &pb.Arg_Ellipsis{Ellipsis: &pb.Empty{}}}
 	case ArgConstant:
 		c := &pb.Constant{Type: a.S}
-		for i := range a.Elems {
-			c.Fields = append(c.Fields, &pb.Kwarg{Name: a.Keys()[i], Value: argToProto(&a.Elems[i])})
+		for i := range a.Elems() {
+			c.Fields = append(c.Fields, &pb.Kwarg{Name: a.Keys()[i], Value: argToProto(&a.Elems()[i])})
 		}
 		return &pb.Arg{Kind: &pb.Arg_Constant{Constant: c}}
 	}

@@ -181,7 +181,7 @@ func (v *verifier) signature(m *Module) {
 		hasOut = true
 		n := &g.Nodes[id]
 		if len(n.Args) == 1 && (n.Args[0].Kind == ArgTuple || n.Args[0].Kind == ArgList) {
-			for _, a := range n.Args[0].Elems {
+			for _, a := range n.Args[0].Elems() {
 				outs = append(outs, argLabel(&a))
 			}
 		} else {

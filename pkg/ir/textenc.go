@@ -649,7 +649,7 @@ func (e *textEncoder) arg(a *Arg) {
 		if a.Kind == ArgTuple {
 			field = "tuple"
 		}
-		e.items(field, len(a.Elems), func(i int) { e.arg(&a.Elems[i]) })
+		e.items(field, len(a.Elems()), func(i int) { e.arg(&a.Elems()[i]) })
 	case ArgDtype:
 		e.strAlways("dtype", a.S)
 	case ArgDevice:
@@ -666,10 +666,10 @@ func (e *textEncoder) arg(a *Arg) {
 		e.strAlways("op", a.S)
 	case ArgDict:
 		e.msg("dict")
-		if len(a.Elems) > 0 {
+		if len(a.Elems()) > 0 {
 			e.list("entries")
-			for i := range a.Elems {
-				e.kwarg("entries", a.Keys()[i], &a.Elems[i])
+			for i := range a.Elems() {
+				e.kwarg("entries", a.Keys()[i], &a.Elems()[i])
 			}
 			e.endList()
 		}
@@ -683,8 +683,8 @@ func (e *textEncoder) arg(a *Arg) {
 		e.msg("slice")
 		for i, field := range [3]string{"start", "stop", "step"} {
 			e.msg(field)
-			if i < len(a.Elems) {
-				e.arg(&a.Elems[i])
+			if i < len(a.Elems()) {
+				e.arg(&a.Elems()[i])
 			} else {
 				e.empty("none")
 			}
@@ -696,10 +696,10 @@ func (e *textEncoder) arg(a *Arg) {
 	case ArgConstant:
 		e.msg("constant")
 		e.str("type", a.S)
-		if len(a.Elems) > 0 {
+		if len(a.Elems()) > 0 {
 			e.list("fields")
-			for i := range a.Elems {
-				e.kwarg("fields", a.Keys()[i], &a.Elems[i])
+			for i := range a.Elems() {
+				e.kwarg("fields", a.Keys()[i], &a.Elems()[i])
 			}
 			e.endList()
 		}

@@ -13,7 +13,7 @@ import (
 func TestTextOutputLinearInDepth(t *testing.T) {
 	a := Arg{Kind: ArgNode, S: "x", Ref: NoNode}
 	for range 4990 {
-		a = Arg{Kind: ArgTuple, Elems: []Arg{a}}
+		a = WithElems(Arg{Kind: ArgTuple}, []Arg{a})
 	}
 	m := &Module{FormatMajor: FormatMajor, Graphs: []*Graph{{Nodes: []Node{
 		{Name: "x", Op: OpPlaceholder, Target: "x"},

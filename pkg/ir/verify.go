@@ -4,8 +4,10 @@ import (
 	"errors"
 	"fmt"
 	"math/bits"
+	"runtime"
 	"strconv"
 	"strings"
+	"sync"
 
 	"gonum.org/v1/gonum/graph/topo"
 )
@@ -204,70 +206,119 @@ func (v *verifier) err() error {
 
 func (v *verifier) graph(g *Graph, graphs, attrs map[string]bool) {
 	names := g.names()
-	outputs := 0
-	forward := false
-	for i := range g.Nodes {
-		n := &g.Nodes[i]
-		loc := At(v.file, g.Name, n.Name)
-		if n.Name == "" {
-			loc.Node = fmt.Sprintf("#%d", i)
-			v.add(ProblemMalformed, loc, "node has an empty name")
-		} else if names.dups > 0 {
-			// The index maps each name to its first node.
-			if first, _ := names.get(n.Name); first != NodeID(i) {
-				v.add(ProblemDuplicateName, loc, fmt.Sprintf("duplicate node name (first defined as node #%d)", first))
-			}
-		}
-		if n.Op == OpUnspecified {
-			v.add(ProblemMalformed, loc, "node has no op kind")
-		}
-		if n.Val != nil {
-			if msg := checkValue(n.Val); msg != "" {
-				v.add(ProblemBadShape, loc, msg)
-			}
-		}
-		n.WalkRefs(func(a *Arg) {
-			switch {
-			case a.Ref == NoNode:
-				v.add(ProblemDanglingRef, loc, fmt.Sprintf("dangling reference to %q: no such node in this graph", a.S))
-			case int(a.Ref) == i:
-				v.add(ProblemCycle, loc, "node uses itself (cycle)")
-			case int(a.Ref) > i:
-				forward = true
-				v.add(ProblemUseBeforeDef, loc, fmt.Sprintf("use of %q before its definition", a.S))
-			}
-		})
-		switch n.Op {
-		case OpOutput:
-			outputs++
-			if outputs > 1 {
-				v.add(ProblemExtraOutput, loc, "extra output node: a graph has exactly one")
-			} else if i != len(g.Nodes)-1 {
-				v.add(ProblemExtraOutput, loc, fmt.Sprintf("output node is not last: %d nodes follow it", len(g.Nodes)-1-i))
-			}
-		case OpGetAttr, OpCallModule:
-			if hasEmptyComponent(n.Target) {
-				v.add(ProblemMissingAttr, loc, fmt.Sprintf("%s target %q is empty or has an empty component: it names no attribute (read as a graph, it would be this graph or an enclosing one, and a graph cannot call itself)", n.Op, n.Target))
-				break
-			}
-		}
-		switch n.Op {
-		case OpGetAttr:
-			q := Qualify(g, n.Target)
-			if !graphs[q] && !attrs[q] {
-				v.add(ProblemMissingAttr, loc, fmt.Sprintf("get_attr target %q does not exist: no submodule or attribute %q", n.Target, q))
-			}
-		case OpCallModule:
-			if q := Qualify(g, n.Target); !graphs[q] {
-				v.add(ProblemMissingAttr, loc, fmt.Sprintf("call_module target %q does not exist: no submodule %q", n.Target, q))
-			}
-		}
+	if v.graphParallel(g, names, graphs, attrs) {
+		return
 	}
-	if outputs == 0 {
+	var st nodeState
+	for i := range g.Nodes {
+		v.node(g, i, names, graphs, attrs, &st)
+	}
+	if st.outputs == 0 {
 		v.add(ProblemMissingOutput, InGraph(v.file, g.Name), "missing output node")
 	}
-	if forward {
+	if st.forward {
 		v.cycles(g)
+	}
+}
+
+// nodeState is what graph's checks of single nodes carry from node to node.
+type nodeState struct {
+	outputs int  // output nodes so far
+	forward bool // some reference points forward
+}
+
+// graphParallel checks a large graph on all cores, each worker a range of
+// its nodes, and reports whether that settled it: the graph has no
+// problem. A graph with any (rare: it is refused) is checked again by the
+// caller, one node after another, so the problems and their order are
+// those of a sequential check.
+func (v *verifier) graphParallel(g *Graph, names *nameIndex, graphs, attrs map[string]bool) bool {
+	workers := min(runtime.GOMAXPROCS(0), 4)
+	if len(g.Nodes) < parallelNodes || workers < 2 {
+		return false
+	}
+	clean := make([]bool, workers)
+	outputs := make([]int, workers)
+	var wg sync.WaitGroup
+	for w := range workers {
+		lo, hi := w*len(g.Nodes)/workers, (w+1)*len(g.Nodes)/workers
+		wg.Go(func() {
+			part := &verifier{file: v.file}
+			var st nodeState
+			for i := lo; i < hi && len(part.problems) == 0; i++ {
+				part.node(g, i, names, graphs, attrs, &st)
+			}
+			clean[w], outputs[w] = len(part.problems) == 0 && !st.forward, st.outputs
+		})
+	}
+	wg.Wait()
+	total := 0
+	for w := range workers {
+		if !clean[w] {
+			return false
+		}
+		total += outputs[w]
+	}
+	// No output, or several (a worker sees only its own), are problems.
+	return total == 1
+}
+
+// node checks node i of g.
+func (v *verifier) node(g *Graph, i int, names *nameIndex, graphs, attrs map[string]bool, st *nodeState) {
+	n := &g.Nodes[i]
+	loc := At(v.file, g.Name, n.Name)
+	if n.Name == "" {
+		loc.Node = fmt.Sprintf("#%d", i)
+		v.add(ProblemMalformed, loc, "node has an empty name")
+	} else if names.dups > 0 {
+		// The index maps each name to its first node.
+		if first, _ := names.get(n.Name); first != NodeID(i) {
+			v.add(ProblemDuplicateName, loc, fmt.Sprintf("duplicate node name (first defined as node #%d)", first))
+		}
+	}
+	if n.Op == OpUnspecified {
+		v.add(ProblemMalformed, loc, "node has no op kind")
+	}
+	if n.Val != nil {
+		if msg := checkValue(n.Val); msg != "" {
+			v.add(ProblemBadShape, loc, msg)
+		}
+	}
+	n.WalkRefs(func(a *Arg) {
+		switch {
+		case a.Ref == NoNode:
+			v.add(ProblemDanglingRef, loc, fmt.Sprintf("dangling reference to %q: no such node in this graph", a.S))
+		case int(a.Ref) == i:
+			v.add(ProblemCycle, loc, "node uses itself (cycle)")
+		case int(a.Ref) > i:
+			st.forward = true
+			v.add(ProblemUseBeforeDef, loc, fmt.Sprintf("use of %q before its definition", a.S))
+		}
+	})
+	switch n.Op {
+	case OpOutput:
+		st.outputs++
+		if st.outputs > 1 {
+			v.add(ProblemExtraOutput, loc, "extra output node: a graph has exactly one")
+		} else if i != len(g.Nodes)-1 {
+			v.add(ProblemExtraOutput, loc, fmt.Sprintf("output node is not last: %d nodes follow it", len(g.Nodes)-1-i))
+		}
+	case OpGetAttr, OpCallModule:
+		if hasEmptyComponent(n.Target) {
+			v.add(ProblemMissingAttr, loc, fmt.Sprintf("%s target %q is empty or has an empty component: it names no attribute (read as a graph, it would be this graph or an enclosing one, and a graph cannot call itself)", n.Op, n.Target))
+			break
+		}
+	}
+	switch n.Op {
+	case OpGetAttr:
+		q := Qualify(g, n.Target)
+		if !graphs[q] && !attrs[q] {
+			v.add(ProblemMissingAttr, loc, fmt.Sprintf("get_attr target %q does not exist: no submodule or attribute %q", n.Target, q))
+		}
+	case OpCallModule:
+		if q := Qualify(g, n.Target); !graphs[q] {
+			v.add(ProblemMissingAttr, loc, fmt.Sprintf("call_module target %q does not exist: no submodule %q", n.Target, q))
+		}
 	}
 }
 

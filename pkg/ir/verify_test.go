@@ -3,6 +3,7 @@ package ir
 import (
 	"errors"
 	"fmt"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -258,5 +259,56 @@ func checkLookupsFirst(t *testing.T, g *Graph) {
 		if got, ok := g.Lookup(name); !ok || got != id {
 			t.Fatalf("Lookup(%q) = %d, %v; want %d", name, got, ok, id)
 		}
+	}
+}
+
+// TestVerifyParallelMatchesSequential: a large graph is verified on all
+// cores (graphParallel) and, when any of its workers finds a problem, again
+// one node after another. Each variant of a valid graph of 2.5 ×
+// parallelNodes nodes must give what Verify gives on one core: nothing for
+// the valid one; for the others, the same problems in the same order —
+// outputs in two workers' ranges (each alone looks like the one output),
+// none, a forward reference, a dangling one, a duplicate name, an empty one,
+// a problem only in the last worker's range.
+func TestVerifyParallelMatchesSequential(t *testing.T) {
+	const n = parallelNodes*5/2 + 3
+	valid := func() *Module {
+		g := &Graph{}
+		g.Nodes = append(g.Nodes, Node{Name: "x", Op: OpPlaceholder, Target: "x"})
+		for i := 1; i < n-1; i++ {
+			g.Nodes = append(g.Nodes, Node{Name: fmt.Sprintf("v%d", i), Op: OpCallFunction, Target: "aten.relu.default",
+				Args: []Arg{NodeArg(NodeID(i-1), g.Nodes[i-1].Name)}})
+		}
+		g.Nodes = append(g.Nodes, Node{Name: "output", Op: OpOutput, Target: "output", Args: []Arg{NodeArg(n-2, g.Nodes[n-2].Name)}})
+		return &Module{FormatMajor: 1, Graphs: []*Graph{g}}
+	}
+	for _, tc := range []struct {
+		name  string
+		edit  func(g *Graph)
+		valid bool
+	}{
+		{"valid", func(*Graph) {}, true},
+		{"output in another range", func(g *Graph) { g.Nodes[n/4].Op = OpOutput }, false},
+		{"no output", func(g *Graph) { g.Nodes[n-1].Op = OpCallFunction }, false},
+		{"forward reference", func(g *Graph) { g.Nodes[n/2].Args[0] = NodeArg(n-5, g.Nodes[n-5].Name) }, false},
+		{"dangling reference", func(g *Graph) { g.Nodes[n-3].Args[0] = NodeArg(NoNode, "gone") }, false},
+		{"duplicate name", func(g *Graph) { g.Nodes[n-7].Name = "v3" }, false},
+		{"empty name", func(g *Graph) { g.Nodes[n/3].Name = "" }, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			m := valid()
+			tc.edit(m.Graphs[0])
+			m.Graphs[0].Reindex()
+			par := Verify(m, "big.pb")
+			prev := runtime.GOMAXPROCS(1)
+			seq := Verify(m, "big.pb")
+			runtime.GOMAXPROCS(prev)
+			if (par == nil) != tc.valid {
+				t.Fatalf("Verify = %v, want valid %v", par, tc.valid)
+			}
+			if fmt.Sprint(par) != fmt.Sprint(seq) {
+				t.Errorf("on all cores:\n%v\non one:\n%v", par, seq)
+			}
+		})
 	}
 }

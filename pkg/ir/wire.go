@@ -302,8 +302,8 @@ func unsetArg(a *Arg) bool {
 		if x.Kind == argUnset {
 			return true
 		}
-		for i := range x.Elems {
-			stack = append(stack, &x.Elems[i])
+		for i := range x.Elems() {
+			stack = append(stack, &x.Elems()[i])
 		}
 	}
 	return false
@@ -738,7 +738,7 @@ func resolveWindow(nodes []Node, i, lo int, pending []*Arg) []*Arg {
 	for k := range n.Args {
 		if a := &n.Args[k]; a.Kind == ArgNode {
 			match(a)
-		} else if len(a.Elems) > 0 {
+		} else if len(a.Elems()) > 0 {
 			a.WalkRefs(match)
 		}
 	}
@@ -960,8 +960,12 @@ func (d *wireDecoder) argField(f wireField, a *Arg) error {
 		if f.num == 8 {
 			kind = ArgTuple
 		}
+		// The elements grow in a slice of their own: an Arg's has no spare
+		// capacity (a list field repeated appends to the first).
+		elems := a.Elems()
 		if a.Kind != kind {
-			*a = Arg{Kind: kind, Elems: d.allocArgs(countBytesFields(f.body, 1))}
+			elems = d.allocArgs(countBytesFields(f.body, 1))
+			*a = WithElems(Arg{Kind: kind}, elems)
 		}
 		if err := d.enter(); err != nil {
 			return err
@@ -976,11 +980,13 @@ func (d *wireDecoder) argField(f wireField, a *Arg) error {
 			if g.num != 1 || !isBytes(g) {
 				continue
 			}
-			a.Elems = append(a.Elems, Arg{Kind: argUnset})
-			if err := d.arg(g.body, &a.Elems[len(a.Elems)-1]); err != nil {
+			elems = append(elems, Arg{Kind: argUnset})
+			a.SetElems(elems)
+			last := &elems[len(elems)-1]
+			if err := d.arg(g.body, last); err != nil {
 				return err
 			}
-			if a.Elems[len(a.Elems)-1].Kind == argUnset {
+			if last.Kind == argUnset {
 				return errArgUnset
 			}
 		}
@@ -1000,15 +1006,14 @@ func (d *wireDecoder) argField(f wireField, a *Arg) error {
 		if a.Kind != ArgDict {
 			*a = DictArg([]string{}, []Arg{})
 		}
+		add := d.entryAdder(a)
 		return d.each(f.body, func(g wireField) error {
 			if g.num != 1 || !isBytes(g) {
 				return nil
 			}
 			kw := Kwarg{Value: Arg{Kind: argUnset}}
 			err := d.kwarg(g.body, &kw)
-			a.SetKeys(append(a.Keys(), kw.Name))
-			a.Elems = append(a.Elems, kw.Value)
-			d.unset = d.unset || kw.Value.Kind == argUnset
+			add(kw)
 			return err
 		})
 	case 16:
@@ -1032,18 +1037,18 @@ func (d *wireDecoder) argField(f wireField, a *Arg) error {
 			return nil
 		}
 		if a.Kind != ArgSlice {
-			*a = Arg{Kind: ArgSlice, Elems: []Arg{{Kind: argUnset}, {Kind: argUnset}, {Kind: argUnset}}}
+			*a = WithElems(Arg{Kind: ArgSlice}, []Arg{{Kind: argUnset}, {Kind: argUnset}, {Kind: argUnset}})
 		}
 		err := d.each(f.body, func(g wireField) error {
 			if g.num < 1 || g.num > 3 || !isBytes(g) {
 				return nil
 			}
-			return d.arg(g.body, &a.Elems[g.num-1])
+			return d.arg(g.body, &a.Elems()[g.num-1])
 		})
 		// A part that is unset, or set but empty, is None (as FromProto has it).
-		for i := range a.Elems {
-			if a.Elems[i].Kind == argUnset {
-				a.Elems[i] = Arg{Kind: ArgNone}
+		for i := range a.Elems() {
+			if a.Elems()[i].Kind == argUnset {
+				a.Elems()[i] = Arg{Kind: ArgNone}
 			}
 		}
 		return err
@@ -1059,6 +1064,7 @@ func (d *wireDecoder) argField(f wireField, a *Arg) error {
 		if a.Kind != ArgConstant {
 			*a = ConstantArg("", []string{}, []Arg{})
 		}
+		add := d.entryAdder(a)
 		return d.each(f.body, func(g wireField) error {
 			switch {
 			case g.num == 1 && isBytes(g):
@@ -1068,15 +1074,27 @@ func (d *wireDecoder) argField(f wireField, a *Arg) error {
 			case g.num == 2 && isBytes(g):
 				kw := Kwarg{Value: Arg{Kind: argUnset}}
 				err := d.kwarg(g.body, &kw)
-				a.SetKeys(append(a.Keys(), kw.Name))
-				a.Elems = append(a.Elems, kw.Value)
-				d.unset = d.unset || kw.Value.Kind == argUnset
+				add(kw)
 				return err
 			}
 			return nil
 		})
 	}
 	return nil
+}
+
+// entryAdder returns a function that appends a key and its value to a
+// dict or constant a: the keys and the elements grow in slices of their
+// own (an Arg's elements have no spare capacity), a's extension is its own.
+func (d *wireDecoder) entryAdder(a *Arg) func(kw Kwarg) {
+	x := a.ownExt()
+	elems := a.Elems()
+	return func(kw Kwarg) {
+		x.keys = append(x.keys, kw.Name)
+		elems = append(elems, kw.Value)
+		a.SetElems(elems)
+		d.unset = d.unset || kw.Value.Kind == argUnset
+	}
 }
 
 // stringArgKind maps the Arg oneof's string fields to their kinds.

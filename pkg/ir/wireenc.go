@@ -472,9 +472,9 @@ func (e *wireEncoder) arg(a *Arg) {
 			num = 8
 		}
 		s := e.begin(num)
-		for i := range a.Elems {
+		for i := range a.Elems() {
 			is := e.begin(1)
-			e.arg(&a.Elems[i])
+			e.arg(&a.Elems()[i])
 			e.end(is)
 		}
 		e.end(s)
@@ -494,8 +494,8 @@ func (e *wireEncoder) arg(a *Arg) {
 		e.strAlways(14, a.S)
 	case ArgDict:
 		s := e.begin(15)
-		for i := range a.Elems {
-			e.kwarg(1, &a.Keys()[i], &a.Elems[i])
+		for i := range a.Elems() {
+			e.kwarg(1, &a.Keys()[i], &a.Elems()[i])
 		}
 		e.end(s)
 	case ArgComplex:
@@ -507,8 +507,8 @@ func (e *wireEncoder) arg(a *Arg) {
 		s := e.begin(17)
 		for i := 0; i < 3; i++ {
 			ps := e.begin(protowire.Number(i + 1))
-			if i < len(a.Elems) {
-				e.arg(&a.Elems[i])
+			if i < len(a.Elems()) {
+				e.arg(&a.Elems()[i])
 			} else {
 				e.empty(6)
 			}
@@ -520,8 +520,8 @@ func (e *wireEncoder) arg(a *Arg) {
 	case ArgConstant:
 		s := e.begin(19)
 		e.str(1, a.S)
-		for i := range a.Elems {
-			e.kwarg(2, &a.Keys()[i], &a.Elems[i])
+		for i := range a.Elems() {
+			e.kwarg(2, &a.Keys()[i], &a.Elems()[i])
 		}
 		e.end(s)
 	default:

@@ -34,13 +34,13 @@ func mlpStack(layers int) *ir.Module {
 		t := add(ir.Node{Name: p("t"), Op: ir.OpCallFunction, Target: "aten.t.default", Args: []ir.Arg{r(w)}, Val: tv(true, width, width)})
 		mm := add(ir.Node{Name: p("addmm"), Op: ir.OpCallFunction, Target: "aten.addmm.default", Args: []ir.Arg{r(b), r(h), r(t)}, Val: tv(true, batch, width)})
 		ln := add(ir.Node{Name: p("ln"), Op: ir.OpCallFunction, Target: "aten.native_layer_norm.default",
-			Args: []ir.Arg{r(mm), {Kind: ir.ArgList, Elems: []ir.Arg{ir.IntArg(width)}}, r(lw), r(lb), ir.FloatArg(1e-5)}})
+			Args: []ir.Arg{r(mm), ir.WithElems(ir.Arg{Kind: ir.ArgList}, []ir.Arg{ir.IntArg(width)}), r(lw), r(lb), ir.FloatArg(1e-5)}})
 		y := add(ir.Node{Name: p("y"), Op: ir.OpCallFunction, Target: "_operator.getitem", Args: []ir.Arg{r(ln), {Kind: ir.ArgInt}}, Val: tv(true, batch, width)})
 		add(ir.Node{Name: p("mean"), Op: ir.OpCallFunction, Target: "_operator.getitem", Args: []ir.Arg{r(ln), ir.IntArg(1)}, Val: tv(false, batch, 1)})
 		add(ir.Node{Name: p("rstd"), Op: ir.OpCallFunction, Target: "_operator.getitem", Args: []ir.Arg{r(ln), ir.IntArg(2)}, Val: tv(false, batch, 1)})
 		h = add(ir.Node{Name: p("gelu"), Op: ir.OpCallFunction, Target: "aten.gelu.default", Args: []ir.Arg{r(y)}, Val: tv(true, batch, width)})
 	}
-	add(ir.Node{Name: "output", Op: ir.OpOutput, Target: "output", Args: []ir.Arg{{Kind: ir.ArgTuple, Elems: []ir.Arg{r(h)}}}})
+	add(ir.Node{Name: "output", Op: ir.OpOutput, Target: "output", Args: []ir.Arg{ir.WithElems(ir.Arg{Kind: ir.ArgTuple}, []ir.Arg{r(h)})}})
 	g.Reindex()
 	for i := range g.Nodes {
 		g.Nodes[i].WalkRefs(func(a *ir.Arg) { a.Ref, _ = g.Lookup(a.S) })

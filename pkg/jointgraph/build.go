@@ -200,9 +200,9 @@ func (b *builder) arg(a any) ir.Arg {
 	case string:
 		return ir.Arg{Kind: ir.ArgStr, S: x}
 	case []int64:
-		l := ir.Arg{Kind: ir.ArgList, Elems: b.arena.alloc(len(x))}
+		l := ir.WithElems(ir.Arg{Kind: ir.ArgList}, b.arena.alloc(len(x)))
 		for i, v := range x {
-			l.Elems[i] = ir.IntArg(v)
+			l.Elems()[i] = ir.IntArg(v)
 		}
 		return l
 	case []ir.Dim:
@@ -210,15 +210,15 @@ func (b *builder) arg(a any) ir.Arg {
 	case ir.Dim:
 		return dimArg(x)
 	case []bool:
-		l := ir.Arg{Kind: ir.ArgList, Elems: b.arena.alloc(len(x))}
+		l := ir.WithElems(ir.Arg{Kind: ir.ArgList}, b.arena.alloc(len(x)))
 		for i, v := range x {
-			l.Elems[i] = ir.Arg{Kind: ir.ArgBool, B: v}
+			l.Elems()[i] = ir.Arg{Kind: ir.ArgBool, B: v}
 		}
 		return l
 	case []V:
-		l := ir.Arg{Kind: ir.ArgList, Elems: b.arena.alloc(len(x))}
+		l := ir.WithElems(ir.Arg{Kind: ir.ArgList}, b.arena.alloc(len(x)))
 		for i, v := range x {
-			l.Elems[i] = b.arg(v)
+			l.Elems()[i] = b.arg(v)
 		}
 		return l
 	case dtypeArg:
@@ -238,26 +238,26 @@ func dimArg(d ir.Dim) ir.Arg {
 }
 
 func (b *builder) dimsArg(ds []ir.Dim) ir.Arg {
-	l := ir.Arg{Kind: ir.ArgList, Elems: b.arena.alloc(len(ds))}
+	l := ir.WithElems(ir.Arg{Kind: ir.ArgList}, b.arena.alloc(len(ds)))
 	for i, d := range ds {
-		l.Elems[i] = dimArg(d)
+		l.Elems()[i] = dimArg(d)
 	}
 	return l
 }
 
 func dimsArg(ds []ir.Dim) ir.Arg {
-	l := ir.Arg{Kind: ir.ArgList, Elems: make([]ir.Arg, len(ds))}
+	l := ir.WithElems(ir.Arg{Kind: ir.ArgList}, make([]ir.Arg, len(ds)))
 	for i, d := range ds {
-		l.Elems[i] = dimArg(d)
+		l.Elems()[i] = dimArg(d)
 	}
 	return l
 }
 
 // output appends the output node returning a tuple of vals.
 func (b *builder) output(vals []V) {
-	t := ir.Arg{Kind: ir.ArgTuple, Elems: make([]ir.Arg, len(vals))}
+	t := ir.WithElems(ir.Arg{Kind: ir.ArgTuple}, make([]ir.Arg, len(vals)))
 	for i, v := range vals {
-		t.Elems[i] = b.arg(v)
+		t.Elems()[i] = b.arg(v)
 	}
 	b.append(ir.Node{Name: b.names.fresh("output"), Op: ir.OpOutput, Target: "output", Args: []ir.Arg{t}})
 }

@@ -93,8 +93,8 @@ func (d *dceState) markNode(nd *ir.Node) {
 
 func (d *dceState) mark(a *ir.Arg) {
 	if a.Kind != ir.ArgNode {
-		for i := range a.Elems {
-			d.mark(&a.Elems[i])
+		for i := range a.Elems() {
+			d.mark(&a.Elems()[i])
 		}
 		return
 	}

@@ -111,7 +111,10 @@ type viewStep struct {
 	out ir.NodeID
 }
 
-func functionalize(m *ir.Module, file string, reg *opschema.Registry, at **ir.Node) (*functional, error) {
+// functionalize returns the functional form of m's root graph; its node
+// list has room for room nodes (at least the graph's and an eighth more):
+// a joint builds on in place (jointBuilder.forwardInPlace).
+func functionalize(m *ir.Module, file string, reg *opschema.Registry, at **ir.Node, room int) (*functional, error) {
 	g := m.Root()
 	if reg == nil {
 		files := make([]opschema.FileSchema, len(m.Schemas))
@@ -132,7 +135,7 @@ func functionalize(m *ir.Module, file string, reg *opschema.Registry, at **ir.No
 	if err := precheck(g, file, f.ops); err != nil {
 		return nil, err
 	}
-	f.b.g.Nodes = make([]ir.Node, 0, n+n/8)
+	f.b.g.Nodes = make([]ir.Node, 0, max(n+n/8, room))
 	f.b.names.reserveGraph(g, false)
 	// Count the getitems of each node and the placeholders, then list the
 	// getitems by the node they read.
@@ -363,7 +366,7 @@ func unchangedArg(m, a *ir.Arg) bool {
 	case ir.ArgNode:
 		return m.Kind == ir.ArgNode && m.Ref == a.Ref && m.S == a.S
 	case ir.ArgList, ir.ArgTuple, ir.ArgDict, ir.ArgSlice, ir.ArgConstant:
-		return len(a.Elems) == 0 || len(m.Elems) > 0 && &m.Elems[0] == &a.Elems[0]
+		return len(a.Elems()) == 0 || len(m.Elems()) > 0 && &m.Elems()[0] == &a.Elems()[0]
 	}
 	return true
 }
@@ -943,7 +946,7 @@ func (f *functional) scatter(st viewStep, interV func() V, interShape []ir.Dim, 
 		return b.transpose(nv, ival("dim0", 0), ival("dim1", 1)), nil
 	case "aten.permute.default":
 		var dims []int64
-		for _, e := range arg("dims").Elems {
+		for _, e := range arg("dims").Elems() {
 			dims = append(dims, e.Int())
 		}
 		return b.permute(nv, b.invertPerm(dims, len(dims))), nil
@@ -985,7 +988,7 @@ func splitSizes(s *opschema.Schema, bound []ir.Arg, n int64) []int64 {
 	}
 	if i := s.Argument("split_sizes"); i >= 0 {
 		var out []int64
-		for _, e := range bound[i].Elems {
+		for _, e := range bound[i].Elems() {
 			out = append(out, e.Int())
 		}
 		return out

@@ -58,7 +58,7 @@ func TestDimOutOfRange(t *testing.T) {
 				if n := &g.Nodes[i]; n.Target == c.target {
 					a := &n.Args[c.arg]
 					if c.elem >= 0 {
-						a = &a.Elems[c.elem]
+						a = &a.Elems()[c.elem]
 					}
 					a.SetInt(c.dim)
 					node = n.Name

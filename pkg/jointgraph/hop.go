@@ -402,7 +402,7 @@ func condBackward(j *jointBuilder, id ir.NodeID, grads []V) error {
 	if len(tl) != len(fl) {
 		return nodeError(j.file, j.b.g, id, fmt.Sprintf("cond branches return different numbers of outputs (true_fn %d, false_fn %d), which torch's cond refuses to trace", len(tl), len(fl)))
 	}
-	ops := j.hopArg(n, "operands").Elems
+	ops := j.hopArg(n, "operands").Elems()
 	rg := j.operandRG(ops)
 	// torch 2.6 (version row cond-backward-2.6): create_fw_bw_graph joints,
 	// (*grads, *operands), a gradient for every operand.
@@ -487,11 +487,11 @@ func keepOutputs(g *ir.Graph, idx []int) {
 	}
 	kept := make([]ir.Arg, 0, len(idx))
 	for _, k := range idx {
-		if k < len(res.Elems) {
-			kept = append(kept, res.Elems[k])
+		if k < len(res.Elems()) {
+			kept = append(kept, res.Elems()[k])
 		}
 	}
-	res.Elems = kept
+	res.SetElems(kept)
 	args := slices.Clone(g.Nodes[o].Args)
 	args[0] = res
 	g.Nodes[o].Args = args
@@ -506,7 +506,7 @@ func mapBackward(j *jointBuilder, id ir.NodeID, grads []V) error {
 	if !ok {
 		return nodeError(j.file, j.b.g, id, "map_impl body is not a subgraph of this file")
 	}
-	xs, pos := j.hopArg(n, "xs").Elems, j.hopArg(n, "pos_args").Elems
+	xs, pos := j.hopArg(n, "xs").Elems(), j.hopArg(n, "pos_args").Elems()
 	ops := slices.Concat(xs, pos)
 	bw, err := j.subJoint(id, bq, j.operandRG(ops))
 	if err != nil {
@@ -658,7 +658,7 @@ func (j *jointBuilder) augmentScan(n *ir.Node) (ir.NodeID, error) {
 	if comb == nil {
 		return 0, fmt.Errorf("scan combine_fn %q is not a subgraph of this file", cq)
 	}
-	nc := len(j.hopArg(n, "init").Elems)
+	nc := len(j.hopArg(n, "init").Elems())
 	aug, err := augmentCombine(j.functionalBody(comb), nc)
 	if err != nil {
 		return 0, err
@@ -676,7 +676,7 @@ func (j *jointBuilder) augmentScan(n *ir.Node) (ir.NodeID, error) {
 	}
 	c.Args[ci] = j.b.ref(av.id)
 	var carries []*ir.TensorMeta
-	for _, a := range j.hopArg(n, "init").Elems {
+	for _, a := range j.hopArg(n, "init").Elems() {
 		m := valueTensor(fg.Nodes[a.Ref].Val)
 		if m == nil {
 			// The checkpointed carries are typed from init: scan's carries
@@ -686,7 +686,7 @@ func (j *jointBuilder) augmentScan(n *ir.Node) (ir.NodeID, error) {
 		carries = append(carries, m)
 	}
 	length := ir.Dim{Val: 1}
-	if xs := j.hopArg(n, "xs").Elems; len(xs) > 0 {
+	if xs := j.hopArg(n, "xs").Elems(); len(xs) > 0 {
 		if t := valueTensor(fg.Nodes[xs[0].Ref].Val); t != nil && len(t.Shape) > 0 {
 			length = t.Shape[0]
 		}
@@ -729,11 +729,13 @@ func augmentCombine(g *ir.Graph, nc int) (*ir.Graph, error) {
 	outNode := out.Nodes[on]
 	out.Nodes = out.Nodes[:on]
 	res := outNode.Args[0].Clone()
+	elems := res.Elems()
 	for _, p := range ph[:nc] {
 		m := valueTensor(out.Nodes[p].Val)
 		c := b.clone(nodeV(p, m))
-		res.Elems = append(res.Elems, b.ref(c.id))
+		elems = append(elems, b.ref(c.id))
 	}
+	res.SetElems(elems)
 	outNode.Args = []ir.Arg{res}
 	outNode.Val = nil
 	out.Nodes = append(out.Nodes, outNode)
@@ -755,7 +757,7 @@ func scanBackward(j *jointBuilder, id ir.NodeID, grads []V) error {
 		return nodeError(j.file, j.b.g, id, "scan was not checkpointed in the forward")
 	}
 	cq, carryItems := ck.combine, ck.carries
-	init, xs, add := j.hopArg(n, "init").Elems, j.hopArg(n, "xs").Elems, j.hopArg(n, "additional_inputs").Elems
+	init, xs, add := j.hopArg(n, "init").Elems(), j.hopArg(n, "xs").Elems(), j.hopArg(n, "additional_inputs").Elems()
 	nc, nx, na := len(init), len(xs), len(add)
 	ny := len(grads) - nc
 	if ny < 0 {

@@ -46,7 +46,7 @@ func assocScanBackward(j *jointBuilder, id ir.NodeID, grads []V) error {
 	if !ok {
 		return nodeError(j.file, j.b.g, id, "associative_scan combine_fn is not a subgraph of this file")
 	}
-	xs, add := j.hopArg(n, "xs").Elems, j.hopArg(n, "additional_inputs").Elems
+	xs, add := j.hopArg(n, "xs").Elems(), j.hopArg(n, "additional_inputs").Elems()
 	if len(add) > 0 {
 		return nodeError(j.file, j.b.g, id, "Associative_scan does currently not support gradients for lifted parameters!")
 	}
@@ -161,14 +161,14 @@ func assocScanBackward(j *jointBuilder, id ir.NodeID, grads []V) error {
 	// sym_size, once (the graph must bind every symbol it passes).
 	syms := map[string]ir.Arg{}
 	sizes := func(ds []ir.Dim) ir.Arg {
-		l := ir.Arg{Kind: ir.ArgList, Elems: make([]ir.Arg, len(ds))}
+		l := ir.WithElems(ir.Arg{Kind: ir.ArgList}, make([]ir.Arg, len(ds)))
 		for i, d := range ds {
-			l.Elems[i] = dimArg(d)
+			l.Elems()[i] = dimArg(d)
 			if d.Expr == "" {
 				continue
 			}
 			if a, ok := syms[d.Expr]; ok {
-				l.Elems[i] = a
+				l.Elems()[i] = a
 				continue
 			}
 			for k, e := range m0.Shape {
@@ -176,7 +176,7 @@ func assocScanBackward(j *jointBuilder, id ir.NodeID, grads []V) error {
 					val := &ir.Value{Kind: ir.ValSym, Sym: &ir.SymExpr{Kind: ir.SymInt, Expr: d.Expr}}
 					id := b.call("aten.sym_size.int", []ir.Arg{b.ref(xv[0].id), ir.IntArg(int64(k))}, nil, val, "sym_size_int")
 					syms[d.Expr] = b.ref(id)
-					l.Elems[i] = syms[d.Expr]
+					l.Elems()[i] = syms[d.Expr]
 					break
 				}
 			}

@@ -88,7 +88,7 @@ func (j *jointBuilder) functionalizeBody(g *ir.Graph) *ir.Graph {
 		return g
 	}
 	var at *ir.Node
-	f, err := functionalize(sub, j.file, j.f.reg, &at)
+	f, err := functionalize(sub, j.file, j.f.reg, &at, 0)
 	if err != nil || len(f.epilogue) > 0 || len(f.inPlace) > 0 {
 		return g
 	}

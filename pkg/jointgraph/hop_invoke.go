@@ -179,7 +179,7 @@ func invokeBwOutputs(g *ir.Graph, nf int) error {
 		return fmt.Errorf("invoke_subgraph backward graph has no output tuple")
 	}
 	res := g.Nodes[o].Args[0]
-	if (res.Kind != ir.ArgTuple && res.Kind != ir.ArgList) || len(res.Elems) < nf {
+	if (res.Kind != ir.ArgTuple && res.Kind != ir.ArgList) || len(res.Elems()) < nf {
 		return fmt.Errorf("invoke_subgraph backward graph returns no (*fw_outs, *grads) tuple")
 	}
 	out := g.Nodes[o]
@@ -188,7 +188,7 @@ func invokeBwOutputs(g *ir.Graph, nf int) error {
 	for i := range g.Nodes {
 		b.names.reserve(g.Nodes[i].Name)
 	}
-	elems := slices.Concat(res.Elems[nf:], res.Elems[:nf])
+	elems := slices.Concat(res.Elems()[nf:], res.Elems()[:nf])
 	seen := map[ir.NodeID]bool{}
 	for i, a := range elems {
 		if a.Kind != ir.ArgNode || a.Ref < 0 {
@@ -202,7 +202,7 @@ func invokeBwOutputs(g *ir.Graph, nf int) error {
 		}
 		seen[elems[i].Ref] = true
 	}
-	res.Elems = elems
+	res.SetElems(elems)
 	out.Args = []ir.Arg{res}
 	b.g.Nodes = append(b.g.Nodes, out)
 	g.Nodes = b.g.Nodes
@@ -270,9 +270,9 @@ func hopOutputsRG(m *ir.Module, g *ir.Graph, n *ir.Node, hr *hopRule, ops *opCac
 			if res.Kind != ir.ArgTuple && res.Kind != ir.ArgList {
 				return []bool{anyRefIn(&res, in)}, true
 			}
-			out := make([]bool, len(res.Elems))
-			for e := range res.Elems {
-				out[e] = anyRefIn(&res.Elems[e], in)
+			out := make([]bool, len(res.Elems()))
+			for e := range res.Elems() {
+				out[e] = anyRefIn(&res.Elems()[e], in)
 			}
 			return out, true
 		}

@@ -152,7 +152,7 @@ func testJointCorpus(t *testing.T, dir string) {
 				if strings.HasPrefix(c.ident, "bw_") {
 					sub := j.Module.Graph(g.Nodes[n.Args[0].Ref].Target)
 					gotGraphs[g.Nodes[n.Args[0].Ref].Target] = true
-					res := sub.Nodes[sub.OutputNode()].Args[0].Elems
+					res := sub.Nodes[sub.OutputNode()].Args[0].Elems()
 					c.outs = len(res)
 					var none []int
 					for k, a := range res {
@@ -180,7 +180,7 @@ func testJointCorpus(t *testing.T, dir string) {
 				n := &g.Nodes[id]
 				for _, a := range n.Args[1:3] {
 					sub := j.Module.Graph(g.Nodes[a.Ref].Target)
-					condOuts = append(condOuts, len(sub.Nodes[sub.OutputNode()].Args[0].Elems))
+					condOuts = append(condOuts, len(sub.Nodes[sub.OutputNode()].Args[0].Elems()))
 				}
 			}
 			var wantCond []int

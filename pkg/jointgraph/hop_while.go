@@ -86,7 +86,7 @@ func (j *jointBuilder) augmentWhile(n *ir.Node, fid ir.NodeID, sel map[ir.NodeID
 	}
 	fg := j.f.b.g
 	var metas []*ir.TensorMeta
-	for _, a := range j.hopArg(n, "carried_inputs").Elems {
+	for _, a := range j.hopArg(n, "carried_inputs").Elems() {
 		var m *ir.TensorMeta
 		if a.Kind == ir.ArgNode && a.Ref >= 0 {
 			m = valueTensor(fg.Nodes[a.Ref].Val)
@@ -195,7 +195,7 @@ func whileBackward(j *jointBuilder, id ir.NodeID, grads []V) error {
 	if !ok {
 		return nodeError(j.file, j.b.g, id, "while_loop body_fn is not a subgraph of this file")
 	}
-	carries, adds := j.hopArg(n, "carried_inputs").Elems, j.hopArg(n, "additional_inputs").Elems
+	carries, adds := j.hopArg(n, "carried_inputs").Elems(), j.hopArg(n, "additional_inputs").Elems()
 	nc, na := len(carries), len(adds)
 	if nc == 0 {
 		return nodeError(j.file, j.b.g, id, "while_loop_stack_output has no carried inputs")
@@ -459,7 +459,7 @@ func inlineGraph(b *builder, g *ir.Graph, m []ir.NodeID) ([]ir.Arg, error) {
 			if len(n.Args) != 1 || n.Args[0].Kind != ir.ArgTuple && n.Args[0].Kind != ir.ArgList {
 				return nil, fmt.Errorf("graph %s does not return a tuple", g.Name)
 			}
-			for _, a := range n.Args[0].Elems {
+			for _, a := range n.Args[0].Elems() {
 				outs = append(outs, re(a))
 			}
 			continue

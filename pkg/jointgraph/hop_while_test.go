@@ -55,10 +55,10 @@ func whileCalls(m *ir.Module, g *ir.Graph) []whileCall {
 		if !ok || (name != "while_loop" && name != "while_loop_stack_output") || len(n.Args) != 4 {
 			continue
 		}
-		c := whileCall{Op: name, Carried: len(n.Args[2].Elems), Additional: len(n.Args[3].Elems)}
+		c := whileCall{Op: name, Carried: len(n.Args[2].Elems()), Additional: len(n.Args[3].Elems())}
 		if body := m.Graph(g.Nodes[n.Args[1].Ref].Target); body != nil {
 			if o := body.OutputNode(); o != ir.NoNode {
-				c.BodyOutputs = len(body.Nodes[o].Args[0].Elems)
+				c.BodyOutputs = len(body.Nodes[o].Args[0].Elems())
 			}
 		}
 		out = append(out, c)
@@ -116,7 +116,7 @@ func TestWhileLoopStackedOutputUsed(t *testing.T) {
 		t.Fatal("no stacked output in the trace")
 	}
 	out := g.Nodes[o].Args[0].Clone()
-	out.Elems = append(out.Elems, ir.NodeArg(stacked, g.Nodes[stacked].Name))
+	out.SetElems(append(out.Elems(), ir.NodeArg(stacked, g.Nodes[stacked].Name)))
 	g.Nodes[o].Args = []ir.Arg{out}
 	_, err := Build(m, Options{File: "while_simple"})
 	if err == nil || !strings.Contains(err.Error(), "used other than through its last element") {

@@ -71,7 +71,9 @@ func Build(m *ir.Module, opts Options) (j *Joint, err error) {
 }
 
 func buildJoint(m *ir.Module, opts Options, at **ir.Node) (*Joint, error) {
-	f, err := functionalize(m, opts.File, opts.Registry, at)
+	// Room for the joint, which is built on the functional graph's nodes
+	// in place when it can be (forwardInPlace).
+	f, err := functionalize(m, opts.File, opts.Registry, at, 3*len(m.Root().Nodes))
 	if err != nil {
 		return nil, err
 	}
@@ -191,10 +193,47 @@ func (j *jointBuilder) build(src *ir.Module) (*Joint, error) {
 	}
 	conv := j.opts.Convention
 	j.b = newBuilder("")
-	j.b.g.Nodes = make([]ir.Node, 0, 3*len(fg.Nodes))
 	j.b.names.reserveGraph(fg, true)
 	j.b.names.expect(2 * len(fg.Nodes))
-	j.fmap = make([]ir.NodeID, len(fg.Nodes))
+	nfun := len(fg.Nodes)
+	nt := 0 // the tangents
+	for i, o := range f.outputs {
+		if masks[i] || conv != ConventionNone && o.ok {
+			nt++
+		}
+	}
+	inPlace := j.forwardInPlace(conv, nt)
+	// What the primals take of the functional placeholders.
+	primalSrc := func(i int) (*ir.Value, *ir.Meta) {
+		n := &fg.Nodes[f.inputs[i].id]
+		return n.Val, n.Meta
+	}
+	if inPlace {
+		// The joint takes over the functional graph's nodes: the other
+		// nodes move up, in order, past the primals and tangents (from
+		// the back: a node only moves up); the primals overwrite what is
+		// left. Names are taken first, from the graph as it was.
+		j.b.names.materialize()
+		np, n := len(f.inputs), len(fg.Nodes)
+		phVal, phMeta := make([]*ir.Value, np), make([]*ir.Meta, np)
+		for i, in := range f.inputs {
+			phVal[i], phMeta[i] = fg.Nodes[in.id].Val, fg.Nodes[in.id].Meta
+		}
+		primalSrc = func(i int) (*ir.Value, *ir.Meta) { return phVal[i], phMeta[i] }
+		nodes := fg.Nodes[:n+nt]
+		w := n + nt
+		for i := n - 1; i >= 0; i-- {
+			if nodes[i].Op != ir.OpPlaceholder {
+				w--
+				nodes[w] = nodes[i]
+			}
+		}
+		j.b.g.Nodes = nodes[:0]
+		fg.Nodes = nil // read no more: the joint's now
+	} else {
+		j.b.g.Nodes = make([]ir.Node, 0, 3*len(fg.Nodes))
+	}
+	j.fmap = make([]ir.NodeID, nfun)
 	for i := range j.fmap {
 		j.fmap[i] = ir.NoNode
 	}
@@ -206,8 +245,8 @@ func (j *jointBuilder) build(src *ir.Module) (*Joint, error) {
 	primals := make([]V, len(f.inputs))
 	addPrimals := func() {
 		for i, in := range f.inputs {
-			n := &fg.Nodes[in.id]
-			primals[i] = j.b.placeholder(j.b.names.numbered("primals_", i+1), n.Val, n.Meta)
+			val, meta := primalSrc(i)
+			primals[i] = j.b.placeholder(j.b.names.numbered("primals_", i+1), val, meta)
 			j.fmap[in.id] = primals[i].id
 		}
 	}
@@ -249,6 +288,9 @@ func (j *jointBuilder) build(src *ir.Module) (*Joint, error) {
 	// An internal error names the node being processed (*j.at): each
 	// phase below points it at its node, so none is blamed on the output.
 	output := *j.at
+	if inPlace {
+		j.forwardNodesInPlace(nfun)
+	}
 	for i := range fg.Nodes {
 		n := &fg.Nodes[i]
 		if n.Op == ir.OpPlaceholder || epi[ir.NodeID(i)] {
@@ -334,7 +376,7 @@ func (j *jointBuilder) build(src *ir.Module) (*Joint, error) {
 	rgIn := make([]bool, len(primals))
 	j.b.meta = nil
 	for i, p := range primals {
-		*j.at = &fg.Nodes[f.inputs[i].id]
+		*j.at = &f.src.Nodes[f.inputSrc[i]] // the functional placeholder's source (in place, the primal took its slot)
 		rgIn[i] = j.jrg[p.id]
 		if g := j.gradOf(p.id); g.Defined() && rgIn[i] {
 			grads[i] = j.finish(g, p)
@@ -387,12 +429,6 @@ func (j *jointBuilder) build(src *ir.Module) (*Joint, error) {
 			effects = append(effects, j.b.g.Nodes[i].Name)
 		}
 	}
-	nt := 0
-	for _, t := range tangentFor {
-		if t.ok {
-			nt++
-		}
-	}
 	return &Joint{Module: out, File: j.file, Masks: masks, NumPrimals: len(primals), NumTangents: nt,
 		NumFwdOutputs: nf, MutatedInputs: f.mutated, InPlaceInputs: f.inPlace, RequiresGrad: rgIn, Convention: conv, Effects: effects,
 		nested: nested}, nil
@@ -404,6 +440,70 @@ func formatInts(xs []int) string {
 		parts[i] = strconv.Itoa(x)
 	}
 	return strings.Join(parts, ",")
+}
+
+// forwardInPlace reports whether the joint can be built on the
+// functional graph's nodes (forwardNodesInPlace) rather than a copy of
+// them: when the primals come first (not create_fw_bw_graph's tangents),
+// no input is written back (no epilogue) and no node is a HOP call (a
+// while_loop or scan is rewritten for its backward, and HOP backward
+// rules read the functional graph).
+func (j *jointBuilder) forwardInPlace(conv Convention, nt int) bool {
+	f := j.f
+	fg := f.b.g
+	if copyForward || conv == ConventionCreateFwBwGraph || len(f.epilogue) > 0 || cap(fg.Nodes) < len(fg.Nodes)+nt {
+		return false
+	}
+	np := 0
+	for i := range fg.Nodes {
+		n := &fg.Nodes[i]
+		if n.Op == ir.OpPlaceholder {
+			np++
+		} else if opschema.IsHOPTarget(n.Target) {
+			return false
+		}
+	}
+	return np == len(f.inputs)
+}
+
+// copyForward makes every joint copy the functional graph
+// (TestForwardInPlaceMatchesCopy compares the two ways).
+var copyForward bool
+
+// forwardNodesInPlace turns the functional graph's non-placeholder nodes,
+// moved up past the primals and tangents (build), into the joint's
+// forward: what copyNode does to a copy, done to the node where it is,
+// in the functional graph's order. nf is the functional graph's node
+// count.
+func (j *jointBuilder) forwardNodesInPlace(nf int) {
+	inputs := j.f.inputs // the placeholders, in the graph's order
+	pos := len(j.b.g.Nodes)
+	j.b.g.Nodes = j.b.g.Nodes[:pos+nf-len(inputs)]
+	for i := range nf {
+		if len(inputs) > 0 && inputs[0].id == ir.NodeID(i) {
+			inputs = inputs[1:]
+			continue
+		}
+		id := ir.NodeID(pos)
+		pos++
+		n := &j.b.g.Nodes[id]
+		*j.at = n
+		if n.Args != nil {
+			args := j.b.arena.alloc(len(n.Args))
+			for k := range args {
+				args[k] = j.remap(n.Args[k])
+			}
+			n.Args = args
+		}
+		n.Kwargs = slices.Clone(n.Kwargs)
+		for k := range n.Kwargs {
+			n.Kwargs[k].Value = j.remap(n.Kwargs[k].Value)
+		}
+		j.fmap[i] = id
+		if j.f.effect[ir.NodeID(i)] {
+			j.effect[id] = true
+		}
+	}
 }
 
 // copyNode copies functional node n into the joint graph with its
@@ -509,10 +609,11 @@ func (j *jointBuilder) finish(g V, x V) V {
 
 // bwMeta is the metadata of backward nodes for forward node n: PyTorch's
 // copy_fwd_metadata_to_bw_nodes, plus fwd_source naming the node. It is
-// cut from a slab: one allocation per 128 forward nodes, not one per node.
+// cut from a slab: one allocation per 128 forward nodes, not one per node
+// (slabs start at 4 and double, so a small subgraph's builder holds little).
 func (j *jointBuilder) bwMeta(n *ir.Node) *ir.Meta {
 	if len(j.metaSlab) == cap(j.metaSlab) {
-		j.metaSlab = make([]ir.Meta, 0, 128)
+		j.metaSlab = make([]ir.Meta, 0, min(max(2*cap(j.metaSlab), 4), 128))
 	}
 	j.metaSlab = j.metaSlab[:len(j.metaSlab)+1]
 	return fillBwMeta(&j.metaSlab[len(j.metaSlab)-1], n)
@@ -654,7 +755,7 @@ func (j *jointBuilder) apply(id ir.NodeID, grads []V) (err error) {
 		}
 		if len(gr.Args) == 1 && bound[idx[0]].Kind == ir.ArgList {
 			// Tensor[] argument: one gradient per element.
-			elems := bound[idx[0]].Elems
+			elems := bound[idx[0]].Elems()
 			for k, v := range vals {
 				if k < len(elems) && elems[k].Kind == ir.ArgNode && elems[k].Ref >= 0 && j.jrg[elems[k].Ref] {
 					j.accumulate(elems[k].Ref, j.finish(v, j.val(elems[k].Ref)))
@@ -778,7 +879,7 @@ func jointSignature(src *ir.Module, g *ir.Graph, nf int) *ir.Signature {
 	}
 	outs := g.Nodes[id].Args
 	if len(outs) == 1 && (outs[0].Kind == ir.ArgTuple || outs[0].Kind == ir.ArgList) {
-		outs = outs[0].Elems
+		outs = outs[0].Elems()
 	}
 	if len(outs) != nf+len(sig.Inputs) || len(sig.Outputs) != nf {
 		return nil

@@ -58,7 +58,7 @@ func placeholderNames(g *ir.Graph) []string {
 	return out
 }
 
-func outputElems(g *ir.Graph) []ir.Arg { return g.Nodes[g.OutputNode()].Args[0].Elems }
+func outputElems(g *ir.Graph) []ir.Arg { return g.Nodes[g.OutputNode()].Args[0].Elems() }
 
 // TestJointCorpus builds every corpus model's joint graph and checks its
 // shape: placeholders, outputs, masks, schemas, metadata.
@@ -264,7 +264,7 @@ func TestNoRuleError(t *testing.T) {
 	m := moduleOf(
 		ir.Node{Name: "x", Op: ir.OpPlaceholder, Target: "x", Val: f32(true, 3)},
 		ir.Node{Name: "i1", Op: ir.OpCallFunction, Target: "aten.special_i1.default", Args: []ir.Arg{ref("x")}, Val: f32(true, 3)},
-		ir.Node{Name: "output", Op: ir.OpOutput, Target: "output", Args: []ir.Arg{{Kind: ir.ArgTuple, Elems: []ir.Arg{ref("i1")}}}},
+		ir.Node{Name: "output", Op: ir.OpOutput, Target: "output", Args: []ir.Arg{ir.WithElems(ir.Arg{Kind: ir.ArgTuple}, []ir.Arg{ref("i1")})}},
 	)
 	_, err := Build(m, Options{File: "g.pbtxt"})
 	var ie ir.InputError
@@ -291,7 +291,7 @@ func TestFunctionalizeWriteThroughView(t *testing.T) {
 		ir.Node{Name: "mul", Op: ir.OpCallFunction, Target: "aten.mul.Tensor", Args: []ir.Arg{ref("x"), ir.IntArg(2)}, Val: f32(true, 2, 3)},
 		ir.Node{Name: "t", Op: ir.OpCallFunction, Target: "aten.t.default", Args: []ir.Arg{ref("mul")}, Val: f32(true, 3, 2)},
 		ir.Node{Name: "add_", Op: ir.OpCallFunction, Target: "aten.add_.Tensor", Args: []ir.Arg{ref("t"), ir.IntArg(1)}, Val: f32(true, 3, 2)},
-		ir.Node{Name: "output", Op: ir.OpOutput, Target: "output", Args: []ir.Arg{{Kind: ir.ArgTuple, Elems: []ir.Arg{ref("mul")}}}},
+		ir.Node{Name: "output", Op: ir.OpOutput, Target: "output", Args: []ir.Arg{ir.WithElems(ir.Arg{Kind: ir.ArgTuple}, []ir.Arg{ref("mul")})}},
 	)
 	j := build(t, m, Options{})
 	g := j.Module.Root()

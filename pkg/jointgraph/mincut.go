@@ -254,12 +254,12 @@ func hashArg(h uint64, a *ir.Arg, canon []int32, first *int64) uint64 {
 	case ir.ArgSym:
 		return mix(h, maphash.String(cseSeed, a.Sym().Expr))
 	case ir.ArgList, ir.ArgTuple, ir.ArgDict, ir.ArgSlice, ir.ArgConstant:
-		h = mix(mix(h, maphash.String(cseSeed, a.S)), uint64(len(a.Elems)))
-		for i := range a.Elems {
+		h = mix(mix(h, maphash.String(cseSeed, a.S)), uint64(len(a.Elems())))
+		for i := range a.Elems() {
 			if a.Keys() != nil {
 				h = mix(h, maphash.String(cseSeed, a.Keys()[i]))
 			}
-			h = hashArg(h, &a.Elems[i], canon, first)
+			h = hashArg(h, &a.Elems()[i], canon, first)
 		}
 		return h
 	}
@@ -301,14 +301,14 @@ func sameArg(a, b *ir.Arg, canon []int32) bool {
 	case ir.ArgSym:
 		return a.Sym().Expr == b.Sym().Expr
 	case ir.ArgList, ir.ArgTuple, ir.ArgDict, ir.ArgSlice, ir.ArgConstant:
-		if a.S != b.S || len(a.Elems) != len(b.Elems) || (a.Keys() != nil) != (b.Keys() != nil) {
+		if a.S != b.S || len(a.Elems()) != len(b.Elems()) || (a.Keys() != nil) != (b.Keys() != nil) {
 			return false
 		}
-		for i := range a.Elems {
+		for i := range a.Elems() {
 			if a.Keys() != nil && a.Keys()[i] != b.Keys()[i] {
 				return false
 			}
-			if !sameArg(&a.Elems[i], &b.Elems[i], canon) {
+			if !sameArg(&a.Elems()[i], &b.Elems()[i], canon) {
 				return false
 			}
 		}

@@ -72,8 +72,8 @@ func anyRefIn(a *ir.Arg, set []bool) bool {
 	if a.Kind == ir.ArgNode {
 		return a.Ref >= 0 && set[a.Ref]
 	}
-	for i := range a.Elems {
-		if anyRefIn(&a.Elems[i], set) {
+	for i := range a.Elems() {
+		if anyRefIn(&a.Elems()[i], set) {
 			return true
 		}
 	}

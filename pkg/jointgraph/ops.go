@@ -363,8 +363,7 @@ func (b *builder) expand(x V, shape []ir.Dim) V {
 
 func (b *builder) unsqueeze(x V, d int64) V {
 	var m *ir.TensorMeta
-	if x.meta == nil {
-	} else if w, ok := b.dim(d, x.Rank()+1); ok {
+	if w, ok := b.dimOf(x, d, 1); ok {
 		d = w
 		shape := slices.Insert(slices.Clone(x.Shape()), int(d), ir.Dim{Val: 1})
 		if isContiguous(x.meta) {
@@ -378,8 +377,7 @@ func (b *builder) unsqueeze(x V, d int64) V {
 
 func (b *builder) squeezeDim(x V, d int64) V {
 	var m *ir.TensorMeta
-	if x.meta == nil {
-	} else if w, ok := b.dim(d, x.Rank()); ok {
+	if w, ok := b.dimOf(x, d, 0); ok {
 		d = w
 		shape := slices.Clone(x.Shape())
 		if int(d) < len(shape) && isOne(shape[d]) {
@@ -424,9 +422,9 @@ func (b *builder) sum(x V, dimsToSum []int64, keepdim bool) V {
 	}
 	args := b.argList(3)
 	args[0] = b.refArg(x)
-	args[1] = ir.Arg{Kind: ir.ArgList, Elems: b.arena.alloc(len(dimsToSum))}
+	args[1] = ir.WithElems(ir.Arg{Kind: ir.ArgList}, b.arena.alloc(len(dimsToSum)))
 	for i, v := range dimsToSum {
-		args[1].Elems[i] = ir.IntArg(v)
+		args[1].Elems()[i] = ir.IntArg(v)
 	}
 	args[2] = ir.Arg{Kind: ir.ArgBool, B: keepdim}
 	return b.opArgs("aten.sum.dim_IntList", m, args)

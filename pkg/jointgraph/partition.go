@@ -218,7 +218,7 @@ func newPartitioner(g *ir.Graph, j *Joint, cse bool) *partitioner {
 	p.index(effect, cse)
 	p.primals = p.compactIDs(ph[:j.NumPrimals])
 	p.tangents = p.compactIDs(ph[j.NumPrimals:])
-	elems := g.Nodes[out].Args[0].Elems
+	elems := g.Nodes[out].Args[0].Elems()
 	p.fwdOuts = elems[:j.NumFwdOutputs]
 	p.bwdOuts = elems[j.NumFwdOutputs:]
 	return p
@@ -713,7 +713,7 @@ func (p *partitioner) prepare(sp *subgraphPlan) *emission {
 	}
 	// The joint's node names are unique and none is "output" (FX names
 	// only the output node so), so the subgraph keeps them all.
-	e.out = ir.Node{Name: "output", Op: ir.OpOutput, Target: "output", Args: []ir.Arg{{Kind: ir.ArgTuple, Elems: sp.outputs}}}
+	e.out = ir.Node{Name: "output", Op: ir.OpOutput, Target: "output", Args: []ir.Arg{ir.WithElems(ir.Arg{Kind: ir.ArgTuple}, sp.outputs)}}
 	return e
 }
 
@@ -841,8 +841,8 @@ type opCollector struct {
 
 func (o *opCollector) add(a *ir.Arg) {
 	if a.Kind != ir.ArgNode {
-		for i := range a.Elems {
-			o.add(&a.Elems[i])
+		for i := range a.Elems() {
+			o.add(&a.Elems()[i])
 		}
 		return
 	}

@@ -15,12 +15,15 @@ import (
 // it refuses is an input error at the node to fix (file, graph, node):
 //
 //   - a node passed to a Tensor parameter of an op, or as an operand of a
-//     HOP call, without a recorded value (a tensor value for a Tensor
-//     parameter);
+//     HOP call, without a recorded value (but a get_attr: make_fx in
+//     torch 1.13 records none for a module's parameters left as
+//     constants, which get no gradient);
 //   - a call of an op returning a Tensor without a recorded tensor value,
 //     and one returning several tensors (or a Tensor[]) whose recorded
 //     value is not a tuple of as many (make_fx in torch 1.13 records none
 //     for a tuple; its getitems carry the elements');
+//   - a getitem whose recorded value is not its tuple's element
+//     (checkGetitem);
 //   - a dimension argument (dim, dims, dim0, dim1, dim2, dimension,
 //     start_dim, end_dim) outside [-rank, rank), rank being the larger
 //     of the first tensor argument's and the result's (unsqueeze and
@@ -29,9 +32,13 @@ import (
 //     only an edited file holds one.
 //
 // make_fx and torch.export record every node's value, so no traced graph
-// is refused here; what passes is what the builder indexes shapes with
-// (wrapDim trusts it).
+// is refused here. Recorded values can still disagree in ways only
+// torch's meta functions would catch (a stack recorded with the rank of
+// its inputs): a dimension out of range for the tensor a formula or the
+// builder indexes is refused where it is read (Ctx.dim, builder.dim),
+// never a panic.
 func precheck(g *ir.Graph, file string, ops *opCache) error {
+	var scratch []ir.Arg // BindValuesInto's storage, reused from node to node
 	for i := range g.Nodes {
 		n := &g.Nodes[i]
 		if n.Op != ir.OpCallFunction {
@@ -60,9 +67,12 @@ func precheck(g *ir.Graph, file string, ops *opCache) error {
 		if s == nil {
 			continue // functionalize refuses it, or keeps a SymInt op as it is
 		}
-		bound, err := s.BindValues(n.Args, n.Kwargs)
+		bound, err := s.BindValuesInto(scratch, n.Args, n.Kwargs)
 		if err != nil {
 			continue // functionalize refuses it, naming the node
+		}
+		if len(bound) > 0 && (len(n.Args) == 0 || &bound[0] != &n.Args[0]) {
+			scratch = bound // keep the storage (not the node's own list, which bound may be)
 		}
 		if err := checkOwnValue(file, g, id, s); err != nil {
 			return err
@@ -79,7 +89,7 @@ func precheck(g *ir.Graph, file string, ops *opCache) error {
 			var bad ir.NodeID = ir.NoNode
 			bound[k].WalkRefs(func(a *ir.Arg) {
 				if bad == ir.NoNode && a.Ref >= 0 {
-					if g.Nodes[a.Ref].Val == nil {
+					if g.Nodes[a.Ref].Val == nil && g.Nodes[a.Ref].Op != ir.OpGetAttr {
 						bad = a.Ref
 					} else if m := valueTensor(g.Nodes[a.Ref].Val); m != nil && first {
 						rank, first = max(rank, len(m.Shape)), false
@@ -108,7 +118,7 @@ func precheck(g *ir.Graph, file string, ops *opCache) error {
 					return err
 				}
 			case a.Kind == ir.ArgList || a.Kind == ir.ArgTuple:
-				for _, e := range a.Elems {
+				for _, e := range a.Elems() {
 					if e.Kind == ir.ArgInt {
 						if err := check(e.Int()); err != nil {
 							return err
@@ -184,6 +194,16 @@ func (b *builder) dim(d int64, rank int) (int64, bool) {
 		return 0, false
 	}
 	return wrapDim(d, rank), true
+}
+
+// dimOf is dim for a dimension of x (of a tensor of x's rank + extra, for
+// unsqueeze): false without a failure when x has no metadata, whose shape
+// the op then leaves unknown.
+func (b *builder) dimOf(x V, d int64, extra int) (int64, bool) {
+	if x.meta == nil {
+		return 0, false
+	}
+	return b.dim(d, x.Rank()+extra)
 }
 
 // checkGetitem refuses a getitem whose recorded value is not the element

@@ -248,8 +248,8 @@ func (c *Ctx) argV(a ir.Arg) V {
 // InList returns a Tensor[] argument's elements.
 func (c *Ctx) InList(name string) []V {
 	a := c.Arg(name)
-	out := make([]V, len(a.Elems))
-	for i, e := range a.Elems {
+	out := make([]V, len(a.Elems()))
+	for i, e := range a.Elems() {
 		out[i] = c.argV(e)
 	}
 	return out
@@ -309,8 +309,8 @@ func (c *Ctx) Ints(name string) []int64 {
 	if a.Kind == ir.ArgNone {
 		return nil
 	}
-	out := make([]int64, len(a.Elems))
-	for i, e := range a.Elems {
+	out := make([]int64, len(a.Elems()))
+	for i, e := range a.Elems() {
 		if e.Kind != ir.ArgInt {
 			c.fail("argument %s has a non-int element", name)
 			return out
@@ -323,8 +323,8 @@ func (c *Ctx) Ints(name string) []int64 {
 // Dims returns a SymInt[] argument as dims (symbolic elements kept).
 func (c *Ctx) Dims(name string) []ir.Dim {
 	a := c.Arg(name)
-	out := make([]ir.Dim, len(a.Elems))
-	for i, e := range a.Elems {
+	out := make([]ir.Dim, len(a.Elems()))
+	for i, e := range a.Elems() {
 		switch e.Kind {
 		case ir.ArgInt:
 			out[i] = ir.Dim{Val: e.Int()}

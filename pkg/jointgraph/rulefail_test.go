@@ -61,7 +61,7 @@ func TestCtxAccessorsFailWithoutPanicking(t *testing.T) {
 		t.Fatal(err)
 	}
 	sym := ir.SymArg(&ir.SymExpr{Expr: "s0"})
-	args := []ir.Arg{{Kind: ir.ArgNone}, sym, {Kind: ir.ArgList, Elems: []ir.Arg{ir.IntArg(1), sym}}, ir.IntArg(3)}
+	args := []ir.Arg{{Kind: ir.ArgNone}, sym, ir.WithElems(ir.Arg{Kind: ir.ArgList}, []ir.Arg{ir.IntArg(1), sym}), ir.IntArg(3)}
 	reads := []struct {
 		name string
 		read func(c *Ctx) any

@@ -180,8 +180,7 @@ func sliceLen(n, start, end, step int64) int64 {
 
 func (b *builder) slice(x V, dim, start, end, step int64) V {
 	var m *ir.TensorMeta
-	if x.meta == nil {
-	} else if d, ok := b.dim(dim, x.Rank()); ok {
+	if d, ok := b.dimOf(x, dim, 0); ok {
 		shape := slices.Clone(x.Shape())
 		if shape[d].Expr == "" {
 			shape[d] = ir.Dim{Val: sliceLen(shape[d].Val, start, end, step)}
@@ -193,8 +192,7 @@ func (b *builder) slice(x V, dim, start, end, step int64) V {
 
 func (b *builder) selectInt(x V, dim, index int64) V {
 	var m *ir.TensorMeta
-	if x.meta == nil {
-	} else if d, ok := b.dim(dim, x.Rank()); ok {
+	if d, ok := b.dimOf(x, dim, 0); ok {
 		m = b.withShape(x.meta, slices.Delete(slices.Clone(x.Shape()), int(d), int(d)+1))
 	}
 	return b.op("aten.select.int", m, x, dim, index)

@@ -154,9 +154,9 @@ func DefaultArg(v *Value) ir.Arg {
 	case ValueStr, ValueIdent:
 		return ir.Arg{Kind: ir.ArgStr, S: v.Str}
 	case ValueList:
-		l := ir.Arg{Kind: ir.ArgList, Elems: make([]ir.Arg, len(v.List))}
+		l := ir.WithElems(ir.Arg{Kind: ir.ArgList}, make([]ir.Arg, len(v.List)))
 		for i := range v.List {
-			l.Elems[i] = DefaultArg(&v.List[i])
+			l.Elems()[i] = DefaultArg(&v.List[i])
 		}
 		return l
 	}

@@ -1,7 +1,7 @@
 package opschema
 
 import (
-	"reflect"
+	"slices"
 	"testing"
 
 	"github.com/hopctl/hopctl/pkg/ir"
@@ -29,13 +29,13 @@ func TestBind(t *testing.T) {
 			t.Errorf("BoundAt(%d) = %v, Bind %v", i, got, bound[i])
 		}
 	}
-	want := []ir.Arg{x, one, one, {Kind: ir.ArgList, Elems: []ir.Arg{one, two}}}
+	want := []ir.Arg{x, one, one, ir.WithElems(ir.Arg{Kind: ir.ArgList}, []ir.Arg{one, two})}
 	vals, err := s.BindValues(args, kwargs)
-	if err != nil || !reflect.DeepEqual(vals, want) {
+	if err != nil || !slices.EqualFunc(vals, want, func(a, b ir.Arg) bool { return a.Equal(&b) }) {
 		t.Errorf("BindValues = %v, %v; want %v", vals, err, want)
 	}
 	into, err := s.BindValuesInto(make([]ir.Arg, 1, 8), args, kwargs)
-	if err != nil || !reflect.DeepEqual(into, want) {
+	if err != nil || !slices.EqualFunc(into, want, func(a, b ir.Arg) bool { return a.Equal(&b) }) {
 		t.Errorf("BindValuesInto = %v, %v; want %v", into, err, want)
 	}
 	// Every parameter positional: the arguments themselves.

@@ -769,7 +769,7 @@ func (c *converter) output(s *scope) error {
 		out.Args = args
 		out.Val = &vals[0]
 	} else {
-		out.Args = []ir.Arg{{Kind: ir.ArgTuple, Elems: args}}
+		out.Args = []ir.Arg{ir.WithElems(ir.Arg{Kind: ir.ArgTuple}, args)}
 		out.Val = &ir.Value{Kind: ir.ValTuple, Elems: vals}
 	}
 	s.add(out)
@@ -821,9 +821,9 @@ func symArg(a symArgument) ir.Arg {
 }
 
 func list[T any](xs []T, f func(T) ir.Arg) ir.Arg {
-	a := ir.Arg{Kind: ir.ArgList, Elems: make([]ir.Arg, len(xs))}
+	a := ir.WithElems(ir.Arg{Kind: ir.ArgList}, make([]ir.Arg, len(xs)))
 	for i, x := range xs {
-		a.Elems[i] = f(x)
+		a.Elems()[i] = f(x)
 	}
 	return a
 }
@@ -927,7 +927,7 @@ func (c *converter) arg(s *scope, a *argument) (ir.Arg, error) {
 			if err != nil {
 				return ir.Arg{}, fmt.Errorf("key %q: %w", k, err)
 			}
-			d.Elems[i] = x
+			d.Elems()[i] = x
 		}
 		return d, nil
 	case "as_graph":

@@ -69,7 +69,7 @@ func normalizeHOP(call *ir.Node) error {
 		for _, sg := range f.hop.Subgraphs {
 			for _, grp := range sg.Operands {
 				if len(grp.Arg) > 1 && grp.Arg[0] == '*' {
-					args = append(args, arg(grp.Arg[1:]).Elems...)
+					args = append(args, arg(grp.Arg[1:]).Elems()...)
 				}
 			}
 		}

@@ -108,9 +108,9 @@ func (g *gen) tensor(shape ...int64) *ir.Value {
 }
 
 func ints(xs ...int64) ir.Arg {
-	a := ir.Arg{Kind: ir.ArgList, Elems: make([]ir.Arg, len(xs))}
+	a := ir.WithElems(ir.Arg{Kind: ir.ArgList}, make([]ir.Arg, len(xs)))
 	for i, x := range xs {
-		a.Elems[i] = ir.IntArg(x)
+		a.Elems()[i] = ir.IntArg(x)
 	}
 	return a
 }
@@ -187,18 +187,18 @@ func (g *gen) branch(name string, trueBranch, withScan bool) *ir.Graph {
 		nc := g.call(comb, "add", "aten.add.Tensor", g.tensor(D), ref(comb, c), ref(comb, xi))
 		y := g.call(comb, "clone", "aten.clone.default", g.tensor(D), ref(comb, nc))
 		comb.Append(ir.Node{Name: "output", Op: ir.OpOutput, Target: "output",
-			Args: []ir.Arg{{Kind: ir.ArgList, Elems: []ir.Arg{ref(comb, nc), ref(comb, y)}}}})
+			Args: []ir.Arg{ir.WithElems(ir.Arg{Kind: ir.ArgList}, []ir.Arg{ref(comb, nc), ref(comb, y)})}})
 		init := g.call(gr, "select", "aten.select.int", g.tensor(D), ref(gr, out), ir.IntArg(0), ir.IntArg(0))
 		initc := g.call(gr, "clone", "aten.clone.default", g.tensor(D), ref(gr, init))
 		ga := gr.Append(ir.Node{Name: "scan_combine_graph_0", Op: ir.OpGetAttr, Target: "scan_combine_graph_0"})
 		sc := gr.Append(ir.Node{Name: "scan", Op: ir.OpCallFunction, Target: opschema.HOPTarget("scan"),
-			Args: []ir.Arg{ref(gr, ga), {Kind: ir.ArgList, Elems: []ir.Arg{ref(gr, initc)}},
-				{Kind: ir.ArgList, Elems: []ir.Arg{ref(gr, out)}}, {Kind: ir.ArgTuple}},
+			Args: []ir.Arg{ref(gr, ga), ir.WithElems(ir.Arg{Kind: ir.ArgList}, []ir.Arg{ref(gr, initc)}),
+				ir.WithElems(ir.Arg{Kind: ir.ArgList}, []ir.Arg{ref(gr, out)}), {Kind: ir.ArgTuple}},
 			Val: &ir.Value{Kind: ir.ValTuple, Elems: []ir.Value{*g.tensor(D), *g.tensor(B, D)}}})
 		out = g.getitem(gr, sc, 1, g.tensor(B, D))
 	}
 	gr.Append(ir.Node{Name: "output", Op: ir.OpOutput, Target: "output",
-		Args: []ir.Arg{{Kind: ir.ArgTuple, Elems: []ir.Arg{ref(gr, out)}}}})
+		Args: []ir.Arg{ir.WithElems(ir.Arg{Kind: ir.ArgTuple}, []ir.Arg{ref(gr, out)})}})
 	return gr
 }
 
@@ -216,7 +216,7 @@ func (g *gen) cond(gr *ir.Graph, h ir.NodeID) ir.NodeID {
 	ta := gr.Append(ir.Node{Name: tn, Op: ir.OpGetAttr, Target: tn})
 	fa := gr.Append(ir.Node{Name: fn, Op: ir.OpGetAttr, Target: fn})
 	c := gr.Append(ir.Node{Name: gr.FreshName("cond"), Op: ir.OpCallFunction, Target: opschema.HOPTarget("cond"),
-		Args: []ir.Arg{ref(gr, pred), ref(gr, ta), ref(gr, fa), {Kind: ir.ArgList, Elems: []ir.Arg{ref(gr, h)}}},
+		Args: []ir.Arg{ref(gr, pred), ref(gr, ta), ref(gr, fa), ir.WithElems(ir.Arg{Kind: ir.ArgList}, []ir.Arg{ref(gr, h)})},
 		Val:  &ir.Value{Kind: ir.ValTuple, Elems: []ir.Value{*g.tensor(B, D)}}})
 	return g.getitem(gr, c, 0, g.tensor(B, D))
 }
@@ -242,5 +242,5 @@ func (g *gen) build(root *ir.Graph) {
 		}
 	}
 	root.Append(ir.Node{Name: "output", Op: ir.OpOutput, Target: "output",
-		Args: []ir.Arg{{Kind: ir.ArgTuple, Elems: []ir.Arg{ref(root, h)}}}})
+		Args: []ir.Arg{ir.WithElems(ir.Arg{Kind: ir.ArgTuple}, []ir.Arg{ref(root, h)})}})
 }

@@ -12,18 +12,25 @@ from wait4's rusage as /usr/bin/time reads it, but to the microsecond
 way, interleaved with CMD, and its median is subtracted: the cost of
 spawning a process, which is not the command's.
 
-With --vs OTHER (a second binary), the same arguments are run with OTHER
-in place of CMD's program, alternately with CMD (which one goes first
-changes every run), and a row is printed for each: a before/after
-comparison under the same load on a shared machine.
+With --vs OTHER (a second binary; repeatable), the same arguments are run
+with OTHER in place of CMD's program, alternately with CMD (which one goes
+first changes every run), and a row is printed for each: a before/after
+comparison under the same load on a shared machine. The programs are
+run from copies (unless --no-copy) made for the run (written with large writes, as cp
+writes): how a file was written decides how the page cache holds it, and
+an executable the Go linker wrote (through a shared mapping, page by page)
+starts about 1 ms of processor time slower than a copy of it (README,
+Performance), which would bias the comparison towards the copied one.
 
 Standard library only, so it runs under any python3.
 """
 
 import argparse
 import os
+import shutil
 import statistics
 import sys
+import tempfile
 import time
 
 
@@ -54,14 +61,28 @@ def main():
     ap.add_argument("--net", action="store_true", help="subtract /bin/true's median")
     ap.add_argument("--label", default=None)
     ap.add_argument("--ok-codes", default="0", help="exit codes that count as success (comma-separated)")
-    ap.add_argument("--vs", default=None, help="a second binary run alternately with the same arguments")
+    ap.add_argument("--vs", action="append", default=[], help="another binary run alternately with the same arguments (repeatable)")
+    ap.add_argument("--no-copy", action="store_true", help="with --vs, run the binaries as they are, not copies")
     ap.add_argument("cmd", nargs=argparse.REMAINDER)
     args = ap.parse_args()
     cmd = args.cmd[1:] if args.cmd and args.cmd[0] == "--" else args.cmd
     if not cmd:
         ap.error("no command")
     ok = {int(c) for c in args.ok_codes.split(",")}
-    cmds = [cmd] + ([[args.vs] + cmd[1:]] if args.vs else [])
+    cmds = [cmd] + [[vs] + cmd[1:] for vs in args.vs]
+    names = [c[0] for c in cmds]
+    if args.vs and not args.no_copy:
+        with tempfile.TemporaryDirectory(prefix="bench-cmd-") as tmp:
+            for k, c in enumerate(cmds):
+                copy = os.path.join(tmp, "%d-%s" % (k, os.path.basename(c[0])))
+                shutil.copy2(shutil.which(c[0]) or c[0], copy)
+                cmds[k] = [copy] + c[1:]
+            measure(args, cmds, names, ok)
+        return
+    measure(args, cmds, names, ok)
+
+
+def measure(args, cmds, names, ok):
     for c in cmds:
         _, _, code, _ = run_once(c)  # warm-up: page cache, binary
         if code not in ok:
@@ -74,8 +95,7 @@ def main():
         if args.net:
             base.append(run_once(["/bin/true"])[0])
         order = list(range(len(cmds)))
-        if i % 2:
-            order.reverse()
+        order = order[i % len(order):] + order[: i % len(order)]  # each first in turn
         for k in order:
             w, r, code, cpu = run_once(cmds[k])
             if code not in ok:
@@ -85,6 +105,7 @@ def main():
             rss[k] = max(rss[k], r)
     spawn = statistics.median(base) if base else 0.0
     for k, c in enumerate(cmds):
+        c = [names[k]] + c[1:]
         label = args.label or " ".join(os.path.basename(a) if i == 0 else a for i, a in enumerate(c))
         if args.vs:
             label = "%s: %s" % (os.path.basename(c[0]), label)

@@ -252,13 +252,17 @@ func run(pass *analyze.Pass) (any, error) {
 // one; every other tensor placeholder gets its own.
 func (st *state) placeholders() {
 	g := st.g
-	anyVal, count := false, 0
+	// One pass over the nodes lists the placeholders (a second over every
+	// node of a million-node graph cost more than the list).
+	anyVal := false
+	var phs []ir.NodeID
 	for i := range g.Nodes {
-		if g.Nodes[i].Op == ir.OpPlaceholder {
-			count++
-			anyVal = anyVal || g.Nodes[i].Val != nil
+		if n := &g.Nodes[i]; n.Op == ir.OpPlaceholder {
+			phs = append(phs, ir.NodeID(i))
+			anyVal = anyVal || n.Val != nil
 		}
 	}
+	count := len(phs)
 	// Graphs can have hundreds of thousands of parameters: the storage
 	// tables are allocated once, and a storage's first placeholder (most
 	// have one) is listed in a block shared by all (add).
@@ -274,13 +278,8 @@ func (st *state) placeholders() {
 		*list = firsts[len(firsts)-1 : len(firsts) : len(firsts)]
 	}
 	byID := map[int64]storage{}
-	pos := 0
-	for i := range g.Nodes {
-		n := &g.Nodes[i]
-		if n.Op != ir.OpPlaceholder {
-			continue
-		}
-		id := ir.NodeID(i)
+	for pos, id := range phs {
+		n := &g.Nodes[id]
 		st.phPos[id] = int32(pos)
 		isInput := n.Val != nil || !anyVal
 		if isInput {
@@ -299,13 +298,12 @@ func (st *state) placeholders() {
 			} else {
 				s = st.phStorage()
 			}
-			st.vals[i] = st.one(s)
+			st.vals[id] = st.one(s)
 			add(&st.storPH[s], pos)
 			if isInput {
 				add(&st.storInputs[s], int(st.inputOf[id]))
 			}
 		}
-		pos++
 	}
 }
 
@@ -342,9 +340,9 @@ func (st *state) argVal(a *ir.Arg) aval {
 			return st.vals[a.Ref]
 		}
 	case ir.ArgList, ir.ArgTuple:
-		v := aval{seq: true, elems: make([]aval, len(a.Elems))}
-		for i := range a.Elems {
-			v.elems[i] = st.argVal(&a.Elems[i])
+		v := aval{seq: true, elems: make([]aval, len(a.Elems()))}
+		for i := range a.Elems() {
+			v.elems[i] = st.argVal(&a.Elems()[i])
 		}
 		return v
 	}

@@ -591,7 +591,7 @@ func TestAssociativeScanSparseXs(t *testing.T) {
 				if n.Target != "higher_order.associative_scan" || len(n.Args) < 2 {
 					continue
 				}
-				for _, a := range n.Args[1].Elems {
+				for _, a := range n.Args[1].Elems() {
 					if x := &g.Nodes[a.Ref]; a.Kind == ir.ArgNode && x.Val != nil && x.Val.Tensor != nil {
 						x.Val.Tensor.Layout, x.Val.Tensor.Stride = "sparse_coo", nil
 						changed++

@@ -385,8 +385,8 @@ func accepts(g *ir.Graph, t *opschema.Type, a *ir.Arg, depth int) (got string, o
 			if a.Kind != ir.ArgList && a.Kind != ir.ArgTuple {
 				return "", true // a node holding a list
 			}
-			for i := range a.Elems {
-				if got, ok := accepts(g, t.Elem, &a.Elems[i], depth+1); !ok {
+			for i := range a.Elems() {
+				if got, ok := accepts(g, t.Elem, &a.Elems()[i], depth+1); !ok {
 					return fmt.Sprintf("%s (element %d: %s)", what(g, a), i, got), false
 				}
 			}

@@ -122,7 +122,7 @@ func run(pass *analyze.Pass) (any, error) {
 	if id := g.OutputNode(); id != ir.NoNode {
 		outs := g.Nodes[id].Args
 		if len(outs) == 1 && (outs[0].Kind == ir.ArgTuple || outs[0].Kind == ir.ArgList) {
-			outs = outs[0].Elems
+			outs = outs[0].Elems()
 		}
 		for j, o := range sig.Outputs {
 			if !o.Kind.IsMutation() || j >= len(outs) || outs[j].Kind != ir.ArgNode {
