@@ -40,8 +40,8 @@ func EncodeSourceTo(w io.Writer, m *Module, root NodeSource, enc Encoding) error
 	switch enc {
 	case Binary:
 		// Streamed: the output is written as it is made, in pieces of
-		// streamChunk bytes (the root graph's nodes encoded twice, to know
-		// its length first: streamRoot).
+		// streamChunk bytes (a root graph larger than that encoded twice,
+		// to know its length first: streamRoot).
 		e := &wireEncoder{b: make([]byte, 0, 2*streamChunk), vals: new([valSlots]valSlot), root: root, w: w}
 		e.file(m)
 		e.flush()

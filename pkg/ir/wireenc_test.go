@@ -77,8 +77,16 @@ func TestStreamedBinaryErrors(t *testing.T) {
 	root.Nodes = append([]Node(nil), root.Nodes...)
 	root.Nodes[len(root.Nodes)/2].Name = "bad\xff"
 	bad.Graphs = append([]*Graph{&root}, m.Graphs[1:]...)
-	if err := EncodeSourceTo(&w, &bad, GraphNodes(&root), Binary); err == nil || w.Len() > 0 {
-		t.Errorf("invalid UTF-8: error %v, %d bytes written", err, w.Len())
+	// The root graph encoded once (whole) and twice (in 100-byte pieces).
+	for _, chunk := range []int{streamChunk, 100} {
+		func() {
+			defer func(c int) { streamChunk = c }(streamChunk)
+			streamChunk = chunk
+			w.Reset()
+			if err := EncodeSourceTo(&w, &bad, GraphNodes(&root), Binary); err == nil || w.Len() > 0 {
+				t.Errorf("invalid UTF-8, %d-byte pieces: error %v, %d bytes written", chunk, err, w.Len())
+			}
+		}()
 	}
 	if err := EncodeSourceTo(failWriter{}, m, GraphNodes(m.Root()), Binary); err == nil {
 		t.Errorf("a failing writer: no error")
@@ -106,8 +114,12 @@ func FuzzWireEncoderMatchesProto(f *testing.F) {
 		if gerr == nil && !bytes.Equal(got, want) {
 			t.Fatalf("streaming encoder differs from protobuf-go")
 		}
-		if s := streamed(t, m, 64); gerr == nil && !bytes.Equal(s, got) {
-			t.Fatalf("streamed to a writer in 64-byte pieces, the encoding differs")
+		// Streamed whole (a small root graph, encoded once) and in 64-byte
+		// pieces (encoded twice, from the node that passes 64 bytes on).
+		for _, chunk := range []int{1 << 20, 64} {
+			if s := streamed(t, m, chunk); gerr == nil && !bytes.Equal(s, got) {
+				t.Fatalf("streamed to a writer in %d-byte pieces, the encoding differs", chunk)
+			}
 		}
 	})
 }

@@ -105,7 +105,7 @@ func NewRegistryForTorch(torchVersion string, file []FileSchema) (*Registry, err
 		fail := func(err error) {
 			errs = append(errs, &SchemaError{Index: i, Name: fs.Name, Schema: fs.Schema, Err: err})
 		}
-		s, err := Parse(fs.Schema)
+		s, err := parseShared(fs.Schema)
 		if err != nil {
 			fail(err)
 			continue

@@ -440,3 +440,46 @@ func TestHOPOlderForms(t *testing.T) {
 		t.Error("CheckHOP accepted an older form without the row's arguments (xs, additional_inputs)")
 	}
 }
+
+// TestRegistriesShareParses: a second registry over a table with the same
+// texts (as joint builds for each graph it writes) and the built-in line an
+// entry repeats get the schemas parsed before, not parses of their own; a
+// text that does not parse is refused every time.
+func TestRegistriesShareParses(t *testing.T) {
+	text := "aten::mul.Tensor(Tensor self, Tensor other) -> Tensor"
+	bad := FileSchema{Schema: "aten::broken(Tensor self -> Tensor"}
+	one, err := NewRegistry([]FileSchema{{Name: "aten::mul.Tensor", Schema: text}, bad})
+	if err == nil {
+		t.Fatal("a broken entry: no error")
+	}
+	// The same texts in storage of their own, as a decoded file holds them.
+	two, err := NewRegistry([]FileSchema{{Schema: string([]byte(text))}, {Schema: string([]byte(bad.Schema))}})
+	if err == nil {
+		t.Fatal("a broken entry, second registry: no error")
+	}
+	s1, src1, ok1 := one.Lookup("aten.mul.Tensor")
+	s2, src2, ok2 := two.Lookup("aten.mul.Tensor")
+	if !ok1 || !ok2 || src1 != SourceFile || src2 != SourceFile {
+		t.Fatalf("lookups: %v %v, %v %v", ok1, src1, ok2, src2)
+	}
+	if s1 != s2 {
+		t.Errorf("the second registry parsed the entry again")
+	}
+	if want, _ := Parse(text); s1.String() != want.String() || s1.Text != text {
+		t.Errorf("shared schema %q (text %q), Parse gives %q", s1.String(), s1.Text, want.String())
+	}
+	// An entry repeating a built-in line gets the built-in table's schema
+	// (as the lazy table parses it on a lookup: a table of its own, which
+	// no other test has looked up in or parsed in full).
+	b, ok := newSortedLazyTable("aten_schemas.txt", atenSchemas).Lookup(OpName{Namespace: "aten", Name: "relu"})
+	if !ok {
+		t.Fatal("no built-in aten::relu")
+	}
+	three, err := NewRegistry([]FileSchema{{Schema: strings.Clone(b.Text)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s, _, _ := three.Lookup("aten.relu.default"); s != b {
+		t.Errorf("an entry with the built-in text was parsed again")
+	}
+}

@@ -272,7 +272,7 @@ func (t *Table) Lookup(n OpName) (*Schema, bool) {
 	if !ok {
 		return nil, false
 	}
-	s, err := Parse(line)
+	s, err := parseShared(line)
 	if err != nil || s.OpName() != n {
 		// Not what the quick read promised: let the full parse decide.
 		l.complete(t)
