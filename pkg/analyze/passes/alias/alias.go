@@ -143,12 +143,32 @@ type storage = int32
 
 // aval is the abstract value of a node or tuple element: the storages a
 // tensor may live in (nil for non-tensors), or elements for sequences.
+// Sequences keep theirs behind a pointer: most values are one tensor, and
+// a million-node graph has a million values (32 bytes each, not 56).
 type aval struct {
-	stor  []storage
+	stor []storage
+	sq   *avalSeq // nil unless the value is a sequence
+}
+
+// avalSeq is a sequence value's part of an aval. It is shared by the
+// copies of the aval, so it is never modified once the aval is stored.
+type avalSeq struct {
 	elems []aval
-	seq   bool
 	// fresh sequences make a new storage per element on first access.
-	freshSeq bool
+	fresh bool
+}
+
+// seqOf is the sequence value of elems.
+func seqOf(elems []aval, fresh bool) aval {
+	return aval{sq: &avalSeq{elems: elems, fresh: fresh}}
+}
+
+// elems are a sequence value's elements (none for other values).
+func (v aval) elems() []aval {
+	if v.sq == nil {
+		return nil
+	}
+	return v.sq.elems
 }
 
 type state struct {
@@ -323,11 +343,11 @@ func (st *state) freshFor(v *ir.Value) aval {
 	case ir.ValTensor:
 		return st.one(st.newStorage())
 	case ir.ValList, ir.ValTuple:
-		a := aval{seq: true, elems: make([]aval, len(v.Elems))}
+		elems := make([]aval, len(v.Elems))
 		for i := range v.Elems {
-			a.elems[i] = st.freshFor(&v.Elems[i])
+			elems[i] = st.freshFor(&v.Elems[i])
 		}
-		return a
+		return seqOf(elems, false)
 	}
 	return aval{}
 }
@@ -340,22 +360,23 @@ func (st *state) argVal(a *ir.Arg) aval {
 			return st.vals[a.Ref]
 		}
 	case ir.ArgList, ir.ArgTuple:
-		v := aval{seq: true, elems: make([]aval, len(a.Elems()))}
-		for i := range a.Elems() {
-			v.elems[i] = st.argVal(&a.Elems()[i])
+		args := a.Elems()
+		elems := make([]aval, len(args))
+		for i := range args {
+			elems[i] = st.argVal(&args[i])
 		}
-		return v
+		return seqOf(elems, false)
 	}
 	return aval{}
 }
 
 // storages flattens every storage in an abstract value.
 func (v aval) storages() []storage {
-	if !v.seq {
+	if v.sq == nil {
 		return v.stor
 	}
 	var out []storage
-	for _, e := range v.elems {
+	for _, e := range v.sq.elems {
 		out = append(out, e.storages()...)
 	}
 	return out
@@ -387,11 +408,11 @@ func union(a, b []storage) []storage {
 
 // element returns element i of a sequence value.
 func (st *state) element(owner ir.NodeID, v aval, i int) aval {
-	if v.seq {
-		if i >= 0 && i < len(v.elems) {
-			return v.elems[i]
+	if v.sq != nil {
+		if i >= 0 && i < len(v.sq.elems) {
+			return v.sq.elems[i]
 		}
-		if v.freshSeq {
+		if v.sq.fresh {
 			key := [2]int{int(owner), i}
 			s, ok := st.freshSeq[key]
 			if !ok {

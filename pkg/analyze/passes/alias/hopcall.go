@@ -21,8 +21,8 @@ func (st *state) hop(id ir.NodeID) error {
 		// Functional by construction (auto_functionalized): the op's outputs
 		// and the new values of its mutable arguments are fresh tensors;
 		// nothing is written.
-		st.vals[id] = st.freshFor(n.Val)
-		st.vals[id].seq, st.vals[id].freshSeq = true, true
+		v := st.freshFor(n.Val)
+		st.vals[id] = aval{stor: v.stor, sq: &avalSeq{elems: v.elems(), fresh: true}}
 		return nil
 	}
 	call, err := st.pass.DecodeHOP(id)
@@ -48,23 +48,21 @@ func (st *state) hop(id ir.NodeID) error {
 			return err
 		}
 	}
-	v := aval{seq: true, elems: make([]aval, max(nOut, 0))}
-	for j := range v.elems {
+	elems := make([]aval, max(nOut, 0))
+	for j := range elems {
 		if s := outs[j]; len(s) > 0 {
-			v.elems[j] = aval{stor: s}
+			elems[j] = aval{stor: s}
 			continue
 		}
 		var ev *ir.Value
 		if n.Val != nil && j < len(n.Val.Elems) {
 			ev = &n.Val.Elems[j]
 		}
-		v.elems[j] = st.freshFor(ev)
+		elems[j] = st.freshFor(ev)
 	}
-	if nOut < 0 {
-		v.freshSeq = true
-	}
-	if n.Val != nil && n.Val.Kind == ir.ValTensor && len(v.elems) == 1 {
-		v = v.elems[0] // the call's value is one tensor, not a tuple
+	v := seqOf(elems, nOut < 0)
+	if n.Val != nil && n.Val.Kind == ir.ValTensor && len(elems) == 1 {
+		v = elems[0] // the call's value is one tensor, not a tuple
 	}
 	st.vals[id] = v
 	return nil
@@ -261,17 +259,18 @@ func (st *state) callModule(id ir.NodeID) error {
 	if err := st.subgraphCall(id, &sc, outs); err != nil {
 		return err
 	}
-	v := aval{seq: true, elems: make([]aval, len(sc.Outputs))}
-	for j := range v.elems {
+	elems := make([]aval, len(sc.Outputs))
+	for j := range elems {
 		if s := outs[j]; len(s) > 0 {
-			v.elems[j] = aval{stor: s}
+			elems[j] = aval{stor: s}
 		} else {
-			v.elems[j] = st.one(st.newStorage())
+			elems[j] = st.one(st.newStorage())
 		}
 	}
+	v := seqOf(elems, false)
 	// A module returning a single value is not a tuple.
-	if len(v.elems) == 1 && (n.Val == nil || n.Val.Kind == ir.ValTensor) {
-		v = v.elems[0]
+	if len(elems) == 1 && (n.Val == nil || n.Val.Kind == ir.ValTensor) {
+		v = elems[0]
 	}
 	st.vals[id] = v
 	return nil

@@ -134,7 +134,7 @@ func (st *state) applySchema(id ir.NodeID, info *opInfo, args []ir.Arg, kwargs [
 		}
 		rets[ri] = st.freshFor(rv)
 		if r.Type != nil && r.Type.Unwrap().Kind == opschema.KindList && rv == nil {
-			rets[ri] = aval{seq: true, freshSeq: true}
+			rets[ri] = seqOf(nil, true)
 		}
 	}
 	switch len(rets) {
@@ -143,7 +143,7 @@ func (st *state) applySchema(id ir.NodeID, info *opInfo, args []ir.Arg, kwargs [
 	case 1:
 		return rets[0]
 	}
-	return aval{seq: true, elems: slices.Clone(rets)}
+	return seqOf(slices.Clone(rets), false)
 }
 
 // conditionHolds reports whether bool argument j is true in this call (its
@@ -188,13 +188,13 @@ func (st *state) withEffects(id ir.NodeID, h *opschema.HOP) error {
 	}
 	s := info.schema
 	res := st.applySchema(id, info, n.Args[opArg+1:], n.Kwargs, rv)
-	v := aval{seq: true, elems: []aval{st.one(st.newStorage())}}
-	if res.seq && len(s.Returns) > 1 {
-		v.elems = append(v.elems, res.elems...)
+	elems := []aval{st.one(st.newStorage())}
+	if res.sq != nil && len(s.Returns) > 1 {
+		elems = append(elems, res.sq.elems...)
 	} else {
-		v.elems = append(v.elems, res)
+		elems = append(elems, res)
 	}
-	st.vals[id] = v
+	st.vals[id] = seqOf(elems, false)
 	return nil
 }
 
