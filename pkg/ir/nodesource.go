@@ -42,7 +42,8 @@ func EncodeSourceTo(w io.Writer, m *Module, root NodeSource, enc Encoding) error
 		// Streamed: the output is written as it is made, in pieces of
 		// streamChunk bytes (a root graph larger than that encoded twice,
 		// to know its length first: streamRoot).
-		e := &wireEncoder{b: make([]byte, 0, 2*streamChunk), vals: new([valSlots]valSlot), root: root, w: w}
+		e := newWireEncoder(make([]byte, 0, 2*streamChunk))
+		e.root, e.w = root, w
 		e.file(m)
 		e.flush()
 		return e.err
@@ -56,7 +57,8 @@ func EncodeSourceTo(w io.Writer, m *Module, root NodeSource, enc Encoding) error
 // (EncodeSourceTo).
 func EncodeSource(m *Module, root NodeSource, enc Encoding) ([]byte, error) {
 	if enc == Binary {
-		e := &wireEncoder{b: make([]byte, 0, encodedSize(m)+sourceSize(root)), vals: new([valSlots]valSlot), root: root}
+		e := newWireEncoder(make([]byte, 0, encodedSize(m)+sourceSize(root)))
+		e.root = root
 		e.file(m)
 		if e.err != nil {
 			return nil, e.err
