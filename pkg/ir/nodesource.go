@@ -35,16 +35,30 @@ func (s graphNodes) Ref(a *Arg) (NodeID, string) { return a.Ref, a.S }
 // read): the bytes EncodeTo writes for m with root's nodes copied into its
 // root graph, references renamed as root.Ref says. All three encodings
 // are streamed: memory does not grow with the output. On an error w may
-// have been written to.
+// have been written to; an error of w is a *WriteError.
 func EncodeSourceTo(w io.Writer, m *Module, root NodeSource, enc Encoding) error {
 	switch enc {
 	case Binary:
 		// Streamed: the output is written as it is made, in pieces of
-		// streamChunk bytes (a root graph larger than that encoded twice,
-		// to know its length first: streamRoot).
-		e := &wireEncoder{b: make([]byte, 0, 2*streamChunk), vals: new([valSlots]valSlot), root: root, w: w}
+		// streamChunk bytes, or fileChunk to a regular file (a root graph
+		// larger than that is written at its place in the file, or else
+		// encoded twice, to know its length first: streamRoot).
+		e := &wireEncoder{vals: new([valSlots]valSlot), root: root, w: w, chunk: streamChunk, f: asOutputFile(w)}
+		if e.f != nil {
+			e.chunk = fileChunk
+		}
+		e.b = make([]byte, 0, 2*e.chunk)
 		e.file(m)
 		e.flush()
+		if e.cut && e.err == nil {
+			end, err := e.f.Seek(0, io.SeekCurrent)
+			if err == nil {
+				err = e.f.Truncate(end)
+			}
+			if err != nil {
+				e.err = &WriteError{Err: err}
+			}
+		}
 		return e.err
 	case JSON, Text:
 		return encodeText(w, m, root, enc)

@@ -117,7 +117,7 @@ func (e *textEncoder) flush() {
 	if e.full == nil && len(e.buf) < textChunk {
 		if _, err := e.w.Write(e.buf); err != nil {
 			e.werr = err
-			e.fail(err)
+			e.fail(&WriteError{Err: err})
 		}
 		e.buf = e.buf[:0]
 		return
@@ -128,7 +128,7 @@ func (e *textEncoder) flush() {
 	select {
 	case err := <-e.done: // the writer failed and stopped
 		e.werr, e.done = err, nil
-		e.fail(err)
+		e.fail(&WriteError{Err: err})
 		e.buf = e.buf[:0]
 		return
 	case e.full <- e.buf:
@@ -166,7 +166,7 @@ func (e *textEncoder) stopWriter() {
 	if e.done != nil {
 		if err := <-e.done; err != nil && e.werr == nil {
 			e.werr = err
-			e.fail(err)
+			e.fail(&WriteError{Err: err})
 		}
 	}
 	e.full = nil

@@ -3,7 +3,9 @@ package ir
 import (
 	"bytes"
 	"errors"
+	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -39,10 +41,13 @@ func TestWireEncoderMatchesProto(t *testing.T) {
 			t.Errorf("module %d: streaming encoder differs from protobuf-go (%d vs %d bytes)", i, len(got), len(want))
 		}
 		// Streamed to a writer (EncodeSourceTo), in pieces of 1 MiB and
-		// of 100 bytes: the same bytes.
+		// of 100 bytes, and to a file: the same bytes.
 		for _, chunk := range []int{streamChunk, 100} {
 			if s := streamed(t, m, chunk); !bytes.Equal(s, got) {
 				t.Errorf("module %d: streamed in %d-byte pieces, %d bytes, differ from the %d in memory", i, chunk, len(s), len(got))
+			}
+			if s := streamedToFile(t, m, chunk); !bytes.Equal(s, got) {
+				t.Errorf("module %d: streamed to a file in %d-byte pieces, %d bytes, differ from the %d in memory", i, chunk, len(s), len(got))
 			}
 		}
 	}
@@ -64,6 +69,68 @@ func streamed(t testing.TB, m *Module, chunk int) []byte {
 		return nil
 	}
 	return w.Bytes()
+}
+
+// streamedToFile is m's binary encoding as EncodeSourceTo writes it to a
+// regular file in pieces of chunk bytes (the root graph written once, at
+// its place: streamRootAt), after a few bytes already in the file, which
+// it leaves; nil on an error.
+func streamedToFile(t testing.TB, m *Module, chunk int) []byte {
+	defer func(c int) { fileChunk = c }(fileChunk)
+	fileChunk = chunk
+	f, err := os.CreateTemp(t.TempDir(), "*.pb")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	const before = "before"
+	f.WriteString(before)
+	if err := EncodeSourceTo(f, m, GraphNodes(m.Root()), Binary); err != nil {
+		return nil
+	}
+	data, err := os.ReadFile(f.Name())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(string(data), before) {
+		t.Fatalf("the file's first bytes were overwritten")
+	}
+	return data[len(before):]
+}
+
+// TestStreamedToFileGuess: the length prefix of a root graph streamed to a
+// file is guessed from its first nodes; a guess too long or too short
+// writes the nodes again where they belong, and the file ends where the
+// encoding does.
+func TestStreamedToFileGuess(t *testing.T) {
+	graph := func(names ...string) *Module {
+		g := &Graph{}
+		for _, name := range names {
+			g.Nodes = append(g.Nodes, Node{Name: name, Op: OpPlaceholder, Target: "x"})
+		}
+		return &Module{Graphs: []*Graph{g, {Name: "sub", Nodes: []Node{{Name: "y", Op: OpPlaceholder, Target: "y"}}}}}
+	}
+	long, short := strings.Repeat("l", 200), "s"
+	cases := map[string]struct {
+		chunk int
+		m     *Module
+	}{
+		// One 200-byte node then 99 small ones: guessed at 100 × 208
+		// bytes (3 bytes of varint), 2 bytes of varint in fact.
+		"too long": {100, graph(append([]string{long}, slices.Repeat([]string{short}, 99)...)...)},
+		// Small nodes first: guessed at 1 byte, 2 in fact.
+		"too short": {5, graph(short, long, long, long)},
+		"right":     {100, graph(slices.Repeat([]string{long}, 20)...)},
+	}
+	for name, c := range cases {
+		want, err := encodeBinary(c.m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := streamedToFile(t, c.m, c.chunk); !bytes.Equal(got, want) {
+			t.Errorf("%s: streamed to a file, %d bytes, differ from the %d in memory", name, len(got), len(want))
+		}
+	}
 }
 
 // TestStreamedBinaryErrors: a string that is not UTF-8 in the root graph
@@ -88,8 +155,16 @@ func TestStreamedBinaryErrors(t *testing.T) {
 			}
 		}()
 	}
-	if err := EncodeSourceTo(failWriter{}, m, GraphNodes(m.Root()), Binary); err == nil {
-		t.Errorf("a failing writer: no error")
+	// To a file the root graph is written as it is encoded: the error
+	// comes all the same (the caller drops the file).
+	for _, chunk := range []int{fileChunk, 100} {
+		if streamedToFile(t, &bad, chunk) != nil {
+			t.Errorf("invalid UTF-8, streamed to a file in %d-byte pieces: no error", chunk)
+		}
+	}
+	var we *WriteError
+	if err := EncodeSourceTo(failWriter{}, m, GraphNodes(m.Root()), Binary); !errors.As(err, &we) {
+		t.Errorf("a failing writer: error %v, not a WriteError", err)
 	}
 }
 
@@ -119,6 +194,9 @@ func FuzzWireEncoderMatchesProto(f *testing.F) {
 		for _, chunk := range []int{1 << 20, 64} {
 			if s := streamed(t, m, chunk); gerr == nil && !bytes.Equal(s, got) {
 				t.Fatalf("streamed to a writer in %d-byte pieces, the encoding differs", chunk)
+			}
+			if s := streamedToFile(t, m, chunk); gerr == nil && !bytes.Equal(s, got) {
+				t.Fatalf("streamed to a file in %d-byte pieces, the encoding differs", chunk)
 			}
 		}
 	})

@@ -261,12 +261,12 @@ func jointRun(opts *Options) error {
 		}
 		if stream || enc != ir.Binary {
 			// An error that is not the writer's is the encoder's.
-			ew := &errWriter{w: w}
-			if err := ir.EncodeSourceTo(ew, m, nodes, enc); err != nil && ew.err == nil {
+			if err := ir.EncodeSourceTo(w, m, nodes, enc); err != nil {
+				if we := (*ir.WriteError)(nil); errors.As(err, &we) {
+					return we.Err
+				}
 				o.err = fmt.Errorf("cannot encode %s: %w", o.path, err)
 				return o.err
-			} else if err != nil {
-				return err
 			}
 			return nil
 		}
@@ -339,20 +339,6 @@ func jointRun(opts *Options) error {
 		}
 	}
 	return nil
-}
-
-// errWriter records the error its writer returned.
-type errWriter struct {
-	w   io.Writer
-	err error
-}
-
-func (e *errWriter) Write(b []byte) (int, error) {
-	n, err := e.w.Write(b)
-	if err != nil && e.err == nil {
-		e.err = err
-	}
-	return n, err
 }
 
 // verifyWritten checks a module hopctl built as every command checks what
