@@ -5,11 +5,11 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"testing"
 	"unicode/utf8"
 
+	"google.golang.org/protobuf/encoding/protowire"
 	"google.golang.org/protobuf/proto"
 )
 
@@ -99,38 +99,75 @@ func streamedToFile(t testing.TB, m *Module, chunk int) []byte {
 }
 
 // TestStreamedToFileGuess: the length prefix of a root graph streamed to a
-// file is guessed from its first nodes; a guess too long or too short
-// writes the nodes again where they belong, and the file ends where the
-// encoding does.
+// file is guessed from its first and last nodes and a sample of the others
+// (sampledSize); a guess too long or too short writes the nodes again where
+// they belong, and the file ends where the encoding does.
 func TestStreamedToFileGuess(t *testing.T) {
-	graph := func(names ...string) *Module {
+	// A node named "s" (over the 5-byte piece: the guess is made after it),
+	// then 2,048 nodes named by whether sampledSize reads them, and a last
+	// "s". A node is its name and 9 to 12 bytes.
+	const k, m = 1, 4 * rootSamples
+	graph := func(sampled, other int) *Module {
 		g := &Graph{}
+		names := make([]string, k+m+1)
+		for i := range names {
+			names[i] = strings.Repeat("n", other)
+		}
+		for j := range rootSamples {
+			names[sampleAt(j, rootSamples, k, m)] = strings.Repeat("n", sampled)
+		}
+		names[0], names[k+m] = "s", "s"
 		for _, name := range names {
 			g.Nodes = append(g.Nodes, Node{Name: name, Op: OpPlaceholder, Target: "x"})
 		}
 		return &Module{Graphs: []*Graph{g, {Name: "sub", Nodes: []Node{{Name: "y", Op: OpPlaceholder, Target: "y"}}}}}
 	}
-	long, short := strings.Repeat("l", 200), "s"
-	cases := map[string]struct {
-		chunk int
+	for name, c := range map[string]struct {
 		m     *Module
+		wrong bool
 	}{
-		// One 200-byte node then 99 small ones: guessed at 100 × 208
-		// bytes (3 bytes of varint), 2 bytes of varint in fact.
-		"too long": {100, graph(append([]string{long}, slices.Repeat([]string{short}, 99)...)...)},
-		// Small nodes first: guessed at 1 byte, 2 in fact.
-		"too short": {5, graph(short, long, long, long)},
-		"right":     {100, graph(slices.Repeat([]string{long}, 20)...)},
-	}
-	for name, c := range cases {
+		"too long":  {graph(1100, 1), true}, // guessed 2,048 × 1,112 bytes (over 2 MiB: 4 bytes of prefix), 0.6 MB
+		"too short": {graph(1, 1400), true}, // guessed 2,048 × 10 bytes (3 bytes), 2.2 MB
+		"right":     {graph(100, 100), false},
+	} {
 		want, err := encodeBinary(c.m)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got := streamedToFile(t, c.m, c.chunk); !bytes.Equal(got, want) {
+		if got := streamedToFile(t, c.m, 5); !bytes.Equal(got, want) {
 			t.Errorf("%s: streamed to a file, %d bytes, differ from the %d in memory", name, len(got), len(want))
 		}
+		// The case tests what it says: the guess is wrong, or right.
+		e := &wireEncoder{vals: new([valSlots]valSlot)}
+		root := GraphNodes(c.m.Root())
+		e.node(root.Node(0))
+		guess := protowire.SizeVarint(uint64(len(e.b)) + e.sampledSize(root, k))
+		if wrong := guess != protowire.SizeVarint(rootLen(t, want)); wrong != c.wrong {
+			t.Errorf("%s: the guess (%d bytes of prefix) is wrong: %v", name, guess, wrong)
+		}
 	}
+}
+
+// rootLen is the length of the root graph of an encoded module.
+func rootLen(t *testing.T, b []byte) uint64 {
+	for len(b) > 0 {
+		num, typ, n := protowire.ConsumeTag(b)
+		b = b[n:]
+		if num == 4 {
+			v, n := protowire.ConsumeVarint(b)
+			if n < 0 {
+				t.Fatal("bad varint")
+			}
+			return v
+		}
+		n = protowire.ConsumeFieldValue(num, typ, b)
+		if n < 0 {
+			t.Fatal("bad field")
+		}
+		b = b[n:]
+	}
+	t.Fatal("no root graph")
+	return 0
 }
 
 // TestStreamedBinaryErrors: a string that is not UTF-8 in the root graph
