@@ -2,8 +2,8 @@ package report
 
 import (
 	"bytes"
-	"errors"
 	"encoding/json"
+	"errors"
 	"path/filepath"
 	"testing"
 
