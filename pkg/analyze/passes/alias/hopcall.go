@@ -146,8 +146,8 @@ func (st *state) subgraphCall(id ir.NodeID, sc *hop.SubgraphCall, outs map[int][
 				memo[s] = cs
 			}
 			outs[j] = union(outs[j], cs.stor)
-			if cs.via >= 0 && st.viewOf[id] < 0 {
-				st.viewOf[id] = cs.via
+			if cs.via >= 0 {
+				st.setView(id, cs.via)
 			}
 		}
 	}

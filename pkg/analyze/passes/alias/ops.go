@@ -105,9 +105,7 @@ func (st *state) applySchema(id ir.NodeID, info *opInfo, args []ir.Arg, kwargs [
 		}
 		rets[ra.Return].stor = union(rets[ra.Return].stor, stor)
 		aliased[ra.Return] = true
-		if st.viewOf[id] < 0 {
-			st.viewOf[id] = refOf(a)
-		}
+		st.setView(id, refOf(a))
 	}
 	for ri := range s.Returns {
 		r := &s.Returns[ri]
