@@ -24,6 +24,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"unsafe"
 
 	"github.com/hopctl/hopctl/pkg/analyze"
 	"github.com/hopctl/hopctl/pkg/ir"
@@ -142,12 +143,40 @@ type phMutation struct {
 type storage = int32
 
 // aval is the abstract value of a node or tuple element: the storages a
-// tensor may live in (nil for non-tensors), or elements for sequences.
-// Sequences keep theirs behind a pointer: most values are one tensor, and
-// a million-node graph has a million values (32 bytes each, not 56).
+// tensor may live in (none for non-tensors), or elements for sequences.
+// A million-node graph has a million values, so an aval is two words: p
+// is the first of n storages (n > 0), or the sequence (n < 0: sq), or
+// nil. It was 56 bytes, then 32 (a slice and a sequence pointer); at
+// 16 the values of a million-node graph fill 16 MB of fresh memory, not 32,
+// on the analysis's single core (README, Performance).
 type aval struct {
-	stor []storage
-	sq   *avalSeq // nil unless the value is a sequence
+	p unsafe.Pointer
+	n int32
+}
+
+// storAval is the value of a tensor that may live in the storages stor
+// (which the value shares, and nobody modifies).
+func storAval(stor []storage) aval {
+	if len(stor) == 0 {
+		return aval{}
+	}
+	return aval{p: unsafe.Pointer(unsafe.SliceData(stor)), n: int32(len(stor))}
+}
+
+// stor are the storages of a tensor value (none for other values).
+func (v aval) stor() []storage {
+	if v.n <= 0 {
+		return nil
+	}
+	return unsafe.Slice((*storage)(v.p), v.n)
+}
+
+// sq is a sequence value's part (nil for other values).
+func (v aval) sq() *avalSeq {
+	if v.n >= 0 {
+		return nil
+	}
+	return (*avalSeq)(v.p)
 }
 
 // avalSeq is a sequence value's part of an aval. It is shared by the
@@ -160,15 +189,15 @@ type avalSeq struct {
 
 // seqOf is the sequence value of elems.
 func seqOf(elems []aval, fresh bool) aval {
-	return aval{sq: &avalSeq{elems: elems, fresh: fresh}}
+	return aval{p: unsafe.Pointer(&avalSeq{elems: elems, fresh: fresh}), n: -1}
 }
 
 // elems are a sequence value's elements (none for other values).
 func (v aval) elems() []aval {
-	if v.sq == nil {
-		return nil
+	if sq := v.sq(); sq != nil {
+		return sq.elems
 	}
-	return v.sq.elems
+	return nil
 }
 
 type state struct {
@@ -254,7 +283,7 @@ func (st *state) one(s storage) aval {
 	}
 	st.arena = append(st.arena, s)
 	n := len(st.arena)
-	return aval{stor: st.arena[n-1 : n : n]}
+	return storAval(st.arena[n-1 : n : n])
 }
 
 func run(pass *analyze.Pass) (any, error) {
@@ -384,11 +413,12 @@ func (st *state) argVal(a *ir.Arg) aval {
 
 // storages flattens every storage in an abstract value.
 func (v aval) storages() []storage {
-	if v.sq == nil {
-		return v.stor
+	sq := v.sq()
+	if sq == nil {
+		return v.stor()
 	}
 	var out []storage
-	for _, e := range v.sq.elems {
+	for _, e := range sq.elems {
 		out = append(out, e.storages()...)
 	}
 	return out
@@ -420,11 +450,11 @@ func union(a, b []storage) []storage {
 
 // element returns element i of a sequence value.
 func (st *state) element(owner ir.NodeID, v aval, i int) aval {
-	if v.sq != nil {
-		if i >= 0 && i < len(v.sq.elems) {
-			return v.sq.elems[i]
+	if sq := v.sq(); sq != nil {
+		if i >= 0 && i < len(sq.elems) {
+			return sq.elems[i]
 		}
-		if v.sq.fresh {
+		if sq.fresh {
 			key := [2]int{int(owner), i}
 			s, ok := st.freshSeq[key]
 			if !ok {
@@ -436,7 +466,7 @@ func (st *state) element(owner ir.NodeID, v aval, i int) aval {
 		return aval{}
 	}
 	// A list of views typed as one value: every element shares its storages.
-	return aval{stor: v.stor}
+	return v
 }
 
 // chain returns the input placeholder a value derives from through view
@@ -687,7 +717,7 @@ func (st *state) summarize() *Summary {
 	// table by storage, not a map (hundreds of thousands of parameters).
 	inpLast := make([]int32, len(st.storPH))
 	for i, in := range st.inputs {
-		for _, s := range st.vals[in].stor {
+		for _, s := range st.vals[in].stor() {
 			inpLast[s] = int32(i)
 		}
 	}
@@ -698,7 +728,7 @@ func (st *state) summarize() *Summary {
 		}
 	}
 	for i, in := range st.inputs {
-		stor := st.vals[in].stor
+		stor := st.vals[in].stor()
 		if len(stor) == 0 {
 			continue
 		}
