@@ -223,12 +223,14 @@ type state struct {
 	// run (opsOf).
 	ops    *ir.TargetMemo[*opInfo]
 	inputs []ir.NodeID
-	// inputOf[n] is placeholder n's input index (-1 if it is not an input)
-	// and phPos[n] its position among placeholders: dense, as graphs can
-	// have hundreds of thousands of parameters. Only placeholders' entries
-	// are set and read (the pages of the others are never touched).
-	inputOf  []int32
-	phPos    []int32
+	// phs are the placeholders in order, phInput[pos] the input index of
+	// placeholder pos (-1 if it is not an input) and inputPos[i] input
+	// i's position among the placeholders: lists by placeholder, as graphs
+	// can have hundreds of thousands of parameters, anywhere among a
+	// million nodes (tables by node touched every page of 8 MB).
+	phs      []ir.NodeID
+	phInput  []int32
+	inputPos []int
 	mutated  []Mutation
 	writes   []int // input index of every write, in order (MutatedInputs)
 	mutSeen  map[int]bool
@@ -267,6 +269,15 @@ func (st *state) inputsIn(s storage) []int {
 	return nil
 }
 
+// inputOf is the input index of placeholder id, or -1 if it is not an
+// input (or not a placeholder).
+func (st *state) inputOf(id ir.NodeID) int32 {
+	if pos, ok := slices.BinarySearch(st.phs, id); ok {
+		return st.phInput[pos]
+	}
+	return -1
+}
+
 func (st *state) placeholdersIn(s storage) []int {
 	if int(s) < len(st.storPH) {
 		return st.storPH[s]
@@ -292,8 +303,6 @@ func run(pass *analyze.Pass) (any, error) {
 		pass: pass, g: g,
 		vals:     make([]aval, len(g.Nodes)),
 		viewOf:   make([]ir.NodeID, len(g.Nodes)),
-		inputOf:  make([]int32, len(g.Nodes)),
-		phPos:    make([]int32, len(g.Nodes)),
 		mutSeen:  map[int]bool{},
 		phSeen:   map[int]bool{},
 		freshSeq: map[[2]int]storage{},
@@ -323,6 +332,8 @@ func (st *state) placeholders() {
 		}
 	}
 	count := len(phs)
+	st.phs, st.phInput = phs, make([]int32, count)
+	st.inputs, st.inputPos = make([]ir.NodeID, 0, count), make([]int, 0, count)
 	// Graphs can have hundreds of thousands of parameters: the storage
 	// tables are allocated once, and a storage's first placeholder (most
 	// have one) is listed in a block shared by all (add).
@@ -340,13 +351,14 @@ func (st *state) placeholders() {
 	byID := map[int64]storage{}
 	for pos, id := range phs {
 		n := &g.Nodes[id]
-		st.phPos[id] = int32(pos)
-		st.inputOf[id] = -1
+		input := -1
 		isInput := n.Val != nil || !anyVal
 		if isInput {
-			st.inputOf[id] = int32(len(st.inputs))
+			input = len(st.inputs)
 			st.inputs = append(st.inputs, id)
+			st.inputPos = append(st.inputPos, pos)
 		}
+		st.phInput[pos] = int32(input)
 		isTensor := n.Val == nil || n.Val.Kind == ir.ValTensor
 		if isTensor {
 			var s storage
@@ -362,7 +374,7 @@ func (st *state) placeholders() {
 			st.vals[id] = st.one(s)
 			add(&st.storPH[s], pos)
 			if isInput {
-				add(&st.storInputs[s], int(st.inputOf[id]))
+				add(&st.storInputs[s], input)
 			}
 		}
 	}
@@ -541,7 +553,7 @@ func (st *state) provenance(id, via ir.NodeID, inner *analyze.Provenance, hop st
 		in, views := st.chain(via)
 		if in >= 0 {
 			p.Input = st.g.Nodes[in].Name
-			if idx := st.inputOf[in]; idx >= 0 {
+			if idx := st.inputOf(in); idx >= 0 {
 				p.InputIndex = int(idx)
 			}
 			p.Views = views
@@ -700,10 +712,9 @@ func (st *state) getitem(id ir.NodeID) {
 func (st *state) summarize() *Summary {
 	g := st.g
 	sum := &Summary{Graph: g.Name, MutatedInputs: []int{},
-		Inputs: make([]string, 0, len(st.inputs)), InputPos: make([]int, 0, len(st.inputs))}
+		Inputs: make([]string, 0, len(st.inputs)), InputPos: st.inputPos}
 	for _, in := range st.inputs {
 		sum.Inputs = append(sum.Inputs, g.Nodes[in].Name)
-		sum.InputPos = append(sum.InputPos, int(st.phPos[in]))
 	}
 	// Outputs: pytree leaves of the output node's first argument.
 	leaves, _ := g.Outputs()
@@ -796,7 +807,7 @@ func (st *state) returnProv(l *ir.Arg, input int) analyze.Provenance {
 		if in >= 0 {
 			p.Input = st.g.Nodes[in].Name
 			p.Views = views
-			if idx := st.inputOf[in]; idx >= 0 && input >= 0 {
+			if idx := st.inputOf(in); idx >= 0 && input >= 0 {
 				p.InputIndex = int(idx)
 			}
 		}
