@@ -208,8 +208,7 @@ type state struct {
 	vals  []aval
 	// viewOf[n] is one more than the node whose storage n's value aliases
 	// (0 if none: view and setView), so that the table needs no
-	// initialising sweep: on a million-node graph its 4 MB are touched only
-	// where nodes are views.
+	// initialising sweep, a write of every entry before the nodes' own.
 	viewOf []ir.NodeID
 	// storInputs[s] are the input indices in storage s, ascending, and
 	// storPH[s] the placeholder positions; both only cover the storages
