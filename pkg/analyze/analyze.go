@@ -8,7 +8,6 @@ package analyze
 
 import (
 	"fmt"
-	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -17,7 +16,6 @@ import (
 	"github.com/hopctl/hopctl/pkg/ir"
 	"github.com/hopctl/hopctl/pkg/opschema"
 	"gonum.org/v1/gonum/graph"
-	"gonum.org/v1/gonum/graph/iterator"
 	"gonum.org/v1/gonum/graph/topo"
 )
 
@@ -247,11 +245,18 @@ type Result struct {
 // before the graphs that reference it (through get_attr or call_module),
 // ties broken by file order. It uses gonum's stabilised topological sort.
 func CallOrder(m *ir.Module) ([]*ir.Graph, error) {
-	index := make(map[string]int64, len(m.Graphs))
+	g := ir.NewDigraph(len(m.Graphs))
+	callEdges(m, g.AddEdge)
+	return sortGraphs(m, g)
+}
+
+// callEdges calls edge for every reference of a graph to another through
+// get_attr or call_module, from callee to caller.
+func callEdges(m *ir.Module, edge func(callee, caller ir.NodeID)) {
+	index := make(map[string]int, len(m.Graphs))
 	for i, gr := range m.Graphs {
-		index[gr.Name] = int64(i)
+		index[gr.Name] = i
 	}
-	g := &callGraph{from: make([][]int64, len(m.Graphs)), to: make([][]int64, len(m.Graphs))}
 	for i, gr := range m.Graphs {
 		for j := range gr.Nodes {
 			n := &gr.Nodes[j]
@@ -259,13 +264,17 @@ func CallOrder(m *ir.Module) ([]*ir.Graph, error) {
 				continue
 			}
 			callee, ok := index[ir.Qualify(gr, n.Target)]
-			if !ok || callee == int64(i) {
+			if !ok || callee == i {
 				continue
 			}
 			// Edge callee → caller: callees sort first.
-			g.setEdge(callee, int64(i))
+			edge(ir.NodeID(callee), ir.NodeID(i))
 		}
 	}
+}
+
+// sortGraphs orders m's graphs as g, a graph of their indices, does.
+func sortGraphs(m *ir.Module, g graph.Directed) ([]*ir.Graph, error) {
 	sorted, err := topo.SortStabilized(g, func(ns []graph.Node) {
 		sort.Slice(ns, func(a, b int) bool { return ns[a].ID() < ns[b].ID() })
 	})
@@ -277,82 +286,6 @@ func CallOrder(m *ir.Module) ([]*ir.Graph, error) {
 		out[i] = m.Graphs[n.ID()]
 	}
 	return out, nil
-}
-
-// callGraph is CallOrder's graph.Directed of graph indices: the edges from
-// and to each node, each edge once. (gonum's simple.DirectedGraph would
-// link gonum's matrices into every command: ir.GraphNode.)
-type callGraph struct{ from, to [][]int64 }
-
-func (g *callGraph) setEdge(f, t int64) {
-	if !slices.Contains(g.from[f], t) {
-		g.from[f] = append(g.from[f], t)
-		g.to[t] = append(g.to[t], f)
-	}
-}
-
-func (g *callGraph) valid(id int64) bool { return id >= 0 && id < int64(len(g.from)) }
-
-func nodes(ids []int64) graph.Nodes {
-	if len(ids) == 0 {
-		return graph.Empty
-	}
-	ns := make([]graph.Node, len(ids))
-	for i, id := range ids {
-		ns[i] = ir.GraphNode(id)
-	}
-	return iterator.NewOrderedNodes(ns)
-}
-
-// Node implements graph.Graph.
-func (g *callGraph) Node(id int64) graph.Node {
-	if !g.valid(id) {
-		return nil
-	}
-	return ir.GraphNode(id)
-}
-
-// Nodes implements graph.Graph.
-func (g *callGraph) Nodes() graph.Nodes {
-	ns := make([]graph.Node, len(g.from))
-	for i := range ns {
-		ns[i] = ir.GraphNode(i)
-	}
-	return iterator.NewOrderedNodes(ns)
-}
-
-// From implements graph.Graph.
-func (g *callGraph) From(id int64) graph.Nodes {
-	if !g.valid(id) {
-		return graph.Empty
-	}
-	return nodes(g.from[id])
-}
-
-// To implements graph.Directed.
-func (g *callGraph) To(id int64) graph.Nodes {
-	if !g.valid(id) {
-		return graph.Empty
-	}
-	return nodes(g.to[id])
-}
-
-// HasEdgeFromTo implements graph.Directed.
-func (g *callGraph) HasEdgeFromTo(uid, vid int64) bool {
-	return g.valid(uid) && slices.Contains(g.from[uid], vid)
-}
-
-// HasEdgeBetween implements graph.Graph.
-func (g *callGraph) HasEdgeBetween(xid, yid int64) bool {
-	return g.HasEdgeFromTo(xid, yid) || g.HasEdgeFromTo(yid, xid)
-}
-
-// Edge implements graph.Graph.
-func (g *callGraph) Edge(uid, vid int64) graph.Edge {
-	if !g.HasEdgeFromTo(uid, vid) {
-		return nil
-	}
-	return ir.GraphEdge{F: ir.GraphNode(uid), T: ir.GraphNode(vid)}
 }
 
 // Run runs the analyzers (and what they require) over every graph of m.

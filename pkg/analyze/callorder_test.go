@@ -1,51 +1,25 @@
 package analyze
 
 import (
-	"fmt"
 	"math/rand"
-	"sort"
 	"testing"
 
-	"gonum.org/v1/gonum/graph"
 	"gonum.org/v1/gonum/graph/simple"
-	"gonum.org/v1/gonum/graph/topo"
 
 	"github.com/hopctl/hopctl/pkg/ir"
 )
 
 // callOrderSimple is CallOrder on gonum's simple.DirectedGraph, as it was
-// before callGraph: the oracle.
+// before ir.Digraph: the oracle.
 func callOrderSimple(m *ir.Module) ([]*ir.Graph, error) {
-	index := make(map[string]int64, len(m.Graphs))
 	g := simple.NewDirectedGraph()
-	for i, gr := range m.Graphs {
-		index[gr.Name] = int64(i)
+	for i := range m.Graphs {
 		g.AddNode(simple.Node(i))
 	}
-	for i, gr := range m.Graphs {
-		for j := range gr.Nodes {
-			n := &gr.Nodes[j]
-			if n.Op != ir.OpGetAttr && n.Op != ir.OpCallModule {
-				continue
-			}
-			callee, ok := index[ir.Qualify(gr, n.Target)]
-			if !ok || callee == int64(i) {
-				continue
-			}
-			g.SetEdge(simple.Edge{F: simple.Node(callee), T: simple.Node(i)})
-		}
-	}
-	sorted, err := topo.SortStabilized(g, func(ns []graph.Node) {
-		sort.Slice(ns, func(a, b int) bool { return ns[a].ID() < ns[b].ID() })
+	callEdges(m, func(callee, caller ir.NodeID) {
+		g.SetEdge(simple.Edge{F: simple.Node(callee), T: simple.Node(caller)})
 	})
-	if err != nil {
-		return nil, fmt.Errorf("subgraphs call each other in a cycle: %w", err)
-	}
-	out := make([]*ir.Graph, len(sorted))
-	for i, n := range sorted {
-		out[i] = m.Graphs[n.ID()]
-	}
-	return out, nil
+	return sortGraphs(m, g)
 }
 
 // TestCallOrderAgreesWithSimpleGraph: on random modules of graphs that
