@@ -26,7 +26,7 @@ SARIF_MULTITOOL ?= $(HOPCTL_TOOLS)/sarif-multitool/node_modules/@microsoft/sarif
 .PHONY: deps build test gotest pytest pytest-pt2 fuzz-short fuzz bench proto testdata testdata-pt2 demo clean
 
 # CGO_ENABLED=0: a static binary starts ~1 ms faster than one that loads
-# libc (net, linked through viper's afero, would otherwise pull in cgo).
+# libc (net, linked through pflag and mapstructure, would otherwise pull in cgo).
 # The linker writes $(BIN).link through a shared mapping, page by page,
 # which leaves the file in the page cache in 4 KiB folios; $(BIN) is a
 # copy written with large writes (cached in large folios), renamed into

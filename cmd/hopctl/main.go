@@ -16,6 +16,7 @@ import (
 	"github.com/hopctl/hopctl/internal/cli"
 	"github.com/hopctl/hopctl/internal/gcpolicy"
 	"github.com/hopctl/hopctl/internal/iostreams"
+	_ "github.com/hopctl/hopctl/internal/nosample"   // no heap profile sampling unless HOPCTL_MEMPROFILE
 	_ "github.com/hopctl/hopctl/internal/startstack" // the main goroutine's stack grown once, first
 )
 

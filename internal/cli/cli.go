@@ -171,16 +171,16 @@ func printError(w io.Writer, err error) {
 	fmt.Fprintf(w, "hopctl: %s\n", strings.TrimRight(err.Error(), "\n"))
 }
 
-// NewFactory returns the Factory of one invocation: its streams, its viper
-// instance, and the configuration, loaded once on first use from the file
+// NewFactory returns the Factory of one invocation: its streams, its
+// settings, and the configuration, loaded once on first use from the file
 // that --config, $HOPCTL_CONFIG or the current directory names.
 func NewFactory(ios *iostreams.IOStreams) *cmdutil.Factory {
-	v := hopconfig.NewViper()
+	s := hopconfig.NewSettings()
 	return &cmdutil.Factory{
 		IOStreams: ios,
-		Viper:     v,
+		Settings:  s,
 		Config: sync.OnceValues(func() (*hopconfig.Config, error) {
-			return hopconfig.Load(v, hopconfig.Path(v, "."))
+			return hopconfig.Load(s, hopconfig.Path(s, "."))
 		}),
 	}
 }
@@ -241,9 +241,7 @@ in hopctl).`,
 		PersistentPreRunE: func(cmd *cobra.Command, args []string) error {
 			configureProgress(cmd, f.IOStreams.ErrOut)
 			ir.SetHooks(irHooks)
-			if err := cmdutil.BindFlags(cmd, f.Viper); err != nil {
-				return err
-			}
+			cmdutil.BindFlags(cmd, f.Settings)
 			if !cmdutil.UsesConfig(cmd) {
 				return nil
 			}

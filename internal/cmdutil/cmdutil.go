@@ -9,7 +9,6 @@ import (
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
-	"github.com/spf13/viper"
 
 	"github.com/hopctl/hopctl/internal/config"
 	"github.com/hopctl/hopctl/internal/iostreams"
@@ -18,9 +17,9 @@ import (
 // Factory carries the dependencies of one invocation to its commands.
 type Factory struct {
 	IOStreams *iostreams.IOStreams
-	// Viper layers the configuration file, HOPCTL_* variables and flags.
-	// There is one per invocation; only internal/ touches it.
-	Viper *viper.Viper
+	// Settings layers the configuration file, HOPCTL_* variables and
+	// flags. There is one per invocation; only internal/ touches it.
+	Settings *config.Settings
 	// Config returns the invocation's validated configuration, loading it
 	// on first use.
 	Config func() (*config.Config, error)
@@ -101,18 +100,16 @@ func BindFlag(cmd *cobra.Command, flag, key string) {
 }
 
 // BindFlags binds the flags BindFlag marked on cmd (including inherited
-// persistent flags) to v. The root command calls it for the command that
+// persistent flags) to s. The root command calls it for the command that
 // runs, so a flag shared by several commands binds only once.
-func BindFlags(cmd *cobra.Command, v *viper.Viper) error {
-	var err error
+func BindFlags(cmd *cobra.Command, s *config.Settings) {
 	for _, fs := range []*pflag.FlagSet{cmd.Flags(), cmd.InheritedFlags()} {
 		fs.VisitAll(func(f *pflag.Flag) {
-			if keys := f.Annotations[configKeyAnnotation]; len(keys) == 1 && err == nil {
-				err = v.BindPFlag(keys[0], f)
+			if keys := f.Annotations[configKeyAnnotation]; len(keys) == 1 {
+				s.BindPFlag(keys[0], f)
 			}
 		})
 	}
-	return err
 }
 
 // DisableConfig marks cmd (and its subcommands) as not loading the

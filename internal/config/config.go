@@ -1,7 +1,7 @@
 // Package config is hopctl's typed, versioned configuration: what a
 // .hopctl.yaml file may say, how it is layered with HOPCTL_* environment
-// variables and flags (file < environment < flag, through one viper
-// instance per invocation), and how it is validated.
+// variables and flags (file < environment < flag, through the Settings of
+// each invocation), and how it is validated.
 //
 // A configuration file looks like:
 //
@@ -40,7 +40,6 @@ import (
 	"sync"
 
 	"github.com/bmatcuk/doublestar/v4"
-	"github.com/spf13/viper"
 	"go.yaml.in/yaml/v3"
 
 	"github.com/hopctl/hopctl/pkg/ir"
@@ -59,7 +58,7 @@ const DefaultFile = ".hopctl.yaml"
 // keys: lint.fail-on is HOPCTL_LINT_FAIL_ON.
 const EnvPrefix = "HOPCTL"
 
-// KeyConfig is the viper key of the configuration file path itself
+// KeyConfig is the settings key of the configuration file path itself
 // (--config, HOPCTL_CONFIG). It is not a key a file may contain.
 const KeyConfig = "config"
 
@@ -185,26 +184,10 @@ func (e *Error) Error() string {
 
 func (e *Error) Unwrap() error { return e.Err }
 
-// NewViper returns the viper instance of one invocation, reading HOPCTL_*
-// environment variables for every key ('-' and '.' become '_').
-func NewViper() *viper.Viper {
-	v := viper.New()
-	v.SetEnvPrefix(EnvPrefix)
-	v.SetEnvKeyReplacer(strings.NewReplacer("-", "_", ".", "_"))
-	v.AutomaticEnv()
-	// Defaults make the keys known to viper, so that environment variables
-	// apply to them even when no file sets them.
-	v.SetDefault(KeyLintFailOn, "error")
-	v.SetDefault(KeyLintSuppress, []Suppression{})
-	v.SetDefault(KeyInputMaxSize, DefaultInputSize)
-	v.SetDefault(KeyInputTorchVersion, "")
-	return v
-}
-
 // Path returns the configuration file to read: the one --config or
 // HOPCTL_CONFIG names (which must exist), else Discover(dir).
-func Path(v *viper.Viper, dir string) string {
-	if p := v.GetString(KeyConfig); p != "" {
+func Path(s *Settings, dir string) string {
+	if p := s.GetString(KeyConfig); p != "" {
 		return p
 	}
 	return Discover(dir)
@@ -254,24 +237,24 @@ func isFile(p string) bool {
 	return err == nil && st.Mode().IsRegular()
 }
 
-// Load reads file (none when "") into v, validates it, and returns the
-// configuration with the environment variables and flags bound to v
+// Load reads file (none when "") into s, validates it, and returns the
+// configuration with the environment variables and flags bound to s
 // layered on top.
-func Load(v *viper.Viper, file string) (*Config, error) {
+func Load(s *Settings, file string) (*Config, error) {
 	if file == "" {
-		return LoadBytes(v, "", nil)
+		return LoadBytes(s, "", nil)
 	}
 	data, err := ReadFile(file)
 	if err != nil {
 		return nil, &Error{File: file, Err: err}
 	}
-	return LoadBytes(v, file, data)
+	return LoadBytes(s, file, data)
 }
 
 // LoadBytes is Load of data, file's content read by ReadFile (file ""
 // is none: data is ignored), for callers that read the file themselves (a
 // FIFO cannot be read twice).
-func LoadBytes(v *viper.Viper, file string, data []byte) (*Config, error) {
+func LoadBytes(s *Settings, file string, data []byte) (*Config, error) {
 	version := Version
 	if file != "" {
 		fc, err := decodeStrict(data)
@@ -287,13 +270,12 @@ func LoadBytes(v *viper.Viper, file string, data []byte) (*Config, error) {
 			return nil, &Error{File: file, Err: fmt.Errorf("invalid version %d (want %d)", fc.Version, Version)}
 		}
 		version = fc.Version
-		v.SetConfigType("yaml")
-		if err := v.ReadConfig(bytes.NewReader(data)); err != nil {
+		if err := s.readConfig(data); err != nil {
 			return nil, &Error{File: file, Err: err}
 		}
 	}
 	c := &Config{}
-	if err := v.Unmarshal(c); err != nil {
+	if err := s.Unmarshal(c); err != nil {
 		return nil, &Error{Err: err}
 	}
 	c.File = file
@@ -326,7 +308,7 @@ func ReadFile(file string) ([]byte, error) {
 }
 
 // decodeStrict decodes a configuration file, refusing unknown keys and a
-// second document (which viper would silently ignore).
+// second document (which Settings.readConfig would silently ignore).
 func decodeStrict(data []byte) (*Config, error) {
 	var c Config
 	dec := yaml.NewDecoder(bytes.NewReader(data))

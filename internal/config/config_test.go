@@ -20,7 +20,7 @@ func clearEnv(t *testing.T) {
 
 func TestLoadDefaults(t *testing.T) {
 	clearEnv(t)
-	c, err := Load(NewViper(), "")
+	c, err := Load(NewSettings(), "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -55,15 +55,13 @@ lint:
 	}}, Input: Input{MaxSize: DefaultInputSize}}
 	load := func(args ...string) *Config {
 		t.Helper()
-		v := NewViper()
+		v := NewSettings()
 		fs := pflag.NewFlagSet("t", pflag.ContinueOnError)
 		fs.String("fail-on", "", "")
 		if err := fs.Parse(args); err != nil {
 			t.Fatal(err)
 		}
-		if err := v.BindPFlag(KeyLintFailOn, fs.Lookup("fail-on")); err != nil {
-			t.Fatal(err)
-		}
+		v.BindPFlag(KeyLintFailOn, fs.Lookup("fail-on"))
 		c, err := Load(v, file)
 		if err != nil {
 			t.Fatal(err)
@@ -87,18 +85,18 @@ lint:
 func TestPath(t *testing.T) {
 	clearEnv(t)
 	dir := t.TempDir()
-	if got := Path(NewViper(), dir); got != "" {
+	if got := Path(NewSettings(), dir); got != "" {
 		t.Errorf("Path without a file = %q", got)
 	}
 	def := filepath.Join(dir, DefaultFile)
 	if err := os.WriteFile(def, []byte("version: 1\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if got := Path(NewViper(), dir); got != def {
+	if got := Path(NewSettings(), dir); got != def {
 		t.Errorf("Path = %q, want %q", got, def)
 	}
 	t.Setenv("HOPCTL_CONFIG", "/elsewhere.yaml")
-	if got := Path(NewViper(), dir); got != "/elsewhere.yaml" {
+	if got := Path(NewSettings(), dir); got != "/elsewhere.yaml" {
 		t.Errorf("Path with HOPCTL_CONFIG = %q", got)
 	}
 }
@@ -109,17 +107,17 @@ func TestLoadErrorsNameTheFile(t *testing.T) {
 	if err := os.WriteFile(file, []byte("version: 7\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	_, err := Load(NewViper(), file)
+	_, err := Load(NewSettings(), file)
 	if err == nil || !strings.HasPrefix(err.Error(), file+": config version 7 is newer") {
 		t.Errorf("err = %v", err)
 	}
-	if _, err := Load(NewViper(), file+".missing"); err == nil || !strings.HasPrefix(err.Error(), file+".missing: ") {
+	if _, err := Load(NewSettings(), file+".missing"); err == nil || !strings.HasPrefix(err.Error(), file+".missing: ") {
 		t.Errorf("err = %v", err)
 	}
 }
 
 // TestLoadRefusesWhatItCannotReadWhole checks the errors that would
-// otherwise pass silently or never end: a second YAML document (viper
+// otherwise pass silently or never end: a second YAML document (Settings
 // reads the first only), a file that never ends, a bad input.max-size.
 func TestLoadRefusesWhatItCannotReadWhole(t *testing.T) {
 	clearEnv(t)
@@ -134,23 +132,23 @@ func TestLoadRefusesWhatItCannotReadWhole(t *testing.T) {
 		if err := os.WriteFile(file, []byte(c.yaml), 0o644); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := Load(NewViper(), file); err == nil || !strings.Contains(err.Error(), c.want) {
+		if _, err := Load(NewSettings(), file); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s: err = %v, want %q", c.name, err, c.want)
 		}
 	}
-	if _, err := Load(NewViper(), "/dev/zero"); err == nil || !strings.Contains(err.Error(), "larger than") {
+	if _, err := Load(NewSettings(), "/dev/zero"); err == nil || !strings.Contains(err.Error(), "larger than") {
 		t.Errorf("/dev/zero: err = %v", err)
 	}
 	file := filepath.Join(dir, "ok.yaml")
 	if err := os.WriteFile(file, []byte("version: 1\ninput:\n  max-size: 64MiB\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	c, err := Load(NewViper(), file)
+	c, err := Load(NewSettings(), file)
 	if err != nil || c.Input.MaxSizeBytes() != 64<<20 {
 		t.Errorf("64MiB: %v, %+v", err, c)
 	}
 	t.Setenv("HOPCTL_INPUT_MAX_SIZE", "2k")
-	if c, err := Load(NewViper(), file); err != nil || c.Input.MaxSizeBytes() != 2048 {
+	if c, err := Load(NewSettings(), file); err != nil || c.Input.MaxSizeBytes() != 2048 {
 		t.Errorf("HOPCTL_INPUT_MAX_SIZE=2k: %v, %+v", err, c)
 	}
 }

@@ -312,3 +312,32 @@ func TestVerifyParallelMatchesSequential(t *testing.T) {
 		})
 	}
 }
+
+// TestVerifySharedValues: values shared between nodes, as decoders share
+// them, are judged for every node: a bad one is reported at each node that
+// has it, beside good ones remembered as checked (verifier.checkValue).
+func TestVerifySharedValues(t *testing.T) {
+	good := &Value{Kind: ValTensor, Tensor: &TensorMeta{Shape: []Dim{{Val: 2}}}}
+	bad := &Value{Kind: ValTuple, Elems: []Value{*good, {Kind: ValTensor, Tensor: &TensorMeta{Shape: []Dim{{Val: -1}}}}}}
+	g := &Graph{}
+	g.Nodes = append(g.Nodes, Node{Name: "x", Op: OpPlaceholder, Target: "x", Val: good})
+	for i := 1; i <= 6; i++ {
+		val := good
+		if i%3 == 0 {
+			val = bad
+		}
+		g.Nodes = append(g.Nodes, Node{Name: fmt.Sprintf("v%d", i), Op: OpCallFunction, Target: "aten.relu.default",
+			Args: []Arg{NodeArg(NodeID(i-1), g.Nodes[i-1].Name)}, Val: val})
+	}
+	g.Nodes = append(g.Nodes, Node{Name: "output", Op: OpOutput, Target: "output", Args: []Arg{NodeArg(6, "v6")}})
+	err := Verify(&Module{FormatMajor: 1, Graphs: []*Graph{g}}, "t.pb")
+	var ve *VerifyError
+	if !errors.As(err, &ve) || len(ve.Problems) != 2 {
+		t.Fatalf("Verify = %v, want the bad value at v3 and v6", err)
+	}
+	for i, node := range []string{"v3", "v6"} {
+		if p := ve.Problems[i]; p.Loc.Node != node || !strings.Contains(p.Msg, "value[1]: tensor shape [-1] has a negative size") {
+			t.Errorf("problem %d: %v, want the bad value at %s", i, p, node)
+		}
+	}
+}

@@ -107,6 +107,12 @@ type wireDecoder struct {
 	pending map[*Graph][][]*Arg
 	// unresolved collects a worker's references for pending.
 	unresolved []*Arg
+	// refsInInput leaves the node names of references in the input while
+	// a worker decodes a node, when strings are copied out of it (not
+	// alias): resolveWindow then points each at the name of the node it
+	// refers to, or copies it. At 1M nodes, 0.9M names were copied into
+	// fresh memory that the nodes' own names duplicate.
+	refsInInput bool
 }
 
 // strChunk is the size of the blocks strings are copied into.
@@ -380,16 +386,23 @@ func (d *wireDecoder) each(b []byte, fn func(f wireField) error) error {
 }
 
 func (d *wireDecoder) str(f wireField) (string, error) {
+	s, err := d.inputStr(f)
+	if err != nil || d.alias || s == "" {
+		return s, err
+	}
+	return d.copyStr(f.body), nil
+}
+
+// inputStr is the string of field f where it lies in the input, checked as
+// str checks it.
+func (d *wireDecoder) inputStr(f wireField) (string, error) {
 	if !utf8.Valid(f.body) {
 		return "", errors.New("string field contains invalid UTF-8")
 	}
 	if len(f.body) == 0 {
 		return "", nil
 	}
-	if d.alias {
-		return unsafe.String(&f.body[0], len(f.body)), nil
-	}
-	return d.copyStr(f.body), nil
+	return unsafe.String(&f.body[0], len(f.body)), nil
 }
 
 // target decodes a node's target, interned: the nodes this decoder gives
@@ -655,7 +668,8 @@ func (d *wireDecoder) graph(b []byte, g *Graph) error {
 			continue
 		}
 		start := marks[w*per]
-		wd := &wireDecoder{end: d.end, alias: d.alias, region: d.region, depth: d.depth + 1, vals: map[string]*Value{}}
+		wd := &wireDecoder{end: d.end, alias: d.alias, region: d.region, depth: d.depth + 1, vals: map[string]*Value{},
+			refsInInput: windowed && !d.alias}
 		decoders[w] = wd
 		wg.Go(func() {
 			defer guardFaults(wd.region)()
@@ -679,7 +693,7 @@ func (d *wireDecoder) graph(b []byte, g *Graph) error {
 				err = wd.node(f.body, &n)
 				g.Nodes[base+i] = n
 				if windowed && err == nil {
-					wd.unresolved = resolveWindow(g.Nodes, i, lo, wd.unresolved)
+					wd.resolveWindow(g.Nodes, i, lo)
 				}
 				if (i-lo)&progressBatch == progressBatch {
 					nodesDone(progressBatch + 1)
@@ -721,19 +735,27 @@ func (d *wireDecoder) graph(b []byte, g *Graph) error {
 // of the refWindow nodes before it that has the name, looking no further
 // back than node lo: most references name one of the last few nodes. They
 // are what finishGraph would find when no two nodes share a name; when
-// some do, it resolves every reference again through the index. It returns
-// pending with the references it did not resolve added.
-func resolveWindow(nodes []Node, i, lo int, pending []*Arg) []*Arg {
+// some do, it resolves every reference again through the index. It adds
+// the references it did not resolve to d.unresolved. With refsInInput, a
+// reference it resolves takes the name of its node, and the others a copy
+// of theirs (every reference of the node: the input is released later).
+func (d *wireDecoder) resolveWindow(nodes []Node, i, lo int) {
 	n := &nodes[i]
 	first := max(lo, i-refWindow)
 	match := func(a *Arg) {
 		for j := i - 1; j >= first; j-- {
 			if nodes[j].Name == a.S {
 				a.Ref = NodeID(j)
+				if d.refsInInput {
+					a.S = nodes[j].Name
+				}
 				return
 			}
 		}
-		pending = append(pending, a)
+		if d.refsInInput && a.S != "" {
+			a.S = d.copyStr(unsafe.Slice(unsafe.StringData(a.S), len(a.S)))
+		}
+		d.unresolved = append(d.unresolved, a)
 	}
 	for k := range n.Args {
 		if a := &n.Args[k]; a.Kind == ArgNode {
@@ -745,7 +767,6 @@ func resolveWindow(nodes []Node, i, lo int, pending []*Arg) []*Arg {
 	for k := range n.Kwargs {
 		n.Kwargs[k].Value.WalkRefs(match)
 	}
-	return pending
 }
 
 // markEvery is how many nodes apart graph notes where node messages start:
@@ -929,7 +950,13 @@ func (d *wireDecoder) argField(f wireField, a *Arg) error {
 			return nil
 		}
 		kind := stringArgKind(f.num)
-		s, err := d.str(f)
+		var s string
+		var err error
+		if kind == ArgNode && d.refsInInput {
+			s, err = d.inputStr(f)
+		} else {
+			s, err = d.str(f)
+		}
 		*a = Arg{Kind: kind, S: s}
 		if kind == ArgNode {
 			a.Ref = NoNode

@@ -2,6 +2,7 @@ package opschema
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -174,27 +175,55 @@ func TestBuiltinTableFor(t *testing.T) {
 	}
 }
 
-// TestBuiltinTextSorted checks what the built-in table's binary search
-// relies on (newSortedLazyTable): its schema lines are sorted bytewise and
-// each names a distinct overload before its '('. python/tools/dump_schemas.py
-// writes them so.
+// TestBuiltinTextSorted checks what the built-in tables' binary search
+// relies on (newSortedLazyTable, sortedLine): their schema lines are
+// sorted bytewise, each names a distinct overload before its '(', and
+// comments and blank lines come only before the first of them.
+// python/tools/dump_schemas.py writes them so. sortedLine finds every
+// line by its operator name, and no name that is not a line's.
 func TestBuiltinTextSorted(t *testing.T) {
-	prev := ""
-	schemaLines(atenSchemas, func(lineNo int, line string) bool {
-		head, _, ok := strings.Cut(line, "(")
-		if !ok {
-			t.Fatalf("aten_schemas.txt:%d: no '('", lineNo)
+	for file, text := range map[string]string{"aten_schemas.txt": atenSchemas, "aten_schemas_2.14.txt": atenSchemas214} {
+		prev := ""
+		var heads []string
+		schemaLines(text, func(lineNo int, line string) bool {
+			head, _, ok := strings.Cut(line, "(")
+			if !ok {
+				t.Fatalf("%s:%d: no '('", file, lineNo)
+			}
+			if line != strings.TrimSpace(line) {
+				t.Fatalf("%s:%d: surrounding white space", file, lineNo)
+			}
+			if head+"(" <= prev {
+				t.Fatalf("%s:%d: %s( is not after %s", file, lineNo, head, prev)
+			}
+			prev = head + "("
+			heads = append(heads, head)
+			return true
+		})
+		if prev == "" {
+			t.Fatalf("%s: no schema lines", file)
 		}
-		if line != strings.TrimSpace(line) {
-			t.Fatalf("aten_schemas.txt:%d: surrounding white space", lineNo)
+		schema := false
+		for line := range strings.Lines(text) {
+			blankOrComment := strings.TrimSpace(line) == "" || strings.HasPrefix(strings.TrimSpace(line), "#")
+			if schema && blankOrComment {
+				t.Fatalf("%s: %q after the first schema line", file, line)
+			}
+			schema = schema || !blankOrComment
 		}
-		if head+"(" <= prev {
-			t.Fatalf("aten_schemas.txt:%d: %s( is not after %s", lineNo, head, prev)
+		l := &lazyTable{text: text, sorted: true}
+		for _, h := range heads {
+			if ln, ok := l.sortedLine(h + "("); !ok || !strings.HasPrefix(ln, h+"(") {
+				t.Fatalf("%s: sortedLine(%q) = %q, %v", file, h+"(", ln, ok)
+			}
+			for _, absent := range []string{h + "_(", h + ".zz(", h[:len(h)-1] + "("} {
+				if slices.Contains(heads, strings.TrimSuffix(absent, "(")) {
+					continue
+				}
+				if ln, ok := l.sortedLine(absent); ok {
+					t.Fatalf("%s: sortedLine(%q) found %q", file, absent, ln)
+				}
+			}
 		}
-		prev = head + "("
-		return true
-	})
-	if prev == "" {
-		t.Fatal("no schema lines")
 	}
 }

@@ -3,6 +3,7 @@ package report
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"path/filepath"
 	"testing"
 
@@ -66,6 +67,10 @@ func TestAnalyzeJSONMatchesEncodingJSON(t *testing.T) {
 	if findings == 0 || kinds == 0 || len(all.Files) < 50 {
 		t.Fatalf("the corpus exercised too little: %d files, %d findings, %d input kinds", len(all.Files), findings, kinds)
 	}
+	// The whole corpus's document is written in several chunks.
+	if size := len(encodingJSON(t, all)); size < 3*jsonChunk {
+		t.Fatalf("the corpus document is %d bytes: fewer than three chunks", size)
+	}
 	checkAnalyzeJSON(t, all)
 	checkAnalyzeJSON(t, &AnalyzeDoc{})
 	checkAnalyzeJSON(t, &AnalyzeDoc{Files: []AnalyzeFile{{}}})
@@ -119,4 +124,28 @@ func FuzzAnalyzeJSONMatchesEncodingJSON(f *testing.F) {
 		}
 		checkAnalyzeJSON(t, doc)
 	})
+}
+
+// failAfter fails every write after its first n.
+type failAfter struct{ n, writes int }
+
+func (w *failAfter) Write(p []byte) (int, error) {
+	w.writes++
+	if w.writes > w.n {
+		return 0, errors.New("disk full")
+	}
+	return len(p), nil
+}
+
+// TestAnalyzeJSONWriteError: a document written in chunks returns the
+// first write error and writes nothing after it.
+func TestAnalyzeJSONWriteError(t *testing.T) {
+	doc := &AnalyzeDoc{Files: []AnalyzeFile{{Graphs: []AnalyzeGraph{{Inputs: make([]string, jsonChunk)}}}}}
+	w := &failAfter{n: 1}
+	if err := WriteJSON(w, doc); err == nil || err.Error() != "disk full" {
+		t.Fatalf("WriteJSON = %v, want the write's error", err)
+	}
+	if w.writes != 2 {
+		t.Fatalf("%d writes, want 2: the first chunk and the one that failed", w.writes)
+	}
 }

@@ -86,7 +86,7 @@ Exit status: 0 the file is valid, 2 it is not (every problem is listed).`,
 			if len(args) == 1 {
 				file = args[0]
 			} else {
-				file = hopconfig.Path(f.Viper, ".")
+				file = hopconfig.Path(f.Settings, ".")
 			}
 			if file == "" {
 				return &hopconfig.Error{Err: fmt.Errorf("no configuration file: no %s from here up to the repository's root", hopconfig.DefaultFile)}
@@ -99,7 +99,7 @@ Exit status: 0 the file is valid, 2 it is not (every problem is listed).`,
 			if err := hopconfig.CheckSchema(data); err != nil {
 				return &hopconfig.Error{File: file, Err: err}
 			}
-			c, err := hopconfig.LoadBytes(hopconfig.NewViper(), file, data)
+			c, err := hopconfig.LoadBytes(hopconfig.NewSettings(), file, data)
 			if err != nil {
 				return err
 			}

@@ -24,6 +24,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"unsafe"
 
 	"github.com/hopctl/hopctl/pkg/analyze"
 	"github.com/hopctl/hopctl/pkg/ir"
@@ -142,12 +143,40 @@ type phMutation struct {
 type storage = int32
 
 // aval is the abstract value of a node or tuple element: the storages a
-// tensor may live in (nil for non-tensors), or elements for sequences.
-// Sequences keep theirs behind a pointer: most values are one tensor, and
-// a million-node graph has a million values (32 bytes each, not 56).
+// tensor may live in (none for non-tensors), or elements for sequences.
+// A million-node graph has a million values, so an aval is two words: p
+// is the first of n storages (n > 0), or the sequence (n < 0: sq), or
+// nil. It was 56 bytes, then 32 (a slice and a sequence pointer); at
+// 16 the values of a million-node graph fill 16 MB of fresh memory, not 32,
+// on the analysis's single core (README, Performance).
 type aval struct {
-	stor []storage
-	sq   *avalSeq // nil unless the value is a sequence
+	p unsafe.Pointer
+	n int32
+}
+
+// storAval is the value of a tensor that may live in the storages stor
+// (which the value shares, and nobody modifies).
+func storAval(stor []storage) aval {
+	if len(stor) == 0 {
+		return aval{}
+	}
+	return aval{p: unsafe.Pointer(unsafe.SliceData(stor)), n: int32(len(stor))}
+}
+
+// stor are the storages of a tensor value (none for other values).
+func (v aval) stor() []storage {
+	if v.n <= 0 {
+		return nil
+	}
+	return unsafe.Slice((*storage)(v.p), v.n)
+}
+
+// sq is a sequence value's part (nil for other values).
+func (v aval) sq() *avalSeq {
+	if v.n >= 0 {
+		return nil
+	}
+	return (*avalSeq)(v.p)
 }
 
 // avalSeq is a sequence value's part of an aval. It is shared by the
@@ -160,15 +189,15 @@ type avalSeq struct {
 
 // seqOf is the sequence value of elems.
 func seqOf(elems []aval, fresh bool) aval {
-	return aval{sq: &avalSeq{elems: elems, fresh: fresh}}
+	return aval{p: unsafe.Pointer(&avalSeq{elems: elems, fresh: fresh}), n: -1}
 }
 
 // elems are a sequence value's elements (none for other values).
 func (v aval) elems() []aval {
-	if v.sq == nil {
-		return nil
+	if sq := v.sq(); sq != nil {
+		return sq.elems
 	}
-	return v.sq.elems
+	return nil
 }
 
 type state struct {
@@ -177,7 +206,9 @@ type state struct {
 	// bound is applySchema's scratch binding of a call (Schema.BindInto).
 	bound []*ir.Arg
 	vals  []aval
-	// viewOf[n] is the node whose storage n's value aliases (-1 if none).
+	// viewOf[n] is one more than the node whose storage n's value aliases
+	// (0 if none: view and setView), so that the table needs no
+	// initialising sweep, a write of every entry before the nodes' own.
 	viewOf []ir.NodeID
 	// storInputs[s] are the input indices in storage s, ascending, and
 	// storPH[s] the placeholder positions; both only cover the storages
@@ -191,17 +222,31 @@ type state struct {
 	// run (opsOf).
 	ops    *ir.TargetMemo[*opInfo]
 	inputs []ir.NodeID
-	// inputOf[n] is placeholder n's input index and phPos[n] its position
-	// among placeholders (-1 for other nodes): dense, as graphs can have
-	// hundreds of thousands of parameters.
-	inputOf  []int32
-	phPos    []int32
+	// phs are the placeholders in order, phInput[pos] the input index of
+	// placeholder pos (-1 if it is not an input) and inputPos[i] input
+	// i's position among the placeholders: lists by placeholder, as graphs
+	// can have hundreds of thousands of parameters, anywhere among a
+	// million nodes (tables by node touched every page of 8 MB).
+	phs      []ir.NodeID
+	phInput  []int32
+	inputPos []int
 	mutated  []Mutation
 	writes   []int // input index of every write, in order (MutatedInputs)
 	mutSeen  map[int]bool
 	phMut    []phMutation
 	phSeen   map[int]bool
 	freshSeq map[[2]int]storage
+}
+
+// view is the node whose storage node id's value aliases (NoNode if none).
+func (st *state) view(id ir.NodeID) ir.NodeID { return st.viewOf[id] - 1 }
+
+// setView records that node id's value aliases the storage of node of,
+// unless it was recorded before.
+func (st *state) setView(id, of ir.NodeID) {
+	if st.viewOf[id] == 0 {
+		st.viewOf[id] = of + 1
+	}
 }
 
 func (st *state) newStorage() storage {
@@ -223,6 +268,15 @@ func (st *state) inputsIn(s storage) []int {
 	return nil
 }
 
+// inputOf is the input index of placeholder id, or -1 if it is not an
+// input (or not a placeholder).
+func (st *state) inputOf(id ir.NodeID) int32 {
+	if pos, ok := slices.BinarySearch(st.phs, id); ok {
+		return st.phInput[pos]
+	}
+	return -1
+}
+
 func (st *state) placeholdersIn(s storage) []int {
 	if int(s) < len(st.storPH) {
 		return st.storPH[s]
@@ -239,7 +293,7 @@ func (st *state) one(s storage) aval {
 	}
 	st.arena = append(st.arena, s)
 	n := len(st.arena)
-	return aval{stor: st.arena[n-1 : n : n]}
+	return storAval(st.arena[n-1 : n : n])
 }
 
 func run(pass *analyze.Pass) (any, error) {
@@ -248,16 +302,10 @@ func run(pass *analyze.Pass) (any, error) {
 		pass: pass, g: g,
 		vals:     make([]aval, len(g.Nodes)),
 		viewOf:   make([]ir.NodeID, len(g.Nodes)),
-		inputOf:  make([]int32, len(g.Nodes)),
-		phPos:    make([]int32, len(g.Nodes)),
 		mutSeen:  map[int]bool{},
 		phSeen:   map[int]bool{},
 		freshSeq: map[[2]int]storage{},
 		ops:      opsOf(pass),
-	}
-	for i := range st.viewOf {
-		st.viewOf[i] = ir.NoNode
-		st.inputOf[i], st.phPos[i] = -1, -1
 	}
 	st.placeholders()
 	for i := range g.Nodes {
@@ -283,6 +331,8 @@ func (st *state) placeholders() {
 		}
 	}
 	count := len(phs)
+	st.phs, st.phInput = phs, make([]int32, count)
+	st.inputs, st.inputPos = make([]ir.NodeID, 0, count), make([]int, 0, count)
 	// Graphs can have hundreds of thousands of parameters: the storage
 	// tables are allocated once, and a storage's first placeholder (most
 	// have one) is listed in a block shared by all (add).
@@ -300,12 +350,14 @@ func (st *state) placeholders() {
 	byID := map[int64]storage{}
 	for pos, id := range phs {
 		n := &g.Nodes[id]
-		st.phPos[id] = int32(pos)
+		input := -1
 		isInput := n.Val != nil || !anyVal
 		if isInput {
-			st.inputOf[id] = int32(len(st.inputs))
+			input = len(st.inputs)
 			st.inputs = append(st.inputs, id)
+			st.inputPos = append(st.inputPos, pos)
 		}
+		st.phInput[pos] = int32(input)
 		isTensor := n.Val == nil || n.Val.Kind == ir.ValTensor
 		if isTensor {
 			var s storage
@@ -321,7 +373,7 @@ func (st *state) placeholders() {
 			st.vals[id] = st.one(s)
 			add(&st.storPH[s], pos)
 			if isInput {
-				add(&st.storInputs[s], int(st.inputOf[id]))
+				add(&st.storInputs[s], input)
 			}
 		}
 	}
@@ -372,11 +424,12 @@ func (st *state) argVal(a *ir.Arg) aval {
 
 // storages flattens every storage in an abstract value.
 func (v aval) storages() []storage {
-	if v.sq == nil {
-		return v.stor
+	sq := v.sq()
+	if sq == nil {
+		return v.stor()
 	}
 	var out []storage
-	for _, e := range v.sq.elems {
+	for _, e := range sq.elems {
 		out = append(out, e.storages()...)
 	}
 	return out
@@ -408,11 +461,11 @@ func union(a, b []storage) []storage {
 
 // element returns element i of a sequence value.
 func (st *state) element(owner ir.NodeID, v aval, i int) aval {
-	if v.sq != nil {
-		if i >= 0 && i < len(v.sq.elems) {
-			return v.sq.elems[i]
+	if sq := v.sq(); sq != nil {
+		if i >= 0 && i < len(sq.elems) {
+			return sq.elems[i]
 		}
-		if v.sq.fresh {
+		if sq.fresh {
 			key := [2]int{int(owner), i}
 			s, ok := st.freshSeq[key]
 			if !ok {
@@ -424,7 +477,7 @@ func (st *state) element(owner ir.NodeID, v aval, i int) aval {
 		return aval{}
 	}
 	// A list of views typed as one value: every element shares its storages.
-	return aval{stor: v.stor}
+	return v
 }
 
 // chain returns the input placeholder a value derives from through view
@@ -443,7 +496,7 @@ func (st *state) chain(id ir.NodeID) (input ir.NodeID, views []string) {
 			return input, views
 		}
 		rev = append(rev, n.Name)
-		id = st.viewOf[id]
+		id = st.view(id)
 	}
 	return ir.NoNode, nil
 }
@@ -499,7 +552,7 @@ func (st *state) provenance(id, via ir.NodeID, inner *analyze.Provenance, hop st
 		in, views := st.chain(via)
 		if in >= 0 {
 			p.Input = st.g.Nodes[in].Name
-			if idx := st.inputOf[in]; idx >= 0 {
+			if idx := st.inputOf(in); idx >= 0 {
 				p.InputIndex = int(idx)
 			}
 			p.Views = views
@@ -650,7 +703,7 @@ func (st *state) getitem(id ir.NodeID) {
 	v := st.element(src, st.vals[src], int(n.Args[1].Int()))
 	st.vals[id] = v
 	if len(v.storages()) > 0 {
-		st.viewOf[id] = src
+		st.setView(id, src)
 	}
 }
 
@@ -658,10 +711,9 @@ func (st *state) getitem(id ir.NodeID) {
 func (st *state) summarize() *Summary {
 	g := st.g
 	sum := &Summary{Graph: g.Name, MutatedInputs: []int{},
-		Inputs: make([]string, 0, len(st.inputs)), InputPos: make([]int, 0, len(st.inputs))}
+		Inputs: make([]string, 0, len(st.inputs)), InputPos: st.inputPos}
 	for _, in := range st.inputs {
 		sum.Inputs = append(sum.Inputs, g.Nodes[in].Name)
-		sum.InputPos = append(sum.InputPos, int(st.phPos[in]))
 	}
 	// Outputs: pytree leaves of the output node's first argument.
 	leaves, _ := g.Outputs()
@@ -675,7 +727,7 @@ func (st *state) summarize() *Summary {
 	// table by storage, not a map (hundreds of thousands of parameters).
 	inpLast := make([]int32, len(st.storPH))
 	for i, in := range st.inputs {
-		for _, s := range st.vals[in].stor {
+		for _, s := range st.vals[in].stor() {
 			inpLast[s] = int32(i)
 		}
 	}
@@ -686,7 +738,7 @@ func (st *state) summarize() *Summary {
 		}
 	}
 	for i, in := range st.inputs {
-		stor := st.vals[in].stor
+		stor := st.vals[in].stor()
 		if len(stor) == 0 {
 			continue
 		}
@@ -754,7 +806,7 @@ func (st *state) returnProv(l *ir.Arg, input int) analyze.Provenance {
 		if in >= 0 {
 			p.Input = st.g.Nodes[in].Name
 			p.Views = views
-			if idx := st.inputOf[in]; idx >= 0 && input >= 0 {
+			if idx := st.inputOf(in); idx >= 0 && input >= 0 {
 				p.InputIndex = int(idx)
 			}
 		}

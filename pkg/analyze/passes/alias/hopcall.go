@@ -21,8 +21,7 @@ func (st *state) hop(id ir.NodeID) error {
 		// Functional by construction (auto_functionalized): the op's outputs
 		// and the new values of its mutable arguments are fresh tensors;
 		// nothing is written.
-		v := st.freshFor(n.Val)
-		st.vals[id] = aval{stor: v.stor, sq: &avalSeq{elems: v.elems(), fresh: true}}
+		st.vals[id] = seqOf(st.freshFor(n.Val).elems(), true)
 		return nil
 	}
 	call, err := st.pass.DecodeHOP(id)
@@ -51,7 +50,7 @@ func (st *state) hop(id ir.NodeID) error {
 	elems := make([]aval, max(nOut, 0))
 	for j := range elems {
 		if s := outs[j]; len(s) > 0 {
-			elems[j] = aval{stor: s}
+			elems[j] = storAval(s)
 			continue
 		}
 		var ev *ir.Value
@@ -146,8 +145,8 @@ func (st *state) subgraphCall(id ir.NodeID, sc *hop.SubgraphCall, outs map[int][
 				memo[s] = cs
 			}
 			outs[j] = union(outs[j], cs.stor)
-			if cs.via >= 0 && st.viewOf[id] < 0 {
-				st.viewOf[id] = cs.via
+			if cs.via >= 0 {
+				st.setView(id, cs.via)
 			}
 		}
 	}
@@ -262,7 +261,7 @@ func (st *state) callModule(id ir.NodeID) error {
 	elems := make([]aval, len(sc.Outputs))
 	for j := range elems {
 		if s := outs[j]; len(s) > 0 {
-			elems[j] = aval{stor: s}
+			elems[j] = storAval(s)
 		} else {
 			elems[j] = st.one(st.newStorage())
 		}

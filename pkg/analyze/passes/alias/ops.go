@@ -103,11 +103,9 @@ func (st *state) applySchema(id ir.NodeID, info *opInfo, args []ir.Arg, kwargs [
 		if len(stor) == 0 {
 			continue
 		}
-		rets[ra.Return].stor = union(rets[ra.Return].stor, stor)
+		rets[ra.Return] = storAval(union(rets[ra.Return].stor(), stor))
 		aliased[ra.Return] = true
-		if st.viewOf[id] < 0 {
-			st.viewOf[id] = refOf(a)
-		}
+		st.setView(id, refOf(a))
 	}
 	for ri := range s.Returns {
 		r := &s.Returns[ri]
@@ -116,10 +114,10 @@ func (st *state) applySchema(id ir.NodeID, info *opInfo, args []ir.Arg, kwargs [
 			// any tensor argument when none is marked.
 			for i := range s.Arguments {
 				if b := bound[i]; b != nil && (s.Arguments[i].Alias == nil || s.Arguments[i].Alias.IsWildcardAfter() || s.Arguments[i].Alias.IsWildcardBefore()) {
-					rets[ri].stor = union(rets[ri].stor, st.argVal(b).storages())
+					rets[ri] = storAval(union(rets[ri].stor(), st.argVal(b).storages()))
 				}
 			}
-			aliased[ri] = len(rets[ri].stor) > 0
+			aliased[ri] = len(rets[ri].stor()) > 0
 		}
 		if aliased[ri] {
 			continue
@@ -189,8 +187,8 @@ func (st *state) withEffects(id ir.NodeID, h *opschema.HOP) error {
 	s := info.schema
 	res := st.applySchema(id, info, n.Args[opArg+1:], n.Kwargs, rv)
 	elems := []aval{st.one(st.newStorage())}
-	if res.sq != nil && len(s.Returns) > 1 {
-		elems = append(elems, res.sq.elems...)
+	if sq := res.sq(); sq != nil && len(s.Returns) > 1 {
+		elems = append(elems, sq.elems...)
 	} else {
 		elems = append(elems, res)
 	}
