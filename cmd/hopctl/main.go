@@ -39,7 +39,7 @@ const gcFloor = 64 << 20
 // with the floor's rule alone, a command whose live heap reaches a
 // gigabyte or more (joint --partition of a 1M-node graph) peaks at twice
 // that. Under the ceiling a large live heap costs more collections
-// instead (README, Performance: "Fourth pass (h18-joint1m)").
+// instead (docs/performance-log.md: "Fourth pass (h18-joint1m)").
 const gcCeiling = 1792 << 20
 
 func main() {

@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"syscall"
 	"testing"
 	"time"
@@ -64,4 +65,13 @@ func TestInterruptLeavesNoTemporaryFile(t *testing.T) {
 		return
 	}
 	t.Skip("the write always finished before the temporary file was seen")
+}
+
+// TestHeapProfileSamplingOff: hopctl links internal/nosample, so the
+// runtime records no allocation samples unless HOPCTL_MEMPROFILE asks for
+// a heap profile (internal/cli sets its rate then).
+func TestHeapProfileSamplingOff(t *testing.T) {
+	if runtime.MemProfileRate != 0 {
+		t.Fatalf("runtime.MemProfileRate = %d in hopctl, want 0", runtime.MemProfileRate)
+	}
 }

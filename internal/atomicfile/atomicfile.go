@@ -284,7 +284,7 @@ func writeThrough(o *output, write func(io.Writer) error) error {
 // a destination empty or partial, which rerunning the command repairs.
 // Measured on this project's machine, syncing the three outputs of
 // `hopctl joint --partition mincut` on resnet18 cost 2–4 ms of a command
-// that otherwise takes 6–10 ms (README, Performance).
+// that otherwise takes 6–10 ms (docs/performance-log.md).
 func writeTemp(path string, fi os.FileInfo, write func(io.Writer) error) (string, error) {
 	mode := os.FileMode(0o644)
 	if fi != nil && fi.Mode().IsRegular() {

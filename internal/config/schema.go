@@ -29,7 +29,7 @@ const SchemaURL = "https://github.com/hopctl/hopctl/blob/main/internal/config/ho
 // The validator is github.com/google/jsonschema-go: its package initialiser
 // costs about 0.2 ms, where santhosh-tekuri/jsonschema's compiled five
 // drafts' meta-schemas, about 5 ms of processor time in every run of every
-// command (README, Performance → Whole commands). The schema is parsed at
+// command (docs/performance-log.md → Whole commands). The schema is parsed at
 // the first CheckSchema, so only `hopctl config verify` pays for it.
 var schemaDoc = sync.OnceValue(func() *jsonschema.Schema {
 	s := new(jsonschema.Schema)

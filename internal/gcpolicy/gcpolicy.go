@@ -30,7 +30,7 @@ var state struct {
 // the environment still wins), instead of the percentage in
 // force before, which an already larger heap meets at once. That
 // collection would free next to nothing (a 1M-node analyze: 384 → 358 MB)
-// and cost 0.1–0.15 s of processor time (README, Performance). Commands
+// and cost 0.1–0.15 s of processor time (docs/performance-log.md). Commands
 // that turn what they decoded into garbage (print, convert) do not call it:
 // there that collection keeps their peak down.
 func KeepDecoded() {
@@ -134,7 +134,7 @@ func targetPercent(floor uint64) int {
 		// left live by what was allocated before this finalizer ran, and
 		// the runtime applies the percentage to the marked heap: the
 		// target came out about 10% under the ceiling at 1M nodes, one
-		// collection more (README, Performance). The marked heap is what
+		// collection more (docs/performance-log.md). The marked heap is what
 		// the last target was set from.
 		if m := markedEstimate(&ms); m > 0 {
 			base := max(m, 1<<20)
@@ -161,7 +161,7 @@ func markedEstimate(ms *runtime.MemStats) uint64 {
 // next collection: it bounds the collections a heap near or over the
 // ceiling costs (each marks the whole live heap) to one per live/4 bytes
 // allocated, where a hard limit (GOMEMLIMIT at the live size) collects
-// again and again (README, Performance).
+// again and again (docs/performance-log.md).
 const minHeadroom = 4
 
 // capGoal lowers a collection target (heap bytes) to the ceiling, but not

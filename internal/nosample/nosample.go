@@ -11,8 +11,11 @@
 // 200 and 300 runs; most samples are of the large buffers the decoder and
 // the encoders allocate, which sampling by size nearly always records).
 //
-// The package imports only the runtime, so it is initialised before the
-// libraries' initialisers; cmd/hopctl imports it for this effect.
+// The package imports only the runtime, so Go initialises it as soon as
+// its import path comes up in order (Go 1.21: the ready packages by path),
+// before every hopctl package and the libraries sorted after it, though
+// after the standard library and libraries such as github.com/google's;
+// cmd/hopctl imports it for this effect (TestHeapProfileSamplingOff).
 package nosample
 
 import "runtime"

@@ -51,3 +51,27 @@ func releaseMapped(region, b []byte) {
 	}
 	_ = syscall.Madvise(region[lo:hi], syscall.MADV_DONTNEED)
 }
+
+// writesInPlace reports whether the binary encoder may write to f out of
+// order (streamRootAt: seek, write at offsets, truncate): f must not be
+// open with O_APPEND, where Linux appends every write, at whatever offset,
+// to the end of the file (`hopctl … >> out.pb` as standard output).
+func writesInPlace(f syscall.Conn) bool {
+	rc, err := f.SyscallConn()
+	if err != nil {
+		return false
+	}
+	flags, ferr := 0, error(nil)
+	if err := rc.Control(func(fd uintptr) {
+		var errno syscall.Errno
+		var r uintptr
+		r, _, errno = syscall.Syscall(syscall.SYS_FCNTL, fd, syscall.F_GETFL, 0)
+		flags = int(r)
+		if errno != 0 {
+			ferr = errno
+		}
+	}); err != nil || ferr != nil {
+		return false
+	}
+	return flags&syscall.O_APPEND == 0
+}

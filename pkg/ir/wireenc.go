@@ -5,6 +5,7 @@ import (
 	"io"
 	"io/fs"
 	"math"
+	"syscall"
 	"unicode/utf8"
 	"unsafe"
 
@@ -21,7 +22,7 @@ import (
 var errInvalidUTF8 = errors.New("string field contains invalid UTF-8")
 
 // A WriteError is an error of the writer an encoding is streamed to
-// (EncodeSourceTo, EncodeTo), as opposed to one of the encoding itself.
+// (EncodeSourceTo), as opposed to one of the encoding itself.
 type WriteError struct{ Err error }
 
 func (e *WriteError) Error() string { return e.Err.Error() }
@@ -60,7 +61,8 @@ type wireEncoder struct {
 var streamChunk = 1 << 20
 
 // fileChunk is streamChunk for an encoder writing to a regular file
-// (outputFile), which never encodes a node twice whatever the chunk: small,
+// (outputFile), which encodes a large root graph's nodes once at their
+// place (unless its length guess is wrong: streamRootAt) whatever the chunk: small,
 // so that the buffer's pages, which a command that never collects touches
 // fresh (each a page fault, 5–20 µs on this project's machine), are few —
 // 32 instead of up to 256 an output (the 4.4k-node stack's three outputs:
@@ -74,17 +76,19 @@ type outputFile interface {
 	io.Writer
 	io.WriterAt
 	io.Seeker
+	syscall.Conn
 	Truncate(size int64) error
 	Stat() (fs.FileInfo, error)
 }
 
-// asOutputFile returns w as an outputFile when it is a regular file.
+// asOutputFile returns w as an outputFile when it is a regular file not
+// open for appending (writesInPlace); any other writer is written in order.
 func asOutputFile(w io.Writer) outputFile {
 	f, ok := w.(outputFile)
 	if !ok {
 		return nil
 	}
-	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
+	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() || !writesInPlace(f) {
 		return nil
 	}
 	return f
@@ -154,8 +158,8 @@ const rootSamples = 512
 // last one (the output, often the largest: 7.7 MB of the 157 MB forward
 // graph of the 1M-node synth graph) encoded, the others from the sizes of
 // up to rootSamples of them (sampleAt), all encoded past the end of e.b
-// (into the room its pieces leave, whose pages the output node touches
-// anyway). Extrapolating from the first nodes instead put the 1M-node
+// (into the room its pieces leave; a node larger than that room grows a
+// buffer of its own, dropped afterwards). Extrapolating from the first nodes instead put the 1M-node
 // joint (317 MB) below 256 MiB: a joint starts with its inputs, smaller
 // than the backward's nodes. On the outputs of the 4.4k stack and the 1M
 // synth graph the estimate is within 2.5 %.

@@ -3,6 +3,7 @@ package ir
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -96,6 +97,42 @@ func streamedToFile(t testing.TB, m *Module, chunk int) []byte {
 		t.Fatalf("the file's first bytes were overwritten")
 	}
 	return data[len(before):]
+}
+
+// TestStreamedToAppendingFile: a file open with O_APPEND (standard output
+// redirected with >>) takes every write at its end, so the encoder writes
+// it in order, never at offsets: the same bytes after what it held.
+func TestStreamedToAppendingFile(t *testing.T) {
+	defer func(c int) { fileChunk = c }(fileChunk)
+	fileChunk = 5 // the root graph is past a piece: written at its place if the file allowed it
+	name := filepath.Join(t.TempDir(), "out.pb")
+	if err := os.WriteFile(name, []byte("before"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.OpenFile(name, os.O_WRONLY|os.O_APPEND, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	g := &Graph{}
+	for i := range 100 {
+		g.Nodes = append(g.Nodes, Node{Name: fmt.Sprintf("n%d", i), Op: OpPlaceholder, Target: "x"})
+	}
+	m := &Module{Graphs: []*Graph{g}}
+	want, err := encodeBinary(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := EncodeSourceTo(f, m, GraphNodes(m.Root()), Binary); err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := data[len("before"):]; string(data[:len("before")]) != "before" || !bytes.Equal(got, want) {
+		t.Errorf("appended %d bytes after %q, want the %d of the encoding", len(got), data[:min(len(data), 6)], len(want))
+	}
 }
 
 // TestStreamedToFileGuess: the length prefix of a root graph streamed to a

@@ -112,7 +112,7 @@ func Split(j *Joint, mode PartitionMode) (p *Partition, err error) {
 // SplitLazy is Split without Forward and Backward: the two graphs are read
 // from the joint in place (Source), which must then stay unchanged. Most
 // of the cost of Split at scale is copying the nodes (3.8M at 1M input
-// nodes) and their arguments into the two graphs (README, Performance).
+// nodes) and their arguments into the two graphs (docs/performance-log.md).
 func SplitLazy(j *Joint, mode PartitionMode) (p *Partition, err error) {
 	defer func() {
 		if r := recover(); r != nil {

@@ -188,8 +188,8 @@ func appendJSONString(b []byte, s string) []byte {
 // jsonChunk is how much of a document jsonWriter holds before it writes
 // it out. A 1M-node graph's document is 6.3 MB (its inputs' names): built
 // whole, its buffer grew by doubling through 32 MB of fresh memory, 8,000
-// page faults on the command's last, single-core, step (README,
-// Performance); in chunks it reuses one buffer.
+// page faults on the command's last, single-core, step
+// (docs/performance-log.md); in chunks it reuses one buffer.
 const jsonChunk = 32 << 10
 
 // flush writes out what the writer holds.

@@ -6,7 +6,7 @@ ROUNDS rounds (side A first in odd rounds, side B first in even ones), so
 both see the same load; the benchmarks report wall and CPU time per node
 (`ns/node`, `cpu-ns/node`: getrusage, all threads). The summary gives, per
 benchmark, the median and range of each side and the ratio of the medians,
-as a Markdown table (README, Performance: the one-owner refactor).
+as a Markdown table (docs/performance-log.md: the one-owner refactor).
 
     python3 python/tools/bench_ab.py --a before-bench.test,before-joint.test \\
         --b after-bench.test,after-joint.test --rounds 4 --log DIR

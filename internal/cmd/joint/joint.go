@@ -187,7 +187,7 @@ func jointRun(opts *Options) error {
 	// failure leaves every destination untouched. Every encoding is
 	// streamed into its temporary file (ir.EncodeSourceTo): a 1M-node
 	// joint's three binary outputs are 715 MB, which held in memory until
-	// written raised the peak by 300 MB (README, Performance). Standard
+	// written raised the peak by 300 MB (docs/performance-log.md). Standard
 	// output, which has no temporary file to drop, gets the binary encoding
 	// whole or nothing (ir.EncodeSource).
 	type output struct {

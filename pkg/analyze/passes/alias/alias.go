@@ -148,7 +148,7 @@ type storage = int32
 // is the first of n storages (n > 0), or the sequence (n < 0: sq), or
 // nil. It was 56 bytes, then 32 (a slice and a sequence pointer); at
 // 16 the values of a million-node graph fill 16 MB of fresh memory, not 32,
-// on the analysis's single core (README, Performance).
+// on the analysis's single core (docs/performance-log.md).
 type aval struct {
 	p unsafe.Pointer
 	n int32
