@@ -148,3 +148,32 @@ func TestSettingsAgreeWithViper(t *testing.T) {
 		}
 	}
 }
+
+// TestSettingsSectionValueAndBoundFlag: where Settings departs from viper
+// on purpose. A file saying `lint:` with no value holds the whole section,
+// and a flag bound under it (--fail-on, "lint.fail-on") still applies,
+// after the section, in every run (keys' sorted order: viper's followed a
+// map's, and its result varied between runs).
+func TestSettingsSectionValueAndBoundFlag(t *testing.T) {
+	for _, file := range []string{"version: 1\nlint:\n", "version: 1\nlint: ~\n"} {
+		for run := range 20 {
+			fs := pflag.NewFlagSet("t", pflag.ContinueOnError)
+			fs.String("fail-on", "error", "")
+			if err := fs.Parse([]string{"--fail-on=info"}); err != nil {
+				t.Fatal(err)
+			}
+			s := NewSettings()
+			s.BindPFlag(KeyLintFailOn, fs.Lookup("fail-on"))
+			if err := s.readConfig([]byte(file)); err != nil {
+				t.Fatal(err)
+			}
+			var got Config
+			if err := s.Unmarshal(&got); err != nil {
+				t.Fatalf("%q, run %d: %v", file, run, err)
+			}
+			if got.Lint.FailOn != "info" {
+				t.Fatalf("%q, run %d: fail-on %q, want the flag's \"info\"", file, run, got.Lint.FailOn)
+			}
+		}
+	}
+}

@@ -216,6 +216,9 @@ func (e *wireEncoder) streamRootAt(root NodeSource, head, s, k int) {
 	pre := append([]byte(nil), e.b[:head]...)
 	e.b = append(e.b[:0], e.b[s:]...)
 	guess := protowire.SizeVarint(uint64(len(e.b)) + e.sampledSize(root, k))
+	if e.err != nil { // a sampled node's error: the graph is not encoded
+		return
+	}
 	nodes := base + int64(head+1+guess) // the tag of field 4 is one byte
 	if _, err := e.f.Seek(nodes, io.SeekStart); err != nil {
 		e.err = &WriteError{Err: err}
