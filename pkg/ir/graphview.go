@@ -7,37 +7,36 @@ import (
 	"gonum.org/v1/gonum/graph/iterator"
 )
 
-// GraphNode and GraphEdge are the nodes and edges of the gonum graphs
-// hopctl builds (Digraph): gonum's simple.Node and
-// simple.Edge, whose package links gonum's matrices (mat, blas, lapack)
+// graphNode and graphEdge are the nodes and edges of DefUse as a gonum
+// graph, in place of gonum's simple.Node and simple.Edge, whose package links gonum's matrices (mat, blas, lapack)
 // and their initialisers (1 % of the processor samples of a resnet18
 // `analyze`, perf) into every command.
-type GraphNode int64
+type graphNode int64
 
 // ID implements graph.Node.
-func (n GraphNode) ID() int64 { return int64(n) }
+func (n graphNode) ID() int64 { return int64(n) }
 
-// GraphEdge is a directed edge from F to T.
-type GraphEdge struct{ F, T GraphNode }
+// graphEdge is a directed edge from F to T.
+type graphEdge struct{ F, T graphNode }
 
 // From implements graph.Edge.
-func (e GraphEdge) From() graph.Node { return e.F }
+func (e graphEdge) From() graph.Node { return e.F }
 
 // To implements graph.Edge.
-func (e GraphEdge) To() graph.Node { return e.T }
+func (e graphEdge) To() graph.Node { return e.T }
 
 // ReversedEdge implements graph.Edge.
-func (e GraphEdge) ReversedEdge() graph.Edge { return GraphEdge{F: e.T, T: e.F} }
+func (e graphEdge) ReversedEdge() graph.Edge { return graphEdge{F: e.T, T: e.F} }
 
 // DefUse is the def-use index of one graph: for each node the distinct nodes
 // it reads (Operands) and the distinct nodes that read it (Users), both in
 // node order. Self references and unresolved references are left out.
 //
-// DefUse implements gonum's graph.Directed (its Digraph), with an edge from
+// DefUse implements gonum's graph.Directed (its digraph), with an edge from
 // each definition to each of its users, so gonum's algorithms run on the
 // IR directly.
 type DefUse struct {
-	Digraph  // Out: Users, In: Operands
+	digraph  // Out: Users, In: Operands
 	Operands [][]NodeID
 	Users    [][]NodeID
 }
@@ -63,16 +62,16 @@ func NewDefUse(g *Graph) *DefUse {
 			du.Users[d] = append(du.Users[d], NodeID(u))
 		}
 	}
-	du.Digraph = Digraph{Out: du.Users, In: du.Operands}
+	du.digraph = digraph{Out: du.Users, In: du.Operands}
 	return du
 }
 
-// Digraph is a directed graph of the nodes 0 … len(Out)-1 given by its
+// digraph is a directed graph of the nodes 0 … len(Out)-1 given by its
 // edges: Out[u] lists the nodes with an edge from u, In[v] those with an
 // edge to v, each edge once. It implements gonum's graph.Directed.
-type Digraph struct{ Out, In [][]NodeID }
+type digraph struct{ Out, In [][]NodeID }
 
-func (d *Digraph) valid(id int64) bool { return id >= 0 && id < int64(len(d.Out)) }
+func (d *digraph) valid(id int64) bool { return id >= 0 && id < int64(len(d.Out)) }
 
 func idsToNodes(ids []NodeID) graph.Nodes {
 	if len(ids) == 0 {
@@ -80,30 +79,30 @@ func idsToNodes(ids []NodeID) graph.Nodes {
 	}
 	ns := make([]graph.Node, len(ids))
 	for i, id := range ids {
-		ns[i] = GraphNode(id)
+		ns[i] = graphNode(id)
 	}
 	return iterator.NewOrderedNodes(ns)
 }
 
 // Node implements graph.Graph.
-func (d *Digraph) Node(id int64) graph.Node {
+func (d *digraph) Node(id int64) graph.Node {
 	if !d.valid(id) {
 		return nil
 	}
-	return GraphNode(id)
+	return graphNode(id)
 }
 
 // Nodes implements graph.Graph, in node order.
-func (d *Digraph) Nodes() graph.Nodes {
+func (d *digraph) Nodes() graph.Nodes {
 	ns := make([]graph.Node, len(d.Out))
 	for i := range ns {
-		ns[i] = GraphNode(i)
+		ns[i] = graphNode(i)
 	}
 	return iterator.NewOrderedNodes(ns)
 }
 
 // From implements graph.Graph: the nodes with an edge from id.
-func (d *Digraph) From(id int64) graph.Nodes {
+func (d *digraph) From(id int64) graph.Nodes {
 	if !d.valid(id) {
 		return graph.Empty
 	}
@@ -111,7 +110,7 @@ func (d *Digraph) From(id int64) graph.Nodes {
 }
 
 // To implements graph.Directed: the nodes with an edge to id.
-func (d *Digraph) To(id int64) graph.Nodes {
+func (d *digraph) To(id int64) graph.Nodes {
 	if !d.valid(id) {
 		return graph.Empty
 	}
@@ -119,21 +118,21 @@ func (d *Digraph) To(id int64) graph.Nodes {
 }
 
 // HasEdgeFromTo implements graph.Directed.
-func (d *Digraph) HasEdgeFromTo(uid, vid int64) bool {
+func (d *digraph) HasEdgeFromTo(uid, vid int64) bool {
 	return d.valid(uid) && d.valid(vid) && slices.Contains(d.In[vid], NodeID(uid))
 }
 
 // HasEdgeBetween implements graph.Graph.
-func (d *Digraph) HasEdgeBetween(xid, yid int64) bool {
+func (d *digraph) HasEdgeBetween(xid, yid int64) bool {
 	return d.HasEdgeFromTo(xid, yid) || d.HasEdgeFromTo(yid, xid)
 }
 
 // Edge implements graph.Graph.
-func (d *Digraph) Edge(uid, vid int64) graph.Edge {
+func (d *digraph) Edge(uid, vid int64) graph.Edge {
 	if !d.HasEdgeFromTo(uid, vid) {
 		return nil
 	}
-	return GraphEdge{F: GraphNode(uid), T: GraphNode(vid)}
+	return graphEdge{F: graphNode(uid), T: graphNode(vid)}
 }
 
 var _ graph.Directed = (*DefUse)(nil)
