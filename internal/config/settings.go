@@ -104,10 +104,13 @@ func (s *Settings) GetString(key string) string {
 	}
 }
 
+// envKey spells a key as the tail of its environment variable.
+var envKey = strings.NewReplacer("-", "_", ".", "_")
+
 // env returns the value of key's environment variable (HOPCTL_LINT_FAIL_ON
 // for lint.fail-on); an empty variable is unset.
 func env(key string) (string, bool) {
-	v, ok := os.LookupEnv(EnvPrefix + "_" + strings.ToUpper(strings.NewReplacer("-", "_", ".", "_").Replace(key)))
+	v, ok := os.LookupEnv(EnvPrefix + "_" + strings.ToUpper(envKey.Replace(key)))
 	return v, ok && v != ""
 }
 
@@ -120,13 +123,13 @@ func (s *Settings) get(key string) any {
 	if f, ok := s.flags[key]; ok && f.Changed {
 		return f.Value.String()
 	}
-	if nested && s.parentIn(path, func(p string) bool { _, ok := s.flags[p]; return ok }) {
+	if nested && parentIn(path, func(p string) bool { _, ok := s.flags[p]; return ok }) {
 		return nil
 	}
 	if v, ok := env(key); ok {
 		return v
 	}
-	if nested && s.parentIn(path, func(p string) bool { _, ok := env(p); return ok }) {
+	if nested && parentIn(path, func(p string) bool { _, ok := env(p); return ok }) {
 		return nil
 	}
 	if v := searchIndexable(s.file, path); v != nil {
@@ -148,7 +151,7 @@ func (s *Settings) get(key string) any {
 }
 
 // parentIn reports whether in holds a proper prefix of path.
-func (s *Settings) parentIn(path []string, in func(string) bool) bool {
+func parentIn(path []string, in func(string) bool) bool {
 	for i := 1; i < len(path); i++ {
 		if in(strings.Join(path[:i], ".")) {
 			return true
