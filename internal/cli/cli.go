@@ -29,6 +29,7 @@ import (
 	"github.com/hopctl/hopctl/internal/cmdutil"
 	hopconfig "github.com/hopctl/hopctl/internal/config"
 	"github.com/hopctl/hopctl/internal/gcpolicy"
+	"github.com/hopctl/hopctl/internal/hugeheap"
 	"github.com/hopctl/hopctl/internal/iostreams"
 	"github.com/hopctl/hopctl/internal/progress"
 	"github.com/hopctl/hopctl/pkg/ir"
@@ -188,21 +189,26 @@ func NewFactory(ios *iostreams.IOStreams) *cmdutil.Factory {
 // NewCmdRoot returns the root command with every subcommand.
 func NewCmdRoot(f *cmdutil.Factory) *cobra.Command { return newCmdRoot(f, "") }
 
-// subcommands are the constructors of the root's subcommands, by name.
+// subcommands are the constructors of the root's subcommands, by name, and
+// the most heap each allocates per byte of a large input it reads (the
+// peak resident set of a 1M-node input over its size, rounded up: joint
+// 13.5, report 9.9, the others 1.7–2.7; docs/performance-log.md, "Sixth
+// pass"), which it reserves in huge pages before decoding (hooksFor).
 var subcommands = []struct {
 	name string
 	new  func(*cmdutil.Factory) *cobra.Command
+	heap uint64
 }{
-	{"analyze", func(f *cmdutil.Factory) *cobra.Command { return analyzecmd.NewCmdAnalyze(f, nil) }},
-	{"joint", func(f *cmdutil.Factory) *cobra.Command { return jointcmd.NewCmdJoint(f, nil) }},
-	{"lint", func(f *cmdutil.Factory) *cobra.Command { return lintcmd.NewCmdLint(f, nil) }},
-	{"meta-diff", func(f *cmdutil.Factory) *cobra.Command { return metadiffcmd.NewCmdMetaDiff(f, nil) }},
-	{"print", func(f *cmdutil.Factory) *cobra.Command { return printcmd.NewCmdPrint(f, nil) }},
-	{"report", func(f *cmdutil.Factory) *cobra.Command { return reportcmd.NewCmdReport(f, nil) }},
-	{"synth", func(f *cmdutil.Factory) *cobra.Command { return synthcmd.NewCmdSynth(f, nil) }},
-	{"convert", func(f *cmdutil.Factory) *cobra.Command { return convert.NewCmdConvert(f, nil) }},
-	{"config", func(f *cmdutil.Factory) *cobra.Command { return config.NewCmdConfig(f, nil) }},
-	{"version", func(f *cmdutil.Factory) *cobra.Command { return version.NewCmdVersion(f, nil) }},
+	{"analyze", func(f *cmdutil.Factory) *cobra.Command { return analyzecmd.NewCmdAnalyze(f, nil) }, 3},
+	{"joint", func(f *cmdutil.Factory) *cobra.Command { return jointcmd.NewCmdJoint(f, nil) }, 14},
+	{"lint", func(f *cmdutil.Factory) *cobra.Command { return lintcmd.NewCmdLint(f, nil) }, 3},
+	{"meta-diff", func(f *cmdutil.Factory) *cobra.Command { return metadiffcmd.NewCmdMetaDiff(f, nil) }, 3},
+	{"print", func(f *cmdutil.Factory) *cobra.Command { return printcmd.NewCmdPrint(f, nil) }, 3},
+	{"report", func(f *cmdutil.Factory) *cobra.Command { return reportcmd.NewCmdReport(f, nil) }, 10},
+	{"synth", func(f *cmdutil.Factory) *cobra.Command { return synthcmd.NewCmdSynth(f, nil) }, 0},
+	{"convert", func(f *cmdutil.Factory) *cobra.Command { return convert.NewCmdConvert(f, nil) }, 3},
+	{"config", func(f *cmdutil.Factory) *cobra.Command { return config.NewCmdConfig(f, nil) }, 0},
+	{"version", func(f *cmdutil.Factory) *cobra.Command { return version.NewCmdVersion(f, nil) }, 0},
 }
 
 // subcommandNamed returns the subcommand a command line runs when its first
@@ -240,7 +246,7 @@ in hopctl).`,
 		SilenceErrors: true,
 		PersistentPreRunE: func(cmd *cobra.Command, args []string) error {
 			configureProgress(cmd, f.IOStreams.ErrOut)
-			ir.SetHooks(irHooks)
+			ir.SetHooks(hooksFor(cmd.Name()))
 			cmdutil.BindFlags(cmd, f.Settings)
 			if !cmdutil.UsesConfig(cmd) {
 				return nil
@@ -293,10 +299,21 @@ in hopctl).`,
 	return cmd
 }
 
-// irHooks are the process's policies around pkg/ir's work: the collector
-// paused while a large binary file decodes (gcpolicy.Pause says why), and
-// the nodes decoded and encoded counted for the progress line.
-var irHooks = ir.Hooks{Decoding: gcpolicy.Pause, Nodes: progress.Add}
+// hooksFor returns the process's policies around pkg/ir's work in the
+// named subcommand: the heap a large input will fill reserved in huge pages
+// (hugeheap.Reserve says why), the collector paused while a large binary
+// file decodes (gcpolicy.Pause says why), and the nodes decoded and encoded
+// counted for the progress line.
+func hooksFor(name string) ir.Hooks {
+	h := ir.Hooks{Decoding: gcpolicy.Pause, Nodes: progress.Add}
+	for _, c := range subcommands {
+		if c.name == name && c.heap > 0 {
+			perByte := c.heap
+			h.Input = func(size int64) { hugeheap.Reserve(perByte * uint64(size)) }
+		}
+	}
+	return h
+}
 
 // configureProgress sets up the progress line (internal/progress) of the
 // command about to run: on stderr, shown on a terminal by default, always

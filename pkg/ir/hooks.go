@@ -4,12 +4,17 @@ import "sync/atomic"
 
 // Hooks let the program using this package act around its work. They
 // change no result, and a library user need not set any. The hopctl
-// command sets them once, before any work (internal/cli): it pauses the
-// garbage collector while a large binary file decodes
+// command sets them before its work (internal/cli): it backs the heap a
+// large input will fill with huge pages (internal/hugeheap.Reserve),
+// pauses the garbage collector while a large binary file decodes
 // (internal/gcpolicy.Pause) and counts nodes for its progress line
-// (internal/progress.Add). Both are process policies, which is why they
+// (internal/progress.Add). All are process policies, which is why they
 // are not this package's to decide.
 type Hooks struct {
+	// Input runs when LoadFile is about to decode a large input (one it
+	// maps into memory) of size bytes, before it allocates anything for
+	// it.
+	Input func(size int64)
 	// Decoding runs when LoadFile starts to decode a large binary file
 	// (one it maps into memory); the function it returns runs when the
 	// decoding ends. Nearly everything that decoder allocates is the
@@ -40,6 +45,13 @@ func decodingStarts() (done func()) {
 		}
 	}
 	return func() {}
+}
+
+// inputSized runs the Input hook, if any.
+func inputSized(size int64) {
+	if h := hooks.Load(); h != nil && h.Input != nil {
+		h.Input(size)
+	}
 }
 
 // nodesDone reports n nodes to the Nodes hook, if any.

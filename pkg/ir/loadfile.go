@@ -34,10 +34,12 @@ import (
 // makes the decoding goroutines fault; they turn the fault into an error
 // (guardFaults), so the file is refused as truncated instead of the
 // process dying of SIGBUS.
-// While it decodes a large binary file it runs the Decoding hook (Hooks;
-// the hopctl command pauses the garbage collector there): nearly everything
-// that decoder allocates is the module itself (the JSON and text decoders
-// build protobuf objects first, and collect as usual).
+// Before it decodes a mapped file it runs the Input hook (Hooks; the
+// hopctl command reserves heap there), and while it decodes a large binary
+// file the Decoding hook (the hopctl command pauses the garbage collector
+// there): nearly everything that decoder allocates is the module itself
+// (the JSON and text decoders build protobuf objects first, and collect as
+// usual).
 func LoadFile(path string) (m *Module, err error) {
 	fail := func(err error) (*Module, error) {
 		return nil, &DecodeError{Loc: Location{File: path}, Err: WithoutPath(err)}
@@ -65,6 +67,9 @@ func LoadFile(path string) (m *Module, err error) {
 	limit := MaxInputSize()
 	if size > limit {
 		return fail(&TooLargeError{Limit: limit, Size: size})
+	}
+	if size > 0 {
+		inputSized(size)
 	}
 	if data, unmap, ok := mapFile(f, size); ok {
 		defer unmap()
