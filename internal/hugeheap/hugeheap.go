@@ -36,7 +36,8 @@ const hugePage = 2 << 20
 
 var state struct {
 	sync.Mutex
-	reserved uint64 // bytes advised so far
+	reserved uint64   // bytes advised so far
+	head     [][]byte // the reservations' heads, kept unused
 }
 
 // Reserve makes the next n bytes the heap grows by come from memory the
@@ -91,10 +92,22 @@ func Reserve(n uint64) {
 	p := uintptr(unsafe.Pointer(unsafe.SliceData(b)))
 	lo := (p + hugePage - 1) &^ (hugePage - 1)
 	hi := (p + uintptr(n)) &^ (hugePage - 1)
-	if hi > lo && adviseHuge(lo, hi-lo) {
+	advised := hi > lo && adviseHuge(lo, hi-lo)
+	if advised {
 		state.reserved += uint64(hi - lo)
 	}
 	runtime.KeepAlive(b)
 	b = nil
 	debug.FreeOSMemory()
+	// The runtime allocates from the lowest free address first, so the
+	// reservation's head below its first huge page, [p, lo), would be the
+	// first memory used, in 4 KiB pages: 0.5–1.5 MiB of the 4.4k-node
+	// stack's joint, 100–250 page faults (docs/performance-log.md, "Sixth
+	// pass"). It is allocated again (where it was, the lowest free run
+	// that large, give or take a free run just below it) and kept, never
+	// written: address space, not memory, as the runtime does not clear
+	// memory it got back from the kernel.
+	if advised && lo > p {
+		state.head = append(state.head, make([]byte, lo-p))
+	}
 }
