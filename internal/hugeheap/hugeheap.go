@@ -48,15 +48,16 @@ var state struct {
 // MinReserve and for what earlier reservations still cover.
 //
 // It allocates n bytes, which the runtime maps without touching them,
-// advises them (MADV_HUGEPAGE), drops them and collects, returning them
-// to the kernel (debug.FreeOSMemory): the runtime then allocates from that
-// advised memory first, and as memory returned to the kernel is zero, it
-// does not clear it again (runtime.(*mheap).initSpan; after a plain
-// collection the runtime cleared every page it reused, 0.6 s of processor
-// time in a 1M-node joint). It is meant for a command about to decode a
-// large input, while the heap is still small (the collection marks what
-// is live). The memory is only mapped, not used, so the resident set does
-// not grow; a memory limit (GOMEMLIMIT) caps the reservation.
+// advises their huge pages (MADV_HUGEPAGE), drops them and collects,
+// returning them to the kernel (debug.FreeOSMemory), and allocates again,
+// never to use, the part before their first huge page: the runtime then
+// allocates from the advised memory first, and as memory returned to the
+// kernel is zero, it does not clear it again (runtime.(*mheap).initSpan;
+// after a plain collection the runtime cleared every page it reused, 0.6 s
+// of processor time in a 1M-node joint). It is meant for a command about to
+// decode a large input, while the heap is still small (the collection marks
+// what is live). The memory is only mapped, not used, so the resident set
+// does not grow; a memory limit (GOMEMLIMIT) caps the reservation.
 func Reserve(n uint64) {
 	if n < MinReserve || !advisable() {
 		return
