@@ -13,6 +13,7 @@
 package hugeheap
 
 import (
+	"math"
 	"runtime"
 	"runtime/debug"
 	"sync"
@@ -35,7 +36,8 @@ const hugePage = 2 << 20
 
 var state struct {
 	sync.Mutex
-	reserved uint64 // bytes advised so far
+	reserved uint64   // bytes advised so far
+	head     [][]byte // the reservations' heads, kept unused
 }
 
 // Reserve makes the next n bytes the heap grows by come from memory the
@@ -46,31 +48,43 @@ var state struct {
 // MinReserve and for what earlier reservations still cover.
 //
 // It allocates n bytes, which the runtime maps without touching them,
-// advises them (MADV_HUGEPAGE), drops them and collects, returning them
-// to the kernel (debug.FreeOSMemory): the runtime then allocates from that
-// advised memory first, and as memory returned to the kernel is zero, it
-// does not clear it again (runtime.(*mheap).initSpan; after a plain
-// collection the runtime cleared every page it reused, 0.6 s of processor
-// time in a 1M-node joint). It is meant for a command about to decode a
-// large input, while the heap is still small (the collection marks what
-// is live). The memory is only mapped, not used, so the resident set does
-// not grow; a memory limit (GOMEMLIMIT) caps the reservation.
+// advises their huge pages (MADV_HUGEPAGE), drops them and collects,
+// returning them to the kernel (debug.FreeOSMemory), and allocates again,
+// never to use, the part before their first huge page: the runtime then
+// allocates from the advised memory first, and as memory returned to the
+// kernel is zero, it does not clear it again (runtime.(*mheap).initSpan;
+// after a plain collection the runtime cleared every page it reused, 0.6 s
+// of processor time in a 1M-node joint). It is meant for a command about to
+// decode a large input, while the heap is still small (the collection marks
+// what is live). The memory is only mapped, not used, so the resident set
+// does not grow; a memory limit (GOMEMLIMIT) caps the reservation.
 func Reserve(n uint64) {
 	if n < MinReserve || !advisable() {
 		return
 	}
 	state.Lock()
 	defer state.Unlock()
-	var ms runtime.MemStats
-	runtime.ReadMemStats(&ms)
+	// The heap's statistics are read only when they matter (a later
+	// reservation, a memory limit): runtime.ReadMemStats stops the world
+	// and flushes every processor's cached spans into the central span
+	// lists, whose blocks it is the first to write (about 80 page faults
+	// of the 4.4k-node stack's joint, 1 ms on the bench machine;
+	// docs/performance-log.md, "Sixth pass").
+	limit := uint64(debug.SetMemoryLimit(-1))
+	var inuse, sys uint64
+	if state.reserved > 0 || limit != math.MaxInt64 {
+		var ms runtime.MemStats
+		runtime.ReadMemStats(&ms)
+		inuse, sys = ms.HeapInuse, ms.HeapSys
+	}
 	// What earlier reservations advised and the heap has not used yet.
-	free := state.reserved - min(state.reserved, ms.HeapInuse)
+	free := state.reserved - min(state.reserved, inuse)
 	if free >= n {
 		return
 	}
 	n -= free
-	if limit := uint64(debug.SetMemoryLimit(-1)); limit < ms.HeapSys+n {
-		n = limit - min(limit, ms.HeapSys)
+	if limit < sys+n {
+		n = limit - min(limit, sys)
 	}
 	if n < MinReserve {
 		return
@@ -79,9 +93,21 @@ func Reserve(n uint64) {
 	p := uintptr(unsafe.Pointer(unsafe.SliceData(b)))
 	lo := (p + hugePage - 1) &^ (hugePage - 1)
 	hi := (p + uintptr(n)) &^ (hugePage - 1)
-	if hi > lo && adviseHuge(lo, hi-lo) {
+	advised := hi > lo && adviseHuge(lo, hi-lo)
+	if advised {
 		state.reserved += uint64(hi - lo)
 	}
 	runtime.KeepAlive(b) // b is garbage from here on
 	debug.FreeOSMemory()
+	// The runtime allocates from the lowest free address first, so the
+	// reservation's head below its first huge page, [p, lo), would be the
+	// first memory used, in 4 KiB pages: 0.5–1.5 MiB of the 4.4k-node
+	// stack's joint, 100–250 page faults (docs/performance-log.md, "Sixth
+	// pass"). It is allocated again (where it was, the lowest free run
+	// that large, give or take a free run just below it) and kept, never
+	// written: address space, not memory, as the runtime does not clear
+	// memory it got back from the kernel.
+	if advised && lo > p {
+		state.head = append(state.head, make([]byte, lo-p))
+	}
 }

@@ -6,8 +6,10 @@ import (
 	"os"
 	"os/exec"
 	"runtime"
+	"slices"
 	"strconv"
 	"testing"
+	"unsafe"
 )
 
 // TestReserveBacksHeapWithHugePages runs the same allocation (48 MiB of
@@ -82,4 +84,70 @@ func TestReserveSmallIsFree(t *testing.T) {
 	if after.NumGC != before.NumGC {
 		t.Errorf("Reserve(MinReserve-1) collected %d times", after.NumGC-before.NumGC)
 	}
+}
+
+// TestReserveHeadIsNotUsed: memory allocated after Reserve comes from the
+// advised, huge-page part of the reservation, not from the part before its
+// first huge page (0.5–2 MiB), which the runtime would otherwise use
+// first. A free run just below that part may be merged with it when it is
+// allocated again, leaving a few pages of it free (24 KiB seen): only an
+// allocation's first 64 KiB may lie outside advised memory.
+func TestReserveHeadIsNotUsed(t *testing.T) {
+	if !advisable() {
+		t.Skip("transparent huge pages are not in madvise mode here")
+	}
+	cmd := exec.Command(os.Args[0], "-test.run=^TestHelperAdvised$")
+	cmd.Env = append(os.Environ(), "HUGEHEAP_HELPER=1")
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("helper: %v\n%s", err, out)
+	}
+	if !bytes.Contains(out, []byte("advised=true")) {
+		t.Errorf("a 1 MiB allocation after Reserve(64 MiB) is not in advised memory past its first 64 KiB:\n%s", out)
+	}
+}
+
+// TestHelperAdvised is TestReserveHeadIsNotUsed's helper process: it
+// prints whether an allocation made after Reserve lies, 64 KiB into it, in
+// a mapping advised to use huge pages (VmFlags "hg" in /proc/self/smaps).
+func TestHelperAdvised(t *testing.T) {
+	if os.Getenv("HUGEHEAP_HELPER") != "1" {
+		t.Skip("helper process only")
+	}
+	// The heap's end placed 1 MiB past a huge page's start, so that the
+	// reservation has a head of 1 MiB.
+	probe := make([]byte, 64<<10)
+	end := uintptr(unsafe.Pointer(unsafe.SliceData(probe))) + 64<<10
+	fill := (hugePage + 1<<20 - end%hugePage) % hugePage
+	if fill < 64<<10 {
+		fill += hugePage
+	}
+	keep = append(keep, probe, make([]byte, fill))
+	Reserve(64 << 20)
+	b := make([]byte, 1<<20)
+	keep = append(keep, b)
+	p := uint64(uintptr(unsafe.Pointer(&b[64<<10])))
+	smaps, err := os.ReadFile("/proc/self/smaps")
+	if err != nil {
+		t.Fatal(err)
+	}
+	inside := false
+	for _, line := range bytes.Split(smaps, []byte("\n")) {
+		f := bytes.Fields(line)
+		if len(f) == 0 {
+			continue
+		}
+		if lo, hi, ok := bytes.Cut(f[0], []byte("-")); ok && len(f) >= 5 {
+			l, err1 := strconv.ParseUint(string(lo), 16, 64)
+			h, err2 := strconv.ParseUint(string(hi), 16, 64)
+			inside = err1 == nil && err2 == nil && l <= p && p < h
+			continue
+		}
+		if inside && string(f[0]) == "VmFlags:" {
+			advised := slices.ContainsFunc(f[1:], func(flag []byte) bool { return string(flag) == "hg" })
+			fmt.Printf("address %#x advised=%t flags %s\n", p, advised, f[1:])
+			return
+		}
+	}
+	t.Fatalf("no mapping holds %#x", p)
 }

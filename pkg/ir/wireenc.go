@@ -354,26 +354,50 @@ func (e *wireEncoder) uvarint(v uint64) {
 	e.b = protowire.AppendVarint(e.b, v)
 }
 
-// validUTF8 is utf8.ValidString with a loop over the ASCII strings that
+// validUTF8 is utf8.ValidString with a check of the ASCII strings that
 // names, targets and tensor metadata nearly always are, short enough that
-// the library call's set-up is most of its cost.
+// the library call's set-up is most of its cost: eight bytes a load, the
+// last eight (or the first and last four of a shorter string) in loads
+// that may overlap those before them, which checks no byte less.
 func validUTF8(s string) bool {
-	t := s
-	for len(t) >= 8 {
-		// One load of eight bytes (the compiler merges the byte loads).
-		w := uint64(t[0]) | uint64(t[1])<<8 | uint64(t[2])<<16 | uint64(t[3])<<24 |
-			uint64(t[4])<<32 | uint64(t[5])<<40 | uint64(t[6])<<48 | uint64(t[7])<<56
-		if w&0x8080808080808080 != 0 {
+	const hi8, hi4 = 0x8080808080808080, 0x80808080
+	n := len(s)
+	switch {
+	case n >= 8:
+		for t := s; len(t) > 8; t = t[8:] {
+			if le64(t)&hi8 != 0 {
+				return utf8.ValidString(s)
+			}
+		}
+		if le64(s[n-8:])&hi8 != 0 {
 			return utf8.ValidString(s)
 		}
-		t = t[8:]
-	}
-	for i := 0; i < len(t); i++ {
-		if t[i] >= utf8.RuneSelf {
+	case n >= 4:
+		if (le32(s)|le32(s[n-4:]))&hi4 != 0 {
 			return utf8.ValidString(s)
+		}
+	default:
+		for i := 0; i < n; i++ {
+			if s[i] >= utf8.RuneSelf {
+				return utf8.ValidString(s)
+			}
 		}
 	}
 	return true
+}
+
+// le64 is s's first eight bytes as one little-endian word (one load: the
+// compiler merges the byte loads).
+func le64(s string) uint64 {
+	_ = s[7]
+	return uint64(s[0]) | uint64(s[1])<<8 | uint64(s[2])<<16 | uint64(s[3])<<24 |
+		uint64(s[4])<<32 | uint64(s[5])<<40 | uint64(s[6])<<48 | uint64(s[7])<<56
+}
+
+// le32 is s's first four bytes as one little-endian word.
+func le32(s string) uint32 {
+	_ = s[3]
+	return uint32(s[0]) | uint32(s[1])<<8 | uint32(s[2])<<16 | uint32(s[3])<<24
 }
 
 func (e *wireEncoder) end(start int) {

@@ -293,6 +293,18 @@ func TestValidUTF8AgreesWithLibrary(t *testing.T) {
 			}
 		}
 	}
+	// One byte that is not ASCII at every place of strings up to 20 bytes
+	// (validUTF8 reads them in overlapping words).
+	for n := 1; n <= 20; n++ {
+		for i := range n {
+			for _, c := range []string{"\xff", "\x80", "é"} {
+				x := strings.Repeat("a", i) + c + strings.Repeat("a", n-i-1)
+				if got, want := validUTF8(x), utf8.ValidString(x); got != want {
+					t.Errorf("validUTF8(%q) = %v, utf8.ValidString %v", x, got, want)
+				}
+			}
+		}
+	}
 	m := &Module{Graphs: []*Graph{{Nodes: []Node{{Name: "x\xff", Op: OpPlaceholder, Target: "x"}}}}}
 	if _, err := encodeBinary(m); err == nil {
 		t.Error("a node name with invalid UTF-8 encoded without error")
