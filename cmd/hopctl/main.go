@@ -17,6 +17,7 @@ import (
 	"github.com/hopctl/hopctl/internal/gcpolicy"
 	"github.com/hopctl/hopctl/internal/iostreams"
 	_ "github.com/hopctl/hopctl/internal/nosample"   // no heap profile sampling unless HOPCTL_MEMPROFILE
+	_ "github.com/hopctl/hopctl/internal/prefault"   // the start-up's heap populated at once, early
 	_ "github.com/hopctl/hopctl/internal/startstack" // the main goroutine's stack grown once, first
 )
 

@@ -1,0 +1,6 @@
+//go:build !linux
+
+package prefault
+
+// populate: only Linux populates memory on request.
+func populate(p, n uintptr) {}
