@@ -25,3 +25,14 @@ func adviseHuge(p, n uintptr) bool {
 	_, _, errno := syscall.Syscall(syscall.SYS_MADVISE, p, n, madvHugepage)
 	return errno == 0
 }
+
+// madvPopulateWrite is MADV_POPULATE_WRITE (linux/mman-common.h, Linux
+// 5.14).
+const madvPopulateWrite = 23
+
+// populate faults in the n bytes at p, mapped, private and writable, as
+// writes would, without writing.
+func populate(p, n uintptr) bool {
+	_, _, errno := syscall.Syscall(syscall.SYS_MADVISE, p, n, madvPopulateWrite)
+	return errno == 0
+}

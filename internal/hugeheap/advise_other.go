@@ -6,3 +6,5 @@ package hugeheap
 func advisable() bool { return false }
 
 func adviseHuge(p, n uintptr) bool { return false }
+
+func populate(p, n uintptr) bool { return false }

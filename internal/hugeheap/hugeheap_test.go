@@ -8,6 +8,7 @@ import (
 	"runtime"
 	"strconv"
 	"testing"
+	"time"
 )
 
 // TestReserveBacksHeapWithHugePages runs the same allocation (48 MiB of
@@ -19,9 +20,38 @@ func TestReserveBacksHeapWithHugePages(t *testing.T) {
 	if !advisable() {
 		t.Skip("transparent huge pages are not in madvise mode here")
 	}
-	hugeKiB := func(reserve bool) int {
+	plain, reserved := helperHugeKiB(t, "HUGEHEAP_RESERVE=false"), helperHugeKiB(t, "HUGEHEAP_RESERVE=true")
+	t.Logf("AnonHugePages: %d KiB without Reserve, %d KiB with", plain, reserved)
+	if reserved < 32<<10 || reserved < plain+16<<10 {
+		t.Errorf("48 MiB allocated after Reserve(96 MiB) are in %d KiB of huge pages (%d KiB without Reserve); want at least 32 MiB", reserved, plain)
+	}
+}
+
+// TestReserveTouchFaultsIn: Reserve(96 MiB, 64 MiB) faults in the first 64
+// MiB of the reservation without the program allocating any of it, and
+// Reserve(96 MiB, 0) does not.
+func TestReserveTouchFaultsIn(t *testing.T) {
+	if !advisable() {
+		t.Skip("transparent huge pages are not in madvise mode here")
+	}
+	untouched := helperHugeKiB(t, "HUGEHEAP_RESERVE=true", "HUGEHEAP_ALLOCATE=false")
+	touched := helperHugeKiB(t, "HUGEHEAP_RESERVE=true", "HUGEHEAP_ALLOCATE=false", "HUGEHEAP_TOUCH=true")
+	t.Logf("AnonHugePages without allocating: %d KiB after Reserve(96 MiB, 0), %d KiB after Reserve(96 MiB, 64 MiB)", untouched, touched)
+	if untouched >= 16<<10 {
+		t.Errorf("Reserve(96 MiB, 0) faulted in %d KiB of huge pages; want none of the reservation", untouched)
+	}
+	if touched < 60<<10 {
+		t.Errorf("Reserve(96 MiB, 64 MiB) faulted in %d KiB of huge pages; want at least 60 MiB", touched)
+	}
+}
+
+// helperHugeKiB runs TestHelperAllocate with the environment settings env
+// and returns the KiB of huge pages it reports.
+func helperHugeKiB(t *testing.T, env ...string) int {
+	t.Helper()
+	{
 		cmd := exec.Command(os.Args[0], "-test.run=^TestHelperAllocate$")
-		cmd.Env = append(os.Environ(), "HUGEHEAP_HELPER=1", fmt.Sprintf("HUGEHEAP_RESERVE=%t", reserve))
+		cmd.Env = append(append(os.Environ(), "HUGEHEAP_HELPER=1"), env...)
 		out, err := cmd.CombinedOutput()
 		if err != nil {
 			t.Fatalf("helper: %v\n%s", err, out)
@@ -36,11 +66,6 @@ func TestReserveBacksHeapWithHugePages(t *testing.T) {
 		}
 		return n
 	}
-	plain, reserved := hugeKiB(false), hugeKiB(true)
-	t.Logf("AnonHugePages: %d KiB without Reserve, %d KiB with", plain, reserved)
-	if reserved < 32<<10 || reserved < plain+16<<10 {
-		t.Errorf("48 MiB allocated after Reserve(96 MiB) are in %d KiB of huge pages (%d KiB without Reserve); want at least 32 MiB", reserved, plain)
-	}
 }
 
 var keep [][]byte
@@ -52,22 +77,45 @@ func TestHelperAllocate(t *testing.T) {
 		t.Skip("helper process only")
 	}
 	if os.Getenv("HUGEHEAP_RESERVE") == "true" {
-		Reserve(96 << 20)
+		var touch uint64
+		if os.Getenv("HUGEHEAP_TOUCH") == "true" {
+			touch = 64 << 20
+		}
+		Reserve(96<<20, touch)
 	}
-	for range (48 << 20) / 96 {
-		keep = append(keep, make([]byte, 96))
+	if os.Getenv("HUGEHEAP_ALLOCATE") != "false" {
+		for range (48 << 20) / 96 {
+			keep = append(keep, make([]byte, 96))
+		}
+	} else if os.Getenv("HUGEHEAP_TOUCH") == "true" {
+		// Give the prefault the time it needs (on a loaded machine up to
+		// seconds), not more.
+		for deadline := time.Now().Add(10 * time.Second); anonHugeKiB(t) < 64<<10 && time.Now().Before(deadline); {
+			time.Sleep(10 * time.Millisecond)
+		}
+	} else {
+		time.Sleep(200 * time.Millisecond) // what a prefault would have done by now
 	}
+	fmt.Printf("huge=%d\n", anonHugeKiB(t))
+}
+
+// anonHugeKiB is the process's AnonHugePages in KiB.
+func anonHugeKiB(t *testing.T) int {
 	b, err := os.ReadFile("/proc/self/smaps_rollup")
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, line := range bytes.Split(b, []byte("\n")) {
 		if f := bytes.Fields(line); len(f) >= 2 && string(f[0]) == "AnonHugePages:" {
-			fmt.Printf("huge=%s\n", f[1])
-			return
+			n, err := strconv.Atoi(string(f[1]))
+			if err != nil {
+				t.Fatal(err)
+			}
+			return n
 		}
 	}
 	t.Fatal("no AnonHugePages line in smaps_rollup")
+	return 0
 }
 
 // TestReserveSmallIsFree: under MinReserve Reserve neither allocates nor
@@ -75,7 +123,7 @@ func TestHelperAllocate(t *testing.T) {
 func TestReserveSmallIsFree(t *testing.T) {
 	var before, after runtime.MemStats
 	runtime.ReadMemStats(&before)
-	if n := testing.AllocsPerRun(10, func() { Reserve(MinReserve - 1) }); n != 0 {
+	if n := testing.AllocsPerRun(10, func() { Reserve(MinReserve-1, 0) }); n != 0 {
 		t.Errorf("Reserve(MinReserve-1) allocated %v times", n)
 	}
 	runtime.ReadMemStats(&after)
