@@ -199,29 +199,27 @@ func NewCmdRoot(f *cmdutil.Factory) *cobra.Command { return newCmdRoot(f, "") }
 // command uses costs next to nothing (the memory is mapped, not touched):
 // a factor of 40 and one of 14 ran the 1M-node joint alike.
 //
-// touch is the part of that heap, per input byte, faulted in ahead of use
-// on another thread (hugeheap.Reserve): at most what every run of the
-// command uses, since memory faulted in and never used counts in the
-// resident set. The joint's peak resident set is 10.1× its input's size
-// without a partition at 1M nodes, 10.9× at 100k, 13.4× with the min-cut
-// partition at 1M; with 9, the kernel's clearing of fresh pages charged
-// to the 1M-node joint's single-threaded Build fell from about 2.0 s to
-// 0.2–0.7 s of processor time (docs/performance-log.md, "Sixth pass").
+// prefault: the reservation is faulted in on another thread, ahead of the
+// heap that grows into it (hugeheap.Reserve). The 1M-node joint's
+// single-threaded Build and partition spent half their processor time in
+// the kernel's clearing of fresh pages (docs/performance-log.md, "Sixth
+// pass").
 var subcommands = []struct {
-	name        string
-	new         func(*cmdutil.Factory) *cobra.Command
-	heap, touch uint64
+	name     string
+	new      func(*cmdutil.Factory) *cobra.Command
+	heap     uint64
+	prefault bool
 }{
-	{"analyze", func(f *cmdutil.Factory) *cobra.Command { return analyzecmd.NewCmdAnalyze(f, nil) }, 3, 0},
-	{"joint", func(f *cmdutil.Factory) *cobra.Command { return jointcmd.NewCmdJoint(f, nil) }, 40, 9},
-	{"lint", func(f *cmdutil.Factory) *cobra.Command { return lintcmd.NewCmdLint(f, nil) }, 3, 0},
-	{"meta-diff", func(f *cmdutil.Factory) *cobra.Command { return metadiffcmd.NewCmdMetaDiff(f, nil) }, 3, 0},
-	{"print", func(f *cmdutil.Factory) *cobra.Command { return printcmd.NewCmdPrint(f, nil) }, 3, 0},
-	{"report", func(f *cmdutil.Factory) *cobra.Command { return reportcmd.NewCmdReport(f, nil) }, 10, 0},
-	{"synth", func(f *cmdutil.Factory) *cobra.Command { return synthcmd.NewCmdSynth(f, nil) }, 0, 0},
-	{"convert", func(f *cmdutil.Factory) *cobra.Command { return convert.NewCmdConvert(f, nil) }, 3, 0},
-	{"config", func(f *cmdutil.Factory) *cobra.Command { return config.NewCmdConfig(f, nil) }, 0, 0},
-	{"version", func(f *cmdutil.Factory) *cobra.Command { return version.NewCmdVersion(f, nil) }, 0, 0},
+	{"analyze", func(f *cmdutil.Factory) *cobra.Command { return analyzecmd.NewCmdAnalyze(f, nil) }, 3, false},
+	{"joint", func(f *cmdutil.Factory) *cobra.Command { return jointcmd.NewCmdJoint(f, nil) }, 40, true},
+	{"lint", func(f *cmdutil.Factory) *cobra.Command { return lintcmd.NewCmdLint(f, nil) }, 3, false},
+	{"meta-diff", func(f *cmdutil.Factory) *cobra.Command { return metadiffcmd.NewCmdMetaDiff(f, nil) }, 3, false},
+	{"print", func(f *cmdutil.Factory) *cobra.Command { return printcmd.NewCmdPrint(f, nil) }, 3, false},
+	{"report", func(f *cmdutil.Factory) *cobra.Command { return reportcmd.NewCmdReport(f, nil) }, 10, false},
+	{"synth", func(f *cmdutil.Factory) *cobra.Command { return synthcmd.NewCmdSynth(f, nil) }, 0, false},
+	{"convert", func(f *cmdutil.Factory) *cobra.Command { return convert.NewCmdConvert(f, nil) }, 3, false},
+	{"config", func(f *cmdutil.Factory) *cobra.Command { return config.NewCmdConfig(f, nil) }, 0, false},
+	{"version", func(f *cmdutil.Factory) *cobra.Command { return version.NewCmdVersion(f, nil) }, 0, false},
 }
 
 // subcommandNamed returns the subcommand a command line runs when its first
@@ -321,8 +319,8 @@ func hooksFor(name string) ir.Hooks {
 	h := ir.Hooks{Decoding: gcpolicy.Pause, Nodes: progress.Add}
 	for _, c := range subcommands {
 		if c.name == name && c.heap > 0 {
-			heap, touch := c.heap, c.touch
-			h.Input = func(size int64) { hugeheap.Reserve(heap*uint64(size), touch*uint64(size)) }
+			perByte, prefault := c.heap, c.prefault
+			h.Input = func(size int64) { hugeheap.Reserve(perByte*uint64(size), prefault) }
 		}
 	}
 	return h

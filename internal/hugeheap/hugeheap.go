@@ -16,6 +16,7 @@ import (
 	"runtime"
 	"runtime/debug"
 	"sync"
+	"time"
 	"unsafe"
 )
 
@@ -28,6 +29,14 @@ import (
 // 11 MB allocated) took 28 % less time; resnet18's joint (8 MB reserved,
 // 2.6 MB allocated) 16 % more, with as many page faults.
 const MinReserve = 16 << 20
+
+// MinPrefault is the least reservation Reserve faults in ahead of the
+// heap: a small job's heap is a few huge pages, and faulting in ahead of
+// it costs a thread and raises its resident set by up to prefaultAhead
+// (the 4.4k-node stack's joint, 18 MiB reserved: 25 → 29 MiB), for a gain
+// not measurable on the loaded bench machine (docs/performance-log.md,
+// "Sixth pass").
+const MinPrefault = 256 << 20
 
 // hugePage is the size of a transparent huge page on the platforms this
 // package advises (x86-64 and arm64 with 4 KiB base pages).
@@ -56,15 +65,15 @@ var state struct {
 // is live). The memory is only mapped, not used, so the resident set does
 // not grow; a memory limit (GOMEMLIMIT) caps the reservation.
 //
-// The first touch bytes of the reservation (at most all of it) are then
-// faulted in on a goroutine of their own (prefault), ahead of the heap that
-// grows into them: the faults' cost (the kernel clearing each fresh huge
-// page, slow on the bench machine: half the processor time of the 1M-node
-// joint's Build and partition) moves to the other core, off the path of
-// the single-threaded work that would otherwise take it. touch should not
-// exceed what the job's heap will use: memory faulted in and never used
-// raises the resident set.
-func Reserve(n, touch uint64) {
+// With prefault, the reservation is then faulted in on a goroutine of its
+// own, a little ahead of the heap that grows into it: the faults' cost (the kernel clearing each
+// fresh huge page, slow on the bench machine: half the processor time of
+// the 1M-node joint's Build and partition) moves to the other core, off
+// the path of the single-threaded work that would otherwise take it. It
+// stays at most prefaultAhead bytes ahead of the heap, so that memory
+// faulted in and never used adds at most that to the resident set, and
+// reservations under MinPrefault are not faulted in.
+func Reserve(n uint64, prefault bool) {
 	if n < MinReserve || !advisable() {
 		return
 	}
@@ -95,29 +104,64 @@ func Reserve(n, touch uint64) {
 	runtime.KeepAlive(b)
 	b = nil
 	debug.FreeOSMemory()
-	if advised && touch > 0 {
+	if advised && prefault && n >= MinPrefault {
 		// Only now: FreeOSMemory returns the reservation to the kernel.
-		go prefault(lo, min(uintptr(touch), hi-lo))
+		runtime.ReadMemStats(&ms)
+		go faultIn(lo, hi-lo, ms.HeapReleased)
 	}
 }
 
-// prefaultChunk is the memory prefault asks the kernel to fault in per
+// prefaultChunk is the memory faultIn asks the kernel to fault in per
 // call: two huge pages.
 const prefaultChunk = 4 << 20
 
-// prefault faults in the n bytes at lo, reserved heap the runtime holds
-// as returned to the kernel, from the lowest address up, the order in
-// which the runtime's page allocator (lowest address first) hands them
-// out. It writes nothing: the kernel maps zeroed pages where none are
-// (MADV_POPULATE_WRITE) and leaves the pages the heap already uses as
-// they are, so the memory stays zero as the runtime takes it to be, and
-// a page the runtime returns to the kernel meanwhile is merely mapped
-// again. It stops at the first error (a kernel before Linux 5.14 does
-// not know the advice).
-func prefault(lo, n uintptr) {
-	for off := uintptr(0); off < n; off += prefaultChunk {
-		if !populate(lo+off, min(prefaultChunk, n-off)) {
-			return
+// prefaultAhead is how far faultIn runs ahead of the heap: enough for the
+// heap's growth between two looks at it (prefaultPoll; a 1M-node joint
+// grows by under 1 GB a second), little beside a resident set of
+// gigabytes.
+const prefaultAhead = 64 << 20
+
+// prefaultPoll and prefaultIdle bound the pause between two looks at the
+// heap while faultIn is ahead: the first after the heap grew, doubling
+// up to the second while it does not (each look stops the world briefly,
+// runtime.ReadMemStats).
+const (
+	prefaultPoll = 5 * time.Millisecond
+	prefaultIdle = 160 * time.Millisecond
+)
+
+// faultIn faults in the n bytes at lo, reserved heap the runtime holds
+// as returned to the kernel (released0 bytes of such memory in all), from
+// the lowest address up, the order in which the runtime's page allocator
+// (lowest address first) hands them out. How far the heap has grown into
+// them is what the runtime has taken from its returned memory since
+// (released0 less runtime.MemStats.HeapReleased, an underestimate when it
+// returns more). It writes nothing: the kernel maps zeroed pages where
+// none are (MADV_POPULATE_WRITE) and leaves the pages the heap already
+// uses as they are, so the memory stays zero as the runtime takes it to
+// be, and a page the runtime returns to the kernel meanwhile is merely
+// mapped again. It stops at the end, or at the first error (a kernel
+// before Linux 5.14 does not know the advice).
+func faultIn(lo, n uintptr, released0 uint64) {
+	var ms runtime.MemStats
+	var used uint64 // the heap's growth into the n bytes, last seen
+	wait := prefaultPoll
+	for off := uintptr(0); off < n; {
+		runtime.ReadMemStats(&ms)
+		if u := released0 - min(released0, ms.HeapReleased); u > used {
+			used, wait = u, prefaultPoll
+		}
+		// Behind the heap, the pages are the heap's to fault in.
+		off = max(off, uintptr(used)&^(prefaultChunk-1))
+		if uint64(off) >= used+prefaultAhead {
+			time.Sleep(wait)
+			wait = min(2*wait, prefaultIdle)
+			continue
+		}
+		for ; off < n && uint64(off) < used+prefaultAhead; off += prefaultChunk {
+			if !populate(lo+off, min(prefaultChunk, n-off)) {
+				return
+			}
 		}
 	}
 }

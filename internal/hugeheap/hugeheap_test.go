@@ -27,22 +27,27 @@ func TestReserveBacksHeapWithHugePages(t *testing.T) {
 	}
 }
 
-// TestReserveTouchFaultsIn: Reserve(96 MiB, 64 MiB) faults in the first 64
-// MiB of the reservation without the program allocating any of it, and
-// Reserve(96 MiB, 0) does not.
+// TestReserveTouchFaultsIn: Reserve(320 MiB, true) faults in
+// prefaultAhead (64 MiB) of the reservation while the program allocates
+// none of it, and keeps that far ahead as the heap grows; Reserve(320 MiB,
+// 0) faults in nothing.
 func TestReserveTouchFaultsIn(t *testing.T) {
 	if !advisable() {
 		t.Skip("transparent huge pages are not in madvise mode here")
 	}
-	untouched := helperHugeKiB(t, "HUGEHEAP_RESERVE=true", "HUGEHEAP_ALLOCATE=false")
-	touched := helperHugeKiB(t, "HUGEHEAP_RESERVE=true", "HUGEHEAP_ALLOCATE=false", "HUGEHEAP_TOUCH=true")
-	t.Logf("AnonHugePages without allocating: %d KiB after Reserve(96 MiB, 0), %d KiB after Reserve(96 MiB, 64 MiB)", untouched, touched)
+	untouched := helperHugeKiB(t, "HUGEHEAP_RESERVE=320", "HUGEHEAP_ALLOCATE=false")
 	if untouched >= 16<<10 {
-		t.Errorf("Reserve(96 MiB, 0) faulted in %d KiB of huge pages; want none of the reservation", untouched)
+		t.Errorf("Reserve(320 MiB, false) faulted in %d KiB of huge pages; want none of the reservation", untouched)
 	}
-	if touched < 60<<10 {
-		t.Errorf("Reserve(96 MiB, 64 MiB) faulted in %d KiB of huge pages; want at least 60 MiB", touched)
+	ahead := helperHugeKiB(t, "HUGEHEAP_RESERVE=320", "HUGEHEAP_ALLOCATE=false", "HUGEHEAP_PREFAULT=true")
+	if ahead < 60<<10 || ahead > 80<<10 {
+		t.Errorf("Reserve(320 MiB, true) faulted in %d KiB of huge pages before any allocation; want 64 MiB", ahead)
 	}
+	grown := helperHugeKiB(t, "HUGEHEAP_RESERVE=320", "HUGEHEAP_PREFAULT=true")
+	if grown < (48+60)<<10 {
+		t.Errorf("Reserve(320 MiB, true) faulted in %d KiB of huge pages with 48 MiB allocated; want 64 MiB more than the heap", grown)
+	}
+	t.Logf("AnonHugePages: %d KiB after Reserve(320 MiB, false), %d KiB after Reserve(320 MiB, true), %d KiB once 48 MiB are allocated", untouched, ahead, grown)
 }
 
 // helperHugeKiB runs TestHelperAllocate with the environment settings env
@@ -76,26 +81,32 @@ func TestHelperAllocate(t *testing.T) {
 	if os.Getenv("HUGEHEAP_HELPER") != "1" {
 		t.Skip("helper process only")
 	}
-	if os.Getenv("HUGEHEAP_RESERVE") == "true" {
-		var touch uint64
-		if os.Getenv("HUGEHEAP_TOUCH") == "true" {
-			touch = 64 << 20
-		}
-		Reserve(96<<20, touch)
+	mib := func(key string) uint64 {
+		n, _ := strconv.Atoi(os.Getenv(key))
+		return uint64(n) << 20
 	}
+	if os.Getenv("HUGEHEAP_RESERVE") == "true" {
+		Reserve(96<<20, false)
+	} else if n := mib("HUGEHEAP_RESERVE"); n > 0 {
+		Reserve(n, os.Getenv("HUGEHEAP_PREFAULT") == "true")
+	}
+	want := 0 // KiB of huge pages the prefault, if any, should reach
 	if os.Getenv("HUGEHEAP_ALLOCATE") != "false" {
 		for range (48 << 20) / 96 {
 			keep = append(keep, make([]byte, 96))
 		}
-	} else if os.Getenv("HUGEHEAP_TOUCH") == "true" {
+		want = (48 + 60) << 10
+	} else {
+		want = 60 << 10
+	}
+	if os.Getenv("HUGEHEAP_PREFAULT") == "true" {
 		// Give the prefault the time it needs (on a loaded machine up to
-		// seconds), not more.
-		for deadline := time.Now().Add(10 * time.Second); anonHugeKiB(t) < 64<<10 && time.Now().Before(deadline); {
+		// seconds), and then the time to go too far if it would.
+		for deadline := time.Now().Add(10 * time.Second); anonHugeKiB(t) < want && time.Now().Before(deadline); {
 			time.Sleep(10 * time.Millisecond)
 		}
-	} else {
-		time.Sleep(200 * time.Millisecond) // what a prefault would have done by now
 	}
+	time.Sleep(300 * time.Millisecond)
 	fmt.Printf("huge=%d\n", anonHugeKiB(t))
 }
 
@@ -123,7 +134,7 @@ func anonHugeKiB(t *testing.T) int {
 func TestReserveSmallIsFree(t *testing.T) {
 	var before, after runtime.MemStats
 	runtime.ReadMemStats(&before)
-	if n := testing.AllocsPerRun(10, func() { Reserve(MinReserve-1, 0) }); n != 0 {
+	if n := testing.AllocsPerRun(10, func() { Reserve(MinReserve-1, false) }); n != 0 {
 		t.Errorf("Reserve(MinReserve-1) allocated %v times", n)
 	}
 	runtime.ReadMemStats(&after)
