@@ -106,8 +106,7 @@ func Reserve(n uint64, prefault bool) {
 	debug.FreeOSMemory()
 	if advised && prefault && n >= MinPrefault {
 		// Only now: FreeOSMemory returns the reservation to the kernel.
-		runtime.ReadMemStats(&ms)
-		go faultIn(lo, hi-lo, ms.HeapReleased)
+		go faultIn(lo, hi-lo, released())
 	}
 }
 
@@ -116,39 +115,47 @@ func Reserve(n uint64, prefault bool) {
 const prefaultChunk = 4 << 20
 
 // prefaultAhead is how far faultIn runs ahead of the heap: enough for the
-// heap's growth between two looks at it (prefaultPoll; a 1M-node joint
-// grows by under 1 GB a second), little beside a resident set of
-// gigabytes.
-const prefaultAhead = 64 << 20
+// heap's growth between two looks at it (prefaultPoll; a 1M-node joint's
+// grows by about half a gigabyte a second), little beside a resident set
+// of gigabytes.
+const prefaultAhead = 32 << 20
 
 // prefaultPoll and prefaultIdle bound the pause between two looks at the
-// heap while faultIn is ahead: the first after the heap grew, doubling
-// up to the second while it does not (each look stops the world briefly,
-// runtime.ReadMemStats).
+// heap while faultIn is ahead: the first after the heap grew, doubling up
+// to the second while it does not.
 const (
 	prefaultPoll = 5 * time.Millisecond
 	prefaultIdle = 160 * time.Millisecond
 )
+
+// released is the heap memory the runtime holds as returned to the
+// kernel. runtime.ReadMemStats stops the world to read it, but briefly,
+// and faultIn reads it at most once per prefaultPoll while it waits and
+// once per prefaultAhead faulted in (runtime/metrics reads it without a
+// stop, but its initialisation would cost every hopctl run 95
+// allocations).
+func released() uint64 {
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	return ms.HeapReleased
+}
 
 // faultIn faults in the n bytes at lo, reserved heap the runtime holds
 // as returned to the kernel (released0 bytes of such memory in all), from
 // the lowest address up, the order in which the runtime's page allocator
 // (lowest address first) hands them out. How far the heap has grown into
 // them is what the runtime has taken from its returned memory since
-// (released0 less runtime.MemStats.HeapReleased, an underestimate when it
-// returns more). It writes nothing: the kernel maps zeroed pages where
-// none are (MADV_POPULATE_WRITE) and leaves the pages the heap already
-// uses as they are, so the memory stays zero as the runtime takes it to
-// be, and a page the runtime returns to the kernel meanwhile is merely
-// mapped again. It stops at the end, or at the first error (a kernel
+// (released0 less released(), an underestimate when it returns more). It
+// writes nothing: the kernel maps zeroed pages where none are
+// (MADV_POPULATE_WRITE) and leaves the pages the heap already uses as
+// they are, so the memory stays zero as the runtime takes it to be, and a
+// page the runtime returns to the kernel meanwhile is merely mapped again. It stops at the end, or at the first error (a kernel
 // before Linux 5.14 does not know the advice).
 func faultIn(lo, n uintptr, released0 uint64) {
-	var ms runtime.MemStats
 	var used uint64 // the heap's growth into the n bytes, last seen
 	wait := prefaultPoll
 	for off := uintptr(0); off < n; {
-		runtime.ReadMemStats(&ms)
-		if u := released0 - min(released0, ms.HeapReleased); u > used {
+		if u := released0 - min(released0, released()); u > used {
 			used, wait = u, prefaultPoll
 		}
 		// Behind the heap, the pages are the heap's to fault in.

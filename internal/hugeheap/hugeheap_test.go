@@ -28,7 +28,7 @@ func TestReserveBacksHeapWithHugePages(t *testing.T) {
 }
 
 // TestReserveTouchFaultsIn: Reserve(320 MiB, true) faults in
-// prefaultAhead (64 MiB) of the reservation while the program allocates
+// prefaultAhead (32 MiB) of the reservation while the program allocates
 // none of it, and keeps that far ahead as the heap grows; Reserve(320 MiB,
 // 0) faults in nothing.
 func TestReserveTouchFaultsIn(t *testing.T) {
@@ -40,12 +40,12 @@ func TestReserveTouchFaultsIn(t *testing.T) {
 		t.Errorf("Reserve(320 MiB, false) faulted in %d KiB of huge pages; want none of the reservation", untouched)
 	}
 	ahead := helperHugeKiB(t, "HUGEHEAP_RESERVE=320", "HUGEHEAP_ALLOCATE=false", "HUGEHEAP_PREFAULT=true")
-	if ahead < 60<<10 || ahead > 80<<10 {
-		t.Errorf("Reserve(320 MiB, true) faulted in %d KiB of huge pages before any allocation; want 64 MiB", ahead)
+	if ahead < 28<<10 || ahead > 48<<10 {
+		t.Errorf("Reserve(320 MiB, true) faulted in %d KiB of huge pages before any allocation; want 32 MiB", ahead)
 	}
 	grown := helperHugeKiB(t, "HUGEHEAP_RESERVE=320", "HUGEHEAP_PREFAULT=true")
-	if grown < (48+60)<<10 {
-		t.Errorf("Reserve(320 MiB, true) faulted in %d KiB of huge pages with 48 MiB allocated; want 64 MiB more than the heap", grown)
+	if grown < (48+28)<<10 {
+		t.Errorf("Reserve(320 MiB, true) faulted in %d KiB of huge pages with 48 MiB allocated; want 32 MiB more than the heap", grown)
 	}
 	t.Logf("AnonHugePages: %d KiB after Reserve(320 MiB, false), %d KiB after Reserve(320 MiB, true), %d KiB once 48 MiB are allocated", untouched, ahead, grown)
 }
@@ -95,9 +95,9 @@ func TestHelperAllocate(t *testing.T) {
 		for range (48 << 20) / 96 {
 			keep = append(keep, make([]byte, 96))
 		}
-		want = (48 + 60) << 10
+		want = (48 + 28) << 10
 	} else {
-		want = 60 << 10
+		want = 28 << 10
 	}
 	if os.Getenv("HUGEHEAP_PREFAULT") == "true" {
 		// Give the prefault the time it needs (on a loaded machine up to
