@@ -200,10 +200,12 @@ func NewCmdRoot(f *cmdutil.Factory) *cobra.Command { return newCmdRoot(f, "") }
 // a factor of 40 and one of 14 ran the 1M-node joint alike.
 //
 // prefault: the reservation is faulted in on another thread, ahead of the
-// heap that grows into it (hugeheap.Reserve). The 1M-node joint's
-// single-threaded Build and partition spent half their processor time in
-// the kernel's clearing of fresh pages (docs/performance-log.md, "Sixth
-// pass").
+// heap that grows into it (hugeheap.Reserve). In the 1M-node joint the
+// kernel's clearing of fresh pages was 36 % of Build's processor time and
+// 39 % of the partition's, and left them 0.7 % and 22 % (perf, a pair of
+// runs at load 5.8); the joint took 7.2 s [6.6–8.0] instead of 8.7 s
+// [5.9–9.9], 5 alternating runs at load 4–5 (docs/performance-log.md,
+// "Sixth pass").
 var subcommands = []struct {
 	name     string
 	new      func(*cmdutil.Factory) *cobra.Command

@@ -66,13 +66,14 @@ var state struct {
 // not grow; a memory limit (GOMEMLIMIT) caps the reservation.
 //
 // With prefault, the reservation is then faulted in on a goroutine of its
-// own, a little ahead of the heap that grows into it: the faults' cost (the kernel clearing each
-// fresh huge page, slow on the bench machine: half the processor time of
-// the 1M-node joint's Build and partition) moves to the other core, off
-// the path of the single-threaded work that would otherwise take it. It
-// stays at most prefaultAhead bytes ahead of the heap, so that memory
-// faulted in and never used adds at most that to the resident set, and
-// reservations under MinPrefault are not faulted in.
+// own, a little ahead of the heap that grows into it: the faults' cost
+// (the kernel clearing each fresh huge page, slow on the bench machine: a
+// third of the 1M-node joint's Build, half its decoding, two fifths of
+// its partition) moves to the other core, off the path of the
+// single-threaded work that would otherwise take it. It stays at most
+// prefaultAhead bytes ahead of the heap, so that memory faulted in and
+// never used adds at most that to the resident set, and reservations
+// under MinPrefault are not faulted in.
 func Reserve(n uint64, prefault bool) {
 	if n < MinReserve || !advisable() {
 		return
@@ -149,11 +150,12 @@ func released() uint64 {
 // writes nothing: the kernel maps zeroed pages where none are
 // (MADV_POPULATE_WRITE) and leaves the pages the heap already uses as
 // they are, so the memory stays zero as the runtime takes it to be, and a
-// page the runtime returns to the kernel meanwhile is merely mapped again. It stops at the end, or at the first error (a kernel
-// before Linux 5.14 does not know the advice). Where it is behind the
-// heap it still goes through every page: a large object the heap took at
-// once (the joint's node list, 300 MB at 1M nodes) is written from its
-// start, and faulting in pages already there costs little.
+// page the runtime returns to the kernel meanwhile is merely mapped
+// again. It stops at the end, or at the first error (a kernel before
+// Linux 5.14 does not know the advice). Where it is behind the heap it
+// still goes through every page: a large object the heap took at once
+// (the joint's node list, 300 MB at 1M nodes) is written from its start,
+// and faulting in pages already there costs little.
 func faultIn(lo, n uintptr, released0 uint64) {
 	var used uint64 // the heap's growth into the n bytes, last seen
 	wait := prefaultPoll
