@@ -17,7 +17,10 @@ import (
 	"runtime"
 	"runtime/debug"
 	"sync"
+	"time"
 	"unsafe"
+
+	"github.com/hopctl/hopctl/internal/prefault"
 )
 
 // MinReserve is the least reservation Reserve makes: reserving costs a
@@ -29,6 +32,14 @@ import (
 // 11 MB allocated) took 27 % less time; resnet18's joint (8 MB reserved,
 // 2.6 MB allocated) 16 % more, with as many page faults.
 const MinReserve = 16 << 20
+
+// MinPrefault is the least reservation Reserve faults in ahead of the
+// heap: a small job's heap is a few huge pages, and faulting in ahead of
+// it costs a thread and raises its resident set by up to prefaultAhead
+// (the 4.4k-node stack's joint, 18 MiB reserved: 25 → 29 MiB), for a gain
+// not measurable on the loaded bench machine (docs/performance-log.md,
+// "Sixth pass").
+const MinPrefault = 256 << 20
 
 // hugePage is the size of a transparent huge page on the platforms this
 // package advises (x86-64 and arm64 with 4 KiB base pages).
@@ -58,7 +69,17 @@ var state struct {
 // decode a large input, while the heap is still small (the collection marks
 // what is live). The memory is only mapped, not used, so the resident set
 // does not grow; a memory limit (GOMEMLIMIT) caps the reservation.
-func Reserve(n uint64) {
+//
+// With ahead, the reservation is then faulted in on a goroutine of its
+// own, a little ahead of the heap that grows into it: the faults' cost
+// (the kernel clearing each fresh huge page, slow on the bench machine: a
+// third of the 1M-node joint's Build, half its decoding, two fifths of
+// its partition) moves to the other core, off the path of the
+// single-threaded work that would otherwise take it. It stays at most
+// prefaultAhead bytes ahead of the heap, so that memory faulted in and
+// never used adds at most that to the resident set, and reservations
+// under MinPrefault are not faulted in.
+func Reserve(n uint64, ahead bool) {
 	if n < MinReserve || !advisable() {
 		return
 	}
@@ -109,5 +130,74 @@ func Reserve(n uint64) {
 	// memory it got back from the kernel.
 	if advised && lo > p {
 		state.head = append(state.head, make([]byte, lo-p))
+	}
+	if advised && ahead && n >= MinPrefault {
+		// Only now: FreeOSMemory returns the reservation to the kernel.
+		go faultIn(lo, hi-lo, released())
+	}
+}
+
+// prefaultChunk is the memory faultIn asks the kernel to fault in per
+// call: two huge pages.
+const prefaultChunk = 4 << 20
+
+// prefaultAhead is how far faultIn runs ahead of the heap: enough for the
+// heap's growth between two looks at it (prefaultPoll; a 1M-node joint's
+// grows by about half a gigabyte a second), little beside a resident set
+// of gigabytes.
+const prefaultAhead = 32 << 20
+
+// prefaultPoll and prefaultIdle bound the pause between two looks at the
+// heap while faultIn is ahead: the first after the heap grew, doubling up
+// to the second while it does not.
+const (
+	prefaultPoll = 5 * time.Millisecond
+	prefaultIdle = 160 * time.Millisecond
+)
+
+// released is the heap memory the runtime holds as returned to the
+// kernel. runtime.ReadMemStats stops the world to read it, but briefly,
+// and faultIn reads it at most once per prefaultPoll while it waits and
+// once per prefaultAhead faulted in (runtime/metrics reads it without a
+// stop, but its initialisation would cost every hopctl run 95
+// allocations).
+func released() uint64 {
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	return ms.HeapReleased
+}
+
+// faultIn faults in the n bytes at lo, reserved heap the runtime holds
+// as returned to the kernel (released0 bytes of such memory in all), from
+// the lowest address up, the order in which the runtime's page allocator
+// (lowest address first) hands them out. How far the heap has grown into
+// them is what the runtime has taken from its returned memory since
+// (released0 less released(), an underestimate when it returns more). It
+// writes nothing: the kernel maps zeroed pages where none are
+// (MADV_POPULATE_WRITE) and leaves the pages the heap already uses as
+// they are, so the memory stays zero as the runtime takes it to be, and a
+// page the runtime returns to the kernel meanwhile is merely mapped
+// again. It stops at the end, or at the first error (a kernel before
+// Linux 5.14 does not know the advice). Where it is behind the heap it
+// still goes through every page: a large object the heap took at once
+// (the joint's node list, 300 MB at 1M nodes) is written from its start,
+// and faulting in pages already there costs little.
+func faultIn(lo, n uintptr, released0 uint64) {
+	var used uint64 // the heap's growth into the n bytes, last seen
+	wait := prefaultPoll
+	for off := uintptr(0); off < n; {
+		if u := released0 - min(released0, released()); u > used {
+			used, wait = u, prefaultPoll
+		}
+		if uint64(off) >= used+prefaultAhead {
+			time.Sleep(wait)
+			wait = min(2*wait, prefaultIdle)
+			continue
+		}
+		for ; off < n && uint64(off) < used+prefaultAhead; off += prefaultChunk {
+			if !prefault.Populate(lo+off, min(prefaultChunk, n-off)) {
+				return
+			}
+		}
 	}
 }

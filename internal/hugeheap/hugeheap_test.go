@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strconv"
 	"testing"
+	"time"
 	"unsafe"
 )
 
@@ -21,9 +22,43 @@ func TestReserveBacksHeapWithHugePages(t *testing.T) {
 	if !advisable() {
 		t.Skip("transparent huge pages are not in madvise mode here")
 	}
-	hugeKiB := func(reserve bool) int {
+	plain, reserved := helperHugeKiB(t, "HUGEHEAP_RESERVE=false"), helperHugeKiB(t, "HUGEHEAP_RESERVE=true")
+	t.Logf("AnonHugePages: %d KiB without Reserve, %d KiB with", plain, reserved)
+	if reserved < 32<<10 || reserved < plain+16<<10 {
+		t.Errorf("48 MiB allocated after Reserve(96 MiB) are in %d KiB of huge pages (%d KiB without Reserve); want at least 32 MiB", reserved, plain)
+	}
+}
+
+// TestReserveTouchFaultsIn: Reserve(320 MiB, true) faults in
+// prefaultAhead (32 MiB) of the reservation while the program allocates
+// none of it, and keeps that far ahead as the heap grows; Reserve(320 MiB,
+// 0) faults in nothing.
+func TestReserveTouchFaultsIn(t *testing.T) {
+	if !advisable() {
+		t.Skip("transparent huge pages are not in madvise mode here")
+	}
+	untouched := helperHugeKiB(t, "HUGEHEAP_RESERVE=320", "HUGEHEAP_ALLOCATE=false")
+	if untouched >= 16<<10 {
+		t.Errorf("Reserve(320 MiB, false) faulted in %d KiB of huge pages; want none of the reservation", untouched)
+	}
+	ahead := helperHugeKiB(t, "HUGEHEAP_RESERVE=320", "HUGEHEAP_ALLOCATE=false", "HUGEHEAP_PREFAULT=true")
+	if ahead < 28<<10 || ahead > 48<<10 {
+		t.Errorf("Reserve(320 MiB, true) faulted in %d KiB of huge pages before any allocation; want 32 MiB", ahead)
+	}
+	grown := helperHugeKiB(t, "HUGEHEAP_RESERVE=320", "HUGEHEAP_PREFAULT=true")
+	if grown < (48+28)<<10 {
+		t.Errorf("Reserve(320 MiB, true) faulted in %d KiB of huge pages with 48 MiB allocated; want 32 MiB more than the heap", grown)
+	}
+	t.Logf("AnonHugePages: %d KiB after Reserve(320 MiB, false), %d KiB after Reserve(320 MiB, true), %d KiB once 48 MiB are allocated", untouched, ahead, grown)
+}
+
+// helperHugeKiB runs TestHelperAllocate with the environment settings env
+// and returns the KiB of huge pages it reports.
+func helperHugeKiB(t *testing.T, env ...string) int {
+	t.Helper()
+	{
 		cmd := exec.Command(os.Args[0], "-test.run=^TestHelperAllocate$")
-		cmd.Env = append(os.Environ(), "HUGEHEAP_HELPER=1", fmt.Sprintf("HUGEHEAP_RESERVE=%t", reserve))
+		cmd.Env = append(append(os.Environ(), "HUGEHEAP_HELPER=1"), env...)
 		out, err := cmd.CombinedOutput()
 		if err != nil {
 			t.Fatalf("helper: %v\n%s", err, out)
@@ -38,11 +73,6 @@ func TestReserveBacksHeapWithHugePages(t *testing.T) {
 		}
 		return n
 	}
-	plain, reserved := hugeKiB(false), hugeKiB(true)
-	t.Logf("AnonHugePages: %d KiB without Reserve, %d KiB with", plain, reserved)
-	if reserved < 32<<10 || reserved < plain+16<<10 {
-		t.Errorf("48 MiB allocated after Reserve(96 MiB) are in %d KiB of huge pages (%d KiB without Reserve); want at least 32 MiB", reserved, plain)
-	}
 }
 
 var keep [][]byte
@@ -53,23 +83,52 @@ func TestHelperAllocate(t *testing.T) {
 	if os.Getenv("HUGEHEAP_HELPER") != "1" {
 		t.Skip("helper process only")
 	}
+	mib := func(key string) uint64 {
+		n, _ := strconv.Atoi(os.Getenv(key))
+		return uint64(n) << 20
+	}
 	if os.Getenv("HUGEHEAP_RESERVE") == "true" {
-		Reserve(96 << 20)
+		Reserve(96<<20, false)
+	} else if n := mib("HUGEHEAP_RESERVE"); n > 0 {
+		Reserve(n, os.Getenv("HUGEHEAP_PREFAULT") == "true")
 	}
-	for range (48 << 20) / 96 {
-		keep = append(keep, make([]byte, 96))
+	want := 0 // KiB of huge pages the prefault, if any, should reach
+	if os.Getenv("HUGEHEAP_ALLOCATE") != "false" {
+		for range (48 << 20) / 96 {
+			keep = append(keep, make([]byte, 96))
+		}
+		want = (48 + 28) << 10
+	} else {
+		want = 28 << 10
 	}
+	if os.Getenv("HUGEHEAP_PREFAULT") == "true" {
+		// Give the prefault the time it needs (on a loaded machine up to
+		// seconds), and then the time to go too far if it would.
+		for deadline := time.Now().Add(10 * time.Second); anonHugeKiB(t) < want && time.Now().Before(deadline); {
+			time.Sleep(10 * time.Millisecond)
+		}
+	}
+	time.Sleep(300 * time.Millisecond)
+	fmt.Printf("huge=%d\n", anonHugeKiB(t))
+}
+
+// anonHugeKiB is the process's AnonHugePages in KiB.
+func anonHugeKiB(t *testing.T) int {
 	b, err := os.ReadFile("/proc/self/smaps_rollup")
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, line := range bytes.Split(b, []byte("\n")) {
 		if f := bytes.Fields(line); len(f) >= 2 && string(f[0]) == "AnonHugePages:" {
-			fmt.Printf("huge=%s\n", f[1])
-			return
+			n, err := strconv.Atoi(string(f[1]))
+			if err != nil {
+				t.Fatal(err)
+			}
+			return n
 		}
 	}
 	t.Fatal("no AnonHugePages line in smaps_rollup")
+	return 0
 }
 
 // TestReserveSmallIsFree: under MinReserve Reserve neither allocates nor
@@ -77,7 +136,7 @@ func TestHelperAllocate(t *testing.T) {
 func TestReserveSmallIsFree(t *testing.T) {
 	var before, after runtime.MemStats
 	runtime.ReadMemStats(&before)
-	if n := testing.AllocsPerRun(10, func() { Reserve(MinReserve - 1) }); n != 0 {
+	if n := testing.AllocsPerRun(10, func() { Reserve(MinReserve-1, false) }); n != 0 {
 		t.Errorf("Reserve(MinReserve-1) allocated %v times", n)
 	}
 	runtime.ReadMemStats(&after)
@@ -123,7 +182,7 @@ func TestHelperAdvised(t *testing.T) {
 		fill += hugePage
 	}
 	keep = append(keep, probe, make([]byte, fill))
-	Reserve(64 << 20)
+	Reserve(64<<20, false)
 	b := make([]byte, 1<<20)
 	keep = append(keep, b)
 	p := uint64(uintptr(unsafe.Pointer(&b[64<<10])))

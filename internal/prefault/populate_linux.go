@@ -6,8 +6,12 @@ import "syscall"
 // package syscall does not name.
 const madvPopulateWrite = 23
 
-// populate makes the n bytes at p, page-aligned, present and writable; an
-// error (a part not mapped, a kernel older than 5.14) is ignored.
-func populate(p, n uintptr) {
-	_, _, _ = syscall.Syscall(syscall.SYS_MADVISE, p, n, madvPopulateWrite)
+// Populate makes the n bytes at p, page-aligned, mapped, private and
+// writable, present and writable, as writes would, without writing; it
+// reports whether the kernel did (not: a part not mapped, a kernel older
+// than 5.14). This package's Heap and internal/hugeheap's fault-in ahead
+// of the heap both use it.
+func Populate(p, n uintptr) bool {
+	_, _, errno := syscall.Syscall(syscall.SYS_MADVISE, p, n, madvPopulateWrite)
+	return errno == 0
 }

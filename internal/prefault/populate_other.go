@@ -2,5 +2,5 @@
 
 package prefault
 
-// populate: only Linux populates memory on request.
-func populate(p, n uintptr) {}
+// Populate: only Linux populates memory on request.
+func Populate(p, n uintptr) bool { return false }

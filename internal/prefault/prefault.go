@@ -76,10 +76,10 @@ func Heap(n uintptr) {
 	lo := p &^ (chunk - 1)
 	end := (p | (piece - 1)) + 1 // the end of the piece holding p
 	if p+n <= end {
-		populate(lo, (p+n-lo)&^(page-1))
+		Populate(lo, (p+n-lo)&^(page-1))
 		return
 	}
-	populate(lo, chunk)
+	Populate(lo, chunk)
 	if rest := end - (lo + chunk); rest > 0 {
 		held = append(held, make([]byte, rest))
 	}
@@ -98,5 +98,5 @@ func Heap(n uintptr) {
 	if q == 0 {
 		return
 	}
-	populate(q, (n-min(n, lo+chunk-p))&^(page-1))
+	Populate(q, (n-min(n, lo+chunk-p))&^(page-1))
 }
