@@ -32,7 +32,7 @@ func TestReserveBacksHeapWithHugePages(t *testing.T) {
 // TestReserveTouchFaultsIn: Reserve(320 MiB, true) faults in
 // prefaultAhead (32 MiB) of the reservation while the program allocates
 // none of it, and keeps that far ahead as the heap grows; Reserve(320 MiB,
-// 0) faults in nothing.
+// false) faults in nothing.
 func TestReserveTouchFaultsIn(t *testing.T) {
 	if !advisable() {
 		t.Skip("transparent huge pages are not in madvise mode here")
@@ -56,29 +56,28 @@ func TestReserveTouchFaultsIn(t *testing.T) {
 // and returns the KiB of huge pages it reports.
 func helperHugeKiB(t *testing.T, env ...string) int {
 	t.Helper()
-	{
-		cmd := exec.Command(os.Args[0], "-test.run=^TestHelperAllocate$")
-		cmd.Env = append(append(os.Environ(), "HUGEHEAP_HELPER=1"), env...)
-		out, err := cmd.CombinedOutput()
-		if err != nil {
-			t.Fatalf("helper: %v\n%s", err, out)
-		}
-		_, after, ok := bytes.Cut(out, []byte("huge="))
-		if !ok {
-			t.Fatalf("helper printed no huge= line:\n%s", out)
-		}
-		n, err := strconv.Atoi(string(bytes.Fields(after)[0]))
-		if err != nil {
-			t.Fatal(err)
-		}
-		return n
+	cmd := exec.Command(os.Args[0], "-test.run=^TestHelperAllocate$")
+	cmd.Env = append(append(os.Environ(), "HUGEHEAP_HELPER=1"), env...)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("helper: %v\n%s", err, out)
 	}
+	_, after, ok := bytes.Cut(out, []byte("huge="))
+	if !ok {
+		t.Fatalf("helper printed no huge= line:\n%s", out)
+	}
+	n, err := strconv.Atoi(string(bytes.Fields(after)[0]))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n
 }
 
 var keep [][]byte
 
-// TestHelperAllocate is TestReserveBacksHeapWithHugePages's helper
-// process.
+// TestHelperAllocate is the helper process of TestReserveBacksHeapWithHugePages
+// and TestReserveTouchFaultsIn: it reserves and allocates as its
+// environment says (helperHugeKiB) and prints its huge pages.
 func TestHelperAllocate(t *testing.T) {
 	if os.Getenv("HUGEHEAP_HELPER") != "1" {
 		t.Skip("helper process only")
