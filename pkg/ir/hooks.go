@@ -5,15 +5,16 @@ import "sync/atomic"
 // Hooks let the program using this package act around its work. They
 // change no result, and a library user need not set any. The hopctl
 // command sets them before its work (internal/cli): it backs the heap a
-// large input will fill with huge pages (internal/hugeheap.Reserve),
-// pauses the garbage collector while a large binary file decodes
+// large input will fill with huge pages (internal/hugeheap.Reserve) and
+// populates a small one's (internal/prefault.Heap), pauses the garbage
+// collector while a large binary file decodes
 // (internal/gcpolicy.Pause) and counts nodes for its progress line
 // (internal/progress.Add). All are process policies, which is why they
 // are not this package's to decide.
 type Hooks struct {
-	// Input runs when LoadFile is about to decode a large input (one it
-	// maps into memory) of size bytes, before it allocates anything for
-	// it.
+	// Input runs when LoadFile is about to read and decode a regular,
+	// non-empty file of size bytes, before it allocates anything for it
+	// (streams, whose size is unknown, do not run it).
 	Input func(size int64)
 	// Decoding runs when LoadFile starts to decode a large binary file
 	// (one it maps into memory); the function it returns runs when the

@@ -34,8 +34,8 @@ import (
 // makes the decoding goroutines fault; they turn the fault into an error
 // (guardFaults), so the file is refused as truncated instead of the
 // process dying of SIGBUS.
-// Before it decodes a mapped file it runs the Input hook (Hooks; the
-// hopctl command reserves heap there), and while it decodes a large binary
+// Before it reads a regular file it runs the Input hook with its size
+// (Hooks; the hopctl command prepares its heap there), and while it decodes a large binary
 // file the Decoding hook (the hopctl command pauses the garbage collector
 // there): nearly everything that decoder allocates is the module itself
 // (the JSON and text decoders build protobuf objects first, and collect as
