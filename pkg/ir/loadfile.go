@@ -35,11 +35,11 @@ import (
 // (guardFaults), so the file is refused as truncated instead of the
 // process dying of SIGBUS.
 // Before it reads a regular file it runs the Input hook with its size
-// (Hooks; the hopctl command prepares its heap there), and while it decodes a large binary
-// file the Decoding hook (the hopctl command pauses the garbage collector
-// there): nearly everything that decoder allocates is the module itself
-// (the JSON and text decoders build protobuf objects first, and collect as
-// usual).
+// (Hooks; the hopctl command prepares its heap there), and while it
+// decodes a large binary file the Decoding hook (the hopctl command pauses
+// the garbage collector there): nearly everything that decoder allocates
+// is the module itself (the JSON and text decoders build protobuf objects
+// first, and collect as usual).
 func LoadFile(path string) (m *Module, err error) {
 	fail := func(err error) (*Module, error) {
 		return nil, &DecodeError{Loc: Location{File: path}, Err: WithoutPath(err)}
