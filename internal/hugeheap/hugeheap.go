@@ -2,7 +2,7 @@
 // pages (Reserve), where the kernel leaves that to each program's advice.
 //
 // Every first write to a 4 KiB page of fresh memory is a page fault, and on
-// the virtual machines hopctl is measured on each one costs 10–20 µs:
+// the virtual machines hopctl is measured on each one costs 10–35 µs:
 // touching a gigabyte took 3.1 s in 4 KiB pages and 0.3–1.9 s in 2 MiB
 // ones (docs/performance-log.md, "Sixth pass"). The Go runtime no longer
 // asks for huge pages for its heap (it stopped in Go 1.21.1), and it maps

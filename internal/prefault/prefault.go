@@ -3,7 +3,7 @@
 // 4 KiB page as the run first writes each.
 //
 // On the virtual machines hopctl is measured on, a page fault costs
-// 10–20 µs, and a small command's time is mostly the first writes to
+// 10–35 µs, and a small command's time is mostly the first writes to
 // fresh pages: `hopctl version` took ~400 faults, half in the heap, and a
 // resnet18 `joint` ~900 (docs/performance-log.md, "Sixth pass").
 // MADV_POPULATE_WRITE (Linux 5.14) makes those pages present, writable
