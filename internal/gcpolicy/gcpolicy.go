@@ -21,11 +21,13 @@ var state struct {
 	ceiling uint64 // SetCeiling; 0: none
 	keep    bool   // KeepDecoded
 	marked  uint64 // the heap after the last collection, as afterGC saw it
+	keptAt  uint32 // collections run when KeepDecoded's target was set; 0: not set
 }
 
 // KeepDecoded tells the policy that what a paused decode makes live stays
-// live until the process ends (`hopctl analyze` reads the module it loaded
-// and exits): when the last pause ends, the collector's next target is
+// live for what the command does next (`hopctl analyze` reads the module
+// it loaded and exits; `hopctl joint` builds a larger joint from it): when
+// the last pause ends, the collector's next target is
 // 2 × (heap + floor), as after a collection (with a floor set: a GOGC in
 // the environment still wins), instead of the percentage in
 // force before, which an already larger heap meets at once. That
@@ -64,7 +66,7 @@ func Pause() (resume func()) {
 			state.depth--
 			if state.depth == 0 {
 				if state.keep && state.floor > 0 { // not under a GOGC of the environment's
-					state.percent = keepPercent(state.floor)
+					state.percent, state.keptAt = keepPercent(state.floor)
 				}
 				debug.SetGCPercent(state.percent)
 			}
@@ -121,12 +123,10 @@ func armAfterGC() {
 // targetPercent is the percentage that makes the collector's next target
 // 2 × (live + floor), taking the heap now as live; called just after a
 // collection.
-func targetPercent(floor uint64) int {
+func targetPercent(floor uint64, ms *runtime.MemStats) int {
 	// The heap just after a collection is what it left live (plus what
 	// was allocated since). runtime/metrics would say it more exactly,
 	// but importing it costs every run 50 µs at start.
-	var ms runtime.MemStats
-	runtime.ReadMemStats(&ms)
 	live := max(ms.HeapAlloc, 1<<20)
 	state.marked = live
 	if c := state.ceiling; c > 0 && 2*(live+floor) > c {
@@ -136,7 +136,7 @@ func targetPercent(floor uint64) int {
 		// target came out about 10% under the ceiling at 1M nodes, one
 		// collection more (docs/performance-log.md). The marked heap is what
 		// the last target was set from.
-		if m := markedEstimate(&ms); m > 0 {
+		if m := markedEstimate(ms); m > 0 {
 			base := max(m, 1<<20)
 			return int(100 * (capGoal(2*(base+floor), base) - base) / base)
 		}
@@ -195,25 +195,44 @@ func SetCeiling(ceiling uint64) {
 }
 
 // keepPercent is the percentage that makes the collector's next target
-// 2 × (heap + floor), the heap now taken as live. The percentage scales
-// what the last collection left live, or, before the first collection,
-// the runtime's heap minimum (as SetFloor's does).
-func keepPercent(floor uint64) int {
+// 2 × (heap + floor), the heap now taken as live, and the collections run
+// so far. The runtime's target is the larger of two amounts the
+// percentage scales: its heap minimum (runtime.defaultHeapMinimum;
+// SetFloor's percentage is made of it) and what the last collection left
+// live. The smaller of the two percentages that make each reach the goal
+// is the one that makes the larger reach it. Only collections forced so
+// far (hugeheap.Reserve's, before decoding) left less than the heap
+// minimum live: the heap minimum's. Scaling 1 MiB taken as live instead
+// raised the heap minimum itself past the goal, to 5 GB after a 1M-node
+// joint's loading, and the collector never ran again.
+func keepPercent(floor uint64) (percent int, collections uint32) {
 	var ms runtime.MemStats
 	runtime.ReadMemStats(&ms)
 	goal := capGoal(2*(ms.HeapAlloc+floor), ms.HeapAlloc)
-	if ms.NumGC == 0 {
-		return int(goal * 100 / defaultHeapMinimum)
+	p := goal * 100 / defaultHeapMinimum
+	if base := state.marked; ms.NumGC > ms.NumForcedGC && base > 0 {
+		p = min(p, 100*(max(goal, capGoal(2*base, base))-base)/base)
 	}
-	base := max(state.marked, 1<<20)
-	return int(100 * (max(goal, capGoal(2*base, base)) - base) / base)
+	return int(p), ms.NumGC
 }
 
 // afterGC sets the percentage that makes the collector's next target
 // 2 × (live + floor), then waits for the next collection.
+//
+// A finalizer runs when the finalizer goroutine gets a processor, which
+// while both decode: a collection forced before decoding
+// (hugeheap.Reserve's) had its finalizer run after a 1M-node joint's
+// loading, and the target set from what it took as live (the whole
+// decoded heap, 575 MB) was met at once: a collection that freed nothing
+// (docs/performance-log.md). So a finalizer of a collection that ran
+// before KeepDecoded's target was set leaves that target in force.
 func afterGC() {
 	state.Lock()
-	setPercentLocked(targetPercent(state.floor))
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	if state.keptAt == 0 || ms.NumGC > state.keptAt {
+		setPercentLocked(targetPercent(state.floor, &ms))
+	}
 	state.Unlock()
 	armAfterGC()
 }

@@ -122,6 +122,78 @@ func TestKeepDecoded(t *testing.T) {
 	}
 }
 
+// TestKeepDecodedAfterForcedCollection: after a forced collection that
+// left next to nothing live (hugeheap.Reserve's, before decoding), the
+// target KeepDecoded sets when the pause ends, 2 × (heap + floor), is
+// still a target: the collector runs once the heap passes it. Taking
+// 1 MiB as live, the percentage raised the runtime's heap minimum, which
+// it scales, to 143 times that target here, and the collector did not
+// run again.
+func TestKeepDecodedAfterForcedCollection(t *testing.T) {
+	if _, ok := os.LookupEnv("GOGC"); ok {
+		t.Skip("GOGC is set: SetFloor does nothing")
+	}
+	defer debug.SetGCPercent(percent())
+	defer func() { state.Lock(); state.keep, state.floor, state.keptAt = false, 0, 0; state.Unlock() }()
+	const floor = 8 << 20
+	state.Lock()
+	state.floor, state.keep, state.keptAt = floor, true, 0
+	state.Unlock()
+	debug.SetGCPercent(int(floor * 100 / defaultHeapMinimum))
+	resume := Pause()
+	runtime.GC()
+	afterGC() // as the finalizer would, before the decoding ends
+	live := make([][]byte, 0, 1024)
+	for range 1024 {
+		live = append(live, make([]byte, 64<<10)) // 64 MiB decoded, live
+	}
+	resume() // target: 2 × (64 + 8) MiB
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	more := make([][]byte, 0, 4096)
+	for range 4096 {
+		more = append(more, make([]byte, 64<<10)) // 256 MiB more
+	}
+	runtime.ReadMemStats(&after)
+	runtime.KeepAlive(live)
+	runtime.KeepAlive(more)
+	if after.NumGC == before.NumGC {
+		t.Errorf("no collection while the heap grew from %d to %d MiB past KeepDecoded's target of %d MiB",
+			before.HeapAlloc>>20, after.HeapAlloc>>20, 2*(64+floor>>20))
+	}
+}
+
+// TestKeepDecodedOutlivesLateFinalizer: a finalizer of a collection run
+// before KeepDecoded's target was set (it runs when the finalizer
+// goroutine gets a processor, after the decoding when both were busy)
+// leaves that target in force; setting one from the heap then, taken as
+// live, made the collector run at once.
+func TestKeepDecodedOutlivesLateFinalizer(t *testing.T) {
+	if _, ok := os.LookupEnv("GOGC"); ok {
+		t.Skip("GOGC is set: SetFloor does nothing")
+	}
+	defer debug.SetGCPercent(percent())
+	defer func() { state.Lock(); state.keep, state.floor, state.keptAt = false, 0, 0; state.Unlock() }()
+	const floor = 8 << 20
+	state.Lock()
+	state.floor, state.keep, state.keptAt = floor, true, 0
+	state.Unlock()
+	debug.SetGCPercent(int(floor * 100 / defaultHeapMinimum))
+	resume := Pause()
+	runtime.GC()
+	live := make([][]byte, 0, 1024)
+	for range 1024 {
+		live = append(live, make([]byte, 64<<10)) // 64 MiB decoded, live
+	}
+	resume()
+	kept := percent()
+	afterGC() // the collection's finalizer, late
+	if p := percent(); p != kept {
+		t.Errorf("a late finalizer changed KeepDecoded's percentage from %d to %d", kept, p)
+	}
+	runtime.KeepAlive(live)
+}
+
 // TestCeiling: the ceiling lowers the floor's target, 2 × (live + floor),
 // to itself, but never below live + live/4; under it nothing changes.
 func TestCeiling(t *testing.T) {

@@ -20,6 +20,7 @@ import (
 	"time"
 	"unsafe"
 
+	"github.com/hopctl/hopctl/internal/gcpolicy"
 	"github.com/hopctl/hopctl/internal/prefault"
 )
 
@@ -110,6 +111,12 @@ func Reserve(n uint64, ahead bool) {
 	if n < MinReserve {
 		return
 	}
+	// Allocating more than the collector's target starts a collection,
+	// which would mark the reservation as live and tell the collector's
+	// policy it is (gcpolicy.KeepDecoded's target after a 1M-node
+	// analyze's decoding came out at the heap then: one collection more,
+	// freeing nothing): the collector is paused until it is garbage.
+	resume := gcpolicy.Pause()
 	b := make([]byte, n)
 	p := uintptr(unsafe.Pointer(unsafe.SliceData(b)))
 	lo := (p + hugePage - 1) &^ (hugePage - 1)
@@ -120,6 +127,7 @@ func Reserve(n uint64, ahead bool) {
 	}
 	runtime.KeepAlive(b) // b is garbage from here on
 	debug.FreeOSMemory()
+	resume()
 	// The runtime allocates from the lowest free address first, so the
 	// reservation's head below its first huge page, [p, lo), would be the
 	// first memory used, in 4 KiB pages: 0.5–1.5 MiB of the 4.4k-node

@@ -144,6 +144,26 @@ func TestReserveSmallIsFree(t *testing.T) {
 	}
 }
 
+// TestReserveCollectsOnce: Reserve collects once, the collection it
+// forces; allocating the reservation, far over the collector's target,
+// must not start one of its own, which would take the reservation for
+// live heap (gcpolicy's next target would be set from it).
+func TestReserveCollectsOnce(t *testing.T) {
+	if !advisable() {
+		t.Skip("transparent huge pages are not in madvise mode here")
+	}
+	state.Lock()
+	state.reserved = 0 // what other tests reserved is not this one's
+	state.Unlock()
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	Reserve(64<<20, false)
+	runtime.ReadMemStats(&after)
+	if n, forced := after.NumGC-before.NumGC, after.NumForcedGC-before.NumForcedGC; n != 1 || forced != 1 {
+		t.Errorf("Reserve(64 MiB) ran %d collections, %d of them forced; want only the one it forces", n, forced)
+	}
+}
+
 // TestReserveHeadIsNotUsed: memory allocated after Reserve comes from the
 // advised, huge-page part of the reservation, not from the part before its
 // first huge page (0.5–2 MiB), which the runtime would otherwise use
