@@ -82,7 +82,7 @@ func TestPauseKeepsFloorAdjustments(t *testing.T) {
 // TestKeepDecoded: with a floor set, a heap decoded during a pause that
 // already exceeds the floor's target is not collected when the pause ends
 // under KeepDecoded (the next target is 2 × (heap + floor)); without it,
-// the restored percentage collects at once.
+// or after a Hold, not a Pause, the restored percentage collects at once.
 func TestKeepDecoded(t *testing.T) {
 	if _, ok := os.LookupEnv("GOGC"); ok {
 		t.Skip("GOGC is set: SetFloor does nothing")
@@ -90,7 +90,7 @@ func TestKeepDecoded(t *testing.T) {
 	defer debug.SetGCPercent(percent())
 	defer func() { state.Lock(); state.keep, state.floor = false, 0; state.Unlock() }()
 	const floor = 8 << 20
-	decode := func(keep bool) (collections uint32) {
+	decode := func(keep bool, pause func() func()) (collections uint32) {
 		runtime.GC()
 		state.Lock()
 		state.floor, state.keep = floor, keep
@@ -98,7 +98,7 @@ func TestKeepDecoded(t *testing.T) {
 		debug.SetGCPercent(int(floor * 100 / defaultHeapMinimum))
 		var before runtime.MemStats
 		runtime.ReadMemStats(&before)
-		resume := Pause()
+		resume := pause()
 		live := make([][]byte, 0, 1024)
 		for range 1024 {
 			live = append(live, make([]byte, 64<<10)) // 64 MiB, live
@@ -114,11 +114,14 @@ func TestKeepDecoded(t *testing.T) {
 		runtime.KeepAlive(more)
 		return after.NumGC - before.NumGC
 	}
-	if n := decode(true); n != 0 {
+	if n := decode(true, Pause); n != 0 {
 		t.Errorf("KeepDecoded: %d collections after the pause, want none", n)
 	}
-	if n := decode(false); n == 0 {
+	if n := decode(false, Pause); n == 0 {
 		t.Errorf("without KeepDecoded: no collection after the pause; the test no longer tells the two apart")
+	}
+	if n := decode(true, Hold); n == 0 {
+		t.Errorf("KeepDecoded after a Hold, not a Pause: no collection after it; want one, as without KeepDecoded")
 	}
 }
 

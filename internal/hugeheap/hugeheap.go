@@ -116,7 +116,7 @@ func Reserve(n uint64, ahead bool) {
 	// policy it is (gcpolicy.KeepDecoded's target after a 1M-node
 	// analyze's decoding came out at the heap then: one collection more,
 	// freeing nothing): the collector is paused until it is garbage.
-	resume := gcpolicy.Pause()
+	resume := gcpolicy.Hold()
 	b := make([]byte, n)
 	p := uintptr(unsafe.Pointer(unsafe.SliceData(b)))
 	lo := (p + hugePage - 1) &^ (hugePage - 1)

@@ -156,7 +156,7 @@ func jointRun(opts *Options) error {
 	// more collection (of ~640 MB at 1M nodes) but raised the peak to
 	// 2,040 MiB, at the 2 GiB goal (docs/performance-log.md).
 	gcpolicy.KeepDecoded()
-	resume := gcpolicy.Pause()
+	resume := gcpolicy.Hold()
 	in, err := load.Open(opts.In, load.Strict)
 	resume()
 	if err != nil {
