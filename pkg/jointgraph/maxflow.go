@@ -8,7 +8,7 @@ package jointgraph
 // Edges are collected first; maxFlow lays the arcs out by tail node
 // (compressed rows, each node's arcs newest first — the order a linked
 // adjacency list with head insertion gives), so the searches read memory
-// in order.
+// in order. Its int32 arrays come from ints and go back to it (release).
 type flowNet struct {
 	n          int
 	eu, ev     []int32 // edges as added
@@ -19,6 +19,7 @@ type flowNet struct {
 	fill       []int32 // place's next free arc, per node (counting down)
 	stack      []flowFrame
 	level, cur []int32
+	ints       *pool[int32]
 }
 
 type flowFrame struct {
@@ -33,7 +34,7 @@ func newFlowNet(n int) *flowNet { return newFlowNetCap(n, 0) }
 
 // newFlowNetCap returns a network of n nodes with room for edges edges.
 func newFlowNetCap(n, edges int) *flowNet {
-	return &flowNet{n: n, eu: make([]int32, 0, edges), ev: make([]int32, 0, edges), ec: make([]int64, 0, edges)}
+	return &flowNet{n: n, eu: make([]int32, 0, edges), ev: make([]int32, 0, edges), ec: make([]int64, 0, edges), ints: &pool[int32]{}}
 }
 
 func (f *flowNet) addEdge(u, v int, c int64) {
@@ -49,11 +50,11 @@ func (f *flowNet) prepareArcs() {
 	for u := 1; u <= f.n; u++ {
 		f.start[u] += f.start[u-1]
 	}
-	m := f.start[f.n]
-	f.to = make([]int32, m)
-	f.rev = make([]int32, m)
+	m := int(f.start[f.n])
+	f.to = f.ints.get(m) // place writes every arc
+	f.rev = f.ints.get(m)
 	f.cap = make([]int64, m)
-	f.fill = make([]int32, f.n)
+	f.fill = f.ints.get(f.n)
 	copy(f.fill, f.start[1:])
 }
 
@@ -106,9 +107,14 @@ func (f *flowNet) maxFlow(s, t int) int64 {
 		f.layout()
 	}
 	n := f.n
-	level := make([]int32, n)
-	cur := make([]int32, n)
-	queue := make([]int32, 0, n)
+	if f.fill != nil {
+		f.ints.put(f.fill) // placing is done
+		f.fill = nil
+	}
+	level := f.ints.get(n)
+	cur := f.ints.get(n)
+	queue := f.ints.get(n)[:0]
+	defer f.ints.put(queue[:cap(queue)])
 	f.level, f.cur = level, cur
 	var total int64
 	for {
@@ -197,7 +203,8 @@ func (f *flowNet) sinkSide(t int) []bool {
 	// reaching t exists; that arc is the reverse of an arc of v.
 	in := make([]bool, f.n)
 	in[t] = true
-	stack := []int32{int32(t)}
+	stack := append(f.ints.get(f.n)[:0], int32(t))
+	defer func() { f.ints.put(stack[:cap(stack)]) }()
 	for len(stack) > 0 {
 		v := stack[len(stack)-1]
 		stack = stack[:len(stack)-1]
@@ -210,4 +217,10 @@ func (f *flowNet) sinkSide(t int) []bool {
 		}
 	}
 	return in
+}
+
+// release gives the network's int32 arrays back to its pool.
+func (f *flowNet) release() {
+	f.ints.put(f.start, f.to, f.rev, f.level, f.cur)
+	*f = flowNet{ints: f.ints}
 }

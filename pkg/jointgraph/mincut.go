@@ -335,7 +335,7 @@ func (p *partitioner) minCutSaved() []int32 {
 	n := p.n
 
 	// Classify: nodes the tangents reach; nodes the forward computes.
-	bwReq := make([]bool, n)
+	bwReq := p.bools.zeroed(n)
 	for _, t := range p.tangents {
 		bwReq[t] = true
 	}
@@ -347,7 +347,7 @@ func (p *partitioner) minCutSaved() []int32 {
 			bwReq[u] = true
 		}
 	}
-	_, fwReq := p.forwardNodes()
+	fwReq := p.forwardNodes()
 	for _, c := range p.primals {
 		fwReq[c] = true
 	}
@@ -358,7 +358,7 @@ func (p *partitioner) minCutSaved() []int32 {
 	// required_bw_nodes includes the backward outputs); one it does need
 	// must reach the backward, saved or recomputed (bwOut, an arc to the
 	// sink from its value).
-	bwOut := make([]bool, n)
+	bwOut := p.bools.zeroed(n)
 	for _, a := range p.bwdOuts {
 		if a.Kind != ir.ArgNode || a.Ref < 0 {
 			continue
@@ -374,7 +374,7 @@ func (p *partitioner) minCutSaved() []int32 {
 	}
 
 	// Distance from the backward (in forward nodes, over users).
-	dist := make([]int32, n)
+	dist := p.ints.zeroed(n)
 	for c := int32(n) - 1; c >= 0; c-- {
 		if !fwReq[c] {
 			continue
@@ -387,7 +387,7 @@ func (p *partitioner) minCutSaved() []int32 {
 	}
 	// Sizes (bytes, or -1 when unknown) and op classes.
 	size := make([]int64, n)
-	fusible := make([]bool, n)
+	fusible := p.bools.get(n)
 	for c := range int32(n) {
 		size[c] = -1
 		if t := valueTensor(p.nd(c).Val); t != nil {
@@ -406,6 +406,7 @@ func (p *partitioner) minCutSaved() []int32 {
 			// saved_sym_nodes beside the tensors.
 			size[c] = 1
 		}
+		fusible[c] = false
 		if p.class[c] == classCall {
 			in := p.infos[p.tgt[c]]
 			fusible[c] = in.recomputable || in.random
@@ -463,54 +464,63 @@ func (p *partitioner) minCutSaved() []int32 {
 		return int64(f)
 	}
 
-	// Nodes 2c (in) and 2c+1 (out); then source and sink. A node the
-	// backward requires would have only an infinite arc to the sink: it is
-	// merged into the sink, so an arc into it becomes an arc to the sink
-	// (one per node: they are all infinite). That leaves the cut and the
-	// residual reachability (sinkSide) as they were, and removes more than
-	// half of the network — the backward half of the joint graph.
-	isPrimal := make([]bool, n)
+	// Node c of the network is nodes 2k (in) and 2k+1 (out), k = at[c];
+	// then source and sink. A node the backward requires would have only
+	// an infinite arc to the sink: it is merged into the sink, so an arc
+	// into it becomes an arc to the sink (one per node: they are all
+	// infinite). That leaves the cut and the residual reachability
+	// (sinkSide) as they were, and removes more than half of the network
+	// — the backward half of the joint graph, whose nodes are left out
+	// (numbered in order, the others keep their arcs' order, so the flow
+	// found is the same step by step).
+	isPrimal := p.bools.zeroed(n)
 	for _, c := range p.primals {
 		isPrimal[c] = true
 	}
-	toSink := make([]bool, n) // non-backward nodes with an arc to the sink
+	toSink := p.bools.get(n) // non-backward nodes with an arc to the sink
+	cut := p.bools.get(n)    // fwReq && banned, decided once
+	at := p.ints.get(n)
+	k := int32(0)
 	for c := range int32(n) {
+		toSink[c], cut[c], at[c] = false, false, -1
+		if bwReq[c] && !p.fullNetwork {
+			continue
+		}
+		at[c] = k
+		k++
 		if bwReq[c] {
+			toSink[c] = bwOut[c]
 			continue
 		}
 		toSink[c] = bwOut[c]
-		for _, u := range p.usersOf(c) {
-			if bwReq[u] {
-				toSink[c] = true
-				break
+		if !p.fullNetwork {
+			for _, u := range p.usersOf(c) {
+				if bwReq[u] {
+					toSink[c] = true
+					break
+				}
 			}
 		}
+		cut[c] = fwReq[c] && banned(c)
 	}
+	p.bools.put(fwReq, bwOut)
 	// The network is laid out in two passes over the same edges: count
 	// each node's arcs, then place them.
-	net := &flowNet{n: 2*n + 2}
-	src, sink := 2*n, 2*n+1
-	cut := make([]bool, n) // fwReq && banned, decided once
-	for c := range int32(n) {
-		cut[c] = !bwReq[c] && fwReq[c] && banned(c)
-	}
-	net.start = make([]int32, net.n+1)
+	net := &flowNet{n: 2*int(k) + 2, ints: &p.ints}
+	src, sink := net.n-2, net.n-1
+	net.start = p.ints.zeroed(net.n + 1)
 	countArcs := func(u, v int, _ int64) {
 		net.start[u+1]++
 		net.start[v+1]++
 	}
-	if p.fullNetwork {
-		for c := range bwReq {
-			toSink[c] = bwOut[c]
-		}
-	}
 	edges := func(placing bool, arc func(u, v int, c int64)) {
 		for c := range int32(n) {
-			i := int(c)
+			if at[c] < 0 {
+				continue
+			}
+			i := int(at[c])
 			if bwReq[c] {
-				if p.fullNetwork {
-					arc(2*i, sink, flowInf)
-				}
+				arc(2*i, sink, flowInf) // the full network only
 				continue
 			}
 			if isPrimal[c] {
@@ -528,8 +538,8 @@ func (p *partitioner) minCutSaved() []int32 {
 			}
 			arc(2*i, 2*i+1, w)
 			for _, u := range p.usersOf(c) {
-				if !bwReq[u] || p.fullNetwork {
-					arc(2*i+1, 2*int(u), flowInf)
+				if at[u] >= 0 {
+					arc(2*i+1, 2*int(at[u]), flowInf)
 				}
 			}
 		}
@@ -537,16 +547,21 @@ func (p *partitioner) minCutSaved() []int32 {
 	edges(false, countArcs)
 	net.prepareArcs()
 	edges(true, net.place)
+	p.ints.put(dist)
+	p.bools.put(fusible, isPrimal, toSink, cut)
 	net.maxFlow(src, sink)
 	sinkSide := net.sinkSide(sink)
+	net.release()
 	var saved []int32
 	for c := range int32(n) {
 		if p.class[c] == classOutput || bwReq[c] {
 			continue
 		}
-		if !sinkSide[2*c] && sinkSide[2*c+1] {
+		if i := at[c]; !sinkSide[2*i] && sinkSide[2*i+1] {
 			saved = append(saved, c)
 		}
 	}
+	p.ints.put(at)
+	p.bools.put(bwReq, sinkSide)
 	return saved
 }
