@@ -87,11 +87,13 @@ func opPacket(target string) string {
 // packetInfo is what the partitioner needs to know about a call target.
 type packetInfo struct {
 	recomputable, random, getitem bool
+	fill                          fillOp
 }
 
 func packetOf(target, torchVersion string) packetInfo {
 	pk := opPacket(target)
-	return packetInfo{recomputable: recomputable(target, torchVersion), random: randomOps[pk], getitem: target == "_operator.getitem"}
+	return packetInfo{recomputable: recomputable(target, torchVersion), random: randomOps[pk], getitem: target == "_operator.getitem",
+		fill: fillOpOf(target)}
 }
 
 // cseTable is an open-addressing hash set of call nodes keyed by target
@@ -158,14 +160,14 @@ type cseIndex struct {
 	last     []int32  // per operand: the newest chained user, +1 (0: none)
 	prev     []int32  // per node: the previous chained user of its operand, +1
 	chainLen []uint8  // per operand
-	hash     []uint64 // per node
+	hash     []uint32 // per node: its hash's low half, to skip most unequal ones
 	tab      cseTable
 }
 
 const cseChain = 8
 
 func newCSEIndex(n int) *cseIndex {
-	c := &cseIndex{last: make([]int32, n), prev: make([]int32, n), chainLen: make([]uint8, n), hash: make([]uint64, n)}
+	c := &cseIndex{last: make([]int32, n), prev: make([]int32, n), chainLen: make([]uint8, n), hash: make([]uint32, n)}
 	c.tab.init(64)
 	return c
 }
@@ -175,7 +177,7 @@ func newCSEIndex(n int) *cseIndex {
 func (c *cseIndex) find(i int32, n *ir.Node, g *ir.Graph, canon []int32) int32 {
 	first := int64(-1)
 	h := hashNode(n, canon, &first)
-	c.hash[i] = h
+	c.hash[i] = uint32(h)
 	if first < 0 || first >= int64(len(c.last)) {
 		if prev := c.tab.lookup(h, n, g, canon); prev >= 0 {
 			return prev
@@ -184,7 +186,7 @@ func (c *cseIndex) find(i int32, n *ir.Node, g *ir.Graph, canon []int32) int32 {
 		return -1
 	}
 	for j := c.last[first] - 1; j >= 0; j = c.prev[j] - 1 {
-		if c.hash[j] == h && sameCall(&g.Nodes[j], n, canon) {
+		if c.hash[j] == uint32(h) && sameCall(&g.Nodes[j], n, canon) {
 			return j
 		}
 	}
@@ -347,6 +349,32 @@ func (p *partitioner) minCutSaved() []int32 {
 			bwReq[u] = true
 		}
 	}
+	// Sizes (bytes, or -1 when unknown) of the nodes the tangents do not
+	// reach: only those are weighed (banned, weight), and so are their
+	// operands, which the tangents do not reach either.
+	size := make([]int64, n)
+	for c := range int32(n) {
+		size[c] = -1
+		if bwReq[c] {
+			continue
+		}
+		if t := valueTensor(p.nd(c).Val); t != nil {
+			if b, ok := tensorBytes(t); ok {
+				size[c] = b
+			} else if es, ok := dtypeSize(t.Dtype); ok {
+				// A symbolic numel counts as 4096 elements, as
+				// AOTAutograd's _size_of does (hint_int(numel,
+				// fallback=4096)): an unbacked size has no hint, and
+				// hopctl keeps none (a while_loop's stacked carries).
+				size[c] = satMul(symbolicNumelFallback, es)
+			}
+		} else if isSymValue(p.nd(c).Val) {
+			// A symbolic int weighs 1 (partitioners.py sym_node_size)
+			// and may be saved: AOTAutograd passes the backward its
+			// saved_sym_nodes beside the tensors.
+			size[c] = 1
+		}
+	}
 	fwReq := p.forwardNodes()
 	for _, c := range p.primals {
 		fwReq[c] = true
@@ -385,27 +413,9 @@ func (p *partitioner) minCutSaved() []int32 {
 		}
 		dist[c] = d
 	}
-	// Sizes (bytes, or -1 when unknown) and op classes.
-	size := make([]int64, n)
+	// Op classes.
 	fusible := p.bools.get(n)
 	for c := range int32(n) {
-		size[c] = -1
-		if t := valueTensor(p.nd(c).Val); t != nil {
-			if b, ok := tensorBytes(t); ok {
-				size[c] = b
-			} else if es, ok := dtypeSize(t.Dtype); ok {
-				// A symbolic numel counts as 4096 elements, as
-				// AOTAutograd's _size_of does (hint_int(numel,
-				// fallback=4096)): an unbacked size has no hint, and
-				// hopctl keeps none (a while_loop's stacked carries).
-				size[c] = satMul(symbolicNumelFallback, es)
-			}
-		} else if isSymValue(p.nd(c).Val) {
-			// A symbolic int weighs 1 (partitioners.py sym_node_size)
-			// and may be saved: AOTAutograd passes the backward its
-			// saved_sym_nodes beside the tensors.
-			size[c] = 1
-		}
 		fusible[c] = false
 		if p.class[c] == classCall {
 			in := p.infos[p.tgt[c]]

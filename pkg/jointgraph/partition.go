@@ -191,6 +191,7 @@ type partitioner struct {
 
 	primals, tangents []int32 // compact ids
 	fwdOuts, bwdOuts  []ir.Arg
+	fwAvail           []bool // fwAvailable's
 
 	ints  pool[int32]
 	bools pool[bool]
@@ -296,9 +297,15 @@ func (p *partitioner) index(effect []bool, cse bool) {
 	stamp := p.ints.get(N)
 	clear(stamp)
 	tids := make([]int32, N)
-	tidOf := map[string]int32{}
-	fills := newFillTable(N)
 	var infos []packetInfo
+	// Targets are looked up by their string's address: the decoder
+	// interns them, and the derivative rules' are constants.
+	tidOf := ir.NewTargetMemo(func(target string) int32 {
+		p.targets = append(p.targets, target)
+		infos = append(infos, packetOf(target, p.j.Module.TorchVersion))
+		return int32(len(infos) - 1)
+	})
+	fills := newFillTable(N)
 	col := &opCollector{n: int32(N), bad: bad, stamp: stamp}
 	var ct *cseIndex
 	if cse {
@@ -312,14 +319,7 @@ func (p *partitioner) index(effect []bool, cse bool) {
 			class[i] = classPlaceholder
 		case ir.OpCallFunction:
 			class[i] = classCall
-			t, ok := tidOf[n.Target]
-			if !ok {
-				t = int32(len(p.targets))
-				tidOf[n.Target] = t
-				p.targets = append(p.targets, n.Target)
-				infos = append(infos, packetOf(n.Target, p.j.Module.TorchVersion))
-			}
-			tids[i] = t
+			tids[i] = tidOf.Get(n.Target)
 		case ir.OpGetAttr:
 			class[i] = classGetAttr
 		case ir.OpOutput:
@@ -327,9 +327,14 @@ func (p *partitioner) index(effect []bool, cse bool) {
 		}
 		s := len(ops)
 		col.self, col.ops = int32(i), ops
-		if v, ok := constantFill(n, &fills); ok {
-			fills.set(i, v) // made from its metadata: it reads nothing
-		} else {
+		fill := false
+		if tids[i] >= 0 {
+			var v ir.Arg
+			if v, fill = constantFill(n, infos[tids[i]].fill, &fills); fill {
+				fills.set(i, v) // made from its metadata: it reads nothing
+			}
+		}
+		if !fill {
 			for k := range n.Args {
 				col.add(&n.Args[k])
 			}
@@ -451,8 +456,7 @@ func (p *partitioner) isTuple(c int32) bool {
 // alone (side-effecting ones included), the forward outputs or a
 // side-effecting node need: the nodes the forward graph computes.
 func (p *partitioner) forwardNodes() (need []bool) {
-	avail := p.available(p.primals, true)
-	defer p.bools.put(avail)
+	avail := p.fwAvailable()
 	need = p.bools.zeroed(p.n)
 	var roots []int32
 	for _, a := range p.fwdOuts {
@@ -477,6 +481,16 @@ func (p *partitioner) forwardNodes() (need []bool) {
 		roots = append(roots, p.operands(c)...)
 	}
 	return need
+}
+
+// fwAvailable returns the nodes computable from the primals
+// (side-effecting ones included), computed once: the forward's nodes
+// (forwardNodes) and the forward graph's plan both read them.
+func (p *partitioner) fwAvailable() []bool {
+	if p.fwAvail == nil {
+		p.fwAvail = p.available(p.primals, true)
+	}
+	return p.fwAvail
 }
 
 // available returns the nodes computable from inputs: the inputs, and call
@@ -518,10 +532,9 @@ type subgraphPlan struct {
 // plan computes the nodes a subgraph with the given inputs computes for
 // outputs (and, with effects, for the side-effecting nodes it can
 // compute): those reached walking back from them through nodes computable
-// from the inputs. It also reports which inputs were reached.
-func (p *partitioner) plan(inputs []int32, outputs []ir.Arg, effects bool) (*subgraphPlan, []bool, error) {
-	avail := p.available(inputs, effects)
-	defer p.bools.put(avail)
+// from the inputs (avail: available(inputs, effects)). It also reports
+// which inputs were reached.
+func (p *partitioner) plan(inputs []int32, avail []bool, outputs []ir.Arg, effects bool) (*subgraphPlan, []bool, error) {
 	sp := &subgraphPlan{inputs: inputs, outputs: outputs, isIn: p.bools.zeroed(p.n), live: p.bools.zeroed(p.n)}
 	for _, c := range inputs {
 		sp.isIn[c] = true
@@ -585,7 +598,10 @@ func (p *partitioner) extract(cands []int32, mode PartitionMode) (*Partition, er
 	// The backward built from every candidate computes the same nodes as
 	// the one built from the candidates it reads: a node it computes
 	// reaches only inputs it reads.
-	bwPlan, reached, err := p.plan(p.bwInputs(cands), p.bwdOuts, false)
+	bwIn := p.bwInputs(cands)
+	bwAvail := p.available(bwIn, false)
+	bwPlan, reached, err := p.plan(bwIn, bwAvail, p.bwdOuts, false)
+	p.bools.put(bwAvail)
 	if err != nil {
 		return nil, err
 	}
@@ -609,7 +625,7 @@ func (p *partitioner) extract(cands []int32, mode PartitionMode) (*Partition, er
 		id := p.jointID(c)
 		fwOuts = append(fwOuts, ir.NodeArg(ir.NodeID(id), p.g.Nodes[id].Name))
 	}
-	fwPlan, fwReached, err := p.plan(p.primals, fwOuts, true)
+	fwPlan, fwReached, err := p.plan(p.primals, p.fwAvailable(), fwOuts, true)
 	if err != nil {
 		return nil, err
 	}
@@ -653,7 +669,7 @@ func (p *partitioner) release(es ...*emission) {
 	p.opStart, p.opnd, p.useStart, p.users = nil, nil, nil, nil
 	p.bad, p.class, p.tgt, p.effect = nil, nil, nil, nil
 	p.targets, p.infos, p.fills = nil, nil, fillTable{}
-	p.primals, p.tangents, p.fwdOuts, p.bwdOuts = nil, nil, nil, nil
+	p.primals, p.tangents, p.fwdOuts, p.bwdOuts, p.fwAvail = nil, nil, nil, nil, nil
 	p.ints, p.bools = pool[int32]{}, pool[bool]{}
 	for _, e := range es {
 		e.sp.isIn, e.sp.live = nil, nil
