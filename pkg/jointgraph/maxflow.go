@@ -125,6 +125,12 @@ func (f *flowNet) maxFlow(s, t int) int64 {
 		queue = append(queue[:0], int32(s))
 		for qi := 0; qi < len(queue); qi++ {
 			u := queue[qi]
+			if lt := level[t]; lt >= 0 && level[u] >= lt {
+				// The nodes left are as far as the sink or farther: on
+				// no shortest path to it, which is all augment follows
+				// (it would only find them dead ends).
+				break
+			}
 			for a, end := f.start[u], f.start[u+1]; a < end; a++ {
 				if f.cap[a] > 0 && level[f.to[a]] < 0 {
 					level[f.to[a]] = level[u] + 1

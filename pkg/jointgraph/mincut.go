@@ -88,12 +88,13 @@ func opPacket(target string) string {
 type packetInfo struct {
 	recomputable, random, getitem bool
 	fill                          fillOp
+	hash                          uint64 // of the target, for CSE (hashNode)
 }
 
 func packetOf(target, torchVersion string) packetInfo {
 	pk := opPacket(target)
 	return packetInfo{recomputable: recomputable(target, torchVersion), random: randomOps[pk], getitem: target == "_operator.getitem",
-		fill: fillOpOf(target)}
+		fill: fillOpOf(target), hash: maphash.String(cseSeed, target)}
 }
 
 // cseTable is an open-addressing hash set of call nodes keyed by target
@@ -172,11 +173,11 @@ func newCSEIndex(n int) *cseIndex {
 	return c
 }
 
-// find returns the earlier node call node i (n) duplicates, or records i
-// and returns -1.
-func (c *cseIndex) find(i int32, n *ir.Node, g *ir.Graph, canon []int32) int32 {
+// find returns the earlier node call node i (n, its target's hash th)
+// duplicates, or records i and returns -1.
+func (c *cseIndex) find(i int32, n *ir.Node, th uint64, g *ir.Graph, canon []int32) int32 {
 	first := int64(-1)
-	h := hashNode(n, canon, &first)
+	h := hashNode(n, th, canon, &first)
 	c.hash[i] = uint32(h)
 	if first < 0 || first >= int64(len(c.last)) {
 		if prev := c.tab.lookup(h, n, g, canon); prev >= 0 {
@@ -211,10 +212,10 @@ func mix(h, v uint64) uint64 {
 	return h ^ h>>29
 }
 
-// hashNode hashes a call node's target and arguments; *first is set to
-// its first node reference (redirected), if it has one.
-func hashNode(n *ir.Node, canon []int32, first *int64) uint64 {
-	h := maphash.String(cseSeed, n.Target)
+// hashNode hashes a call node's target (whose hash is th) and arguments;
+// *first is set to its first node reference (redirected), if it has one.
+func hashNode(n *ir.Node, th uint64, canon []int32, first *int64) uint64 {
+	h := th
 	for k := range n.Args {
 		h = hashArg(h, &n.Args[k], canon, first)
 	}
