@@ -14,12 +14,19 @@ type flowNet struct {
 	eu, ev     []int32 // edges as added
 	ec         []int64
 	start      []int32 // arcs of node u: start[u] ≤ a < start[u+1]
-	to, rev    []int32 // arc head; the index of the reverse arc
-	cap        []int64 // residual capacity
+	arcs       []flowArc
 	fill       []int32 // place's next free arc, per node (counting down)
 	stack      []flowFrame
 	level, cur []int32
 	ints       *pool[int32]
+}
+
+// flowArc is an arc of the network. Its fields are read together (the
+// searches read head and capacity, a push the reverse arc's capacity), so
+// they share a cache line: at 1M input nodes the arcs are 100 MB.
+type flowArc struct {
+	to, rev int32 // head; the index of the reverse arc
+	cap     int64 // residual capacity
 }
 
 type flowFrame struct {
@@ -50,10 +57,7 @@ func (f *flowNet) prepareArcs() {
 	for u := 1; u <= f.n; u++ {
 		f.start[u] += f.start[u-1]
 	}
-	m := int(f.start[f.n])
-	f.to = f.ints.get(m) // place writes every arc
-	f.rev = f.ints.get(m)
-	f.cap = make([]int64, m)
+	f.arcs = make([]flowArc, f.start[f.n])
 	f.fill = f.ints.get(f.n)
 	copy(f.fill, f.start[1:])
 }
@@ -66,8 +70,8 @@ func (f *flowNet) place(u, v int, c int64) {
 	a := f.fill[u]
 	f.fill[v]--
 	b := f.fill[v]
-	f.to[a], f.cap[a], f.rev[a] = int32(v), c, b
-	f.to[b], f.cap[b], f.rev[b] = int32(u), 0, a
+	f.arcs[a] = flowArc{to: int32(v), rev: b, cap: c}
+	f.arcs[b] = flowArc{to: int32(u), rev: a}
 }
 
 // layout builds the arc arrays. Edge k has arc 2k (u→v, capacity c) and
@@ -85,17 +89,15 @@ func (f *flowNet) layout() {
 	}
 	fill := make([]int32, n)
 	copy(fill, start[:n])
-	f.to = make([]int32, 2*m)
-	f.rev = make([]int32, 2*m)
-	f.cap = make([]int64, 2*m)
+	f.arcs = make([]flowArc, 2*m)
 	for k := m - 1; k >= 0; k-- {
 		u, v := f.eu[k], f.ev[k]
 		b := fill[v] // arc 2k+1: v → u
 		fill[v]++
 		a := fill[u] // arc 2k: u → v
 		fill[u]++
-		f.to[a], f.cap[a], f.rev[a] = v, f.ec[k], b
-		f.to[b], f.cap[b], f.rev[b] = u, 0, a
+		f.arcs[a] = flowArc{to: v, rev: b, cap: f.ec[k]}
+		f.arcs[b] = flowArc{to: u, rev: a}
 	}
 	f.start = start
 }
@@ -131,10 +133,10 @@ func (f *flowNet) maxFlow(s, t int) int64 {
 				// (it would only find them dead ends).
 				break
 			}
-			for a, end := f.start[u], f.start[u+1]; a < end; a++ {
-				if f.cap[a] > 0 && level[f.to[a]] < 0 {
-					level[f.to[a]] = level[u] + 1
-					queue = append(queue, f.to[a])
+			for _, a := range f.arcs[f.start[u]:f.start[u+1]] {
+				if a.cap > 0 && level[a.to] < 0 {
+					level[a.to] = level[u] + 1
+					queue = append(queue, a.to)
 				}
 			}
 		}
@@ -166,11 +168,12 @@ func (f *flowNet) augment(s, t int, limit int64) int64 {
 			// Bottleneck along the path, then push.
 			push := limit
 			for _, fr := range stack[1:] {
-				push = min(push, f.cap[fr.arc])
+				push = min(push, f.arcs[fr.arc].cap)
 			}
 			for _, fr := range stack[1:] {
-				f.cap[fr.arc] -= push
-				f.cap[f.rev[fr.arc]] += push
+				a := &f.arcs[fr.arc]
+				a.cap -= push
+				f.arcs[a.rev].cap += push
 			}
 			f.stack = stack[:0]
 			return push
@@ -178,8 +181,8 @@ func (f *flowNet) augment(s, t int, limit int64) int64 {
 		advanced := false
 		for end := f.start[top.u+1]; cur[top.u] < end; cur[top.u]++ {
 			a := cur[top.u]
-			v := f.to[a]
-			if f.cap[a] > 0 && level[v] == level[top.u]+1 {
+			v := f.arcs[a].to
+			if f.arcs[a].cap > 0 && level[v] == level[top.u]+1 {
 				stack = append(stack, flowFrame{u: v, arc: a})
 				advanced = true
 				break
@@ -214,9 +217,9 @@ func (f *flowNet) sinkSide(t int) []bool {
 	for len(stack) > 0 {
 		v := stack[len(stack)-1]
 		stack = stack[:len(stack)-1]
-		for a, end := f.start[v], f.start[v+1]; a < end; a++ {
-			u := f.to[a]
-			if !in[u] && f.cap[f.rev[a]] > 0 {
+		for _, a := range f.arcs[f.start[v]:f.start[v+1]] {
+			u := a.to
+			if !in[u] && f.arcs[a.rev].cap > 0 {
 				in[u] = true
 				stack = append(stack, u)
 			}
@@ -227,6 +230,6 @@ func (f *flowNet) sinkSide(t int) []bool {
 
 // release gives the network's int32 arrays back to its pool.
 func (f *flowNet) release() {
-	f.ints.put(f.start, f.to, f.rev, f.level, f.cur)
+	f.ints.put(f.start, f.level, f.cur)
 	*f = flowNet{ints: f.ints}
 }

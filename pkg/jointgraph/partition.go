@@ -361,6 +361,9 @@ func (p *partitioner) index(effect []bool, cse bool) {
 		}
 	}
 	p.ints.put(stamp)
+	if ct != nil {
+		p.ints.put(ct.last, ct.prev)
+	}
 	p.infos = infos
 	n := N
 	if canon != nil {
