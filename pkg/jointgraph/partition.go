@@ -665,9 +665,10 @@ func (p *partitioner) extract(cands []int32, mode PartitionMode) (*Partition, er
 
 // release drops what the partition's decisions needed and reading the two
 // graphs (emission.Node, emission.Ref, materialize) does not: the operand
-// and user lists, the per-node classes and the plans' node sets — about
-// 100 MB at 1M input nodes, which a SplitLazy partition would otherwise
-// keep live while its graphs are checked and encoded.
+// and user lists, the per-node classes, the plans' node sets and the
+// arrays kept for reuse — about 100 MB at 1M input nodes, which a
+// SplitLazy partition would otherwise keep live while its graphs are
+// checked and encoded.
 func (p *partitioner) release(es ...*emission) {
 	p.opStart, p.opnd, p.useStart, p.users = nil, nil, nil, nil
 	p.bad, p.class, p.tgt, p.effect = nil, nil, nil, nil
