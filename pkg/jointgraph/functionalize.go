@@ -92,6 +92,12 @@ type functional struct {
 	getitemStart []int32
 	getitemList  []ir.NodeID
 	scratch      []ir.Arg // mapArgs
+	// srcArgs[id] says whether functional node id's argument list is its
+	// source node's (mapArgs shares unchanged lists; ids past its end: no).
+	// The joint built in place copies those and remaps every other list
+	// where it is, each list the functional graph made being its node's
+	// alone (jointBuilder.forwardNodesInPlace).
+	srcArgs []bool
 }
 
 type multiView struct {
@@ -360,6 +366,24 @@ func (f *functional) mapArgs(args []ir.Arg, kwargs []ir.Kwarg) ([]ir.Arg, []ir.K
 	return out, kws
 }
 
+// noteArgs records in srcArgs whether a, the argument list of functional
+// node id, is src, its source node's.
+func (f *functional) noteArgs(id ir.NodeID, a, src []ir.Arg) {
+	if len(a) == 0 || &a[0] != &src[0] {
+		return
+	}
+	if int(id) >= len(f.srcArgs) {
+		f.srcArgs = append(f.srcArgs, make([]bool, int(id)+1-len(f.srcArgs))...)
+	}
+	f.srcArgs[id] = true
+}
+
+// ownsArgs reports whether functional node id's argument list is its own
+// (made by the functional graph, referenced by no other node or value).
+func (f *functional) ownsArgs(id ir.NodeID) bool {
+	return int(id) >= len(f.srcArgs) || !f.srcArgs[id]
+}
+
 // unchangedArg reports whether mapArg returned a itself (m is its result).
 func unchangedArg(m, a *ir.Arg) bool {
 	switch a.Kind {
@@ -451,6 +475,7 @@ func (f *functional) emitLike(id ir.NodeID, target string, args []ir.Arg, kwargs
 	a, k := f.mapArgs(args, kwargs)
 	val := f.sourceValue(id)
 	v := f.exact(ir.Node{Name: nd.Name, Op: ir.OpCallFunction, Target: target, Args: a, Kwargs: k, Val: val, Meta: nd.Meta})
+	f.noteArgs(v.id, a, args)
 	f.cur[id] = v
 	if val != nil && (val.Kind == ir.ValTuple || val.Kind == ir.ValList) {
 		f.tuple[id] = int32(v.id) + 1
@@ -751,6 +776,7 @@ func (f *functional) inplace(id ir.NodeID, s *opschema.Schema, muts []int) error
 	a, k := f.mapArgs(nd.Args, nd.Kwargs)
 	f.b.meta = nd.Meta
 	rid := f.b.call(ft, a, k, nd.Val, "")
+	f.noteArgs(rid, a, nd.Args)
 	f.b.meta = nil
 	r := nodeV(rid, valueTensor(nd.Val))
 	if err := f.mutate(m, r, id); err != nil {

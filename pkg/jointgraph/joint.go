@@ -489,7 +489,12 @@ func (j *jointBuilder) forwardNodesInPlace(nf int) {
 		n := &j.b.g.Nodes[id]
 		*j.at = n
 		if n.Args != nil {
-			args := j.b.arena.alloc(len(n.Args))
+			// A list the functional graph made is remapped where it is;
+			// the source's (shared) are copied.
+			args := n.Args
+			if !j.f.ownsArgs(ir.NodeID(i)) {
+				args = j.b.arena.alloc(len(n.Args))
+			}
 			for k := range args {
 				args[k] = j.remap(n.Args[k])
 			}
