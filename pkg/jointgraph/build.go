@@ -127,15 +127,7 @@ func (b *builder) op(target string, out *ir.TensorMeta, args ...any) V {
 // (nil want: every element). Unwanted elements are undefined.
 func (b *builder) tupleOp(target string, outs []*ir.TensorMeta, want []bool, args ...any) []V {
 	pos, kws := b.args(args)
-	elems := make([]ir.Value, len(outs))
-	for i, m := range outs {
-		if m != nil {
-			elems[i] = *b.value(m)
-		} else {
-			elems[i] = ir.Value{Kind: ir.ValNone}
-		}
-	}
-	id := b.call(target, pos, kws, &ir.Value{Kind: ir.ValTuple, Elems: elems}, "")
+	id := b.call(target, pos, kws, b.metas.tuple(outs), "")
 	res := make([]V, len(outs))
 	for i := range outs {
 		if want == nil || want[i] {
