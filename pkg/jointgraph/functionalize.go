@@ -98,6 +98,9 @@ type functional struct {
 	// where it is, each list the functional graph made being its node's
 	// alone (jointBuilder.forwardNodesInPlace).
 	srcArgs []bool
+	// synthArgs are the arguments of the synthetic steps (aliasedInputs),
+	// by the input viewed (their valOf).
+	synthArgs map[ir.NodeID][]ir.Arg
 }
 
 type multiView struct {
@@ -105,17 +108,42 @@ type multiView struct {
 	step viewStep
 }
 
-// viewStep is one view op applied to the previous value in a chain.
+// viewStep is one view op applied to the previous value in a chain. It
+// names the source nodes holding its arguments and value rather than
+// copying them: 32 bytes, not 88 (a step per view node; at 1M nodes the
+// steps were 82 MB, docs/performance-log.md, Sixth pass).
 type viewStep struct {
 	target string
-	args   []ir.Arg // source args; args[0], the viewed tensor, is replaced on replay
-	kwargs []ir.Kwarg
-	item   int // element taken from a multi-output view (split, unbind), or -1
-	val    *ir.Value
+	// argsOf is the source node whose arguments the step applies (the
+	// view node, or a multi-output view's for its getitems; the first
+	// argument, the viewed tensor, is replaced on replay); NoNode for an
+	// identity step and a synthetic one (its arguments in synthArgs).
+	argsOf ir.NodeID
+	// valOf is the source node whose recorded value is the step's result's.
+	valOf ir.NodeID
 	// out is the source node holding this step's result (the view node, or
 	// the getitem of a multi-output view), NoNode for a synthetic step.
-	out ir.NodeID
+	out  ir.NodeID
+	item int32 // element taken from a multi-output view (split, unbind), or -1
 }
+
+// sourceStep is the step of source view node id: its target, arguments
+// and value.
+func sourceStep(id ir.NodeID, target string) viewStep {
+	return viewStep{target: target, argsOf: id, valOf: id, out: id, item: -1}
+}
+
+// stepArgs returns the arguments of step st.
+func (f *functional) stepArgs(st viewStep) ([]ir.Arg, []ir.Kwarg) {
+	if st.argsOf == ir.NoNode {
+		return f.synthArgs[st.valOf], nil
+	}
+	n := &f.src.Nodes[st.argsOf]
+	return n.Args, n.Kwargs
+}
+
+// stepVal returns the value of step st's result.
+func (f *functional) stepVal(st viewStep) *ir.Value { return f.src.Nodes[st.valOf].Val }
 
 // functionalize returns the functional form of m's root graph; its node
 // list has room for room nodes (at least the graph's and an eighth more):
@@ -595,9 +623,8 @@ func (f *functional) getitem(id ir.NodeID) error {
 		self := st.self
 		f.base[id] = f.base[self]
 		step := st.step
-		step.item = i
-		step.val = nd.Val
-		step.out = id
+		step.item = int32(i)
+		step.valOf, step.out = id, id
 		f.setView(id, self, step)
 	}
 	return nil
@@ -610,7 +637,7 @@ func (f *functional) view(id ir.NodeID, s *opschema.Schema) error {
 		return f.fail(id, "view of a tuple")
 	}
 	v := f.emitLike(id, nd.Target, nd.Args, nd.Kwargs)
-	step := viewStep{target: nd.Target, args: nd.Args, kwargs: nd.Kwargs, item: -1, val: nd.Val, out: id}
+	step := sourceStep(id, nd.Target)
 	if _, isTuple := f.tupleOf(id); isTuple {
 		f.multiView[id] = multiView{self: self, step: step}
 		return nil
@@ -695,7 +722,7 @@ func (f *functional) inplaceView(id ir.NodeID, ft string) error {
 	}
 	f.fixInplaceViewInput(id, self)
 	f.emitLike(id, ft, nd.Args, nd.Kwargs)
-	f.setView(id, self, viewStep{target: ft, args: nd.Args, kwargs: nd.Kwargs, item: -1, val: nd.Val, out: id})
+	f.setView(id, self, sourceStep(id, ft))
 	return nil
 }
 
@@ -784,7 +811,7 @@ func (f *functional) inplace(id ir.NodeID, s *opschema.Schema, muts []int) error
 	}
 	// The in-place op's result is the written tensor.
 	b := f.base[m]
-	f.setView(id, m, viewStep{target: identityStep, item: -1, val: nd.Val, out: id})
+	f.setView(id, m, viewStep{target: identityStep, argsOf: ir.NoNode, valOf: id, out: id, item: -1})
 	f.cur[id] = r
 	if b != m {
 		f.cur[m], f.viewVer[m] = r, f.ver[b]
@@ -830,7 +857,7 @@ func (f *functional) checkMultiOutputView(m, at ir.NodeID) error {
 		f.multiSeen[cur] = true
 		st := f.stepOf(cur)
 		if v := f.cur[st.out]; v.IsNode() {
-			f.multiWrites = append(f.multiWrites, multiWrite{at: at, view: v.id, item: st.item, fn: multiOutputBackward[st.target]})
+			f.multiWrites = append(f.multiWrites, multiWrite{at: at, view: v.id, item: int(st.item), fn: multiOutputBackward[st.target]})
 		}
 	}
 	return nil
@@ -892,21 +919,23 @@ func (f *functional) replay(st viewStep, x V) V {
 	if st.target == identityStep {
 		return x
 	}
-	args := slices.Clone(st.args)
+	stArgs, stKwargs := f.stepArgs(st)
+	args := slices.Clone(stArgs)
 	for i := 1; i < len(args); i++ {
 		args[i] = f.mapArg(args[i])
 	}
 	args[0] = f.b.arg(x)
 	var kws []ir.Kwarg
-	for _, k := range st.kwargs {
+	for _, k := range stKwargs {
 		kws = append(kws, ir.Kwarg{Name: k.Name, Value: f.mapArg(k.Value)})
 	}
+	val := f.stepVal(st)
 	if st.item < 0 {
-		id := f.b.call(st.target, args, kws, st.val, "")
-		return nodeV(id, valueTensor(st.val))
+		id := f.b.call(st.target, args, kws, val, "")
+		return nodeV(id, valueTensor(val))
 	}
 	t := nodeV(f.b.call(st.target, args, kws, nil, ""), nil)
-	return f.b.getitem(t, st.item, valueTensor(st.val))
+	return f.b.getitem(t, int(st.item), valueTensor(val))
 }
 
 // scatter writes nv, the new value of step st's result, into inter, the
@@ -920,7 +949,7 @@ func (f *functional) scatter(st viewStep, interV func() V, interShape []ir.Dim, 
 	if !ok {
 		return V{}, f.fail(at, "no schema for view op %s", st.target)
 	}
-	bound, err := s.BindValues(st.args, st.kwargs)
+	bound, err := s.BindValues(f.stepArgs(st))
 	if err != nil {
 		return V{}, f.fail(at, "%v", err)
 	}
@@ -991,7 +1020,7 @@ func (f *functional) scatter(st viewStep, interV func() V, interShape []ir.Dim, 
 			break
 		}
 		sizes := splitSizes(s, bound, inter.Shape()[dim].Val)
-		if st.item < len(sizes) {
+		if int(st.item) < len(sizes) {
 			start := int64(0)
 			for _, n := range sizes[:st.item] {
 				start += n
@@ -999,7 +1028,7 @@ func (f *functional) scatter(st viewStep, interV func() V, interShape []ir.Dim, 
 			return b.op("aten.slice_scatter.default", out, inter, nv, d, start, start+sizes[st.item], 1), nil
 		}
 	case "aten.unbind.int":
-		return b.op("aten.select_scatter.default", out, inter, nv, arg("dim"), st.item), nil
+		return b.op("aten.select_scatter.default", out, inter, nv, arg("dim"), int(st.item)), nil
 	}
 	return V{}, f.fail(at, "cannot write through a view made by %s", st.target)
 }
@@ -1097,11 +1126,11 @@ func (f *functional) aliasedInputs() {
 				continue
 			}
 			t := valueTensor(f.src.Nodes[p].Val)
-			f.setView(p, root, viewStep{
-				target: "aten.as_strided.default",
-				args:   []ir.Arg{f.b.ref(f.cur[root].id), dimsArg(t.Shape), dimsArg(t.Stride), dimArg(t.StorageOffset)},
-				item:   -1, val: f.src.Nodes[p].Val, out: ir.NoNode,
-			})
+			if f.synthArgs == nil {
+				f.synthArgs = map[ir.NodeID][]ir.Arg{}
+			}
+			f.synthArgs[p] = []ir.Arg{f.b.ref(f.cur[root].id), dimsArg(t.Shape), dimsArg(t.Stride), dimArg(t.StorageOffset)}
+			f.setView(p, root, viewStep{target: "aten.as_strided.default", argsOf: ir.NoNode, valOf: p, out: ir.NoNode, item: -1})
 		}
 	}
 }
