@@ -47,8 +47,12 @@ type functional struct {
 	// epilogue are the copy_ nodes writing mutated inputs back, in input
 	// order; they come after every other node.
 	epilogue []ir.NodeID
-	// items[t][i] is the getitem node of element i of tuple node t.
-	items map[ir.NodeID][]ir.NodeID
+	// itemTuples are the tuple nodes, in increasing order, and
+	// itemLists[k][i] the getitem node of element i of itemTuples[k]
+	// (itemsOf): two lists, not a map of a few hundred thousand entries
+	// at 1M nodes.
+	itemTuples []ir.NodeID
+	itemLists  [][]ir.NodeID
 	// mutated are the indices of inputs written back with copy_;
 	// inPlace those that ops with unannotated writes update in place.
 	mutated, inPlace []int
@@ -159,8 +163,7 @@ func functionalize(m *ir.Module, file string, reg *opschema.Registry, at **ir.No
 	}
 	n := len(g.Nodes)
 	f := &functional{
-		b: newBuilder(""), src: g, file: file, reg: reg, ops: newOpCache(reg),
-		effect: map[ir.NodeID]bool{}, items: map[ir.NodeID][]ir.NodeID{},
+		b: newBuilder(""), src: g, file: file, reg: reg, ops: newOpCache(reg), effect: map[ir.NodeID]bool{},
 		cur: make([]V, n), base: make([]ir.NodeID, n), parent: make([]ir.NodeID, n),
 		stepIdx: make([]int32, n), rroot: make([]ir.NodeID, n), multiUp: make([]ir.NodeID, n),
 		ver: make([]int32, n), viewVer: make([]int32, n), tuple: make([]int32, n),
@@ -591,7 +594,18 @@ func (f *functional) makeItems(id ir.NodeID, t V, val *ir.Value) {
 			Args: args, Val: &val.Elems[i], Meta: f.src.Nodes[id].Meta}
 		items[i] = f.exact(n).id
 	}
-	f.items[t.id] = items
+	// t is the node appended last, so itemTuples stays sorted.
+	f.itemTuples = append(f.itemTuples, t.id)
+	f.itemLists = append(f.itemLists, items)
+}
+
+// itemsOf returns the getitem nodes of tuple node t, by element (NoNode:
+// none), nil when t is not a tuple node.
+func (f *functional) itemsOf(t ir.NodeID) []ir.NodeID {
+	if k, ok := slices.BinarySearch(f.itemTuples, t); ok {
+		return f.itemLists[k]
+	}
+	return nil
 }
 
 func (f *functional) getitem(id ir.NodeID) error {
@@ -610,7 +624,7 @@ func (f *functional) getitem(id ir.NodeID) error {
 		// from 0); every later pass indexes element lists with it.
 		return f.fail(id, "getitem index %d is negative: traced graphs index tuples from 0", i)
 	}
-	items := f.items[t.id]
+	items := f.itemsOf(t.id)
 	if i >= len(items) || items[i] == ir.NoNode {
 		// An element without a tensor value: emit a plain getitem.
 		v := f.b.getitem(t, i, valueTensor(nd.Val))
@@ -1200,7 +1214,7 @@ func (f *functional) flattenOutputs(id ir.NodeID, a *ir.Arg) error {
 			return f.fail(id, "output refers to unknown node %q", l.S)
 		}
 		if t, ok := f.tupleOf(l.Ref); ok {
-			for _, it := range f.items[t.id] {
+			for _, it := range f.itemsOf(t.id) {
 				if it == ir.NoNode {
 					return f.fail(id, "output returns a tuple with non-tensor elements")
 				}

@@ -329,17 +329,16 @@ func (j *jointBuilder) build(src *ir.Module) (*Joint, error) {
 	j.fwdEnd = ir.NodeID(len(j.b.g.Nodes))
 	j.grad = make([]V, j.fwdEnd)
 	j.itemIdx = make([]int32, j.fwdEnd)
-	j.itemLists = make([][]ir.NodeID, 0, len(f.items)+len(whileStacked))
-	for t, its := range f.items {
-		jt := j.fmap[t]
-		jits := make([]ir.NodeID, len(its))
+	j.itemLists = make([][]ir.NodeID, 0, len(f.itemTuples)+len(whileStacked))
+	for k, t := range f.itemTuples {
+		// The functional graph's lists are read no more: renumbered in place.
+		its := f.itemLists[k]
 		for k, it := range its {
-			jits[k] = ir.NoNode
 			if it != ir.NoNode {
-				jits[k] = j.fmap[it]
+				its[k] = j.fmap[it]
 			}
 		}
-		j.setItems(jt, jits)
+		j.setItems(j.fmap[t], its)
 	}
 	j.jrg = make([]bool, len(j.b.g.Nodes))
 	for fi, ji := range j.fmap {
