@@ -5,6 +5,7 @@ import (
 	"io"
 	"io/fs"
 	"math"
+	"sync/atomic"
 	"syscall"
 	"unicode/utf8"
 	"unsafe"
@@ -31,18 +32,11 @@ func (e *WriteError) Unwrap() error { return e.Err }
 type wireEncoder struct {
 	b   []byte
 	err error
-	// vals memoizes the encoding of shared values: decoders and builders
-	// share one immutable Value between the nodes with equal metadata, so
-	// most values are encoded once or twice and then copied. It is a
-	// direct-mapped cache by the value's address (a map's hashing and
-	// growth cost more than the encodings it saved): a value seen once
-	// holds its slot with no bytes, and only a second sighting keeps a
-	// copy, so values used by one node (many, in built graphs) are not
-	// copied at all; a value whose slot another took is encoded again,
-	// which gives the same bytes.
-	vals *[valSlots]valSlot
-	// memo backs the kept copies.
-	memo []byte
+	// vals memoizes the encoding of shared values (nodeValue); memo and
+	// entries back the encodings and entries it keeps.
+	vals    *ValueMemo
+	memo    []byte
+	entries []memoEntry
 	// root, when set, supplies the root graph's nodes (EncodeSource);
 	// refs is set while they are written.
 	root, refs NodeSource
@@ -261,16 +255,42 @@ func (e *wireEncoder) flush() {
 	e.b = e.b[:0]
 }
 
-// valSlots is the size of the value cache: a few hundred distinct shared
-// values cover a graph of repeated layers.
+// A ValueMemo memoizes the binary encodings of node values, by the
+// value's address: decoders and builders share one immutable Value between
+// the nodes with equal metadata, so most values are encoded once and then
+// copied. One memo can serve the concurrent encodings of several modules
+// whose nodes share values (EncodeSourceToMemo: the joint command's joint
+// graph and the forward and backward graphs made of its nodes, which
+// otherwise each encoded the same values again; docs/performance-log.md,
+// Sixth pass). The values must not change while the memo is in use.
+//
+// It is a two-way set-associative cache by the value's address (a map's
+// hashing and growth cost more than the encodings it saves): a value
+// whose set two others took is encoded again, which gives the same bytes.
+// Each slot holds an immutable entry, stored and loaded atomically, so
+// encodings may share the memo without locks; the zero ValueMemo is empty
+// and ready to use.
+type ValueMemo struct {
+	slots [valSlots]atomic.Pointer[memoEntry]
+}
+
+// valSlots is the size of the value cache: a few thousand distinct values
+// cover a graph of repeated layers. The 4.4k-node stack's joint, forward
+// and backward graphs, encoded by cachegrind's count of instructions:
+// 37.4 M with a direct-mapped cache of 512 slots in each encoder (which
+// lost 8,148 of 9,850 misses to a slot another value held), 31.5 M with
+// 4,096 slots shared, 30.0 M with them two-way (as 8,192 direct-mapped,
+// at half the memory: 32 KiB, 8 pages).
 const (
-	valBits  = 9
+	valBits  = 12
 	valSlots = 1 << valBits
 )
 
-type valSlot struct {
+// A memoEntry is a value and its encoding (field 6 of a node, tag and
+// length included).
+type memoEntry struct {
 	v   *Value
-	enc []byte // nil: seen once
+	enc []byte
 }
 
 // encodedSize estimates the binary size of m, to size the output buffer
@@ -317,7 +337,7 @@ func metaSize(mt *Meta) int {
 
 // encodeBinary encodes m in the binary encoding.
 func encodeBinary(m *Module) ([]byte, error) {
-	e := &wireEncoder{b: make([]byte, 0, encodedSize(m)), vals: new([valSlots]valSlot)}
+	e := &wireEncoder{b: make([]byte, 0, encodedSize(m)), vals: new(ValueMemo)}
 	e.file(m)
 	if e.err != nil {
 		return nil, e.err
@@ -609,30 +629,50 @@ func (e *wireEncoder) node(n *Node) {
 }
 
 // nodeValue writes a node's val field (6), reusing the bytes of a value
-// already encoded.
+// already encoded, here or by another encoding sharing e.vals.
 func (e *wireEncoder) nodeValue(v *Value) {
-	// Fibonacci hashing of the address: its high bits pick the slot.
-	slot := &e.vals[(uint64(uintptr(unsafe.Pointer(v)))*0x9E3779B97F4A7C15)>>(64-valBits)]
-	if slot.v == v && slot.enc != nil {
-		e.b = append(e.b, slot.enc...)
+	// Fibonacci hashing of the address: its high bits pick the set, its
+	// lowest the slot replaced when neither is free.
+	h := (uint64(uintptr(unsafe.Pointer(v))) * 0x9E3779B97F4A7C15) >> (64 - valBits)
+	set := e.vals.slots[h&^1:][:2]
+	m0, m1 := set[0].Load(), set[1].Load()
+	switch {
+	case m0 != nil && m0.v == v:
+		e.b = append(e.b, m0.enc...)
 		return
+	case m1 != nil && m1.v == v:
+		e.b = append(e.b, m1.enc...)
+		return
+	}
+	slot := &set[h&1]
+	if m0 == nil || m1 == nil {
+		slot = &set[0]
+		if m0 != nil {
+			slot = &set[1]
+		}
 	}
 	start := len(e.b)
 	vs := e.begin(6)
 	e.value(v)
 	e.end(vs)
-	if slot.v != v {
-		*slot = valSlot{v: v}
+	if e.err != nil {
+		// Not kept: another encoding sharing the memo must meet the
+		// value's error itself.
 		return
 	}
-	// Seen before: keep a copy (an enclosing message may still move these
-	// bytes).
-	if len(e.memo)+len(e.b)-start > cap(e.memo) {
-		e.memo = make([]byte, 0, max(1<<16, len(e.b)-start))
+	// Keep a copy (an enclosing message may still move these bytes), in
+	// pieces of memory never reused while the memo may point to them.
+	n := len(e.b) - start
+	if len(e.memo)+n > cap(e.memo) {
+		e.memo = make([]byte, 0, max(1<<16, n))
 	}
-	m := len(e.memo)
+	k := len(e.memo)
 	e.memo = append(e.memo, e.b[start:]...)
-	slot.enc = e.memo[m:len(e.memo):len(e.memo)]
+	if len(e.entries) == cap(e.entries) {
+		e.entries = make([]memoEntry, 0, 256)
+	}
+	e.entries = append(e.entries, memoEntry{v: v, enc: e.memo[k:len(e.memo):len(e.memo)]})
+	slot.Store(&e.entries[len(e.entries)-1])
 }
 
 func (e *wireEncoder) kwarg(num protowire.Number, name *string, value *Arg) {
