@@ -130,17 +130,26 @@ func (e *wireEncoder) streamRoot(root NodeSource) {
 	}
 	e.b = protowire.AppendTag(e.b, 4, protowire.BytesType)
 	e.b = protowire.AppendVarint(e.b, uint64(total))
-	e.rootNodes(root, 0)
+	e.rootNodes(root, 0, nil)
 }
 
 // rootNodes encodes root's nodes from k on, writing the output whenever
-// e.chunk bytes have collected.
-func (e *wireEncoder) rootNodes(root NodeSource, k int) {
-	for n := root.Len(); k < n; k++ {
+// e.chunk bytes have collected; last, when set, is the last node's
+// encoding, written instead of encoding it again (sampledSize).
+func (e *wireEncoder) rootNodes(root NodeSource, k int, last []byte) {
+	n := root.Len()
+	if last != nil {
+		n--
+	}
+	for ; k < n; k++ {
 		e.node(root.Node(k))
 		if len(e.b) >= e.chunk {
 			e.flush()
 		}
+	}
+	if last != nil {
+		e.flush()
+		e.write(last)
 	}
 }
 
@@ -153,11 +162,14 @@ const rootSamples = 512
 // graph of the 1M-node synth graph) encoded, the others from the sizes of
 // up to rootSamples of them (sampleAt), all encoded past the end of e.b
 // (into the room its pieces leave; a node larger than that room grows a
-// buffer of its own, dropped afterwards). Extrapolating from the first nodes instead put the 1M-node
+// buffer of its own). Extrapolating from the first nodes instead put the 1M-node
 // joint (317 MB) below 256 MiB: a joint starts with its inputs, smaller
 // than the backward's nodes. On the outputs of the 4.4k stack and the 1M
-// synth graph the estimate is within 2.5 %.
-func (e *wireEncoder) sampledSize(root NodeSource, k int) uint64 {
+// synth graph the estimate is within 2.5 %. It returns the last node's
+// encoding too, which rootNodes writes instead of encoding the node again
+// (at 1M input nodes, encoding the three outputs' last nodes twice took
+// 48 MB of fresh memory, the buffers grown for them: HOPCTL_MEMPROFILE).
+func (e *wireEncoder) sampledSize(root NodeSource, k int) (total uint64, last []byte) {
 	out := e.b
 	e.b = e.b[len(e.b):]
 	size := func(i int) uint64 {
@@ -166,17 +178,22 @@ func (e *wireEncoder) sampledSize(root NodeSource, k int) uint64 {
 		return uint64(len(e.b))
 	}
 	n := root.Len()
-	total := size(n - 1)
 	if m := n - 1 - k; m > 0 {
 		s := min(rootSamples, m)
 		var sum uint64
 		for j := range s {
 			sum += size(sampleAt(j, s, k, m))
 		}
-		total += sum * uint64(m) / uint64(s)
+		total = sum * uint64(m) / uint64(s)
+	}
+	total += size(n - 1)
+	last = e.b
+	if unsafe.SliceData(last) == unsafe.SliceData(out[len(out):]) {
+		// In the room of e.b, which the nodes will take: a copy.
+		last = append([]byte(nil), last...)
 	}
 	e.b = out
-	return total
+	return total, last
 }
 
 // sampleAt is the j-th of the s nodes sampledSize reads among the m nodes
@@ -209,7 +226,8 @@ func (e *wireEncoder) streamRootAt(root NodeSource, head, s, k int) {
 	}
 	pre := append([]byte(nil), e.b[:head]...)
 	e.b = append(e.b[:0], e.b[s:]...)
-	guess := protowire.SizeVarint(uint64(len(e.b)) + e.sampledSize(root, k))
+	size, last := e.sampledSize(root, k)
+	guess := protowire.SizeVarint(uint64(len(e.b)) + size)
 	if e.err != nil { // a sampled node's error: the graph is not encoded
 		return
 	}
@@ -218,7 +236,7 @@ func (e *wireEncoder) streamRootAt(root NodeSource, head, s, k int) {
 		e.err = &WriteError{Err: err}
 		return
 	}
-	e.rootNodes(root, k)
+	e.rootNodes(root, k, last)
 	e.flush()
 	end, err := e.f.Seek(0, io.SeekCurrent)
 	if err != nil && e.err == nil {
@@ -234,7 +252,7 @@ func (e *wireEncoder) streamRootAt(root NodeSource, head, s, k int) {
 			e.err = &WriteError{Err: err}
 			return
 		}
-		e.rootNodes(root, 0)
+		e.rootNodes(root, 0, last)
 		e.flush()
 		e.cut = true
 	}
@@ -247,12 +265,17 @@ func (e *wireEncoder) streamRootAt(root NodeSource, head, s, k int) {
 
 // flush writes the output collected so far to e.w.
 func (e *wireEncoder) flush() {
-	if e.err == nil && len(e.b) > 0 {
-		if _, err := e.w.Write(e.b); err != nil {
+	e.write(e.b)
+	e.b = e.b[:0]
+}
+
+// write writes p to e.w, unless the encoding has failed.
+func (e *wireEncoder) write(p []byte) {
+	if e.err == nil && len(p) > 0 {
+		if _, err := e.w.Write(p); err != nil {
 			e.err = &WriteError{Err: err}
 		}
 	}
-	e.b = e.b[:0]
 }
 
 // A ValueMemo memoizes the binary encodings of node values, by the

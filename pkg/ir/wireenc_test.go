@@ -181,7 +181,8 @@ func TestStreamedToFileGuess(t *testing.T) {
 		e := &wireEncoder{vals: new(ValueMemo)}
 		root := GraphNodes(c.m.Root())
 		e.node(root.Node(0))
-		guess := protowire.SizeVarint(uint64(len(e.b)) + e.sampledSize(root, k))
+		size, _ := e.sampledSize(root, k)
+		guess := protowire.SizeVarint(uint64(len(e.b)) + size)
 		if wrong := guess != protowire.SizeVarint(rootLen(t, want)); wrong != c.wrong {
 			t.Errorf("%s: the guess (%d bytes of prefix) is wrong: %v", name, guess, wrong)
 		}
