@@ -59,7 +59,7 @@ func EncodeSourceToMemo(w io.Writer, m *Module, root NodeSource, enc Encoding, v
 		own := e.vals
 		if vals == nil {
 			if own == nil {
-				own = new(ValueMemo)
+				own = NewValueMemo(0)
 			}
 			vals = own
 		}
@@ -87,7 +87,7 @@ func EncodeSourceToMemo(w io.Writer, m *Module, root NodeSource, enc Encoding, v
 		if vals == own {
 			// The memo was this encoding's alone: it and the memory of
 			// its entries serve the next one.
-			*own = ValueMemo{}
+			clear(own.slots)
 			e.vals, e.memo, e.entries = own, memo[:0], entries[:0]
 		}
 		streamEncoders.Put(e)
@@ -111,7 +111,7 @@ var streamEncoders sync.Pool
 // (EncodeSourceTo).
 func EncodeSource(m *Module, root NodeSource, enc Encoding) ([]byte, error) {
 	if enc == Binary {
-		e := &wireEncoder{b: make([]byte, 0, encodedSize(m)+sourceSize(root)), vals: new(ValueMemo), root: root}
+		e := &wireEncoder{b: make([]byte, 0, encodedSize(m)+sourceSize(root)), vals: NewValueMemo(0), root: root}
 		e.file(m)
 		if e.err != nil {
 			return nil, e.err

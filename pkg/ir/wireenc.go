@@ -291,22 +291,34 @@ func (e *wireEncoder) write(p []byte) {
 // hashing and growth cost more than the encodings it saves): a value
 // whose set two others took is encoded again, which gives the same bytes.
 // Each slot holds an immutable entry, stored and loaded atomically, so
-// encodings may share the memo without locks; the zero ValueMemo is empty
-// and ready to use.
+// encodings may share the memo without locks.
 type ValueMemo struct {
-	slots [valSlots]atomic.Pointer[memoEntry]
+	slots []atomic.Pointer[memoEntry]
+	shift uint // 64 - log2(len(slots))
 }
 
-// valSlots is the size of the value cache: a few thousand distinct values
-// cover a graph of repeated layers. The 4.4k-node stack's joint, forward
-// and backward graphs, encoded by cachegrind's count of instructions:
-// 37.4 M with a direct-mapped cache of 512 slots in each encoder (which
-// lost 8,148 of 9,850 misses to a slot another value held), 31.5 M with
-// 4,096 slots shared, 30.0 M with them two-way (as 8,192 direct-mapped,
-// at half the memory: 32 KiB, 8 pages).
+// NewValueMemo returns an empty memo for encodings of about n nodes in
+// all: graphs of repeated layers have a few distinct values per hundred
+// nodes (the 100k-node synth graph's joint, forward and backward graphs:
+// 9,343 of 505k; the 4.4k-node stack's: 3,649 of 23k), so a slot per
+// sixteen nodes, between 2^minValBits and 2^maxValBits. Encoding the
+// stack's three outputs took 37.4 M instructions (cachegrind) with a
+// direct-mapped cache of 512 slots in each encoder (which lost 8,148 of
+// 9,850 misses to a slot another value held), 31.5 M with 4,096 slots
+// shared, 30.0 M with them two-way (as 8,192 direct-mapped, at half the
+// memory). The 1M-node synth graph's have some 90,000 distinct values.
+func NewValueMemo(n int) *ValueMemo {
+	bits := minValBits
+	for bits < maxValBits && 1<<bits < n/16 {
+		bits++
+	}
+	return &ValueMemo{slots: make([]atomic.Pointer[memoEntry], 1<<bits), shift: 64 - uint(bits)}
+}
+
+// The memo's size, in slots: 32 KiB to 2 MiB.
 const (
-	valBits  = 12
-	valSlots = 1 << valBits
+	minValBits = 12
+	maxValBits = 18
 )
 
 // A memoEntry is a value and its encoding (field 6 of a node, tag and
@@ -360,7 +372,7 @@ func metaSize(mt *Meta) int {
 
 // encodeBinary encodes m in the binary encoding.
 func encodeBinary(m *Module) ([]byte, error) {
-	e := &wireEncoder{b: make([]byte, 0, encodedSize(m)), vals: new(ValueMemo)}
+	e := &wireEncoder{b: make([]byte, 0, encodedSize(m)), vals: NewValueMemo(0)}
 	e.file(m)
 	if e.err != nil {
 		return nil, e.err
@@ -656,7 +668,7 @@ func (e *wireEncoder) node(n *Node) {
 func (e *wireEncoder) nodeValue(v *Value) {
 	// Fibonacci hashing of the address: its high bits pick the set, its
 	// lowest the slot replaced when neither is free.
-	h := (uint64(uintptr(unsafe.Pointer(v))) * 0x9E3779B97F4A7C15) >> (64 - valBits)
+	h := (uint64(uintptr(unsafe.Pointer(v))) * 0x9E3779B97F4A7C15) >> e.vals.shift
 	set := e.vals.slots[h&^1:][:2]
 	m0, m1 := set[0].Load(), set[1].Load()
 	switch {

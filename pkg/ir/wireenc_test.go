@@ -178,7 +178,7 @@ func TestStreamedToFileGuess(t *testing.T) {
 			t.Errorf("%s: streamed to a file, %d bytes, differ from the %d in memory", name, len(got), len(want))
 		}
 		// The case tests what it says: the guess is wrong, or right.
-		e := &wireEncoder{vals: new(ValueMemo)}
+		e := &wireEncoder{vals: NewValueMemo(0)}
 		root := GraphNodes(c.m.Root())
 		e.node(root.Node(0))
 		size, _ := e.sampledSize(root, k)
@@ -350,7 +350,7 @@ func TestValueMemoShared(t *testing.T) {
 		}
 		want[i] = b
 	}
-	vals := new(ValueMemo)
+	vals := NewValueMemo(0)
 	got := make([]bytes.Buffer, len(mods))
 	var wg sync.WaitGroup
 	for i, m := range mods {

@@ -235,8 +235,9 @@ func jointRun(opts *Options) error {
 	var jointOnce sync.Once
 	// The outputs' binary encoders share one memo of the values' encodings:
 	// the forward and backward graphs are the joint's nodes, their values
-	// the joint's (ir.ValueMemo).
-	vals := new(ir.ValueMemo)
+	// the joint's (ir.ValueMemo), sized by the joint, whose nodes the
+	// three outputs hold between them about twice.
+	vals := ir.NewValueMemo(2 * len(j.Module.Root().Nodes))
 	write := func(o *output, w io.Writer, stream bool) error {
 		m, nodes := o.m()
 		if m == nil {
