@@ -186,6 +186,13 @@ func (e *wireEncoder) sampledSize(root NodeSource, k int) (total uint64, last []
 		}
 		total = sum * uint64(m) / uint64(s)
 	}
+	// The last node's buffer sized from its arguments, not grown by append
+	// a quarter at a time: the output nodes of the 1M-node synth graph's
+	// three outputs (up to 7.7 MB each) took 64 MB of buffers so
+	// (HOPCTL_MEMPROFILE).
+	if hint := lastNodeBytes * argCount(root.Node(n-1)); hint > cap(e.b) {
+		e.b = make([]byte, 0, hint)
+	}
 	total += size(n - 1)
 	last = e.b
 	if unsafe.SliceData(last) == unsafe.SliceData(out[len(out):]) {
@@ -194,6 +201,19 @@ func (e *wireEncoder) sampledSize(root NodeSource, k int) (total uint64, last []
 	}
 	e.b = out
 	return total, last
+}
+
+// lastNodeBytes is about the encoded size of an argument of a graph's
+// output node: a reference in a list, its name of some ten bytes.
+const lastNodeBytes = 16
+
+// argCount is the number of n's arguments and of their elements.
+func argCount(n *Node) int {
+	c := len(n.Args) + len(n.Kwargs)
+	for i := range n.Args {
+		c += len(n.Args[i].Elems())
+	}
+	return c
 }
 
 // sampleAt is the j-th of the s nodes sampledSize reads among the m nodes
