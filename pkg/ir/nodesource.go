@@ -38,6 +38,14 @@ func (s graphNodes) Ref(a *Arg) (NodeID, string) { return a.Ref, a.S }
 // are streamed: memory does not grow with the output. On an error w may
 // have been written to; an error of w is a *WriteError.
 func EncodeSourceTo(w io.Writer, m *Module, root NodeSource, enc Encoding) error {
+	return EncodeSourceToMemo(w, m, root, enc, nil)
+}
+
+// EncodeSourceToMemo is EncodeSourceTo with the binary encodings of node
+// values memoized in vals, which encodings of other modules whose nodes
+// share values may use at the same time (nil: a memo of this encoding's
+// own). The bytes are EncodeSourceTo's.
+func EncodeSourceToMemo(w io.Writer, m *Module, root NodeSource, enc Encoding, vals *ValueMemo) error {
 	switch enc {
 	case Binary:
 		// Streamed: the output is written as it is made, in pieces of
@@ -46,9 +54,16 @@ func EncodeSourceTo(w io.Writer, m *Module, root NodeSource, enc Encoding) error
 		// encoded twice, to know its length first: streamRoot).
 		e, _ := streamEncoders.Get().(*wireEncoder)
 		if e == nil {
-			e = &wireEncoder{vals: new([valSlots]valSlot)}
+			e = &wireEncoder{}
 		}
-		e.root, e.w, e.chunk, e.f = root, w, streamChunk, asOutputFile(w)
+		own := e.vals
+		if vals == nil {
+			if own == nil {
+				own = NewValueMemo(0)
+			}
+			vals = own
+		}
+		e.vals, e.root, e.w, e.chunk, e.f = vals, root, w, streamChunk, asOutputFile(w)
 		if e.f != nil {
 			e.chunk = fileChunk
 		}
@@ -67,8 +82,14 @@ func EncodeSourceTo(w io.Writer, m *Module, root NodeSource, enc Encoding) error
 			}
 		}
 		err := e.err
-		clear(e.vals[:])
-		*e = wireEncoder{b: e.b[:0], vals: e.vals, memo: e.memo[:0]}
+		memo, entries := e.memo, e.entries
+		*e = wireEncoder{b: e.b[:0]}
+		if vals == own {
+			// The memo was this encoding's alone: it and the memory of
+			// its entries serve the next one.
+			clear(own.slots)
+			e.vals, e.memo, e.entries = own, memo[:0], entries[:0]
+		}
 		streamEncoders.Put(e)
 		return err
 	case JSON, Text:
@@ -90,7 +111,7 @@ var streamEncoders sync.Pool
 // (EncodeSourceTo).
 func EncodeSource(m *Module, root NodeSource, enc Encoding) ([]byte, error) {
 	if enc == Binary {
-		e := &wireEncoder{b: make([]byte, 0, encodedSize(m)+sourceSize(root)), vals: new([valSlots]valSlot), root: root}
+		e := &wireEncoder{b: make([]byte, 0, encodedSize(m)+sourceSize(root)), vals: NewValueMemo(0), root: root}
 		e.file(m)
 		if e.err != nil {
 			return nil, e.err

@@ -5,6 +5,7 @@ import (
 	"io"
 	"io/fs"
 	"math"
+	"sync/atomic"
 	"syscall"
 	"unicode/utf8"
 	"unsafe"
@@ -31,18 +32,11 @@ func (e *WriteError) Unwrap() error { return e.Err }
 type wireEncoder struct {
 	b   []byte
 	err error
-	// vals memoizes the encoding of shared values: decoders and builders
-	// share one immutable Value between the nodes with equal metadata, so
-	// most values are encoded once or twice and then copied. It is a
-	// direct-mapped cache by the value's address (a map's hashing and
-	// growth cost more than the encodings it saved): a value seen once
-	// holds its slot with no bytes, and only a second sighting keeps a
-	// copy, so values used by one node (many, in built graphs) are not
-	// copied at all; a value whose slot another took is encoded again,
-	// which gives the same bytes.
-	vals *[valSlots]valSlot
-	// memo backs the kept copies.
-	memo []byte
+	// vals memoizes the encoding of shared values (nodeValue); memo and
+	// entries back the encodings and entries it keeps.
+	vals    *ValueMemo
+	memo    []byte
+	entries []memoEntry
 	// root, when set, supplies the root graph's nodes (EncodeSource);
 	// refs is set while they are written.
 	root, refs NodeSource
@@ -136,17 +130,26 @@ func (e *wireEncoder) streamRoot(root NodeSource) {
 	}
 	e.b = protowire.AppendTag(e.b, 4, protowire.BytesType)
 	e.b = protowire.AppendVarint(e.b, uint64(total))
-	e.rootNodes(root, 0)
+	e.rootNodes(root, 0, nil)
 }
 
 // rootNodes encodes root's nodes from k on, writing the output whenever
-// e.chunk bytes have collected.
-func (e *wireEncoder) rootNodes(root NodeSource, k int) {
-	for n := root.Len(); k < n; k++ {
+// e.chunk bytes have collected; last, when set, is the last node's
+// encoding, written instead of encoding it again (sampledSize).
+func (e *wireEncoder) rootNodes(root NodeSource, k int, last []byte) {
+	n := root.Len()
+	if last != nil {
+		n--
+	}
+	for ; k < n; k++ {
 		e.node(root.Node(k))
 		if len(e.b) >= e.chunk {
 			e.flush()
 		}
+	}
+	if last != nil {
+		e.flush()
+		e.write(last)
 	}
 }
 
@@ -159,11 +162,14 @@ const rootSamples = 512
 // graph of the 1M-node synth graph) encoded, the others from the sizes of
 // up to rootSamples of them (sampleAt), all encoded past the end of e.b
 // (into the room its pieces leave; a node larger than that room grows a
-// buffer of its own, dropped afterwards). Extrapolating from the first nodes instead put the 1M-node
+// buffer of its own). Extrapolating from the first nodes instead put the 1M-node
 // joint (317 MB) below 256 MiB: a joint starts with its inputs, smaller
 // than the backward's nodes. On the outputs of the 4.4k stack and the 1M
-// synth graph the estimate is within 2.5 %.
-func (e *wireEncoder) sampledSize(root NodeSource, k int) uint64 {
+// synth graph the estimate is within 2.5 %. It returns the last node's
+// encoding too, which rootNodes writes instead of encoding the node again
+// (at 1M input nodes, encoding the three outputs' last nodes twice took
+// 48 MB of fresh memory, the buffers grown for them: HOPCTL_MEMPROFILE).
+func (e *wireEncoder) sampledSize(root NodeSource, k int) (total uint64, last []byte) {
 	out := e.b
 	e.b = e.b[len(e.b):]
 	size := func(i int) uint64 {
@@ -172,17 +178,42 @@ func (e *wireEncoder) sampledSize(root NodeSource, k int) uint64 {
 		return uint64(len(e.b))
 	}
 	n := root.Len()
-	total := size(n - 1)
 	if m := n - 1 - k; m > 0 {
 		s := min(rootSamples, m)
 		var sum uint64
 		for j := range s {
 			sum += size(sampleAt(j, s, k, m))
 		}
-		total += sum * uint64(m) / uint64(s)
+		total = sum * uint64(m) / uint64(s)
+	}
+	// The last node's buffer sized from its arguments, not grown by append
+	// a quarter at a time: the output nodes of the 1M-node synth graph's
+	// three outputs (up to 7.7 MB each) took 64 MB of buffers so
+	// (HOPCTL_MEMPROFILE).
+	if hint := lastNodeBytes * argCount(root.Node(n-1)); hint > cap(e.b) {
+		e.b = make([]byte, 0, hint)
+	}
+	total += size(n - 1)
+	last = e.b
+	if unsafe.SliceData(last) == unsafe.SliceData(out[len(out):]) {
+		// In the room of e.b, which the nodes will take: a copy.
+		last = append([]byte(nil), last...)
 	}
 	e.b = out
-	return total
+	return total, last
+}
+
+// lastNodeBytes is about the encoded size of an argument of a graph's
+// output node: a reference in a list, its name of some ten bytes.
+const lastNodeBytes = 16
+
+// argCount is the number of n's arguments and of their elements.
+func argCount(n *Node) int {
+	c := len(n.Args) + len(n.Kwargs)
+	for i := range n.Args {
+		c += len(n.Args[i].Elems())
+	}
+	return c
 }
 
 // sampleAt is the j-th of the s nodes sampledSize reads among the m nodes
@@ -215,7 +246,8 @@ func (e *wireEncoder) streamRootAt(root NodeSource, head, s, k int) {
 	}
 	pre := append([]byte(nil), e.b[:head]...)
 	e.b = append(e.b[:0], e.b[s:]...)
-	guess := protowire.SizeVarint(uint64(len(e.b)) + e.sampledSize(root, k))
+	size, last := e.sampledSize(root, k)
+	guess := protowire.SizeVarint(uint64(len(e.b)) + size)
 	if e.err != nil { // a sampled node's error: the graph is not encoded
 		return
 	}
@@ -224,7 +256,7 @@ func (e *wireEncoder) streamRootAt(root NodeSource, head, s, k int) {
 		e.err = &WriteError{Err: err}
 		return
 	}
-	e.rootNodes(root, k)
+	e.rootNodes(root, k, last)
 	e.flush()
 	end, err := e.f.Seek(0, io.SeekCurrent)
 	if err != nil && e.err == nil {
@@ -240,7 +272,7 @@ func (e *wireEncoder) streamRootAt(root NodeSource, head, s, k int) {
 			e.err = &WriteError{Err: err}
 			return
 		}
-		e.rootNodes(root, 0)
+		e.rootNodes(root, 0, last)
 		e.flush()
 		e.cut = true
 	}
@@ -253,24 +285,69 @@ func (e *wireEncoder) streamRootAt(root NodeSource, head, s, k int) {
 
 // flush writes the output collected so far to e.w.
 func (e *wireEncoder) flush() {
-	if e.err == nil && len(e.b) > 0 {
-		if _, err := e.w.Write(e.b); err != nil {
-			e.err = &WriteError{Err: err}
-		}
-	}
+	e.write(e.b)
 	e.b = e.b[:0]
 }
 
-// valSlots is the size of the value cache: a few hundred distinct shared
-// values cover a graph of repeated layers.
+// write writes p to e.w, unless the encoding has failed.
+func (e *wireEncoder) write(p []byte) {
+	if e.err == nil && len(p) > 0 {
+		if _, err := e.w.Write(p); err != nil {
+			e.err = &WriteError{Err: err}
+		}
+	}
+}
+
+// A ValueMemo memoizes the binary encodings of node values, by the
+// value's address: decoders and builders share one immutable Value between
+// the nodes with equal metadata, so most values are encoded once and then
+// copied. One memo can serve the concurrent encodings of several modules
+// whose nodes share values (EncodeSourceToMemo: the joint command's joint
+// graph and the forward and backward graphs made of its nodes, which
+// otherwise each encoded the same values again; docs/performance-log.md,
+// Sixth pass). The values must not change while the memo is in use.
+//
+// It is a two-way set-associative cache by the value's address (a map's
+// hashing and growth cost more than the encodings it saves): a value
+// whose set two others took is encoded again, which gives the same bytes.
+// Each slot holds an immutable entry, stored and loaded atomically, so
+// encodings may share the memo without locks.
+type ValueMemo struct {
+	slots []atomic.Pointer[memoEntry]
+	shift uint // 64 - log2(len(slots))
+}
+
+// NewValueMemo returns an empty memo for encodings of about n nodes in
+// all: graphs of repeated layers have a few distinct values per hundred
+// nodes (the 100k-node synth graph's joint, forward and backward graphs:
+// 9,343 of 505k; the 4.4k-node stack's: 3,649 of 23k), so a slot per
+// sixteen nodes, between 2^minValBits and 2^maxValBits. Encoding the
+// stack's three outputs took 37.4 M instructions (cachegrind) with a
+// direct-mapped cache of 512 slots in each encoder (which lost 8,148 of
+// 9,850 misses to a slot another value held), 31.5 M with 4,096 slots
+// shared, 30.0 M with them two-way (as 8,192 direct-mapped, at half the
+// memory). The 1M-node synth graph's have ten times the 100k graph's:
+// with 2^18 slots the memo keeps 11.6 MB of copies (HOPCTL_MEMPROFILE),
+// with 2^12 it kept 20.7 MB, most of them of values evicted and met again.
+func NewValueMemo(n int) *ValueMemo {
+	bits := minValBits
+	for bits < maxValBits && 1<<bits < n/16 {
+		bits++
+	}
+	return &ValueMemo{slots: make([]atomic.Pointer[memoEntry], 1<<bits), shift: 64 - uint(bits)}
+}
+
+// The memo's size, in slots: 32 KiB to 2 MiB.
 const (
-	valBits  = 9
-	valSlots = 1 << valBits
+	minValBits = 12
+	maxValBits = 18
 )
 
-type valSlot struct {
+// A memoEntry is a value and its encoding (field 6 of a node, tag and
+// length included).
+type memoEntry struct {
 	v   *Value
-	enc []byte // nil: seen once
+	enc []byte
 }
 
 // encodedSize estimates the binary size of m, to size the output buffer
@@ -317,7 +394,7 @@ func metaSize(mt *Meta) int {
 
 // encodeBinary encodes m in the binary encoding.
 func encodeBinary(m *Module) ([]byte, error) {
-	e := &wireEncoder{b: make([]byte, 0, encodedSize(m)), vals: new([valSlots]valSlot)}
+	e := &wireEncoder{b: make([]byte, 0, encodedSize(m)), vals: NewValueMemo(0)}
 	e.file(m)
 	if e.err != nil {
 		return nil, e.err
@@ -609,30 +686,50 @@ func (e *wireEncoder) node(n *Node) {
 }
 
 // nodeValue writes a node's val field (6), reusing the bytes of a value
-// already encoded.
+// already encoded, here or by another encoding sharing e.vals.
 func (e *wireEncoder) nodeValue(v *Value) {
-	// Fibonacci hashing of the address: its high bits pick the slot.
-	slot := &e.vals[(uint64(uintptr(unsafe.Pointer(v)))*0x9E3779B97F4A7C15)>>(64-valBits)]
-	if slot.v == v && slot.enc != nil {
-		e.b = append(e.b, slot.enc...)
+	// Fibonacci hashing of the address: its high bits pick the set, its
+	// lowest the slot replaced when neither is free.
+	h := (uint64(uintptr(unsafe.Pointer(v))) * 0x9E3779B97F4A7C15) >> e.vals.shift
+	set := e.vals.slots[h&^1:][:2]
+	m0, m1 := set[0].Load(), set[1].Load()
+	switch {
+	case m0 != nil && m0.v == v:
+		e.b = append(e.b, m0.enc...)
 		return
+	case m1 != nil && m1.v == v:
+		e.b = append(e.b, m1.enc...)
+		return
+	}
+	slot := &set[h&1]
+	if m0 == nil || m1 == nil {
+		slot = &set[0]
+		if m0 != nil {
+			slot = &set[1]
+		}
 	}
 	start := len(e.b)
 	vs := e.begin(6)
 	e.value(v)
 	e.end(vs)
-	if slot.v != v {
-		*slot = valSlot{v: v}
+	if e.err != nil {
+		// Not kept: another encoding sharing the memo must meet the
+		// value's error itself.
 		return
 	}
-	// Seen before: keep a copy (an enclosing message may still move these
-	// bytes).
-	if len(e.memo)+len(e.b)-start > cap(e.memo) {
-		e.memo = make([]byte, 0, max(1<<16, len(e.b)-start))
+	// Keep a copy (an enclosing message may still move these bytes), in
+	// pieces of memory never reused while the memo may point to them.
+	n := len(e.b) - start
+	if len(e.memo)+n > cap(e.memo) {
+		e.memo = make([]byte, 0, max(1<<16, n))
 	}
-	m := len(e.memo)
+	k := len(e.memo)
 	e.memo = append(e.memo, e.b[start:]...)
-	slot.enc = e.memo[m:len(e.memo):len(e.memo)]
+	if len(e.entries) == cap(e.entries) {
+		e.entries = make([]memoEntry, 0, 256)
+	}
+	e.entries = append(e.entries, memoEntry{v: v, enc: e.memo[k:len(e.memo):len(e.memo)]})
+	slot.Store(&e.entries[len(e.entries)-1])
 }
 
 func (e *wireEncoder) kwarg(num protowire.Number, name *string, value *Arg) {

@@ -4,9 +4,12 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"unicode/utf8"
 
@@ -175,10 +178,11 @@ func TestStreamedToFileGuess(t *testing.T) {
 			t.Errorf("%s: streamed to a file, %d bytes, differ from the %d in memory", name, len(got), len(want))
 		}
 		// The case tests what it says: the guess is wrong, or right.
-		e := &wireEncoder{vals: new([valSlots]valSlot)}
+		e := &wireEncoder{vals: NewValueMemo(0)}
 		root := GraphNodes(c.m.Root())
 		e.node(root.Node(0))
-		guess := protowire.SizeVarint(uint64(len(e.b)) + e.sampledSize(root, k))
+		size, _ := e.sampledSize(root, k)
+		guess := protowire.SizeVarint(uint64(len(e.b)) + size)
 		if wrong := guess != protowire.SizeVarint(rootLen(t, want)); wrong != c.wrong {
 			t.Errorf("%s: the guess (%d bytes of prefix) is wrong: %v", name, guess, wrong)
 		}
@@ -311,5 +315,63 @@ func TestValidUTF8AgreesWithLibrary(t *testing.T) {
 	}
 	if _, err := (proto.MarshalOptions{Deterministic: true}).Marshal(ToProto(m)); err == nil {
 		t.Error("protobuf-go accepted invalid UTF-8: the encoder's error has no reference")
+	}
+}
+
+// TestValueMemoShared: encodings sharing one ValueMemo at the same time
+// (the joint command's three outputs) give each module's own bytes,
+// whatever the others kept, and a value with invalid UTF-8 is refused by
+// every encoding that writes it, not only by the first.
+func TestValueMemoShared(t *testing.T) {
+	paths, _ := filepath.Glob("../../testdata/models/*.pb")
+	if len(paths) < 5 {
+		t.Fatalf("only %d models", len(paths))
+	}
+	var mods []*Module
+	for _, p := range paths {
+		m, err := LoadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// A second module sharing the first's values: its root graph's
+		// nodes in reverse order, as a partition's graphs are the joint's
+		// nodes in another order (the encoder does not check references).
+		nodes := slices.Clone(m.Root().Nodes)
+		slices.Reverse(nodes)
+		r := *m
+		r.Graphs = append([]*Graph{{Nodes: nodes}}, m.Graphs[1:]...)
+		mods = append(mods, m, &r)
+	}
+	want := make([][]byte, len(mods))
+	for i, m := range mods {
+		b, err := encodeBinary(m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want[i] = b
+	}
+	vals := NewValueMemo(0)
+	got := make([]bytes.Buffer, len(mods))
+	var wg sync.WaitGroup
+	for i, m := range mods {
+		wg.Go(func() {
+			if err := EncodeSourceToMemo(&got[i], m, GraphNodes(m.Root()), Binary, vals); err != nil {
+				t.Error(err)
+			}
+		})
+	}
+	wg.Wait()
+	for i := range mods {
+		if !bytes.Equal(got[i].Bytes(), want[i]) {
+			t.Errorf("module %d (%s): encoded with a shared memo, %d bytes, differ from the %d alone", i, paths[i/2], got[i].Len(), len(want[i]))
+		}
+	}
+
+	bad := &Value{Kind: ValOpaque, S: "\xff"}
+	m := &Module{Graphs: []*Graph{{Nodes: []Node{{Name: "x", Op: OpPlaceholder, Target: "x", Val: bad}}}}}
+	for i := range 2 {
+		if err := EncodeSourceToMemo(io.Discard, m, GraphNodes(m.Root()), Binary, vals); !errors.Is(err, errInvalidUTF8) {
+			t.Errorf("encoding %d of a value with invalid UTF-8: error %v", i+1, err)
+		}
 	}
 }

@@ -58,6 +58,8 @@ type builder struct {
 	arena argArena
 	// metas interns the emitted nodes' tensor metadata (nil: none).
 	metas *metaTable
+	// ints interns the elements of the integer lists it emits (intsArg).
+	ints map[intsKey][]ir.Arg
 	// bad is the first dimension out of range an op was given (dim), ""
 	// while none: the caller reports it at its node.
 	bad string
@@ -127,15 +129,7 @@ func (b *builder) op(target string, out *ir.TensorMeta, args ...any) V {
 // (nil want: every element). Unwanted elements are undefined.
 func (b *builder) tupleOp(target string, outs []*ir.TensorMeta, want []bool, args ...any) []V {
 	pos, kws := b.args(args)
-	elems := make([]ir.Value, len(outs))
-	for i, m := range outs {
-		if m != nil {
-			elems[i] = *b.value(m)
-		} else {
-			elems[i] = ir.Value{Kind: ir.ValNone}
-		}
-	}
-	id := b.call(target, pos, kws, &ir.Value{Kind: ir.ValTuple, Elems: elems}, "")
+	id := b.call(target, pos, kws, b.metas.tuple(outs), "")
 	res := make([]V, len(outs))
 	for i := range outs {
 		if want == nil || want[i] {
@@ -200,11 +194,7 @@ func (b *builder) arg(a any) ir.Arg {
 	case string:
 		return ir.Arg{Kind: ir.ArgStr, S: x}
 	case []int64:
-		l := ir.WithElems(ir.Arg{Kind: ir.ArgList}, b.arena.alloc(len(x)))
-		for i, v := range x {
-			l.Elems()[i] = ir.IntArg(v)
-		}
-		return l
+		return b.intsArg(x)
 	case []ir.Dim:
 		return b.dimsArg(x)
 	case ir.Dim:
@@ -238,6 +228,9 @@ func dimArg(d ir.Dim) ir.Arg {
 }
 
 func (b *builder) dimsArg(ds []ir.Dim) ir.Arg {
+	if k, ok := dimsKey(ds); ok {
+		return b.internInts(&k)
+	}
 	l := ir.WithElems(ir.Arg{Kind: ir.ArgList}, b.arena.alloc(len(ds)))
 	for i, d := range ds {
 		l.Elems()[i] = dimArg(d)
@@ -251,6 +244,63 @@ func dimsArg(ds []ir.Dim) ir.Arg {
 		l.Elems()[i] = dimArg(d)
 	}
 	return l
+}
+
+// intsKey is an integer list's contents, for interning (at most
+// maxInternRank of them).
+type intsKey struct {
+	n int
+	v [maxInternRank]int64
+}
+
+func dimsKey(ds []ir.Dim) (k intsKey, ok bool) {
+	if len(ds) == 0 || len(ds) > maxInternRank {
+		return k, false
+	}
+	for i, d := range ds {
+		if d.Expr != "" {
+			return k, false
+		}
+		k.v[i] = d.Val
+	}
+	k.n = len(ds)
+	return k, true
+}
+
+// intsArg returns the list argument of the integers xs.
+func (b *builder) intsArg(xs []int64) ir.Arg {
+	if len(xs) > 0 && len(xs) <= maxInternRank {
+		k := intsKey{n: len(xs)}
+		copy(k.v[:], xs)
+		return b.internInts(&k)
+	}
+	l := ir.WithElems(ir.Arg{Kind: ir.ArgList}, b.arena.alloc(len(xs)))
+	for i, v := range xs {
+		l.Elems()[i] = ir.IntArg(v)
+	}
+	return l
+}
+
+// internInts returns the list argument of k's integers, its elements
+// shared with every equal list the builder emitted: argument lists are
+// never modified in place, and the backward repeats each layer's sizes and
+// dimensions (about 33 MB of lists at 1M nodes, docs/performance-log.md,
+// Sixth pass).
+func (b *builder) internInts(k *intsKey) ir.Arg {
+	l, ok := b.ints[*k]
+	if !ok {
+		l = b.arena.alloc(k.n)
+		for i := range l {
+			l[i] = ir.IntArg(k.v[i])
+		}
+		if b.ints == nil {
+			b.ints = map[intsKey][]ir.Arg{}
+		}
+		if len(b.ints) < maxInterned {
+			b.ints[*k] = l
+		}
+	}
+	return ir.WithElems(ir.Arg{Kind: ir.ArgList}, l)
 }
 
 // output appends the output node returning a tuple of vals.

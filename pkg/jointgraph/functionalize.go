@@ -47,8 +47,12 @@ type functional struct {
 	// epilogue are the copy_ nodes writing mutated inputs back, in input
 	// order; they come after every other node.
 	epilogue []ir.NodeID
-	// items[t][i] is the getitem node of element i of tuple node t.
-	items map[ir.NodeID][]ir.NodeID
+	// itemTuples are the tuple nodes, in increasing order, and
+	// itemLists[k][i] the getitem node of element i of itemTuples[k]
+	// (itemsOf): two lists, not a map of a few hundred thousand entries
+	// at 1M nodes.
+	itemTuples []ir.NodeID
+	itemLists  [][]ir.NodeID
 	// mutated are the indices of inputs written back with copy_;
 	// inPlace those that ops with unannotated writes update in place.
 	mutated, inPlace []int
@@ -92,6 +96,15 @@ type functional struct {
 	getitemStart []int32
 	getitemList  []ir.NodeID
 	scratch      []ir.Arg // mapArgs
+	// srcArgs[id] says whether functional node id's argument list is its
+	// source node's (mapArgs shares unchanged lists; ids past its end: no).
+	// The joint built in place copies those and remaps every other list
+	// where it is, each list the functional graph made being its node's
+	// alone (jointBuilder.forwardNodesInPlace).
+	srcArgs []bool
+	// synthArgs are the arguments of the synthetic steps (aliasedInputs),
+	// by the input viewed (their valOf).
+	synthArgs map[ir.NodeID][]ir.Arg
 }
 
 type multiView struct {
@@ -99,17 +112,42 @@ type multiView struct {
 	step viewStep
 }
 
-// viewStep is one view op applied to the previous value in a chain.
+// viewStep is one view op applied to the previous value in a chain. It
+// names the source nodes holding its arguments and value rather than
+// copying them: 32 bytes, not 88 (a step per view node; at 1M nodes the
+// steps were 82 MB, docs/performance-log.md, Sixth pass).
 type viewStep struct {
 	target string
-	args   []ir.Arg // source args; args[0], the viewed tensor, is replaced on replay
-	kwargs []ir.Kwarg
-	item   int // element taken from a multi-output view (split, unbind), or -1
-	val    *ir.Value
+	// argsOf is the source node whose arguments the step applies (the
+	// view node, or a multi-output view's for its getitems; the first
+	// argument, the viewed tensor, is replaced on replay); NoNode for an
+	// identity step and a synthetic one (its arguments in synthArgs).
+	argsOf ir.NodeID
+	// valOf is the source node whose recorded value is the step's result's.
+	valOf ir.NodeID
 	// out is the source node holding this step's result (the view node, or
 	// the getitem of a multi-output view), NoNode for a synthetic step.
-	out ir.NodeID
+	out  ir.NodeID
+	item int32 // element taken from a multi-output view (split, unbind), or -1
 }
+
+// sourceStep is the step of source view node id: its target, arguments
+// and value.
+func sourceStep(id ir.NodeID, target string) viewStep {
+	return viewStep{target: target, argsOf: id, valOf: id, out: id, item: -1}
+}
+
+// stepArgs returns the arguments of step st.
+func (f *functional) stepArgs(st viewStep) ([]ir.Arg, []ir.Kwarg) {
+	if st.argsOf == ir.NoNode {
+		return f.synthArgs[st.valOf], nil
+	}
+	n := &f.src.Nodes[st.argsOf]
+	return n.Args, n.Kwargs
+}
+
+// stepVal returns the value of step st's result.
+func (f *functional) stepVal(st viewStep) *ir.Value { return f.src.Nodes[st.valOf].Val }
 
 // functionalize returns the functional form of m's root graph; its node
 // list has room for room nodes (at least the graph's and an eighth more):
@@ -125,8 +163,7 @@ func functionalize(m *ir.Module, file string, reg *opschema.Registry, at **ir.No
 	}
 	n := len(g.Nodes)
 	f := &functional{
-		b: newBuilder(""), src: g, file: file, reg: reg, ops: newOpCache(reg),
-		effect: map[ir.NodeID]bool{}, items: map[ir.NodeID][]ir.NodeID{},
+		b: newBuilder(""), src: g, file: file, reg: reg, ops: newOpCache(reg), effect: map[ir.NodeID]bool{},
 		cur: make([]V, n), base: make([]ir.NodeID, n), parent: make([]ir.NodeID, n),
 		stepIdx: make([]int32, n), rroot: make([]ir.NodeID, n), multiUp: make([]ir.NodeID, n),
 		ver: make([]int32, n), viewVer: make([]int32, n), tuple: make([]int32, n),
@@ -360,6 +397,24 @@ func (f *functional) mapArgs(args []ir.Arg, kwargs []ir.Kwarg) ([]ir.Arg, []ir.K
 	return out, kws
 }
 
+// noteArgs records in srcArgs whether a, the argument list of functional
+// node id, is src, its source node's.
+func (f *functional) noteArgs(id ir.NodeID, a, src []ir.Arg) {
+	if len(a) == 0 || &a[0] != &src[0] {
+		return
+	}
+	if int(id) >= len(f.srcArgs) {
+		f.srcArgs = append(f.srcArgs, make([]bool, int(id)+1-len(f.srcArgs))...)
+	}
+	f.srcArgs[id] = true
+}
+
+// ownsArgs reports whether functional node id's argument list is its own
+// (made by the functional graph, referenced by no other node or value).
+func (f *functional) ownsArgs(id ir.NodeID) bool {
+	return int(id) >= len(f.srcArgs) || !f.srcArgs[id]
+}
+
 // unchangedArg reports whether mapArg returned a itself (m is its result).
 func unchangedArg(m, a *ir.Arg) bool {
 	switch a.Kind {
@@ -451,6 +506,7 @@ func (f *functional) emitLike(id ir.NodeID, target string, args []ir.Arg, kwargs
 	a, k := f.mapArgs(args, kwargs)
 	val := f.sourceValue(id)
 	v := f.exact(ir.Node{Name: nd.Name, Op: ir.OpCallFunction, Target: target, Args: a, Kwargs: k, Val: val, Meta: nd.Meta})
+	f.noteArgs(v.id, a, args)
 	f.cur[id] = v
 	if val != nil && (val.Kind == ir.ValTuple || val.Kind == ir.ValList) {
 		f.tuple[id] = int32(v.id) + 1
@@ -538,7 +594,18 @@ func (f *functional) makeItems(id ir.NodeID, t V, val *ir.Value) {
 			Args: args, Val: &val.Elems[i], Meta: f.src.Nodes[id].Meta}
 		items[i] = f.exact(n).id
 	}
-	f.items[t.id] = items
+	// t is the node appended last, so itemTuples stays sorted.
+	f.itemTuples = append(f.itemTuples, t.id)
+	f.itemLists = append(f.itemLists, items)
+}
+
+// itemsOf returns the getitem nodes of tuple node t, by element (NoNode:
+// none), nil when t is not a tuple node.
+func (f *functional) itemsOf(t ir.NodeID) []ir.NodeID {
+	if k, ok := slices.BinarySearch(f.itemTuples, t); ok {
+		return f.itemLists[k]
+	}
+	return nil
 }
 
 func (f *functional) getitem(id ir.NodeID) error {
@@ -557,7 +624,7 @@ func (f *functional) getitem(id ir.NodeID) error {
 		// from 0); every later pass indexes element lists with it.
 		return f.fail(id, "getitem index %d is negative: traced graphs index tuples from 0", i)
 	}
-	items := f.items[t.id]
+	items := f.itemsOf(t.id)
 	if i >= len(items) || items[i] == ir.NoNode {
 		// An element without a tensor value: emit a plain getitem.
 		v := f.b.getitem(t, i, valueTensor(nd.Val))
@@ -570,9 +637,8 @@ func (f *functional) getitem(id ir.NodeID) error {
 		self := st.self
 		f.base[id] = f.base[self]
 		step := st.step
-		step.item = i
-		step.val = nd.Val
-		step.out = id
+		step.item = int32(i)
+		step.valOf, step.out = id, id
 		f.setView(id, self, step)
 	}
 	return nil
@@ -585,7 +651,7 @@ func (f *functional) view(id ir.NodeID, s *opschema.Schema) error {
 		return f.fail(id, "view of a tuple")
 	}
 	v := f.emitLike(id, nd.Target, nd.Args, nd.Kwargs)
-	step := viewStep{target: nd.Target, args: nd.Args, kwargs: nd.Kwargs, item: -1, val: nd.Val, out: id}
+	step := sourceStep(id, nd.Target)
 	if _, isTuple := f.tupleOf(id); isTuple {
 		f.multiView[id] = multiView{self: self, step: step}
 		return nil
@@ -670,7 +736,7 @@ func (f *functional) inplaceView(id ir.NodeID, ft string) error {
 	}
 	f.fixInplaceViewInput(id, self)
 	f.emitLike(id, ft, nd.Args, nd.Kwargs)
-	f.setView(id, self, viewStep{target: ft, args: nd.Args, kwargs: nd.Kwargs, item: -1, val: nd.Val, out: id})
+	f.setView(id, self, sourceStep(id, ft))
 	return nil
 }
 
@@ -751,6 +817,7 @@ func (f *functional) inplace(id ir.NodeID, s *opschema.Schema, muts []int) error
 	a, k := f.mapArgs(nd.Args, nd.Kwargs)
 	f.b.meta = nd.Meta
 	rid := f.b.call(ft, a, k, nd.Val, "")
+	f.noteArgs(rid, a, nd.Args)
 	f.b.meta = nil
 	r := nodeV(rid, valueTensor(nd.Val))
 	if err := f.mutate(m, r, id); err != nil {
@@ -758,7 +825,7 @@ func (f *functional) inplace(id ir.NodeID, s *opschema.Schema, muts []int) error
 	}
 	// The in-place op's result is the written tensor.
 	b := f.base[m]
-	f.setView(id, m, viewStep{target: identityStep, item: -1, val: nd.Val, out: id})
+	f.setView(id, m, viewStep{target: identityStep, argsOf: ir.NoNode, valOf: id, out: id, item: -1})
 	f.cur[id] = r
 	if b != m {
 		f.cur[m], f.viewVer[m] = r, f.ver[b]
@@ -804,7 +871,7 @@ func (f *functional) checkMultiOutputView(m, at ir.NodeID) error {
 		f.multiSeen[cur] = true
 		st := f.stepOf(cur)
 		if v := f.cur[st.out]; v.IsNode() {
-			f.multiWrites = append(f.multiWrites, multiWrite{at: at, view: v.id, item: st.item, fn: multiOutputBackward[st.target]})
+			f.multiWrites = append(f.multiWrites, multiWrite{at: at, view: v.id, item: int(st.item), fn: multiOutputBackward[st.target]})
 		}
 	}
 	return nil
@@ -866,21 +933,23 @@ func (f *functional) replay(st viewStep, x V) V {
 	if st.target == identityStep {
 		return x
 	}
-	args := slices.Clone(st.args)
+	stArgs, stKwargs := f.stepArgs(st)
+	args := slices.Clone(stArgs)
 	for i := 1; i < len(args); i++ {
 		args[i] = f.mapArg(args[i])
 	}
 	args[0] = f.b.arg(x)
 	var kws []ir.Kwarg
-	for _, k := range st.kwargs {
+	for _, k := range stKwargs {
 		kws = append(kws, ir.Kwarg{Name: k.Name, Value: f.mapArg(k.Value)})
 	}
+	val := f.stepVal(st)
 	if st.item < 0 {
-		id := f.b.call(st.target, args, kws, st.val, "")
-		return nodeV(id, valueTensor(st.val))
+		id := f.b.call(st.target, args, kws, val, "")
+		return nodeV(id, valueTensor(val))
 	}
 	t := nodeV(f.b.call(st.target, args, kws, nil, ""), nil)
-	return f.b.getitem(t, st.item, valueTensor(st.val))
+	return f.b.getitem(t, int(st.item), valueTensor(val))
 }
 
 // scatter writes nv, the new value of step st's result, into inter, the
@@ -894,7 +963,7 @@ func (f *functional) scatter(st viewStep, interV func() V, interShape []ir.Dim, 
 	if !ok {
 		return V{}, f.fail(at, "no schema for view op %s", st.target)
 	}
-	bound, err := s.BindValues(st.args, st.kwargs)
+	bound, err := s.BindValues(f.stepArgs(st))
 	if err != nil {
 		return V{}, f.fail(at, "%v", err)
 	}
@@ -965,7 +1034,7 @@ func (f *functional) scatter(st viewStep, interV func() V, interShape []ir.Dim, 
 			break
 		}
 		sizes := splitSizes(s, bound, inter.Shape()[dim].Val)
-		if st.item < len(sizes) {
+		if int(st.item) < len(sizes) {
 			start := int64(0)
 			for _, n := range sizes[:st.item] {
 				start += n
@@ -973,7 +1042,7 @@ func (f *functional) scatter(st viewStep, interV func() V, interShape []ir.Dim, 
 			return b.op("aten.slice_scatter.default", out, inter, nv, d, start, start+sizes[st.item], 1), nil
 		}
 	case "aten.unbind.int":
-		return b.op("aten.select_scatter.default", out, inter, nv, arg("dim"), st.item), nil
+		return b.op("aten.select_scatter.default", out, inter, nv, arg("dim"), int(st.item)), nil
 	}
 	return V{}, f.fail(at, "cannot write through a view made by %s", st.target)
 }
@@ -1071,11 +1140,11 @@ func (f *functional) aliasedInputs() {
 				continue
 			}
 			t := valueTensor(f.src.Nodes[p].Val)
-			f.setView(p, root, viewStep{
-				target: "aten.as_strided.default",
-				args:   []ir.Arg{f.b.ref(f.cur[root].id), dimsArg(t.Shape), dimsArg(t.Stride), dimArg(t.StorageOffset)},
-				item:   -1, val: f.src.Nodes[p].Val, out: ir.NoNode,
-			})
+			if f.synthArgs == nil {
+				f.synthArgs = map[ir.NodeID][]ir.Arg{}
+			}
+			f.synthArgs[p] = []ir.Arg{f.b.ref(f.cur[root].id), dimsArg(t.Shape), dimsArg(t.Stride), dimArg(t.StorageOffset)}
+			f.setView(p, root, viewStep{target: "aten.as_strided.default", argsOf: ir.NoNode, valOf: p, out: ir.NoNode, item: -1})
 		}
 	}
 }
@@ -1145,7 +1214,7 @@ func (f *functional) flattenOutputs(id ir.NodeID, a *ir.Arg) error {
 			return f.fail(id, "output refers to unknown node %q", l.S)
 		}
 		if t, ok := f.tupleOf(l.Ref); ok {
-			for _, it := range f.items[t.id] {
+			for _, it := range f.itemsOf(t.id) {
 				if it == ir.NoNode {
 					return f.fail(id, "output returns a tuple with non-tensor elements")
 				}

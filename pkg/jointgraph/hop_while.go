@@ -116,7 +116,7 @@ func (j *jointBuilder) augmentWhile(n *ir.Node, fid ir.NodeID, sel map[ir.NodeID
 	c.Val = v
 	c.Name = j.b.names.fresh("while_loop_stack_output")
 	id := j.b.append(c)
-	its := j.f.items[fid]
+	its := j.f.itemsOf(fid)
 	stacked := make([]ir.NodeID, len(metas))
 	for k, m := range metas {
 		s := j.b.getitem(nodeV(id, nil), k, stackedMeta[k])

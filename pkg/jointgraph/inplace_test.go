@@ -47,6 +47,12 @@ func TestForwardInPlaceMatchesCopy(t *testing.T) {
 		return ir.Encode(j.Module, ir.Binary)
 	}
 	for _, in := range inputs {
+		// The joint built in place remaps the functional graph's argument
+		// lists where they are (functional.ownsArgs): never the input's.
+		before, err := ir.Encode(in.m, ir.Binary)
+		if err != nil {
+			t.Fatal(err)
+		}
 		for _, variant := range []Options{{}, {Convention: ConventionCreateBwFn}, {UnmaskNoneGradients: true}} {
 			opts := in.reg
 			opts.Convention, opts.UnmaskNoneGradients = variant.Convention, variant.UnmaskNoneGradients
@@ -61,6 +67,9 @@ func TestForwardInPlaceMatchesCopy(t *testing.T) {
 			if !bytes.Equal(copied, direct) {
 				t.Errorf("%s %+v: the joint built in place differs from the one built on a copy", in.name, variant)
 			}
+		}
+		if after, _ := ir.Encode(in.m, ir.Binary); !bytes.Equal(before, after) {
+			t.Errorf("%s: building its joint changed the input", in.name)
 		}
 	}
 	// A make_fx trace without mutation (placeholders first) and the

@@ -329,17 +329,16 @@ func (j *jointBuilder) build(src *ir.Module) (*Joint, error) {
 	j.fwdEnd = ir.NodeID(len(j.b.g.Nodes))
 	j.grad = make([]V, j.fwdEnd)
 	j.itemIdx = make([]int32, j.fwdEnd)
-	j.itemLists = make([][]ir.NodeID, 0, len(f.items)+len(whileStacked))
-	for t, its := range f.items {
-		jt := j.fmap[t]
-		jits := make([]ir.NodeID, len(its))
+	j.itemLists = make([][]ir.NodeID, 0, len(f.itemTuples)+len(whileStacked))
+	for k, t := range f.itemTuples {
+		// The functional graph's lists are read no more: renumbered in place.
+		its := f.itemLists[k]
 		for k, it := range its {
-			jits[k] = ir.NoNode
 			if it != ir.NoNode {
-				jits[k] = j.fmap[it]
+				its[k] = j.fmap[it]
 			}
 		}
-		j.setItems(jt, jits)
+		j.setItems(j.fmap[t], its)
 	}
 	j.jrg = make([]bool, len(j.b.g.Nodes))
 	for fi, ji := range j.fmap {
@@ -489,7 +488,12 @@ func (j *jointBuilder) forwardNodesInPlace(nf int) {
 		n := &j.b.g.Nodes[id]
 		*j.at = n
 		if n.Args != nil {
-			args := j.b.arena.alloc(len(n.Args))
+			// A list the functional graph made is remapped where it is;
+			// the source's (shared) are copied.
+			args := n.Args
+			if !j.f.ownsArgs(ir.NodeID(i)) {
+				args = j.b.arena.alloc(len(n.Args))
+			}
 			for k := range args {
 				args[k] = j.remap(n.Args[k])
 			}

@@ -87,11 +87,14 @@ func opPacket(target string) string {
 // packetInfo is what the partitioner needs to know about a call target.
 type packetInfo struct {
 	recomputable, random, getitem bool
+	fill                          fillOp
+	hash                          uint64 // of the target, for CSE (hashNode)
 }
 
 func packetOf(target, torchVersion string) packetInfo {
 	pk := opPacket(target)
-	return packetInfo{recomputable: recomputable(target, torchVersion), random: randomOps[pk], getitem: target == "_operator.getitem"}
+	return packetInfo{recomputable: recomputable(target, torchVersion), random: randomOps[pk], getitem: target == "_operator.getitem",
+		fill: fillOpOf(target), hash: maphash.String(cseSeed, target)}
 }
 
 // cseTable is an open-addressing hash set of call nodes keyed by target
@@ -158,24 +161,24 @@ type cseIndex struct {
 	last     []int32  // per operand: the newest chained user, +1 (0: none)
 	prev     []int32  // per node: the previous chained user of its operand, +1
 	chainLen []uint8  // per operand
-	hash     []uint64 // per node
+	hash     []uint32 // per node: its hash's low half, to skip most unequal ones
 	tab      cseTable
 }
 
 const cseChain = 8
 
 func newCSEIndex(n int) *cseIndex {
-	c := &cseIndex{last: make([]int32, n), prev: make([]int32, n), chainLen: make([]uint8, n), hash: make([]uint64, n)}
+	c := &cseIndex{last: make([]int32, n), prev: make([]int32, n), chainLen: make([]uint8, n), hash: make([]uint32, n)}
 	c.tab.init(64)
 	return c
 }
 
-// find returns the earlier node call node i (n) duplicates, or records i
-// and returns -1.
-func (c *cseIndex) find(i int32, n *ir.Node, g *ir.Graph, canon []int32) int32 {
+// find returns the earlier node call node i (n, its target's hash th)
+// duplicates, or records i and returns -1.
+func (c *cseIndex) find(i int32, n *ir.Node, th uint64, g *ir.Graph, canon []int32) int32 {
 	first := int64(-1)
-	h := hashNode(n, canon, &first)
-	c.hash[i] = h
+	h := hashNode(n, th, canon, &first)
+	c.hash[i] = uint32(h)
 	if first < 0 || first >= int64(len(c.last)) {
 		if prev := c.tab.lookup(h, n, g, canon); prev >= 0 {
 			return prev
@@ -184,7 +187,7 @@ func (c *cseIndex) find(i int32, n *ir.Node, g *ir.Graph, canon []int32) int32 {
 		return -1
 	}
 	for j := c.last[first] - 1; j >= 0; j = c.prev[j] - 1 {
-		if c.hash[j] == h && sameCall(&g.Nodes[j], n, canon) {
+		if c.hash[j] == uint32(h) && sameCall(&g.Nodes[j], n, canon) {
 			return j
 		}
 	}
@@ -209,10 +212,10 @@ func mix(h, v uint64) uint64 {
 	return h ^ h>>29
 }
 
-// hashNode hashes a call node's target and arguments; *first is set to
-// its first node reference (redirected), if it has one.
-func hashNode(n *ir.Node, canon []int32, first *int64) uint64 {
-	h := maphash.String(cseSeed, n.Target)
+// hashNode hashes a call node's target (whose hash is th) and arguments;
+// *first is set to its first node reference (redirected), if it has one.
+func hashNode(n *ir.Node, th uint64, canon []int32, first *int64) uint64 {
+	h := th
 	for k := range n.Args {
 		h = hashArg(h, &n.Args[k], canon, first)
 	}
@@ -335,7 +338,7 @@ func (p *partitioner) minCutSaved() []int32 {
 	n := p.n
 
 	// Classify: nodes the tangents reach; nodes the forward computes.
-	bwReq := make([]bool, n)
+	bwReq := p.bools.zeroed(n)
 	for _, t := range p.tangents {
 		bwReq[t] = true
 	}
@@ -347,49 +350,15 @@ func (p *partitioner) minCutSaved() []int32 {
 			bwReq[u] = true
 		}
 	}
-	_, fwReq := p.forwardNodes()
-	for _, c := range p.primals {
-		fwReq[c] = true
-	}
-	// Gradients that do not depend on a tangent (zeros_like(primal) for an
-	// input without a gradient, under --unmask-none-gradients) are still
-	// the backward's outputs: one the forward does not need is computed in
-	// the backward, like the tangent-reached nodes (as later torch does:
-	// required_bw_nodes includes the backward outputs); one it does need
-	// must reach the backward, saved or recomputed (bwOut, an arc to the
-	// sink from its value).
-	bwOut := make([]bool, n)
-	for _, a := range p.bwdOuts {
-		if a.Kind != ir.ArgNode || a.Ref < 0 {
-			continue
-		}
-		c := p.refCompact(a.Ref)
-		switch {
-		case c < 0 || bwReq[c]:
-		case fwReq[c]:
-			bwOut[c] = true
-		default:
-			bwReq[c] = true
-		}
-	}
-
-	// Distance from the backward (in forward nodes, over users).
-	dist := make([]int32, n)
-	for c := int32(n) - 1; c >= 0; c-- {
-		if !fwReq[c] {
-			continue
-		}
-		d := int32(1e9)
-		for _, u := range p.usersOf(c) {
-			d = min(d, dist[u]+1)
-		}
-		dist[c] = d
-	}
-	// Sizes (bytes, or -1 when unknown) and op classes.
+	// Sizes (bytes, or -1 when unknown) of the nodes the tangents do not
+	// reach: only those are weighed (banned, weight), and so are their
+	// operands, which the tangents do not reach either.
 	size := make([]int64, n)
-	fusible := make([]bool, n)
 	for c := range int32(n) {
 		size[c] = -1
+		if bwReq[c] {
+			continue
+		}
 		if t := valueTensor(p.nd(c).Val); t != nil {
 			if b, ok := tensorBytes(t); ok {
 				size[c] = b
@@ -406,6 +375,49 @@ func (p *partitioner) minCutSaved() []int32 {
 			// saved_sym_nodes beside the tensors.
 			size[c] = 1
 		}
+	}
+	fwReq := p.forwardNodes()
+	for _, c := range p.primals {
+		fwReq[c] = true
+	}
+	// Gradients that do not depend on a tangent (zeros_like(primal) for an
+	// input without a gradient, under --unmask-none-gradients) are still
+	// the backward's outputs: one the forward does not need is computed in
+	// the backward, like the tangent-reached nodes (as later torch does:
+	// required_bw_nodes includes the backward outputs); one it does need
+	// must reach the backward, saved or recomputed (bwOut, an arc to the
+	// sink from its value).
+	bwOut := p.bools.zeroed(n)
+	for _, a := range p.bwdOuts {
+		if a.Kind != ir.ArgNode || a.Ref < 0 {
+			continue
+		}
+		c := p.refCompact(a.Ref)
+		switch {
+		case c < 0 || bwReq[c]:
+		case fwReq[c]:
+			bwOut[c] = true
+		default:
+			bwReq[c] = true
+		}
+	}
+
+	// Distance from the backward (in forward nodes, over users).
+	dist := p.ints.zeroed(n)
+	for c := int32(n) - 1; c >= 0; c-- {
+		if !fwReq[c] {
+			continue
+		}
+		d := int32(1e9)
+		for _, u := range p.usersOf(c) {
+			d = min(d, dist[u]+1)
+		}
+		dist[c] = d
+	}
+	// Op classes.
+	fusible := p.bools.get(n)
+	for c := range int32(n) {
+		fusible[c] = false
 		if p.class[c] == classCall {
 			in := p.infos[p.tgt[c]]
 			fusible[c] = in.recomputable || in.random
@@ -463,54 +475,63 @@ func (p *partitioner) minCutSaved() []int32 {
 		return int64(f)
 	}
 
-	// Nodes 2c (in) and 2c+1 (out); then source and sink. A node the
-	// backward requires would have only an infinite arc to the sink: it is
-	// merged into the sink, so an arc into it becomes an arc to the sink
-	// (one per node: they are all infinite). That leaves the cut and the
-	// residual reachability (sinkSide) as they were, and removes more than
-	// half of the network — the backward half of the joint graph.
-	isPrimal := make([]bool, n)
+	// Node c of the network is nodes 2k (in) and 2k+1 (out), k = at[c];
+	// then source and sink. A node the backward requires would have only
+	// an infinite arc to the sink: it is merged into the sink, so an arc
+	// into it becomes an arc to the sink (one per node: they are all
+	// infinite). That leaves the cut and the residual reachability
+	// (sinkSide) as they were, and removes more than half of the network
+	// — the backward half of the joint graph, whose nodes are left out
+	// (numbered in order, the others keep their arcs' order, so the flow
+	// found is the same step by step).
+	isPrimal := p.bools.zeroed(n)
 	for _, c := range p.primals {
 		isPrimal[c] = true
 	}
-	toSink := make([]bool, n) // non-backward nodes with an arc to the sink
+	toSink := p.bools.get(n) // non-backward nodes with an arc to the sink
+	cut := p.bools.get(n)    // fwReq && banned, decided once
+	at := p.ints.get(n)
+	k := int32(0)
 	for c := range int32(n) {
+		toSink[c], cut[c], at[c] = false, false, -1
+		if bwReq[c] && !p.fullNetwork {
+			continue
+		}
+		at[c] = k
+		k++
 		if bwReq[c] {
+			toSink[c] = bwOut[c]
 			continue
 		}
 		toSink[c] = bwOut[c]
-		for _, u := range p.usersOf(c) {
-			if bwReq[u] {
-				toSink[c] = true
-				break
+		if !p.fullNetwork {
+			for _, u := range p.usersOf(c) {
+				if bwReq[u] {
+					toSink[c] = true
+					break
+				}
 			}
 		}
+		cut[c] = fwReq[c] && banned(c)
 	}
+	p.bools.put(fwReq, bwOut)
 	// The network is laid out in two passes over the same edges: count
 	// each node's arcs, then place them.
-	net := &flowNet{n: 2*n + 2}
-	src, sink := 2*n, 2*n+1
-	cut := make([]bool, n) // fwReq && banned, decided once
-	for c := range int32(n) {
-		cut[c] = !bwReq[c] && fwReq[c] && banned(c)
-	}
-	net.start = make([]int32, net.n+1)
+	net := &flowNet{n: 2*int(k) + 2, ints: &p.ints}
+	src, sink := net.n-2, net.n-1
+	net.start = p.ints.zeroed(net.n + 1)
 	countArcs := func(u, v int, _ int64) {
 		net.start[u+1]++
 		net.start[v+1]++
 	}
-	if p.fullNetwork {
-		for c := range bwReq {
-			toSink[c] = bwOut[c]
-		}
-	}
 	edges := func(placing bool, arc func(u, v int, c int64)) {
 		for c := range int32(n) {
-			i := int(c)
+			if at[c] < 0 {
+				continue
+			}
+			i := int(at[c])
 			if bwReq[c] {
-				if p.fullNetwork {
-					arc(2*i, sink, flowInf)
-				}
+				arc(2*i, sink, flowInf) // the full network only
 				continue
 			}
 			if isPrimal[c] {
@@ -528,8 +549,8 @@ func (p *partitioner) minCutSaved() []int32 {
 			}
 			arc(2*i, 2*i+1, w)
 			for _, u := range p.usersOf(c) {
-				if !bwReq[u] || p.fullNetwork {
-					arc(2*i+1, 2*int(u), flowInf)
+				if at[u] >= 0 {
+					arc(2*i+1, 2*int(at[u]), flowInf)
 				}
 			}
 		}
@@ -537,16 +558,21 @@ func (p *partitioner) minCutSaved() []int32 {
 	edges(false, countArcs)
 	net.prepareArcs()
 	edges(true, net.place)
+	p.ints.put(dist)
+	p.bools.put(fusible, isPrimal, toSink, cut)
 	net.maxFlow(src, sink)
 	sinkSide := net.sinkSide(sink)
+	net.release()
 	var saved []int32
 	for c := range int32(n) {
 		if p.class[c] == classOutput || bwReq[c] {
 			continue
 		}
-		if !sinkSide[2*c] && sinkSide[2*c+1] {
+		if i := at[c]; !sinkSide[2*i] && sinkSide[2*i+1] {
 			saved = append(saved, c)
 		}
 	}
+	p.ints.put(at)
+	p.bools.put(bwReq, sinkSide)
 	return saved
 }

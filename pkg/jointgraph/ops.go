@@ -422,10 +422,7 @@ func (b *builder) sum(x V, dimsToSum []int64, keepdim bool) V {
 	}
 	args := b.argList(3)
 	args[0] = b.refArg(x)
-	args[1] = ir.WithElems(ir.Arg{Kind: ir.ArgList}, b.arena.alloc(len(dimsToSum)))
-	for i, v := range dimsToSum {
-		args[1].Elems()[i] = ir.IntArg(v)
-	}
+	args[1] = b.intsArg(dimsToSum)
 	args[2] = ir.Arg{Kind: ir.ArgBool, B: keepdim}
 	return b.opArgs("aten.sum.dim_IntList", m, args)
 }

@@ -157,6 +157,12 @@ const (
 // densely in graph order ("compact ids"), with their distinct operands and
 // users in CSR form. Every pass below is one linear sweep over these
 // arrays; the joint graph itself is never modified.
+//
+// Every per-node array is pointer-free (the collector does not scan it),
+// made once at its final size and filled in place; the temporary ones are
+// taken from and given back to ints and bools, so that a later step
+// reuses the pages an earlier one touched (a fresh page costs 10–35 µs on
+// the project's VM: docs/performance-log.md, Sixth pass).
 type partitioner struct {
 	g *ir.Graph
 	j *Joint
@@ -165,9 +171,11 @@ type partitioner struct {
 	// does, without merging the backward into the sink: the tests' oracle.
 	fullNetwork bool
 
+	// When CSE merged no node (always with the default partitioner) the
+	// compact ids are the joint ids and node, canon and cid are nil.
 	node  []int32 // compact id → joint node id
 	canon []int32 // joint id → the joint id CSE merged it into (itself if kept)
-	cid   []int32 // joint id → compact id of canon (-1 for none)
+	cid   []int32 // joint id → compact id of canon
 
 	opStart, opnd   []int32 // operands: distinct, in reference order, no self references
 	useStart, users []int32 // users: distinct, ascending
@@ -183,11 +191,41 @@ type partitioner struct {
 
 	primals, tangents []int32 // compact ids
 	fwdOuts, bwdOuts  []ir.Arg
+	fwAvail           []bool // fwAvailable's
+
+	ints  pool[int32]
+	bools pool[bool]
 }
 
 func (p *partitioner) operands(c int32) []int32 { return p.opnd[p.opStart[c]:p.opStart[c+1]] }
 func (p *partitioner) usersOf(c int32) []int32  { return p.users[p.useStart[c]:p.useStart[c+1]] }
-func (p *partitioner) nd(c int32) *ir.Node      { return &p.g.Nodes[p.node[c]] }
+func (p *partitioner) nd(c int32) *ir.Node      { return &p.g.Nodes[p.jointID(c)] }
+
+// jointID returns the joint node id of compact node c.
+func (p *partitioner) jointID(c int32) int32 {
+	if p.node == nil {
+		return c
+	}
+	return p.node[c]
+}
+
+// canonical returns the joint id joint node r (a valid id) was merged
+// into, r itself if it was kept.
+func (p *partitioner) canonical(r int32) int32 {
+	if p.canon == nil {
+		return r
+	}
+	return p.canon[r]
+}
+
+// compactOf returns the compact id of joint node r (a valid id), or of the
+// node it was merged into.
+func (p *partitioner) compactOf(r int32) int32 {
+	if p.cid == nil {
+		return r
+	}
+	return p.cid[p.canon[r]]
+}
 
 func newPartitioner(g *ir.Graph, j *Joint, cse bool) *partitioner {
 	p := &partitioner{g: g, j: j}
@@ -227,17 +265,17 @@ func newPartitioner(g *ir.Graph, j *Joint, cse bool) *partitioner {
 func (p *partitioner) compactIDs(ids []int32) []int32 {
 	out := make([]int32, len(ids))
 	for i, id := range ids {
-		out[i] = p.cid[id]
+		out[i] = p.compactOf(id)
 	}
 	return out
 }
 
 // refCompact returns the compact id a reference resolves to, or -1.
 func (p *partitioner) refCompact(r ir.NodeID) int32 {
-	if r < 0 || int(r) >= len(p.canon) {
+	if r < 0 || int(r) >= len(p.g.Nodes) {
 		return -1
 	}
-	return p.cid[p.canon[r]]
+	return p.compactOf(int32(r))
 }
 
 // index builds the compact graph. With cse it merges call nodes with the
@@ -245,23 +283,30 @@ func (p *partitioner) refCompact(r ir.NodeID) int32 {
 // side-effecting and random ones: a node's references are first redirected
 // to the nodes their referents were merged into, then the node is merged
 // into an earlier equal one if there is one.
+//
+// It reads each joint node once: the arrays are filled by joint id and
+// compacted in place (a compact id is never larger than its joint id).
 func (p *partitioner) index(effect []bool, cse bool) {
 	g := p.g
 	N := len(g.Nodes)
-	canon := make([]int32, N)
-	for i := range canon {
-		canon[i] = int32(i)
-	}
-	dead := make([]bool, N)
+	var canon []int32 // made at the first merge: until then the identity
 	bad := make([]bool, N)
+	class := make([]uint8, N)
 	start := make([]int32, N+1)
 	ops := make([]int32, 0, 2*N)
-	stamp := make([]int32, N)
+	stamp := p.ints.get(N)
+	clear(stamp)
 	tids := make([]int32, N)
-	tidOf := map[string]int32{}
-	fills := newFillTable(N)
 	var infos []packetInfo
-	col := &opCollector{canon: canon, bad: bad, stamp: stamp}
+	// Targets are looked up by their string's address: the decoder
+	// interns them, and the derivative rules' are constants.
+	tidOf := ir.NewTargetMemo(func(target string) int32 {
+		p.targets = append(p.targets, target)
+		infos = append(infos, packetOf(target, p.j.Module.TorchVersion))
+		return int32(len(infos) - 1)
+	})
+	fills := newFillTable(N)
+	col := &opCollector{n: int32(N), bad: bad, stamp: stamp}
 	var ct *cseIndex
 	if cse {
 		ct = newCSEIndex(N)
@@ -269,21 +314,27 @@ func (p *partitioner) index(effect []bool, cse bool) {
 	for i := range g.Nodes {
 		n := &g.Nodes[i]
 		tids[i] = -1
-		if n.Op == ir.OpCallFunction {
-			t, ok := tidOf[n.Target]
-			if !ok {
-				t = int32(len(p.targets))
-				tidOf[n.Target] = t
-				p.targets = append(p.targets, n.Target)
-				infos = append(infos, packetOf(n.Target, p.j.Module.TorchVersion))
-			}
-			tids[i] = t
+		switch n.Op {
+		case ir.OpPlaceholder:
+			class[i] = classPlaceholder
+		case ir.OpCallFunction:
+			class[i] = classCall
+			tids[i] = tidOf.Get(n.Target)
+		case ir.OpGetAttr:
+			class[i] = classGetAttr
+		case ir.OpOutput:
+			class[i] = classOutput
 		}
 		s := len(ops)
 		col.self, col.ops = int32(i), ops
-		if v, ok := constantFill(n, &fills); ok {
-			fills.set(i, v) // made from its metadata: it reads nothing
-		} else {
+		fill := false
+		if tids[i] >= 0 {
+			var v ir.Arg
+			if v, fill = constantFill(n, infos[tids[i]].fill, &fills); fill {
+				fills.set(i, v) // made from its metadata: it reads nothing
+			}
+		}
+		if !fill {
 			for k := range n.Args {
 				col.add(&n.Args[k])
 			}
@@ -294,83 +345,86 @@ func (p *partitioner) index(effect []bool, cse bool) {
 		ops = col.ops
 		start[i+1] = int32(len(ops))
 		if cse && n.Op == ir.OpCallFunction && !effect[i] && !infos[tids[i]].random {
-			if prev := ct.find(int32(i), n, g, canon); prev >= 0 {
+			if prev := ct.find(int32(i), n, infos[tids[i]].hash, g, canon); prev >= 0 {
+				if canon == nil {
+					canon = make([]int32, N)
+					for k := range canon {
+						canon[k] = int32(k)
+					}
+					col.canon = canon
+				}
 				canon[i] = prev
-				dead[i] = true
 				ops = ops[:s]
 				start[i+1] = int32(s)
 				continue
 			}
 		}
 	}
-	// Renumber densely.
-	cid := make([]int32, N)
-	node := make([]int32, 0, N)
-	for i := range cid {
-		if dead[i] {
-			cid[i] = -1
-			continue
-		}
-		cid[i] = int32(len(node))
-		node = append(node, int32(i))
-	}
-	for i := range cid {
-		if dead[i] {
-			cid[i] = cid[canon[i]]
-		}
-	}
-	n := len(node)
-	p.n, p.node, p.canon, p.cid = n, node, canon, cid
-	p.opStart = make([]int32, n+1)
-	for k, o := range ops {
-		ops[k] = cid[o] // dead nodes have no operands left, so ranges stay contiguous
-	}
-	p.opnd = ops
-	p.bad = make([]bool, n)
-	p.class = make([]uint8, n)
-	p.tgt = make([]int32, n)
-	p.effect = make([]bool, n)
-	p.fills = fillTable{at: make([]int32, n), vals: fills.vals}
-	for c, id := range node {
-		p.fills.at[c] = fills.at[id]
-		p.opStart[c+1] = start[id+1]
-		p.bad[c] = bad[id]
-		p.tgt[c] = tids[id]
-		p.effect[c] = effect[id]
-		switch g.Nodes[id].Op {
-		case ir.OpPlaceholder:
-			p.class[c] = classPlaceholder
-		case ir.OpCallFunction:
-			p.class[c] = classCall
-		case ir.OpGetAttr:
-			p.class[c] = classGetAttr
-		case ir.OpOutput:
-			p.class[c] = classOutput
-		}
+	p.ints.put(stamp)
+	if ct != nil {
+		p.ints.put(ct.last, ct.prev)
 	}
 	p.infos = infos
-	// Users, ascending.
-	cnt := make([]int32, n+1)
+	n := N
+	if canon != nil {
+		// Renumber densely, and move each kept node's entries to its
+		// compact id.
+		cid := make([]int32, N)
+		node := make([]int32, 0, N)
+		for i := range cid {
+			if canon[i] != int32(i) {
+				cid[i] = -1
+				continue
+			}
+			cid[i] = int32(len(node))
+			node = append(node, int32(i))
+		}
+		for i := range cid {
+			if canon[i] != int32(i) {
+				cid[i] = cid[canon[i]]
+			}
+		}
+		for c, id := range node {
+			start[c+1] = start[id+1]
+			bad[c], class[c], tids[c], effect[c] = bad[id], class[id], tids[id], effect[id]
+			fills.at[c] = fills.at[id]
+		}
+		for k, o := range ops {
+			ops[k] = cid[o] // merged nodes have no operands left, so ranges stay contiguous
+		}
+		n = len(node)
+		p.node, p.canon, p.cid = node, canon, cid
+	}
+	p.n = n
+	p.opStart, p.opnd = start[:n+1], ops
+	p.bad, p.class, p.tgt, p.effect = bad[:n], class[:n], tids[:n], effect[:n]
+	p.fills = fillTable{at: fills.at[:n], vals: fills.vals}
+	// Users, ascending: count them at useStart[o+1], turn the counts into
+	// each row's start, fill every row advancing its start to the next
+	// row's, and shift the starts back into place.
+	useStart := make([]int32, n+1)
 	for _, o := range p.opnd {
-		cnt[o+1]++
+		useStart[o+1]++
 	}
 	for c := 1; c <= n; c++ {
-		cnt[c] += cnt[c-1]
+		useStart[c] += useStart[c-1]
 	}
-	p.useStart = slices.Clone(cnt)
 	p.users = make([]int32, len(p.opnd))
 	for u := range n {
 		for _, o := range p.operands(int32(u)) {
-			p.users[cnt[o]] = int32(u)
-			cnt[o]++
+			p.users[useStart[o]] = int32(u)
+			useStart[o]++
 		}
 	}
+	copy(useStart[1:], useStart[:n])
+	useStart[0] = 0
+	p.useStart = useStart
 }
 
 // defaultSaved is default_partition: every forward node the backward
 // reads.
 func (p *partitioner) defaultSaved() []int32 {
-	_, fwd := p.forwardNodes()
+	fwd := p.forwardNodes()
 	for _, c := range p.primals {
 		fwd[c] = true
 	}
@@ -401,12 +455,12 @@ func (p *partitioner) isTuple(c int32) bool {
 	return p.class[c] == classCall && (v == nil || v.Kind == ir.ValTuple || v.Kind == ir.ValList)
 }
 
-// forwardNodes returns which nodes are computable from the primals alone
-// (side-effecting ones included) and, of those, which the forward outputs
-// or a side-effecting node need: the nodes the forward graph computes.
-func (p *partitioner) forwardNodes() (avail, need []bool) {
-	avail = p.available(p.primals, true)
-	need = make([]bool, p.n)
+// forwardNodes returns which nodes, of those computable from the primals
+// alone (side-effecting ones included), the forward outputs or a
+// side-effecting node need: the nodes the forward graph computes.
+func (p *partitioner) forwardNodes() (need []bool) {
+	avail := p.fwAvailable()
+	need = p.bools.zeroed(p.n)
 	var roots []int32
 	for _, a := range p.fwdOuts {
 		if a.Kind == ir.ArgNode && a.Ref >= 0 {
@@ -429,15 +483,26 @@ func (p *partitioner) forwardNodes() (avail, need []bool) {
 		need[c] = true
 		roots = append(roots, p.operands(c)...)
 	}
-	return avail, need
+	return need
+}
+
+// fwAvailable returns the nodes computable from the primals
+// (side-effecting ones included), computed once: the forward's nodes
+// (forwardNodes) and the forward graph's plan both read them.
+func (p *partitioner) fwAvailable() []bool {
+	if p.fwAvail == nil {
+		p.fwAvail = p.available(p.primals, true)
+	}
+	return p.fwAvail
 }
 
 // available returns the nodes computable from inputs: the inputs, and call
 // and get_attr nodes whose operands all are (side-effecting nodes only
 // when effects is set).
 func (p *partitioner) available(inputs []int32, effects bool) []bool {
-	avail := make([]bool, p.n)
-	isIn := make([]bool, p.n)
+	avail := p.bools.zeroed(p.n)
+	isIn := p.bools.zeroed(p.n)
+	defer p.bools.put(isIn)
 	for _, c := range inputs {
 		avail[c], isIn[c] = true, true
 	}
@@ -470,14 +535,14 @@ type subgraphPlan struct {
 // plan computes the nodes a subgraph with the given inputs computes for
 // outputs (and, with effects, for the side-effecting nodes it can
 // compute): those reached walking back from them through nodes computable
-// from the inputs. It also reports which inputs were reached.
-func (p *partitioner) plan(inputs []int32, outputs []ir.Arg, effects bool) (*subgraphPlan, []bool, error) {
-	avail := p.available(inputs, effects)
-	sp := &subgraphPlan{inputs: inputs, outputs: outputs, isIn: make([]bool, p.n), live: make([]bool, p.n)}
+// from the inputs (avail: available(inputs, effects)). It also reports
+// which inputs were reached.
+func (p *partitioner) plan(inputs []int32, avail []bool, outputs []ir.Arg, effects bool) (*subgraphPlan, []bool, error) {
+	sp := &subgraphPlan{inputs: inputs, outputs: outputs, isIn: p.bools.zeroed(p.n), live: p.bools.zeroed(p.n)}
 	for _, c := range inputs {
 		sp.isIn[c] = true
 	}
-	reached := make([]bool, p.n)
+	reached := p.bools.zeroed(p.n)
 	var stack []int32
 	var err error
 	for k := range outputs {
@@ -536,7 +601,10 @@ func (p *partitioner) extract(cands []int32, mode PartitionMode) (*Partition, er
 	// The backward built from every candidate computes the same nodes as
 	// the one built from the candidates it reads: a node it computes
 	// reaches only inputs it reads.
-	bwPlan, reached, err := p.plan(p.bwInputs(cands), p.bwdOuts, false)
+	bwIn := p.bwInputs(cands)
+	bwAvail := p.available(bwIn, false)
+	bwPlan, reached, err := p.plan(bwIn, bwAvail, p.bwdOuts, false)
+	p.bools.put(bwAvail)
 	if err != nil {
 		return nil, err
 	}
@@ -551,18 +619,20 @@ func (p *partitioner) extract(cands []int32, mode PartitionMode) (*Partition, er
 			tensors = append(tensors, c)
 		}
 	}
+	p.bools.put(reached)
 	saved := append(tensors, syms...)
 	bwPlan.inputs = slices.Concat(syms, tensors, p.tangents)
 	fwOuts := make([]ir.Arg, 0, len(p.fwdOuts)+len(saved))
 	fwOuts = append(fwOuts, p.fwdOuts...)
 	for _, c := range saved {
-		id := p.node[c]
+		id := p.jointID(c)
 		fwOuts = append(fwOuts, ir.NodeArg(ir.NodeID(id), p.g.Nodes[id].Name))
 	}
-	fwPlan, _, err := p.plan(p.primals, fwOuts, true)
+	fwPlan, fwReached, err := p.plan(p.primals, p.fwAvailable(), fwOuts, true)
 	if err != nil {
 		return nil, err
 	}
+	p.bools.put(fwReached)
 
 	out := &Partition{Mode: mode, Saved: make([]SavedValue, 0, len(saved))}
 	for _, c := range saved {
@@ -595,14 +665,16 @@ func (p *partitioner) extract(cands []int32, mode PartitionMode) (*Partition, er
 
 // release drops what the partition's decisions needed and reading the two
 // graphs (emission.Node, emission.Ref, materialize) does not: the operand
-// and user lists, the per-node classes and the plans' node sets — about
-// 100 MB at 1M input nodes, which a SplitLazy partition would otherwise
-// keep live while its graphs are checked and encoded.
+// and user lists, the per-node classes, the plans' node sets and the
+// arrays kept for reuse — about 100 MB at 1M input nodes, which a
+// SplitLazy partition would otherwise keep live while its graphs are
+// checked and encoded.
 func (p *partitioner) release(es ...*emission) {
 	p.opStart, p.opnd, p.useStart, p.users = nil, nil, nil, nil
 	p.bad, p.class, p.tgt, p.effect = nil, nil, nil, nil
 	p.targets, p.infos, p.fills = nil, nil, fillTable{}
-	p.primals, p.tangents, p.fwdOuts, p.bwdOuts = nil, nil, nil, nil
+	p.primals, p.tangents, p.fwdOuts, p.bwdOuts, p.fwAvail = nil, nil, nil, nil, nil
+	p.ints, p.bools = pool[int32]{}, pool[bool]{}
 	for _, e := range es {
 		e.sp.isIn, e.sp.live = nil, nil
 	}
@@ -683,7 +755,7 @@ type emission struct {
 // prepare numbers the plan's nodes and makes the placeholders, the fills
 // and the output node.
 func (p *partitioner) prepare(sp *subgraphPlan) *emission {
-	e := &emission{p: p, sp: sp, m: make([]int32, p.n)}
+	e := &emission{p: p, sp: sp, m: p.ints.get(p.n)}
 	n := 0
 	for c := range e.m {
 		e.m[c] = -1
@@ -696,7 +768,13 @@ func (p *partitioner) prepare(sp *subgraphPlan) *emission {
 	for k, c := range sp.inputs {
 		nd := p.nd(c)
 		e.m[c] = int32(k)
-		e.ph[k] = ir.Node{Name: nd.Name, Op: ir.OpPlaceholder, Target: nd.Name, Val: nd.Val, Meta: nd.Meta}
+		// Field by field: the node is zero, and four pointer writes cost
+		// less than copying a whole node while the collector marks (a
+		// bulk write barrier over its six pointer words: 0.12 s of
+		// SplitLazy's 1.5 s of samples in a profile at 1M input nodes,
+		// docs/performance-log.md, Sixth pass).
+		ph := &e.ph[k]
+		ph.Name, ph.Op, ph.Target, ph.Val, ph.Meta = nd.Name, ir.OpPlaceholder, nd.Name, nd.Val, nd.Meta
 	}
 	for c := range int32(p.n) {
 		if sp.live[c] {
@@ -740,8 +818,11 @@ func (e *emission) Node(i int) *ir.Node {
 func (e *emission) Ref(a *ir.Arg) (ir.NodeID, string) {
 	p := e.p
 	r := a.Ref
-	if r < 0 || int(r) >= len(p.canon) {
+	if r < 0 || int(r) >= len(p.g.Nodes) {
 		return a.Ref, a.S
+	}
+	if p.canon == nil {
+		return ir.NodeID(e.m[r]), a.S
 	}
 	cr := p.canon[r]
 	name := a.S
@@ -830,9 +911,10 @@ func (p *partitioner) graphRefs(e *emission) graphRefs {
 }
 
 // opCollector gathers a node's distinct operands (references redirected
-// through canon) into ops.
+// through canon, when CSE merged a node) into ops.
 type opCollector struct {
 	self  int32
+	n     int32 // joint nodes
 	ops   []int32
 	canon []int32
 	bad   []bool
@@ -847,11 +929,14 @@ func (o *opCollector) add(a *ir.Arg) {
 		return
 	}
 	r := a.Ref
-	if r < 0 || int(r) >= len(o.canon) {
+	if r < 0 || r >= ir.NodeID(o.n) {
 		o.bad[o.self] = true
 		return
 	}
-	c := o.canon[r]
+	c := int32(r)
+	if o.canon != nil {
+		c = o.canon[r]
+	}
 	if c == o.self {
 		o.bad[o.self] = true
 		return
@@ -862,3 +947,33 @@ func (o *opCollector) add(a *ir.Arg) {
 	o.stamp[c] = o.self + 1
 	o.ops = append(o.ops, c)
 }
+
+// pool keeps arrays a step is done with for a later step to reuse.
+type pool[T any] struct{ free [][]T }
+
+// get returns an array of length n, its contents undefined: the smallest
+// kept one that is large enough, or a new one.
+func (pl *pool[T]) get(n int) []T {
+	best := -1
+	for i, b := range pl.free {
+		if cap(b) >= n && (best < 0 || cap(b) < cap(pl.free[best])) {
+			best = i
+		}
+	}
+	if best < 0 {
+		return make([]T, n)
+	}
+	b := pl.free[best]
+	pl.free = slices.Delete(pl.free, best, best+1)
+	return b[:n]
+}
+
+// zeroed is get with the contents zeroed.
+func (pl *pool[T]) zeroed(n int) []T {
+	b := pl.get(n)
+	clear(b)
+	return b
+}
+
+// put gives arrays back for reuse; the caller no longer reads them.
+func (pl *pool[T]) put(bs ...[]T) { pl.free = append(pl.free, bs...) }

@@ -110,6 +110,62 @@ type metaKey struct {
 type metaTable struct {
 	byKey map[metaKey]*ir.Value
 	byPtr map[*ir.TensorMeta]*ir.Value
+	// tuples are the interned tuple values, by their elements' canonical
+	// values (tuple).
+	tuples map[tupleKey]*ir.Value
+}
+
+// maxInternTuple is the longest tuple whose value is interned.
+const maxInternTuple = 4
+
+type tupleKey struct {
+	n     int
+	elems [maxInternTuple]*ir.Value // nil: None
+}
+
+// tuple returns the value of a tuple of tensors with metadata outs (nil:
+// None). A tuple whose elements are all interned is interned too: the
+// backward repeats each layer's tuples (native_layer_norm_backward's three
+// gradients), and sharing their values saves 350 bytes and two
+// allocations a tuple node (docs/performance-log.md, Sixth pass).
+func (t *metaTable) tuple(outs []*ir.TensorMeta) *ir.Value {
+	var k tupleKey
+	intern := t != nil && len(outs) <= maxInternTuple
+	if intern {
+		k.n = len(outs)
+		for i, m := range outs {
+			if m == nil {
+				continue
+			}
+			v := t.value(m)
+			if t.byPtr[v.Tensor] != v {
+				intern = false // not canonical: its tuple would never recur
+				break
+			}
+			k.elems[i] = v
+		}
+		if intern {
+			if v := t.tuples[k]; v != nil {
+				return v
+			}
+		}
+	}
+	elems := make([]ir.Value, len(outs))
+	for i, m := range outs {
+		if m != nil {
+			elems[i] = *t.value(m)
+		} else {
+			elems[i] = ir.Value{Kind: ir.ValNone}
+		}
+	}
+	v := &ir.Value{Kind: ir.ValTuple, Elems: elems}
+	if intern && len(t.tuples) < maxInterned {
+		if t.tuples == nil {
+			t.tuples = map[tupleKey]*ir.Value{}
+		}
+		t.tuples[k] = v
+	}
+	return v
 }
 
 // keyOf returns m's intern key, and false when m is not internable

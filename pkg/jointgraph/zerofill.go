@@ -55,17 +55,30 @@ func (t *fillTable) set(i int, v ir.Arg) {
 	t.at[i] = int32(len(t.vals))
 }
 
-// constantFill reports whether n makes a tensor of one constant value with
-// static shape, dtype and device, and returns that value (an int, float or
-// bool argument). fills holds the verdicts of the nodes before n, so a
-// detach of a fill is one too.
-func constantFill(n *ir.Node, fills *fillTable) (ir.Arg, bool) {
-	if n.Op != ir.OpCallFunction {
-		return ir.Arg{}, false
+// fillOp is what constantFill needs to know of a call target, looked up
+// once per target (partitioner.index): whether it is a constant-fill op
+// and where its value is, or one of sameValueOps.
+type fillOp struct {
+	fill bool
+	arg  int // fillTargets' value index
+	same bool
+}
+
+func fillOpOf(target string) fillOp {
+	if vi, ok := fillTargets[target]; ok {
+		return fillOp{fill: true, arg: vi}
 	}
-	vi, ok := fillTargets[n.Target]
-	if !ok {
-		if !sameValueOps[n.Target] || len(n.Args) == 0 || n.Args[0].Kind != ir.ArgNode {
+	return fillOp{same: sameValueOps[target]}
+}
+
+// constantFill reports whether call node n, whose target is op, makes a
+// tensor of one constant value with static shape, dtype and device, and
+// returns that value (an int, float or bool argument). fills holds the
+// verdicts of the nodes before n, so a detach of a fill is one too.
+func constantFill(n *ir.Node, op fillOp, fills *fillTable) (ir.Arg, bool) {
+	vi := op.arg
+	if !op.fill {
+		if !op.same || len(n.Args) == 0 || n.Args[0].Kind != ir.ArgNode {
 			return ir.Arg{}, false
 		}
 		r := n.Args[0].Ref

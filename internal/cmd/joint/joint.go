@@ -242,6 +242,11 @@ func jointRun(opts *Options) error {
 	}
 	var jointErr error
 	var jointOnce sync.Once
+	// The outputs' binary encoders share one memo of the values' encodings:
+	// the forward and backward graphs are the joint's nodes, their values
+	// the joint's (ir.ValueMemo), sized by the joint, whose nodes the
+	// three outputs hold between them about twice.
+	vals := ir.NewValueMemo(2 * len(j.Module.Root().Nodes))
 	write := func(o *output, w io.Writer, stream bool) error {
 		m, nodes := o.m()
 		if m == nil {
@@ -270,7 +275,7 @@ func jointRun(opts *Options) error {
 		}
 		if stream || enc != ir.Binary {
 			// An error that is not the writer's is the encoder's.
-			if err := ir.EncodeSourceTo(w, m, nodes, enc); err != nil {
+			if err := ir.EncodeSourceToMemo(w, m, nodes, enc, vals); err != nil {
 				if we := (*ir.WriteError)(nil); errors.As(err, &we) {
 					return we.Err
 				}
