@@ -398,7 +398,7 @@ func CheckCall(reg *opschema.Registry, m *ir.Module, g *ir.Graph, id ir.NodeID) 
 	if !ok {
 		// Not a HOP, so not one Decode decodes either: the check of
 		// every call of a 4.4k-node stack's joint looked each target up
-		// twice (docs/performance-log.md, Sixth pass).
+		// twice (docs/performance-log.md, Seventh pass).
 		return nil
 	}
 	if h.Op != "" {

@@ -305,7 +305,7 @@ func (e *wireEncoder) write(p []byte) {
 // whose nodes share values (EncodeSourceToMemo: the joint command's joint
 // graph and the forward and backward graphs made of its nodes, which
 // otherwise each encoded the same values again; docs/performance-log.md,
-// Sixth pass). The values must not change while the memo is in use.
+// Seventh pass). The values must not change while the memo is in use.
 //
 // It is a two-way set-associative cache by the value's address (a map's
 // hashing and growth cost more than the encodings it saves): a value

@@ -285,7 +285,7 @@ func (b *builder) intsArg(xs []int64) ir.Arg {
 // shared with every equal list the builder emitted: argument lists are
 // never modified in place, and the backward repeats each layer's sizes and
 // dimensions (about 33 MB of lists at 1M nodes, docs/performance-log.md,
-// Sixth pass).
+// Seventh pass).
 func (b *builder) internInts(k *intsKey) ir.Arg {
 	l, ok := b.ints[*k]
 	if !ok {

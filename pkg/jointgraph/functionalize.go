@@ -115,7 +115,7 @@ type multiView struct {
 // viewStep is one view op applied to the previous value in a chain. It
 // names the source nodes holding its arguments and value rather than
 // copying them: 32 bytes, not 88 (a step per view node; at 1M nodes the
-// steps were 82 MB, docs/performance-log.md, Sixth pass).
+// steps were 82 MB, docs/performance-log.md, Seventh pass).
 type viewStep struct {
 	target string
 	// argsOf is the source node whose arguments the step applies (the

@@ -772,7 +772,7 @@ func (p *partitioner) prepare(sp *subgraphPlan) *emission {
 		// less than copying a whole node while the collector marks (a
 		// bulk write barrier over its six pointer words: 0.12 s of
 		// SplitLazy's 1.5 s of samples in a profile at 1M input nodes,
-		// docs/performance-log.md, Sixth pass).
+		// docs/performance-log.md, Seventh pass).
 		ph := &e.ph[k]
 		ph.Name, ph.Op, ph.Target, ph.Val, ph.Meta = nd.Name, ir.OpPlaceholder, nd.Name, nd.Val, nd.Meta
 	}

@@ -127,7 +127,7 @@ type tupleKey struct {
 // None). A tuple whose elements are all interned is interned too: the
 // backward repeats each layer's tuples (native_layer_norm_backward's three
 // gradients), and sharing their values saves 350 bytes and two
-// allocations a tuple node (docs/performance-log.md, Sixth pass).
+// allocations a tuple node (docs/performance-log.md, Seventh pass).
 func (t *metaTable) tuple(outs []*ir.TensorMeta) *ir.Value {
 	var k tupleKey
 	intern := t != nil && len(outs) <= maxInternTuple
