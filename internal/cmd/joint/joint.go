@@ -152,9 +152,10 @@ func jointRun(opts *Options) error {
 	progress.Phase("load", 0)
 	// The module loaded stays live until Build has made the joint from it:
 	// no collection while loading, nor right after it (gcpolicy.KeepDecoded
-	// says why). Keeping the collector paused through Build too saved one
-	// more collection (of ~640 MB at 1M nodes) but raised the peak to
-	// 2,040 MiB, at the 2 GiB goal (docs/performance-log.md).
+	// says why). Keeping the collector paused through Build too saves the
+	// collections of a 1M-node joint but one, for no processor time
+	// measurably saved and 170 MiB more at its peak
+	// (docs/performance-log.md, Seventh pass).
 	gcpolicy.KeepDecoded()
 	resume := gcpolicy.Hold()
 	in, err := load.Open(opts.In, load.Strict)
