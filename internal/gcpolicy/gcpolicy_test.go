@@ -125,6 +125,42 @@ func TestKeepDecoded(t *testing.T) {
 	}
 }
 
+// decodeAfterForcedCollection sets a floor of 8 MiB and KeepDecoded, then,
+// in a pause, forces a collection that leaves next to nothing live (as
+// hugeheap.Reserve's before decoding), runs its finalizer's policy at once
+// when early is set (as it does when the finalizer runs during the
+// decoding), and allocates 64 MiB that stay live (the decoded module),
+// which it returns with the pause's resume; t.Cleanup restores the policy.
+func decodeAfterForcedCollection(t *testing.T, early bool) (live [][]byte, resume func()) {
+	if _, ok := os.LookupEnv("GOGC"); ok {
+		t.Skip("GOGC is set: SetFloor does nothing")
+	}
+	p := percent()
+	t.Cleanup(func() {
+		state.Lock()
+		state.keep, state.floor, state.keptAt = false, 0, 0
+		state.Unlock()
+		debug.SetGCPercent(p)
+	})
+	state.Lock()
+	state.floor, state.keep, state.keptAt = floor8, true, 0
+	state.Unlock()
+	debug.SetGCPercent(int(floor8 * 100 / defaultHeapMinimum))
+	resume = Pause()
+	runtime.GC()
+	if early {
+		afterGC()
+	}
+	live = make([][]byte, 0, 1024)
+	for range 1024 {
+		live = append(live, make([]byte, 64<<10))
+	}
+	return live, resume
+}
+
+// floor8 is the floor of decodeAfterForcedCollection's tests.
+const floor8 = 8 << 20
+
 // TestKeepDecodedAfterForcedCollection: after a forced collection that
 // left next to nothing live (hugeheap.Reserve's, before decoding), the
 // target KeepDecoded sets when the pause ends, 2 × (heap + floor), is
@@ -133,23 +169,7 @@ func TestKeepDecoded(t *testing.T) {
 // it scales, to 143 times that target here, and the collector did not
 // run again.
 func TestKeepDecodedAfterForcedCollection(t *testing.T) {
-	if _, ok := os.LookupEnv("GOGC"); ok {
-		t.Skip("GOGC is set: SetFloor does nothing")
-	}
-	defer debug.SetGCPercent(percent())
-	defer func() { state.Lock(); state.keep, state.floor, state.keptAt = false, 0, 0; state.Unlock() }()
-	const floor = 8 << 20
-	state.Lock()
-	state.floor, state.keep, state.keptAt = floor, true, 0
-	state.Unlock()
-	debug.SetGCPercent(int(floor * 100 / defaultHeapMinimum))
-	resume := Pause()
-	runtime.GC()
-	afterGC() // as the finalizer would, before the decoding ends
-	live := make([][]byte, 0, 1024)
-	for range 1024 {
-		live = append(live, make([]byte, 64<<10)) // 64 MiB decoded, live
-	}
+	live, resume := decodeAfterForcedCollection(t, true)
 	resume() // target: 2 × (64 + 8) MiB
 	var before, after runtime.MemStats
 	runtime.ReadMemStats(&before)
@@ -162,7 +182,7 @@ func TestKeepDecodedAfterForcedCollection(t *testing.T) {
 	runtime.KeepAlive(more)
 	if after.NumGC == before.NumGC {
 		t.Errorf("no collection while the heap grew from %d to %d MiB past KeepDecoded's target of %d MiB",
-			before.HeapAlloc>>20, after.HeapAlloc>>20, 2*(64+floor>>20))
+			before.HeapAlloc>>20, after.HeapAlloc>>20, 2*(64+floor8>>20))
 	}
 }
 
@@ -172,22 +192,7 @@ func TestKeepDecodedAfterForcedCollection(t *testing.T) {
 // leaves that target in force; setting one from the heap then, taken as
 // live, made the collector run at once.
 func TestKeepDecodedOutlivesLateFinalizer(t *testing.T) {
-	if _, ok := os.LookupEnv("GOGC"); ok {
-		t.Skip("GOGC is set: SetFloor does nothing")
-	}
-	defer debug.SetGCPercent(percent())
-	defer func() { state.Lock(); state.keep, state.floor, state.keptAt = false, 0, 0; state.Unlock() }()
-	const floor = 8 << 20
-	state.Lock()
-	state.floor, state.keep, state.keptAt = floor, true, 0
-	state.Unlock()
-	debug.SetGCPercent(int(floor * 100 / defaultHeapMinimum))
-	resume := Pause()
-	runtime.GC()
-	live := make([][]byte, 0, 1024)
-	for range 1024 {
-		live = append(live, make([]byte, 64<<10)) // 64 MiB decoded, live
-	}
+	live, resume := decodeAfterForcedCollection(t, false)
 	resume()
 	kept := percent()
 	afterGC() // the collection's finalizer, late
