@@ -333,9 +333,9 @@ func (j *jointBuilder) build(src *ir.Module) (*Joint, error) {
 	for k, t := range f.itemTuples {
 		// The functional graph's lists are read no more: renumbered in place.
 		its := f.itemLists[k]
-		for k, it := range its {
+		for i, it := range its {
 			if it != ir.NoNode {
-				its[k] = j.fmap[it]
+				its[i] = j.fmap[it]
 			}
 		}
 		j.setItems(j.fmap[t], its)
