@@ -515,9 +515,52 @@ func (p *partitioner) minCutSaved() []int32 {
 		cut[c] = fwReq[c] && banned(c)
 	}
 	p.bools.put(fwReq, bwOut)
+	var sinkSide []bool
+	if !p.fullNetwork {
+		g := newCutNet(int(k), len(p.users), &p.ints, &p.bools)
+		for c := range int32(n) {
+			if at[c] < 0 {
+				continue
+			}
+			g.addNode(weight(c), isPrimal[c] || cut[c], toSink[c])
+			for _, u := range p.usersOf(c) {
+				if at[u] >= 0 {
+					g.addEdge(at[u])
+				}
+			}
+		}
+		sinkSide = g.sinkSide()
+		g.release(&p.bools)
+	}
+	if sinkSide == nil {
+		// The full network, or an unbounded flow: flowNet, whose cut then
+		// depends on the order it explores the network in.
+		sinkSide = p.flowNetSinkSide(int(k), at, bwReq, isPrimal, cut, toSink, weight)
+	}
+	p.ints.put(dist)
+	p.bools.put(fusible, isPrimal, toSink, cut)
+	var saved []int32
+	for c := range int32(n) {
+		if p.class[c] == classOutput || bwReq[c] {
+			continue
+		}
+		if i := at[c]; !sinkSide[2*i] && sinkSide[2*i+1] {
+			saved = append(saved, c)
+		}
+	}
+	p.ints.put(at)
+	p.bools.put(bwReq, sinkSide)
+	return saved
+}
+
+// flowNetSinkSide builds min-cut's network as a flowNet and returns the
+// sink side of its cut (minCutSaved's arrays: at, the network node of
+// each node, -1 for none; the flags of the nodes with one; weight, the
+// capacity of a node's arc).
+func (p *partitioner) flowNetSinkSide(k int, at []int32, bwReq, isPrimal, cut, toSink []bool, weight func(int32) int64) []bool {
 	// The network is laid out in two passes over the same edges: count
 	// each node's arcs, then place them.
-	net := &flowNet{n: 2*int(k) + 2, ints: &p.ints}
+	net := &flowNet{n: 2*k + 2, ints: &p.ints}
 	src, sink := net.n-2, net.n-1
 	net.start = p.ints.zeroed(net.n + 1)
 	countArcs := func(u, v int, _ int64) {
@@ -525,7 +568,7 @@ func (p *partitioner) minCutSaved() []int32 {
 		net.start[v+1]++
 	}
 	edges := func(placing bool, arc func(u, v int, c int64)) {
-		for c := range int32(n) {
+		for c := range int32(p.n) {
 			if at[c] < 0 {
 				continue
 			}
@@ -558,21 +601,8 @@ func (p *partitioner) minCutSaved() []int32 {
 	edges(false, countArcs)
 	net.prepareArcs()
 	edges(true, net.place)
-	p.ints.put(dist)
-	p.bools.put(fusible, isPrimal, toSink, cut)
 	net.maxFlow(src, sink)
-	sinkSide := net.sinkSide(sink)
+	side := net.sinkSide(sink)
 	net.release()
-	var saved []int32
-	for c := range int32(n) {
-		if p.class[c] == classOutput || bwReq[c] {
-			continue
-		}
-		if i := at[c]; !sinkSide[2*i] && sinkSide[2*i+1] {
-			saved = append(saved, c)
-		}
-	}
-	p.ints.put(at)
-	p.bools.put(bwReq, sinkSide)
-	return saved
+	return side
 }

@@ -155,6 +155,66 @@ func TestMaxFlowMatchesGonum(t *testing.T) {
 	}
 }
 
+// TestCutNetMatchesFlowNet compares min-cut's network solver (cutNet)
+// with flowNet on random networks of its shape: the same sink side when
+// the flow is bounded, none (nil) when it is not. Capacities include 0 and
+// flowInf; edges mostly go to later nodes, some to earlier ones.
+func TestCutNetMatchesFlowNet(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	unbounded := 0
+	for trial := range 2000 {
+		k := 1 + r.IntN(12)
+		var ints pool[int32]
+		var bools pool[bool]
+		g := newCutNet(k, 4*k, &ints, &bools)
+		net := newFlowNet(2*k + 2)
+		s, sink := 2*k, 2*k+1
+		for i := range k {
+			w := int64(r.IntN(6))
+			if r.IntN(6) == 0 {
+				w = flowInf
+			}
+			src, toSink := r.IntN(3) == 0, r.IntN(3) == 0
+			g.addNode(w, src, toSink)
+			if src {
+				net.addEdge(s, 2*i, flowInf)
+			}
+			if toSink {
+				net.addEdge(2*i+1, sink, flowInf)
+			}
+			net.addEdge(2*i, 2*i+1, w)
+			seen := map[int]bool{}
+			for range r.IntN(4) {
+				j := i + 1 + r.IntN(k)
+				if j >= k || r.IntN(8) == 0 {
+					j = r.IntN(k)
+				}
+				if j == i || seen[j] {
+					continue
+				}
+				seen[j] = true
+				g.addEdge(int32(j))
+				net.addEdge(2*i+1, 2*j, flowInf)
+			}
+		}
+		got := g.sinkSide()
+		flow := net.maxFlow(s, sink)
+		if flow >= flowInf {
+			unbounded++
+			if got != nil {
+				t.Fatalf("trial %d: unbounded flow, but cutNet found a cut", trial)
+			}
+			continue
+		}
+		if want := net.sinkSide(sink); !slices.Equal(got, want) {
+			t.Fatalf("trial %d: sink side %v, flowNet's %v", trial, got, want)
+		}
+	}
+	if unbounded == 0 || unbounded > 1000 {
+		t.Errorf("%d of 2000 networks unbounded: want some, not most", unbounded)
+	}
+}
+
 // TestSplitKeepsJoint: Split only reads the joint graph (min-cut's CSE
 // used to rewrite its arguments in place), so one joint can be split
 // twice, and written after it was split.
