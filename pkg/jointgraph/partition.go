@@ -309,7 +309,7 @@ func (p *partitioner) index(effect []bool, cse bool) {
 	col := &opCollector{n: int32(N), bad: bad, stamp: stamp}
 	var ct *cseIndex
 	if cse {
-		ct = newCSEIndex(N)
+		ct = newCSEIndex(N, &p.ints)
 	}
 	for i := range g.Nodes {
 		n := &g.Nodes[i]
@@ -345,7 +345,7 @@ func (p *partitioner) index(effect []bool, cse bool) {
 		ops = col.ops
 		start[i+1] = int32(len(ops))
 		if cse && n.Op == ir.OpCallFunction && !effect[i] && !infos[tids[i]].random {
-			if prev := ct.find(int32(i), n, infos[tids[i]].hash, g, canon); prev >= 0 {
+			if prev := ct.find(int32(i), n, tids[i], infos[tids[i]].hash, tids, g, canon); prev >= 0 {
 				if canon == nil {
 					canon = make([]int32, N)
 					for k := range canon {
