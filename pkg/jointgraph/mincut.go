@@ -369,14 +369,19 @@ func (p *partitioner) minCutSaved() []int32 {
 	}
 	// Sizes (bytes, or -1 when unknown) of the nodes the tangents do not
 	// reach: only those are weighed (banned, weight), and so are their
-	// operands, which the tangents do not reach either.
+	// operands, which the tangents do not reach either. Which of them are
+	// symbolic ints is noted on the way (sym): reading a node's value
+	// again is a cache miss or two a node at 1M input nodes (0.08 s of
+	// SplitLazy's 0.8 s: docs/performance-log.md, Eighth pass).
 	size := make([]int64, n)
+	sym := p.bools.zeroed(n)
 	for c := range int32(n) {
 		size[c] = -1
 		if bwReq[c] {
 			continue
 		}
-		if t := valueTensor(p.nd(c).Val); t != nil {
+		v := p.nd(c).Val
+		if t := valueTensor(v); t != nil {
 			if b, ok := tensorBytes(t); ok {
 				size[c] = b
 			} else if es, ok := dtypeSize(t.Dtype); ok {
@@ -386,7 +391,8 @@ func (p *partitioner) minCutSaved() []int32 {
 				// hopctl keeps none (a while_loop's stacked carries).
 				size[c] = satMul(symbolicNumelFallback, es)
 			}
-		} else if isSymValue(p.nd(c).Val) {
+		} else if isSymValue(v) {
+			sym[c] = true
 			// A symbolic int weighs 1 (partitioners.py sym_node_size)
 			// and may be saved: AOTAutograd passes the backward its
 			// saved_sym_nodes beside the tensors.
@@ -444,7 +450,7 @@ func (p *partitioner) minCutSaved() []int32 {
 		if p.class[c] != classCall || p.isFill(c) {
 			return false // a constant fill has no operands: never saved
 		}
-		if isSymValue(p.nd(c).Val) {
+		if sym[c] {
 			return false // sym_size and SymInt arithmetic: saved or recomputed, as weighed
 		}
 		in := p.infos[p.tgt[c]]
@@ -531,7 +537,7 @@ func (p *partitioner) minCutSaved() []int32 {
 		}
 		cut[c] = fwReq[c] && banned(c)
 	}
-	p.bools.put(fwReq, bwOut)
+	p.bools.put(fwReq, bwOut, sym)
 	var sinkSide []bool
 	if !p.fullNetwork {
 		g := newCutNet(int(k), len(p.users), &p.ints, &p.bools)

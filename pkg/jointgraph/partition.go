@@ -601,26 +601,18 @@ func (p *partitioner) extract(cands []int32, mode PartitionMode) (*Partition, er
 	// The backward built from every candidate computes the same nodes as
 	// the one built from the candidates it reads: a node it computes
 	// reaches only inputs it reads.
-	bwIn := p.bwInputs(cands)
+	syms, tensors := p.splitSyms(cands)
+	bwIn := slices.Concat(syms, tensors, p.tangents)
 	bwAvail := p.available(bwIn, false)
 	bwPlan, reached, err := p.plan(bwIn, bwAvail, p.bwdOuts, false)
 	p.bools.put(bwAvail)
 	if err != nil {
 		return nil, err
 	}
-	tensors, syms := make([]int32, 0, len(cands)), []int32(nil)
-	for _, c := range cands {
-		if !reached[c] {
-			continue
-		}
-		if isSymValue(p.nd(c).Val) {
-			syms = append(syms, c)
-		} else {
-			tensors = append(tensors, c)
-		}
-	}
+	notRead := func(c int32) bool { return !reached[c] }
+	syms, tensors = slices.DeleteFunc(syms, notRead), slices.DeleteFunc(tensors, notRead)
 	p.bools.put(reached)
-	saved := append(tensors, syms...)
+	saved := slices.Concat(tensors, syms)
 	bwPlan.inputs = slices.Concat(syms, tensors, p.tangents)
 	fwOuts := make([]ir.Arg, 0, len(p.fwdOuts)+len(saved))
 	fwOuts = append(fwOuts, p.fwdOuts...)
@@ -723,8 +715,10 @@ func (out *Partition) materialize() {
 	out.Backward = mk(bw)
 }
 
-func (p *partitioner) bwInputs(saved []int32) []int32 {
-	var syms, tensors []int32
+// splitSyms splits saved values into symbolic ints and tensors, each
+// list in saved's order: the backward takes the symbolic ints first.
+func (p *partitioner) splitSyms(saved []int32) (syms, tensors []int32) {
+	tensors = make([]int32, 0, len(saved))
 	for _, c := range saved {
 		if isSymValue(p.nd(c).Val) {
 			syms = append(syms, c)
@@ -732,7 +726,7 @@ func (p *partitioner) bwInputs(saved []int32) []int32 {
 			tensors = append(tensors, c)
 		}
 	}
-	return slices.Concat(syms, tensors, p.tangents)
+	return syms, tensors
 }
 
 // emission is a graph made from a plan: the inputs as placeholders, the
