@@ -375,6 +375,7 @@ func (p *partitioner) minCutSaved() []int32 {
 	// SplitLazy's 0.8 s: docs/performance-log.md, Eighth pass).
 	size := make([]int64, n)
 	sym := p.bools.zeroed(n)
+	p.sym = sym // the saved values are among these nodes
 	for c := range int32(n) {
 		size[c] = -1
 		if bwReq[c] {
@@ -537,7 +538,7 @@ func (p *partitioner) minCutSaved() []int32 {
 		}
 		cut[c] = fwReq[c] && banned(c)
 	}
-	p.bools.put(fwReq, bwOut, sym)
+	p.bools.put(fwReq, bwOut)
 	var sinkSide []bool
 	if !p.fullNetwork {
 		g := newCutNet(int(k), len(p.users), &p.ints, &p.bools)

@@ -192,6 +192,9 @@ type partitioner struct {
 	primals, tangents []int32 // compact ids
 	fwdOuts, bwdOuts  []ir.Arg
 	fwAvail           []bool // fwAvailable's
+	// sym tells, of the candidates to save, which are symbolic ints: the
+	// step that chose them read their values (splitSyms).
+	sym []bool
 
 	ints  pool[int32]
 	bools pool[bool]
@@ -429,29 +432,34 @@ func (p *partitioner) defaultSaved() []int32 {
 		fwd[c] = true
 	}
 	var saved []int32
+	p.sym = p.bools.zeroed(p.n)
 	for c := range int32(p.n) {
 		if !fwd[c] || p.isFill(c) {
 			continue
 		}
-		if !p.isTuple(c) {
+		v := p.nd(c).Val
+		if !p.isTuple(c, v) {
 			saved = append(saved, c)
+			p.sym[c] = isSymValue(v)
 			continue
 		}
 		// A tuple cannot be saved: its elements (getitem users) are.
 		for _, u := range p.usersOf(c) {
-			if p.nd(u).Target == "_operator.getitem" {
+			if n := p.nd(u); n.Target == "_operator.getitem" {
 				saved = append(saved, u)
+				p.sym[u] = isSymValue(n.Val)
 			}
 		}
 	}
+	p.bools.put(fwd)
 	return saved // extract drops the ones the backward does not read
 }
 
 // isFill reports whether c is a constant-fill node (zerofill.go).
 func (p *partitioner) isFill(c int32) bool { return p.fills.at[c] > 0 }
 
-func (p *partitioner) isTuple(c int32) bool {
-	v := p.nd(c).Val
+// isTuple reports whether node c, whose value is v, makes a tuple.
+func (p *partitioner) isTuple(c int32, v *ir.Value) bool {
 	return p.class[c] == classCall && (v == nil || v.Kind == ir.ValTuple || v.Kind == ir.ValList)
 }
 
@@ -665,7 +673,7 @@ func (p *partitioner) release(es ...*emission) {
 	p.opStart, p.opnd, p.useStart, p.users = nil, nil, nil, nil
 	p.bad, p.class, p.tgt, p.effect = nil, nil, nil, nil
 	p.targets, p.infos, p.fills = nil, nil, fillTable{}
-	p.primals, p.tangents, p.fwdOuts, p.bwdOuts, p.fwAvail = nil, nil, nil, nil, nil
+	p.primals, p.tangents, p.fwdOuts, p.bwdOuts, p.fwAvail, p.sym = nil, nil, nil, nil, nil, nil
 	p.ints, p.bools = pool[int32]{}, pool[bool]{}
 	for _, e := range es {
 		e.sp.isIn, e.sp.live = nil, nil
@@ -720,7 +728,7 @@ func (out *Partition) materialize() {
 func (p *partitioner) splitSyms(saved []int32) (syms, tensors []int32) {
 	tensors = make([]int32, 0, len(saved))
 	for _, c := range saved {
-		if isSymValue(p.nd(c).Val) {
+		if p.sym[c] {
 			syms = append(syms, c)
 		} else {
 			tensors = append(tensors, c)
