@@ -459,9 +459,10 @@ func (g *cutNet) levels() bool {
 func (g *cutNet) sinkSide() []bool {
 	n := 2*g.k + 2
 	g.index()
-	g.cur, g.dist, g.stack = g.ints.zeroed(n), g.ints.zeroed(n), g.ints.get(n)[:0]
+	// The stack holds one path, a few nodes long: it grows as needed.
+	g.cur, g.dist, g.stack = g.ints.zeroed(n), g.ints.zeroed(n), make([]int32, 0, 64)
 	defer func() {
-		g.ints.put(g.cur, g.dist, g.stack[:cap(g.stack)])
+		g.ints.put(g.cur, g.dist)
 		g.cur, g.dist, g.stack = nil, nil, nil
 	}()
 	if !g.greedy() {

@@ -233,16 +233,6 @@ func (p *partitioner) compactOf(r int32) int32 {
 func newPartitioner(g *ir.Graph, j *Joint, cse bool) *partitioner {
 	p := &partitioner{g: g, j: j}
 	N := len(g.Nodes)
-	var ph []int32
-	out := -1
-	for i := range g.Nodes {
-		switch g.Nodes[i].Op {
-		case ir.OpPlaceholder:
-			ph = append(ph, int32(i))
-		case ir.OpOutput:
-			out = i
-		}
-	}
 	effect := make([]bool, N)
 	if len(j.Effects) > 0 {
 		want := make(map[string]bool, len(j.Effects))
@@ -256,7 +246,7 @@ func newPartitioner(g *ir.Graph, j *Joint, cse bool) *partitioner {
 			}
 		}
 	}
-	p.index(effect, cse)
+	ph, out := p.index(effect, cse)
 	p.primals = p.compactIDs(ph[:j.NumPrimals])
 	p.tangents = p.compactIDs(ph[j.NumPrimals:])
 	elems := g.Nodes[out].Args[0].Elems()
@@ -288,10 +278,13 @@ func (p *partitioner) refCompact(r ir.NodeID) int32 {
 // into an earlier equal one if there is one.
 //
 // It reads each joint node once: the arrays are filled by joint id and
-// compacted in place (a compact id is never larger than its joint id).
-func (p *partitioner) index(effect []bool, cse bool) {
+// compacted in place (a compact id is never larger than its joint id). It
+// returns the joint ids of the placeholders and of the (last) output node
+// (-1 if none).
+func (p *partitioner) index(effect []bool, cse bool) (ph []int32, out int) {
 	g := p.g
 	N := len(g.Nodes)
+	out = -1
 	var canon []int32 // made at the first merge: until then the identity
 	bad := make([]bool, N)
 	class := make([]uint8, N)
@@ -320,6 +313,7 @@ func (p *partitioner) index(effect []bool, cse bool) {
 		switch n.Op {
 		case ir.OpPlaceholder:
 			class[i] = classPlaceholder
+			ph = append(ph, int32(i))
 		case ir.OpCallFunction:
 			class[i] = classCall
 			tids[i] = tidOf.Get(n.Target)
@@ -327,6 +321,7 @@ func (p *partitioner) index(effect []bool, cse bool) {
 			class[i] = classGetAttr
 		case ir.OpOutput:
 			class[i] = classOutput
+			out = i
 		}
 		s := len(ops)
 		col.self, col.ops = int32(i), ops
@@ -422,6 +417,7 @@ func (p *partitioner) index(effect []bool, cse bool) {
 	copy(useStart[1:], useStart[:n])
 	useStart[0] = 0
 	p.useStart = useStart
+	return ph, out
 }
 
 // defaultSaved is default_partition: every forward node the backward
