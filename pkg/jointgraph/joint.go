@@ -78,6 +78,7 @@ func buildJoint(m *ir.Module, opts Options, at **ir.Node) (*Joint, error) {
 		return nil, err
 	}
 	fg := f.b.g
+	jb := newJointGraphBuilder(fg) // its names are taken while requiresGrad runs
 	freezeBySignature(m, f)
 	rg, err := requiresGrad(m, fg, f.ops, f.effect, f.outputs, opts.File)
 	if err != nil {
@@ -86,8 +87,16 @@ func buildJoint(m *ir.Module, opts Options, at **ir.Node) (*Joint, error) {
 	if err := f.refuseMultiWrites(rg); err != nil {
 		return nil, err
 	}
-	j := &jointBuilder{f: f, rg: rg, opts: opts, file: opts.File, src: m, at: at}
+	j := &jointBuilder{f: f, rg: rg, opts: opts, file: opts.File, src: m, at: at, b: jb}
 	return j.build(m)
+}
+
+// newJointGraphBuilder returns the builder of the joint graph of
+// functional graph fg, whose names (but its placeholders') it takes.
+func newJointGraphBuilder(fg *ir.Graph) *builder {
+	b := newBuilder("")
+	b.names.reserveGraphAsync(fg, true)
+	return b
 }
 
 type jointBuilder struct {
@@ -192,8 +201,6 @@ func (j *jointBuilder) build(src *ir.Module) (*Joint, error) {
 		return nil, err
 	}
 	conv := j.opts.Convention
-	j.b = newBuilder("")
-	j.b.names.reserveGraph(fg, true)
 	j.b.names.expect(2 * len(fg.Nodes))
 	nfun := len(fg.Nodes)
 	nt := 0 // the tangents
@@ -525,7 +532,7 @@ func (j *jointBuilder) copyNode(n *ir.Node, name string) ir.NodeID {
 		c.Kwargs[i].Value = j.remap(c.Kwargs[i].Value)
 	}
 	if name == "" {
-		name = j.b.names.fresh(opBaseName(n.Target))
+		name = j.b.names.freshOp(n.Target)
 	}
 	c.Name = name
 	return j.b.append(c)
