@@ -704,8 +704,9 @@ func (j *jointBuilder) apply(id ir.NodeID, grads []V) (err error) {
 	info := j.f.ops.get(n.Target)
 	if hr := info.hop; hr != nil {
 		j.b.meta = j.bwMeta(n)
-		defer func() { j.b.meta = nil }()
-		return hr.backward(j, id, grads)
+		err = hr.backward(j, id, grads)
+		j.b.meta = nil
+		return err
 	}
 	rule := info.rule
 	if rule == nil {
@@ -742,13 +743,24 @@ func (j *jointBuilder) apply(id ir.NodeID, grads []V) (err error) {
 	c := &j.ctx
 	*c = Ctx{builder: j.b, fwdID: id, schema: s, args: bound, need: need, results: results, grads: grads,
 		val: j.valFn, rg: j.rgFn}
-	j.b.meta = j.bwMeta(n)
-	defer func() { j.b.meta = nil }()
 	// A single-output formula runs only with a defined gradient.
 	if len(grads) == 1 && !grads[0].Defined() {
 		return nil
 	}
-	for gi, gr := range rule.Grads {
+	// Not deferred: a defer was ~1 % of Build's instructions at 100k
+	// nodes (docs/performance-log.md, Eighth pass); after a panic the
+	// builder is not used again.
+	j.b.meta = j.bwMeta(n)
+	err = j.applyGrads(id, info, bound, need)
+	j.b.meta = nil
+	return err
+}
+
+// applyGrads runs rule's formulas whose arguments need a gradient
+// (apply) and accumulates what they return.
+func (j *jointBuilder) applyGrads(id ir.NodeID, info *opInfo, bound []ir.Arg, need []bool) error {
+	c := &j.ctx
+	for gi, gr := range info.rule.Grads {
 		idx := info.gradIdx[gi]
 		needed := false
 		for _, i := range idx {
@@ -762,7 +774,7 @@ func (j *jointBuilder) apply(id ir.NodeID, grads []V) (err error) {
 		vals := gr.Fn(c)
 		if c.err != "" {
 			// What the formula built is unreferenced: the error ends the build.
-			return nodeError(j.file, g, id, fmt.Sprintf("derivative of %s: %s", n.Target, c.err))
+			return nodeError(j.file, j.b.g, id, fmt.Sprintf("derivative of %s: %s", j.b.g.Nodes[id].Target, c.err))
 		}
 		if len(gr.Args) == 1 && bound[idx[0]].Kind == ir.ArgList {
 			// Tensor[] argument: one gradient per element.
