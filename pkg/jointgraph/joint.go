@@ -2,6 +2,7 @@ package jointgraph
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -429,10 +430,12 @@ func (j *jointBuilder) build(src *ir.Module) (*Joint, error) {
 	if conv == ConventionNone {
 		out.Signature = jointSignature(src, out.Root(), len(outs))
 	}
+	// The effects in node order: from the map's few keys, not a lookup
+	// per node.
 	var effects []string
-	for i := range j.b.g.Nodes {
-		if j.effect[ir.NodeID(i)] {
-			effects = append(effects, j.b.g.Nodes[i].Name)
+	for _, id := range slices.Sorted(maps.Keys(j.effect)) {
+		if j.effect[id] && int(id) < len(j.b.g.Nodes) {
+			effects = append(effects, j.b.g.Nodes[id].Name)
 		}
 	}
 	return &Joint{Module: out, File: j.file, Masks: masks, NumPrimals: len(primals), NumTangents: nt,
@@ -538,13 +541,23 @@ func (j *jointBuilder) copyNode(n *ir.Node, name string) ir.NodeID {
 	return j.b.append(c)
 }
 
+// remap is ir.MapRefs(a, ..., remapRef), a reference or a scalar mapped
+// without the call (most arguments are one or the other).
 func (j *jointBuilder) remap(a ir.Arg) ir.Arg {
-	return ir.MapRefs(a, j.b.arena.alloc, func(a ir.Arg) ir.Arg {
-		if a.Ref >= 0 && j.fmap[a.Ref] != ir.NoNode {
-			return j.b.ref(j.fmap[a.Ref])
-		}
+	if a.Kind == ir.ArgNode {
+		return j.remapRef(a)
+	}
+	if len(a.Elems()) == 0 {
 		return a
-	})
+	}
+	return ir.MapRefs(a, j.b.arena.alloc, j.remapRef)
+}
+
+func (j *jointBuilder) remapRef(a ir.Arg) ir.Arg {
+	if a.Ref >= 0 && j.fmap[a.Ref] != ir.NoNode {
+		return j.b.ref(j.fmap[a.Ref])
+	}
+	return a
 }
 
 func (j *jointBuilder) mapV(v V) V {
