@@ -1,6 +1,10 @@
 package jointgraph
 
-import "github.com/hopctl/hopctl/pkg/ir"
+import (
+	"unsafe"
+
+	"github.com/hopctl/hopctl/pkg/ir"
+)
 
 // dce removes call_function and get_attr nodes whose results nobody
 // uses, except nodes with side effects (keep, renumbered in place), until
@@ -42,8 +46,13 @@ func dce(g *ir.Graph, keep map[ir.NodeID]bool) (*ir.Graph, graphRefs) {
 	}
 	nodes := g.Nodes[:0]
 	var refs graphRefs
+	// The call targets in order of first use: recent ones are known by
+	// their address (the decoder and the rules share each target's bytes),
+	// so only those not among them are looked up by contents (a lookup
+	// per call node was 2.6 % of Build's instructions at 100k nodes,
+	// docs/performance-log.md, Eighth pass).
 	seen := map[string]bool{}
-	lastTarget := ""
+	var recent [64]opMemo
 	for i := range n {
 		if !live[i] {
 			continue
@@ -51,11 +60,14 @@ func dce(g *ir.Graph, keep map[ir.NodeID]bool) (*ir.Graph, graphRefs) {
 		nd := &g.Nodes[i]
 		switch nd.Op {
 		case ir.OpCallFunction:
-			if nd.Target != lastTarget && !seen[nd.Target] {
-				seen[nd.Target] = true
-				refs.calls = append(refs.calls, nd.Target)
+			t := nd.Target
+			if r := &recent[memoSlot(t)]; r.data != unsafe.StringData(t) || r.n != len(t) {
+				*r = opMemo{data: unsafe.StringData(t), n: len(t)}
+				if !seen[t] {
+					seen[t] = true
+					refs.calls = append(refs.calls, t)
+				}
 			}
-			lastTarget = nd.Target
 		case ir.OpGetAttr:
 			refs.getAttrs = append(refs.getAttrs, nd.Target)
 		}
