@@ -356,26 +356,16 @@ func reshapeLike(target string) bool {
 }
 
 // mapArg maps a source argument to the functional graph.
-// A reference or a scalar (most arguments) is mapped without
-// ir.MapRefs's call.
 func (f *functional) mapArg(a ir.Arg) ir.Arg {
-	if a.Kind == ir.ArgNode {
-		return f.mapRef(a)
-	}
-	if len(a.Elems()) == 0 {
-		return a
-	}
-	return ir.MapRefs(a, f.b.arena.alloc, f.mapRef)
-}
-
-func (f *functional) mapRef(a ir.Arg) ir.Arg {
-	if a.Ref < 0 {
-		return a
-	}
-	if t, ok := f.tupleOf(a.Ref); ok {
-		return f.b.ref(t.id)
-	}
-	return f.b.refArg(f.get(a.Ref))
+	return ir.MapRefs(a, f.b.arena.alloc, func(a ir.Arg) ir.Arg {
+		if a.Ref < 0 {
+			return a
+		}
+		if t, ok := f.tupleOf(a.Ref); ok {
+			return f.b.ref(t.id)
+		}
+		return f.b.refArg(f.get(a.Ref))
+	})
 }
 
 // mapArgs maps a node's arguments. When they map to themselves (the
