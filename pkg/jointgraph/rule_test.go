@@ -201,3 +201,21 @@ func TestParseName(t *testing.T) {
 		}
 	}
 }
+
+// TestReserveGraphAsync: names a large graph's reservation took on
+// another goroutine hand out what a reservation in line does.
+func TestReserveGraphAsync(t *testing.T) {
+	g := mlpStack(1500).Root()
+	if len(g.Nodes) < asyncNames {
+		t.Fatalf("%d nodes: below asyncNames (%d), the reservation would not be asynchronous", len(g.Nodes), asyncNames)
+	}
+	async, inLine := newNames(), newNames()
+	async.reserveGraphAsync(g, true)
+	inLine.reserveGraph(g, true)
+	for i := range g.Nodes {
+		c := g.Nodes[i].Name
+		if a, b := async.fresh(c), inLine.fresh(c); a != b {
+			t.Fatalf("fresh(%q): %q after the asynchronous reservation, %q after the one in line", c, a, b)
+		}
+	}
+}
