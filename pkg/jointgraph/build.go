@@ -86,9 +86,11 @@ func (b *builder) placeholder(name string, val *ir.Value, meta *ir.Meta) V {
 // call appends a call_function node.
 func (b *builder) call(target string, args []ir.Arg, kwargs []ir.Kwarg, val *ir.Value, name string) ir.NodeID {
 	if name == "" {
-		name = opBaseName(target)
+		name = b.names.freshOp(target)
+	} else {
+		name = b.names.fresh(name)
 	}
-	return b.append(ir.Node{Name: b.names.fresh(name), Op: ir.OpCallFunction, Target: target,
+	return b.append(ir.Node{Name: name, Op: ir.OpCallFunction, Target: target,
 		Args: args, Kwargs: kwargs, Val: val, Meta: b.meta})
 }
 

@@ -1,6 +1,10 @@
 package jointgraph
 
-import "github.com/hopctl/hopctl/pkg/ir"
+import (
+	"unsafe"
+
+	"github.com/hopctl/hopctl/pkg/ir"
+)
 
 // dce removes call_function and get_attr nodes whose results nobody
 // uses, except nodes with side effects (keep, renumbered in place), until
@@ -26,27 +30,49 @@ func dce(g *ir.Graph, keep map[ir.NodeID]bool) (*ir.Graph, graphRefs) {
 		}
 	}
 	live := d.live
+	// Number the live nodes first, so that one pass moves each and
+	// renumbers its references (the compaction and a second walk of every
+	// node's arguments were two passes over the joint, docs/performance-log.md,
+	// Eighth pass).
 	newID := make([]ir.NodeID, n)
+	kept := 0
+	for i := range n {
+		if live[i] {
+			newID[i] = ir.NodeID(kept)
+			kept++
+		} else {
+			newID[i] = ir.NoNode
+		}
+	}
 	nodes := g.Nodes[:0]
 	var refs graphRefs
+	// The call targets in order of first use: recent ones are known by
+	// their address (the decoder and the rules share each target's bytes),
+	// so only those not among them are looked up by contents (a lookup
+	// per call node was 2.6 % of Build's instructions at 100k nodes,
+	// docs/performance-log.md, Eighth pass).
 	seen := map[string]bool{}
-	lastTarget := ""
+	var recent [64]opMemo
 	for i := range n {
 		if !live[i] {
-			newID[i] = ir.NoNode
 			continue
 		}
-		newID[i] = ir.NodeID(len(nodes))
 		nd := &g.Nodes[i]
 		switch nd.Op {
 		case ir.OpCallFunction:
-			if nd.Target != lastTarget && !seen[nd.Target] {
-				seen[nd.Target] = true
-				refs.calls = append(refs.calls, nd.Target)
+			t := nd.Target
+			if r := &recent[memoSlot(t)]; r.data != unsafe.StringData(t) || r.n != len(t) {
+				*r = opMemo{data: unsafe.StringData(t), n: len(t)}
+				if !seen[t] {
+					seen[t] = true
+					refs.calls = append(refs.calls, t)
+				}
 			}
-			lastTarget = nd.Target
 		case ir.OpGetAttr:
 			refs.getAttrs = append(refs.getAttrs, nd.Target)
+		}
+		if kept < n {
+			renumberRefs(nd, newID)
 		}
 		if len(nodes) != i {
 			nodes = append(nodes, *nd)
@@ -54,15 +80,7 @@ func dce(g *ir.Graph, keep map[ir.NodeID]bool) (*ir.Graph, graphRefs) {
 			nodes = nodes[:i+1] // in place already
 		}
 	}
-	if len(nodes) < n {
-		for i := range nodes {
-			nd := &nodes[i]
-			nd.WalkRefs(func(a *ir.Arg) {
-				if a.Ref >= 0 {
-					a.Ref = newID[a.Ref]
-				}
-			})
-		}
+	if kept < n {
 		newKeep := map[ir.NodeID]bool{}
 		for k := range keep {
 			if newID[k] != ir.NoNode {
@@ -75,6 +93,32 @@ func dce(g *ir.Graph, keep map[ir.NodeID]bool) (*ir.Graph, graphRefs) {
 		}
 	}
 	return &ir.Graph{Name: g.Name, Nodes: nodes}, refs
+}
+
+// renumberRefs rewrites nd's references through newID.
+func renumberRefs(nd *ir.Node, newID []ir.NodeID) {
+	for k := range nd.Args {
+		renumberArg(&nd.Args[k], newID)
+	}
+	for k := range nd.Kwargs {
+		renumberArg(&nd.Kwargs[k].Value, newID)
+	}
+}
+
+func renumberArg(a *ir.Arg, newID []ir.NodeID) {
+	if a.Kind == ir.ArgNode {
+		if a.Ref >= 0 {
+			a.Ref = newID[a.Ref]
+		}
+		return
+	}
+	if len(a.Elems()) > 0 {
+		a.WalkRefs(func(a *ir.Arg) {
+			if a.Ref >= 0 {
+				a.Ref = newID[a.Ref]
+			}
+		})
+	}
 }
 
 type dceState struct {

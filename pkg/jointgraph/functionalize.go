@@ -169,11 +169,12 @@ func functionalize(m *ir.Module, file string, reg *opschema.Registry, at **ir.No
 		ver: make([]int32, n), viewVer: make([]int32, n), tuple: make([]int32, n),
 		noRoot: map[ir.NodeID]string{}, multiView: map[ir.NodeID]multiView{},
 	}
+	// The input's names are taken while precheck runs.
+	f.b.names.reserveGraphAsync(g, false)
 	if err := precheck(g, file, f.ops); err != nil {
 		return nil, err
 	}
 	f.b.g.Nodes = make([]ir.Node, 0, max(n+n/8, room))
-	f.b.names.reserveGraph(g, false)
 	// Count the getitems of each node and the placeholders, then list the
 	// getitems by the node they read.
 	f.getitemStart = make([]int32, n+1)

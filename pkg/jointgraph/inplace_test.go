@@ -90,7 +90,7 @@ func TestForwardInPlaceMatchesCopy(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		jb := &jointBuilder{f: f, rg: rg, src: m, at: new(*ir.Node)}
+		jb := &jointBuilder{f: f, rg: rg, src: m, at: new(*ir.Node), b: newJointGraphBuilder(f.b.g)}
 		fnodes := &f.b.g.Nodes[:1][0]
 		if _, err := jb.build(m); err != nil {
 			t.Fatal(err)

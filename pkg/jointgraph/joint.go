@@ -2,6 +2,7 @@ package jointgraph
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -78,6 +79,7 @@ func buildJoint(m *ir.Module, opts Options, at **ir.Node) (*Joint, error) {
 		return nil, err
 	}
 	fg := f.b.g
+	jb := newJointGraphBuilder(fg) // its names are taken while requiresGrad runs
 	freezeBySignature(m, f)
 	rg, err := requiresGrad(m, fg, f.ops, f.effect, f.outputs, opts.File)
 	if err != nil {
@@ -86,8 +88,16 @@ func buildJoint(m *ir.Module, opts Options, at **ir.Node) (*Joint, error) {
 	if err := f.refuseMultiWrites(rg); err != nil {
 		return nil, err
 	}
-	j := &jointBuilder{f: f, rg: rg, opts: opts, file: opts.File, src: m, at: at}
+	j := &jointBuilder{f: f, rg: rg, opts: opts, file: opts.File, src: m, at: at, b: jb}
 	return j.build(m)
+}
+
+// newJointGraphBuilder returns the builder of the joint graph of
+// functional graph fg, whose names (but its placeholders') it takes.
+func newJointGraphBuilder(fg *ir.Graph) *builder {
+	b := newBuilder("")
+	b.names.reserveGraphAsync(fg, true)
+	return b
 }
 
 type jointBuilder struct {
@@ -192,8 +202,6 @@ func (j *jointBuilder) build(src *ir.Module) (*Joint, error) {
 		return nil, err
 	}
 	conv := j.opts.Convention
-	j.b = newBuilder("")
-	j.b.names.reserveGraph(fg, true)
 	j.b.names.expect(2 * len(fg.Nodes))
 	nfun := len(fg.Nodes)
 	nt := 0 // the tangents
@@ -422,10 +430,12 @@ func (j *jointBuilder) build(src *ir.Module) (*Joint, error) {
 	if conv == ConventionNone {
 		out.Signature = jointSignature(src, out.Root(), len(outs))
 	}
+	// The effects in node order: from the map's few keys, not a lookup
+	// per node.
 	var effects []string
-	for i := range j.b.g.Nodes {
-		if j.effect[ir.NodeID(i)] {
-			effects = append(effects, j.b.g.Nodes[i].Name)
+	for _, id := range slices.Sorted(maps.Keys(j.effect)) {
+		if j.effect[id] && int(id) < len(j.b.g.Nodes) {
+			effects = append(effects, j.b.g.Nodes[id].Name)
 		}
 	}
 	return &Joint{Module: out, File: j.file, Masks: masks, NumPrimals: len(primals), NumTangents: nt,
@@ -525,19 +535,29 @@ func (j *jointBuilder) copyNode(n *ir.Node, name string) ir.NodeID {
 		c.Kwargs[i].Value = j.remap(c.Kwargs[i].Value)
 	}
 	if name == "" {
-		name = j.b.names.fresh(opBaseName(n.Target))
+		name = j.b.names.freshOp(n.Target)
 	}
 	c.Name = name
 	return j.b.append(c)
 }
 
+// remap is ir.MapRefs(a, ..., remapRef), a reference or a scalar mapped
+// without the call (most arguments are one or the other).
 func (j *jointBuilder) remap(a ir.Arg) ir.Arg {
-	return ir.MapRefs(a, j.b.arena.alloc, func(a ir.Arg) ir.Arg {
-		if a.Ref >= 0 && j.fmap[a.Ref] != ir.NoNode {
-			return j.b.ref(j.fmap[a.Ref])
-		}
+	if a.Kind == ir.ArgNode {
+		return j.remapRef(a)
+	}
+	if len(a.Elems()) == 0 {
 		return a
-	})
+	}
+	return ir.MapRefs(a, j.b.arena.alloc, j.remapRef)
+}
+
+func (j *jointBuilder) remapRef(a ir.Arg) ir.Arg {
+	if a.Ref >= 0 && j.fmap[a.Ref] != ir.NoNode {
+		return j.b.ref(j.fmap[a.Ref])
+	}
+	return a
 }
 
 func (j *jointBuilder) mapV(v V) V {
@@ -697,8 +717,9 @@ func (j *jointBuilder) apply(id ir.NodeID, grads []V) (err error) {
 	info := j.f.ops.get(n.Target)
 	if hr := info.hop; hr != nil {
 		j.b.meta = j.bwMeta(n)
-		defer func() { j.b.meta = nil }()
-		return hr.backward(j, id, grads)
+		err = hr.backward(j, id, grads)
+		j.b.meta = nil
+		return err
 	}
 	rule := info.rule
 	if rule == nil {
@@ -735,13 +756,24 @@ func (j *jointBuilder) apply(id ir.NodeID, grads []V) (err error) {
 	c := &j.ctx
 	*c = Ctx{builder: j.b, fwdID: id, schema: s, args: bound, need: need, results: results, grads: grads,
 		val: j.valFn, rg: j.rgFn}
-	j.b.meta = j.bwMeta(n)
-	defer func() { j.b.meta = nil }()
 	// A single-output formula runs only with a defined gradient.
 	if len(grads) == 1 && !grads[0].Defined() {
 		return nil
 	}
-	for gi, gr := range rule.Grads {
+	// Not deferred: a defer was ~1 % of Build's instructions at 100k
+	// nodes (docs/performance-log.md, Eighth pass); after a panic the
+	// builder is not used again.
+	j.b.meta = j.bwMeta(n)
+	err = j.applyGrads(id, info, bound, need)
+	j.b.meta = nil
+	return err
+}
+
+// applyGrads runs rule's formulas whose arguments need a gradient
+// (apply) and accumulates what they return.
+func (j *jointBuilder) applyGrads(id ir.NodeID, info *opInfo, bound []ir.Arg, need []bool) error {
+	c := &j.ctx
+	for gi, gr := range info.rule.Grads {
 		idx := info.gradIdx[gi]
 		needed := false
 		for _, i := range idx {
@@ -755,7 +787,7 @@ func (j *jointBuilder) apply(id ir.NodeID, grads []V) (err error) {
 		vals := gr.Fn(c)
 		if c.err != "" {
 			// What the formula built is unreferenced: the error ends the build.
-			return nodeError(j.file, g, id, fmt.Sprintf("derivative of %s: %s", n.Target, c.err))
+			return nodeError(j.file, j.b.g, id, fmt.Sprintf("derivative of %s: %s", j.b.g.Nodes[id].Target, c.err))
 		}
 		if len(gr.Args) == 1 && bound[idx[0]].Kind == ir.ArgList {
 			// Tensor[] argument: one gradient per element.

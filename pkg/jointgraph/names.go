@@ -26,8 +26,33 @@ type names struct {
 	lazy []lazyNames
 	// hint is how many more names are expected (map sizing).
 	hint int
-	buf  []byte
-	slab []byte // backs the names fresh made (str)
+	// pending, while not nil, is closed when the names of the graphs
+	// reserveGraphAsync passed to another goroutine are taken: until then
+	// that goroutine owns bases, other and bmemo.
+	pending chan struct{}
+	buf     []byte
+	slab    []byte // backs the names fresh made (str)
+	// memo holds the entries of recent candidates that fresh takes as
+	// they are (clean, no numeric suffix, legal), by the candidate's
+	// bytes' address: the builders ask for a few dozen op names (string
+	// constants) a million times, and sanitizing, parsing and looking
+	// each up was 5 % of Build's instructions at 100k nodes
+	// (docs/performance-log.md, Eighth pass).
+	memo [64]nameMemo
+	// bmemo holds recently used entries of bases by their base's
+	// contents (entry): reserving a graph's names looks a base up per
+	// node, and a map lookup hashes the whole base.
+	bmemo [64]baseMemo
+	// opMemo holds recent call targets' base names (freshOp).
+	opMemo [64]opMemo
+}
+
+// nameMemo is a candidate (compared by address and length: a string's
+// bytes never change) and its entry in bases.
+type nameMemo struct {
+	data *byte
+	n    int
+	e    *nameBase
 }
 
 type nameBase struct {
@@ -57,31 +82,110 @@ func (n *names) reserveGraph(g *ir.Graph, skipPlaceholders bool) {
 // expect says that about extra more names will be taken.
 func (n *names) expect(extra int) { n.hint += extra }
 
-func (n *names) materialize() {
+// asyncNames is the smallest graph whose names reserveGraphAsync takes on
+// another goroutine.
+const asyncNames = 1 << 14
+
+// reserveGraphAsync is reserveGraph, the names of a large graph taken on
+// another goroutine from now on, while the caller does other work: the
+// first fresh or reserve waits for them. Taking the names of the input
+// graph and of the functional graph, a reservation each, was about 8 %
+// of Build's instructions at 100k nodes; functionalize's checks and the
+// joint's requires-grad analysis run meanwhile (docs/performance-log.md,
+// Eighth pass). The result does not depend on the timing: the same names
+// are taken either way.
+func (n *names) reserveGraphAsync(g *ir.Graph, skipPlaceholders bool) {
+	n.reserveGraph(g, skipPlaceholders)
+	if len(g.Nodes) < asyncNames || n.pending != nil {
+		return
+	}
 	lazy := n.lazy
 	n.lazy = nil
+	done := make(chan struct{})
+	n.pending = done
+	go func() {
+		n.reserveAll(lazy)
+		close(done)
+	}()
+}
+
+// materialize takes the names of the graphs reserveGraph passed.
+func (n *names) materialize() {
+	n.wait()
+	lazy := n.lazy
+	n.lazy = nil
+	n.reserveAll(lazy)
+}
+
+// wait waits for reserveGraphAsync's goroutine.
+func (n *names) wait() {
+	if n.pending != nil {
+		<-n.pending
+		n.pending = nil
+	}
+}
+
+func (n *names) reserveAll(lazy []lazyNames) {
 	for _, l := range lazy {
 		for i := range l.g.Nodes {
 			if !l.skipPlaceholders || l.g.Nodes[i].Op != ir.OpPlaceholder {
-				n.reserve(l.g.Nodes[i].Name)
+				n.reserveName(l.g.Nodes[i].Name)
 			}
 		}
 	}
 }
 
 func (n *names) entry(base string) *nameBase {
+	slot := &n.bmemo[bmemoSlot(base)]
+	if slot.e != nil && slot.base == base {
+		return slot.e
+	}
 	e := n.bases[base]
 	if e == nil {
 		e = &nameBase{}
 		n.bases[base] = e
 	}
+	*slot = baseMemo{base, e}
 	return e
+}
+
+// baseMemo is an entry of bases and its base name (bmemo).
+type baseMemo struct {
+	base string
+	e    *nameBase
+}
+
+// bmemoSlot is base's slot in names.bmemo, from its length and first and
+// last bytes (a graph's names have a few dozen bases).
+func bmemoSlot(base string) int {
+	if base == "" {
+		return 0
+	}
+	return (len(base)*7 + int(base[0])*3 + int(base[len(base)-1])) & (len(names{}.bmemo) - 1)
 }
 
 // parseName splits a name into its base and suffix (-1: none, see
 // splitSuffix) and says whether the suffix is written canonically (as
 // strconv.Itoa writes it) and small enough for the bitset.
 func parseName(s string) (base string, num int, canonical bool) {
+	// Most names are a base, '_' and a short canonical number ("view_12"):
+	// read the digits from the end once (the general case below scans for
+	// '_' and then parses). With the base memo (entry), reserving a graph's
+	// names this way took 3 % fewer of Build's instructions at 100k nodes
+	// (docs/performance-log.md, Eighth pass).
+	j := len(s) - 1
+	for j >= 0 && s[j] >= '0' && s[j] <= '9' {
+		j--
+	}
+	if digits := len(s) - 1 - j; j > 0 && s[j] == '_' && digits >= 1 && digits <= 7 && (s[j+1] != '0' || digits == 1) {
+		v := 0
+		for k := j + 1; k < len(s); k++ {
+			v = v*10 + int(s[k]-'0')
+		}
+		if v < maxSuffixBit {
+			return s[:j], v, true
+		}
+	}
 	base, num = splitSuffix(s)
 	if num < 0 {
 		return base, num, false
@@ -130,29 +234,47 @@ func (n *names) take(s, base string, num int, canonical bool) {
 
 // reserve marks name as taken without checking it.
 func (n *names) reserve(name string) {
+	n.wait()
+	n.reserveName(name)
+}
+
+func (n *names) reserveName(name string) {
 	base, num, canonical := parseName(name)
 	n.take(name, base, num, canonical)
 }
 
 // fresh returns a free name based on candidate.
 func (n *names) fresh(candidate string) string {
-	if n.lazy != nil {
+	if n.lazy != nil || n.pending != nil {
 		n.materialize()
 	}
-	c := sanitize(candidate)
-	base, num, canonical := parseName(c)
-	if num < 0 {
-		e := n.entry(c)
-		if !e.bare && !illegalName(c) {
-			e.bare = true
+	var e *nameBase
+	num := 0
+	slot := &n.memo[memoSlot(candidate)]
+	base := candidate
+	if slot.data == unsafe.StringData(candidate) && slot.n == len(candidate) && slot.e.bare {
+		e = slot.e
+	} else {
+		c := sanitize(candidate)
+		var canonical bool
+		base, num, canonical = parseName(c)
+		if num < 0 {
+			e = n.entry(c)
+			if c == candidate && !illegalName(c) {
+				*slot = nameMemo{data: unsafe.StringData(candidate), n: len(candidate), e: e}
+			}
+			if !e.bare && !illegalName(c) {
+				e.bare = true
+				return c
+			}
+			num = 0
+		} else if !n.taken(c, base, num, canonical) {
+			n.take(c, base, num, canonical)
 			return c
+		} else {
+			e = n.entry(base)
 		}
-		num = 0
-	} else if !n.taken(c, base, num, canonical) {
-		n.take(c, base, num, canonical)
-		return c
 	}
-	e := n.entry(base)
 	if e.next > num {
 		num = e.next
 	}
@@ -174,6 +296,30 @@ func (n *names) fresh(candidate string) string {
 		n.buf = strconv.AppendInt(append(append(n.buf[:0], base...), '_'), int64(num), 10)
 		return n.str(n.buf)
 	}
+}
+
+// freshOp returns a free name for a call to target: opBaseName(target)
+// made unique. The base names of recent targets are memoized by the
+// target's address (opMemo).
+func (n *names) freshOp(target string) string {
+	slot := &n.opMemo[memoSlot(target)]
+	if slot.data != unsafe.StringData(target) || slot.n != len(target) {
+		*slot = opMemo{data: unsafe.StringData(target), n: len(target), base: opBaseName(target)}
+	}
+	return n.fresh(slot.base)
+}
+
+// opMemo is a call target (by address and length) and its opBaseName.
+type opMemo struct {
+	data *byte
+	n    int
+	base string
+}
+
+// memoSlot is candidate's slot in names.memo.
+func memoSlot(candidate string) int {
+	h := uint64(uintptr(unsafe.Pointer(unsafe.StringData(candidate))))*0x9e3779b97f4a7c15 + uint64(len(candidate))
+	return int(h >> 58)
 }
 
 // numbered returns prefix followed by k ("primals_" and 3: "primals_3"),

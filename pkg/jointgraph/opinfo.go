@@ -1,6 +1,8 @@
 package jointgraph
 
 import (
+	"unsafe"
+
 	"github.com/hopctl/hopctl/pkg/ir"
 	"github.com/hopctl/hopctl/pkg/opschema"
 )
@@ -28,6 +30,19 @@ type opInfo struct {
 type opCache struct {
 	reg *opschema.Registry
 	m   map[string]*opInfo
+	// recent holds the infos of recent targets by the target's address
+	// (the decoder interns targets, and rules use constants): functionalize,
+	// its checks, requiresGrad and the joint's walk each look every node's
+	// target up, and hashing it for the map was ~2 % of Build's
+	// instructions at 100k nodes (docs/performance-log.md, Eighth pass).
+	recent [64]opMemoInfo
+}
+
+// opMemoInfo is a target (by address and length) and its info.
+type opMemoInfo struct {
+	data *byte
+	n    int
+	info *opInfo
 }
 
 func newOpCache(reg *opschema.Registry) *opCache {
@@ -35,6 +50,16 @@ func newOpCache(reg *opschema.Registry) *opCache {
 }
 
 func (c *opCache) get(target string) *opInfo {
+	slot := &c.recent[memoSlot(target)]
+	if slot.data == unsafe.StringData(target) && slot.n == len(target) && slot.info != nil {
+		return slot.info
+	}
+	in := c.lookup(target)
+	*slot = opMemoInfo{unsafe.StringData(target), len(target), in}
+	return in
+}
+
+func (c *opCache) lookup(target string) *opInfo {
 	if in, ok := c.m[target]; ok {
 		return in
 	}

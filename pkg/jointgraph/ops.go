@@ -73,12 +73,11 @@ func buildView(m *ir.TensorMeta, shape, stride []ir.Dim, memFormat string) *ir.T
 
 // viewKey is the intern key of buildView(m, shape, stride, memFormat), without
 // building it.
-func viewKey(m *ir.TensorMeta, shape, stride []ir.Dim, memFormat string) (metaKey, bool) {
+func (t *metaTable) viewKey(m *ir.TensorMeta, shape, stride []ir.Dim, memFormat string) (metaKey, bool) {
 	var k metaKey
 	if len(shape) > maxInternRank || len(stride) > maxInternRank || m.QParams != nil || m.IsQuantized || m.StorageOffset.Expr != "" {
 		return k, false
 	}
-	k.dtype, k.device, k.layout, k.memFormat = m.Dtype, m.Device, m.Layout, memFormat
 	k.rank, k.strideRank, k.offset = int8(len(shape)), int8(len(stride)), m.StorageOffset.Val
 	if stride == nil {
 		k.strideRank = -1
@@ -95,6 +94,7 @@ func viewKey(m *ir.TensorMeta, shape, stride []ir.Dim, memFormat string) (metaKe
 		}
 		k.stride[i] = d.Val
 	}
+	k.strs = t.strsIndex(metaStrs{m.Dtype, m.Device, m.Layout, memFormat})
 	return k, true
 }
 

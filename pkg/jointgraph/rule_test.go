@@ -3,6 +3,7 @@ package jointgraph
 import (
 	"bytes"
 	"flag"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"slices"
@@ -165,5 +166,56 @@ func TestNames(t *testing.T) {
 	want := []string{"view_1", "view_2", "sum_1", "sum_2", "slice_1", "getitem", "getitem_1", "x_1", "x_2", "copy_", "a_b"}
 	if !slices.Equal(got, want) {
 		t.Errorf("names %v, want %v", got, want)
+	}
+}
+
+// TestParseName checks parseName's fast path for "base_N" against the
+// general parse (splitSuffix, then the canonical-form test) on edge cases
+// and random names over the characters that matter.
+func TestParseName(t *testing.T) {
+	general := func(s string) (string, int, bool) {
+		base, num := splitSuffix(s)
+		if num < 0 {
+			return base, num, false
+		}
+		suf := s[len(base)+1:]
+		return base, num, suf[0] != '+' && suf[0] != '-' && (suf[0] != '0' || len(suf) == 1) && num < maxSuffixBit
+	}
+	cases := []string{"", "_", "a_", "_1", "12", "view", "view_0", "view_7", "view_01", "view_12", "x_+5", "x_-5",
+		"a__3", "a_b_3", "a_1_", "conv2d", "layer_norm2", "a_4194303", "a_4194304", "a_9999999", "a_12345678",
+		"a_99999999999999999999", "_a_1"}
+	rng := rand.New(rand.NewPCG(1, 2))
+	const chars = "ab_019+-"
+	for range 20000 {
+		b := make([]byte, rng.IntN(9))
+		for i := range b {
+			b[i] = chars[rng.IntN(len(chars))]
+		}
+		cases = append(cases, string(b))
+	}
+	for _, s := range cases {
+		b1, n1, c1 := parseName(s)
+		b2, n2, c2 := general(s)
+		if b1 != b2 || n1 != n2 || c1 != c2 {
+			t.Fatalf("parseName(%q) = %q, %d, %v; the general parse gives %q, %d, %v", s, b1, n1, c1, b2, n2, c2)
+		}
+	}
+}
+
+// TestReserveGraphAsync: names a large graph's reservation took on
+// another goroutine hand out what a reservation in line does.
+func TestReserveGraphAsync(t *testing.T) {
+	g := mlpStack(1500).Root()
+	if len(g.Nodes) < asyncNames {
+		t.Fatalf("%d nodes: below asyncNames (%d), the reservation would not be asynchronous", len(g.Nodes), asyncNames)
+	}
+	async, inLine := newNames(), newNames()
+	async.reserveGraphAsync(g, true)
+	inLine.reserveGraph(g, true)
+	for i := range g.Nodes {
+		c := g.Nodes[i].Name
+		if a, b := async.fresh(c), inLine.fresh(c); a != b {
+			t.Fatalf("fresh(%q): %q after the asynchronous reservation, %q after the one in line", c, a, b)
+		}
 	}
 }

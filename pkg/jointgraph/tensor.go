@@ -96,12 +96,48 @@ const (
 	maxInterned   = 1 << 13
 )
 
+// metaKey is interned metadata's key. Its strings are one index into the
+// table's list of the (dtype, device, layout, memory format) it has seen,
+// so the key holds no pointer and hashes and compares as one block of
+// memory: hashing four strings per key was 4 % of Build's instructions
+// at 100k nodes (docs/performance-log.md, Eighth pass).
 type metaKey struct {
-	dtype, device, layout, memFormat string
-	rank, strideRank                 int8 // strideRank -1: Stride is nil
-	offset                           int64
-	shape, stride                    [maxInternRank]int64
+	strs             int32
+	rank, strideRank int8 // strideRank -1: Stride is nil
+	offset           int64
+	shape, stride    [maxInternRank]int64
 }
+
+// metaStrs are the strings of a metaKey.
+type metaStrs struct{ dtype, device, layout, memFormat string }
+
+// strsIndex returns the index of s in the table's list, adding it when it
+// is new. A build sees a few (dtype, device) pairs, so the list is
+// searched in order, comparing strings (equal pointers compare at once);
+// past maxStrsScan entries a map takes over.
+func (t *metaTable) strsIndex(s metaStrs) int32 {
+	if t == nil {
+		return 0
+	}
+	for i := range t.strs[:min(len(t.strs), maxStrsScan)] {
+		if t.strs[i] == s {
+			return int32(i)
+		}
+	}
+	if len(t.strs) >= maxStrsScan {
+		if i, ok := t.strsMap[s]; ok {
+			return i
+		}
+		if t.strsMap == nil {
+			t.strsMap = map[metaStrs]int32{}
+		}
+		t.strsMap[s] = int32(len(t.strs))
+	}
+	t.strs = append(t.strs, s)
+	return int32(len(t.strs) - 1)
+}
+
+const maxStrsScan = 8
 
 // metaTable interns the tensor metadata of one builder's nodes: by key
 // (the fields metaKey covers; metadata with other fields set is not
@@ -113,6 +149,10 @@ type metaTable struct {
 	// tuples are the interned tuple values, by their elements' canonical
 	// values (tuple).
 	tuples map[tupleKey]*ir.Value
+	// strs are the keys' strings (strsIndex), past the first maxStrsScan
+	// also in strsMap.
+	strs    []metaStrs
+	strsMap map[metaStrs]int32
 }
 
 // maxInternTuple is the longest tuple whose value is interned.
@@ -171,11 +211,11 @@ func (t *metaTable) tuple(outs []*ir.TensorMeta) *ir.Value {
 // keyOf returns m's intern key, and false when m is not internable
 // (symbolic sizes, rank above maxInternRank, quantized, requiring grad, a
 // storage id: fields the key does not hold).
-func keyOf(m *ir.TensorMeta) (metaKey, bool) {
+func (t *metaTable) keyOf(m *ir.TensorMeta) (metaKey, bool) {
 	if m.RequiresGrad || m.HasStorageID || m.StorageID != 0 {
 		return metaKey{}, false
 	}
-	return viewKey(m, m.Shape, m.Stride, m.MemoryFormat)
+	return t.viewKey(m, m.Shape, m.Stride, m.MemoryFormat)
 }
 
 // lookup returns the canonical value for k, or nil.
@@ -213,7 +253,7 @@ func (t *metaTable) value(m *ir.TensorMeta) *ir.Value {
 		if v := t.byPtr[m]; v != nil {
 			return v
 		}
-		if k, ok := keyOf(m); ok {
+		if k, ok := t.keyOf(m); ok {
 			if v := t.byKey[k]; v != nil {
 				return v
 			}
@@ -228,8 +268,7 @@ func (t *metaTable) fresh(shape []ir.Dim, dtype, device string) *ir.TensorMeta {
 	if len(shape) > maxInternRank {
 		return newTensor(shape, dtype, device)
 	}
-	k := metaKey{dtype: dtype, device: device, layout: "strided", memFormat: "contiguous_format",
-		rank: int8(len(shape)), strideRank: int8(len(shape))}
+	k := metaKey{rank: int8(len(shape)), strideRank: int8(len(shape))}
 	acc := int64(1)
 	for i := len(shape) - 1; i >= 0; i-- {
 		if shape[i].Expr != "" {
@@ -238,6 +277,7 @@ func (t *metaTable) fresh(shape []ir.Dim, dtype, device string) *ir.TensorMeta {
 		k.shape[i], k.stride[i] = shape[i].Val, acc
 		acc *= shape[i].Val
 	}
+	k.strs = t.strsIndex(metaStrs{dtype, device, "strided", "contiguous_format"})
 	if v := t.lookup(&k); v != nil {
 		return v.Tensor
 	}
@@ -250,7 +290,7 @@ func (t *metaTable) view(m *ir.TensorMeta, shape, stride []ir.Dim) *ir.TensorMet
 		return nil
 	}
 	memFormat := viewMemFormat(shape, stride)
-	if k, ok := viewKey(m, shape, stride, memFormat); ok {
+	if k, ok := t.viewKey(m, shape, stride, memFormat); ok {
 		if v := t.lookup(&k); v != nil {
 			return v.Tensor
 		}
