@@ -133,10 +133,10 @@ func buildNameIndex(g *Graph) *nameIndex {
 				// read before any is inserted: the reads, independent of
 				// each other, wait for memory together, where an insert's
 				// compare-and-swap (a locked instruction: no later read
-				// passes it) waited alone. A million names, the least of
-				// 10 alternating runs under load: 144–207 ms → 106–153 ms
-				// on two goroutines, 110 → 69 ms on one (docs/
-				// performance-log.md, Eighth pass).
+				// passes it) waited alone. A million names on two
+				// goroutines, the least of 10 alternating runs, five
+				// times under load: 144–207 ms → 106–153 ms
+				// (docs/performance-log.md, Eighth pass).
 				for j := range k {
 					h := maphash.String(x.seed, g.Nodes[lo+j].Name)
 					hs[j] = h
