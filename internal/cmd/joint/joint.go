@@ -592,9 +592,16 @@ type partitionCheck struct {
 	// cache miss or three (emission.Node's tables, then the node). At 1M
 	// input nodes, the check of the backward graph took 169 ms, now 104
 	// ms; of the forward 112, now 72 (processor time, GOMAXPROCS=1;
-	// docs/performance-log.md, Eighth pass).
+	// docs/performance-log.md, Eighth pass). Nil for a graph of fewer
+	// than seenNodes nodes.
 	seen []uint64
 }
+
+// seenNodes is the size from which a partitionCheck keeps its seen words:
+// a smaller graph's nodes stay in cache, and the words' fresh pages cost
+// more than they save (the 4.4k-node stack's two outputs: 33 more page
+// faults).
+var seenNodes = 1 << 16 // a variable for the tests
 
 // nameWord packs the address and length of s's bytes into a word (0 when
 // they do not fit, or for a string at address 0): two strings with the same
@@ -615,8 +622,11 @@ func newPartitionCheck(m *ir.Module, nodes ir.NodeSource, path string) (*partiti
 	if len(m.Graphs) == 0 || m.Graphs[0].Name != "" {
 		return nil, fmt.Errorf("%s: the module has no root graph", path)
 	}
-	size := nodes.Len()
-	return &partitionCheck{m: m, nodes: nodes, path: path, size: size, seen: make([]uint64, size)}, nil
+	c := &partitionCheck{m: m, nodes: nodes, path: path, size: nodes.Len()}
+	if c.size >= seenNodes {
+		c.seen = make([]uint64, c.size)
+	}
+	return c, nil
 }
 
 func (c *partitionCheck) add(kind ir.ProblemKind, node, msg string) {
@@ -630,7 +640,9 @@ func (c *partitionCheck) node() {
 	i, nodes, size := c.next, c.nodes, c.size
 	c.next++
 	n := nodes.Node(i)
-	c.seen[i] = nameWord(n.Name)
+	if c.seen != nil {
+		c.seen[i] = nameWord(n.Name)
+	}
 	if n.Name == "" {
 		c.add(ir.ProblemMalformed, fmt.Sprintf("#%d", i), "node has an empty name")
 	}
@@ -646,7 +658,7 @@ func (c *partitionCheck) node() {
 			c.add(ir.ProblemCycle, n.Name, "node uses itself (cycle)")
 		case r > i:
 			c.add(ir.ProblemUseBeforeDef, n.Name, fmt.Sprintf("use of %q before its definition", name))
-		case c.seen[r] != 0 && c.seen[r] == nameWord(name):
+		case c.seen != nil && c.seen[r] != 0 && c.seen[r] == nameWord(name):
 			// node r's own name string: equal
 		case nodes.Node(r).Name != name:
 			c.add(ir.ProblemDanglingRef, n.Name, fmt.Sprintf("reference named %q points to node %q", name, nodes.Node(r).Name))

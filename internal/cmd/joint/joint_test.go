@@ -210,6 +210,8 @@ func TestJointHOPOutputsConcurrently(t *testing.T) {
 // pass both checkPartitioned and the full check, and each thing the
 // partition could get wrong is reported.
 func TestCheckPartitioned(t *testing.T) {
+	defaultSeen := seenNodes
+	defer func() { seenNodes = defaultSeen }()
 	for _, model := range []string{"convbn", "lstm", "attention", "inplace_views"} {
 		in, err := load.Open("../../../testdata/models/"+model+".pb", load.Strict)
 		if err != nil {
@@ -267,7 +269,16 @@ func TestCheckPartitioned(t *testing.T) {
 			{"empty name", "empty name", func(g *ir.Graph) { g.Nodes[k].Name = "" }},
 			{"get_attr", `get_attr target "nope"`, func(g *ir.Graph) { g.Nodes[k] = ir.Node{Name: "x", Op: ir.OpGetAttr, Target: "nope"} }},
 		}
-		for _, c := range corrupt {
+		// each checked with and without the seen words
+		cases := len(corrupt)
+		for i := range cases {
+			corrupt = append(corrupt, corrupt[i])
+		}
+		for i, c := range corrupt {
+			seenNodes = defaultSeen
+			if i >= cases {
+				seenNodes = 0
+			}
 			ng := &ir.Graph{Nodes: slices.Clone(g.Nodes)}
 			ng.Nodes[k].Args = slices.Clone(ng.Nodes[k].Args)
 			c.edit(ng)
@@ -299,15 +310,20 @@ func TestCheckPartitioned(t *testing.T) {
 			}
 		}
 		// A reference whose name is equal to its node's but another
-		// string (the check compares the strings' addresses first).
+		// string (the check compares the strings' addresses first, in a
+		// graph of seenNodes nodes and more).
 		ng := &ir.Graph{Nodes: slices.Clone(g.Nodes)}
 		ng.Nodes[k].Args = slices.Clone(ng.Nodes[k].Args)
 		ng.Nodes[k].Args[0].S = strings.Clone(ng.Nodes[k].Args[0].S)
 		m := *p.Backward
 		m.Graphs = append([]*ir.Graph{ng}, p.Backward.Graphs[1:]...)
-		if err := checkPartitionedNodes(&m, ir.GraphNodes(ng), "bw.pb"); err != nil {
-			t.Errorf("%s, an equal name in another string: %v", model, err)
+		for _, seen := range []int{defaultSeen, 0} {
+			seenNodes = seen
+			if err := checkPartitionedNodes(&m, ir.GraphNodes(ng), "bw.pb"); err != nil {
+				t.Errorf("%s, an equal name in another string (seenNodes %d): %v", model, seen, err)
+			}
 		}
+		seenNodes = defaultSeen
 	}
 }
 

@@ -279,8 +279,8 @@ const (
 )
 
 // classify is the class of argument a of a node of g, whose values
-// classes are cls (valueClasses).
-func classify(cls []argClass, a *ir.Arg) argClass {
+// classes are cls (valueClasses; nil: read from the nodes).
+func classify(g *ir.Graph, cls []argClass, a *ir.Arg) argClass {
 	switch a.Kind {
 	case ir.ArgNone:
 		return clsNone
@@ -309,6 +309,9 @@ func classify(cls []argClass, a *ir.Arg) argClass {
 	case ir.ArgDict, ir.ArgOp, ir.ArgSlice, ir.ArgEllipsis, ir.ArgConstant:
 		return clsOther
 	case ir.ArgNode:
+		if cls == nil {
+			return valueClass(nodeVal(g, a))
+		}
 		if a.Ref >= 0 && int(a.Ref) < len(cls) {
 			return cls[a.Ref]
 		}
@@ -321,14 +324,23 @@ func classify(cls []argClass, a *ir.Arg) argClass {
 // nodes far before it, whose values read from the node itself cost a
 // cache miss each in a large graph (at 1M input nodes, a third of the
 // check of the 2.2M-node joint), where a byte a node stays in cache
-// (docs/performance-log.md, Eighth pass).
+// (docs/performance-log.md, Eighth pass). Nil for a graph of fewer than
+// classNodes nodes.
 func valueClasses(g *ir.Graph) []argClass {
+	if len(g.Nodes) < classNodes {
+		return nil
+	}
 	cls := make([]argClass, len(g.Nodes))
 	for i := range g.Nodes {
 		cls[i] = valueClass(g.Nodes[i].Val)
 	}
 	return cls
 }
+
+// classNodes is the size from which valueClasses makes its table: a
+// smaller graph's nodes stay in cache, and the table's fresh pages cost
+// more than it saves.
+var classNodes = 1 << 16 // a variable for the tests
 
 // valueClass is the class of an argument that is a node with value v.
 func valueClass(v *ir.Value) argClass {
@@ -363,7 +375,7 @@ func accepts(g *ir.Graph, classes []argClass, t *opschema.Type, a *ir.Arg, depth
 	if t == nil || depth > 32 {
 		return "", true
 	}
-	cls := classify(classes, a)
+	cls := classify(g, classes, a)
 	if cls == clsUnknown {
 		return "", true
 	}
