@@ -292,14 +292,16 @@ func jointRun(opts *Options) error {
 				o.err = jointErr
 				return jointErr
 			}
-			if stream && regularFile(w) {
+			if stream && nodes.Len() >= seenNodes && regularFile(w) {
 				// Checked as it is encoded (partitionCheck.checking): the
 				// check's result, not the encoding's, decides, as when it
 				// ran first; the encoders read a reference's name, never
 				// the node its id points to, so no problem the check finds
 				// can make them fail otherwise; and what they wrote goes to
 				// a temporary file that a failure removes. A device or FIFO
-				// is written only once the graph has passed.
+				// is written only once the graph has passed, and a graph
+				// that stays in cache is checked first (its reads are
+				// cheap either way, the reader checking is not free).
 				c, err := newPartitionCheck(m, nodes, o.path)
 				if err != nil {
 					o.err = invalidOutput(o.path, err)
@@ -597,10 +599,11 @@ type partitionCheck struct {
 	seen []uint64
 }
 
-// seenNodes is the size from which a partitionCheck keeps its seen words:
-// a smaller graph's nodes stay in cache, and the words' fresh pages cost
-// more than they save (the 4.4k-node stack's two outputs: 33 more page
-// faults).
+// seenNodes is the size from which a partitionCheck keeps its seen words,
+// and from which the command checks a graph as it encodes it: a smaller
+// graph's nodes stay in cache, the words' fresh pages cost more than they
+// save (the 4.4k-node stack's two outputs: 33 more page faults), and the
+// reader that checks (checking) costs 0.8 M instructions more there.
 var seenNodes = 1 << 16 // a variable for the tests
 
 // nameWord packs the address and length of s's bytes into a word (0 when
@@ -710,16 +713,17 @@ func (c *partitionCheck) finish() error {
 // nodes the check was 0.15 s (forward) and 0.19 s (backward) of processor
 // time on its own, after the partition, where both cores are busy
 // (docs/performance-log.md, Eighth pass).
-func (c *partitionCheck) checking() ir.NodeSource { return checkedNodes{c.nodes, c} }
+func (c *partitionCheck) checking() ir.NodeSource { return (*checkedNodes)(c) }
 
-type checkedNodes struct {
-	ir.NodeSource
-	c *partitionCheck
-}
+type checkedNodes partitionCheck
 
-func (s checkedNodes) Node(i int) *ir.Node {
-	if i == s.c.next {
-		s.c.node()
+func (s *checkedNodes) Len() int { return s.size }
+
+func (s *checkedNodes) Node(i int) *ir.Node {
+	if i == s.next {
+		(*partitionCheck)(s).node()
 	}
-	return s.NodeSource.Node(i)
+	return s.nodes.Node(i)
 }
+
+func (s *checkedNodes) Ref(a *ir.Arg) (ir.NodeID, string) { return s.nodes.Ref(a) }
