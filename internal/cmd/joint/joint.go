@@ -8,9 +8,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"strings"
 	"sync"
 	"text/tabwriter"
+	"unsafe"
 
 	"github.com/spf13/cobra"
 
@@ -248,25 +250,10 @@ func jointRun(opts *Options) error {
 	// the joint's (ir.ValueMemo), sized by the joint, whose nodes the
 	// three outputs hold between them about twice.
 	vals := ir.NewValueMemo(2 * len(j.Module.Root().Nodes))
-	write := func(o *output, w io.Writer, stream bool) error {
-		m, nodes := o.m()
-		if m == nil {
-			return errPartition
-		}
-		if o.partitioned {
-			jointOnce.Do(func() { jointErr = <-jointChecked })
-			if jointErr != nil {
-				o.err = jointErr
-				return jointErr
-			}
-			if err := verifyPartitioned(m, nodes, o.path); err != nil {
-				o.err = err
-				return err
-			}
-		} else if err := verifyWritten(m, o.path); err != nil {
-			o.err = err
-			return err
-		}
+	// encode writes m, its root graph's nodes read from nodes (nil: its
+	// own), to w: streamed, or for standard output encoded whole first.
+	// An error of the encoding, not of w, is o's too (o.err).
+	encode := func(o *output, w io.Writer, m *ir.Module, nodes ir.NodeSource, stream bool) error {
 		if nodes == nil {
 			nodes = ir.GraphNodes(m.Root())
 		}
@@ -291,6 +278,51 @@ func jointRun(opts *Options) error {
 			return o.err
 		}
 		_, err = w.Write(data)
+		return err
+	}
+	write := func(o *output, w io.Writer, stream bool) error {
+		m, nodes := o.m()
+		if m == nil {
+			return errPartition
+		}
+		var check *partitionCheck
+		if o.partitioned {
+			jointOnce.Do(func() { jointErr = <-jointChecked })
+			if jointErr != nil {
+				o.err = jointErr
+				return jointErr
+			}
+			if stream && nodes.Len() >= seenNodes && regularFile(w) {
+				// Checked as it is encoded (partitionCheck.checking): the
+				// check's result, not the encoding's, decides, as when it
+				// ran first; the encoders read a reference's name, never
+				// the node its id points to, so no problem the check finds
+				// can make them fail otherwise; and what they wrote goes to
+				// a temporary file that a failure removes. A device or FIFO
+				// is written only once the graph has passed, and a graph
+				// that stays in cache is checked first (its reads are
+				// cheap either way, the reader checking is not free).
+				c, err := newPartitionCheck(m, nodes, o.path)
+				if err != nil {
+					o.err = invalidOutput(o.path, err)
+					return o.err
+				}
+				check, nodes = c, c.checking()
+			} else if err := verifyPartitioned(m, nodes, o.path); err != nil {
+				o.err = err
+				return err
+			}
+		} else if err := verifyWritten(m, o.path); err != nil {
+			o.err = err
+			return err
+		}
+		err := encode(o, w, m, nodes, stream)
+		if check != nil {
+			if cerr := check.finish(); cerr != nil {
+				o.err = invalidOutput(o.path, cerr)
+				return o.err
+			}
+		}
 		return err
 	}
 	writeErr := make(chan error, 1)
@@ -361,8 +393,7 @@ func jointRun(opts *Options) error {
 // does not is a bug, not bad input.
 func verifyWritten(m *ir.Module, path string) error {
 	if err := checkWritten(m, path); err != nil {
-		return &ir.InternalError{Phase: "validate output", Loc: ir.Location{File: path},
-			Err: fmt.Errorf("the graph hopctl built is not valid input:\n%w", err)}
+		return invalidOutput(path, err)
 	}
 	return nil
 }
@@ -371,10 +402,27 @@ func verifyWritten(m *ir.Module, path string) error {
 // the partition of a joint that verifyWritten accepted.
 func verifyPartitioned(m *ir.Module, nodes ir.NodeSource, path string) error {
 	if err := checkPartitionedNodes(m, nodes, path); err != nil {
-		return &ir.InternalError{Phase: "validate output", Loc: ir.Location{File: path},
-			Err: fmt.Errorf("the graph hopctl built is not valid input:\n%w", err)}
+		return invalidOutput(path, err)
 	}
 	return nil
+}
+
+// invalidOutput is the error of an output at path that fails its check:
+// a bug of hopctl, not bad input.
+func invalidOutput(path string, err error) error {
+	return &ir.InternalError{Phase: "validate output", Loc: ir.Location{File: path},
+		Err: fmt.Errorf("the graph hopctl built is not valid input:\n%w", err)}
+}
+
+// regularFile reports whether w is a regular file (a temporary file
+// atomicfile renames into place, or removes on an error).
+func regularFile(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	fi, err := f.Stat()
+	return err == nil && fi.Mode().IsRegular()
 }
 
 // jointSummary is what the command prints of the joint: its masks, the
@@ -520,65 +568,162 @@ func checkPartitioned(m *ir.Module, path string) error {
 // read from nodes (jointgraph.Partition.Source): each reference is checked
 // where nodes says it points and by the name it stores.
 func checkPartitionedNodes(m *ir.Module, nodes ir.NodeSource, path string) error {
+	c, err := newPartitionCheck(m, nodes, path)
+	if err != nil {
+		return err
+	}
+	return c.finish()
+}
+
+// partitionCheck is checkPartitionedNodes node by node, so that it can run
+// as the encoder reads the nodes (checking): node after node, in order,
+// and then the graph (finish).
+type partitionCheck struct {
+	m        *ir.Module
+	nodes    ir.NodeSource
+	path     string
+	size     int
+	next     int             // the first node not checked
+	outputs  int             // output nodes so far
+	names    map[string]bool // the module's graphs and attributes, on the first get_attr
+	problems []ir.Problem
+	// seen holds each node checked's name as nameWord packs it: a
+	// reference whose name is that very string (all of them, in the
+	// graphs the partition makes) is known to carry its node's name
+	// without reading the node, which for a reference far back is a
+	// cache miss or three (emission.Node's tables, then the node). At 1M
+	// input nodes, the check of the backward graph took 169 ms, now 104
+	// ms; of the forward 112, now 72 (processor time, GOMAXPROCS=1;
+	// docs/performance-log.md, Eighth pass). Nil for a graph of fewer
+	// than seenNodes nodes.
+	seen []uint64
+}
+
+// seenNodes is the size from which a partitionCheck keeps its seen words,
+// and from which the command checks a graph as it encodes it: a smaller
+// graph's nodes stay in cache, the words' fresh pages cost more than they
+// save (the 4.4k-node stack's two outputs: 33 more page faults), and the
+// reader that checks (checking) costs 0.8 M instructions more there.
+var seenNodes = 1 << 16 // a variable for the tests
+
+// nameWord packs the address and length of s's bytes into a word (0 when
+// they do not fit, or for a string at address 0): two strings with the same
+// non-zero word are the same bytes, so equal. The strings compared are
+// the nodes' names, which the nodes keep alive, so an address is never
+// reused while the check runs.
+func nameWord(s string) uint64 {
+	p := uint64(uintptr(unsafe.Pointer(unsafe.StringData(s))))
+	if p >= 1<<48 || len(s) >= 1<<16 {
+		return 0
+	}
+	return p<<16 | uint64(len(s))
+}
+
+// newPartitionCheck starts checking m's root graph, its nodes read from
+// nodes; a module without a root graph is the error.
+func newPartitionCheck(m *ir.Module, nodes ir.NodeSource, path string) (*partitionCheck, error) {
 	if len(m.Graphs) == 0 || m.Graphs[0].Name != "" {
-		return fmt.Errorf("%s: the module has no root graph", path)
+		return nil, fmt.Errorf("%s: the module has no root graph", path)
 	}
-	var problems []ir.Problem
-	add := func(kind ir.ProblemKind, node, msg string) {
-		if len(problems) < ir.MaxProblems {
-			problems = append(problems, ir.Problem{Loc: ir.At(path, "", node), Msg: msg, Kind: kind})
+	c := &partitionCheck{m: m, nodes: nodes, path: path, size: nodes.Len()}
+	if c.size >= seenNodes {
+		c.seen = make([]uint64, c.size)
+	}
+	return c, nil
+}
+
+func (c *partitionCheck) add(kind ir.ProblemKind, node, msg string) {
+	if len(c.problems) < ir.MaxProblems {
+		c.problems = append(c.problems, ir.Problem{Loc: ir.At(c.path, "", node), Msg: msg, Kind: kind})
+	}
+}
+
+// node checks node c.next, the next in order.
+func (c *partitionCheck) node() {
+	i, nodes, size := c.next, c.nodes, c.size
+	c.next++
+	n := nodes.Node(i)
+	if c.seen != nil {
+		c.seen[i] = nameWord(n.Name)
+	}
+	if n.Name == "" {
+		c.add(ir.ProblemMalformed, fmt.Sprintf("#%d", i), "node has an empty name")
+	}
+	if n.Op == ir.OpUnspecified {
+		c.add(ir.ProblemMalformed, n.Name, "node has no op kind")
+	}
+	n.WalkRefs(func(a *ir.Arg) {
+		id, name := nodes.Ref(a)
+		switch r := int(id); {
+		case r < 0 || r >= size:
+			c.add(ir.ProblemDanglingRef, n.Name, fmt.Sprintf("dangling reference to %q: no such node in this graph", name))
+		case r == i:
+			c.add(ir.ProblemCycle, n.Name, "node uses itself (cycle)")
+		case r > i:
+			c.add(ir.ProblemUseBeforeDef, n.Name, fmt.Sprintf("use of %q before its definition", name))
+		case c.seen != nil && c.seen[r] != 0 && c.seen[r] == nameWord(name):
+			// node r's own name string: equal
+		case nodes.Node(r).Name != name:
+			c.add(ir.ProblemDanglingRef, n.Name, fmt.Sprintf("reference named %q points to node %q", name, nodes.Node(r).Name))
+		}
+	})
+	switch n.Op {
+	case ir.OpOutput:
+		c.outputs++
+		if i != size-1 || c.outputs > 1 {
+			c.add(ir.ProblemExtraOutput, n.Name, "output node is not the last node, or not the only one")
+		}
+	case ir.OpGetAttr:
+		if c.names == nil {
+			c.names = map[string]bool{}
+			for _, h := range c.m.Graphs {
+				c.names[h.Name] = true
+			}
+			for _, a := range c.m.Attributes {
+				c.names[a.Name] = true
+			}
+		}
+		if !c.names[n.Target] {
+			c.add(ir.ProblemMissingAttr, n.Name, fmt.Sprintf("get_attr target %q does not exist", n.Target))
 		}
 	}
-	var names map[string]bool // the module's graphs and attributes, on the first get_attr
-	outputs := 0
-	size := nodes.Len()
-	for i := range size {
-		n := nodes.Node(i)
-		if n.Name == "" {
-			add(ir.ProblemMalformed, fmt.Sprintf("#%d", i), "node has an empty name")
-		}
-		if n.Op == ir.OpUnspecified {
-			add(ir.ProblemMalformed, n.Name, "node has no op kind")
-		}
-		n.WalkRefs(func(a *ir.Arg) {
-			id, name := nodes.Ref(a)
-			switch r := int(id); {
-			case r < 0 || r >= size:
-				add(ir.ProblemDanglingRef, n.Name, fmt.Sprintf("dangling reference to %q: no such node in this graph", name))
-			case r == i:
-				add(ir.ProblemCycle, n.Name, "node uses itself (cycle)")
-			case r > i:
-				add(ir.ProblemUseBeforeDef, n.Name, fmt.Sprintf("use of %q before its definition", name))
-			case nodes.Node(r).Name != name:
-				add(ir.ProblemDanglingRef, n.Name, fmt.Sprintf("reference named %q points to node %q", name, nodes.Node(r).Name))
-			}
-		})
-		switch n.Op {
-		case ir.OpOutput:
-			outputs++
-			if i != size-1 || outputs > 1 {
-				add(ir.ProblemExtraOutput, n.Name, "output node is not the last node, or not the only one")
-			}
-		case ir.OpGetAttr:
-			if names == nil {
-				names = map[string]bool{}
-				for _, h := range m.Graphs {
-					names[h.Name] = true
-				}
-				for _, a := range m.Attributes {
-					names[a.Name] = true
-				}
-			}
-			if !names[n.Target] {
-				add(ir.ProblemMissingAttr, n.Name, fmt.Sprintf("get_attr target %q does not exist", n.Target))
-			}
-		}
+}
+
+// finish checks the nodes not yet checked and returns the problems found,
+// in node order, as an *ir.VerifyError (nil: none).
+func (c *partitionCheck) finish() error {
+	for c.next < c.size {
+		c.node()
 	}
-	if outputs == 0 {
-		add(ir.ProblemMissingOutput, "", "missing output node")
+	if c.outputs == 0 {
+		c.add(ir.ProblemMissingOutput, "", "missing output node")
 	}
-	if len(problems) > 0 {
-		return &ir.VerifyError{Problems: problems}
+	if len(c.problems) > 0 {
+		return &ir.VerifyError{Problems: c.problems}
 	}
 	return nil
 }
+
+// checking returns c's nodes as a NodeSource that checks each node the
+// first time it is read in order, just before its reader gets it: an
+// encoder reading the nodes one after another (every encoding does, but
+// for the few a binary one samples ahead to size the graph, which finish
+// checks in turn) then encodes each node while it is still in cache,
+// instead of the check reading all of them from memory first. At 1M input
+// nodes the check was 0.15 s (forward) and 0.19 s (backward) of processor
+// time on its own, after the partition, where both cores are busy
+// (docs/performance-log.md, Eighth pass).
+func (c *partitionCheck) checking() ir.NodeSource { return (*checkedNodes)(c) }
+
+type checkedNodes partitionCheck
+
+func (s *checkedNodes) Len() int { return s.size }
+
+func (s *checkedNodes) Node(i int) *ir.Node {
+	if i == s.next {
+		(*partitionCheck)(s).node()
+	}
+	return s.nodes.Node(i)
+}
+
+func (s *checkedNodes) Ref(a *ir.Arg) (ir.NodeID, string) { return s.nodes.Ref(a) }

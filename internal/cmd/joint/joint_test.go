@@ -210,6 +210,8 @@ func TestJointHOPOutputsConcurrently(t *testing.T) {
 // pass both checkPartitioned and the full check, and each thing the
 // partition could get wrong is reported.
 func TestCheckPartitioned(t *testing.T) {
+	defaultSeen := seenNodes
+	defer func() { seenNodes = defaultSeen }()
 	for _, model := range []string{"convbn", "lstm", "attention", "inplace_views"} {
 		in, err := load.Open("../../../testdata/models/"+model+".pb", load.Strict)
 		if err != nil {
@@ -267,7 +269,16 @@ func TestCheckPartitioned(t *testing.T) {
 			{"empty name", "empty name", func(g *ir.Graph) { g.Nodes[k].Name = "" }},
 			{"get_attr", `get_attr target "nope"`, func(g *ir.Graph) { g.Nodes[k] = ir.Node{Name: "x", Op: ir.OpGetAttr, Target: "nope"} }},
 		}
-		for _, c := range corrupt {
+		// each checked with and without the seen words
+		cases := len(corrupt)
+		for i := range cases {
+			corrupt = append(corrupt, corrupt[i])
+		}
+		for i, c := range corrupt {
+			seenNodes = defaultSeen
+			if i >= cases {
+				seenNodes = 0
+			}
 			ng := &ir.Graph{Nodes: slices.Clone(g.Nodes)}
 			ng.Nodes[k].Args = slices.Clone(ng.Nodes[k].Args)
 			c.edit(ng)
@@ -278,8 +289,60 @@ func TestCheckPartitioned(t *testing.T) {
 			if !errors.As(err, &ie) || !strings.Contains(err.Error(), c.want) {
 				t.Errorf("%s, %s: got %v, want an internal error with %q", model, c.name, err, c.want)
 			}
+			// checked as it is encoded (the command's way): the same
+			// problems
+			want := checkPartitionedNodes(&m, ir.GraphNodes(ng), "bw.pb").Error()
+			if got := checkWhileEncoding(t, &m, ir.GraphNodes(ng)); got == nil || got.Error() != want {
+				t.Errorf("%s, %s: checked while encoded: %v, want %v", model, c.name, got, want)
+			}
+			// read out of order first, as a binary encoder samples a
+			// large graph, then in order but for the last node
+			c2, _ := newPartitionCheck(&m, ir.GraphNodes(ng), "bw.pb")
+			src := c2.checking()
+			for _, i := range []int{src.Len() - 1, src.Len() / 2, 1} {
+				src.Node(i)
+			}
+			for i := range src.Len() - 1 {
+				src.Node(i)
+			}
+			if got := c2.finish(); got == nil || got.Error() != want {
+				t.Errorf("%s, %s: checked as read out of order: %v, want %v", model, c.name, got, want)
+			}
 		}
+		// A reference whose name is equal to its node's but another
+		// string (the check compares the strings' addresses first, in a
+		// graph of seenNodes nodes and more).
+		ng := &ir.Graph{Nodes: slices.Clone(g.Nodes)}
+		ng.Nodes[k].Args = slices.Clone(ng.Nodes[k].Args)
+		ng.Nodes[k].Args[0].S = strings.Clone(ng.Nodes[k].Args[0].S)
+		m := *p.Backward
+		m.Graphs = append([]*ir.Graph{ng}, p.Backward.Graphs[1:]...)
+		for _, seen := range []int{defaultSeen, 0} {
+			seenNodes = seen
+			if err := checkPartitionedNodes(&m, ir.GraphNodes(ng), "bw.pb"); err != nil {
+				t.Errorf("%s, an equal name in another string (seenNodes %d): %v", model, seen, err)
+			}
+		}
+		seenNodes = defaultSeen
 	}
+}
+
+// checkWhileEncoding checks m, its nodes read from nodes, as the command
+// does when it writes a file: while the nodes are encoded.
+func checkWhileEncoding(t *testing.T, m *ir.Module, nodes ir.NodeSource) error {
+	f, err := os.Create(filepath.Join(t.TempDir(), "bw.pb"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	c, err := newPartitionCheck(m, nodes, "bw.pb")
+	if err != nil {
+		return err
+	}
+	if err := ir.EncodeSourceTo(f, m, c.checking(), ir.Binary); err != nil {
+		t.Logf("encoding: %v", err)
+	}
+	return c.finish()
 }
 
 // --torch-version selects the release whose HOP backward rules apply, as

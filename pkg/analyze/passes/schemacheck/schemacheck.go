@@ -64,6 +64,7 @@ func run(pass *analyze.Pass) (any, error) {
 	}
 	g := pass.Graph
 	schemas := schemasOf(pass)
+	cls := valueClasses(g)
 	for i := range g.Nodes {
 		n := &g.Nodes[i]
 		if n.Op != ir.OpCallFunction {
@@ -80,7 +81,7 @@ func run(pass *analyze.Pass) (any, error) {
 				s = fs // the older form the call follows (torch 2.6's scan)
 			}
 		}
-		c := &checker{pass: pass, g: g, n: n, s: s}
+		c := &checker{pass: pass, g: g, cls: cls, n: n, s: s}
 		c.arity(freeKwargs)
 		c.types()
 		if c.dropped > 0 {
@@ -106,6 +107,7 @@ func schemasOf(pass *analyze.Pass) *ir.TargetMemo[*opschema.Schema] {
 type checker struct {
 	pass *analyze.Pass
 	g    *ir.Graph
+	cls  []argClass // valueClasses(g)
 	n    *ir.Node
 	s    *opschema.Schema
 	// reported counts the findings of this call, dropped those over
@@ -183,7 +185,7 @@ func (c *checker) types() {
 			continue
 		}
 		p := &s.Arguments[j]
-		if got, ok := accepts(c.g, p.Type, a, 0); !ok {
+		if got, ok := accepts(c.g, c.cls, p.Type, a, 0); !ok {
 			c.report(RuleArgType, "argument '%s' (%s) got %s", p.Name, p.Type.String(), got)
 		}
 	}
@@ -255,7 +257,7 @@ func nodeVal(g *ir.Graph, a *ir.Arg) *ir.Value {
 	return nil
 }
 
-type argClass int
+type argClass uint8
 
 const (
 	clsUnknown argClass = iota // cannot tell: accept
@@ -276,7 +278,9 @@ const (
 	clsOther
 )
 
-func classify(g *ir.Graph, a *ir.Arg) argClass {
+// classify is the class of argument a of a node of g, whose values
+// classes are cls (valueClasses; nil: read from the nodes).
+func classify(g *ir.Graph, cls []argClass, a *ir.Arg) argClass {
 	switch a.Kind {
 	case ir.ArgNone:
 		return clsNone
@@ -305,40 +309,73 @@ func classify(g *ir.Graph, a *ir.Arg) argClass {
 	case ir.ArgDict, ir.ArgOp, ir.ArgSlice, ir.ArgEllipsis, ir.ArgConstant:
 		return clsOther
 	case ir.ArgNode:
-		v := nodeVal(g, a)
-		if v == nil {
-			return clsUnknown
+		if cls == nil {
+			return valueClass(nodeVal(g, a))
 		}
-		switch v.Kind {
-		case ir.ValTensor:
-			if v.Tensor != nil && len(v.Tensor.Shape) == 0 {
-				return clsScalarTensor
-			}
-			return clsTensor
-		case ir.ValInt:
-			return clsInt
-		case ir.ValFloat:
-			return clsFloat
-		case ir.ValBool:
-			return clsBool
-		case ir.ValSym:
-			return clsSym
-		case ir.ValNone:
-			return clsNone
-		case ir.ValList, ir.ValTuple:
-			return clsSeq
+		if a.Ref >= 0 && int(a.Ref) < len(cls) {
+			return cls[a.Ref]
 		}
+	}
+	return clsUnknown
+}
+
+// valueClasses is the class of each node's value in g (valueClass), read
+// in one pass over the nodes: the arguments a call passes are mostly
+// nodes far before it, whose values read from the node itself cost a
+// cache miss each in a large graph (at 1M input nodes, a third of the
+// check of the 2.2M-node joint), where a byte a node stays in cache
+// (docs/performance-log.md, Eighth pass). Nil for a graph of fewer than
+// classNodes nodes.
+func valueClasses(g *ir.Graph) []argClass {
+	if len(g.Nodes) < classNodes {
+		return nil
+	}
+	cls := make([]argClass, len(g.Nodes))
+	for i := range g.Nodes {
+		cls[i] = valueClass(g.Nodes[i].Val)
+	}
+	return cls
+}
+
+// classNodes is the size from which valueClasses makes its table: a
+// smaller graph's nodes stay in cache, and the table's fresh pages cost
+// more than it saves.
+var classNodes = 1 << 16 // a variable for the tests
+
+// valueClass is the class of an argument that is a node with value v.
+func valueClass(v *ir.Value) argClass {
+	if v == nil {
+		return clsUnknown
+	}
+	switch v.Kind {
+	case ir.ValTensor:
+		if v.Tensor != nil && len(v.Tensor.Shape) == 0 {
+			return clsScalarTensor
+		}
+		return clsTensor
+	case ir.ValInt:
+		return clsInt
+	case ir.ValFloat:
+		return clsFloat
+	case ir.ValBool:
+		return clsBool
+	case ir.ValSym:
+		return clsSym
+	case ir.ValNone:
+		return clsNone
+	case ir.ValList, ir.ValTuple:
+		return clsSeq
 	}
 	return clsUnknown
 }
 
 // accepts reports whether argument a obviously fits type t; when not, got
 // describes what was passed.
-func accepts(g *ir.Graph, t *opschema.Type, a *ir.Arg, depth int) (got string, ok bool) {
+func accepts(g *ir.Graph, classes []argClass, t *opschema.Type, a *ir.Arg, depth int) (got string, ok bool) {
 	if t == nil || depth > 32 {
 		return "", true
 	}
-	cls := classify(g, a)
+	cls := classify(g, classes, a)
 	if cls == clsUnknown {
 		return "", true
 	}
@@ -346,7 +383,7 @@ func accepts(g *ir.Graph, t *opschema.Type, a *ir.Arg, depth int) (got string, o
 		if cls == clsNone {
 			return "", true
 		}
-		return accepts(g, t.Elem, a, depth+1)
+		return accepts(g, classes, t.Elem, a, depth+1)
 	}
 	in := func(cs ...argClass) (string, bool) {
 		for _, c := range cs {
@@ -386,7 +423,7 @@ func accepts(g *ir.Graph, t *opschema.Type, a *ir.Arg, depth int) (got string, o
 				return "", true // a node holding a list
 			}
 			for i := range a.Elems() {
-				if got, ok := accepts(g, t.Elem, &a.Elems()[i], depth+1); !ok {
+				if got, ok := accepts(g, classes, t.Elem, &a.Elems()[i], depth+1); !ok {
 					return fmt.Sprintf("%s (element %d: %s)", what(g, a), i, got), false
 				}
 			}
