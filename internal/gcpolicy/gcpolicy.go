@@ -129,8 +129,19 @@ func setPercentLocked(p int) {
 type gcHook struct{ _ *int }
 
 func armAfterGC() {
-	runtime.SetFinalizer(&gcHook{}, func(*gcHook) { afterGC() })
+	runtime.SetFinalizer(&gcHook{}, func(*gcHook) {
+		hook()
+		armAfterGC()
+	})
 }
+
+// hook is the policy the finalizer armed by SetFloor runs after each
+// collection: afterGC. The package's tests run afterGC themselves where
+// they mean a collection's finalizer to have run, and set hook to do
+// nothing: the finalizer runs whenever its goroutine gets a processor,
+// and it changed the policy between a test's steps (a test failed about
+// once in 40 runs; every test's afterGC armed one more finalizer then).
+var hook = afterGC
 
 // targetPercent is the percentage that makes the collector's next target
 // 2 × (live + floor), taking the heap now as live; called just after a
@@ -229,7 +240,8 @@ func keepPercent(floor uint64) (percent int, collections uint32) {
 }
 
 // afterGC sets the percentage that makes the collector's next target
-// 2 × (live + floor), then waits for the next collection.
+// 2 × (live + floor); the finalizer armAfterGC arms runs it after each
+// collection.
 //
 // A finalizer runs when the finalizer goroutine gets a processor, which
 // while both decode: a collection forced before decoding
@@ -246,5 +258,4 @@ func afterGC() {
 		setPercentLocked(targetPercent(state.floor, &ms))
 	}
 	state.Unlock()
-	armAfterGC()
 }
