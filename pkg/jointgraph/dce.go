@@ -61,7 +61,7 @@ func dce(g *ir.Graph, keep map[ir.NodeID]bool) (*ir.Graph, graphRefs) {
 		switch nd.Op {
 		case ir.OpCallFunction:
 			t := nd.Target
-			if r := &recent[memoSlot(t)]; r.data != unsafe.StringData(t) || r.n != len(t) {
+			if r := &recent[memoSlot(t)]; r.data != unsafe.StringData(t) || r.n != len(t) || t == "" { // "": an empty slot's
 				*r = opMemo{data: unsafe.StringData(t), n: len(t)}
 				if !seen[t] {
 					seen[t] = true

@@ -169,8 +169,10 @@ func functionalize(m *ir.Module, file string, reg *opschema.Registry, at **ir.No
 		ver: make([]int32, n), viewVer: make([]int32, n), tuple: make([]int32, n),
 		noRoot: map[ir.NodeID]string{}, multiView: map[ir.NodeID]multiView{},
 	}
-	// The input's names are taken while precheck runs.
+	// The input's names are taken while precheck runs; a failure waits for
+	// them too, as the goroutine reads g, the caller's.
 	f.b.names.reserveGraphAsync(g, false)
+	defer f.b.names.wait()
 	if err := precheck(g, file, f.ops); err != nil {
 		return nil, err
 	}

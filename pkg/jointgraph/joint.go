@@ -82,10 +82,11 @@ func buildJoint(m *ir.Module, opts Options, at **ir.Node) (*Joint, error) {
 	jb := newJointGraphBuilder(fg) // its names are taken while requiresGrad runs
 	freezeBySignature(m, f)
 	rg, err := requiresGrad(m, fg, f.ops, f.effect, f.outputs, opts.File)
-	if err != nil {
-		return nil, err
+	if err == nil {
+		err = f.refuseMultiWrites(rg)
 	}
-	if err := f.refuseMultiWrites(rg); err != nil {
+	if err != nil {
+		jb.names.wait() // no name is taken past a failure
 		return nil, err
 	}
 	j := &jointBuilder{f: f, rg: rg, opts: opts, file: opts.File, src: m, at: at, b: jb}

@@ -252,7 +252,7 @@ func (n *names) fresh(candidate string) string {
 	num := 0
 	slot := &n.memo[memoSlot(candidate)]
 	base := candidate
-	if slot.data == unsafe.StringData(candidate) && slot.n == len(candidate) && slot.e.bare {
+	if slot.e != nil && slot.data == unsafe.StringData(candidate) && slot.n == len(candidate) && slot.e.bare {
 		e = slot.e
 	} else {
 		c := sanitize(candidate)
@@ -303,7 +303,7 @@ func (n *names) fresh(candidate string) string {
 // target's address (opMemo).
 func (n *names) freshOp(target string) string {
 	slot := &n.opMemo[memoSlot(target)]
-	if slot.data != unsafe.StringData(target) || slot.n != len(target) {
+	if slot.data != unsafe.StringData(target) || slot.n != len(target) || target == "" { // "": an empty slot's
 		*slot = opMemo{data: unsafe.StringData(target), n: len(target), base: opBaseName(target)}
 	}
 	return n.fresh(slot.base)

@@ -219,3 +219,15 @@ func TestReserveGraphAsync(t *testing.T) {
 		}
 	}
 }
+
+// TestFreshEmptyName: an empty name or call target is not taken for the
+// empty memo slot it matches by address (nil) and length (0): fresh and
+// freshOp give what they give a names whose memo never saw it.
+func TestFreshEmptyName(t *testing.T) {
+	if got, want := newNames().fresh(""), "_"; got != want {
+		t.Errorf(`fresh("") = %q, want %q`, got, want)
+	}
+	if got, want := newNames().freshOp(""), newNames().fresh(opBaseName("")); got != want {
+		t.Errorf(`freshOp("") = %q, want %q`, got, want)
+	}
+}
