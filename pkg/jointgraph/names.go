@@ -84,7 +84,7 @@ func (n *names) expect(extra int) { n.hint += extra }
 
 // asyncNames is the smallest graph whose names reserveGraphAsync takes on
 // another goroutine.
-const asyncNames = 1 << 14
+var asyncNames = 1 << 14 // a variable for the tests
 
 // reserveGraphAsync is reserveGraph, the names of a large graph taken on
 // another goroutine from now on, while the caller does other work: the

@@ -3,6 +3,7 @@ package jointgraph
 import (
 	"bytes"
 	"flag"
+	"math"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/hopctl/hopctl/pkg/ir"
 	"github.com/hopctl/hopctl/pkg/opschema"
+	"github.com/hopctl/hopctl/pkg/synth"
 )
 
 var update = flag.Bool("update", false, "rewrite COVERAGE.md")
@@ -229,5 +231,31 @@ func TestFreshEmptyName(t *testing.T) {
 	}
 	if got, want := newNames().freshOp(""), newNames().fresh(opBaseName("")); got != want {
 		t.Errorf(`freshOp("") = %q, want %q`, got, want)
+	}
+}
+
+// TestBuildAsyncNames: the joints of graphs large enough for Build to take
+// names on another goroutine (asyncNames), with and without HOPs, are
+// byte for byte the joints built with every name taken in line.
+func TestBuildAsyncNames(t *testing.T) {
+	defer func(n int) { asyncNames = n }(asyncNames)
+	for _, hops := range []bool{false, true} {
+		m := synth.Generate(synth.Options{Nodes: 2 * asyncNames, Seed: 3, HOPs: hops})
+		build := func(async int) []byte {
+			asyncNames = async
+			j, err := Build(m, Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			data, err := ir.Encode(j.Module, ir.Binary)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return data
+		}
+		async, inLine := build(1<<14), build(math.MaxInt)
+		if !bytes.Equal(async, inLine) {
+			t.Errorf("HOPs %v: the joint built with names taken on another goroutine differs from the one built in line", hops)
+		}
 	}
 }
