@@ -1,10 +1,6 @@
 package jointgraph
 
-import (
-	"unsafe"
-
-	"github.com/hopctl/hopctl/pkg/ir"
-)
+import "github.com/hopctl/hopctl/pkg/ir"
 
 // dce removes call_function and get_attr nodes whose results nobody
 // uses, except nodes with side effects (keep, renumbered in place), until
@@ -52,7 +48,7 @@ func dce(g *ir.Graph, keep map[ir.NodeID]bool) (*ir.Graph, graphRefs) {
 	// per call node was 2.6 % of Build's instructions at 100k nodes,
 	// docs/performance-log.md, Eighth pass).
 	seen := map[string]bool{}
-	var recent [64]opMemo
+	var recent addrMemo[struct{}]
 	for i := range n {
 		if !live[i] {
 			continue
@@ -61,8 +57,8 @@ func dce(g *ir.Graph, keep map[ir.NodeID]bool) (*ir.Graph, graphRefs) {
 		switch nd.Op {
 		case ir.OpCallFunction:
 			t := nd.Target
-			if r := &recent[memoSlot(t)]; r.data != unsafe.StringData(t) || r.n != len(t) || t == "" { // "": an empty slot's
-				*r = opMemo{data: unsafe.StringData(t), n: len(t)}
+			if _, ok := recent.get(t); !ok {
+				recent.put(t, struct{}{})
 				if !seen[t] {
 					seen[t] = true
 					refs.calls = append(refs.calls, t)

@@ -355,12 +355,13 @@ func (g *cutNet) augment() bool {
 	return true
 }
 
-// search runs depth-first searches from s for paths to t along the arcs
-// admissible says it may take, pushing flow along each path found, until
-// none is left. A node none of whose arcs leads on is marked dead
-// (dist -1), and each node's current arc only advances, so the search is
-// linear in the network's size and the paths' lengths.
-func (g *cutNet) search(admissible func(x, y int32, a int32) bool) bool {
+// search runs depth-first searches from s for paths to t along arcs that
+// go one step nearer t (levels' distances: Dinic's phase), pushing flow
+// along each path found, until none is left. A node none of whose arcs
+// leads on is marked dead (dist -1), and each node's current arc only
+// advances, so the search is linear in the network's size and the paths'
+// lengths.
+func (g *cutNet) search() bool {
 	s, t := int32(2*g.k), int32(2*g.k+1)
 	g.stack = append(g.stack[:0], s)
 	for len(g.stack) > 0 {
@@ -371,7 +372,7 @@ func (g *cutNet) search(admissible func(x, y int32, a int32) bool) bool {
 			if !ok {
 				break
 			}
-			if res <= 0 || !admissible(x, y, g.cur[x]) {
+			if res <= 0 || g.dist[y] != g.dist[x]-1 {
 				continue
 			}
 			if y == t {
@@ -469,10 +470,9 @@ func (g *cutNet) sinkSide() []bool {
 		return nil
 	}
 	clear(g.cur)
-	level := func(x, y, a int32) bool { return g.dist[y] == g.dist[x]-1 }
 	for g.levels() {
 		clear(g.cur)
-		if !g.search(level) {
+		if !g.search() {
 			return nil
 		}
 	}

@@ -33,26 +33,17 @@ type names struct {
 	buf     []byte
 	slab    []byte // backs the names fresh made (str)
 	// memo holds the entries of recent candidates that fresh takes as
-	// they are (clean, no numeric suffix, legal), by the candidate's
-	// bytes' address: the builders ask for a few dozen op names (string
-	// constants) a million times, and sanitizing, parsing and looking
-	// each up was 5 % of Build's instructions at 100k nodes
+	// they are (clean, no numeric suffix, legal): the builders ask for a
+	// few dozen op names a million times, and sanitizing, parsing and
+	// looking each up was 5 % of Build's instructions at 100k nodes
 	// (docs/performance-log.md, Eighth pass).
-	memo [64]nameMemo
+	memo addrMemo[*nameBase]
 	// bmemo holds recently used entries of bases by their base's
 	// contents (entry): reserving a graph's names looks a base up per
 	// node, and a map lookup hashes the whole base.
 	bmemo [64]baseMemo
 	// opMemo holds recent call targets' base names (freshOp).
-	opMemo [64]opMemo
-}
-
-// nameMemo is a candidate (compared by address and length: a string's
-// bytes never change) and its entry in bases.
-type nameMemo struct {
-	data *byte
-	n    int
-	e    *nameBase
+	opMemo addrMemo[string]
 }
 
 type nameBase struct {
@@ -248,22 +239,20 @@ func (n *names) fresh(candidate string) string {
 	if n.lazy != nil || n.pending != nil {
 		n.materialize()
 	}
-	var e *nameBase
 	num := 0
-	slot := &n.memo[memoSlot(candidate)]
 	base := candidate
-	if slot.e != nil && slot.data == unsafe.StringData(candidate) && slot.n == len(candidate) && slot.e.bare {
-		e = slot.e
-	} else {
+	e, ok := n.memo.get(candidate)
+	if !ok || !e.bare {
 		c := sanitize(candidate)
 		var canonical bool
 		base, num, canonical = parseName(c)
 		if num < 0 {
 			e = n.entry(c)
-			if c == candidate && !illegalName(c) {
-				*slot = nameMemo{data: unsafe.StringData(candidate), n: len(candidate), e: e}
+			legal := !illegalName(c)
+			if c == candidate && legal {
+				n.memo.put(candidate, e)
 			}
-			if !e.bare && !illegalName(c) {
+			if !e.bare && legal {
 				e.bare = true
 				return c
 			}
@@ -302,24 +291,12 @@ func (n *names) fresh(candidate string) string {
 // made unique. The base names of recent targets are memoized by the
 // target's address (opMemo).
 func (n *names) freshOp(target string) string {
-	slot := &n.opMemo[memoSlot(target)]
-	if slot.data != unsafe.StringData(target) || slot.n != len(target) || target == "" { // "": an empty slot's
-		*slot = opMemo{data: unsafe.StringData(target), n: len(target), base: opBaseName(target)}
+	base, ok := n.opMemo.get(target)
+	if !ok {
+		base = opBaseName(target)
+		n.opMemo.put(target, base)
 	}
-	return n.fresh(slot.base)
-}
-
-// opMemo is a call target (by address and length) and its opBaseName.
-type opMemo struct {
-	data *byte
-	n    int
-	base string
-}
-
-// memoSlot is candidate's slot in names.memo.
-func memoSlot(candidate string) int {
-	h := uint64(uintptr(unsafe.Pointer(unsafe.StringData(candidate))))*0x9e3779b97f4a7c15 + uint64(len(candidate))
-	return int(h >> 58)
+	return n.fresh(base)
 }
 
 // numbered returns prefix followed by k ("primals_" and 3: "primals_3"),

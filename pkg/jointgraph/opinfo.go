@@ -1,8 +1,6 @@
 package jointgraph
 
 import (
-	"unsafe"
-
 	"github.com/hopctl/hopctl/pkg/ir"
 	"github.com/hopctl/hopctl/pkg/opschema"
 )
@@ -35,14 +33,7 @@ type opCache struct {
 	// its checks, requiresGrad and the joint's walk each look every node's
 	// target up, and hashing it for the map was ~2 % of Build's
 	// instructions at 100k nodes (docs/performance-log.md, Eighth pass).
-	recent [64]opMemoInfo
-}
-
-// opMemoInfo is a target (by address and length) and its info.
-type opMemoInfo struct {
-	data *byte
-	n    int
-	info *opInfo
+	recent addrMemo[*opInfo]
 }
 
 func newOpCache(reg *opschema.Registry) *opCache {
@@ -50,12 +41,11 @@ func newOpCache(reg *opschema.Registry) *opCache {
 }
 
 func (c *opCache) get(target string) *opInfo {
-	slot := &c.recent[memoSlot(target)]
-	if slot.data == unsafe.StringData(target) && slot.n == len(target) && slot.info != nil {
-		return slot.info
+	if in, ok := c.recent.get(target); ok {
+		return in
 	}
 	in := c.lookup(target)
-	*slot = opMemoInfo{unsafe.StringData(target), len(target), in}
+	c.recent.put(target, in)
 	return in
 }
 

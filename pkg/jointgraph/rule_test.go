@@ -222,9 +222,10 @@ func TestReserveGraphAsync(t *testing.T) {
 	}
 }
 
-// TestFreshEmptyName: an empty name or call target is not taken for the
-// empty memo slot it matches by address (nil) and length (0): fresh and
-// freshOp give what they give a names whose memo never saw it.
+// TestFreshEmptyName: an empty name or call target, whose address (nil)
+// and length (0) are an unused addrMemo slot's, is not taken for a
+// remembered one: fresh and freshOp give what they give a names whose
+// memo never saw it.
 func TestFreshEmptyName(t *testing.T) {
 	if got, want := newNames().fresh(""), "_"; got != want {
 		t.Errorf(`fresh("") = %q, want %q`, got, want)

@@ -1,0 +1,41 @@
+package jointgraph
+
+import "unsafe"
+
+// addrMemo is a small direct-mapped memo of a value per string, the string
+// known by the address and length of its bytes, not by its contents: the
+// builders and passes see a few dozen distinct op names and targets (string
+// constants, or the decoder's interned targets) a million times over, and
+// hashing or comparing their contents for a map was several per cent of
+// Build's instructions at 100k nodes (docs/performance-log.md, Eighth
+// pass). Equal contents at another address only miss. A string's bytes
+// never change, and a slot holds them (data), so an address is not reused
+// while it is remembered.
+type addrMemo[V any] [64]struct {
+	data *byte
+	n    int
+	v    V
+	set  bool // not the zero slot, which an empty string would match
+}
+
+// memoSlot is s's slot in an addrMemo.
+func memoSlot(s string) int {
+	h := uint64(uintptr(unsafe.Pointer(unsafe.StringData(s))))*0x9e3779b97f4a7c15 + uint64(len(s))
+	return int(h >> 58)
+}
+
+// get returns the value remembered for s, if any.
+func (m *addrMemo[V]) get(s string) (V, bool) {
+	e := &m[memoSlot(s)]
+	if e.set && e.data == unsafe.StringData(s) && e.n == len(s) {
+		return e.v, true
+	}
+	var zero V
+	return zero, false
+}
+
+// put remembers v for s, in place of what its slot held.
+func (m *addrMemo[V]) put(s string, v V) {
+	e := &m[memoSlot(s)]
+	e.data, e.n, e.v, e.set = unsafe.StringData(s), len(s), v, true
+}
