@@ -256,3 +256,52 @@ func TestCeiling(t *testing.T) {
 	runtime.KeepAlive(keep)
 	runtime.KeepAlive(more)
 }
+
+// TestCollectBefore checks that CollectBefore collects exactly when the
+// growth it is told of would reach the collector's target, never for a
+// growth too small to look at, and never while the collector is paused.
+func TestCollectBefore(t *testing.T) {
+	defer debug.SetGCPercent(percent())
+	forced := func() uint32 {
+		var ms runtime.MemStats
+		runtime.ReadMemStats(&ms)
+		return ms.NumForcedGC
+	}
+	target := func() uint64 {
+		var ms runtime.MemStats
+		runtime.ReadMemStats(&ms)
+		return ms.NextGC - ms.HeapAlloc
+	}
+	for _, c := range []struct {
+		name    string
+		percent int // 100: a target a few MB above the heap; 10000: ~400 MB
+		grow    func() uint64
+		pause   bool
+		want    bool
+	}{
+		{"too small to look", 100, func() uint64 { return minCollectBefore - 1 }, false, false},
+		{"under the target", 10000, func() uint64 { return target() / 2 }, false, false},
+		{"past the target", 10000, func() uint64 { return target() + minCollectBefore }, false, true},
+		{"paused", 10000, func() uint64 { return target() + minCollectBefore }, true, false},
+	} {
+		debug.SetGCPercent(c.percent)
+		runtime.GC()
+		if c.percent == 100 && target() >= minCollectBefore {
+			t.Fatalf("%s: the target is %d bytes above the heap, want under %d", c.name, target(), minCollectBefore)
+		}
+		grow := c.grow()
+		var resume func()
+		if c.pause {
+			resume = Hold()
+		}
+		before := forced()
+		got := CollectBefore(grow)
+		n := forced() - before
+		if resume != nil {
+			resume()
+		}
+		if got != c.want || (n == 1) != c.want || n > 1 {
+			t.Errorf("%s: CollectBefore(%d) = %v with %d collections, want %v", c.name, grow, got, n, c.want)
+		}
+	}
+}
