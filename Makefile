@@ -23,7 +23,7 @@ FUZZTIME ?= 3s
 HOPCTL_TOOLS ?= /var/cache/hopctl/tools
 SARIF_MULTITOOL ?= $(HOPCTL_TOOLS)/sarif-multitool/node_modules/@microsoft/sarif-multitool-linux/Sarif.Multitool
 
-.PHONY: deps build test gotest pytest pytest-pt2 fuzz-short fuzz bench proto testdata testdata-pt2 demo clean
+.PHONY: deps build test gotest gotest-race pytest pytest-pt2 fuzz-short fuzz bench proto testdata testdata-pt2 demo clean
 
 # CGO_ENABLED=0: a static binary starts ~1 ms faster than one that loads
 # libc (net, linked through pflag and mapstructure, would otherwise pull in cgo).
@@ -40,11 +40,25 @@ build:
 deps:
 	scripts/install-deps.sh
 
-test: deps build gotest fuzz-short pytest
+test: deps build gotest gotest-race fuzz-short pytest
 
 gotest:
 	$(GO) vet ./...
 	HOPCTL_SARIF_MULTITOOL=$(SARIF_MULTITOOL) $(GO) test ./...
+
+# The race detector (it needs cgo: gcc, which scripts/install-deps.sh
+# installs) over the code that runs goroutines: the joint's asynchronous
+# name reservation, its writers and atomicfile's, the collector policy and
+# the heap's prefaulting, the loaders and lint, whole; pkg/ir's parallel
+# decoder, name index, verifier, printer and streamed encoders by name (its
+# whole suite takes minutes under -race).
+RACE_PKGS = ./pkg/jointgraph ./pkg/load ./pkg/lint ./internal/gcpolicy \
+	./internal/atomicfile ./internal/cmd/joint ./internal/hugeheap
+RACE_IR = Parallel|NameIndex|Large|ValueMemoShared|TextEncodersMatchProto|EncodeToWriteError
+
+gotest-race:
+	CGO_ENABLED=1 $(GO) test -race $(RACE_PKGS)
+	CGO_ENABLED=1 $(GO) test -race -run '$(RACE_IR)' ./pkg/ir
 
 fuzz-short:
 	scripts/fuzz.sh $(FUZZTIME)

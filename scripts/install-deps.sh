@@ -22,6 +22,7 @@
 #  4. Debian's chromium, for the tests that drive `hopctl report`'s page in
 #     a real headless browser (internal/cmd/report), with a font.
 #  5. The Go modules.
+#  6. gcc, for the race detector's cgo (the Makefile's gotest-race).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -42,6 +43,8 @@ for mp in "${host_modules[@]}"; do
   /usr/bin/python3 -c "import ${mp%%:*}" 2>/dev/null || need+=("${mp#*:}")
 done
 command -v mmdebstrap >/dev/null || need+=(mmdebstrap)
+# The race detector of `make test` (gotest-race) builds with cgo.
+command -v gcc >/dev/null || need+=(gcc libc6-dev)
 if [ ${#need[@]} -gt 0 ]; then apt_install "${need[@]}"; fi
 
 # Check, after installing, that every module imports: a missing one fails
