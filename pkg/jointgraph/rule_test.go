@@ -236,14 +236,15 @@ func TestFreshEmptyName(t *testing.T) {
 }
 
 // TestBuildAsyncNames: the joints of graphs large enough for Build to take
-// names on another goroutine (asyncNames), with and without HOPs, are
-// byte for byte the joints built with every name taken in line.
+// names, precheck and find the live nodes on other goroutines (asyncNames,
+// asyncPrecheck, asyncLive), with and without HOPs, are byte for byte the
+// joints built with all of it done in line.
 func TestBuildAsyncNames(t *testing.T) {
-	defer func(n int) { asyncNames = n }(asyncNames)
+	defer func(n, p, l int) { asyncNames, asyncPrecheck, asyncLive = n, p, l }(asyncNames, asyncPrecheck, asyncLive)
 	for _, hops := range []bool{false, true} {
 		m := synth.Generate(synth.Options{Nodes: 2 * asyncNames, Seed: 3, HOPs: hops})
 		build := func(async int) []byte {
-			asyncNames = async
+			asyncNames, asyncPrecheck, asyncLive = async, async, async
 			j, err := Build(m, Options{})
 			if err != nil {
 				t.Fatal(err)
