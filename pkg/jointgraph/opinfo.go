@@ -22,6 +22,11 @@ type opInfo struct {
 	// the schema has no such argument); diffIdx lists the ones >= 0.
 	gradIdx [][]int
 	diffIdx []int
+	// argIdx memoizes schema.Argument for the formulas (Ctx.index), by the
+	// name's address: the rules' names are constants, and comparing them
+	// with the schema's was 2 % of Build's instructions at 100k nodes
+	// (docs/performance-log.md, Ninth pass).
+	argIdx addrMemo[int]
 }
 
 // opCache memoizes opInfo per target for one registry.
