@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -258,6 +259,15 @@ func TestBuildAsyncNames(t *testing.T) {
 		async, inLine := build(1<<14), build(math.MaxInt)
 		if !bytes.Equal(async, inLine) {
 			t.Errorf("HOPs %v: the joint built with names taken on another goroutine differs from the one built in line", hops)
+		}
+	}
+}
+
+// appendDec writes what strconv.AppendInt does for non-negative numbers.
+func TestAppendDec(t *testing.T) {
+	for _, v := range []int{0, 1, 9, 10, 11, 99, 100, 12345, 4194303, 4194304, math.MaxInt} {
+		if got, want := string(appendDec([]byte("x_"), v)), "x_"+strconv.Itoa(v); got != want {
+			t.Errorf("appendDec(%d) = %q, want %q", v, got, want)
 		}
 	}
 }
