@@ -521,7 +521,7 @@ func (f *functional) call(id ir.NodeID) error {
 			return nil
 		}
 	}
-	if ft, ok := functionalOverload[nd.Target]; ok {
+	if ft := info.inplaceView; ft != "" {
 		return f.inplaceView(id, ft)
 	}
 	if muts := info.muts; len(muts) > 0 {

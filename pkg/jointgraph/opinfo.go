@@ -17,6 +17,11 @@ type opInfo struct {
 	condWrites []opschema.ConditionalWrite
 	muts       []int
 	isView     bool
+	// inplaceView is an in-place view op's out-of-place overload
+	// (functionalOverload), "" for another op: a lookup of the table per
+	// call node was 1 % of Build's instructions at 100k nodes
+	// (docs/performance-log.md, Ninth pass).
+	inplaceView string
 
 	// gradIdx[g][k] is the schema index of rule.Grads[g].Args[k] (-1 when
 	// the schema has no such argument); diffIdx lists the ones >= 0.
@@ -67,6 +72,7 @@ func (c *opCache) lookup(target string) *opInfo {
 		// differentiate their pieces as fresh tensors, as eager does.
 		in.isView = s.IsView() && !opschema.HasAliasCorrection(s)
 	}
+	in.inplaceView = functionalOverload[target]
 	in.hop, _ = lookupHOPRule(c.reg, target)
 	in.rule, _ = LookupRule(target)
 	in.nonDiff = IsNonDifferentiable(target)
