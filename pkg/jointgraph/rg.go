@@ -41,6 +41,9 @@ func requiresGrad(m *ir.Module, g *ir.Graph, ops *opCache, effect map[ir.NodeID]
 			live = liveNodes(g, effect, outputs)
 			close(liveDone)
 		}()
+		// Not past a panic either: g shares argument lists with the
+		// caller's graph.
+		defer func() { <-liveDone }()
 	}
 	// noRule are the call nodes without a rule an input requiring grad
 	// reaches, live or not (known once live is).
