@@ -37,8 +37,8 @@ format_version {major: 1}
 
 // TestPrecheckAsync: a graph prechecked on another goroutine while it is
 // functionalized (asyncPrecheck) gets the refusal the check in line gives,
-// also where the functionalization fails first (transpose_ over dimension
-// 99 of a 3-d stack, in place: its scatter refuses the dimension) and where
+// also where the functionalization fails first, with an error of its own
+// (gru's in-place transpose_ over dimension 99 of a 3-d tensor), and where
 // it succeeds (a node without a recorded value).
 func TestPrecheckAsync(t *testing.T) {
 	defer func(n int) { asyncPrecheck = n }(asyncPrecheck)
