@@ -16,13 +16,12 @@ func dce(g *ir.Graph, keep map[ir.NodeID]bool) (*ir.Graph, graphRefs) {
 			continue
 		}
 		d.live[i] = true
+		d.cur = ir.NodeID(i)
 		d.late = d.late[:0]
 		d.markNode(nd)
 		// References to later nodes (not in a valid graph): visit those now.
 		for k := 0; k < len(d.late); k++ {
-			if r := d.late[k]; int(r) > i {
-				d.markNode(&g.Nodes[r])
-			}
+			d.markNode(&g.Nodes[d.late[k]])
 		}
 	}
 	live := d.live
@@ -119,6 +118,7 @@ func renumberArg(a *ir.Arg, newID []ir.NodeID) {
 
 type dceState struct {
 	live []bool
+	cur  ir.NodeID   // the node whose turn it is
 	late []ir.NodeID // live nodes found after their turn (forward references)
 }
 
@@ -140,6 +140,8 @@ func (d *dceState) mark(a *ir.Arg) {
 	}
 	if r := a.Ref; r >= 0 && int(r) < len(d.live) && !d.live[r] {
 		d.live[r] = true
-		d.late = append(d.late, r)
+		if r > d.cur {
+			d.late = append(d.late, r)
+		}
 	}
 }

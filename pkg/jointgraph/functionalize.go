@@ -152,7 +152,7 @@ func (f *functional) stepVal(st viewStep) *ir.Value { return f.src.Nodes[st.valO
 // functionalize returns the functional form of m's root graph; its node
 // list has room for room nodes (at least the graph's and an eighth more):
 // a joint builds on in place (jointBuilder.forwardInPlace).
-func functionalize(m *ir.Module, file string, reg *opschema.Registry, at **ir.Node, room int) (*functional, error) {
+func functionalize(m *ir.Module, file string, reg *opschema.Registry, at **ir.Node, room int) (res *functional, err error) {
 	g := m.Root()
 	if reg == nil {
 		files := make([]opschema.FileSchema, len(m.Schemas))
@@ -173,8 +173,23 @@ func functionalize(m *ir.Module, file string, reg *opschema.Registry, at **ir.No
 	// them too, as the goroutine reads g, the caller's.
 	f.b.names.reserveGraphAsync(g, false)
 	defer f.b.names.wait()
-	if err := precheck(g, file, f.ops); err != nil {
-		return nil, err
+	// A large graph is prechecked on another goroutine while it is
+	// functionalized (precheck was 8 % of Build's instructions at 100k
+	// nodes, docs/performance-log.md, Ninth pass). Its refusal is the
+	// result whatever the functionalization did with the graph it refuses
+	// (an error, a panic), as when it ran first.
+	if len(g.Nodes) < asyncPrecheck {
+		if err := precheck(g, file, f.ops); err != nil {
+			return nil, err
+		}
+	} else {
+		checked := goPrecheck(g, file, reg)
+		defer func() {
+			if perr := checked(); perr != nil {
+				recover() // a panic on a graph precheck refuses is that refusal
+				res, err = nil, perr
+			}
+		}()
 	}
 	f.b.g.Nodes = make([]ir.Node, 0, max(n+n/8, room))
 	// Count the getitems of each node and the placeholders, then list the
@@ -243,6 +258,26 @@ func functionalize(m *ir.Module, file string, reg *opschema.Registry, at **ir.No
 		return nil, err
 	}
 	return f, nil
+}
+
+// asyncPrecheck is the smallest graph functionalize prechecks on another
+// goroutine (a variable for the tests).
+var asyncPrecheck = 1 << 14
+
+// goPrecheck runs precheck(g, file, ...) on a goroutine, with an opCache
+// of its own, reading g only, and returns a function that waits for its
+// result.
+func goPrecheck(g *ir.Graph, file string, reg *opschema.Registry) func() error {
+	var err error
+	done := make(chan struct{})
+	go func() {
+		err = precheck(g, file, newOpCache(reg))
+		close(done)
+	}()
+	return func() error {
+		<-done
+		return err
+	}
 }
 
 // tupleOf returns the functional tuple node of source node id.
@@ -486,7 +521,7 @@ func (f *functional) call(id ir.NodeID) error {
 			return nil
 		}
 	}
-	if ft, ok := functionalOverload[nd.Target]; ok {
+	if ft := info.inplaceView; ft != "" {
 		return f.inplaceView(id, ft)
 	}
 	if muts := info.muts; len(muts) > 0 {

@@ -755,7 +755,7 @@ func (j *jointBuilder) apply(id ir.NodeID, grads []V) (err error) {
 	}
 	j.results = results
 	c := &j.ctx
-	*c = Ctx{builder: j.b, fwdID: id, schema: s, args: bound, need: need, results: results, grads: grads,
+	*c = Ctx{builder: j.b, fwdID: id, schema: s, argIdx: &info.argIdx, args: bound, need: need, results: results, grads: grads,
 		val: j.valFn, rg: j.rgFn}
 	// A single-output formula runs only with a defined gradient.
 	if len(grads) == 1 && !grads[0].Defined() {

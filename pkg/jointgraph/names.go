@@ -275,14 +275,14 @@ func (n *names) fresh(candidate string) string {
 			}
 			e.set(num)
 		} else {
-			n.buf = strconv.AppendInt(append(append(n.buf[:0], base...), '_'), int64(num), 10)
+			n.buf = appendDec(append(append(n.buf[:0], base...), '_'), num)
 			if n.other[string(n.buf)] {
 				continue
 			}
 			n.other[string(n.buf)] = true
 		}
 		e.next = num
-		n.buf = strconv.AppendInt(append(append(n.buf[:0], base...), '_'), int64(num), 10)
+		n.buf = appendDec(append(append(n.buf[:0], base...), '_'), num)
 		return n.str(n.buf)
 	}
 }
@@ -302,8 +302,26 @@ func (n *names) freshOp(target string) string {
 // numbered returns prefix followed by k ("primals_" and 3: "primals_3"),
 // cut from the slab.
 func (n *names) numbered(prefix string, k int) string {
-	n.buf = strconv.AppendInt(append(n.buf[:0], prefix...), int64(k), 10)
+	n.buf = appendDec(append(n.buf[:0], prefix...), k)
 	return n.str(n.buf)
+}
+
+// appendDec appends the decimal digits of v ≥ 0 to b: strconv.AppendInt's
+// result without its general path, which was 2 % of Build's instructions
+// at 100k nodes (a fresh name per emitted node; docs/performance-log.md,
+// Ninth pass).
+func appendDec(b []byte, v int) []byte {
+	var d [20]byte
+	i := len(d)
+	for v >= 10 {
+		q := v / 10
+		i--
+		d[i] = byte('0' + v - 10*q)
+		v = q
+	}
+	i--
+	d[i] = byte('0' + v)
+	return append(b, d[i:]...)
 }
 
 // nameSlab is the largest chunk fresh names are cut from. Chunks start

@@ -17,11 +17,21 @@ type opInfo struct {
 	condWrites []opschema.ConditionalWrite
 	muts       []int
 	isView     bool
+	// inplaceView is an in-place view op's out-of-place overload
+	// (functionalOverload), "" for another op: a lookup of the table per
+	// call node was 1 % of Build's instructions at 100k nodes
+	// (docs/performance-log.md, Ninth pass).
+	inplaceView string
 
 	// gradIdx[g][k] is the schema index of rule.Grads[g].Args[k] (-1 when
 	// the schema has no such argument); diffIdx lists the ones >= 0.
 	gradIdx [][]int
 	diffIdx []int
+	// argIdx memoizes schema.Argument for the formulas (Ctx.index), by the
+	// name's address: the rules' names are constants, and comparing them
+	// with the schema's was 2 % of Build's instructions at 100k nodes
+	// (docs/performance-log.md, Ninth pass).
+	argIdx addrMemo[int]
 }
 
 // opCache memoizes opInfo per target for one registry.
@@ -62,6 +72,7 @@ func (c *opCache) lookup(target string) *opInfo {
 		// differentiate their pieces as fresh tensors, as eager does.
 		in.isView = s.IsView() && !opschema.HasAliasCorrection(s)
 	}
+	in.inplaceView = functionalOverload[target]
 	in.hop, _ = lookupHOPRule(c.reg, target)
 	in.rule, _ = LookupRule(target)
 	in.nonDiff = IsNonDifferentiable(target)

@@ -21,9 +21,33 @@ import (
 // reads (make_fx leaves some: map's traces carry a select_copy of xs) — is
 // removed before differentiation, as make_fx's joint tracing never sees
 // it: it requires no grad and needs no rule.
+//
+// On a graph of asyncLive nodes or more, the live nodes are found on
+// another goroutine while the flags of every call node are computed
+// (liveNodes was 4 % of Build's instructions at 100k nodes,
+// docs/performance-log.md, Ninth pass); then the dead ones are cleared. A
+// dead node's flag reaches only dead nodes (a live node's arguments are
+// live), and the error is the first live node's without a rule, so the
+// result is the one of skipping dead nodes as they come.
 func requiresGrad(m *ir.Module, g *ir.Graph, ops *opCache, effect map[ir.NodeID]bool, outputs []V, file string) ([]bool, error) {
 	rg := make([]bool, len(g.Nodes))
-	live := liveNodes(g, effect, outputs)
+	var live []bool
+	liveDone := make(chan struct{})
+	if len(g.Nodes) < asyncLive {
+		live = liveNodes(g, effect, outputs)
+		close(liveDone)
+	} else {
+		go func() {
+			live = liveNodes(g, effect, outputs)
+			close(liveDone)
+		}()
+		// Not past a panic either: g shares argument lists with the
+		// caller's graph.
+		defer func() { <-liveDone }()
+	}
+	// noRule are the call nodes without a rule an input requiring grad
+	// reaches, live or not (known once live is).
+	var noRule []ir.NodeID
 	elemRG := map[ir.NodeID][]bool{}
 	anyArg := func(n *ir.Node) bool {
 		for k := range n.Args {
@@ -47,9 +71,6 @@ func requiresGrad(m *ir.Module, g *ir.Graph, ops *opCache, effect map[ir.NodeID]
 			rg[i] = t != nil && t.RequiresGrad && isDifferentiableDtype(t.Dtype)
 			continue
 		case ir.OpCallFunction:
-			if !live[i] {
-				continue
-			}
 		default:
 			continue
 		}
@@ -97,7 +118,8 @@ func requiresGrad(m *ir.Module, g *ir.Graph, ops *opCache, effect map[ir.NodeID]
 		}
 		rule := info.rule
 		if rule == nil {
-			return nil, nodeError(file, g, id, fmt.Sprintf("no derivative rule for %s, and an input of this node requires grad; %s is neither in the rule table nor in the non-differentiable list (see pkg/jointgraph/COVERAGE.md)", n.Target, n.Target))
+			noRule = append(noRule, id)
+			continue
 		}
 		if !diffArgRG(info, n, rg) {
 			continue
@@ -122,8 +144,24 @@ func requiresGrad(m *ir.Module, g *ir.Graph, ops *opCache, effect map[ir.NodeID]
 		}
 		elemRG[id] = el
 	}
+	<-liveDone
+	for _, id := range noRule {
+		if live[id] {
+			n := &g.Nodes[id]
+			return nil, nodeError(file, g, id, fmt.Sprintf("no derivative rule for %s, and an input of this node requires grad; %s is neither in the rule table nor in the non-differentiable list (see pkg/jointgraph/COVERAGE.md)", n.Target, n.Target))
+		}
+	}
+	for i := range g.Nodes {
+		if !live[i] && g.Nodes[i].Op == ir.OpCallFunction {
+			rg[i] = false
+		}
+	}
 	return rg, nil
 }
+
+// asyncLive is the smallest graph requiresGrad finds the live nodes of on
+// another goroutine (a variable for the tests).
+var asyncLive = 1 << 14
 
 // diffArgRG reports whether a node passed to an argument the rule
 // differentiates requires grad (false when the call does not bind).

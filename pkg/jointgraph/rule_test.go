@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -236,14 +237,15 @@ func TestFreshEmptyName(t *testing.T) {
 }
 
 // TestBuildAsyncNames: the joints of graphs large enough for Build to take
-// names on another goroutine (asyncNames), with and without HOPs, are
-// byte for byte the joints built with every name taken in line.
+// names, precheck and find the live nodes on other goroutines (asyncNames,
+// asyncPrecheck, asyncLive), with and without HOPs, are byte for byte the
+// joints built with all of it done in line.
 func TestBuildAsyncNames(t *testing.T) {
-	defer func(n int) { asyncNames = n }(asyncNames)
+	defer func(n, p, l int) { asyncNames, asyncPrecheck, asyncLive = n, p, l }(asyncNames, asyncPrecheck, asyncLive)
 	for _, hops := range []bool{false, true} {
 		m := synth.Generate(synth.Options{Nodes: 2 * asyncNames, Seed: 3, HOPs: hops})
 		build := func(async int) []byte {
-			asyncNames = async
+			asyncNames, asyncPrecheck, asyncLive = async, async, async
 			j, err := Build(m, Options{})
 			if err != nil {
 				t.Fatal(err)
@@ -257,6 +259,15 @@ func TestBuildAsyncNames(t *testing.T) {
 		async, inLine := build(1<<14), build(math.MaxInt)
 		if !bytes.Equal(async, inLine) {
 			t.Errorf("HOPs %v: the joint built with names taken on another goroutine differs from the one built in line", hops)
+		}
+	}
+}
+
+// appendDec writes what strconv.AppendInt does for non-negative numbers.
+func TestAppendDec(t *testing.T) {
+	for _, v := range []int{0, 1, 9, 10, 11, 99, 100, 12345, 4194303, 4194304, math.MaxInt} {
+		if got, want := string(appendDec([]byte("x_"), v)), "x_"+strconv.Itoa(v); got != want {
+			t.Errorf("appendDec(%d) = %q, want %q", v, got, want)
 		}
 	}
 }

@@ -144,7 +144,7 @@ const maxStrsScan = 8
 // interned) and by pointer (the canonical metadata's shared Value). The
 // zero table is empty; a nil table interns nothing.
 type metaTable struct {
-	byKey map[metaKey]*ir.Value
+	byKey metaIndex
 	byPtr map[*ir.TensorMeta]*ir.Value
 	// tuples are the interned tuple values, by their elements' canonical
 	// values (tuple).
@@ -223,21 +223,20 @@ func (t *metaTable) lookup(k *metaKey) *ir.Value {
 	if t == nil {
 		return nil
 	}
-	return t.byKey[*k]
+	return t.byKey.get(k)
 }
 
 // store records m (owned by the table from now on) under k and returns its
 // value; past maxInterned entries m is returned unshared.
 func (t *metaTable) store(k *metaKey, m *ir.TensorMeta) *ir.Value {
 	v := &ir.Value{Kind: ir.ValTensor, Tensor: m}
-	if t == nil || len(t.byKey) >= maxInterned {
+	if t == nil || len(t.byKey.entries) >= maxInterned {
 		return v
 	}
-	if t.byKey == nil {
-		t.byKey = map[metaKey]*ir.Value{}
+	if t.byPtr == nil {
 		t.byPtr = map[*ir.TensorMeta]*ir.Value{}
 	}
-	t.byKey[*k] = v
+	t.byKey.put(k, v)
 	t.byPtr[m] = v
 	return v
 }
@@ -254,7 +253,7 @@ func (t *metaTable) value(m *ir.TensorMeta) *ir.Value {
 			return v
 		}
 		if k, ok := t.keyOf(m); ok {
-			if v := t.byKey[k]; v != nil {
+			if v := t.byKey.get(&k); v != nil {
 				return v
 			}
 			return t.store(&k, m)
