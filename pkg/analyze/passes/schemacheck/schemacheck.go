@@ -67,7 +67,7 @@ func run(pass *analyze.Pass) (any, error) {
 	g := pass.Graph
 	cls := valueClasses(g)
 	workers := 1
-	if len(g.Nodes) >= parallelNodes {
+	if pass.AllCores() && len(g.Nodes) >= parallelNodes {
 		workers = min(runtime.GOMAXPROCS(0), 4)
 	}
 	if workers == 1 {
@@ -109,9 +109,9 @@ func run(pass *analyze.Pass) (any, error) {
 }
 
 // parallelNodes is the graph size from which run checks the nodes on all
-// cores: at a million nodes the check took 60–100 ms of the load on one
-// core while the other idled (joint, print, convert load their input,
-// then check it; docs/performance-log.md, Ninth pass).
+// cores when the run allows it (analyze.Options.AllCores, load.Open's
+// checks): at a million nodes the check took 60–100 ms of the load on one
+// core while the other idled (docs/performance-log.md, Ninth pass).
 var parallelNodes = 1 << 16 // a variable for the tests
 
 // checkNodes checks the calls among nodes [lo, hi) of the pass's graph,

@@ -21,7 +21,8 @@ func TestValueClassesAgree(t *testing.T) {
 }
 
 // TestParallelAgrees: the findings of a graph checked on several
-// goroutines (parallelNodes) are those of one goroutine, in the same order.
+// goroutines (parallelNodes, analyze.Options.AllCores) are those of one
+// goroutine, in the same order.
 func TestParallelAgrees(t *testing.T) {
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(4))
 	agreeWith(t, &parallelNodes, "../../../../testdata/models/resnet18.pb")
@@ -47,7 +48,7 @@ func agreeWith(t *testing.T, knob *int, more ...string) {
 		var got [2][]analyze.Finding
 		for i, n := range []int{1 << 30, 0} {
 			*knob = n
-			res, err := analyze.Run(m, f, reg, Analyzer)
+			res, err := analyze.RunWith(m, f, reg, analyze.Options{AllCores: true}, Analyzer)
 			if err != nil {
 				t.Fatal(err)
 			}
