@@ -927,7 +927,7 @@ func (d *wireDecoder) nodeFields(b []byte, n *Node, op *int32) error {
 			if err == nil && last.Kind == argUnset {
 				err = errArgUnset
 			}
-			if errors.Is(err, errArgUnset) {
+			if err != nil && errors.Is(err, errArgUnset) { // errors.Is is a call, not inlined
 				// At once, not when the node is done: millions of
 				// two-byte empty arguments would each cost an Arg first.
 				err = fmt.Errorf("argument %d: %w", len(*args)-1, err)
@@ -939,7 +939,7 @@ func (d *wireDecoder) nodeFields(b []byte, n *Node, op *int32) error {
 			if err == nil && kw.Value.Kind == argUnset {
 				err = errArgUnset
 			}
-			if errors.Is(err, errArgUnset) {
+			if err != nil && errors.Is(err, errArgUnset) {
 				err = fmt.Errorf("keyword argument %q: %w", kw.Name, err)
 			}
 		case f.num == 6 && isBytes(f):
