@@ -242,3 +242,26 @@ func saveFile(path string, m *Module) error {
 	}
 	return os.WriteFile(path, data, 0o644)
 }
+
+// TestNextFieldFastPaths: nextField's fast paths read every field header
+// of up to three bytes, with bodies short, exact and truncated, as its
+// general path does.
+func TestNextFieldFastPaths(t *testing.T) {
+	buf := make([]byte, 3+300)
+	for b0 := range 256 {
+		for b1 := range 256 {
+			for _, b2 := range []byte{0, 1, 2, 0x7f, 0x80, 0xff} {
+				buf[0], buf[1], buf[2] = byte(b0), byte(b1), b2
+				for _, n := range []int{0, 1, 2, 3, 4, 5, 130, 131, 132, 255, 259, 260, len(buf)} {
+					b := buf[:n]
+					f, size, err := nextField(b)
+					g, gsize, gerr := nextFieldSlow(b)
+					if size != gsize || (err == nil) != (gerr == nil) || f.num != g.num || f.typ != g.typ || f.v != g.v ||
+						len(f.body) != len(g.body) || len(f.body) > 0 && &f.body[0] != &g.body[0] {
+						t.Fatalf("% x: nextField %+v %d %v, general path %+v %d %v", b[:min(n, 3)], f, size, err, g, gsize, gerr)
+					}
+				}
+			}
+		}
+	}
+}

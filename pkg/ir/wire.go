@@ -5,10 +5,12 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"os"
 	"runtime"
 	"slices"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"unsafe"
 
 	"google.golang.org/protobuf/encoding/protowire"
@@ -325,7 +327,8 @@ type wireField struct {
 
 func nextField(b []byte) (wireField, int, error) {
 	// Fast path: a one-byte tag and a one-byte length or varint, which is
-	// nearly every field of a graph. The general path below agrees.
+	// nearly every field of a graph. The general path, nextFieldSlow,
+	// agrees (TestNextFieldFastPaths).
 	if len(b) >= 2 && b[0] < 0x80 && b[0] >= 8 && b[1] < 0x80 {
 		num, typ := protowire.Number(b[0]>>3), protowire.Type(b[0]&7)
 		switch typ {
@@ -337,6 +340,19 @@ func nextField(b []byte) (wireField, int, error) {
 			return wireField{num: num, typ: typ, v: uint64(b[1])}, 2, nil
 		}
 	}
+	// And a one-byte tag with a two-byte length: a node message (128 bytes
+	// to 16 KiB), read twice per node (counted, then decoded), which took
+	// the general path's three calls into protowire.
+	if len(b) >= 3 && b[0] < 0x80 && b[0] >= 8 && b[0]&7 == byte(protowire.BytesType) && b[1] >= 0x80 && b[2] < 0x80 {
+		if l := int(b[1]&0x7f) | int(b[2])<<7; 3+l <= len(b) {
+			return wireField{num: protowire.Number(b[0] >> 3), typ: protowire.BytesType, body: b[3:][:l]}, 3 + l, nil
+		}
+	}
+	return nextFieldSlow(b)
+}
+
+// nextFieldSlow is nextField's general path, for any field.
+func nextFieldSlow(b []byte) (wireField, int, error) {
 	num, typ, n := protowire.ConsumeTag(b)
 	if n < 0 {
 		return wireField{}, 0, protowire.ParseError(n)
@@ -610,26 +626,9 @@ func (d *wireDecoder) graph(b []byte, g *Graph) error {
 	// note where every markEvery-th one starts, so that large graphs can
 	// be split between cores (a list of every node's bytes cost 24 bytes
 	// a node, 24 MB of fresh memory at 1M nodes).
-	count, parsed := 0, true
-	var marks []int
-	for rest := b; len(rest) > 0; {
-		f, n, err := nextField(rest)
-		if err != nil {
-			parsed = false // let the sequential decode report it
-			break
-		}
-		if f.num == 1 && isBytes(f) {
-			if len(f.body) == 0 {
-				// Refused before the nodes are allocated: millions of
-				// two-byte empty nodes would each cost a Node first.
-				return &wireNodeError{index: count, err: errNodeNoName}
-			}
-			if count%markEvery == 0 {
-				marks = append(marks, len(b)-len(rest))
-			}
-			count++
-		}
-		rest = rest[n:]
+	count, marks, parsed, err := d.countNodes(b)
+	if err != nil {
+		return err
 	}
 	workers := min(runtime.GOMAXPROCS(0), 4)
 	if !parsed || count < parallelNodes || workers < 2 || d.depth+1 > maxWireDepth {
@@ -698,6 +697,8 @@ func (d *wireDecoder) graph(b []byte, g *Graph) error {
 				}
 				if (i-lo)&progressBatch == progressBatch {
 					nodesDone(progressBatch + 1)
+				}
+				if (i-lo)&releaseBatch == releaseBatch {
 					// The input this worker has decoded leaves memory.
 					at := len(b) - len(rest)
 					releaseMapped(wd.region, b[done:at])
@@ -709,6 +710,7 @@ func (d *wireDecoder) graph(b []byte, g *Graph) error {
 				}
 				i++
 			}
+			releaseMapped(wd.region, b[done:len(b)-len(rest)])
 		})
 	}
 	wg.Wait()
@@ -730,6 +732,81 @@ func (d *wireDecoder) graph(b []byte, g *Graph) error {
 		d.pending[g] = pending
 	}
 	return nil
+}
+
+// countNodes counts the node messages of graph message b and notes where
+// every markEvery-th one starts (graph). parsed is false when b does not
+// parse (the sequential decode then reports it); an empty node is refused
+// at once.
+//
+// The count is the first read of each page of b, and on the bench machine
+// the first read of a page of a mapped file costs ~3.5 µs even with its
+// page table filled (MAP_POPULATE): 120 ms of processor time for a
+// 1M-node file's 138 MB, all of it on this one goroutine while the other
+// cores wait for the count. So, for a large mapped input, a helper reads
+// the pages from the end backwards, one byte a page, until it meets the
+// count coming forwards (its mark): the count's own time fell from 119 to
+// 66 ms (thread processor time, medians of 8 fresh mappings, under load;
+// docs/performance-log.md, Ninth pass).
+func (d *wireDecoder) countNodes(b []byte) (count int, marks []int, parsed bool, err error) {
+	var reached atomic.Int64 // the offset in b the count has passed
+	wait := touchPages(d.region, b, &reached)
+	defer wait()
+	defer reached.Store(int64(len(b)))
+	for rest := b; len(rest) > 0; {
+		f, n, err := nextField(rest)
+		if err != nil {
+			return count, marks, false, nil // let the sequential decode report it
+		}
+		if f.num == 1 && isBytes(f) {
+			if len(f.body) == 0 {
+				// Refused before the nodes are allocated: millions of
+				// two-byte empty nodes would each cost a Node first.
+				return count, marks, true, &wireNodeError{index: count, err: errNodeNoName}
+			}
+			if count%markEvery == 0 {
+				at := len(b) - len(rest)
+				marks = append(marks, at)
+				reached.Store(int64(at))
+			}
+			count++
+		}
+		rest = rest[n:]
+	}
+	return count, marks, true, nil
+}
+
+// minTouchPages is the input size, in pages, from which countNodes has
+// its pages read ahead: a helper goroutine costs a few microseconds.
+const minTouchPages = 256
+
+// touchedSink keeps touchPages's reads from being optimized away.
+var touchedSink atomic.Uint32
+
+// touchPages reads one byte of each page of b, which lies in region (a
+// mapped file; nil: on the heap, nothing is done), on a goroutine of its
+// own, from the end backwards, until it reaches the offset in b that
+// reached holds. The returned function waits for it to stop; set reached
+// to len(b) first. A fault (the file truncated meanwhile) just stops it:
+// the count meets the same page and reports it.
+func touchPages(region, b []byte, reached *atomic.Int64) (wait func()) {
+	page := os.Getpagesize()
+	if region == nil || len(b) < minTouchPages*page || runtime.GOMAXPROCS(0) < 2 {
+		return func() {}
+	}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		var err error
+		defer guardFaults(region)()
+		defer catchFault(region, &err)
+		var sink byte
+		for i := len(b) - 1; i >= 0 && int64(i) > reached.Load(); i -= page {
+			sink ^= b[i]
+		}
+		touchedSink.Store(uint32(sink))
+	}()
+	return func() { <-done }
 }
 
 // resolveWindow points the references of node i of nodes to the nearest
@@ -777,6 +854,18 @@ const markEvery = 1 << 10
 // progressBatch+1 nodes make one report of nodes done to the progress
 // line (internal/progress).
 const progressBatch = 1<<12 - 1
+
+// releaseBatch+1 nodes decoded make a worker release the input they
+// were decoded from (releaseMapped), and it releases the rest of its range
+// when done. Each release makes the kernel flush the other cores' TLBs,
+// which in a virtual machine waits for the other virtual processors: a
+// 1M-node file released every 4,096 nodes took 73 ms of processor time a
+// run in releaseMapped, every 16,384 nodes 47 ms, every 65,536 nodes 33 ms
+// (CPU profiles of print, 3 runs each, under load), where one thread
+// releasing the whole file, alone, took 5–7 ms in 242 calls or in one.
+// Peak resident set of 1M convert: 243 → 244–245 MiB (docs/performance-log.md,
+// Ninth pass).
+const releaseBatch = 1<<14 - 1
 
 // maxSharedValues bounds the value cache.
 const maxSharedValues = 1 << 16
@@ -853,7 +942,7 @@ func (d *wireDecoder) nodeFields(b []byte, n *Node, op *int32) error {
 			if err == nil && last.Kind == argUnset {
 				err = errArgUnset
 			}
-			if errors.Is(err, errArgUnset) {
+			if err != nil && errors.Is(err, errArgUnset) { // errors.Is is a call, not inlined
 				// At once, not when the node is done: millions of
 				// two-byte empty arguments would each cost an Arg first.
 				err = fmt.Errorf("argument %d: %w", len(*args)-1, err)
@@ -865,7 +954,7 @@ func (d *wireDecoder) nodeFields(b []byte, n *Node, op *int32) error {
 			if err == nil && kw.Value.Kind == argUnset {
 				err = errArgUnset
 			}
-			if errors.Is(err, errArgUnset) {
+			if err != nil && errors.Is(err, errArgUnset) {
 				err = fmt.Errorf("keyword argument %q: %w", kw.Name, err)
 			}
 		case f.num == 6 && isBytes(f):
@@ -988,37 +1077,7 @@ func (d *wireDecoder) argField(f wireField, a *Arg) error {
 		if f.num == 8 {
 			kind = ArgTuple
 		}
-		// The elements grow in a slice of their own: an Arg's has no spare
-		// capacity (a list field repeated appends to the first).
-		elems := a.Elems()
-		if a.Kind != kind {
-			elems = d.allocArgs(countBytesFields(f.body, 1))
-			*a = WithElems(Arg{Kind: kind}, elems)
-		}
-		if err := d.enter(); err != nil {
-			return err
-		}
-		defer d.leave()
-		for rest := f.body; len(rest) > 0; {
-			g, size, err := nextField(rest)
-			if err != nil {
-				return d.fieldError(rest, err)
-			}
-			rest = rest[size:]
-			if g.num != 1 || !isBytes(g) {
-				continue
-			}
-			elems = append(elems, Arg{Kind: argUnset})
-			a.SetElems(elems)
-			last := &elems[len(elems)-1]
-			if err := d.arg(g.body, last); err != nil {
-				return err
-			}
-			if last.Kind == argUnset {
-				return errArgUnset
-			}
-		}
-		return nil
+		return d.listArg(f.body, kind, a)
 	case 13:
 		if !isBytes(f) {
 			return nil
@@ -1107,6 +1166,46 @@ func (d *wireDecoder) argField(f wireField, a *Arg) error {
 			}
 			return nil
 		})
+	}
+	return nil
+}
+
+// listArg decodes the items of a list or tuple message b into a (merging
+// into its current kind, as argField does). It is a method of its own so
+// that its defer is open-coded: in argField's switch the defer was a
+// deferred call run through the runtime's deferreturn, ~1,100
+// instructions per list argument, 4 % of decoding a 100k-node graph
+// (cachegrind; docs/performance-log.md, Ninth pass).
+func (d *wireDecoder) listArg(b []byte, kind ArgKind, a *Arg) error {
+	// The elements grow in a slice of their own: an Arg's has no spare
+	// capacity (a list field repeated appends to the first).
+	elems := a.Elems()
+	if a.Kind != kind {
+		elems = d.allocArgs(countBytesFields(b, 1))
+		*a = WithElems(Arg{Kind: kind}, elems)
+	}
+	if err := d.enter(); err != nil {
+		return err
+	}
+	defer d.leave()
+	for rest := b; len(rest) > 0; {
+		g, size, err := nextField(rest)
+		if err != nil {
+			return d.fieldError(rest, err)
+		}
+		rest = rest[size:]
+		if g.num != 1 || !isBytes(g) {
+			continue
+		}
+		elems = append(elems, Arg{Kind: argUnset})
+		a.SetElems(elems)
+		last := &elems[len(elems)-1]
+		if err := d.arg(g.body, last); err != nil {
+			return err
+		}
+		if last.Kind == argUnset {
+			return errArgUnset
+		}
 	}
 	return nil
 }

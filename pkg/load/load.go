@@ -56,22 +56,30 @@ type File struct {
 // Invalid reports whether the file has defects (Lenient mode).
 func (f *File) Invalid() bool { return len(f.Problems) > 0 }
 
-// Open reads, decodes and checks the graph file at path.
+// Open reads, decodes and checks the graph file at path. Nothing runs
+// beside its checks, so they use all cores (analyze.Options.AllCores).
 func Open(path string, mode Mode) (*File, error) {
 	m, err := ir.LoadFile(path)
 	if err != nil {
 		return nil, err
 	}
-	return Module(m, path, mode)
+	return module(m, path, mode, analyze.Options{AllCores: true})
 }
 
-// Module is Open for a module already decoded from the file at path.
+// Module is Open for a module already decoded from the file at path. Its
+// checks run on one core per graph: callers run other work beside them
+// (the joint checks its output beside the partition).
 func Module(m *ir.Module, path string, mode Mode) (*File, error) {
+	return module(m, path, mode, analyze.Options{})
+}
+
+// module is Module with the call checks' run options.
+func module(m *ir.Module, path string, mode Mode, opts analyze.Options) (*File, error) {
 	f, err := open(m, path, mode)
 	if err != nil || mode == Lenient {
 		return f, err
 	}
-	if err := validate.Check(m, path, f.Registry); err != nil {
+	if err := validate.CheckWith(m, path, f.Registry, opts); err != nil {
 		return nil, err
 	}
 	return f, nil

@@ -21,7 +21,9 @@ package schemacheck
 
 import (
 	"fmt"
+	"runtime"
 	"strings"
+	"sync"
 
 	"github.com/hopctl/hopctl/pkg/analyze"
 	"github.com/hopctl/hopctl/pkg/hop"
@@ -63,9 +65,60 @@ func run(pass *analyze.Pass) (any, error) {
 		return nil, nil
 	}
 	g := pass.Graph
-	schemas := schemasOf(pass)
 	cls := valueClasses(g)
-	for i := range g.Nodes {
+	workers := 1
+	if pass.AllCores() && len(g.Nodes) >= parallelNodes {
+		workers = min(runtime.GOMAXPROCS(0), 4)
+	}
+	if workers == 1 {
+		checkNodes(pass, schemasOf(pass), cls, 0, len(g.Nodes), pass.Report)
+		return nil, nil
+	}
+	// A large graph's nodes are checked on all cores, each goroutine
+	// a range of them with a memo of its own (TargetMemo is not safe for
+	// concurrent use); their findings are reported afterwards, range after
+	// range, in the order one goroutine would have reported them. A
+	// panic is brought back to this goroutine, where the analysis framework
+	// turns it into an internal error.
+	found := make([][]analyze.Finding, workers)
+	panics := make([]any, workers)
+	var wg sync.WaitGroup
+	for w := range workers {
+		lo, hi := w*len(g.Nodes)/workers, (w+1)*len(g.Nodes)/workers
+		memo := schemasOf(pass)
+		if w > 0 {
+			memo = newSchemaMemo(pass.Schemas)
+		}
+		wg.Go(func() {
+			defer func() { panics[w] = recover() }()
+			checkNodes(pass, memo, cls, lo, hi, func(f analyze.Finding) { found[w] = append(found[w], f) })
+		})
+	}
+	wg.Wait()
+	for _, p := range panics {
+		if p != nil {
+			panic(p)
+		}
+	}
+	for _, fs := range found {
+		for _, f := range fs {
+			pass.Report(f)
+		}
+	}
+	return nil, nil
+}
+
+// parallelNodes is the graph size from which run checks the nodes on all
+// cores when the run allows it (analyze.Options.AllCores, load.Open's
+// checks): at a million nodes the check took 60–100 ms of the load on one
+// core while the other idled (docs/performance-log.md, Ninth pass).
+var parallelNodes = 1 << 16 // a variable for the tests
+
+// checkNodes checks the calls among nodes [lo, hi) of the pass's graph,
+// giving its findings to report.
+func checkNodes(pass *analyze.Pass, schemas *ir.TargetMemo[*opschema.Schema], cls []argClass, lo, hi int, report func(analyze.Finding)) {
+	g := pass.Graph
+	for i := lo; i < hi; i++ {
 		n := &g.Nodes[i]
 		if n.Op != ir.OpCallFunction {
 			continue
@@ -81,35 +134,36 @@ func run(pass *analyze.Pass) (any, error) {
 				s = fs // the older form the call follows (torch 2.6's scan)
 			}
 		}
-		c := &checker{pass: pass, g: g, cls: cls, n: n, s: s}
+		c := &checker{report: report, g: g, cls: cls, n: n, s: s}
 		c.arity(freeKwargs)
 		c.types()
 		if c.dropped > 0 {
 			c.reported = 0
-			c.report(RuleArity, "... and %d more problems with this call", c.dropped)
+			c.reportf(RuleArity, "... and %d more problems with this call", c.dropped)
 		}
 	}
-	return nil, nil
 }
 
 // schemasOf returns the run's memo of the schema of each call target
 // (nil: none), shared by the graphs of the run.
 func schemasOf(pass *analyze.Pass) *ir.TargetMemo[*opschema.Schema] {
-	reg := pass.Schemas
-	return pass.Shared(func() any {
-		return ir.NewTargetMemo(func(target string) *opschema.Schema {
-			s, _, _ := reg.Lookup(target)
-			return s
-		})
-	}).(*ir.TargetMemo[*opschema.Schema])
+	return pass.Shared(func() any { return newSchemaMemo(pass.Schemas) }).(*ir.TargetMemo[*opschema.Schema])
+}
+
+// newSchemaMemo returns a memo of the schema of each call target in reg.
+func newSchemaMemo(reg *opschema.Registry) *ir.TargetMemo[*opschema.Schema] {
+	return ir.NewTargetMemo(func(target string) *opschema.Schema {
+		s, _, _ := reg.Lookup(target)
+		return s
+	})
 }
 
 type checker struct {
-	pass *analyze.Pass
-	g    *ir.Graph
-	cls  []argClass // valueClasses(g)
-	n    *ir.Node
-	s    *opschema.Schema
+	report func(analyze.Finding)
+	g      *ir.Graph
+	cls    []argClass // valueClasses(g)
+	n      *ir.Node
+	s      *opschema.Schema
 	// reported counts the findings of this call, dropped those over
 	// maxPerCall: a call with a million bad keyword arguments is one
 	// problem, not a million findings of a few hundred bytes each.
@@ -120,7 +174,7 @@ type checker struct {
 // how many more there were.
 const maxPerCall = 8
 
-func (c *checker) report(rule, format string, args ...any) {
+func (c *checker) reportf(rule, format string, args ...any) {
 	if c.reported >= maxPerCall {
 		c.dropped++
 		return
@@ -131,14 +185,14 @@ func (c *checker) report(rule, format string, args ...any) {
 	if c.n.Meta != nil {
 		prov.StackTrace = c.n.Meta.StackTrace
 	}
-	c.pass.Report(analyze.Finding{Rule: rule, Severity: analyze.Error, Node: c.n.Name, Message: msg, Provenance: prov})
+	c.report(analyze.Finding{Rule: rule, Severity: analyze.Error, Node: c.n.Name, Message: msg, Provenance: prov})
 }
 
 func (c *checker) arity(freeKwargs bool) {
 	s, n := c.s, c.n
 	npos := s.Positional()
 	if len(n.Args) > npos && !s.IsVararg {
-		c.report(RuleArity, "takes at most %d positional argument%s but %d were given", npos, plural(npos), len(n.Args))
+		c.reportf(RuleArity, "takes at most %d positional argument%s but %d were given", npos, plural(npos), len(n.Args))
 	}
 	bound := make([]bool, len(s.Arguments))
 	for i := range n.Args {
@@ -151,10 +205,10 @@ func (c *checker) arity(freeKwargs bool) {
 		switch {
 		case j < 0:
 			if !freeKwargs {
-				c.report(RuleArity, "unknown keyword argument '%s'", kw.Name)
+				c.reportf(RuleArity, "unknown keyword argument '%s'", kw.Name)
 			}
 		case bound[j] && !s.Arguments[j].KwargOnly:
-			c.report(RuleArity, "argument '%s' given both positionally (#%d) and as a keyword", kw.Name, j)
+			c.reportf(RuleArity, "argument '%s' given both positionally (#%d) and as a keyword", kw.Name, j)
 		default:
 			bound[j] = true
 		}
@@ -166,7 +220,7 @@ func (c *checker) arity(freeKwargs bool) {
 		}
 	}
 	if len(missing) > 0 {
-		c.report(RuleArity, "missing required argument%s %s", plural(len(missing)), strings.Join(missing, ", "))
+		c.reportf(RuleArity, "missing required argument%s %s", plural(len(missing)), strings.Join(missing, ", "))
 	}
 }
 
@@ -186,7 +240,7 @@ func (c *checker) types() {
 		}
 		p := &s.Arguments[j]
 		if got, ok := accepts(c.g, c.cls, p.Type, a, 0); !ok {
-			c.report(RuleArgType, "argument '%s' (%s) got %s", p.Name, p.Type.String(), got)
+			c.reportf(RuleArgType, "argument '%s' (%s) got %s", p.Name, p.Type.String(), got)
 		}
 	}
 }

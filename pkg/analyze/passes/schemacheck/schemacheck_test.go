@@ -3,6 +3,7 @@ package schemacheck
 import (
 	"path/filepath"
 	"reflect"
+	"runtime"
 	"testing"
 
 	"github.com/hopctl/hopctl/pkg/analyze"
@@ -15,10 +16,25 @@ import (
 // or from the nodes, on the files whose calls do not fit their schemas and
 // on ones whose calls do.
 func TestValueClassesAgree(t *testing.T) {
-	files, _ := filepath.Glob("../../../../testdata/lint/schema-*.pbtxt")
 	more, _ := filepath.Glob("../../../../testdata/models/*.pb")
+	agreeWith(t, &classNodes, more...)
+}
+
+// TestParallelAgrees: the findings of a graph checked on several
+// goroutines (parallelNodes, analyze.Options.AllCores) are those of one
+// goroutine, in the same order.
+func TestParallelAgrees(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(4))
+	agreeWith(t, &parallelNodes, "../../../../testdata/models/resnet18.pb")
+}
+
+// agreeWith checks that the findings on the files whose calls do not fit
+// their schemas, and on more, are the same with the size threshold at
+// *knob set to none and to every graph.
+func agreeWith(t *testing.T, knob *int, more ...string) {
+	files, _ := filepath.Glob("../../../../testdata/lint/schema-*.pbtxt")
 	files = append(files, append(more, "../../../../testdata/bad/arg_type.pbtxt", "../../../../testdata/bad/arity.pbtxt")...)
-	defer func(n int) { classNodes = n }(classNodes)
+	defer func(n int) { *knob = n }(*knob)
 	findings := 0
 	for _, f := range files {
 		m, err := ir.LoadFile(f)
@@ -31,15 +47,15 @@ func TestValueClassesAgree(t *testing.T) {
 		}
 		var got [2][]analyze.Finding
 		for i, n := range []int{1 << 30, 0} {
-			classNodes = n
-			res, err := analyze.Run(m, f, reg, Analyzer)
+			*knob = n
+			res, err := analyze.RunWith(m, f, reg, analyze.Options{AllCores: true}, Analyzer)
 			if err != nil {
 				t.Fatal(err)
 			}
 			got[i] = res.Findings
 		}
 		if !reflect.DeepEqual(got[0], got[1]) {
-			t.Errorf("%s: from the nodes %v, from the table %v", f, got[0], got[1])
+			t.Errorf("%s: threshold off %v, on every graph %v", f, got[0], got[1])
 		}
 		findings += len(got[0])
 	}
