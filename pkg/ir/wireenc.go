@@ -407,19 +407,29 @@ func encodeBinary(m *Module) ([]byte, error) {
 // body; end closes it. One byte is reserved for the length, and the body is
 // moved when its length needs more.
 func (e *wireEncoder) begin(num protowire.Number) int {
-	e.tag(num, protowire.BytesType)
-	e.b = append(e.b, 0)
+	if num >= 16 {
+		e.longTag(num, protowire.BytesType)
+		e.b = append(e.b, 0)
+	} else {
+		e.b = append(e.b, byte(num)<<3|byte(protowire.BytesType), 0)
+	}
 	return len(e.b)
 }
 
 // tag appends a field's tag: one byte for the field numbers below 16 that
-// nearly every field has (protowire.AppendTag's bytes, without its calls).
+// nearly every field has (protowire.AppendTag's bytes, without its calls),
+// inlined where it is written (docs/performance-log.md, Ninth pass).
 func (e *wireEncoder) tag(num protowire.Number, typ protowire.Type) {
 	if num >= 16 {
-		e.b = protowire.AppendTag(e.b, num, typ)
+		e.longTag(num, typ)
 		return
 	}
 	e.b = append(e.b, byte(num)<<3|byte(typ))
+}
+
+// longTag is tag for a field number of 16 or more.
+func (e *wireEncoder) longTag(num protowire.Number, typ protowire.Type) {
+	e.b = protowire.AppendTag(e.b, num, typ)
 }
 
 // uvarint appends v as a varint: one byte below 128 (protowire.AppendVarint's
