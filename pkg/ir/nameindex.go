@@ -214,18 +214,18 @@ func (x *nameIndex) finish() {
 	x.used, x.dups = int(x.shared.used.Load()), int(x.shared.dups.Load())
 }
 
-// distinctNames reports whether g's nodes have n different names, without
+// distinctNames reports whether no two of g's nodes share a name, without
 // building g's name index (Verify, for a large graph hopctl built: its
 // index was never needed before, and is not after). It hashes every name
 // into one of some thousands of buckets, in one pass, then compares each
-// bucket's few hundred hashes in a table that stays in cache, where the
+// bucket's several hundred hashes in a table that stays in cache, where the
 // index's inserts each missed the cache on a table of 32 MB: 2.25M names
 // (as many as the 1M-node synth graph's joint has), on one core under
 // load, their memory fresh, 420–556 ms → 97–181 ms, and 33.5 → 23.1 MB
 // (docs/performance-log.md, Ninth pass). False when two names hash
 // alike (two equal names, or two whose 64-bit hashes collide: about once
 // in 10^7 such graphs) or a bucket gets more hashes than it has room for
-// (six standard deviations over its share: about once in 10^5 graphs),
+// (six standard deviations over its share: under once in 10^6 graphs),
 // which the index then decides.
 func distinctNames(g *Graph) bool {
 	n := len(g.Nodes)
