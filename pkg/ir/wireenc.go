@@ -101,7 +101,7 @@ func asOutputFile(w io.Writer) outputFile {
 // never holding much more than e.chunk bytes. Nothing is written when the
 // nodes have an error (but to a file: streamRootAt).
 func (e *wireEncoder) streamRoot(root NodeSource) {
-	e.refs = e.root
+	e.refs = sourceRefs(e.root)
 	defer func() { e.refs = nil }()
 	head := len(e.b)
 	s := e.begin(4)
@@ -282,6 +282,18 @@ func (e *wireEncoder) streamRootAt(root NodeSource, head, s, k int) {
 	if _, err := e.f.WriteAt(pre, base); err != nil && e.err == nil {
 		e.err = &WriteError{Err: err}
 	}
+}
+
+// sourceRefs is what the encoder asks for the names of a source's
+// references (wireEncoder.refs): nil, the references' own names, for a
+// graph's own nodes (GraphNodes), whose Ref gives them at the cost of a
+// call per reference (the 100k-node synth graph's joint: 229 → 227 M
+// instructions; docs/performance-log.md, Ninth pass).
+func sourceRefs(root NodeSource) NodeSource {
+	if _, own := root.(graphNodes); own {
+		return nil
+	}
+	return root
 }
 
 // flush writes the output collected so far to e.w.
@@ -638,7 +650,7 @@ func (e *wireEncoder) file(m *Module) {
 				continue
 			}
 			s := e.begin(4)
-			e.refs = e.root
+			e.refs = sourceRefs(e.root)
 			for k := range root.Len() {
 				e.node(root.Node(k))
 			}
