@@ -506,7 +506,7 @@ func copyWords(d unsafe.Pointer, s string) bool {
 	return w&0x8080808080808080 == 0
 }
 
-// copyWords4 is copyWords for a string of four to eight bytes: the first
+// copyWords4 is copyWords for a string of four to seven bytes: the first
 // and the last four.
 func copyWords4(d unsafe.Pointer, s string) bool {
 	p, n := unsafe.Pointer(unsafe.StringData(s)), uintptr(len(s))
@@ -561,7 +561,7 @@ func (e *wireEncoder) strAlways(num protowire.Number, s string) {
 		// graph: tag, length and bytes written at once, the bytes copied
 		// and checked as ASCII (validUTF8) in the same words, without
 		// memmove's and validUTF8's calls. The 100k-node synth graph's
-		// joint: 272 → 240 M instructions (docs/performance-log.md,
+		// joint: 272 → 239 M instructions (docs/performance-log.md,
 		// Ninth pass).
 		e.b = e.b[:k+2+n]
 		d := unsafe.Pointer(unsafe.SliceData(e.b[k:]))
