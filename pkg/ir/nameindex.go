@@ -2,6 +2,7 @@ package ir
 
 import (
 	"hash/maphash"
+	"math"
 	"math/bits"
 	"runtime"
 	"sync"
@@ -212,3 +213,68 @@ func (x *nameIndex) addCounts(c nameCounts) {
 func (x *nameIndex) finish() {
 	x.used, x.dups = int(x.shared.used.Load()), int(x.shared.dups.Load())
 }
+
+// distinctNames reports whether no two of g's nodes share a name, without
+// building g's name index (Verify, for a large graph hopctl built: its
+// index was never needed before, and is not after). It hashes every name
+// into one of some thousands of buckets, in one pass, then compares each
+// bucket's several hundred hashes in a table that stays in cache, where the
+// index's inserts each missed the cache on a table of 32 MB: 2.25M names
+// (as many as the 1M-node synth graph's joint has), on one core under
+// load, their memory fresh, 420–556 ms → 97–181 ms, and 33.5 → 23.1 MB
+// (docs/performance-log.md, Ninth pass). False when two names hash
+// alike (two equal names, or two whose 64-bit hashes collide: about once
+// in 10^7 such graphs) or a bucket gets more hashes than it has room for
+// (six standard deviations over its share: under once in 10^6 graphs),
+// which the index then decides.
+func distinctNames(g *Graph) bool {
+	n := len(g.Nodes)
+	b := bits.Len(uint(n / distinctBucket))
+	shift := uint(64 - b) // the bucket: a hash's top b bits (none when b is 0)
+	share := n >> b
+	room := share + 6*int(math.Sqrt(float64(share))) + 16
+	hs := make([]uint64, room<<b)
+	fill := make([]int, 1<<b)
+	seed := maphash.MakeSeed()
+	for i := range g.Nodes {
+		h := maphash.String(seed, g.Nodes[i].Name)
+		k := int(h >> shift)
+		if fill[k] == room {
+			return false
+		}
+		hs[k*room+fill[k]] = h
+		fill[k]++
+	}
+	// Each bucket's hashes go into a table of at least twice as many
+	// slots, cleared for the next.
+	table := make([]uint64, 1<<bits.Len(uint(2*room)))
+	for k, f := range fill {
+		t := table[:1<<bits.Len(uint(2*f))]
+		clear(t)
+		mask := uint64(len(t) - 1)
+		zero := false
+		for _, h := range hs[k*room : k*room+f] {
+			if h == 0 { // the table's empty slot
+				if zero {
+					return false
+				}
+				zero = true
+				continue
+			}
+			i := h & mask
+			for t[i] != 0 {
+				if t[i] == h {
+					return false
+				}
+				i = (i + 1) & mask
+			}
+			t[i] = h
+		}
+	}
+	return true
+}
+
+// distinctBucket is about how many names distinctNames compares in one
+// table: 8 KiB of hashes, a table of 16–32 KiB, in the first-level cache;
+// a few thousand buckets filled at once, their last lines in the second.
+const distinctBucket = 1024

@@ -226,7 +226,13 @@ func (v *verifier) err() error {
 }
 
 func (v *verifier) graph(g *Graph, graphs, attrs map[string]bool) {
-	names := g.names()
+	// A large graph without a name index (one hopctl built: the joint) is
+	// checked for duplicate names without one (distinctNames); only when
+	// it may have some is the index built, to name them.
+	names := g.index.Load()
+	if names == nil && (len(g.Nodes) < parallelNodes || !distinctNames(g)) {
+		names = g.names()
+	}
 	if v.graphParallel(g, names, graphs, attrs) {
 		return
 	}
@@ -291,7 +297,7 @@ func (v *verifier) node(g *Graph, i int, names *nameIndex, graphs, attrs map[str
 	if n.Name == "" {
 		loc.Node = fmt.Sprintf("#%d", i)
 		v.add(ProblemMalformed, loc, "node has an empty name")
-	} else if names.dups > 0 {
+	} else if names != nil && names.dups > 0 {
 		// The index maps each name to its first node.
 		if first, _ := names.get(n.Name); first != NodeID(i) {
 			v.add(ProblemDuplicateName, loc, fmt.Sprintf("duplicate node name (first defined as node #%d)", first))

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"runtime"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -340,4 +341,65 @@ func TestVerifySharedValues(t *testing.T) {
 			t.Errorf("problem %d: %v, want the bad value at %s", i, p, node)
 		}
 	}
+}
+
+// TestDistinctNames: distinctNames says whether a graph's names are
+// distinct as the name index does, wherever a repeated name stands and
+// however many nodes share it, across sizes that use one bucket and
+// thousands; and Verify reports a large built graph's duplicate names as
+// it does with the index built first.
+func TestDistinctNames(t *testing.T) {
+	for _, n := range []int{1, 2, 255, 256, 257, 5000, parallelNodes, 70000} {
+		g := &Graph{Nodes: make([]Node, n)}
+		for i := range g.Nodes {
+			g.Nodes[i] = Node{Name: "n_" + strconv.Itoa(i), Op: OpPlaceholder, Target: "t"}
+		}
+		if !distinctNames(g) {
+			t.Errorf("%d distinct names: distinctNames false", n)
+		}
+		for _, dup := range [][2]int{{0, n - 1}, {n / 2, n/2 + 1}, {n - 2, n - 1}, {1, n / 3}} {
+			i, j := dup[0], dup[1]
+			if i < 0 || j <= i || j >= n {
+				continue
+			}
+			c := &Graph{Nodes: slices.Clone(g.Nodes)}
+			c.Nodes[j].Name = c.Nodes[i].Name
+			if distinctNames(c) || buildNameIndex(c).dups == 0 {
+				t.Errorf("%d names, node %d named as node %d: distinctNames %v, index dups %d", n, j, i, distinctNames(c), buildNameIndex(c).dups)
+			}
+		}
+		// every name twice (a graph appended to itself)
+		if n > 1 {
+			c := &Graph{Nodes: append(slices.Clone(g.Nodes[:n/2]), g.Nodes[:n/2]...)}
+			if distinctNames(c) {
+				t.Errorf("%d names, each twice: distinctNames true", n)
+			}
+		}
+	}
+	// Verify's problems for a large graph with a repeated name, its index
+	// not built (distinctNames first) and built.
+	m := chainModule(parallelNodes + 10)
+	g := m.Root()
+	g.Nodes[parallelNodes/2].Name = g.Nodes[7].Name
+	built := &Module{Graphs: []*Graph{{Nodes: g.Nodes}}}
+	built.Root().Lookup("x")
+	want := Verify(built, "f")
+	got := Verify(&Module{Graphs: []*Graph{{Nodes: g.Nodes}}}, "f")
+	if want == nil || got == nil || got.Error() != want.Error() {
+		t.Errorf("a repeated name in a large graph: Verify %v, with the index built %v", got, want)
+	}
+}
+
+// chainModule is a graph of n nodes: a placeholder, n-2 calls each of the
+// one before, the output.
+func chainModule(n int) *Module {
+	g := &Graph{Nodes: make([]Node, n)}
+	g.Nodes[0] = Node{Name: "x", Op: OpPlaceholder, Target: "x"}
+	for i := 1; i < n-1; i++ {
+		g.Nodes[i] = Node{Name: "relu_" + strconv.Itoa(i), Op: OpCallFunction, Target: "aten.relu.default",
+			Args: []Arg{{Kind: ArgNode, S: g.Nodes[i-1].Name, Ref: NodeID(i - 1)}}}
+	}
+	g.Nodes[n-1] = Node{Name: "output", Op: OpOutput, Target: "output",
+		Args: []Arg{{Kind: ArgNode, S: g.Nodes[n-2].Name, Ref: NodeID(n - 2)}}}
+	return &Module{Graphs: []*Graph{g}}
 }

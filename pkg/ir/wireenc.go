@@ -5,6 +5,7 @@ import (
 	"io"
 	"io/fs"
 	"math"
+	"runtime"
 	"sync/atomic"
 	"syscall"
 	"unicode/utf8"
@@ -100,7 +101,7 @@ func asOutputFile(w io.Writer) outputFile {
 // never holding much more than e.chunk bytes. Nothing is written when the
 // nodes have an error (but to a file: streamRootAt).
 func (e *wireEncoder) streamRoot(root NodeSource) {
-	e.refs = e.root
+	e.refs = sourceRefs(e.root)
 	defer func() { e.refs = nil }()
 	head := len(e.b)
 	s := e.begin(4)
@@ -283,6 +284,18 @@ func (e *wireEncoder) streamRootAt(root NodeSource, head, s, k int) {
 	}
 }
 
+// sourceRefs is what the encoder asks for the names of a source's
+// references (wireEncoder.refs): nil, the references' own names, for a
+// graph's own nodes (GraphNodes), whose Ref gives them at the cost of a
+// call per reference (the 100k-node synth graph's joint: 229 → 227 M
+// instructions; docs/performance-log.md, Ninth pass).
+func sourceRefs(root NodeSource) NodeSource {
+	if _, own := root.(graphNodes); own {
+		return nil
+	}
+	return root
+}
+
 // flush writes the output collected so far to e.w.
 func (e *wireEncoder) flush() {
 	e.write(e.b)
@@ -406,19 +419,29 @@ func encodeBinary(m *Module) ([]byte, error) {
 // body; end closes it. One byte is reserved for the length, and the body is
 // moved when its length needs more.
 func (e *wireEncoder) begin(num protowire.Number) int {
-	e.tag(num, protowire.BytesType)
-	e.b = append(e.b, 0)
+	if num >= 16 {
+		e.longTag(num, protowire.BytesType)
+		e.b = append(e.b, 0)
+	} else {
+		e.b = append(e.b, byte(num)<<3|byte(protowire.BytesType), 0)
+	}
 	return len(e.b)
 }
 
 // tag appends a field's tag: one byte for the field numbers below 16 that
-// nearly every field has (protowire.AppendTag's bytes, without its calls).
+// nearly every field has (protowire.AppendTag's bytes, without its calls),
+// inlined where it is written (docs/performance-log.md, Ninth pass).
 func (e *wireEncoder) tag(num protowire.Number, typ protowire.Type) {
 	if num >= 16 {
-		e.b = protowire.AppendTag(e.b, num, typ)
+		e.longTag(num, typ)
 		return
 	}
 	e.b = append(e.b, byte(num)<<3|byte(typ))
+}
+
+// longTag is tag for a field number of 16 or more.
+func (e *wireEncoder) longTag(num protowire.Number, typ protowire.Type) {
+	e.b = protowire.AppendTag(e.b, num, typ)
 }
 
 // uvarint appends v as a varint: one byte below 128 (protowire.AppendVarint's
@@ -463,6 +486,35 @@ func validUTF8(s string) bool {
 	return true
 }
 
+// unalignedWords is set where a word may be loaded from and stored to
+// any address (copyWords).
+const unalignedWords = runtime.GOARCH == "amd64" || runtime.GOARCH == "arm64"
+
+// copyWords copies s, at least eight bytes, to d (which has room for
+// them) and reports whether every byte is ASCII: eight bytes a load and a
+// store, the last eight in a word that may overlap the one before, which
+// copies and checks no byte less and reads none past s.
+func copyWords(d unsafe.Pointer, s string) bool {
+	p, n := unsafe.Pointer(unsafe.StringData(s)), uintptr(len(s))
+	w := *(*uint64)(unsafe.Add(p, n-8))
+	*(*uint64)(unsafe.Add(d, n-8)) = w
+	for i := uintptr(0); i < n-8; i += 8 {
+		x := *(*uint64)(unsafe.Add(p, i))
+		w |= x
+		*(*uint64)(unsafe.Add(d, i)) = x
+	}
+	return w&0x8080808080808080 == 0
+}
+
+// copyWords4 is copyWords for a string of four to seven bytes: the first
+// and the last four.
+func copyWords4(d unsafe.Pointer, s string) bool {
+	p, n := unsafe.Pointer(unsafe.StringData(s)), uintptr(len(s))
+	w0, w1 := *(*uint32)(p), *(*uint32)(unsafe.Add(p, n-4))
+	*(*uint32)(d), *(*uint32)(unsafe.Add(d, n-4)) = w0, w1
+	return (w0|w1)&0x80808080 == 0
+}
+
 // le64 is s's first eight bytes as one little-endian word (one load: the
 // compiler merges the byte loads).
 func le64(s string) uint64 {
@@ -479,10 +531,16 @@ func le32(s string) uint32 {
 
 func (e *wireEncoder) end(start int) {
 	n := len(e.b) - start
-	if n < 0x80 {
-		e.b[start-1] = byte(n)
+	if n >= 0x80 {
+		e.endLong(start, n)
 		return
 	}
+	e.b[start-1] = byte(n)
+}
+
+// endLong is end for a body of n bytes, 128 or more: end itself is then
+// short (the 100k-node synth graph's joint: 231 → 229 M instructions).
+func (e *wireEncoder) endLong(start, n int) {
 	size := protowire.SizeVarint(uint64(n))
 	e.b = append(e.b, make([]byte, size-1)...)
 	copy(e.b[start-1+size:], e.b[start:start+n])
@@ -498,6 +556,27 @@ func (e *wireEncoder) str(num protowire.Number, s string) {
 
 // strAlways writes a string even when empty (oneof members, optional fields).
 func (e *wireEncoder) strAlways(num protowire.Number, s string) {
+	if k, n := len(e.b), len(s); unalignedWords && num < 16 && n >= 4 && n < 0x80 && cap(e.b)-k >= 2+n {
+		// Names, targets and references, nearly every string of a
+		// graph: tag, length and bytes written at once, the bytes copied
+		// and checked as ASCII (validUTF8) in the same words, without
+		// memmove's and validUTF8's calls. The 100k-node synth graph's
+		// joint: 272 → 239 M instructions (docs/performance-log.md,
+		// Ninth pass).
+		e.b = e.b[:k+2+n]
+		d := unsafe.Pointer(unsafe.SliceData(e.b[k:]))
+		*(*[2]byte)(d) = [2]byte{byte(num)<<3 | byte(protowire.BytesType), byte(n)}
+		ascii := false
+		if n >= 8 {
+			ascii = copyWords(unsafe.Add(d, 2), s)
+		} else {
+			ascii = copyWords4(unsafe.Add(d, 2), s)
+		}
+		if !ascii && !utf8.ValidString(s) && e.err == nil {
+			e.err = errInvalidUTF8
+		}
+		return
+	}
 	if !validUTF8(s) && e.err == nil {
 		e.err = errInvalidUTF8
 	}
@@ -571,7 +650,7 @@ func (e *wireEncoder) file(m *Module) {
 				continue
 			}
 			s := e.begin(4)
-			e.refs = e.root
+			e.refs = sourceRefs(e.root)
 			for k := range root.Len() {
 				e.node(root.Node(k))
 			}

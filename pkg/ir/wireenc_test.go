@@ -309,6 +309,22 @@ func TestValidUTF8AgreesWithLibrary(t *testing.T) {
 			}
 		}
 	}
+	// The same strings as a node's name and target, which strAlways
+	// copies and checks word by word (copyWords, from four bytes on):
+	// protobuf-go's bytes, or its refusal.
+	for n := 1; n <= 20; n++ {
+		for i := range n {
+			for _, c := range []string{"\xff", "\x80", "é", "€", "\xed\xa0\x80", "a"} {
+				x := strings.Repeat("a", i) + c + strings.Repeat("a", n-i-1)
+				m := &Module{Graphs: []*Graph{{Nodes: []Node{{Name: x, Op: OpPlaceholder, Target: "t" + x}}}}}
+				got, gerr := encodeBinary(m)
+				want, werr := proto.MarshalOptions{Deterministic: true}.Marshal(ToProto(m))
+				if (gerr == nil) != (werr == nil) || gerr == nil && !bytes.Equal(got, want) {
+					t.Errorf("node named %q: encoded %x (%v), protobuf-go %x (%v)", x, got, gerr, want, werr)
+				}
+			}
+		}
+	}
 	m := &Module{Graphs: []*Graph{{Nodes: []Node{{Name: "x\xff", Op: OpPlaceholder, Target: "x"}}}}}
 	if _, err := encodeBinary(m); err == nil {
 		t.Error("a node name with invalid UTF-8 encoded without error")
