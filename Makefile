@@ -49,12 +49,13 @@ gotest:
 # The race detector (it needs cgo: gcc, which scripts/install-deps.sh
 # installs) over the code that runs goroutines: the joint's asynchronous
 # name reservation, its writers and atomicfile's, the collector policy and
-# the heap's prefaulting, the loaders and lint, whole; pkg/ir's parallel
-# decoder, name index, verifier, printer and streamed encoders by name (its
+# the heap's prefaulting, the loaders, lint and the call checks, whole;
+# pkg/ir's parallel decoder, its first reads of a mapped input, name index,
+# verifier, printer and streamed encoders by name (its
 # whole suite takes minutes under -race).
-RACE_PKGS = ./pkg/jointgraph ./pkg/load ./pkg/lint ./internal/gcpolicy \
-	./internal/atomicfile ./internal/cmd/joint ./internal/hugeheap
-RACE_IR = Parallel|NameIndex|Large|ValueMemoShared|TextEncodersMatchProto|EncodeToWriteError
+RACE_PKGS = ./pkg/jointgraph ./pkg/load ./pkg/lint ./pkg/analyze/passes/schemacheck \
+	./internal/gcpolicy ./internal/atomicfile ./internal/cmd/joint ./internal/hugeheap
+RACE_IR = Parallel|NameIndex|Large|ValueMemoShared|TextEncodersMatchProto|EncodeToWriteError|TouchPages
 
 gotest-race:
 	CGO_ENABLED=1 $(GO) test -race $(RACE_PKGS)

@@ -60,16 +60,24 @@ const minCollectBefore = 16 << 20
 // collection: `hopctl joint` between Build and the partition of a
 // 1M-node graph frees 330 MB in 0.1 s, and the partition then takes
 // 0.47–0.66 s instead of 0.77–1.3 s, the peak 1,338 MiB instead of
-// 1,460 MiB (docs/performance-log.md, Ninth pass). GOGC=off in the
-// environment, or a pause in force, still rules: no target, no
-// collection here.
+// 1,460 MiB (docs/performance-log.md, Ninth pass). A pause in force
+// rules (no collection here), and so does the environment: GOGC=off
+// leaves no target to reach, unless a GOMEMLIMIT sets one.
 func CollectBefore(grow uint64) bool {
 	if grow < minCollectBefore {
 		return false
 	}
+	// A pause rules even under a memory limit (GOMEMLIMIT), which gives
+	// NextGC a finite value with the percentage off.
+	state.Lock()
+	paused := state.depth > 0
+	state.Unlock()
+	if paused {
+		return false
+	}
 	var ms runtime.MemStats
 	runtime.ReadMemStats(&ms)
-	if ms.HeapAlloc+grow < ms.NextGC { // never under GOGC=off or a pause: NextGC is then ~2^63
+	if ms.HeapAlloc+grow < ms.NextGC { // ~2^63 under GOGC=off without a limit
 		return false
 	}
 	runtime.GC()

@@ -283,7 +283,14 @@ func TestCollectBefore(t *testing.T) {
 		{"under the target", 10000, func() uint64 { return target() / 2 }, false, false},
 		{"past the target", 10000, func() uint64 { return target() + minCollectBefore }, false, true},
 		{"paused", 10000, func() uint64 { return target() + minCollectBefore }, true, false},
+		// A memory limit gives the collector a target even while it is
+		// paused: the pause still rules.
+		{"paused under a memory limit", -64 << 20, func() uint64 { return target() + minCollectBefore }, true, false},
 	} {
+		if c.percent < 0 {
+			defer debug.SetMemoryLimit(debug.SetMemoryLimit(int64(-c.percent)))
+			c.percent = 10000
+		}
 		debug.SetGCPercent(c.percent)
 		runtime.GC()
 		if c.percent == 100 && target() >= minCollectBefore {

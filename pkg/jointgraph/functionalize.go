@@ -269,13 +269,18 @@ var asyncPrecheck = 1 << 14
 // result.
 func goPrecheck(g *ir.Graph, file string, reg *opschema.Registry) func() error {
 	var err error
+	var perr any
 	done := make(chan struct{})
 	go func() {
+		defer close(done)
+		defer func() { perr = recover() }() // a bug: Build's recover reports it
 		err = precheck(g, file, newOpCache(reg))
-		close(done)
 	}()
 	return func() error {
 		<-done
+		if perr != nil {
+			panic(perr)
+		}
 		return err
 	}
 }

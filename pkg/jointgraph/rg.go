@@ -32,17 +32,19 @@ import (
 func requiresGrad(m *ir.Module, g *ir.Graph, ops *opCache, effect map[ir.NodeID]bool, outputs []V, file string) ([]bool, error) {
 	rg := make([]bool, len(g.Nodes))
 	var live []bool
+	var livePanic any
 	liveDone := make(chan struct{})
 	if len(g.Nodes) < asyncLive {
 		live = liveNodes(g, effect, outputs)
 		close(liveDone)
 	} else {
 		go func() {
+			defer close(liveDone)
+			defer func() { livePanic = recover() }()
 			live = liveNodes(g, effect, outputs)
-			close(liveDone)
 		}()
 		// Not past a panic either: g shares argument lists with the
-		// caller's graph.
+		// caller's graph. (A panic of liveNodes is re-raised below.)
 		defer func() { <-liveDone }()
 	}
 	// noRule are the call nodes without a rule an input requiring grad
@@ -145,6 +147,9 @@ func requiresGrad(m *ir.Module, g *ir.Graph, ops *opCache, effect map[ir.NodeID]
 		elemRG[id] = el
 	}
 	<-liveDone
+	if livePanic != nil {
+		panic(livePanic)
+	}
 	for _, id := range noRule {
 		if live[id] {
 			n := &g.Nodes[id]
