@@ -183,9 +183,11 @@ func functionalize(m *ir.Module, file string, reg *opschema.Registry, at **ir.No
 			return nil, err
 		}
 	} else {
-		checked := goPrecheck(g, file, reg)
+		var perr error
+		checked := goBackground(func() { perr = precheck(g, file, newOpCache(reg)) })
 		defer func() {
-			if perr := checked(); perr != nil {
+			checked.wait()
+			if perr != nil {
 				recover() // a panic on a graph precheck refuses is that refusal
 				res, err = nil, perr
 			}
@@ -263,27 +265,6 @@ func functionalize(m *ir.Module, file string, reg *opschema.Registry, at **ir.No
 // asyncPrecheck is the smallest graph functionalize prechecks on another
 // goroutine (a variable for the tests).
 var asyncPrecheck = 1 << 14
-
-// goPrecheck runs precheck(g, file, ...) on a goroutine, with an opCache
-// of its own, reading g only, and returns a function that waits for its
-// result.
-func goPrecheck(g *ir.Graph, file string, reg *opschema.Registry) func() error {
-	var err error
-	var perr any
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		defer func() { perr = recover() }() // a bug: Build's recover reports it
-		err = precheck(g, file, newOpCache(reg))
-	}()
-	return func() error {
-		<-done
-		if perr != nil {
-			panic(perr)
-		}
-		return err
-	}
-}
 
 // tupleOf returns the functional tuple node of source node id.
 func (f *functional) tupleOf(id ir.NodeID) (V, bool) {

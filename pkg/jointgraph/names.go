@@ -26,10 +26,10 @@ type names struct {
 	lazy []lazyNames
 	// hint is how many more names are expected (map sizing).
 	hint int
-	// pending, while not nil, is closed when the names of the graphs
-	// reserveGraphAsync passed to another goroutine are taken: until then
-	// that goroutine owns bases, other and bmemo.
-	pending chan struct{}
+	// pending, while not nil, takes the names of the graphs
+	// reserveGraphAsync passed to another goroutine: until it is waited
+	// for, that goroutine owns bases, other and bmemo.
+	pending *background
 	buf     []byte
 	slab    []byte // backs the names fresh made (str)
 	// memo holds the entries of recent candidates that fresh takes as
@@ -92,12 +92,7 @@ func (n *names) reserveGraphAsync(g *ir.Graph, skipPlaceholders bool) {
 	}
 	lazy := n.lazy
 	n.lazy = nil
-	done := make(chan struct{})
-	n.pending = done
-	go func() {
-		n.reserveAll(lazy)
-		close(done)
-	}()
+	n.pending = goBackground(func() { n.reserveAll(lazy) })
 }
 
 // materialize takes the names of the graphs reserveGraph passed.
@@ -110,10 +105,9 @@ func (n *names) materialize() {
 
 // wait waits for reserveGraphAsync's goroutine.
 func (n *names) wait() {
-	if n.pending != nil {
-		<-n.pending
-		n.pending = nil
-	}
+	p := n.pending
+	n.pending = nil
+	p.wait()
 }
 
 func (n *names) reserveAll(lazy []lazyNames) {

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
-	"sync"
 
 	"github.com/hopctl/hopctl/pkg/ir"
 )
@@ -685,12 +684,7 @@ func (out *Partition) materialize() {
 	fw.alloc(p)
 	bw.alloc(p)
 	half := (len(fw.live) + len(bw.live)) / 2
-	var wg sync.WaitGroup
-	var workerPanic any
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		defer func() { workerPanic = recover() }()
+	worker := goBackground(func() {
 		var arena argArena
 		if half < len(fw.live) {
 			p.fill(fw, half, len(fw.live), &arena)
@@ -698,7 +692,7 @@ func (out *Partition) materialize() {
 		} else {
 			p.fill(bw, half-len(fw.live), len(bw.live), &arena)
 		}
-	}()
+	})
 	var arena argArena
 	if half < len(fw.live) {
 		p.fill(fw, 0, half, &arena)
@@ -706,10 +700,7 @@ func (out *Partition) materialize() {
 		p.fill(fw, 0, len(fw.live), &arena)
 		p.fill(bw, 0, half-len(fw.live), &arena)
 	}
-	wg.Wait()
-	if workerPanic != nil {
-		panic(workerPanic)
-	}
+	worker.wait()
 	mk := func(e *emission) *ir.Module {
 		m := e.shell
 		m.Graphs[0] = p.finish(e)

@@ -32,20 +32,15 @@ import (
 func requiresGrad(m *ir.Module, g *ir.Graph, ops *opCache, effect map[ir.NodeID]bool, outputs []V, file string) ([]bool, error) {
 	rg := make([]bool, len(g.Nodes))
 	var live []bool
-	var livePanic any
-	liveDone := make(chan struct{})
+	var liveWork *background // nil: live found in line
 	if len(g.Nodes) < asyncLive {
 		live = liveNodes(g, effect, outputs)
-		close(liveDone)
 	} else {
-		go func() {
-			defer close(liveDone)
-			defer func() { livePanic = recover() }()
-			live = liveNodes(g, effect, outputs)
-		}()
-		// Not past a panic either: g shares argument lists with the
-		// caller's graph. (A panic of liveNodes is re-raised below.)
-		defer func() { <-liveDone }()
+		liveWork = goBackground(func() { live = liveNodes(g, effect, outputs) })
+		// Waited for on every way out, an error or a panic too (g shares
+		// argument lists with the caller's graph), and its panic re-raised
+		// first, as when it ran before the rest.
+		defer liveWork.wait()
 	}
 	// noRule are the call nodes without a rule an input requiring grad
 	// reaches, live or not (known once live is).
@@ -146,10 +141,7 @@ func requiresGrad(m *ir.Module, g *ir.Graph, ops *opCache, effect map[ir.NodeID]
 		}
 		elemRG[id] = el
 	}
-	<-liveDone
-	if livePanic != nil {
-		panic(livePanic)
-	}
+	liveWork.wait()
 	for _, id := range noRule {
 		if live[id] {
 			n := &g.Nodes[id]
