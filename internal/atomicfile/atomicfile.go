@@ -251,7 +251,15 @@ func WriteFilesFunc(paths []string, writes []func(io.Writer) error) error {
 		if name == "" {
 			continue
 		}
-		if err := settleTemp(name, func() error { return os.Rename(name, outs[i].target) }); err != nil {
+		o := outs[i]
+		intact := true
+		if err := settleTemp(name, func() (err error) {
+			intact, err = replace(name, o.target, o.fi != nil)
+			return err
+		}); err != nil {
+			if !intact {
+				temps[i] = "" // not ours any more (replace)
+			}
 			cleanup()
 			return fmt.Errorf("%s: %w", outs[i].target, err)
 		}
