@@ -21,7 +21,8 @@ import (
 //
 //   - A regular file, or a path that does not exist yet, is written to a
 //     temporary file beside it that is renamed into place after the whole
-//     output is written: readers see the old file or the new one, never a
+//     output is written (an existing file exchanged with it and then
+//     removed: replace): readers see the old file or the new one, never a
 //     part, and a failure leaves the old one.
 //   - A symbolic link, dangling or not, is followed (to its final target)
 //     and the target is written as above: the link stays.
