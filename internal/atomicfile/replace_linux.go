@@ -1,6 +1,7 @@
 package atomicfile
 
 import (
+	"errors"
 	"fmt"
 	"os"
 
@@ -16,36 +17,51 @@ import (
 // An existing destination is exchanged with the temporary file
 // (renameat2 RENAME_EXCHANGE) and its old content, now under the
 // temporary name, removed: readers see the old file or the new one, as
-// with a rename. A rename onto an existing file costs more on ext4, whose
-// replace-by-rename heuristic (auto_da_alloc) starts the new file's
-// writeback inside the call and whose removal of the old file then waits
-// for the writeback a previous run started: 0.23–0.74 s of the three
-// renames of a 1M-node joint over its previous outputs, 0.5 ms for a
-// 64 KB file, against 0.03–0.04 s and 0.04–0.07 ms exchanged and
-// removed (docs/performance-log.md, Tenth pass). The heuristic is ext4's
-// guard against an empty file after a crash of the machine for programs
-// that do not sync; hopctl's outputs are regenerable and not synced
-// (writeTemp), so what a crash may leave is unchanged: the old file, the
-// new one, or an empty or partial one that rerunning repairs. A file
-// system that cannot exchange (EINVAL), or a destination that is gone,
-// falls back to the rename.
+// with a rename (a file watcher sees two moves and a removal). Renaming
+// onto an existing file costs more on ext4, whose replace-by-rename
+// heuristic (auto_da_alloc) writes the new file's data out from inside
+// the call, and whose removal of the old file then waits for the
+// writeback a previous run started: the three renames of a 1M-node joint
+// over its previous outputs took 0.42–0.43 s, exchanged and removed
+// 0.05 s; a 64 KB file 0.55 ms against 0.04–0.07 ms
+// (docs/performance-log.md, Tenth pass).
+//
+// What this gives up is that heuristic's guard for a crash of the
+// machine: within the kernel's writeback delay (about 30 s) after a run,
+// a crash can now leave a replaced output empty, where ext4 would have
+// kept the new content. hopctl's outputs are regenerable and never
+// synced (writeTemp), an empty or partial graph file is refused when
+// read (exit 3), and rerunning the command repairs it. Any failure of
+// the exchange (a file system without it, a destination gone) falls back
+// to the rename.
 func replace(tmp, dst string, exists bool) (tmpIntact bool, err error) {
 	if exists {
-		if err := unix.Renameat2(unix.AT_FDCWD, tmp, unix.AT_FDCWD, dst, unix.RENAME_EXCHANGE); err == nil {
+		if err := exchange(tmp, dst); err == nil {
 			// unlink, never rmdir: what was swapped out is only removed
-			// if it is not a directory put at dst since it was resolved.
-			if err := unix.Unlink(tmp); err == nil {
+			// if it is not a directory put at dst since it was resolved;
+			// gone already (a file system that renamed instead of
+			// exchanging, another process), it need not be.
+			uerr := unlink(tmp)
+			if uerr == nil || errors.Is(uerr, unix.ENOENT) {
 				return false, nil
 			}
 			// Swapped back, the rename below fails as it would have
 			// (a directory) or replaces what it would have.
-			if err := unix.Renameat2(unix.AT_FDCWD, tmp, unix.AT_FDCWD, dst, unix.RENAME_EXCHANGE); err != nil {
+			if err := exchange(tmp, dst); err != nil {
 				// The new file is in place and what it replaced is
 				// under the temporary name, which is no longer ours to
 				// remove.
-				return false, fmt.Errorf("replaced, but what it replaced could not be removed from %s nor put back: %w", tmp, err)
+				return false, fmt.Errorf("replaced, but what it replaced is left as %s: %w", tmp, errors.Join(uerr, err))
 			}
 		}
 	}
 	return true, os.Rename(tmp, dst)
 }
+
+// The system calls of replace, variables for its tests.
+var (
+	exchange = func(a, b string) error {
+		return unix.Renameat2(unix.AT_FDCWD, a, unix.AT_FDCWD, b, unix.RENAME_EXCHANGE)
+	}
+	unlink = unix.Unlink
+)

@@ -3,6 +3,7 @@ package atomicfile
 import (
 	"os"
 	"path/filepath"
+	"syscall"
 	"testing"
 )
 
@@ -69,5 +70,72 @@ func TestReplaceDirectoryPutBack(t *testing.T) {
 	}
 	if _, err := os.Lstat(tmp); !os.IsNotExist(err) {
 		t.Errorf("the temporary file is left: %v", err)
+	}
+}
+
+// TestReplaceSteps follows replace's system calls: an existing
+// destination is exchanged and the old content unlinked (no rename); a
+// failed exchange falls back to the rename; an old name gone after the
+// exchange (a file system that renamed instead) is success; a failed
+// unlink swaps back and renames; and when swapping back fails too, the
+// temporary name is reported as not the caller's to remove.
+func TestReplaceSteps(t *testing.T) {
+	realExchange, realUnlink := exchange, unlink
+	t.Cleanup(func() { exchange, unlink = realExchange, realUnlink })
+	eio := syscall.EIO
+	for _, tc := range []struct {
+		name       string
+		exchange   func(n int, a, b string) error // n: the call's number, from 1
+		unlink     func(a string) error
+		steps      string
+		dst, tmp   string // contents after, "" for gone
+		intact, ok bool
+	}{
+		{"exchanged", nil, nil, "xu", "new", "", false, true},
+		{"no exchange", func(int, string, string) error { return syscall.EINVAL }, nil, "x", "new", "", true, true},
+		{"renamed instead", func(_ int, a, b string) error { return os.Rename(a, b) }, nil, "xu", "new", "", false, true},
+		{"unlink fails", nil, func(string) error { return eio }, "xux", "new", "", true, true},
+		{"swap back fails", func(n int, a, b string) error {
+			if n == 2 {
+				return eio
+			}
+			return realExchange(a, b)
+		}, func(string) error { return eio }, "xux", "new", "old", false, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			dst, tmp := filepath.Join(dir, "dst"), filepath.Join(dir, ".dst.tmp1")
+			writeSentinel(t, dst)
+			if err := os.WriteFile(tmp, []byte("new"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			var steps string
+			exchanges := 0
+			exchange = func(a, b string) error {
+				steps += "x"
+				exchanges++
+				if tc.exchange != nil {
+					return tc.exchange(exchanges, a, b)
+				}
+				return realExchange(a, b)
+			}
+			unlink = func(a string) error {
+				steps += "u"
+				if tc.unlink != nil {
+					return tc.unlink(a)
+				}
+				return realUnlink(a)
+			}
+			intact, err := replace(tmp, dst, true)
+			if (err == nil) != tc.ok || (!tc.ok && intact != tc.intact) || steps != tc.steps {
+				t.Errorf("replace: steps %q, intact %v, %v; want steps %q, intact %v, ok %v", steps, intact, err, tc.steps, tc.intact, tc.ok)
+			}
+			for path, want := range map[string]string{dst: tc.dst, tmp: tc.tmp} {
+				got, err := os.ReadFile(path)
+				if want == "" && !os.IsNotExist(err) || want != "" && string(got) != want {
+					t.Errorf("%s: %q, %v; want %q", filepath.Base(path), got, err, want)
+				}
+			}
+		})
 	}
 }
