@@ -55,6 +55,11 @@ func main() {
 	// installing it costs a goroutine and a thread, 0.2 ms of every run.
 	atomicfile.OnFirstTempFile(handleInterrupts)
 	code := cli.Main(os.Args[1:], iostreams.System())
+	if atomicfile.Interrupted() {
+		// The handler is removing the temporary files: it exits
+		// 128+signal, whatever the command made of its writes' failure.
+		select {}
+	}
 	os.Exit(code)
 }
 

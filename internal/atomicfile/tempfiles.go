@@ -64,6 +64,15 @@ func settleTemp(name string, fn func() error) error {
 	return fn()
 }
 
+// Interrupted reports whether RemovePendingTempFiles has run: the
+// process is being interrupted, and a write's os.ErrClosed says so, not
+// that the write failed.
+func Interrupted() bool {
+	pendingTemps.Lock()
+	defer pendingTemps.Unlock()
+	return pendingTemps.closing
+}
+
 // RemovePendingTempFiles removes every temporary file a write in progress
 // has created, and makes writes that go on fail rather than leave new
 // ones: for a signal handler, just before the process exits. It returns

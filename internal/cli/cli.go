@@ -16,6 +16,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/hopctl/hopctl/internal/atomicfile"
 	"github.com/hopctl/hopctl/internal/build"
 	// Registers torch.export archives and program JSON with ir.LoadFile.
 	"github.com/hopctl/hopctl/internal/cmd/config"
@@ -127,7 +128,9 @@ func Execute(root *cobra.Command, errOut io.Writer) (code int) {
 	}()
 	err := root.Execute()
 	progress.Finish() // the line is cleared before any error is printed
-	if err != nil {
+	if err != nil && !(errors.Is(err, os.ErrClosed) && atomicfile.Interrupted()) {
+		// (A write an interrupt stopped: the signal is the message, and
+		// the handler in main exits 128+signal.)
 		printError(errOut, err)
 	}
 	return ExitCode(err)
