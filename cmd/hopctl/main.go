@@ -64,10 +64,21 @@ func main() {
 }
 
 // handleInterrupts makes SIGINT and SIGTERM remove the pending temporary
-// files and exit 130 and 143.
+// files and exit 130 and 143. A signal ignored when hopctl started (a
+// shell's background job ignores SIGINT) stays ignored: catching it would
+// make the job interruptible once it writes.
 func handleInterrupts() {
+	var caught []os.Signal
+	for _, s := range []os.Signal{os.Interrupt, syscall.SIGTERM} {
+		if !signal.Ignored(s) {
+			caught = append(caught, s)
+		}
+	}
+	if len(caught) == 0 {
+		return
+	}
 	sigs := make(chan os.Signal, 1)
-	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	signal.Notify(sigs, caught...)
 	go func() {
 		s := <-sigs
 		atomicfile.RemovePendingTempFiles()

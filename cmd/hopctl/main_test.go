@@ -4,6 +4,7 @@ import (
 	"errors"
 	"os"
 	"os/exec"
+	"os/signal"
 	"path/filepath"
 	"runtime"
 	"syscall"
@@ -16,14 +17,60 @@ import (
 // the process exits 130 leaving neither the temporary file nor a
 // destination behind.
 func TestInterruptLeavesNoTemporaryFile(t *testing.T) {
+	dir, bin := buildHopctl(t)
+	ok, err := interruptWhileWriting(t, bin, dir)
+	if !ok {
+		t.Skip("the write always finished before the temporary file was seen")
+	}
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.Sys().(syscall.WaitStatus).ExitStatus() != 130 {
+		t.Fatalf("exit: %v, want status 130", err)
+	}
+	entries, _ := os.ReadDir(dir)
+	for _, e := range entries {
+		if e.Name() != "hopctl" {
+			t.Errorf("left behind: %s", e.Name())
+		}
+	}
+}
+
+// TestIgnoredInterruptStaysIgnored: started with SIGINT ignored (as a
+// shell starts a background job), hopctl is not made interruptible by
+// its handler for temporary files: the write completes.
+func TestIgnoredInterruptStaysIgnored(t *testing.T) {
+	dir, bin := buildHopctl(t)
+	signal.Ignore(os.Interrupt) // inherited by the child
+	defer signal.Reset(os.Interrupt)
+	ok, err := interruptWhileWriting(t, bin, dir)
+	if !ok {
+		t.Skip("the write always finished before the temporary file was seen")
+	}
+	if err != nil {
+		t.Fatalf("exit: %v, want success", err)
+	}
+	if fi, err := os.Stat(filepath.Join(dir, "big.json")); err != nil || fi.Size() == 0 {
+		t.Errorf("the output: %v, %v", fi, err)
+	}
+}
+
+// buildHopctl builds hopctl into a temporary directory, which it returns
+// with the binary's path.
+func buildHopctl(t *testing.T) (dir, bin string) {
 	if testing.Short() {
 		t.Skip("builds the binary and writes a large file")
 	}
-	dir := t.TempDir()
-	bin := filepath.Join(dir, "hopctl")
+	dir = t.TempDir()
+	bin = filepath.Join(dir, "hopctl")
 	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
 		t.Fatalf("go build: %v\n%s", err, out)
 	}
+	return dir, bin
+}
+
+// interruptWhileWriting starts a write of a large graph to dir/big.json,
+// sends SIGINT once its temporary file exists, and returns how the
+// process ended; false if every attempt's write finished first.
+func interruptWhileWriting(t *testing.T, bin, dir string) (bool, error) {
 	for attempt := 0; attempt < 3; attempt++ {
 		out := filepath.Join(dir, "big.json") // the JSON encoding is slow to write: a wide window
 		cmd := exec.Command(bin, "synth", "-n", "40000", "-o", out)
@@ -51,20 +98,9 @@ func TestInterruptLeavesNoTemporaryFile(t *testing.T) {
 			os.Remove(out)
 			continue // the write finished before the poll saw it; try again
 		}
-		err := <-done
-		var ee *exec.ExitError
-		if !errors.As(err, &ee) || ee.Sys().(syscall.WaitStatus).ExitStatus() != 130 {
-			t.Fatalf("exit: %v, want status 130", err)
-		}
-		entries, _ := os.ReadDir(dir)
-		for _, e := range entries {
-			if e.Name() != "hopctl" {
-				t.Errorf("left behind: %s", e.Name())
-			}
-		}
-		return
+		return true, <-done
 	}
-	t.Skip("the write always finished before the temporary file was seen")
+	return false, nil
 }
 
 // TestHeapProfileSamplingOff: hopctl links internal/nosample, so the
