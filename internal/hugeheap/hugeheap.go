@@ -145,7 +145,6 @@ func Reserve(n uint64, ahead bool) {
 	}
 	runtime.KeepAlive(b) // b is garbage from here on
 	debug.FreeOSMemory()
-	resume()
 	// The runtime allocates from the lowest free address first, so the
 	// reservation's head below its first huge page, [p, lo), would be the
 	// first memory used, in 4 KiB pages: 0.5–1.5 MiB of the 4.4k-node
@@ -163,18 +162,22 @@ func Reserve(n uint64, ahead bool) {
 	// above earlier ones, whose advised memory the heap is to use): in the
 	// 4.4k-node stack's joint 0.5–0.7 MiB in holes between live spans,
 	// 70–290 page faults of its decoding and Build (docs/performance-log.md,
-	// "Tenth pass"). They are allocated a runtime page at a time, lowest
-	// first as the runtime hands out pages, until an allocation lies in
-	// the reservation, and kept unused as the head is.
+	// "Tenth pass"); and before them the pages this processor's page cache
+	// holds (up to 64, 512 KiB), which may lie past the reservation's end
+	// when it took them while the reservation was live. They are allocated
+	// a runtime page at a time, lowest first as the runtime hands out
+	// pages, until one lies in the advised memory, and kept unused as the
+	// head is.
 	if advised && first {
 		for held := 0; held < maxHeld; held += runtimePage {
 			h := make([]byte, runtimePage)
-			if uintptr(unsafe.Pointer(unsafe.SliceData(h))) >= lo {
+			if at := uintptr(unsafe.Pointer(unsafe.SliceData(h))); lo <= at && at < hi {
 				break
 			}
 			state.head = append(state.head, h)
 		}
 	}
+	resume() // the collector held while the holding allocates
 	if advised && ahead && n >= MinPrefault {
 		// Only now: FreeOSMemory returns the reservation to the kernel.
 		go faultIn(lo, hi-lo, released())
