@@ -144,7 +144,16 @@ func Reserve(n uint64, ahead bool) {
 		state.reserved += uint64(hi - lo)
 	}
 	runtime.KeepAlive(b) // b is garbage from here on
+	// On one processor: the forced collection sweeps every span in turn
+	// and yields after each (runtime.GC), and each yield with a processor
+	// idle woke a thread to run it, 40–90 context switches in this call
+	// alone; the 4.4k-node stack's load took 13.7–14.8 ms instead of
+	// 15.2–16.9 (medians of 100 alternating runs at load 4–5), for ~70
+	// more page faults in some runs (the other processor's span cache
+	// flushed into new span lists; docs/performance-log.md, "Tenth pass").
+	procs := runtime.GOMAXPROCS(1)
 	debug.FreeOSMemory()
+	runtime.GOMAXPROCS(procs)
 	// The runtime allocates from the lowest free address first, so the
 	// reservation's head below its first huge page, [p, lo), would be the
 	// first memory used, in 4 KiB pages: 0.5–1.5 MiB of the 4.4k-node
