@@ -46,10 +46,18 @@ const MinPrefault = 256 << 20
 // package advises (x86-64 and arm64 with 4 KiB base pages).
 const hugePage = 2 << 20
 
+// runtimePage is the Go runtime's page (runtime.pageSize): a byte slice
+// that long takes a span of one page of its own, the lowest free one.
+const runtimePage = 8 << 10
+
+// maxHeld bounds the free heap below a first reservation that Reserve
+// holds (a few hundred KiB seen): the runtime's first heap piece.
+const maxHeld = 4 << 20
+
 var state struct {
 	sync.Mutex
 	reserved uint64   // bytes advised so far
-	head     [][]byte // the reservations' heads, kept unused
+	head     [][]byte // free heap below the reservations' huge pages, kept unused
 }
 
 // Reserve makes the next n bytes the heap grows by come from memory the
@@ -62,8 +70,9 @@ var state struct {
 // It allocates n bytes, which the runtime maps without touching them,
 // advises their huge pages (MADV_HUGEPAGE), drops them and collects,
 // returning them to the kernel (debug.FreeOSMemory), and allocates again,
-// never to use, the part before their first huge page: the runtime then
-// allocates from the advised memory first, and as memory returned to the
+// never to use, the part before their first huge page (and, the first
+// time, the pages left free below it): the runtime then allocates from
+// the advised memory first, and as memory returned to the
 // kernel is zero, it does not clear it again (runtime.(*mheap).initSpan;
 // after a plain collection the runtime cleared every page it reused, 0.6 s
 // of processor time in a 1M-node joint). It is meant for a command about to
@@ -111,23 +120,40 @@ func Reserve(n uint64, ahead bool) {
 	if n < MinReserve {
 		return
 	}
+	// Only the huge pages between the allocation's first and last
+	// huge-page boundaries are advised: it is two huge pages larger, so
+	// that they make at least n bytes. (With n allocated, up to 4 MiB of
+	// the 4.4k-node stack's 18 MiB were not advised, and with the free
+	// pages below held (below) its joint ran past the advised memory into
+	// ~100 pages of 4 KiB in some runs; docs/performance-log.md, "Tenth
+	// pass".)
+	size := min(n+2*hugePage, limit-min(limit, sys))
+	first := state.reserved == 0
 	// Allocating more than the collector's target starts a collection,
 	// which would mark the reservation as live and tell the collector's
 	// policy it is (gcpolicy.KeepDecoded's target after a 1M-node
 	// analyze's decoding came out at the heap then: one collection more,
 	// freeing nothing): the collector is paused until it is garbage.
 	resume := gcpolicy.Hold()
-	b := make([]byte, n)
+	b := make([]byte, size)
 	p := uintptr(unsafe.Pointer(unsafe.SliceData(b)))
 	lo := (p + hugePage - 1) &^ (hugePage - 1)
-	hi := (p + uintptr(n)) &^ (hugePage - 1)
+	hi := (p + uintptr(size)) &^ (hugePage - 1)
 	advised := hi > lo && adviseHuge(lo, hi-lo)
 	if advised {
 		state.reserved += uint64(hi - lo)
 	}
 	runtime.KeepAlive(b) // b is garbage from here on
+	// On one processor: the forced collection sweeps every span in turn
+	// and yields after each (runtime.GC), and each yield with a processor
+	// idle woke a thread to run it, 40–90 context switches in this call
+	// alone; the 4.4k-node stack's load took 13.7–14.8 ms instead of
+	// 15.2–16.9 (medians of 100 alternating runs at load 4–5), for ~70
+	// more page faults in some runs (the other processor's span cache
+	// flushed into new span lists; docs/performance-log.md, "Tenth pass").
+	procs := runtime.GOMAXPROCS(1)
 	debug.FreeOSMemory()
-	resume()
+	runtime.GOMAXPROCS(procs)
 	// The runtime allocates from the lowest free address first, so the
 	// reservation's head below its first huge page, [p, lo), would be the
 	// first memory used, in 4 KiB pages: 0.5–1.5 MiB of the 4.4k-node
@@ -139,6 +165,28 @@ func Reserve(n uint64, ahead bool) {
 	if advised && lo > p {
 		state.head = append(state.head, make([]byte, lo-p))
 	}
+	// So would the pages the collection left free in the heap below the
+	// reservation, on the first (the runtime's start-up and the command's
+	// set-up, under the first heap piece's 4 MiB; later reservations lie
+	// above earlier ones, whose advised memory the heap is to use): in the
+	// 4.4k-node stack's joint 0.5–0.7 MiB in holes between live spans,
+	// 70–290 page faults of its decoding and Build (docs/performance-log.md,
+	// "Tenth pass"); and before them the pages this processor's page cache
+	// holds (up to 64, 512 KiB), which may lie past the reservation's end
+	// when it took them while the reservation was live. They are allocated
+	// a runtime page at a time, lowest first as the runtime hands out
+	// pages, until one lies in the advised memory, and kept unused as the
+	// head is.
+	if advised && first {
+		for held := 0; held < maxHeld; held += runtimePage {
+			h := make([]byte, runtimePage)
+			if at := uintptr(unsafe.Pointer(unsafe.SliceData(h))); lo <= at && at < hi {
+				break
+			}
+			state.head = append(state.head, h)
+		}
+	}
+	resume() // the collector held while the holding allocates
 	if advised && ahead && n >= MinPrefault {
 		// Only now: FreeOSMemory returns the reservation to the kernel.
 		go faultIn(lo, hi-lo, released())
