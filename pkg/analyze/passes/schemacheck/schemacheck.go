@@ -119,7 +119,7 @@ var parallelNodes = 1 << 16 // a variable for the tests
 // giving its findings to report.
 func checkNodes(pass *analyze.Pass, schemas *ir.TargetMemo[callTarget], cls []argClass, lo, hi int, report func(analyze.Finding)) {
 	g := pass.Graph
-	passed := shapes{seen: map[string]struct{}{}}
+	var shape shapeKey
 	for i := lo; i < hi; i++ {
 		n := &g.Nodes[i]
 		if n.Op != ir.OpCallFunction {
@@ -139,8 +139,8 @@ func checkNodes(pass *analyze.Pass, schemas *ir.TargetMemo[callTarget], cls []ar
 				}
 			}
 		}
-		known := passed.shape(g, cls, n, s, freeKwargs)
-		if known && passed.has() {
+		known := shape.of(g, cls, n, s, freeKwargs)
+		if known && t.passed.has(shape.key) {
 			continue
 		}
 		c := &checker{report: report, g: g, cls: cls, n: n, s: s}
@@ -151,38 +151,61 @@ func checkNodes(pass *analyze.Pass, schemas *ir.TargetMemo[callTarget], cls []ar
 			c.reportf(RuleArity, "... and %d more problems with this call", c.dropped)
 		}
 		if known && c.reported == 0 {
-			passed.add()
+			t.passed.add(shape.key)
 		}
 	}
 }
 
-// shapes holds the shapes of the calls that fit their schemas: what the
-// check of a call without keyword arguments reads of it, besides its
-// schema (after a HOP's older form is chosen) and whether it takes free
-// keyword arguments — the number of positional arguments, each one's
-// kind and class (classify) and, for a list or tuple, its elements' in
-// turn — so a call of a shape that passed passes, and is not checked
-// again (the problems found are the same, one check later: a call that
-// fails is never held). A synth graph's calls have a few dozen shapes:
-// the joint command on the 100k-node synth graph, whose input and joint
-// graph are checked, 2,579.7 → 2,530.8 M instructions
+// shapes holds the shapes of a target's calls that fit their schemas:
+// what the check of a call without keyword arguments reads of it,
+// besides its schema (after a HOP's older form is chosen) and whether it
+// takes free keyword arguments — the number of positional arguments,
+// each one's kind and class (classify) and, for a list or tuple, its
+// elements' in turn — so a call of a shape that passed passes, and is not
+// checked again (the problems found are the same, one check later: a call
+// that fails is never held). A synth graph's calls of one op have one or
+// two shapes: the joint command on the 100k-node synth graph, whose input
+// and joint graph are checked, 2,579.7 → 2,506.1 M instructions
 // (docs/performance-log.md, Tenth pass).
 type shapes struct {
-	// seen holds the shapes that passed, each keyed with its schema's
-	// address (the registry keeps the schemas for the run) and the free
-	// keyword arguments' flag.
-	seen map[string]struct{}
-	key  []byte // the key of the call last given to shape
+	keys [heldShapes]string // shapeKey.key's, the oldest replaced first
+	next int
+}
+
+// heldShapes is how many shapes of a target's calls a shapes holds.
+const heldShapes = 4
+
+// has reports whether a call of shape k passed.
+func (p *shapes) has(k []byte) bool {
+	for i := range p.keys {
+		if p.keys[i] == string(k) {
+			return true
+		}
+	}
+	return false
+}
+
+// add holds shape k as one that passed.
+func (p *shapes) add(k []byte) {
+	p.keys[p.next] = string(k)
+	p.next = (p.next + 1) % heldShapes
+}
+
+// A shapeKey makes the key of a call's shape (shapes).
+type shapeKey struct {
+	key []byte // the key of the call last given to of
 }
 
 // maxShape bounds a shape's bytes: a call whose shape takes more (a long
 // list, deep nesting) is checked, never held.
 var maxShape = 64 // a variable for the tests: 0 holds none
 
-// shape makes the key of call n of g, to be checked against schema s,
-// and reports whether the call has one (no keyword arguments, a shape of
-// at most maxShape bytes).
-func (p *shapes) shape(g *ir.Graph, cls []argClass, n *ir.Node, s *opschema.Schema, freeKwargs bool) bool {
+// of makes the key of call n of g, to be checked against schema s: the
+// schema's address (the registry keeps the schemas for the run), the free
+// keyword arguments' flag and the arguments' shapes; it reports whether
+// the call has one (no keyword arguments, a key of at most maxShape
+// bytes).
+func (p *shapeKey) of(g *ir.Graph, cls []argClass, n *ir.Node, s *opschema.Schema, freeKwargs bool) bool {
 	if len(n.Kwargs) > 0 {
 		return false
 	}
@@ -222,21 +245,13 @@ func argShapes(k []byte, g *ir.Graph, cls []argClass, args []ir.Arg) ([]byte, bo
 	return k, true
 }
 
-// has reports whether a call of the last shape passed.
-func (p *shapes) has() bool {
-	_, ok := p.seen[string(p.key)]
-	return ok
-}
-
-// add holds the last shape as one that passed.
-func (p *shapes) add() { p.seen[string(p.key)] = struct{}{} }
-
 // A callTarget is what the check reads of a call target: its schema (nil:
 // none) and whether it names a HOP (hop.Lookup then chooses among its forms
-// by the call).
+// by the call); and the shapes of its calls that passed.
 type callTarget struct {
-	s   *opschema.Schema
-	hop bool
+	s      *opschema.Schema
+	hop    bool
+	passed *shapes
 }
 
 // schemasOf returns the run's memo of each call target (callTarget),
@@ -249,7 +264,7 @@ func schemasOf(pass *analyze.Pass) *ir.TargetMemo[callTarget] {
 func newSchemaMemo(reg *opschema.Registry) *ir.TargetMemo[callTarget] {
 	return ir.NewTargetMemo(func(target string) callTarget {
 		s, _, _ := reg.Lookup(target)
-		return callTarget{s: s, hop: opschema.IsHOPTarget(target)}
+		return callTarget{s: s, hop: opschema.IsHOPTarget(target), passed: &shapes{}}
 	})
 }
 
