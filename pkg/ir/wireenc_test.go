@@ -388,6 +388,25 @@ func TestArgFieldMatchesProto(t *testing.T) {
 	}
 }
 
+// TestLengthsMatchProto: messages whose length takes one, two and three
+// bytes (endLong's two-byte form and its general one), at the bounds:
+// protobuf-go's bytes.
+func TestLengthsMatchProto(t *testing.T) {
+	for _, r := range [][2]int{{100, 160}, {16340, 16420}, {2097100, 2097160}} {
+		for n := r[0]; n < r[1]; n += 1 + n/100000 {
+			m := &Module{Graphs: []*Graph{{Nodes: []Node{{Name: "n", Op: OpCallFunction, Target: "t",
+				Args: []Arg{{Kind: ArgStr, S: strings.Repeat("s", n)}}}}}}}
+			got, err := encodeBinary(m)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if want := protoBytes(t, m); !bytes.Equal(got, want) {
+				t.Fatalf("a node with a %d-byte string: encoded %d bytes, protobuf-go %d, or the bytes differ", n, len(got), len(want))
+			}
+		}
+	}
+}
+
 // renaming is a graph's nodes with node 0 and every reference named name.
 type renaming struct {
 	NodeSource
