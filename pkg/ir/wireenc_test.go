@@ -407,6 +407,26 @@ func TestLengthsMatchProto(t *testing.T) {
 	}
 }
 
+// TestHeadMatchesProto: a node's name, op and target written at once
+// (head) or not, on either side of its bounds: protobuf-go's bytes.
+func TestHeadMatchesProto(t *testing.T) {
+	for n := 1; n <= 130; n++ {
+		long := strings.Repeat("s", n)
+		for _, op := range []OpKind{OpUnspecified, OpCallFunction} {
+			m := &Module{Graphs: []*Graph{{Nodes: []Node{
+				{Name: "name", Op: op, Target: long}, {Name: long, Op: op, Target: "target"}, {Name: long, Op: op, Target: long},
+			}}}}
+			got, err := encodeBinary(m)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if want := protoBytes(t, m); !bytes.Equal(got, want) {
+				t.Fatalf("%d-byte names and targets, op %v: encoded %x, protobuf-go %x", n, op, got, want)
+			}
+		}
+	}
+}
+
 // renaming is a graph's nodes with node 0 and every reference named name.
 type renaming struct {
 	NodeSource
