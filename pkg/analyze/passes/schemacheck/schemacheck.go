@@ -217,7 +217,7 @@ func (p *shapeKey) of(g *ir.Graph, cls []argClass, n *ir.Node, s *opschema.Schem
 	}
 	k, ok := argShapes(k, g, cls, n.Args)
 	p.key = k
-	return ok
+	return ok && len(k) <= maxShape
 }
 
 // argShapes appends the shapes of args to k: for each, its kind and class,
