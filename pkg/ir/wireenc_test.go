@@ -334,6 +334,117 @@ func TestValidUTF8AgreesWithLibrary(t *testing.T) {
 	}
 }
 
+// TestArgFieldMatchesProto: references and ints written whole as a
+// node's arguments and a list's elements (argField) give protobuf-go's
+// bytes, or its refusal, on either side of the fast paths' bounds: names
+// of 1 to 130 bytes, a byte that is not ASCII at every place of the
+// shorter ones, ints from -3 to 300; and so do the forward and backward
+// graphs' references, renamed through a NodeSource.
+func TestArgFieldMatchesProto(t *testing.T) {
+	var names []string
+	for n := 1; n <= 130; n++ {
+		names = append(names, strings.Repeat("r", n))
+		if n <= 20 {
+			for i := range n {
+				for _, c := range []string{"\xff", "é"} {
+					names = append(names, strings.Repeat("r", i)+c+strings.Repeat("r", n-i-1))
+				}
+			}
+		}
+	}
+	for _, name := range names {
+		ref := NodeArg(0, name)
+		var ints []Arg
+		for v := int64(-3); v <= 300; v += 7 {
+			ints = append(ints, IntArg(v))
+		}
+		m := &Module{Graphs: []*Graph{{Nodes: []Node{
+			{Name: name, Op: OpPlaceholder, Target: name},
+			{Name: "call", Op: OpCallFunction, Target: "aten.cat.default", Args: []Arg{
+				ref, IntArg(5), IntArg(127), IntArg(128), IntArg(-1),
+				WithElems(Arg{Kind: ArgList}, []Arg{ref, IntArg(0), ref}),
+				WithElems(Arg{Kind: ArgTuple}, ints),
+			}},
+		}}}}
+		got, gerr := encodeBinary(m)
+		want, werr := proto.MarshalOptions{Deterministic: true}.Marshal(ToProto(m))
+		if (gerr == nil) != (werr == nil) || gerr == nil && !bytes.Equal(got, want) {
+			t.Fatalf("references named %q: encoded %x (%v), protobuf-go %x (%v)", name, got, gerr, want, werr)
+		}
+		// The references renamed by a source (the encoder asks it for
+		// each reference's name): the bytes of the module renamed.
+		renamed := strings.Repeat("s", len(name)+1)
+		src := renaming{GraphNodes(m.Root()), renamed}
+		var w bytes.Buffer
+		serr := EncodeSourceTo(&w, m, src, Binary)
+		m.Graphs[0].Nodes[0].Name = renamed
+		for _, a := range []*Arg{&m.Graphs[0].Nodes[1].Args[0], &m.Graphs[0].Nodes[1].Args[5].Elems()[0], &m.Graphs[0].Nodes[1].Args[5].Elems()[2]} {
+			a.S = renamed
+		}
+		want, werr = proto.MarshalOptions{Deterministic: true}.Marshal(ToProto(m))
+		if (serr == nil) != (werr == nil) || serr == nil && !bytes.Equal(w.Bytes(), want) {
+			t.Fatalf("references renamed %q: encoded %x (%v), protobuf-go %x (%v)", renamed, w.Bytes(), serr, want, werr)
+		}
+	}
+}
+
+// TestLengthsMatchProto: messages whose length takes one, two and three
+// bytes (endLong's two-byte form and its general one), at the bounds:
+// protobuf-go's bytes.
+func TestLengthsMatchProto(t *testing.T) {
+	for _, r := range [][2]int{{100, 160}, {16340, 16420}, {2097100, 2097160}} {
+		for n := r[0]; n < r[1]; n += 1 + n/100000 {
+			m := &Module{Graphs: []*Graph{{Nodes: []Node{{Name: "n", Op: OpCallFunction, Target: "t",
+				Args: []Arg{{Kind: ArgStr, S: strings.Repeat("s", n)}}}}}}}
+			got, err := encodeBinary(m)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if want := protoBytes(t, m); !bytes.Equal(got, want) {
+				t.Fatalf("a node with a %d-byte string: encoded %d bytes, protobuf-go %d, or the bytes differ", n, len(got), len(want))
+			}
+		}
+	}
+}
+
+// TestHeadMatchesProto: a node's name, op and target written at once
+// (head) or not, on either side of its bounds: protobuf-go's bytes.
+func TestHeadMatchesProto(t *testing.T) {
+	for n := 1; n <= 130; n++ {
+		long := strings.Repeat("s", n)
+		for _, op := range []OpKind{OpUnspecified, OpCallFunction} {
+			m := &Module{Graphs: []*Graph{{Nodes: []Node{
+				{Name: "name", Op: op, Target: long}, {Name: long, Op: op, Target: "target"}, {Name: long, Op: op, Target: long},
+			}}}}
+			got, err := encodeBinary(m)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if want := protoBytes(t, m); !bytes.Equal(got, want) {
+				t.Fatalf("%d-byte names and targets, op %v: encoded %x, protobuf-go %x", n, op, got, want)
+			}
+		}
+	}
+}
+
+// renaming is a graph's nodes with node 0 and every reference named name.
+type renaming struct {
+	NodeSource
+	name string
+}
+
+func (r renaming) Node(i int) *Node {
+	n := r.NodeSource.Node(i)
+	if i == 0 {
+		c := *n
+		c.Name = r.name
+		return &c
+	}
+	return n
+}
+
+func (r renaming) Ref(a *Arg) (NodeID, string) { return a.Ref, r.name }
+
 // TestValueMemoShared: encodings sharing one ValueMemo at the same time
 // (the joint command's three outputs) give each module's own bytes,
 // whatever the others kept, and a value with invalid UTF-8 is refused by

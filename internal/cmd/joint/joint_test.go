@@ -2,6 +2,7 @@ package joint
 
 import (
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -324,6 +325,40 @@ func TestCheckPartitioned(t *testing.T) {
 			}
 		}
 		seenNodes = defaultSeen
+	}
+}
+
+// TestCheckPartitionedRefOrder: a node's references are checked in the
+// order n.WalkRefs gives them, whatever holds them (an argument, a flat
+// list, a nested one, a dict, a keyword argument), so the problems keep
+// their order.
+func TestCheckPartitionedRefOrder(t *testing.T) {
+	ref := func(k int) ir.Arg { return ir.NodeArg(0, fmt.Sprint("r", k)) } // each misnamed: a problem
+	list := func(kind ir.ArgKind, els ...ir.Arg) ir.Arg { return ir.WithElems(ir.Arg{Kind: kind}, els) }
+	call := ir.Node{Name: "c", Op: ir.OpCallFunction, Target: "t",
+		Args: []ir.Arg{ref(0), ir.IntArg(1), list(ir.ArgList, ref(1), ir.IntArg(2), ref(2)),
+			list(ir.ArgTuple, ref(3), list(ir.ArgList, ref(4), ref(5)), ref(6)),
+			ir.DictArg([]string{"a", "b"}, []ir.Arg{ref(7), ref(8)}), ref(9)},
+		Kwargs: []ir.Kwarg{{Name: "k", Value: list(ir.ArgList, ref(10), ref(11))}, {Name: "l", Value: ref(12)}}}
+	g := &ir.Graph{Nodes: []ir.Node{{Name: "x", Op: ir.OpPlaceholder, Target: "x"}, call,
+		{Name: "output", Op: ir.OpOutput, Target: "output", Args: []ir.Arg{ir.NodeArg(1, "c")}}}}
+	var want []string
+	call.WalkRefs(func(a *ir.Arg) { want = append(want, a.S) })
+	if len(want) != 13 {
+		t.Fatalf("WalkRefs gave %d references", len(want))
+	}
+	err := checkPartitionedNodes(&ir.Module{Graphs: []*ir.Graph{g}}, ir.GraphNodes(g), "x.pb")
+	var ve *ir.VerifyError
+	if !errors.As(err, &ve) {
+		t.Fatalf("got %v, want the misnamed references", err)
+	}
+	var got []string
+	for _, p := range ve.Problems {
+		name, _, _ := strings.Cut(strings.TrimPrefix(p.Msg, `reference named "`), `"`)
+		got = append(got, name)
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("problems at %v, want %v", got, want)
 	}
 }
 
