@@ -64,9 +64,11 @@ func main() {
 }
 
 // handleInterrupts makes SIGINT and SIGTERM remove the pending temporary
-// files and exit 130 and 143. A signal ignored when hopctl started (a
-// shell's background job ignores SIGINT) stays ignored: catching it would
-// make the job interruptible once it writes.
+// files and exit 130 and 143. SIGINT ignored when hopctl started (a
+// shell's background job ignores it) stays ignored: catching it would
+// make the job interruptible once it writes. (Go keeps an inherited
+// ignore only for SIGHUP and SIGINT: signal.Ignored is false for an
+// ignored SIGTERM, which is caught as before.)
 func handleInterrupts() {
 	var caught []os.Signal
 	for _, s := range []os.Signal{os.Interrupt, syscall.SIGTERM} {

@@ -7,6 +7,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"runtime"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -18,7 +19,7 @@ import (
 // destination behind.
 func TestInterruptLeavesNoTemporaryFile(t *testing.T) {
 	dir, bin := buildHopctl(t)
-	ok, err := interruptWhileWriting(t, bin, dir)
+	ok, err := interruptWhileWriting(t, dir, func(args ...string) *exec.Cmd { return exec.Command(bin, args...) })
 	if !ok {
 		t.Skip("the write always finished before the temporary file was seen")
 	}
@@ -36,12 +37,21 @@ func TestInterruptLeavesNoTemporaryFile(t *testing.T) {
 
 // TestIgnoredInterruptStaysIgnored: started with SIGINT ignored (as a
 // shell starts a background job), hopctl is not made interruptible by
-// its handler for temporary files: the write completes.
+// its handler for temporary files: the write completes. The test binary
+// itself starts hopctl, with SIGINT ignored in that process only
+// (signal.Reset would not give this one its handler back).
 func TestIgnoredInterruptStaysIgnored(t *testing.T) {
+	if bin := os.Getenv("HOPCTL_TEST_EXEC_IGNORING_INT"); bin != "" {
+		signal.Ignore(os.Interrupt) // SIG_IGN survives the exec
+		args := append([]string{bin}, strings.Fields(os.Getenv("HOPCTL_TEST_ARGS"))...)
+		t.Fatal(syscall.Exec(bin, args, os.Environ()))
+	}
 	dir, bin := buildHopctl(t)
-	signal.Ignore(os.Interrupt) // inherited by the child
-	defer signal.Reset(os.Interrupt)
-	ok, err := interruptWhileWriting(t, bin, dir)
+	ok, err := interruptWhileWriting(t, dir, func(args ...string) *exec.Cmd {
+		cmd := exec.Command(os.Args[0], "-test.run=^TestIgnoredInterruptStaysIgnored$")
+		cmd.Env = append(os.Environ(), "HOPCTL_TEST_EXEC_IGNORING_INT="+bin, "HOPCTL_TEST_ARGS="+strings.Join(args, " "))
+		return cmd
+	})
 	if !ok {
 		t.Skip("the write always finished before the temporary file was seen")
 	}
@@ -67,13 +77,14 @@ func buildHopctl(t *testing.T) (dir, bin string) {
 	return dir, bin
 }
 
-// interruptWhileWriting starts a write of a large graph to dir/big.json,
-// sends SIGINT once its temporary file exists, and returns how the
-// process ended; false if every attempt's write finished first.
-func interruptWhileWriting(t *testing.T, bin, dir string) (bool, error) {
+// interruptWhileWriting starts a write of a large graph to dir/big.json
+// (hopctl's arguments to command, which makes the process), sends SIGINT
+// once its temporary file exists, and returns how the process ended;
+// false if every attempt's write finished first.
+func interruptWhileWriting(t *testing.T, dir string, command func(args ...string) *exec.Cmd) (bool, error) {
 	for attempt := 0; attempt < 3; attempt++ {
 		out := filepath.Join(dir, "big.json") // the JSON encoding is slow to write: a wide window
-		cmd := exec.Command(bin, "synth", "-n", "40000", "-o", out)
+		cmd := command("synth", "-n", "40000", "-o", out)
 		if err := cmd.Start(); err != nil {
 			t.Fatal(err)
 		}
