@@ -683,28 +683,7 @@ func (c *partitionCheck) node() {
 	if n.Op == ir.OpUnspecified {
 		c.add(ir.ProblemMalformed, n.Name, "node has no op kind")
 	}
-	// The references, in the order n.WalkRefs gives them: a node's own
-	// and a flat list's without its callback (the 100k-node synth
-	// graph's forward and backward graphs, checked and encoded: 392.7 →
-	// 374.1 M instructions; docs/performance-log.md, Tenth pass).
-	for k := range n.Args {
-		switch a := &n.Args[k]; {
-		case a.Kind == ir.ArgNode:
-			c.ref(n, i, a)
-		case len(a.Elems()) == 0:
-		case flat(a.Elems()):
-			for e := range a.Elems() {
-				if a.Elems()[e].Kind == ir.ArgNode {
-					c.ref(n, i, &a.Elems()[e])
-				}
-			}
-		default:
-			a.WalkRefs(func(a *ir.Arg) { c.ref(n, i, a) })
-		}
-	}
-	for k := range n.Kwargs {
-		n.Kwargs[k].Value.WalkRefs(func(a *ir.Arg) { c.ref(n, i, a) })
-	}
+	n.WalkRefs(func(a *ir.Arg) { c.ref(n, i, a) })
 	switch n.Op {
 	case ir.OpOutput:
 		c.outputs++
@@ -742,17 +721,6 @@ func (c *partitionCheck) ref(n *ir.Node, i int, a *ir.Arg) {
 	case c.nodes.Node(r).Name != name:
 		c.add(ir.ProblemDanglingRef, n.Name, fmt.Sprintf("reference named %q points to node %q", name, c.nodes.Node(r).Name))
 	}
-}
-
-// flat reports whether none of els has elements of its own: a list
-// WalkRefs reads in one level.
-func flat(els []ir.Arg) bool {
-	for i := range els {
-		if len(els[i].Elems()) > 0 {
-			return false
-		}
-	}
-	return true
 }
 
 // finish checks the nodes not yet checked and returns the problems found,

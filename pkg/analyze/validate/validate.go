@@ -43,23 +43,8 @@ func CheckWith(m *ir.Module, file string, reg *opschema.Registry, opts analyze.O
 		}
 		problems = append(problems, ir.Problem{Loc: ir.At(file, graph, node), Msg: msg, Kind: ir.ProblemCall})
 	}
-	// hop.CheckCall checks call_module nodes and the call_function nodes
-	// of a HOP, and passes any other: whether a target names a HOP is
-	// memoized, not looked up again for every call (the 100k-node synth
-	// graph's joint command: 2,414.4 → 2,403.6 M instructions;
-	// docs/performance-log.md, Tenth pass).
-	isHOP := ir.NewTargetMemo(opschema.IsHOPTarget)
 	for _, g := range m.Graphs {
 		for i := range g.Nodes {
-			switch n := &g.Nodes[i]; n.Op {
-			case ir.OpCallModule:
-			case ir.OpCallFunction:
-				if !isHOP.Get(n.Target) {
-					continue
-				}
-			default:
-				continue
-			}
 			if err := hop.CheckCall(reg, m, g, ir.NodeID(i)); err != nil {
 				add(g.Name, g.Nodes[i].Name, tagged(err.Error(), alias.RuleBadHOPCall))
 			}
