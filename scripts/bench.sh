@@ -18,7 +18,8 @@
 # BENCHTIME (default 1s), COUNT (default 3), RUNS (default 5), SMALL_RUNS
 # (default 50, the millisecond rows), BENCH_DIR; VS=OTHER_BINARY makes every
 # whole-command row but aot-4k also run OTHER_BINARY alternately with
-# bin/hopctl (bench_cmd.py --vs), a before/after under the same load.
+# bin/hopctl (bench_cmd.py --vs), a before/after under the same load; rows
+# that write files give each binary its own ("{k}"), which each run replaces.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 # Without BENCH_DIR the generated graphs (1M nodes: hundreds of MB) and raw
@@ -50,7 +51,7 @@ whole() {
     version) "${bench[@]}" --runs "${SMALL_RUNS:-50}" --net --label "hopctl version (start-up)" -- bin/hopctl version ;;
     analyze-resnet18) "${bench[@]}" --runs "${SMALL_RUNS:-50}" --net --label "resnet18 analyze --format json" -- bin/hopctl analyze --format json "$r18" ;;
     joint-resnet18) "${bench[@]}" --runs "${SMALL_RUNS:-50}" --net --label "resnet18 joint --partition mincut -o --fw-out --bw-out" -- \
-        bin/hopctl joint "$r18" --partition mincut -o "$out/r18-joint.pb" --fw-out "$out/r18-fw.pb" --bw-out "$out/r18-bw.pb" ;;
+        bin/hopctl joint "$r18" --partition mincut -o "$out/r18-joint{k}.pb" --fw-out "$out/r18-fw{k}.pb" --bw-out "$out/r18-bw{k}.pb" ;;
     aot-4k) PYTHONPATH=python "$py" python/tools/bench_aot.py --hopctl bin/hopctl --workdir "$out" --layers 400 --runs "${SMALL_RUNS:-50}" ;;
     *-1m)
       local big="$out/synth-1000000.pb" plain="$out/synth-1000000-nohops.pb"
@@ -59,9 +60,9 @@ whole() {
       joint-1m)
         [ -f "$plain" ] || bin/hopctl synth -n 1000000 -o "$plain"
         "${bench[@]}" --runs "${RUNS:-5}" --label "1M joint --partition mincut (synth, no HOPs)" -- \
-          bin/hopctl joint "$plain" --partition mincut -o "$out/j1m.pb" --fw-out "$out/fw1m.pb" --bw-out "$out/bw1m.pb" ;;
-      convert-json-1m) "${bench[@]}" --runs "${RUNS:-5}" --label "1M convert to .json" -- bin/hopctl convert "$big" "$out/c1m.json" ;;
-      convert-pbtxt-1m) "${bench[@]}" --runs "${RUNS:-5}" --label "1M convert to .pbtxt" -- bin/hopctl convert "$big" "$out/c1m.pbtxt" ;;
+          bin/hopctl joint "$plain" --partition mincut -o "$out/j1m{k}.pb" --fw-out "$out/fw1m{k}.pb" --bw-out "$out/bw1m{k}.pb" ;;
+      convert-json-1m) "${bench[@]}" --runs "${RUNS:-5}" --label "1M convert to .json" -- bin/hopctl convert "$big" "$out/c1m{k}.json" ;;
+      convert-pbtxt-1m) "${bench[@]}" --runs "${RUNS:-5}" --label "1M convert to .pbtxt" -- bin/hopctl convert "$big" "$out/c1m{k}.pbtxt" ;;
       print-1m) "${bench[@]}" --runs "${RUNS:-5}" --label "1M print" -- bin/hopctl print "$big" ;;
       analyze-1m) "${bench[@]}" --runs "${RUNS:-5}" --label "1M analyze --format json" -- bin/hopctl analyze --format json "$big" ;;
       *) echo "unknown row $row" >&2; return 2 ;;

@@ -15,7 +15,13 @@ spawning a process, which is not the command's.
 With --vs OTHER (a second binary; repeatable), the same arguments are run
 with OTHER in place of CMD's program, alternately with CMD (which one goes
 first changes every run), and a row is printed for each: a before/after
-comparison under the same load on a shared machine. The programs are
+comparison under the same load on a shared machine. "{k}" in an argument
+is replaced by the program's index (0 for CMD, 1, 2, ... for each OTHER):
+a command that writes files then writes its own, so each run replaces
+what the same program wrote before, as a user's run would, and not what
+the other program wrote a moment ago (replacing a file written the run
+before waits for its writeback on ext4: alternated on shared outputs, each
+binary paid for the other's, README, Performance). The programs are
 run from copies (unless --no-copy) made for the run (written with large writes, as cp
 writes): how a file was written decides how the page cache holds it, and
 an executable the Go linker wrote (through a shared mapping, page by page)
@@ -69,7 +75,7 @@ def main():
     if not cmd:
         ap.error("no command")
     ok = {int(c) for c in args.ok_codes.split(",")}
-    cmds = [cmd] + [[vs] + cmd[1:] for vs in args.vs]
+    cmds = [own(cmd, 0)] + [own([vs] + cmd[1:], k + 1) for k, vs in enumerate(args.vs)]
     names = [c[0] for c in cmds]
     if args.vs and not args.no_copy:
         with tempfile.TemporaryDirectory(prefix="bench-cmd-") as tmp:
@@ -80,6 +86,11 @@ def main():
             measure(args, cmds, names, ok)
         return
     measure(args, cmds, names, ok)
+
+
+def own(cmd, k):
+    """cmd with "{k}" in its arguments replaced by k, the program's index."""
+    return [cmd[0]] + [a.replace("{k}", str(k)) for a in cmd[1:]]
 
 
 def measure(args, cmds, names, ok):
