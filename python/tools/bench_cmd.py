@@ -19,9 +19,9 @@ comparison under the same load on a shared machine. "{k}" in an argument
 is replaced by the program's index (0 for CMD, 1, 2, ... for each OTHER):
 a command that writes files then writes its own, so each run replaces
 what the same program wrote before, as a user's run would, and not what
-the other program wrote a moment ago (replacing a file written the run
-before waits for its writeback on ext4: alternated on shared outputs, each
-binary paid for the other's, README, Performance). The programs are
+the other program wrote a moment ago (on ext4, removing a file written a
+moment before can wait for its writeback: alternated on shared outputs,
+each binary paid for the other's; README, Performance). The programs are
 run from copies (unless --no-copy) made for the run (written with large writes, as cp
 writes): how a file was written decides how the page cache holds it, and
 an executable the Go linker wrote (through a shared mapping, page by page)
