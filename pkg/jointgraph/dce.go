@@ -48,7 +48,28 @@ func dce(g *ir.Graph, keep map[ir.NodeID]bool) (*ir.Graph, graphRefs) {
 	// docs/performance-log.md, Eighth pass).
 	seen := map[string]bool{}
 	var recent addrMemo[struct{}]
+	// The nodes from mid on are renumbered on another goroutine while this
+	// one renumbers and moves the others, then moves them (docs/
+	// performance-log.md, Eleventh pass). Each node's argument lists are
+	// its own, and a node before mid moves to a slot before mid: the two
+	// touch no common memory until the wait.
+	mid := n
+	var later *background
+	if kept < n && n >= asyncHalves {
+		mid = n / 2
+		later = goBackground(func() {
+			for i := mid; i < n; i++ {
+				if live[i] {
+					renumberRefs(&g.Nodes[i], newID)
+				}
+			}
+		})
+		defer later.waitAfter()
+	}
 	for i := range n {
+		if i == mid {
+			later.wait()
+		}
 		if !live[i] {
 			continue
 		}
@@ -66,7 +87,7 @@ func dce(g *ir.Graph, keep map[ir.NodeID]bool) (*ir.Graph, graphRefs) {
 		case ir.OpGetAttr:
 			refs.getAttrs = append(refs.getAttrs, nd.Target)
 		}
-		if kept < n {
+		if kept < n && i < mid {
 			renumberRefs(nd, newID)
 		}
 		if len(nodes) != i {
