@@ -16,13 +16,7 @@ func dce(g *ir.Graph, keep map[ir.NodeID]bool) (*ir.Graph, graphRefs) {
 			continue
 		}
 		d.live[i] = true
-		d.cur = ir.NodeID(i)
-		d.late = d.late[:0]
-		d.markNode(nd)
-		// References to later nodes (not in a valid graph): visit those now.
-		for k := 0; k < len(d.late); k++ {
-			d.markNode(&g.Nodes[d.late[k]])
-		}
+		d.visit(g, ir.NodeID(i))
 	}
 	live := d.live
 	// Number the live nodes first, so that one pass moves each and
@@ -141,6 +135,18 @@ type dceState struct {
 	live []bool
 	cur  ir.NodeID   // the node whose turn it is
 	late []ir.NodeID // live nodes found after their turn (forward references)
+}
+
+// visit marks what live node i refers to, in a pass from the last node
+// to the first: what the later nodes it marks refer to too.
+func (d *dceState) visit(g *ir.Graph, i ir.NodeID) {
+	d.cur = i
+	d.late = d.late[:0]
+	d.markNode(&g.Nodes[i])
+	// References to later nodes (not in a valid graph): visit those now.
+	for k := 0; k < len(d.late); k++ {
+		d.markNode(&g.Nodes[d.late[k]])
+	}
 }
 
 func (d *dceState) markNode(nd *ir.Node) {
