@@ -487,8 +487,7 @@ var copyForward bool
 // count.
 func (j *jointBuilder) forwardNodesInPlace(nf int) {
 	inputs := j.f.inputs // the placeholders, in the graph's order
-	start := len(j.b.g.Nodes)
-	pos := start
+	pos := len(j.b.g.Nodes)
 	for i := range nf {
 		if len(inputs) > 0 && inputs[0].id == ir.NodeID(i) {
 			inputs = inputs[1:]
@@ -520,7 +519,9 @@ func (j *jointBuilder) forwardNodesInPlace(nf int) {
 	defer later.waitAfter()
 	j.remapNodes(0, mid, &j.b.arena, j.at)
 	<-later.done
-	*j.at = laterAt // where the loop in line ends, or its panic's node
+	if laterAt != nil {
+		*j.at = laterAt // where the loop in line ends, or its panic's node
+	}
 	later.wait()
 }
 
