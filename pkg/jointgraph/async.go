@@ -3,10 +3,11 @@ package jointgraph
 // background is work running on another goroutine, for the steps Build
 // and the partition move off their own goroutine (names reserved ahead,
 // precheck, the live-node search, the later half of dce's renumbering and
-// of the forward copy, the second half of a materialized partition). Its wait re-raises the work's panic on the waiting
-// goroutine, where Build's and SplitLazy's recover report it as an
-// internal error: a panic left on the other goroutine would kill the
-// process. A nil *background is no work (done in line).
+// of the forward copy, the second half of a materialized partition). Its
+// wait re-raises the work's panic on the waiting goroutine, where Build's
+// and SplitLazy's recover report it as an internal error: a panic left on
+// the other goroutine would kill the process. A nil *background is no
+// work (done in line).
 type background struct {
 	done  chan struct{}
 	panic any // the work's panic, until wait re-raises it

@@ -44,9 +44,9 @@ func dce(g *ir.Graph, keep map[ir.NodeID]bool) (*ir.Graph, graphRefs) {
 	var recent addrMemo[struct{}]
 	// The nodes from mid on are renumbered on another goroutine while this
 	// one renumbers and moves the others, then moves them (docs/
-	// performance-log.md, Eleventh pass). Each node's argument lists are
-	// its own, and a node before mid moves to a slot before mid: the two
-	// touch no common memory until the wait.
+	// performance-log.md, Eleventh pass). Each node's lists that hold
+	// references are its own (builder.own), and a node before mid moves
+	// to a slot before mid: the two touch no common memory until the wait.
 	mid := n
 	var later *background
 	if kept < n && n >= asyncHalves {
