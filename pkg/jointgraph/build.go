@@ -102,6 +102,21 @@ func (b *builder) opArgs(target string, out *ir.TensorMeta, args []ir.Arg) V {
 	return nodeV(id, valueTensor(v))
 }
 
+// own returns a with its lists that hold references copied (arg): dce
+// renumbers each node's references where they are, and a list a rule
+// passed on from the forward node (index's indices to index_put) was
+// renumbered twice, its references then naming a removed node, or the
+// wrong one, to the partition, which reads them. Lists without references
+// stay shared.
+func (b *builder) own(a ir.Arg) ir.Arg {
+	if len(a.Elems()) == 0 {
+		return a
+	}
+	return ir.MapRefs(a, b.arena.alloc, sameRef)
+}
+
+func sameRef(a ir.Arg) ir.Arg { return a }
+
 // argList returns a fresh argument list of n elements from the arena.
 func (b *builder) argList(n int) []ir.Arg { return b.arena.alloc(n) }
 
@@ -182,9 +197,12 @@ func (b *builder) arg(a any) ir.Arg {
 	case nil:
 		return ir.Arg{Kind: ir.ArgNone}
 	case V:
+		if x.c != nil {
+			return b.own(*x.c)
+		}
 		return b.refArg(x)
 	case ir.Arg:
-		return x
+		return b.own(x)
 	case int:
 		return ir.IntArg(int64(x))
 	case int64:

@@ -16,13 +16,7 @@ func dce(g *ir.Graph, keep map[ir.NodeID]bool) (*ir.Graph, graphRefs) {
 			continue
 		}
 		d.live[i] = true
-		d.cur = ir.NodeID(i)
-		d.late = d.late[:0]
-		d.markNode(nd)
-		// References to later nodes (not in a valid graph): visit those now.
-		for k := 0; k < len(d.late); k++ {
-			d.markNode(&g.Nodes[d.late[k]])
-		}
+		d.visit(g, ir.NodeID(i))
 	}
 	live := d.live
 	// Number the live nodes first, so that one pass moves each and
@@ -48,7 +42,28 @@ func dce(g *ir.Graph, keep map[ir.NodeID]bool) (*ir.Graph, graphRefs) {
 	// docs/performance-log.md, Eighth pass).
 	seen := map[string]bool{}
 	var recent addrMemo[struct{}]
+	// The nodes from mid on are renumbered on another goroutine while this
+	// one renumbers and moves the others, then moves them (docs/
+	// performance-log.md, Eleventh pass). Each node's lists that hold
+	// references are its own (builder.own), and a node before mid moves
+	// to a slot before mid: the two touch no common memory until the wait.
+	mid := n
+	var later *background
+	if kept < n && n >= asyncHalves {
+		mid = n / 2
+		later = goBackground(func() {
+			for i := mid; i < n; i++ {
+				if live[i] {
+					renumberRefs(&g.Nodes[i], newID)
+				}
+			}
+		})
+		defer later.waitAfter()
+	}
 	for i := range n {
+		if i == mid {
+			later.wait()
+		}
 		if !live[i] {
 			continue
 		}
@@ -66,7 +81,7 @@ func dce(g *ir.Graph, keep map[ir.NodeID]bool) (*ir.Graph, graphRefs) {
 		case ir.OpGetAttr:
 			refs.getAttrs = append(refs.getAttrs, nd.Target)
 		}
-		if kept < n {
+		if kept < n && i < mid {
 			renumberRefs(nd, newID)
 		}
 		if len(nodes) != i {
@@ -120,6 +135,18 @@ type dceState struct {
 	live []bool
 	cur  ir.NodeID   // the node whose turn it is
 	late []ir.NodeID // live nodes found after their turn (forward references)
+}
+
+// visit marks what live node i refers to, in a pass from the last node
+// to the first: what the later nodes it marks refer to too.
+func (d *dceState) visit(g *ir.Graph, i ir.NodeID) {
+	d.cur = i
+	d.late = d.late[:0]
+	d.markNode(&g.Nodes[i])
+	// References to later nodes (not in a valid graph): visit those now.
+	for k := 0; k < len(d.late); k++ {
+		d.markNode(&g.Nodes[d.late[k]])
+	}
 }
 
 func (d *dceState) markNode(nd *ir.Node) {

@@ -488,35 +488,69 @@ var copyForward bool
 func (j *jointBuilder) forwardNodesInPlace(nf int) {
 	inputs := j.f.inputs // the placeholders, in the graph's order
 	pos := len(j.b.g.Nodes)
-	j.b.g.Nodes = j.b.g.Nodes[:pos+nf-len(inputs)]
 	for i := range nf {
 		if len(inputs) > 0 && inputs[0].id == ir.NodeID(i) {
 			inputs = inputs[1:]
 			continue
 		}
-		id := ir.NodeID(pos)
+		j.fmap[i] = ir.NodeID(pos)
 		pos++
+		if j.f.effect[ir.NodeID(i)] {
+			j.effect[j.fmap[i]] = true
+		}
+	}
+	j.b.g.Nodes = j.b.g.Nodes[:pos]
+	// With every node's place known first (a functional node refers only
+	// to earlier ones, whose places the in-line loop knew by then), a
+	// large graph's later half is remapped on another goroutine, with an
+	// arena of its own, while this one remaps the earlier half (docs/
+	// performance-log.md, Eleventh pass). Each node's lists are its own or
+	// copied: the halves write no common memory.
+	if nf < asyncHalves {
+		j.remapNodes(0, nf, &j.b.arena, j.at)
+		return
+	}
+	mid := nf / 2
+	var laterAt *ir.Node
+	later := goBackground(func() {
+		var arena argArena
+		j.remapNodes(mid, nf, &arena, &laterAt)
+	})
+	defer later.waitAfter()
+	j.remapNodes(0, mid, &j.b.arena, j.at)
+	<-later.done
+	if laterAt != nil {
+		*j.at = laterAt // where the loop in line ends, or its panic's node
+	}
+	later.wait()
+}
+
+// remapNodes remaps the references of the joint's copies of functional
+// nodes lo to hi (forwardNodesInPlace), the lists it allocates from arena,
+// pointing *at at the node being remapped.
+func (j *jointBuilder) remapNodes(lo, hi int, arena *argArena, at **ir.Node) {
+	for i := lo; i < hi; i++ {
+		id := j.fmap[i]
+		if id == ir.NoNode || j.b.g.Nodes[id].Op == ir.OpPlaceholder {
+			continue
+		}
 		n := &j.b.g.Nodes[id]
-		*j.at = n
+		*at = n
 		if n.Args != nil {
 			// A list the functional graph made is remapped where it is;
 			// the source's (shared) are copied.
 			args := n.Args
 			if !j.f.ownsArgs(ir.NodeID(i)) {
-				args = j.b.arena.alloc(len(n.Args))
+				args = arena.alloc(len(n.Args))
 			}
 			for k := range args {
-				args[k] = j.remap(n.Args[k])
+				args[k] = j.remapIn(n.Args[k], arena)
 			}
 			n.Args = args
 		}
 		n.Kwargs = slices.Clone(n.Kwargs)
 		for k := range n.Kwargs {
-			n.Kwargs[k].Value = j.remap(n.Kwargs[k].Value)
-		}
-		j.fmap[i] = id
-		if j.f.effect[ir.NodeID(i)] {
-			j.effect[id] = true
+			n.Kwargs[k].Value = j.remapIn(n.Kwargs[k].Value, arena)
 		}
 	}
 }
@@ -544,14 +578,17 @@ func (j *jointBuilder) copyNode(n *ir.Node, name string) ir.NodeID {
 
 // remap is ir.MapRefs(a, ..., remapRef), a reference or a scalar mapped
 // without the call (most arguments are one or the other).
-func (j *jointBuilder) remap(a ir.Arg) ir.Arg {
+func (j *jointBuilder) remap(a ir.Arg) ir.Arg { return j.remapIn(a, &j.b.arena) }
+
+// remapIn is remap allocating from arena.
+func (j *jointBuilder) remapIn(a ir.Arg, arena *argArena) ir.Arg {
 	if a.Kind == ir.ArgNode {
 		return j.remapRef(a)
 	}
 	if len(a.Elems()) == 0 {
 		return a
 	}
-	return ir.MapRefs(a, j.b.arena.alloc, j.remapRef)
+	return ir.MapRefs(a, arena.alloc, j.remapRef)
 }
 
 func (j *jointBuilder) remapRef(a ir.Arg) ir.Arg {

@@ -193,31 +193,26 @@ func outputMetas(n *ir.Node) []*ir.TensorMeta {
 
 // liveNodes marks the nodes the graph's outputs (its output node, or the
 // given output values of a graph not yet finished) or a side-effecting
-// node depend on, themselves included.
+// node depend on, themselves included. One pass from the last node to the
+// first marks what each live node refers to, as dce does, instead of a
+// search from the roots: a node's references are mostly to earlier nodes,
+// read in order (docs/performance-log.md, Eleventh pass).
 func liveNodes(g *ir.Graph, effect map[ir.NodeID]bool, outputs []V) []bool {
-	live := make([]bool, len(g.Nodes))
-	var stack []ir.NodeID
+	d := &dceState{live: make([]bool, len(g.Nodes))}
 	for i := range g.Nodes {
 		if g.Nodes[i].Op == ir.OpOutput || effect[ir.NodeID(i)] {
-			live[i] = true
-			stack = append(stack, ir.NodeID(i))
+			d.live[i] = true
 		}
 	}
 	for _, v := range outputs {
-		if v.IsNode() && int(v.id) < len(live) && !live[v.id] {
-			live[v.id] = true
-			stack = append(stack, v.id)
+		if v.IsNode() && int(v.id) < len(d.live) {
+			d.live[v.id] = true
 		}
 	}
-	for len(stack) > 0 {
-		id := stack[len(stack)-1]
-		stack = stack[:len(stack)-1]
-		g.Nodes[id].WalkRefs(func(r *ir.Arg) {
-			if r.Ref >= 0 && int(r.Ref) < len(live) && !live[r.Ref] {
-				live[r.Ref] = true
-				stack = append(stack, r.Ref)
-			}
-		})
+	for i := len(g.Nodes) - 1; i >= 0; i-- {
+		if d.live[i] {
+			d.visit(g, ir.NodeID(i))
+		}
 	}
-	return live
+	return d.live
 }

@@ -237,15 +237,17 @@ func TestFreshEmptyName(t *testing.T) {
 }
 
 // TestBuildAsyncNames: the joints of graphs large enough for Build to take
-// names, precheck and find the live nodes on other goroutines (asyncNames,
-// asyncPrecheck, asyncLive), with and without HOPs, are byte for byte the
-// joints built with all of it done in line.
+// names, precheck, find the live nodes and run the later halves of the
+// forward copy and of dce's renumbering on other goroutines (asyncNames,
+// asyncPrecheck, asyncLive, asyncHalves), with and without HOPs, are byte
+// for byte the joints built with all of it done in line. The graph without
+// HOPs is built in place and has dead nodes, so both halves run.
 func TestBuildAsyncNames(t *testing.T) {
-	defer func(n, p, l int) { asyncNames, asyncPrecheck, asyncLive = n, p, l }(asyncNames, asyncPrecheck, asyncLive)
+	defer func(n, p, l, h int) { asyncNames, asyncPrecheck, asyncLive, asyncHalves = n, p, l, h }(asyncNames, asyncPrecheck, asyncLive, asyncHalves)
 	for _, hops := range []bool{false, true} {
 		m := synth.Generate(synth.Options{Nodes: 2 * asyncNames, Seed: 3, HOPs: hops})
 		build := func(async int) []byte {
-			asyncNames, asyncPrecheck, asyncLive = async, async, async
+			asyncNames, asyncPrecheck, asyncLive, asyncHalves = async, async, async, async
 			j, err := Build(m, Options{})
 			if err != nil {
 				t.Fatal(err)
@@ -254,11 +256,18 @@ func TestBuildAsyncNames(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
+			// The encoding names each reference: append the node
+			// indices too (dce renumbers them).
+			for _, g := range j.Module.Graphs {
+				for i := range g.Nodes {
+					g.Nodes[i].WalkRefs(func(a *ir.Arg) { data = strconv.AppendInt(data, int64(a.Ref), 10) })
+				}
+			}
 			return data
 		}
 		async, inLine := build(1<<14), build(math.MaxInt)
 		if !bytes.Equal(async, inLine) {
-			t.Errorf("HOPs %v: the joint built with names taken on another goroutine differs from the one built in line", hops)
+			t.Errorf("HOPs %v: the joint built with work on other goroutines differs from the one built in line", hops)
 		}
 	}
 }
