@@ -757,20 +757,18 @@ func (p *partitioner) prepare(sp *subgraphPlan) *emission {
 		}
 	}
 	e.live = make([]int32, 0, n)
-	inPlace := true
-	for k, c := range sp.inputs {
-		e.m[c] = int32(k)
-		inPlace = inPlace && plainPlaceholder(p.nd(c))
-	}
 	// The forward's inputs are the joint's primals, placeholders as the
 	// forward has them: read in place, not copied (at 1M input nodes
 	// 186k nodes, 19 MB of fresh memory on the partition's goroutine,
 	// beside 0.5–0.8 s of the partition: docs/performance-log.md,
 	// Eleventh pass). The backward's start with saved values, which are
 	// computed nodes in the joint.
-	if !inPlace {
+	if slices.ContainsFunc(sp.inputs, func(c int32) bool { return !plainPlaceholder(p.nd(c)) }) {
 		e.ph = make([]ir.Node, len(sp.inputs))
-		for k, c := range sp.inputs {
+	}
+	for k, c := range sp.inputs {
+		e.m[c] = int32(k)
+		if e.ph != nil {
 			nd := p.nd(c)
 			// Field by field: the node is zero, and four pointer writes
 			// cost less than copying a whole node while the collector
@@ -846,6 +844,10 @@ func (e *emission) Ref(a *ir.Arg) (ir.NodeID, string) {
 	}
 	return ir.NodeID(e.m[p.cid[cr]]), name
 }
+
+// OwnNames makes an emission an ir.OwnNames: when CSE merged no node,
+// Ref names every reference as it stores itself.
+func (e *emission) OwnNames() bool { return e.p.canon == nil }
 
 // alloc makes room for materialize's copy, the placeholders in place.
 func (e *emission) alloc(p *partitioner) {
