@@ -758,9 +758,10 @@ func (p *partitioner) prepare(sp *subgraphPlan) *emission {
 	}
 	e.live = make([]int32, 0, n)
 	// The forward's inputs are the joint's primals, placeholders as the
-	// forward has them: read in place, not copied (at 1M input nodes
-	// 186k nodes, 19 MB of fresh memory on the partition's goroutine,
-	// beside 0.5–0.8 s of the partition: docs/performance-log.md,
+	// forward has them: read in place, not copied. At 1M input nodes
+	// that is 186k nodes, 19 MB the partition no longer allocates (after
+	// Build every byte allocated is fresh memory once the input's is
+	// reused: the peak 1,311 → 1,291 MiB; docs/performance-log.md,
 	// Eleventh pass). The backward's start with saved values, which are
 	// computed nodes in the joint.
 	if slices.ContainsFunc(sp.inputs, func(c int32) bool { return !plainPlaceholder(p.nd(c)) }) {
