@@ -22,6 +22,14 @@ type NodeSource interface {
 	Ref(a *Arg) (NodeID, string)
 }
 
+// OwnNames is implemented by a NodeSource that can tell that every
+// reference of its nodes stores its own name: when OwnNames returns true,
+// Ref(a) returns a.S as the name for every reference a (the id it
+// returns may differ), and the encoders may read a.S without asking Ref.
+type OwnNames interface {
+	OwnNames() bool
+}
+
 // GraphNodes is g's nodes as a NodeSource.
 func GraphNodes(g *Graph) NodeSource { return graphNodes{g} }
 

@@ -288,9 +288,17 @@ func (e *wireEncoder) streamRootAt(root NodeSource, head, s, k int) {
 // references (wireEncoder.refs): nil, the references' own names, for a
 // graph's own nodes (GraphNodes), whose Ref gives them at the cost of a
 // call per reference (the 100k-node synth graph's joint: 229 → 227 M
-// instructions; docs/performance-log.md, Ninth pass).
+// instructions; docs/performance-log.md, Ninth pass), and for a source
+// that says its references keep their names (OwnNames: a partition's
+// graphs when CSE merged nothing, whose references the joint command
+// checks through Ref as they are encoded: the 100k-node synth graph's
+// joint command, 2,433.0 → 2,417.3 M instructions; docs/performance-log.md,
+// Eleventh pass).
 func sourceRefs(root NodeSource) NodeSource {
 	if _, own := root.(graphNodes); own {
+		return nil
+	}
+	if o, ok := root.(OwnNames); ok && o.OwnNames() {
 		return nil
 	}
 	return root

@@ -730,10 +730,14 @@ func (p *partitioner) splitSyms(saved []int32) (syms, tensors []int32) {
 // place (emission.Node, for the encoders: Partition.Source) or copied into
 // a graph of its own (materialize).
 type emission struct {
-	p     *partitioner
-	sp    *subgraphPlan
-	m     []int32 // compact id → id in the new graph (-1: none)
-	live  []int32 // the computed nodes, in order
+	p    *partitioner
+	sp   *subgraphPlan
+	m    []int32 // compact id → id in the new graph (-1: none)
+	live []int32 // the computed nodes, in order
+	// ph holds the placeholders, made from the inputs' joint nodes; nil
+	// when every input's joint node is already the placeholder the graph
+	// needs (plainPlaceholder: the forward's primals), which Node then
+	// returns in place.
 	ph    []ir.Node
 	fills map[int32]*ir.Node // the live constant fills, as made (fillNode)
 	out   ir.Node            // the output node, its references the joint's
@@ -753,17 +757,28 @@ func (p *partitioner) prepare(sp *subgraphPlan) *emission {
 		}
 	}
 	e.live = make([]int32, 0, n)
-	e.ph = make([]ir.Node, len(sp.inputs))
+	// The forward's inputs are the joint's primals, placeholders as the
+	// forward has them: read in place, not copied. At 1M input nodes
+	// that is 186k nodes, 19 MB the partition no longer allocates (after
+	// Build every byte allocated is fresh memory once the input's is
+	// reused: the peak 1,311 → 1,291 MiB; docs/performance-log.md,
+	// Eleventh pass). The backward's start with saved values, which are
+	// computed nodes in the joint.
+	if slices.ContainsFunc(sp.inputs, func(c int32) bool { return !plainPlaceholder(p.nd(c)) }) {
+		e.ph = make([]ir.Node, len(sp.inputs))
+	}
 	for k, c := range sp.inputs {
-		nd := p.nd(c)
 		e.m[c] = int32(k)
-		// Field by field: the node is zero, and four pointer writes cost
-		// less than copying a whole node while the collector marks (a
-		// bulk write barrier over its six pointer words: 0.12 s of
-		// SplitLazy's 1.5 s of samples in a profile at 1M input nodes,
-		// docs/performance-log.md, Seventh pass).
-		ph := &e.ph[k]
-		ph.Name, ph.Op, ph.Target, ph.Val, ph.Meta = nd.Name, ir.OpPlaceholder, nd.Name, nd.Val, nd.Meta
+		if e.ph != nil {
+			nd := p.nd(c)
+			// Field by field: the node is zero, and four pointer writes
+			// cost less than copying a whole node while the collector
+			// marks (a bulk write barrier over its six pointer words:
+			// 0.12 s of SplitLazy's 1.5 s of samples in a profile at 1M
+			// input nodes, docs/performance-log.md, Seventh pass).
+			ph := &e.ph[k]
+			ph.Name, ph.Op, ph.Target, ph.Val, ph.Meta = nd.Name, ir.OpPlaceholder, nd.Name, nd.Val, nd.Meta
+		}
 	}
 	for c := range int32(p.n) {
 		if sp.live[c] {
@@ -784,16 +799,26 @@ func (p *partitioner) prepare(sp *subgraphPlan) *emission {
 	return e
 }
 
+// plainPlaceholder reports whether joint node n is a placeholder as an
+// emission makes one of it: named as its target, without arguments (the
+// name, value and metadata are n's own either way).
+func plainPlaceholder(n *ir.Node) bool {
+	return n.Op == ir.OpPlaceholder && n.Target == n.Name && n.Args == nil && n.Kwargs == nil
+}
+
 // Len, Node and Ref make an emission an ir.NodeSource: the graph's nodes
 // read in place, the joint's nodes with their references resolved
 // through the emission's numbering.
-func (e *emission) Len() int { return len(e.ph) + len(e.live) + 1 }
+func (e *emission) Len() int { return len(e.sp.inputs) + len(e.live) + 1 }
 
 func (e *emission) Node(i int) *ir.Node {
-	if i < len(e.ph) {
+	if i < len(e.sp.inputs) {
+		if e.ph == nil {
+			return e.p.nd(e.sp.inputs[i])
+		}
 		return &e.ph[i]
 	}
-	k := i - len(e.ph)
+	k := i - len(e.sp.inputs)
 	if k == len(e.live) {
 		return &e.out
 	}
@@ -821,11 +846,17 @@ func (e *emission) Ref(a *ir.Arg) (ir.NodeID, string) {
 	return ir.NodeID(e.m[p.cid[cr]]), name
 }
 
+// OwnNames makes an emission an ir.OwnNames: when CSE merged no node,
+// Ref names every reference as it stores itself.
+func (e *emission) OwnNames() bool { return e.p.canon == nil }
+
 // alloc makes room for materialize's copy, the placeholders in place.
 func (e *emission) alloc(p *partitioner) {
-	n := len(e.ph) + len(e.live)
+	n := len(e.sp.inputs) + len(e.live)
 	e.nodes = make([]ir.Node, n, n+1)
-	copy(e.nodes, e.ph)
+	for k := range e.sp.inputs {
+		e.nodes[k] = *e.Node(k)
+	}
 }
 
 // remap returns a with its references renumbered for e (references CSE

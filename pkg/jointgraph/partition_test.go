@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"testing"
 
@@ -394,5 +395,62 @@ func TestSplitLazyEncodesAsSplit(t *testing.T) {
 	}
 	if renamed == 0 || fills == 0 {
 		t.Errorf("the graphs cover %d references renamed (CSE) and %d constant fills; want some of both", renamed, fills)
+	}
+}
+
+// TestPlaceholdersInPlace: an emission's placeholders, read in place from
+// the joint (the forward's primals) or made, are the nodes prepare used to
+// make of every input — its name as name and target, its value and
+// metadata, nothing else — on synthetic joints for both partitioners, and
+// on inputs whose joint node has another target or arguments.
+func TestPlaceholdersInPlace(t *testing.T) {
+	check := func(what string, p *partitioner, e *emission) {
+		t.Helper()
+		for k, c := range e.sp.inputs {
+			nd := p.nd(c)
+			want := ir.Node{Name: nd.Name, Op: ir.OpPlaceholder, Target: nd.Name, Val: nd.Val, Meta: nd.Meta}
+			got := e.Node(k)
+			if !reflect.DeepEqual(*got, want) || got.Val != nd.Val || got.Meta != nd.Meta {
+				t.Fatalf("%s: placeholder %d is %+v, want %+v", what, k, *got, want)
+			}
+		}
+	}
+	inPlace, made := 0, 0
+	for seed := range uint64(2) {
+		j, err := Build(synth.Generate(synth.Options{Nodes: 3000, Seed: seed + 1, HOPs: seed == 1}), Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, mode := range []PartitionMode{PartitionDefault, PartitionMinCut} {
+			lazy, err := SplitLazy(j, mode)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, e := range []*emission{lazy.fw, lazy.bw} {
+				check(fmt.Sprintf("seed %d %s", seed+1, mode), lazy.p, e)
+				if e.ph == nil {
+					inPlace++
+				} else {
+					made++
+				}
+			}
+		}
+	}
+	if inPlace == 0 || made == 0 {
+		t.Fatalf("%d emissions with placeholders in place, %d made: both cases must be covered", inPlace, made)
+	}
+	ref := ir.Arg{Kind: ir.ArgNode, S: "x"}
+	g := &ir.Graph{Nodes: []ir.Node{
+		{Name: "x", Op: ir.OpPlaceholder, Target: "x", Val: f32(true, 2)},
+		{Name: "y", Op: ir.OpPlaceholder, Target: "input_y", Val: f32(true, 3)},
+		{Name: "z", Op: ir.OpCallFunction, Target: "aten.neg.default", Args: []ir.Arg{ref}, Val: f32(true, 2)},
+	}}
+	p := &partitioner{g: g, n: len(g.Nodes)}
+	for _, inputs := range [][]int32{{0}, {0, 1}, {2, 0}} {
+		e := p.prepare(&subgraphPlan{inputs: inputs, live: make([]bool, len(g.Nodes))})
+		if want := len(inputs) == 1; (e.ph == nil) != want {
+			t.Errorf("inputs %v: placeholders in place %v, want %v", inputs, e.ph == nil, want)
+		}
+		check(fmt.Sprintf("inputs %v", inputs), p, e)
 	}
 }

@@ -761,3 +761,10 @@ func (s *checkedNodes) Node(i int) *ir.Node {
 }
 
 func (s *checkedNodes) Ref(a *ir.Arg) (ir.NodeID, string) { return s.nodes.Ref(a) }
+
+// OwnNames passes on what the nodes say (ir.OwnNames): the check reads
+// every reference through Ref, the encoder need not read it again.
+func (s *checkedNodes) OwnNames() bool {
+	o, ok := s.nodes.(ir.OwnNames)
+	return ok && o.OwnNames()
+}

@@ -1,6 +1,7 @@
 package joint
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -16,6 +17,7 @@ import (
 	"github.com/hopctl/hopctl/pkg/ir"
 	"github.com/hopctl/hopctl/pkg/jointgraph"
 	"github.com/hopctl/hopctl/pkg/load"
+	"github.com/hopctl/hopctl/pkg/synth"
 )
 
 func TestNewCmdJoint(t *testing.T) {
@@ -403,5 +405,63 @@ func TestJointTorchVersion(t *testing.T) {
 	}
 	if _, err := os.Stat(out26); !os.IsNotExist(err) {
 		t.Errorf("2.6: an output was written (%v)", err)
+	}
+}
+
+// TestCheckingEncodesAsPlain: a forward or backward graph checked as it is
+// encoded (checking) encodes to the bytes of the graph encoded alone, with
+// the encoder told (ir.OwnNames, passed on by checkedNodes) that no
+// reference is renamed or not, on the corpus and synthetic graphs: both
+// cases must occur (CSE merged nodes, whose references are renamed, or
+// none).
+func TestCheckingEncodesAsPlain(t *testing.T) {
+	var mods []*ir.Module
+	paths, _ := filepath.Glob("../../../testdata/models/*.pb")
+	for _, p := range paths {
+		m, err := ir.Load(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		mods = append(mods, m)
+	}
+	for seed := range uint64(2) {
+		mods = append(mods, synth.Generate(synth.Options{Nodes: 3000, Seed: seed + 1}))
+	}
+	own := map[bool]int{}
+	for i, m := range mods {
+		j, err := jointgraph.Build(m, jointgraph.Options{})
+		if err != nil {
+			continue
+		}
+		lazy, err := jointgraph.SplitLazy(j, jointgraph.PartitionMinCut)
+		if err != nil {
+			continue
+		}
+		for _, backward := range []bool{false, true} {
+			sm, nodes := lazy.Source(backward)
+			var plain, checked bytes.Buffer
+			if err := ir.EncodeSourceTo(&plain, sm, nodes, ir.Binary); err != nil {
+				t.Fatal(err)
+			}
+			c, err := newPartitionCheck(sm, nodes, "out.pb")
+			if err != nil {
+				t.Fatal(err)
+			}
+			src := c.checking()
+			if err := ir.EncodeSourceTo(&checked, sm, src, ir.Binary); err != nil {
+				t.Fatal(err)
+			}
+			if err := c.finish(); err != nil {
+				t.Fatal(err)
+			}
+			if !bytes.Equal(plain.Bytes(), checked.Bytes()) {
+				t.Fatalf("graph %d (backward %v): %d bytes checked as encoded, %d encoded alone", i, backward, checked.Len(), plain.Len())
+			}
+			o, ok := src.(ir.OwnNames)
+			own[ok && o.OwnNames()]++
+		}
+	}
+	if own[true] == 0 || own[false] == 0 {
+		t.Fatalf("graphs whose references keep their names %d, with some renamed %d: both must occur", own[true], own[false])
 	}
 }
