@@ -1,6 +1,7 @@
 package jointgraph
 
 import (
+	"slices"
 	"strings"
 
 	"github.com/hopctl/hopctl/pkg/ir"
@@ -121,6 +122,29 @@ func (j *jointBuilder) functionalizeBody(g *ir.Graph) *ir.Graph {
 		return g
 	}
 	f.b.append(ir.Node{Name: f.b.names.fresh(o.Name), Op: ir.OpOutput, Target: o.Target, Args: args, Meta: o.Meta})
+	// The functional graph shares the source's argument lists where they
+	// map to themselves (mapArgs), and dce renumbers references where they
+	// are: with a dead node in the body it renumbered the input module's
+	// subgraph too, which the backward builds read again
+	// (TestFunctionalBodyLeavesSource). The nodes get lists of their own
+	// first (builder.own), as the joint's forward copy does.
+	for i := range f.b.g.Nodes {
+		n := &f.b.g.Nodes[i]
+		if !f.ownsArgs(ir.NodeID(i)) {
+			args := f.b.argList(len(n.Args))
+			for k := range n.Args {
+				args[k] = f.b.own(n.Args[k])
+			}
+			n.Args = args
+		}
+		if n.Kwargs != nil {
+			// mapArgs shares the source's keyword arguments too
+			n.Kwargs = slices.Clone(n.Kwargs)
+			for k := range n.Kwargs {
+				n.Kwargs[k].Value = f.b.own(n.Kwargs[k].Value)
+			}
+		}
+	}
 	out, _ := dce(f.b.g, f.effect)
 	out.Name = g.Name
 	return out

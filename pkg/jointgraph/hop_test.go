@@ -100,3 +100,30 @@ func TestJointCondOutputCountRefused(t *testing.T) {
 		t.Fatalf("got %v, want an ir.InputError on the branches' output counts", err)
 	}
 }
+
+// TestFunctionalBodyLeavesSource: a HOP body with an in-place op is
+// functionalized in the joint, and dce removes its dead node: the input
+// module's body, whose argument lists the functional graph shares where
+// they map to themselves, keeps its references pointing at their nodes
+// (dce renumbered the shared lists).
+func TestFunctionalBodyLeavesSource(t *testing.T) {
+	m := loadHOP(t, "cond")
+	tg := m.Graph("true_graph_0")
+	// arg0_1, arg1_1, sin, add, output → arg0_1, arg1_1, dead, sin, add,
+	// mul_ (in place), output
+	nd := tg.Nodes
+	dead := ir.Node{Name: "dead", Op: ir.OpCallFunction, Target: "aten.relu.default", Args: []ir.Arg{ref("arg0_1")}, Val: nd[2].Val}
+	mul := ir.Node{Name: "mul_", Op: ir.OpCallFunction, Target: "aten.mul_.Tensor", Args: []ir.Arg{ref("add"), ref("arg1_1")}, Val: nd[3].Val}
+	out := ir.Node{Name: nd[4].Name, Op: ir.OpOutput, Target: nd[4].Target, Args: []ir.Arg{ir.WithElems(ir.Arg{Kind: ir.ArgTuple}, []ir.Arg{ref("mul_")})}}
+	tg.Nodes = slices.Concat(nd[:2], []ir.Node{dead}, nd[2:4], []ir.Node{mul, out})
+	tg.Reindex()
+	for i := range tg.Nodes {
+		tg.Nodes[i].WalkRefs(func(a *ir.Arg) { a.Ref, _ = tg.Lookup(a.S) })
+	}
+	checkRefs(t, m)
+	j := build(t, m, Options{})
+	if body := j.Module.Graph("true_graph_0"); body == nil || len(body.Nodes) != len(tg.Nodes)-1 {
+		t.Fatalf("the joint's true_graph_0 is not the functional body without its dead node")
+	}
+	checkRefs(t, m)
+}
