@@ -154,7 +154,10 @@ func jointRun(opts *Options) error {
 	progress.Phase("load", 0)
 	// The module loaded stays live until Build has made the joint from it:
 	// no collection while loading, nor right after it (gcpolicy.KeepDecoded
-	// says why), nor while Build runs (below).
+	// says why). Keeping the collector paused through Build too saves the
+	// collections of a 1M-node joint but one, for no processor time
+	// measurably saved and 170 MiB more at its peak
+	// (docs/performance-log.md, Seventh pass).
 	gcpolicy.KeepDecoded()
 	resume := gcpolicy.Hold()
 	in, err := load.Open(opts.In, load.Strict)
@@ -173,23 +176,10 @@ func jointRun(opts *Options) error {
 	frozen := frozenAttributes(in.Module)
 	mode, masks, _ := jointgraph.ParseMasks(opts.Masks)
 	conv, _ := jointgraph.ParseConvention(opts.HOPConvention)
-	// What Build allocates stays live until it returns, and so does the
-	// input: a collection inside it frees next to nothing (a 1M-node
-	// joint's marked ~600 MB and freed 4 MB) and takes the other processor
-	// from Build's background work. The collector is held through Build;
-	// the collection before the partition (below) frees the input, and
-	// without a partition the runtime collects as the outputs are written.
-	// 1M-node joint, three runs of each in turn, three times: processor
-	// time 5.87 → 4.95 s, Build 2.31 → 2.03 s (medians under load), peak
-	// unchanged at 1.32 GB (docs/performance-log.md, Eleventh pass; in the
-	// Seventh pass, before that collection, holding through Build raised
-	// the peak by 170 MiB).
-	resumeGC := gcpolicy.Hold()
 	j, err := jointgraph.Build(in.Module, jointgraph.Options{
 		File: opts.In, MaskMode: mode, Masks: masks, Convention: conv,
 		UnmaskNoneGradients: opts.UnmaskNone, Registry: in.Registry,
 	})
-	resumeGC()
 	if err != nil {
 		var me *jointgraph.MaskError
 		if errors.As(err, &me) {
@@ -197,17 +187,15 @@ func jointRun(opts *Options) error {
 		}
 		return err
 	}
+	summary := jointSummary(j, opts, frozen)
 	if opts.Partition != "" {
 		// The input module is garbage now, and the partition and the
 		// outputs' checks and encoders allocate about 256 bytes per joint
 		// node (a 1M-node synth graph's 2.0M: 417 MB in SplitLazy, ~110 MB
 		// in the writers): a collection they would meet runs now instead
-		// (gcpolicy.CollectBefore says why). Nothing allocates since the
-		// hold ended, so the runtime has not started one of its own, which
-		// this one would wait for and then repeat.
+		// (gcpolicy.CollectBefore says why).
 		gcpolicy.CollectBefore(256 * uint64(len(j.Module.Root().Nodes)))
 	}
-	summary := jointSummary(j, opts, frozen)
 	timings.Lap("joint")
 
 	// Each output is verified, encoded and written to a temporary file on
