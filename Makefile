@@ -48,8 +48,9 @@ gotest:
 
 # The race detector (it needs cgo: gcc, which scripts/install-deps.sh
 # installs) over the code that runs goroutines: the joint's asynchronous
-# name reservation, its writers and atomicfile's, the collector policy and
-# the heap's prefaulting, the loaders, lint and the call checks, whole;
+# name reservation and halves (dce, the forward copy), its writers and
+# atomicfile's, the collector policy and the heap's prefaulting, the
+# loaders, lint and the call checks, whole;
 # pkg/ir's parallel decoder, its first reads of a mapped input, name index,
 # verifier, printer and streamed encoders by name (its
 # whole suite takes minutes under -race).
