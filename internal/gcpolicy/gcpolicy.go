@@ -273,12 +273,55 @@ func SetCeiling(ceiling uint64) {
 func keepPercent(floor uint64) (percent int, collections uint32) {
 	var ms runtime.MemStats
 	runtime.ReadMemStats(&ms)
-	goal := capGoal(2*(ms.HeapAlloc+floor), ms.HeapAlloc)
+	return goalPercent(&ms, capGoal(2*(ms.HeapAlloc+floor), ms.HeapAlloc)), ms.NumGC
+}
+
+// goalPercent is the percentage that makes the collector's next target
+// goal bytes of heap, or the floor's rule's target after the last
+// collection if that is larger (keepPercent says how).
+func goalPercent(ms *runtime.MemStats, goal uint64) int {
 	p := goal * 100 / defaultHeapMinimum
 	if base := state.marked; ms.NumGC > ms.NumForcedGC && base > 0 {
 		p = min(p, 100*(max(goal, capGoal(2*base, base))-base)/base)
 	}
-	return int(p), ms.NumGC
+	return int(p)
+}
+
+// Expect tells the policy that the command is about to allocate about
+// grow bytes that stay live: the collector's next target is raised, if
+// it is lower, past the heap now plus grow (under the ceiling), so that no
+// collection runs for them, while garbage beyond them still starts one.
+// `hopctl joint` expects its joint before Build: at 1M input nodes a
+// collection inside Build, at KeepDecoded's target, marked ~600 MB and
+// freed ~4 MB, and took the other processor from Build's background
+// work; holding the collector through Build instead let a graph of 8,000
+// conds, whose Build drops a sub-joint per body, peak at 541 MiB of live
+// heap against TestStressInputs' budget of 353 MiB (docs/performance-log.md,
+// Eleventh pass). Like KeepDecoded, it does nothing under a GOGC of the
+// environment's, during a pause, or for less than minCollectBefore.
+func Expect(grow uint64) {
+	if grow < minCollectBefore {
+		return
+	}
+	state.Lock()
+	defer state.Unlock()
+	if state.floor == 0 || state.depth > 0 {
+		return
+	}
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	// The runtime starts a collection before its target, 70–95 % of the
+	// way there from what the last one marked (runtime/mgcpacer.go:
+	// minTriggerRatioNum, maxTriggerRatioNum): the target is set so that grow stays under the
+	// earliest start.
+	goal := capGoal(ms.HeapAlloc+grow*10/7, ms.HeapAlloc)
+	if goal <= ms.NextGC {
+		return
+	}
+	// A late finalizer of a collection run before now leaves it in force
+	// (afterGC); the next collection's sets the floor's target again.
+	state.keptAt = ms.NumGC
+	setPercentLocked(goalPercent(&ms, goal))
 }
 
 // afterGC sets the percentage that makes the collector's next target

@@ -312,3 +312,64 @@ func TestCollectBefore(t *testing.T) {
 		}
 	}
 }
+
+// expectSink makes TestExpect's garbage heap garbage (a slice that does
+// not escape lives on the stack).
+var expectSink []byte
+
+// TestExpect: with a floor set, Expect(grow) lets the heap grow by grow
+// bytes of live data without a collection, where the floor's target alone
+// collects; garbage well past what it expects still starts one.
+func TestExpect(t *testing.T) {
+	if _, ok := os.LookupEnv("GOGC"); ok {
+		t.Skip("GOGC is set: SetFloor does nothing")
+	}
+	defer debug.SetGCPercent(percent())
+	defer func() { state.Lock(); state.floor, state.keptAt = 0, 0; state.Unlock() }()
+	const floor = 8 << 20
+	// A live heap well over the runtime's heap minimum, so that the
+	// policy's reading of what a collection marked is close.
+	base := make([][]byte, 0, 256)
+	for range 256 {
+		base = append(base, make([]byte, 64<<10)) // 16 MiB
+	}
+	defer runtime.KeepAlive(base)
+	grow := func(expect uint64, garbage bool) (collections uint32) {
+		runtime.GC()
+		state.Lock()
+		state.floor, state.keptAt = floor, 0
+		state.Unlock()
+		afterGC() // its finalizer
+		// The floor's first target, as SetFloor sets it (afterGC's, from a
+		// live heap under the runtime's heap minimum, would be scaled by it).
+		debug.SetGCPercent(int(floor * 100 / defaultHeapMinimum))
+		var before runtime.MemStats
+		runtime.ReadMemStats(&before)
+		Expect(expect)
+		live := make([][]byte, 0, 1024)
+		for range 1024 {
+			b := make([]byte, 64<<10) // 64 MiB in all
+			if !garbage {
+				live = append(live, b)
+			}
+		}
+		if garbage {
+			for range 2048 {
+				expectSink = make([]byte, 64<<10) // 128 MiB more, all garbage
+			}
+		}
+		var after runtime.MemStats
+		runtime.ReadMemStats(&after)
+		runtime.KeepAlive(live)
+		return after.NumGC - before.NumGC
+	}
+	if n := grow(72<<20, false); n != 0 {
+		t.Errorf("Expect(72 MiB), 64 MiB kept: %d collections, want none", n)
+	}
+	if n := grow(0, false); n == 0 {
+		t.Errorf("without Expect: no collection; the test no longer tells the two apart")
+	}
+	if n := grow(72<<20, true); n == 0 {
+		t.Errorf("Expect(72 MiB), 192 MiB of garbage: no collection, want one")
+	}
+}

@@ -176,6 +176,10 @@ func jointRun(opts *Options) error {
 	frozen := frozenAttributes(in.Module)
 	mode, masks, _ := jointgraph.ParseMasks(opts.Masks)
 	conv, _ := jointgraph.ParseConvention(opts.HOPConvention)
+	// The joint Build makes stays live: no collection for it (gcpolicy.Expect
+	// says why), ~900 bytes per input node without HOPs (896 at 10k, 100k
+	// and 1M: docs/performance-log.md, Seventh pass).
+	gcpolicy.Expect(900 * uint64(len(in.Module.Root().Nodes)))
 	j, err := jointgraph.Build(in.Module, jointgraph.Options{
 		File: opts.In, MaskMode: mode, Masks: masks, Convention: conv,
 		UnmaskNoneGradients: opts.UnmaskNone, Registry: in.Registry,
