@@ -311,9 +311,9 @@ func Expect(grow uint64) {
 	var ms runtime.MemStats
 	runtime.ReadMemStats(&ms)
 	// The runtime starts a collection before its target, 70–95 % of the
-	// way there from what the last one marked (runtime/mgcpacer.go:
-	// minTriggerRatioNum, maxTriggerRatioNum): the target is set so that grow stays under the
-	// earliest start.
+	// way there from what the last one marked (runtime/mgcpacer.go,
+	// minTriggerRatioNum and maxTriggerRatioNum): the target is set so
+	// that grow stays under the earliest start.
 	goal := capGoal(ms.HeapAlloc+grow*10/7, ms.HeapAlloc)
 	if goal <= ms.NextGC {
 		return
