@@ -1,9 +1,10 @@
 // Package gcpolicy is hopctl's garbage-collector policy, in one place: a
 // floor under the heap size at which the collector runs (SetFloor, for
 // the hopctl process), a ceiling over it for multi-gigabyte heaps
-// (SetCeiling), and pauses of the collector while a large graph is
-// decoded (Pause). All set the collector's percentage (GOGC), so all
-// live here and take the same lock.
+// (SetCeiling), pauses of the collector while a large graph is decoded
+// (Pause), and targets raised for what a phase is about to keep
+// (KeepDecoded, Expect). All set the collector's percentage (GOGC), so
+// all live here and take the same lock.
 package gcpolicy
 
 import (
