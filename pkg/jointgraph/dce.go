@@ -105,10 +105,19 @@ func dce(g *ir.Graph, keep map[ir.NodeID]bool) (*ir.Graph, graphRefs) {
 	return &ir.Graph{Name: g.Name, Nodes: nodes}, refs
 }
 
-// renumberRefs rewrites nd's references through newID.
+// renumberRefs rewrites nd's references through newID. A reference
+// argument, the common case, is rewritten here, not through a call per
+// argument (docs/performance-log.md, Twelfth pass).
 func renumberRefs(nd *ir.Node, newID []ir.NodeID) {
 	for k := range nd.Args {
-		renumberArg(&nd.Args[k], newID)
+		a := &nd.Args[k]
+		if a.Kind == ir.ArgNode {
+			if a.Ref >= 0 {
+				a.Ref = newID[a.Ref]
+			}
+		} else if len(a.Elems()) > 0 {
+			renumberArg(a, newID)
+		}
 	}
 	for k := range nd.Kwargs {
 		renumberArg(&nd.Kwargs[k].Value, newID)
@@ -150,8 +159,18 @@ func (d *dceState) visit(g *ir.Graph, i ir.NodeID) {
 }
 
 func (d *dceState) markNode(nd *ir.Node) {
+	// A reference argument, the common case, is marked here, not through
+	// a call per argument (docs/performance-log.md, Twelfth pass).
+	live := d.live
 	for k := range nd.Args {
-		d.mark(&nd.Args[k])
+		a := &nd.Args[k]
+		if a.Kind == ir.ArgNode {
+			if r := a.Ref; r >= 0 && int(r) < len(live) && !live[r] {
+				d.markRef(r)
+			}
+		} else if len(a.Elems()) > 0 {
+			d.mark(a)
+		}
 	}
 	for k := range nd.Kwargs {
 		d.mark(&nd.Kwargs[k].Value)
@@ -166,9 +185,14 @@ func (d *dceState) mark(a *ir.Arg) {
 		return
 	}
 	if r := a.Ref; r >= 0 && int(r) < len(d.live) && !d.live[r] {
-		d.live[r] = true
-		if r > d.cur {
-			d.late = append(d.late, r)
-		}
+		d.markRef(r)
+	}
+}
+
+// markRef marks node r, not yet live, live.
+func (d *dceState) markRef(r ir.NodeID) {
+	d.live[r] = true
+	if r > d.cur {
+		d.late = append(d.late, r)
 	}
 }
