@@ -54,8 +54,14 @@ type builder struct {
 	// meta is the metadata of every call node emitted while it is set
 	// (shared: node metadata is never modified in place).
 	meta *ir.Meta
-	// arena holds the argument lists of the emitted nodes.
-	arena argArena
+	// arena holds the argument lists of the emitted nodes, kwArena their
+	// keyword arguments (a slice per node that has any was a tenth of
+	// Build's allocations, docs/performance-log.md, Twelfth pass).
+	arena   argArena
+	kwArena chunks[ir.Kwarg]
+	// results holds tupleOp's results (a slice per tuple node, Twelfth
+	// pass).
+	results chunks[V]
 	// metas interns the emitted nodes' tensor metadata (nil: none).
 	metas *metaTable
 	// ints interns the elements of the integer lists it emits (intsArg).
@@ -147,7 +153,7 @@ func (b *builder) op(target string, out *ir.TensorMeta, args ...any) V {
 func (b *builder) tupleOp(target string, outs []*ir.TensorMeta, want []bool, args ...any) []V {
 	pos, kws := b.args(args)
 	id := b.call(target, pos, kws, b.metas.tuple(outs), "")
-	res := make([]V, len(outs))
+	res := b.results.alloc(len(outs))
 	for i := range outs {
 		if want == nil || want[i] {
 			res[i] = b.getitem(nodeV(id, nil), i, outs[i])
@@ -178,12 +184,13 @@ func (b *builder) args(args []any) ([]ir.Arg, []ir.Kwarg) {
 	}
 	var kws []ir.Kwarg
 	if nk > 0 {
-		kws = make([]ir.Kwarg, 0, nk)
+		kws = b.kwArena.alloc(nk)
 	}
-	i := 0
+	i, ki := 0, 0
 	for _, a := range args {
 		if k, ok := a.(kw); ok {
-			kws = append(kws, ir.Kwarg{Name: k.name, Value: b.arg(k.val)})
+			kws[ki] = ir.Kwarg{Name: k.name, Value: b.arg(k.val)}
+			ki++
 			continue
 		}
 		pos[i] = b.arg(a)
@@ -333,24 +340,29 @@ func (b *builder) output(vals []V) {
 }
 
 // argArena hands out argument slices from shared chunks, one allocation
-// per chunk instead of one per node. Chunks double from 8 arguments to
-// 256 (28 KiB, a small-object size class): a joint builds two builders per
-// HOP subgraph's backward, most of a few nodes, and a first chunk of 256
-// made 10,000 conds over distinct branches hold 640 MB of mostly empty
-// chunks.
-type argArena struct {
-	buf  []ir.Arg
+// per chunk instead of one per node (chunks).
+type argArena = chunks[ir.Arg]
+
+// chunks hands out slices from shared chunks. Chunks double from 8
+// elements to 256 (12–16 KiB for arguments and keyword arguments, a
+// small-object size class): a joint builds two builders per HOP
+// subgraph's backward, most of a few nodes, and a first chunk of 256 made
+// 10,000 conds over distinct branches hold 640 MB of mostly empty chunks.
+// A slice's capacity is its length: appending to it copies.
+type chunks[T any] struct {
+	buf  []T
 	next int // the next chunk's size
 }
 
-func (a *argArena) alloc(n int) []ir.Arg {
+// alloc returns n zero elements (an empty, not nil, slice for 0).
+func (a *chunks[T]) alloc(n int) []T {
 	if n == 0 {
-		return []ir.Arg{}
+		return []T{}
 	}
 	if len(a.buf)+n > cap(a.buf) {
 		size := max(a.next, 8)
 		a.next = min(2*size, 256)
-		a.buf = make([]ir.Arg, 0, max(size, n))
+		a.buf = make([]T, 0, max(size, n))
 	}
 	l := len(a.buf)
 	a.buf = a.buf[:l+n]

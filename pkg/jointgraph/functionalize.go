@@ -53,6 +53,9 @@ type functional struct {
 	// at 1M nodes.
 	itemTuples []ir.NodeID
 	itemLists  [][]ir.NodeID
+	// itemArena holds the itemLists (a slice per tuple node was a tenth
+	// of Build's allocations, docs/performance-log.md, Twelfth pass).
+	itemArena chunks[ir.NodeID]
 	// mutated are the indices of inputs written back with copy_;
 	// inPlace those that ops with unannotated writes update in place.
 	mutated, inPlace []int
@@ -595,7 +598,7 @@ func (f *functional) itemsValue(id ir.NodeID, n int) *ir.Value {
 // makeItems emits a getitem for every tensor element of tuple node t, named
 // after the source's getitem for that element when there is one.
 func (f *functional) makeItems(id ir.NodeID, t V, val *ir.Value) {
-	items := make([]ir.NodeID, len(val.Elems))
+	items := f.itemArena.alloc(len(val.Elems))
 	for i := range val.Elems {
 		items[i] = ir.NoNode
 		if val.Elems[i].Kind != ir.ValTensor {

@@ -276,7 +276,8 @@ func (b *builder) reshape(x V, shape []ir.Dim) V {
 		if st == nil {
 			st = ir.ContiguousStrides(x.Shape())
 		}
-		if ns, ok := viewStrides(x.Shape(), st, shape); ok {
+		var buf [maxInternRank]ir.Dim
+		if ns, ok := viewStrides(buf[:], x.Shape(), st, shape); ok {
 			return b.opShape("aten.view.default", b.viewMeta(x.meta, shape, ns), x, shape)
 		}
 	}
@@ -292,8 +293,11 @@ func (b *builder) opShape(target string, out *ir.TensorMeta, x V, shape []ir.Dim
 
 // viewStrides returns the strides a view of a tensor (shape, stride) with
 // newShape has, and false when no view exists (ATen's computeStride).
-// Symbolic sizes or strides give false.
-func viewStrides(shape, stride, newShape []ir.Dim) ([]ir.Dim, bool) {
+// Symbolic sizes or strides give false. The strides are written to buf's
+// storage when it has room (reshape's array on its stack: a slice per
+// view was a sixth of Build's allocations, docs/performance-log.md,
+// Twelfth pass).
+func viewStrides(buf, shape, stride, newShape []ir.Dim) ([]ir.Dim, bool) {
 	for _, ds := range [][]ir.Dim{shape, stride, newShape} {
 		for _, d := range ds {
 			if d.Expr != "" {
@@ -301,7 +305,11 @@ func viewStrides(shape, stride, newShape []ir.Dim) ([]ir.Dim, bool) {
 			}
 		}
 	}
-	ns := make([]ir.Dim, len(newShape))
+	ns := buf[:0]
+	if cap(ns) < len(newShape) {
+		ns = make([]ir.Dim, 0, len(newShape))
+	}
+	ns = ns[:len(newShape)]
 	if len(shape) == 0 {
 		for i := range ns {
 			ns[i] = ir.Dim{Val: 1}
@@ -388,43 +396,49 @@ func (b *builder) squeezeDim(x V, d int64) V {
 	return b.op("aten.squeeze.dim", m, x, d)
 }
 
-// sum emits sum.dim_IntList over dims.
+// sum emits sum.dim_IntList over dims. dimsToSum is not kept (sumToSize
+// passes an array on its stack).
 func (b *builder) sum(x V, dimsToSum []int64, keepdim bool) V {
-	var m *ir.TensorMeta
-	if x.meta != nil {
-		r := x.Rank()
-		var redBuf [maxInternRank]bool
-		var shapeBuf [maxInternRank]ir.Dim
-		red, shape := redBuf[:0], shapeBuf[:0]
-		if r > maxInternRank {
-			red = make([]bool, 0, r)
-		}
-		red = red[:r]
-		for _, d := range dimsToSum {
-			w, ok := b.dim(d, r)
-			if !ok {
-				return b.op("aten.sum.dim_IntList", nil, x, dimsToSum, keepdim)
-			}
-			red[w] = true
-		}
-		for i, d := range x.Shape() {
-			switch {
-			case !red[i]:
-				shape = append(shape, d)
-			case keepdim:
-				shape = append(shape, ir.Dim{Val: 1})
-			}
-		}
-		if len(shape) == 0 {
-			shape = nil // as appending to nil leaves it
-		}
-		m = b.withShape(x.meta, shape)
-	}
 	args := b.argList(3)
 	args[0] = b.refArg(x)
 	args[1] = b.intsArg(dimsToSum)
 	args[2] = ir.Arg{Kind: ir.ArgBool, B: keepdim}
-	return b.opArgs("aten.sum.dim_IntList", m, args)
+	return b.opArgs("aten.sum.dim_IntList", b.sumMeta(x, dimsToSum, keepdim), args)
+}
+
+// sumMeta is the metadata of sum's result (nil when unknown, or when a
+// dimension is out of range).
+func (b *builder) sumMeta(x V, dimsToSum []int64, keepdim bool) *ir.TensorMeta {
+	if x.meta == nil {
+		return nil
+	}
+	r := x.Rank()
+	var redBuf [maxInternRank]bool
+	var shapeBuf [maxInternRank]ir.Dim
+	red, shape := redBuf[:0], shapeBuf[:0]
+	if r > maxInternRank {
+		red = make([]bool, 0, r)
+	}
+	red = red[:r]
+	for _, d := range dimsToSum {
+		w, ok := b.dim(d, r)
+		if !ok {
+			return nil
+		}
+		red[w] = true
+	}
+	for i, d := range x.Shape() {
+		switch {
+		case !red[i]:
+			shape = append(shape, d)
+		case keepdim:
+			shape = append(shape, ir.Dim{Val: 1})
+		}
+	}
+	if len(shape) == 0 {
+		shape = nil // as appending to nil leaves it
+	}
+	return b.withShape(x.meta, shape)
 }
 
 // sumToSize reduces a gradient g to shape, as at::sum_to does: leading
@@ -439,7 +453,8 @@ func (b *builder) sumToSize(g V, shape []ir.Dim) V {
 	if lead < 0 {
 		return b.reshape(g, shape)
 	}
-	var red []int64
+	var buf [maxInternRank]int64 // a slice per call was 5 % of Build's allocations (Twelfth pass)
+	red := buf[:0]
 	for i := range gs {
 		if i < lead || (isOne(shape[i-lead]) && !isOne(gs[i])) {
 			red = append(red, int64(i))

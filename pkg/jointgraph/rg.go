@@ -132,9 +132,12 @@ func requiresGrad(m *ir.Module, g *ir.Graph, ops *opCache, effect map[ir.NodeID]
 				(m == nil || isDifferentiableDtype(m.Dtype))
 			continue
 		}
-		outs := outputMetas(n)
-		el := make([]bool, len(outs))
-		for j, m := range outs {
+		// The elements' metadata read in place (outputMetas' slice per
+		// tuple node was a tenth of Build's allocations,
+		// docs/performance-log.md, Twelfth pass).
+		el := make([]bool, len(n.Val.Elems))
+		for j := range n.Val.Elems {
+			m := valueTensor(&n.Val.Elems[j])
 			el[j] = (rule.Outputs == nil || j < len(rule.Outputs) && rule.Outputs[j]) &&
 				(m == nil || isDifferentiableDtype(m.Dtype))
 			rg[i] = rg[i] || el[j]

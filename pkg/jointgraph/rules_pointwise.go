@@ -360,11 +360,15 @@ func pointwiseRules() []Rule {
 
 func geluApprox(c *Ctx) kw {
 	a := c.Str("approximate")
-	if a == "" {
-		a = "none"
+	if a == "" || a == "none" {
+		return kw{"approximate", approximateNone}
 	}
 	return kw{"approximate", a}
 }
+
+// approximateNone is "none" boxed once: boxing it for each gelu node was
+// an allocation each (docs/performance-log.md, Twelfth pass).
+var approximateNone any = "none"
 
 func clampMask(c *Ctx) V {
 	x := c.In("self")
