@@ -1,6 +1,10 @@
 package jointgraph
 
-import "unsafe"
+import (
+	"unsafe"
+
+	"github.com/hopctl/hopctl/pkg/ir"
+)
 
 // addrMemo is a small direct-mapped memo of a value per string, the string
 // known by the address and length of its bytes, not by its contents: the
@@ -38,4 +42,40 @@ func (m *addrMemo[V]) get(s string) (V, bool) {
 func (m *addrMemo[V]) put(s string, v V) {
 	e := &m[memoSlot(s)]
 	e.data, e.n, e.v, e.set = unsafe.StringData(s), len(s), v, true
+}
+
+// ptrMemo is a small direct-mapped memo of a value per metadata pointer
+// and derivation (op): interned metadata is shared, so the builders ask
+// for the value, or the metadata derived (like, t), of a few dozen
+// pointers a million times over, and a map lookup or the derivation's
+// intern key was ~2 % of Build's instructions at 100k nodes
+// (docs/performance-log.md, Twelfth pass). Metadata is never modified in
+// place, and a slot holds its pointer, so an address is not reused while
+// it is remembered.
+type ptrMemo[V any] [64]struct {
+	m  *ir.TensorMeta
+	op uint8
+	v  V
+}
+
+// ptrSlot is (m, op)'s slot in a ptrMemo.
+func ptrSlot(m *ir.TensorMeta, op uint8) int {
+	h := (uint64(uintptr(unsafe.Pointer(m))) + uint64(op)) * 0x9e3779b97f4a7c15
+	return int(h >> 58)
+}
+
+// get returns the value remembered for (m, op), if any (m is not nil).
+func (p *ptrMemo[V]) get(m *ir.TensorMeta, op uint8) (V, bool) {
+	e := &p[ptrSlot(m, op)]
+	if e.m == m && e.op == op {
+		return e.v, true
+	}
+	var zero V
+	return zero, false
+}
+
+// put remembers v for (m, op), in place of what its slot held.
+func (p *ptrMemo[V]) put(m *ir.TensorMeta, op uint8, v V) {
+	e := &p[ptrSlot(m, op)]
+	e.m, e.op, e.v = m, op, v
 }

@@ -194,8 +194,14 @@ func (b *builder) bmm(x, y V) V {
 }
 
 func (b *builder) permuteMeta(m *ir.TensorMeta, perm []int64) *ir.TensorMeta {
+	r, _ := b.permuteMetaIn(m, perm)
+	return r
+}
+
+// permuteMetaIn is permuteMeta, and whether its result is interned.
+func (b *builder) permuteMetaIn(m *ir.TensorMeta, perm []int64) (*ir.TensorMeta, bool) {
 	if m == nil {
-		return nil
+		return nil, false
 	}
 	var shapeBuf, strideBuf [maxInternRank]ir.Dim
 	shape, stride := shapeBuf[:0], strideBuf[:0]
@@ -210,16 +216,34 @@ func (b *builder) permuteMeta(m *ir.TensorMeta, perm []int64) *ir.TensorMeta {
 	for i, p := range perm {
 		shape[i], stride[i] = m.Shape[p], st[p]
 	}
-	return b.viewMeta(m, shape, stride)
+	return b.metas.viewIn(m, shape, stride)
 }
 
-func (b *builder) t(x V) V {
-	perm := []int64{1, 0}
-	if x.Rank() < 2 {
-		// t of a 0-d or 1-d tensor is the identity (perm[:1] was [1]).
-		perm = []int64{0}[:x.Rank()]
+func (b *builder) t(x V) V { return b.op1("aten.t.default", b.tMeta(x.meta), x) }
+
+// tMeta is the metadata of t(x) for x's m, remembered per m when
+// interned (ptrMemo: the mm rules transpose the same few weights' metadata
+// for every layer).
+func (b *builder) tMeta(m *ir.TensorMeta) *ir.TensorMeta {
+	if m == nil {
+		return nil
 	}
-	return b.op1("aten.t.default", b.permuteMeta(x.meta, perm), x)
+	t := b.metas // nil: nothing interned
+	if t != nil {
+		if r, ok := t.derived.get(m, deriveT); ok {
+			return r
+		}
+	}
+	perm := []int64{1, 0}
+	if len(m.Shape) < 2 {
+		// t of a 0-d or 1-d tensor is the identity (perm[:1] was [1]).
+		perm = []int64{0}[:len(m.Shape)]
+	}
+	r, interned := b.permuteMetaIn(m, perm)
+	if interned {
+		t.derived.put(m, deriveT, r)
+	}
+	return r
 }
 
 func transposePerm(rank int, d0, d1 int64) []int64 {

@@ -153,7 +153,17 @@ type metaTable struct {
 	// also in strsMap.
 	strs    []metaStrs
 	strsMap map[metaStrs]int32
+	// vals remembers value's canonical values, derived the metadata
+	// like and t derive from interned metadata (ptrMemo).
+	vals    ptrMemo[*ir.Value]
+	derived ptrMemo[*ir.TensorMeta]
 }
+
+// The derivations derived remembers.
+const (
+	deriveLike uint8 = iota
+	deriveT
+)
 
 // maxInternTuple is the longest tuple whose value is interned.
 const maxInternTuple = 4
@@ -249,11 +259,16 @@ func (t *metaTable) value(m *ir.TensorMeta) *ir.Value {
 		return nil
 	}
 	if t != nil {
+		if v, ok := t.vals.get(m, 0); ok {
+			return v
+		}
 		if v := t.byPtr[m]; v != nil {
+			t.vals.put(m, 0, v)
 			return v
 		}
 		if k, ok := t.keyOf(m); ok {
 			if v := t.byKey.get(&k); v != nil {
+				t.vals.put(m, 0, v)
 				return v
 			}
 			return t.store(&k, m)
@@ -264,38 +279,67 @@ func (t *metaTable) value(m *ir.TensorMeta) *ir.Value {
 
 // fresh is freshMeta, interned.
 func (t *metaTable) fresh(shape []ir.Dim, dtype, device string) *ir.TensorMeta {
+	m, _ := t.freshIn(shape, dtype, device)
+	return m
+}
+
+// freshIn is fresh, and whether its result is interned (shared).
+func (t *metaTable) freshIn(shape []ir.Dim, dtype, device string) (*ir.TensorMeta, bool) {
 	if len(shape) > maxInternRank {
-		return newTensor(shape, dtype, device)
+		return newTensor(shape, dtype, device), false
 	}
 	k := metaKey{rank: int8(len(shape)), strideRank: int8(len(shape))}
 	acc := int64(1)
 	for i := len(shape) - 1; i >= 0; i-- {
 		if shape[i].Expr != "" {
-			return newTensor(shape, dtype, device)
+			return newTensor(shape, dtype, device), false
 		}
 		k.shape[i], k.stride[i] = shape[i].Val, acc
 		acc *= shape[i].Val
 	}
 	k.strs = t.strsIndex(metaStrs{dtype, device, "strided", "contiguous_format"})
 	if v := t.lookup(&k); v != nil {
-		return v.Tensor
+		return v.Tensor, true
 	}
-	return t.store(&k, newTensor(shape, dtype, device)).Tensor
+	interned := t != nil && len(t.byKey.entries) < maxInterned
+	return t.store(&k, newTensor(shape, dtype, device)).Tensor, interned
+}
+
+// like is like(m) interned (m is not nil), remembered per m when interned.
+func (t *metaTable) like(m *ir.TensorMeta) *ir.TensorMeta {
+	if t == nil {
+		return t.fresh(m.Shape, m.Dtype, m.Device)
+	}
+	if r, ok := t.derived.get(m, deriveLike); ok {
+		return r
+	}
+	r, interned := t.freshIn(m.Shape, m.Dtype, m.Device)
+	if interned {
+		t.derived.put(m, deriveLike, r)
+	}
+	return r
 }
 
 // view is viewMeta, interned.
 func (t *metaTable) view(m *ir.TensorMeta, shape, stride []ir.Dim) *ir.TensorMeta {
+	v, _ := t.viewIn(m, shape, stride)
+	return v
+}
+
+// viewIn is view, and whether its result is interned (shared).
+func (t *metaTable) viewIn(m *ir.TensorMeta, shape, stride []ir.Dim) (*ir.TensorMeta, bool) {
 	if m == nil {
-		return nil
+		return nil, false
 	}
 	memFormat := viewMemFormat(shape, stride)
 	if k, ok := t.viewKey(m, shape, stride, memFormat); ok {
 		if v := t.lookup(&k); v != nil {
-			return v.Tensor
+			return v.Tensor, true
 		}
-		return t.store(&k, buildView(m, shape, stride, memFormat)).Tensor
+		interned := t != nil && len(t.byKey.entries) < maxInterned
+		return t.store(&k, buildView(m, shape, stride, memFormat)).Tensor, interned
 	}
-	return buildView(m, shape, stride, memFormat)
+	return buildView(m, shape, stride, memFormat), false
 }
 
 // The builder's interned forms of freshMeta, like, withShape and viewMeta,
@@ -308,7 +352,7 @@ func (b *builder) like(m *ir.TensorMeta) *ir.TensorMeta {
 	if m == nil {
 		return nil
 	}
-	return b.metas.fresh(m.Shape, m.Dtype, m.Device)
+	return b.metas.like(m)
 }
 
 func (b *builder) withShape(m *ir.TensorMeta, shape []ir.Dim) *ir.TensorMeta {
