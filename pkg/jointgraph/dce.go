@@ -124,6 +124,10 @@ func renumberRefs(nd *ir.Node, newID []ir.NodeID) {
 	}
 }
 
+// renumberArg rewrites a's references through newID, recursing into its
+// elements as mark does (most lists are of integers: a walk with a
+// callback was ~1 % of Build's instructions at 100k nodes,
+// docs/performance-log.md, Twelfth pass).
 func renumberArg(a *ir.Arg, newID []ir.NodeID) {
 	if a.Kind == ir.ArgNode {
 		if a.Ref >= 0 {
@@ -131,12 +135,10 @@ func renumberArg(a *ir.Arg, newID []ir.NodeID) {
 		}
 		return
 	}
-	if len(a.Elems()) > 0 {
-		a.WalkRefs(func(a *ir.Arg) {
-			if a.Ref >= 0 {
-				a.Ref = newID[a.Ref]
-			}
-		})
+	for i := range a.Elems() {
+		if e := &a.Elems()[i]; e.Kind == ir.ArgNode || len(e.Elems()) > 0 {
+			renumberArg(e, newID)
+		}
 	}
 }
 
