@@ -130,6 +130,10 @@ func (b *builder) pointwise2(target string, x, y V) V {
 			if shape, ok = broadcastShapes(x.meta.Shape, y.meta.Shape); !ok {
 				shape = x.meta.Shape
 			}
+		} else if dt := promoteDtype(x.meta, y.meta); dt == x.meta.Dtype {
+			// x's shape and dtype: like(x), remembered per x's metadata.
+			out = b.like(x.meta)
+			break
 		}
 		out = b.freshMeta(shape, promoteDtype(x.meta, y.meta), x.meta.Device)
 	case x.meta != nil:
