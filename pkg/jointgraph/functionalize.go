@@ -383,8 +383,8 @@ func reshapeLike(target string) bool {
 
 // mapArg maps a source argument to the functional graph. A reference or
 // an argument without elements, most arguments, is mapped without
-// ir.MapRefs' call and closures (~2 % of Build's instructions at 100k
-// nodes, docs/performance-log.md, Twelfth pass).
+// ir.MapRefs' call and closures (1 % fewer of Build's instructions at
+// 100k nodes, docs/performance-log.md, Twelfth pass).
 func (f *functional) mapArg(a ir.Arg) ir.Arg {
 	if a.Kind == ir.ArgNode {
 		return f.mapRef(a)
