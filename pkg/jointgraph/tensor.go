@@ -153,8 +153,8 @@ type metaTable struct {
 	// also in strsMap.
 	strs    []metaStrs
 	strsMap map[metaStrs]int32
-	// vals remembers value's canonical values, derived the metadata
-	// like and t derive from interned metadata (ptrMemo).
+	// vals remembers value's results, and derived the interned metadata
+	// like and t derive, per metadata pointer (ptrMemo).
 	vals    ptrMemo[*ir.Value]
 	derived ptrMemo[*ir.TensorMeta]
 }
