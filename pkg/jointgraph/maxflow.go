@@ -541,18 +541,19 @@ func (g *cutNet) greedy() bool {
 	return true
 }
 
-// newCutNet returns a network of k nodes with room for edges edges, to be
-// filled with addNode and addEdge, node by node in order.
-func newCutNet(k, edges int, ints *pool[int32], bools *pool[bool]) *cutNet {
-	return &cutNet{k: k, w: make([]int64, k), f: make([]int64, k), src: bools.get(k), sink: bools.get(k),
+// newCutNet returns a network of len(w) nodes, w[i] node i's arc capacity
+// (the network keeps w), with room for edges edges, to be filled with
+// addNode and addEdge, node by node in order.
+func newCutNet(w []int64, edges int, ints *pool[int32], bools *pool[bool]) *cutNet {
+	k := len(w)
+	return &cutNet{k: k, w: w, f: make([]int64, k), src: bools.get(k), sink: bools.get(k), srcs: ints.get(k)[:0],
 		uStart: ints.get(k + 1)[:0], head: ints.get(edges)[:0], ints: ints}
 }
 
-// addNode adds the next node: its node arc's capacity, and whether s and
-// t have arcs to it.
-func (g *cutNet) addNode(w int64, src, sink bool) {
+// addNode adds the next node: whether s and t have arcs to it.
+func (g *cutNet) addNode(src, sink bool) {
 	i := len(g.uStart)
-	g.w[i], g.src[i], g.sink[i] = w, src, sink
+	g.src[i], g.sink[i] = src, sink
 	if src {
 		g.srcs = append(g.srcs, int32(i))
 	}
@@ -589,7 +590,7 @@ func (g *cutNet) index() {
 
 // release gives the network's arrays back to the pools.
 func (g *cutNet) release(bools *pool[bool]) {
-	g.ints.put(g.uStart[:cap(g.uStart)], g.head[:cap(g.head)], g.oStart, g.tail, g.edge)
+	g.ints.put(g.srcs[:cap(g.srcs)], g.uStart[:cap(g.uStart)], g.head[:cap(g.head)], g.oStart, g.tail, g.edge)
 	bools.put(g.src, g.sink)
 	*g = cutNet{}
 }

@@ -49,8 +49,12 @@ func (p PartitionMode) String() string {
 type Partition struct {
 	Forward, Backward *ir.Module
 	Mode              PartitionMode
-	// Saved lists the saved values in the order the forward returns them.
-	Saved []SavedValue
+
+	// numSaved and savedBytes are NumSaved's and TotalBytes': the saved
+	// values themselves are made on demand (Saved), from the forward's
+	// outputs.
+	numSaved   int
+	savedBytes int64
 
 	p      *partitioner
 	fw, bw *emission
@@ -82,16 +86,37 @@ type SavedValue struct {
 	Bytes int64
 }
 
-// TotalBytes sums the saved values' sizes (symbolic ones count 0).
-func (p *Partition) TotalBytes() int64 {
-	var n int64
-	for _, s := range p.Saved {
-		if s.Bytes > 0 {
-			n = satAdd(n, s.Bytes)
-		}
+// NumSaved returns the number of saved values.
+func (p *Partition) NumSaved() int { return p.numSaved }
+
+// Saved lists the saved values in the order the forward returns them,
+// made on each call: a command that only counts them (NumSaved,
+// TotalBytes) does not allocate 80 bytes per saved value (39 MB at 1M
+// input nodes: docs/performance-log.md, Twelfth pass).
+func (p *Partition) Saved() []SavedValue {
+	outs := p.fw.sp.outputs
+	saved := make([]SavedValue, 0, p.numSaved)
+	for _, a := range outs[len(outs)-p.numSaved:] {
+		saved = append(saved, savedValue(&p.p.g.Nodes[a.Ref]))
 	}
-	return n
+	return saved
 }
+
+func savedValue(n *ir.Node) SavedValue {
+	sv := SavedValue{Name: n.Name, Kind: "tensor", Bytes: -1}
+	if t := valueTensor(n.Val); t != nil {
+		sv.Shape, sv.Dtype = t.Shape, t.Dtype
+		if b, ok := tensorBytes(t); ok {
+			sv.Bytes = b
+		}
+	} else if isSymValue(n.Val) {
+		sv.Kind, sv.Bytes = "symint", 0
+	}
+	return sv
+}
+
+// TotalBytes sums the saved values' sizes (symbolic ones count 0).
+func (p *Partition) TotalBytes() int64 { return p.savedBytes }
 
 // Split partitions a joint graph built with ConventionNone. The joint
 // graph is only read.
@@ -464,7 +489,8 @@ func (p *partitioner) isTuple(c int32, v *ir.Value) bool {
 func (p *partitioner) forwardNodes() (need []bool) {
 	avail := p.fwAvailable()
 	need = p.bools.zeroed(p.n)
-	var roots []int32
+	roots := p.ints.get(p.n)[:0] // as plan's stack
+	defer func() { p.ints.put(roots[:cap(roots)]) }()
 	for _, a := range p.fwdOuts {
 		if a.Kind == ir.ArgNode && a.Ref >= 0 {
 			if c := p.refCompact(a.Ref); c >= 0 {
@@ -504,13 +530,13 @@ func (p *partitioner) fwAvailable() []bool {
 // when effects is set).
 func (p *partitioner) available(inputs []int32, effects bool) []bool {
 	avail := p.bools.zeroed(p.n)
-	isIn := p.bools.zeroed(p.n)
-	defer p.bools.put(isIn)
 	for _, c := range inputs {
-		avail[c], isIn[c] = true, true
+		avail[c] = true
 	}
 	for c := range int32(p.n) {
-		if isIn[c] || (p.class[c] != classCall && p.class[c] != classGetAttr) || p.bad[c] || (!effects && p.effect[c]) {
+		// Before c's turn only the inputs are available: avail[c] says
+		// whether c is one.
+		if avail[c] || (p.class[c] != classCall && p.class[c] != classGetAttr) || p.bad[c] || (!effects && p.effect[c]) {
 			continue
 		}
 		ok := true
@@ -546,7 +572,11 @@ func (p *partitioner) plan(inputs []int32, avail []bool, outputs []ir.Arg, effec
 		sp.isIn[c] = true
 	}
 	reached := p.bools.zeroed(p.n)
-	var stack []int32
+	// The stack from the pool: it grows to about a node per live node,
+	// allocated afresh at every doubling otherwise (12 MB at 1M input
+	// nodes: docs/performance-log.md, Twelfth pass).
+	stack := p.ints.get(p.n)[:0]
+	defer func() { p.ints.put(stack[:cap(stack)]) }()
 	var err error
 	for k := range outputs {
 		outputs[k].WalkRefs(func(a *ir.Arg) {
@@ -605,6 +635,7 @@ func (p *partitioner) extract(cands []int32, mode PartitionMode) (*Partition, er
 	// the one built from the candidates it reads: a node it computes
 	// reaches only inputs it reads.
 	syms, tensors := p.splitSyms(cands)
+	p.ints.put(cands[:cap(cands)]) // minCutSaved's
 	bwIn := slices.Concat(syms, tensors, p.tangents)
 	bwAvail := p.available(bwIn, false)
 	bwPlan, reached, err := p.plan(bwIn, bwAvail, p.bwdOuts, false)
@@ -612,16 +643,42 @@ func (p *partitioner) extract(cands []int32, mode PartitionMode) (*Partition, er
 	if err != nil {
 		return nil, err
 	}
-	notRead := func(c int32) bool { return !reached[c] }
-	syms, tensors = slices.DeleteFunc(syms, notRead), slices.DeleteFunc(tensors, notRead)
+	// The backward's inputs: the candidates it reads, then the tangents
+	// (bwIn, filtered in place).
+	k := 0
+	for i, c := range bwIn {
+		if i >= len(syms)+len(tensors) || reached[c] {
+			bwIn[k] = c
+			k++
+		}
+	}
+	bwIn = bwIn[:k]
+	bwPlan.inputs = bwIn
+	nsyms := 0
+	for _, c := range syms {
+		if reached[c] {
+			nsyms++
+		}
+	}
 	p.bools.put(reached)
-	saved := slices.Concat(tensors, syms)
-	bwPlan.inputs = slices.Concat(syms, tensors, p.tangents)
-	fwOuts := make([]ir.Arg, 0, len(p.fwdOuts)+len(saved))
+	// The saved values, as the forward returns them: the backward's
+	// tensors, then its symbolic ints.
+	saved := [2][]int32{bwIn[nsyms : len(bwIn)-len(p.tangents)], bwIn[:nsyms]}
+	numSaved := len(bwIn) - len(p.tangents)
+	fwOuts := make([]ir.Arg, 0, len(p.fwdOuts)+numSaved)
 	fwOuts = append(fwOuts, p.fwdOuts...)
-	for _, c := range saved {
-		id := p.jointID(c)
-		fwOuts = append(fwOuts, ir.NodeArg(ir.NodeID(id), p.g.Nodes[id].Name))
+	var savedBytes int64
+	for _, cs := range saved {
+		for _, c := range cs {
+			id := p.jointID(c)
+			n := &p.g.Nodes[id]
+			fwOuts = append(fwOuts, ir.NodeArg(ir.NodeID(id), n.Name))
+			if t := valueTensor(n.Val); t != nil {
+				if b, ok := tensorBytes(t); ok && b > 0 {
+					savedBytes = satAdd(savedBytes, b)
+				}
+			}
+		}
 	}
 	fwPlan, fwReached, err := p.plan(p.primals, p.fwAvailable(), fwOuts, true)
 	if err != nil {
@@ -629,27 +686,14 @@ func (p *partitioner) extract(cands []int32, mode PartitionMode) (*Partition, er
 	}
 	p.bools.put(fwReached)
 
-	out := &Partition{Mode: mode, Saved: make([]SavedValue, 0, len(saved))}
-	for _, c := range saved {
-		n := p.nd(c)
-		sv := SavedValue{Name: n.Name, Kind: "tensor", Bytes: -1}
-		if t := valueTensor(n.Val); t != nil {
-			sv.Shape, sv.Dtype = t.Shape, t.Dtype
-			if b, ok := tensorBytes(t); ok {
-				sv.Bytes = b
-			}
-		} else if isSymValue(n.Val) {
-			sv.Kind, sv.Bytes = "symint", 0
-		}
-		out.Saved = append(out.Saved, sv)
-	}
+	out := &Partition{Mode: mode, numSaved: numSaved, savedBytes: savedBytes}
 	out.fw, out.bw = p.prepare(fwPlan), p.prepare(bwPlan)
 	src := p.j.Module
 	shell := func(e *emission, role string) *ir.Module {
 		m := assembleModule(src, &ir.Graph{}, p.graphRefs(e), src.Graphs, src.Schemas)
 		m.SetAnnotation(AnnotationRole, role)
 		m.SetAnnotation("hopctl.partition.mode", mode.String())
-		m.SetAnnotation("hopctl.partition.num_saved", strconv.Itoa(len(saved)))
+		m.SetAnnotation("hopctl.partition.num_saved", strconv.Itoa(numSaved))
 		return m
 	}
 	out.fw.shell, out.bw.shell = shell(out.fw, "forward"), shell(out.bw, "backward")
