@@ -398,7 +398,7 @@ func (g *cutNet) search() bool {
 
 // levels sets dist to each network node's distance to t in the residual
 // graph, as far as s's, and reports whether s reaches t. When it does
-// not, the nodes with a distance are the sink side.
+// not, the nodes with a distance are the sink side. It overwrites cur.
 func (g *cutNet) levels() bool {
 	s, t := int32(2*g.k), int32(2*g.k+1)
 	dist := g.dist
@@ -406,8 +406,10 @@ func (g *cutNet) levels() bool {
 		dist[x] = -1
 	}
 	dist[t] = 0
-	queue := append(g.ints.get(len(dist))[:0], t)
-	defer func() { g.ints.put(queue[:cap(queue)]) }()
+	// The queue is cur, which sinkSide resets before each search: an
+	// array of 4 bytes per network node less (docs/performance-log.md,
+	// Twelfth pass). A node is queued once, so it never grows.
+	queue := append(g.cur[:0], t)
 	for qi := 0; qi < len(queue); qi++ {
 		y := queue[qi]
 		if ds := dist[s]; ds >= 0 && dist[y] >= ds {
@@ -469,7 +471,6 @@ func (g *cutNet) sinkSide() []bool {
 	if !g.greedy() {
 		return nil
 	}
-	clear(g.cur)
 	for g.levels() {
 		clear(g.cur)
 		if !g.search() {

@@ -522,6 +522,7 @@ func (p *partitioner) minCutSaved() []int32 {
 	}
 	toSink := p.bools.get(n) // non-backward nodes with an arc to the sink
 	cut := p.bools.get(n)    // fwReq && banned, decided once
+	edges := 0               // the merged network's edges
 	for c := range int32(n) {
 		toSink[c], cut[c] = bwOut[c], false
 		if bwReq[c] {
@@ -531,7 +532,8 @@ func (p *partitioner) minCutSaved() []int32 {
 			for _, u := range p.usersOf(c) {
 				if bwReq[u] {
 					toSink[c] = true
-					break
+				} else {
+					edges++
 				}
 			}
 		}
@@ -544,10 +546,12 @@ func (p *partitioner) minCutSaved() []int32 {
 		}
 	}
 	w := size
-	p.bools.put(fwReq, bwOut)
+	// The network's arrays reuse these (pool).
+	p.ints.put(dist)
+	p.bools.put(fwReq, bwOut, fusible)
 	var sinkSide []bool
 	if !p.fullNetwork {
-		g := newCutNet(w, len(p.users), &p.ints, &p.bools)
+		g := newCutNet(w, edges, &p.ints, &p.bools)
 		for c := range int32(n) {
 			if at[c] < 0 {
 				continue
@@ -567,8 +571,7 @@ func (p *partitioner) minCutSaved() []int32 {
 		// depends on the order it explores the network in.
 		sinkSide = p.flowNetSinkSide(int(k), at, bwReq, isPrimal, cut, toSink, w)
 	}
-	p.ints.put(dist)
-	p.bools.put(fusible, isPrimal, toSink, cut)
+	p.bools.put(isPrimal, toSink, cut)
 	saved := p.ints.get(n)[:0] // extract gives it back
 	for c := range int32(n) {
 		if p.class[c] == classOutput || bwReq[c] {
