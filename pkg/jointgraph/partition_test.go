@@ -454,7 +454,11 @@ func TestPlaceholdersInPlace(t *testing.T) {
 	}}
 	p := &partitioner{g: g, n: len(g.Nodes)}
 	for _, inputs := range [][]int32{{0}, {0, 1}, {2, 0}} {
-		e := p.prepare(&subgraphPlan{inputs: inputs, live: make([]bool, len(g.Nodes))})
+		sp := &subgraphPlan{inputs: inputs, isIn: make([]bool, len(g.Nodes)), live: make([]bool, len(g.Nodes))}
+		for _, c := range inputs {
+			sp.isIn[c] = true
+		}
+		e := p.prepare(sp)
 		if want := len(inputs) == 1; (e.ph == nil) != want {
 			t.Errorf("inputs %v: placeholders in place %v, want %v", inputs, e.ph == nil, want)
 		}
