@@ -522,18 +522,20 @@ func (p *partitioner) minCutSaved() []int32 {
 	}
 	toSink := p.bools.get(n) // non-backward nodes with an arc to the sink
 	cut := p.bools.get(n)    // fwReq && banned, decided once
-	edges := 0               // the merged network's edges
+	// The merged network's edges, at most: an edge's head is a network
+	// node, which has an edge from each of its operands at most.
+	edges := 0
 	for c := range int32(n) {
 		toSink[c], cut[c] = bwOut[c], false
 		if bwReq[c] {
 			continue
 		}
+		edges += int(p.opStart[c+1] - p.opStart[c])
 		if !p.fullNetwork {
 			for _, u := range p.usersOf(c) {
 				if bwReq[u] {
 					toSink[c] = true
-				} else {
-					edges++
+					break
 				}
 			}
 		}
