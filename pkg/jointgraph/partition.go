@@ -409,7 +409,9 @@ func (p *partitioner) index(effect []bool, cse bool) (ph []int32, out int) {
 		for c, id := range node {
 			start[c+1] = start[id+1]
 			bad[c], class[c], tids[c], effect[c] = bad[id], class[id], tids[id], effect[id]
-			fills.at[c] = fills.at[id]
+			if fills.at != nil {
+				fills.at[c] = fills.at[id]
+			}
 		}
 		for k, o := range ops {
 			ops[k] = cid[o] // merged nodes have no operands left, so ranges stay contiguous
@@ -420,7 +422,11 @@ func (p *partitioner) index(effect []bool, cse bool) (ph []int32, out int) {
 	p.n = n
 	p.opStart, p.opnd = start[:n+1], ops
 	p.bad, p.class, p.tgt, p.effect = bad[:n], class[:n], tids[:n], effect[:n]
-	p.fills = fillTable{at: fills.at[:n], vals: fills.vals}
+	if fills.at != nil {
+		fills.at = fills.at[:n]
+	}
+	fills.n = n
+	p.fills = fills
 	// Users, ascending: count them at useStart[o+1], turn the counts into
 	// each row's start, fill every row advancing its start to the next
 	// row's, and shift the starts back into place.
@@ -476,7 +482,7 @@ func (p *partitioner) defaultSaved() []int32 {
 }
 
 // isFill reports whether c is a constant-fill node (zerofill.go).
-func (p *partitioner) isFill(c int32) bool { return p.fills.at[c] > 0 }
+func (p *partitioner) isFill(c int32) bool { return p.fills.is(int(c)) }
 
 // isTuple reports whether node c, whose value is v, makes a tuple.
 func (p *partitioner) isTuple(c int32, v *ir.Value) bool {
