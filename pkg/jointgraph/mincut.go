@@ -430,18 +430,6 @@ func (p *partitioner) minCutSaved() []int32 {
 		}
 		size[at[c]], sym[c] = nodeSize(p.nd(c).Val)
 	}
-	// The size of operand o of a node the tangents do not reach. The
-	// tangents do not reach o either (they reach every user of a node
-	// they reach), so o is bwReq only if it is a gradient moved to the
-	// backward above, whose size is read again.
-	opSize := func(o int32) int64 {
-		if bwReq[o] {
-			s, _ := nodeSize(p.nd(o).Val)
-			return s
-		}
-		return size[at[o]]
-	}
-
 	// Distance from the backward (in forward nodes, over users).
 	dist := p.ints.zeroed(n)
 	for c := int32(n) - 1; c >= 0; c-- {
@@ -477,9 +465,11 @@ func (p *partitioner) minCutSaved() []int32 {
 		if in.getitem || size[at[c]] < 0 {
 			return false
 		}
+		// c is a forward node (cut below asks only of those), and so
+		// are its operands (forwardNodes): none is bwReq, each has a size.
 		var sum int64
 		for _, o := range p.operands(c) {
-			if s := opSize(o); s >= 0 {
+			if s := size[at[o]]; s >= 0 {
 				sum = satAdd(sum, s)
 			}
 		}
