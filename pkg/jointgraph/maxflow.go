@@ -461,9 +461,11 @@ func (g *cutNet) levels() bool {
 // Dinic's phases, which follow distances to t.
 func (g *cutNet) sinkSide() []bool {
 	n := 2*g.k + 2
+	// The stack holds one path, a few nodes long: it grows as needed. cur
+	// and dist need no zeroing: index counts in cur, greedy sets the
+	// entries of cur it reads, and levels every distance.
+	g.cur, g.dist, g.stack = g.ints.get(n), g.ints.get(n), make([]int32, 0, 64)
 	g.index()
-	// The stack holds one path, a few nodes long: it grows as needed.
-	g.cur, g.dist, g.stack = g.ints.zeroed(n), g.ints.zeroed(n), make([]int32, 0, 64)
 	defer func() {
 		g.ints.put(g.cur, g.dist)
 		g.cur, g.dist, g.stack = nil, nil, nil
@@ -564,7 +566,8 @@ func (g *cutNet) addNode(src, sink bool) {
 // addEdge adds an edge from the last node added to node j.
 func (g *cutNet) addEdge(j int32) { g.head = append(g.head, j) }
 
-// index lists each node's edges in, once every node is added.
+// index lists each node's edges in, once every node is added (counting
+// in cur, which sinkSide has made).
 func (g *cutNet) index() {
 	m := len(g.head)
 	g.uStart = append(g.uStart, int32(m))
@@ -577,7 +580,7 @@ func (g *cutNet) index() {
 		g.oStart[j] += g.oStart[j-1]
 	}
 	g.tail, g.edge = g.ints.get(m), g.ints.get(m)
-	next := g.ints.get(g.k)
+	next := g.cur[:g.k] // free until greedy
 	copy(next, g.oStart[:g.k])
 	for i := range g.k {
 		for e := g.uStart[i]; e < g.uStart[i+1]; e++ {
@@ -586,7 +589,6 @@ func (g *cutNet) index() {
 			g.tail[o], g.edge[o] = int32(i), e
 		}
 	}
-	g.ints.put(next)
 }
 
 // release gives the network's arrays back to the pools.
