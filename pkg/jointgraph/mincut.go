@@ -412,15 +412,14 @@ func (p *partitioner) minCutSaved() []int32 {
 		at[c] = k
 		k++
 	}
-	// Sizes (bytes, or -1 when unknown) of the nodes the tangents do not
-	// reach, by network node: only those are weighed (banned, weight),
-	// and so are their operands, which the tangents do not reach either.
-	// The array becomes the network's weights in place (w below): 16
-	// bytes a joint node less than sizes by node and weights beside them
-	// (docs/performance-log.md, Twelfth pass). Which of them are symbolic
-	// ints is noted on the way (sym): reading a node's value again is a
-	// cache miss or two a node at 1M input nodes (0.08 s of SplitLazy's
-	// 0.8 s: docs/performance-log.md, Eighth pass).
+	// Sizes (bytes, or -1 when unknown) of the nodes the backward does not
+	// require, by network node: only those are weighed (banned, weight).
+	// The array becomes the network's weights in place (w below): 8 bytes
+	// a node less than sizes by node beside the weights (16.5 MB at 1M
+	// input nodes: docs/performance-log.md, Twelfth pass). Which of them
+	// are symbolic ints is noted on the way (sym): reading a node's value
+	// again is a cache miss or two a node at 1M input nodes (0.08 s of
+	// SplitLazy's 0.8 s: docs/performance-log.md, Eighth pass).
 	size := make([]int64, k)
 	sym := p.bools.zeroed(n)
 	p.sym = sym // the saved values are among these nodes

@@ -681,10 +681,8 @@ func (p *partitioner) extract(cands []int32, mode PartitionMode) (*Partition, er
 			id := p.jointID(c)
 			n := &p.g.Nodes[id]
 			fwOuts = append(fwOuts, ir.NodeArg(ir.NodeID(id), n.Name))
-			if t := valueTensor(n.Val); t != nil {
-				if b, ok := tensorBytes(t); ok && b > 0 {
-					savedBytes = satAdd(savedBytes, b)
-				}
+			if b := savedValue(n).Bytes; b > 0 {
+				savedBytes = satAdd(savedBytes, b)
 			}
 		}
 	}
