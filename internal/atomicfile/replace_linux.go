@@ -8,11 +8,11 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// replace puts the temporary file tmp in place of dst, an existing regular
+// swapIn puts the temporary file tmp in place of dst, an existing regular
 // file or a name that does not exist yet (exists says which, as dst was
-// resolved). On failure it reports whether tmp is still the temporary
-// file, for the caller to remove; after a double failure it is not
-// (below).
+// resolved), and reports whether it exchanged them: then tmp names what
+// dst held, for removeSwapped to remove. Otherwise tmp was renamed onto
+// dst, or, on failure, is still the temporary file.
 //
 // An existing destination is exchanged with the temporary file
 // (renameat2 RENAME_EXCHANGE) and its old content, now under the
@@ -34,31 +34,37 @@ import (
 // read (exit 3), and rerunning the command repairs it. Any failure of
 // the exchange (a file system without it, a destination gone) falls back
 // to the rename.
-func replace(tmp, dst string, exists bool) (tmpIntact bool, err error) {
-	if exists {
-		if err := exchange(tmp, dst); err == nil {
-			// unlink, never rmdir: what was swapped out is only removed
-			// if it is not a directory put at dst since it was resolved;
-			// gone already (a file system that renamed instead of
-			// exchanging, another process), it need not be.
-			uerr := unlink(tmp)
-			if uerr == nil || errors.Is(uerr, unix.ENOENT) {
-				return false, nil
-			}
-			// Swapped back, the rename below fails as it would have
-			// (a directory) or replaces what it would have.
-			if err := exchange(tmp, dst); err != nil {
-				// The new file is in place and what it replaced is
-				// under the temporary name, which is no longer ours to
-				// remove.
-				return false, fmt.Errorf("replaced, but what it replaced is left as %s: %w", tmp, errors.Join(uerr, err))
-			}
-		}
+func swapIn(tmp, dst string, exists bool) (swapped bool, err error) {
+	if exists && exchange(tmp, dst) == nil {
+		return true, nil
+	}
+	return false, os.Rename(tmp, dst)
+}
+
+// removeSwapped removes what swapIn swapped out of dst, now under the
+// temporary name tmp. On failure it reports whether tmp is still the
+// temporary file (holding the new content), for the caller to remove;
+// after a double failure it is not (below).
+func removeSwapped(tmp, dst string) (tmpIntact bool, err error) {
+	// unlink, never rmdir: what was swapped out is only removed if it is
+	// not a directory put at dst since it was resolved; gone already (a
+	// file system that renamed instead of exchanging, another process,
+	// an interrupt's RemovePendingTempFiles), it need not be.
+	uerr := unlink(tmp)
+	if uerr == nil || errors.Is(uerr, unix.ENOENT) {
+		return false, nil
+	}
+	// Swapped back, the rename below fails as it would have (a
+	// directory) or replaces what it would have.
+	if err := exchange(tmp, dst); err != nil {
+		// The new file is in place and what it replaced is under the
+		// temporary name, which is no longer ours to remove.
+		return false, fmt.Errorf("replaced, but what it replaced is left as %s: %w", tmp, errors.Join(uerr, err))
 	}
 	return true, os.Rename(tmp, dst)
 }
 
-// The system calls of replace, variables for its tests.
+// The system calls of swapIn and removeSwapped, variables for their tests.
 var (
 	exchange = func(a, b string) error {
 		return unix.Renameat2(unix.AT_FDCWD, a, unix.AT_FDCWD, b, unix.RENAME_EXCHANGE)

@@ -1,11 +1,24 @@
 package atomicfile
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
+	"sync"
 	"syscall"
 	"testing"
+	"time"
 )
+
+// replace is what WriteFilesFunc does with one temporary file: swapIn,
+// and removeSwapped when it swapped.
+func replace(tmp, dst string, exists bool) (tmpIntact bool, err error) {
+	swapped, err := swapIn(tmp, dst, exists)
+	if !swapped {
+		return true, err
+	}
+	return removeSwapped(tmp, dst)
+}
 
 // TestReplaceExchanges: an existing destination is replaced by the
 // temporary file's inode (not rewritten in place), a hard link to the old
@@ -137,5 +150,71 @@ func TestReplaceSteps(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestWriteFilesRemovesAtOnce: the old contents of several destinations
+// are removed at the same time (every removal starts before any ends),
+// each stays a pending temporary file until its removal ends (an
+// interrupt then would remove it), and nothing but the destinations is
+// left.
+func TestWriteFilesRemovesAtOnce(t *testing.T) {
+	realUnlink := unlink
+	t.Cleanup(func() { unlink = realUnlink })
+	dir := t.TempDir()
+	var paths []string
+	var datas [][]byte
+	for i := range 3 {
+		p := filepath.Join(dir, fmt.Sprintf("out%d.pb", i))
+		writeSentinel(t, p)
+		paths, datas = append(paths, p), append(datas, []byte("new"))
+	}
+	all := make(chan struct{}) // closed when every removal has started
+	var mu sync.Mutex
+	var pending []bool // per removal: its file was still pending
+	alone := 0         // removals that waited for the others in vain
+	unlink = func(a string) error {
+		pendingTemps.Lock()
+		_, tracked := pendingTemps.names[a]
+		pendingTemps.Unlock()
+		mu.Lock()
+		pending = append(pending, tracked)
+		if len(pending) == len(paths) {
+			close(all)
+		}
+		mu.Unlock()
+		select {
+		case <-all:
+		case <-time.After(2 * time.Second):
+			mu.Lock()
+			alone++
+			mu.Unlock()
+		}
+		return realUnlink(a)
+	}
+	if err := WriteFiles(paths, datas); err != nil {
+		t.Fatal(err)
+	}
+	if len(pending) != len(paths) || alone > 0 {
+		t.Fatalf("%d removals, %d of them one after another; want %d, all at once", len(pending), alone, len(paths))
+	}
+	for i, tracked := range pending {
+		if !tracked {
+			t.Errorf("removal %d: the swapped-out file was not a pending temporary file", i)
+		}
+	}
+	pendingTemps.Lock()
+	left := len(pendingTemps.names)
+	pendingTemps.Unlock()
+	if left != 0 {
+		t.Errorf("%d temporary files still pending", left)
+	}
+	for _, p := range paths {
+		if got := readString(t, p); got != "new" {
+			t.Errorf("%s = %q, want \"new\"", filepath.Base(p), got)
+		}
+	}
+	if entries, _ := os.ReadDir(dir); len(entries) != len(paths) {
+		t.Errorf("%d entries left in the directory, want %d", len(entries), len(paths))
 	}
 }

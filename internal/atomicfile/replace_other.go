@@ -4,8 +4,14 @@ package atomicfile
 
 import "os"
 
-// replace puts the temporary file tmp in place of dst by renaming it
-// (replace_linux.go exchanges an existing destination instead).
-func replace(tmp, dst string, exists bool) (tmpIntact bool, err error) {
-	return true, os.Rename(tmp, dst)
+// swapIn puts the temporary file tmp in place of dst by renaming it
+// (replace_linux.go exchanges an existing destination instead): it never
+// swaps.
+func swapIn(tmp, dst string, exists bool) (swapped bool, err error) {
+	return false, os.Rename(tmp, dst)
+}
+
+// removeSwapped is never called here: swapIn never swaps.
+func removeSwapped(tmp, dst string) (tmpIntact bool, err error) {
+	return false, os.Remove(tmp)
 }

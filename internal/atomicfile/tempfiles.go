@@ -64,6 +64,32 @@ func settleTemp(name string, fn func() error) error {
 	return fn()
 }
 
+// swapTemp runs swap (swapIn of a tracked temporary file) atomically with
+// respect to RemovePendingTempFiles, as settleTemp does, and forgets the
+// file unless swap exchanged it with its destination: the name then holds
+// what the destination held, which an interrupt is to remove as well,
+// until forgetTemp. It returns os.ErrClosed without running swap once
+// shutdown has begun.
+func swapTemp(name string, swap func() (swapped bool, err error)) (swapped bool, err error) {
+	pendingTemps.Lock()
+	defer pendingTemps.Unlock()
+	if pendingTemps.closing {
+		return false, os.ErrClosed
+	}
+	swapped, err = swap()
+	if !swapped {
+		delete(pendingTemps.names, name)
+	}
+	return swapped, err
+}
+
+// forgetTemp forgets a file swapTemp kept, once it is removed or renamed.
+func forgetTemp(name string) {
+	pendingTemps.Lock()
+	delete(pendingTemps.names, name)
+	pendingTemps.Unlock()
+}
+
 // Interrupted reports whether RemovePendingTempFiles has run: the
 // process is being interrupted, and a write's os.ErrClosed says so, not
 // that the write failed.

@@ -184,7 +184,7 @@ func TestJointMinCutScale(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			w.saved, w.joint = len(p.Saved), len(j.Module.Root().Nodes)
+			w.saved, w.joint = len(p.Saved()), len(j.Module.Root().Nodes)
 		})
 		return w
 	}

@@ -69,12 +69,12 @@ func testMincutVsAOT(t *testing.T, dir string, least int) {
 				t.Fatal(err)
 			}
 			t.Logf("hopctl's min-cut saves %d values (%d bytes of static size), AOTAutograd's %d (%d bytes)",
-				len(part.Saved), part.TotalBytes(), p.AOT.Count, p.AOT.Bytes)
-			if len(part.Saved) > p.AOT.Count {
+				len(part.Saved()), part.TotalBytes(), p.AOT.Count, p.AOT.Bytes)
+			if len(part.Saved()) > p.AOT.Count {
 				t.Errorf("%s (%s): hopctl's min-cut saves %d values, AOTAutograd's %d (%v)",
-					name, p.Test, len(part.Saved), p.AOT.Count, p.AOT.Values)
+					name, p.Test, len(part.Saved()), p.AOT.Count, p.AOT.Values)
 			}
-			for _, s := range part.Saved {
+			for _, s := range part.Saved() {
 				if s.Bytes < 0 {
 					return // symbolic: compared at run time only
 				}

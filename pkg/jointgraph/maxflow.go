@@ -398,7 +398,7 @@ func (g *cutNet) search() bool {
 
 // levels sets dist to each network node's distance to t in the residual
 // graph, as far as s's, and reports whether s reaches t. When it does
-// not, the nodes with a distance are the sink side.
+// not, the nodes with a distance are the sink side. It overwrites cur.
 func (g *cutNet) levels() bool {
 	s, t := int32(2*g.k), int32(2*g.k+1)
 	dist := g.dist
@@ -406,8 +406,10 @@ func (g *cutNet) levels() bool {
 		dist[x] = -1
 	}
 	dist[t] = 0
-	queue := append(g.ints.get(len(dist))[:0], t)
-	defer func() { g.ints.put(queue[:cap(queue)]) }()
+	// The queue is cur, which sinkSide resets before each search: an
+	// array of 4 bytes per network node less (docs/performance-log.md,
+	// Twelfth pass). A node is queued once, so it never grows.
+	queue := append(g.cur[:0], t)
 	for qi := 0; qi < len(queue); qi++ {
 		y := queue[qi]
 		if ds := dist[s]; ds >= 0 && dist[y] >= ds {
@@ -459,9 +461,11 @@ func (g *cutNet) levels() bool {
 // Dinic's phases, which follow distances to t.
 func (g *cutNet) sinkSide() []bool {
 	n := 2*g.k + 2
+	// The stack holds one path, a few nodes long: it grows as needed. cur
+	// and dist need no zeroing: index counts in cur, greedy sets the
+	// entries of cur it reads, and levels every distance.
+	g.cur, g.dist, g.stack = g.ints.get(n), g.ints.get(n), make([]int32, 0, 64)
 	g.index()
-	// The stack holds one path, a few nodes long: it grows as needed.
-	g.cur, g.dist, g.stack = g.ints.zeroed(n), g.ints.zeroed(n), make([]int32, 0, 64)
 	defer func() {
 		g.ints.put(g.cur, g.dist)
 		g.cur, g.dist, g.stack = nil, nil, nil
@@ -469,7 +473,6 @@ func (g *cutNet) sinkSide() []bool {
 	if !g.greedy() {
 		return nil
 	}
-	clear(g.cur)
 	for g.levels() {
 		clear(g.cur)
 		if !g.search() {
@@ -541,18 +544,19 @@ func (g *cutNet) greedy() bool {
 	return true
 }
 
-// newCutNet returns a network of k nodes with room for edges edges, to be
-// filled with addNode and addEdge, node by node in order.
-func newCutNet(k, edges int, ints *pool[int32], bools *pool[bool]) *cutNet {
-	return &cutNet{k: k, w: make([]int64, k), f: make([]int64, k), src: bools.get(k), sink: bools.get(k),
+// newCutNet returns a network of len(w) nodes, w[i] node i's arc capacity
+// (the network keeps w), with room for edges edges, to be filled with
+// addNode and addEdge, node by node in order.
+func newCutNet(w []int64, edges int, ints *pool[int32], bools *pool[bool]) *cutNet {
+	k := len(w)
+	return &cutNet{k: k, w: w, f: make([]int64, k), src: bools.get(k), sink: bools.get(k), srcs: ints.get(k)[:0],
 		uStart: ints.get(k + 1)[:0], head: ints.get(edges)[:0], ints: ints}
 }
 
-// addNode adds the next node: its node arc's capacity, and whether s and
-// t have arcs to it.
-func (g *cutNet) addNode(w int64, src, sink bool) {
+// addNode adds the next node: whether s and t have arcs to it.
+func (g *cutNet) addNode(src, sink bool) {
 	i := len(g.uStart)
-	g.w[i], g.src[i], g.sink[i] = w, src, sink
+	g.src[i], g.sink[i] = src, sink
 	if src {
 		g.srcs = append(g.srcs, int32(i))
 	}
@@ -562,7 +566,8 @@ func (g *cutNet) addNode(w int64, src, sink bool) {
 // addEdge adds an edge from the last node added to node j.
 func (g *cutNet) addEdge(j int32) { g.head = append(g.head, j) }
 
-// index lists each node's edges in, once every node is added.
+// index lists each node's edges in, once every node is added (counting
+// in cur, which sinkSide has made).
 func (g *cutNet) index() {
 	m := len(g.head)
 	g.uStart = append(g.uStart, int32(m))
@@ -575,7 +580,7 @@ func (g *cutNet) index() {
 		g.oStart[j] += g.oStart[j-1]
 	}
 	g.tail, g.edge = g.ints.get(m), g.ints.get(m)
-	next := g.ints.get(g.k)
+	next := g.cur[:g.k] // free until greedy
 	copy(next, g.oStart[:g.k])
 	for i := range g.k {
 		for e := g.uStart[i]; e < g.uStart[i+1]; e++ {
@@ -584,12 +589,11 @@ func (g *cutNet) index() {
 			g.tail[o], g.edge[o] = int32(i), e
 		}
 	}
-	g.ints.put(next)
 }
 
 // release gives the network's arrays back to the pools.
 func (g *cutNet) release(bools *pool[bool]) {
-	g.ints.put(g.uStart[:cap(g.uStart)], g.head[:cap(g.head)], g.oStart, g.tail, g.edge)
+	g.ints.put(g.srcs[:cap(g.srcs)], g.uStart[:cap(g.uStart)], g.head[:cap(g.head)], g.oStart, g.tail, g.edge)
 	bools.put(g.src, g.sink)
 	*g = cutNet{}
 }

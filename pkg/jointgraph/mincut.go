@@ -367,39 +367,6 @@ func (p *partitioner) minCutSaved() []int32 {
 			bwReq[u] = true
 		}
 	}
-	// Sizes (bytes, or -1 when unknown) of the nodes the tangents do not
-	// reach: only those are weighed (banned, weight), and so are their
-	// operands, which the tangents do not reach either. Which of them are
-	// symbolic ints is noted on the way (sym): reading a node's value
-	// again is a cache miss or two a node at 1M input nodes (0.08 s of
-	// SplitLazy's 0.8 s: docs/performance-log.md, Eighth pass).
-	size := make([]int64, n)
-	sym := p.bools.zeroed(n)
-	p.sym = sym // the saved values are among these nodes
-	for c := range int32(n) {
-		size[c] = -1
-		if bwReq[c] {
-			continue
-		}
-		v := p.nd(c).Val
-		if t := valueTensor(v); t != nil {
-			if b, ok := tensorBytes(t); ok {
-				size[c] = b
-			} else if es, ok := dtypeSize(t.Dtype); ok {
-				// A symbolic numel counts as 4096 elements, as
-				// AOTAutograd's _size_of does (hint_int(numel,
-				// fallback=4096)): an unbacked size has no hint, and
-				// hopctl keeps none (a while_loop's stacked carries).
-				size[c] = satMul(symbolicNumelFallback, es)
-			}
-		} else if isSymValue(v) {
-			sym[c] = true
-			// A symbolic int weighs 1 (partitioners.py sym_node_size)
-			// and may be saved: AOTAutograd passes the backward its
-			// saved_sym_nodes beside the tensors.
-			size[c] = 1
-		}
-	}
 	fwReq := p.forwardNodes()
 	for _, c := range p.primals {
 		fwReq[c] = true
@@ -426,6 +393,42 @@ func (p *partitioner) minCutSaved() []int32 {
 		}
 	}
 
+	// Node c of the network is nodes 2k (in) and 2k+1 (out), k = at[c];
+	// then source and sink. A node the backward requires would have only
+	// an infinite arc to the sink: it is merged into the sink, so an arc
+	// into it becomes an arc to the sink (one per node: they are all
+	// infinite). That leaves the cut and the residual reachability
+	// (sinkSide) as they were, and removes more than half of the network
+	// — the backward half of the joint graph, whose nodes are left out
+	// (numbered in order, the others keep their arcs' order, so the flow
+	// found is the same step by step).
+	at := p.ints.get(n)
+	k := int32(0)
+	for c := range int32(n) {
+		at[c] = -1
+		if bwReq[c] && !p.fullNetwork {
+			continue
+		}
+		at[c] = k
+		k++
+	}
+	// Sizes (bytes, or -1 when unknown) of the nodes the backward does not
+	// require, by network node: only those are weighed (banned, weight).
+	// The array becomes the network's weights in place (w below): 8 bytes
+	// a node less than sizes by node beside the weights (16.5 MB at 1M
+	// input nodes: docs/performance-log.md, Twelfth pass). Which of them
+	// are symbolic ints is noted on the way (sym): reading a node's value
+	// again is a cache miss or two a node at 1M input nodes (0.08 s of
+	// SplitLazy's 0.8 s: docs/performance-log.md, Eighth pass).
+	size := make([]int64, k)
+	sym := p.bools.zeroed(n)
+	p.sym = sym // the saved values are among these nodes
+	for c := range int32(n) {
+		if bwReq[c] {
+			continue
+		}
+		size[at[c]], sym[c] = nodeSize(p.nd(c).Val)
+	}
 	// Distance from the backward (in forward nodes, over users).
 	dist := p.ints.zeroed(n)
 	for c := int32(n) - 1; c >= 0; c-- {
@@ -458,16 +461,18 @@ func (p *partitioner) minCutSaved() []int32 {
 		if p.effect[c] || !in.recomputable {
 			return true
 		}
-		if in.getitem || size[c] < 0 {
+		if in.getitem || size[at[c]] < 0 {
 			return false
 		}
+		// c is a forward node (cut below asks only of those), and so
+		// are its operands (forwardNodes): none is bwReq, each has a size.
 		var sum int64
 		for _, o := range p.operands(c) {
-			if size[o] >= 0 {
-				sum = satAdd(sum, size[o])
+			if s := size[at[o]]; s >= 0 {
+				sum = satAdd(sum, s)
 			}
 		}
-		return satMul(size[c], 4) < sum
+		return satMul(size[at[c]], 4) < sum
 	}
 	materialized := func(c int32) bool {
 		if p.class[c] == classPlaceholder {
@@ -486,10 +491,11 @@ func (p *partitioner) minCutSaved() []int32 {
 	// Python floats would keep growing).
 	maxWeight := flowInf / int64(2*n+2)
 	weight := func(c int32) int64 {
-		if size[c] < 0 {
+		s := size[at[c]]
+		if s < 0 {
 			return flowInf
 		}
-		f := float64(size[c]) * pow11[max(min(dist[c], 100), 1)]
+		f := float64(s) * pow11[max(min(dist[c], 100), 1)]
 		if !materialized(c) {
 			f *= 2
 		}
@@ -499,35 +505,21 @@ func (p *partitioner) minCutSaved() []int32 {
 		return int64(f)
 	}
 
-	// Node c of the network is nodes 2k (in) and 2k+1 (out), k = at[c];
-	// then source and sink. A node the backward requires would have only
-	// an infinite arc to the sink: it is merged into the sink, so an arc
-	// into it becomes an arc to the sink (one per node: they are all
-	// infinite). That leaves the cut and the residual reachability
-	// (sinkSide) as they were, and removes more than half of the network
-	// — the backward half of the joint graph, whose nodes are left out
-	// (numbered in order, the others keep their arcs' order, so the flow
-	// found is the same step by step).
 	isPrimal := p.bools.zeroed(n)
 	for _, c := range p.primals {
 		isPrimal[c] = true
 	}
 	toSink := p.bools.get(n) // non-backward nodes with an arc to the sink
 	cut := p.bools.get(n)    // fwReq && banned, decided once
-	at := p.ints.get(n)
-	k := int32(0)
+	// The merged network's edges, at most: an edge's head is a network
+	// node, which has an edge from each of its operands at most.
+	edges := 0
 	for c := range int32(n) {
-		toSink[c], cut[c], at[c] = false, false, -1
-		if bwReq[c] && !p.fullNetwork {
-			continue
-		}
-		at[c] = k
-		k++
+		toSink[c], cut[c] = bwOut[c], false
 		if bwReq[c] {
-			toSink[c] = bwOut[c]
 			continue
 		}
-		toSink[c] = bwOut[c]
+		edges += int(p.opStart[c+1] - p.opStart[c])
 		if !p.fullNetwork {
 			for _, u := range p.usersOf(c) {
 				if bwReq[u] {
@@ -538,15 +530,24 @@ func (p *partitioner) minCutSaved() []int32 {
 		}
 		cut[c] = fwReq[c] && banned(c)
 	}
-	p.bools.put(fwReq, bwOut)
+	// Every size read, the sizes become the weights, each in its place.
+	for c := range int32(n) {
+		if !bwReq[c] {
+			size[at[c]] = weight(c)
+		}
+	}
+	w := size
+	// The network's arrays reuse these (pool).
+	p.ints.put(dist)
+	p.bools.put(fwReq, bwOut, fusible)
 	var sinkSide []bool
 	if !p.fullNetwork {
-		g := newCutNet(int(k), len(p.users), &p.ints, &p.bools)
+		g := newCutNet(w, edges, &p.ints, &p.bools)
 		for c := range int32(n) {
 			if at[c] < 0 {
 				continue
 			}
-			g.addNode(weight(c), isPrimal[c] || cut[c], toSink[c])
+			g.addNode(isPrimal[c] || cut[c], toSink[c])
 			for _, u := range p.usersOf(c) {
 				if at[u] >= 0 {
 					g.addEdge(at[u])
@@ -559,11 +560,10 @@ func (p *partitioner) minCutSaved() []int32 {
 	if sinkSide == nil {
 		// The full network, or an unbounded flow: flowNet, whose cut then
 		// depends on the order it explores the network in.
-		sinkSide = p.flowNetSinkSide(int(k), at, bwReq, isPrimal, cut, toSink, weight)
+		sinkSide = p.flowNetSinkSide(int(k), at, bwReq, isPrimal, cut, toSink, w)
 	}
-	p.ints.put(dist)
-	p.bools.put(fusible, isPrimal, toSink, cut)
-	var saved []int32
+	p.bools.put(isPrimal, toSink, cut)
+	saved := p.ints.get(n)[:0] // extract gives it back
 	for c := range int32(n) {
 		if p.class[c] == classOutput || bwReq[c] {
 			continue
@@ -577,11 +577,36 @@ func (p *partitioner) minCutSaved() []int32 {
 	return saved
 }
 
+// nodeSize returns what min-cut weighs a node of value v by: its size in
+// bytes, 1 for a symbolic int (sym), -1 when unknown.
+func nodeSize(v *ir.Value) (size int64, sym bool) {
+	if t := valueTensor(v); t != nil {
+		if b, ok := tensorBytes(t); ok {
+			return b, false
+		}
+		if es, ok := dtypeSize(t.Dtype); ok {
+			// A symbolic numel counts as 4096 elements, as AOTAutograd's
+			// _size_of does (hint_int(numel, fallback=4096)): an unbacked
+			// size has no hint, and hopctl keeps none (a while_loop's
+			// stacked carries).
+			return satMul(symbolicNumelFallback, es), false
+		}
+		return -1, false
+	}
+	if isSymValue(v) {
+		// A symbolic int weighs 1 (partitioners.py sym_node_size) and may
+		// be saved: AOTAutograd passes the backward its saved_sym_nodes
+		// beside the tensors.
+		return 1, true
+	}
+	return -1, false
+}
+
 // flowNetSinkSide builds min-cut's network as a flowNet and returns the
 // sink side of its cut (minCutSaved's arrays: at, the network node of
 // each node, -1 for none; the flags of the nodes with one; weight, the
-// capacity of a node's arc).
-func (p *partitioner) flowNetSinkSide(k int, at []int32, bwReq, isPrimal, cut, toSink []bool, weight func(int32) int64) []bool {
+// capacity of a node's arc, by network node).
+func (p *partitioner) flowNetSinkSide(k int, at []int32, bwReq, isPrimal, cut, toSink []bool, w []int64) []bool {
 	// The network is laid out in two passes over the same edges: count
 	// each node's arcs, then place them.
 	net := &flowNet{n: 2*k + 2, ints: &p.ints}
@@ -610,11 +635,7 @@ func (p *partitioner) flowNetSinkSide(k int, at []int32, bwReq, isPrimal, cut, t
 			if toSink[c] {
 				arc(2*i+1, sink, flowInf)
 			}
-			w := int64(0) // the counting pass needs no weights
-			if placing {
-				w = weight(c)
-			}
-			arc(2*i, 2*i+1, w)
+			arc(2*i, 2*i+1, w[i])
 			for _, u := range p.usersOf(c) {
 				if at[u] >= 0 {
 					arc(2*i+1, 2*int(at[u]), flowInf)

@@ -49,8 +49,12 @@ func (p PartitionMode) String() string {
 type Partition struct {
 	Forward, Backward *ir.Module
 	Mode              PartitionMode
-	// Saved lists the saved values in the order the forward returns them.
-	Saved []SavedValue
+
+	// numSaved and savedBytes are NumSaved's and TotalBytes': the saved
+	// values themselves are made on demand (Saved), from the forward's
+	// outputs.
+	numSaved   int
+	savedBytes int64
 
 	p      *partitioner
 	fw, bw *emission
@@ -82,16 +86,37 @@ type SavedValue struct {
 	Bytes int64
 }
 
-// TotalBytes sums the saved values' sizes (symbolic ones count 0).
-func (p *Partition) TotalBytes() int64 {
-	var n int64
-	for _, s := range p.Saved {
-		if s.Bytes > 0 {
-			n = satAdd(n, s.Bytes)
-		}
+// NumSaved returns the number of saved values.
+func (p *Partition) NumSaved() int { return p.numSaved }
+
+// Saved lists the saved values in the order the forward returns them,
+// made on each call: a command that only counts them (NumSaved,
+// TotalBytes) does not allocate 80 bytes per saved value (39 MB at 1M
+// input nodes: docs/performance-log.md, Twelfth pass).
+func (p *Partition) Saved() []SavedValue {
+	outs := p.fw.sp.outputs
+	saved := make([]SavedValue, 0, p.numSaved)
+	for _, a := range outs[len(outs)-p.numSaved:] {
+		saved = append(saved, savedValue(&p.p.g.Nodes[a.Ref]))
 	}
-	return n
+	return saved
 }
+
+func savedValue(n *ir.Node) SavedValue {
+	sv := SavedValue{Name: n.Name, Kind: "tensor", Bytes: -1}
+	if t := valueTensor(n.Val); t != nil {
+		sv.Shape, sv.Dtype = t.Shape, t.Dtype
+		if b, ok := tensorBytes(t); ok {
+			sv.Bytes = b
+		}
+	} else if isSymValue(n.Val) {
+		sv.Kind, sv.Bytes = "symint", 0
+	}
+	return sv
+}
+
+// TotalBytes sums the saved values' sizes (symbolic ones count 0).
+func (p *Partition) TotalBytes() int64 { return p.savedBytes }
 
 // Split partitions a joint graph built with ConventionNone. The joint
 // graph is only read.
@@ -384,7 +409,9 @@ func (p *partitioner) index(effect []bool, cse bool) (ph []int32, out int) {
 		for c, id := range node {
 			start[c+1] = start[id+1]
 			bad[c], class[c], tids[c], effect[c] = bad[id], class[id], tids[id], effect[id]
-			fills.at[c] = fills.at[id]
+			if fills.at != nil {
+				fills.at[c] = fills.at[id]
+			}
 		}
 		for k, o := range ops {
 			ops[k] = cid[o] // merged nodes have no operands left, so ranges stay contiguous
@@ -395,7 +422,11 @@ func (p *partitioner) index(effect []bool, cse bool) (ph []int32, out int) {
 	p.n = n
 	p.opStart, p.opnd = start[:n+1], ops
 	p.bad, p.class, p.tgt, p.effect = bad[:n], class[:n], tids[:n], effect[:n]
-	p.fills = fillTable{at: fills.at[:n], vals: fills.vals}
+	if fills.at != nil {
+		fills.at = fills.at[:n]
+	}
+	fills.n = n
+	p.fills = fills
 	// Users, ascending: count them at useStart[o+1], turn the counts into
 	// each row's start, fill every row advancing its start to the next
 	// row's, and shift the starts back into place.
@@ -451,7 +482,7 @@ func (p *partitioner) defaultSaved() []int32 {
 }
 
 // isFill reports whether c is a constant-fill node (zerofill.go).
-func (p *partitioner) isFill(c int32) bool { return p.fills.at[c] > 0 }
+func (p *partitioner) isFill(c int32) bool { return p.fills.is(int(c)) }
 
 // isTuple reports whether node c, whose value is v, makes a tuple.
 func (p *partitioner) isTuple(c int32, v *ir.Value) bool {
@@ -464,7 +495,8 @@ func (p *partitioner) isTuple(c int32, v *ir.Value) bool {
 func (p *partitioner) forwardNodes() (need []bool) {
 	avail := p.fwAvailable()
 	need = p.bools.zeroed(p.n)
-	var roots []int32
+	roots := p.ints.get(p.n)[:0] // as plan's stack
+	defer func() { p.ints.put(roots[:cap(roots)]) }()
 	for _, a := range p.fwdOuts {
 		if a.Kind == ir.ArgNode && a.Ref >= 0 {
 			if c := p.refCompact(a.Ref); c >= 0 {
@@ -504,13 +536,13 @@ func (p *partitioner) fwAvailable() []bool {
 // when effects is set).
 func (p *partitioner) available(inputs []int32, effects bool) []bool {
 	avail := p.bools.zeroed(p.n)
-	isIn := p.bools.zeroed(p.n)
-	defer p.bools.put(isIn)
 	for _, c := range inputs {
-		avail[c], isIn[c] = true, true
+		avail[c] = true
 	}
 	for c := range int32(p.n) {
-		if isIn[c] || (p.class[c] != classCall && p.class[c] != classGetAttr) || p.bad[c] || (!effects && p.effect[c]) {
+		// Before c's turn only the inputs are available: avail[c] says
+		// whether c is one.
+		if avail[c] || (p.class[c] != classCall && p.class[c] != classGetAttr) || p.bad[c] || (!effects && p.effect[c]) {
 			continue
 		}
 		ok := true
@@ -533,6 +565,7 @@ type subgraphPlan struct {
 	outputs []ir.Arg // references are joint ids
 	isIn    []bool
 	live    []bool // computed nodes kept (inputs excluded)
+	nLive   int    // how many
 }
 
 // plan computes the nodes a subgraph with the given inputs computes for
@@ -546,7 +579,11 @@ func (p *partitioner) plan(inputs []int32, avail []bool, outputs []ir.Arg, effec
 		sp.isIn[c] = true
 	}
 	reached := p.bools.zeroed(p.n)
-	var stack []int32
+	// The stack from the pool: it grows to about a node per live node,
+	// allocated afresh at every doubling otherwise (12 MB at 1M input
+	// nodes: docs/performance-log.md, Twelfth pass).
+	stack := p.ints.get(p.n)[:0]
+	defer func() { p.ints.put(stack[:cap(stack)]) }()
 	var err error
 	for k := range outputs {
 		outputs[k].WalkRefs(func(a *ir.Arg) {
@@ -588,6 +625,7 @@ func (p *partitioner) plan(inputs []int32, avail []bool, outputs []ir.Arg, effec
 			continue
 		}
 		sp.live[c] = true
+		sp.nLive++
 		stack = append(stack, p.operands(c)...)
 	}
 	return sp, reached, nil
@@ -605,6 +643,7 @@ func (p *partitioner) extract(cands []int32, mode PartitionMode) (*Partition, er
 	// the one built from the candidates it reads: a node it computes
 	// reaches only inputs it reads.
 	syms, tensors := p.splitSyms(cands)
+	p.ints.put(cands[:cap(cands)]) // minCutSaved's
 	bwIn := slices.Concat(syms, tensors, p.tangents)
 	bwAvail := p.available(bwIn, false)
 	bwPlan, reached, err := p.plan(bwIn, bwAvail, p.bwdOuts, false)
@@ -612,16 +651,40 @@ func (p *partitioner) extract(cands []int32, mode PartitionMode) (*Partition, er
 	if err != nil {
 		return nil, err
 	}
-	notRead := func(c int32) bool { return !reached[c] }
-	syms, tensors = slices.DeleteFunc(syms, notRead), slices.DeleteFunc(tensors, notRead)
+	// The backward's inputs: the candidates it reads, then the tangents
+	// (bwIn, filtered in place).
+	k := 0
+	for i, c := range bwIn {
+		if i >= len(syms)+len(tensors) || reached[c] {
+			bwIn[k] = c
+			k++
+		}
+	}
+	bwIn = bwIn[:k]
+	bwPlan.inputs = bwIn
+	nsyms := 0
+	for _, c := range syms {
+		if reached[c] {
+			nsyms++
+		}
+	}
 	p.bools.put(reached)
-	saved := slices.Concat(tensors, syms)
-	bwPlan.inputs = slices.Concat(syms, tensors, p.tangents)
-	fwOuts := make([]ir.Arg, 0, len(p.fwdOuts)+len(saved))
+	// The saved values, as the forward returns them: the backward's
+	// tensors, then its symbolic ints.
+	saved := [2][]int32{bwIn[nsyms : len(bwIn)-len(p.tangents)], bwIn[:nsyms]}
+	numSaved := len(bwIn) - len(p.tangents)
+	fwOuts := make([]ir.Arg, 0, len(p.fwdOuts)+numSaved)
 	fwOuts = append(fwOuts, p.fwdOuts...)
-	for _, c := range saved {
-		id := p.jointID(c)
-		fwOuts = append(fwOuts, ir.NodeArg(ir.NodeID(id), p.g.Nodes[id].Name))
+	var savedBytes int64
+	for _, cs := range saved {
+		for _, c := range cs {
+			id := p.jointID(c)
+			n := &p.g.Nodes[id]
+			fwOuts = append(fwOuts, ir.NodeArg(ir.NodeID(id), n.Name))
+			if b := savedValue(n).Bytes; b > 0 {
+				savedBytes = satAdd(savedBytes, b)
+			}
+		}
 	}
 	fwPlan, fwReached, err := p.plan(p.primals, p.fwAvailable(), fwOuts, true)
 	if err != nil {
@@ -629,27 +692,14 @@ func (p *partitioner) extract(cands []int32, mode PartitionMode) (*Partition, er
 	}
 	p.bools.put(fwReached)
 
-	out := &Partition{Mode: mode, Saved: make([]SavedValue, 0, len(saved))}
-	for _, c := range saved {
-		n := p.nd(c)
-		sv := SavedValue{Name: n.Name, Kind: "tensor", Bytes: -1}
-		if t := valueTensor(n.Val); t != nil {
-			sv.Shape, sv.Dtype = t.Shape, t.Dtype
-			if b, ok := tensorBytes(t); ok {
-				sv.Bytes = b
-			}
-		} else if isSymValue(n.Val) {
-			sv.Kind, sv.Bytes = "symint", 0
-		}
-		out.Saved = append(out.Saved, sv)
-	}
+	out := &Partition{Mode: mode, numSaved: numSaved, savedBytes: savedBytes}
 	out.fw, out.bw = p.prepare(fwPlan), p.prepare(bwPlan)
 	src := p.j.Module
 	shell := func(e *emission, role string) *ir.Module {
 		m := assembleModule(src, &ir.Graph{}, p.graphRefs(e), src.Graphs, src.Schemas)
 		m.SetAnnotation(AnnotationRole, role)
 		m.SetAnnotation("hopctl.partition.mode", mode.String())
-		m.SetAnnotation("hopctl.partition.num_saved", strconv.Itoa(len(saved)))
+		m.SetAnnotation("hopctl.partition.num_saved", strconv.Itoa(numSaved))
 		return m
 	}
 	out.fw.shell, out.bw.shell = shell(out.fw, "forward"), shell(out.bw, "backward")
@@ -748,15 +798,7 @@ type emission struct {
 // prepare numbers the plan's nodes and makes the placeholders, the fills
 // and the output node.
 func (p *partitioner) prepare(sp *subgraphPlan) *emission {
-	e := &emission{p: p, sp: sp, m: p.ints.get(p.n)}
-	n := 0
-	for c := range e.m {
-		e.m[c] = -1
-		if sp.live[c] {
-			n++
-		}
-	}
-	e.live = make([]int32, 0, n)
+	e := &emission{p: p, sp: sp, m: p.ints.get(p.n), live: make([]int32, 0, sp.nLive)}
 	// The forward's inputs are the joint's primals, placeholders as the
 	// forward has them: read in place, not copied. At 1M input nodes
 	// that is 186k nodes, 19 MB the partition no longer allocates (after
@@ -780,17 +822,23 @@ func (p *partitioner) prepare(sp *subgraphPlan) *emission {
 			ph.Name, ph.Op, ph.Target, ph.Val, ph.Meta = nd.Name, ir.OpPlaceholder, nd.Name, nd.Val, nd.Meta
 		}
 	}
+	// One pass numbers the live nodes and leaves the others (but the
+	// inputs, numbered above) without a number.
 	for c := range int32(p.n) {
-		if sp.live[c] {
-			e.m[c] = int32(len(sp.inputs) + len(e.live))
-			e.live = append(e.live, c)
-			if p.isFill(c) {
-				if e.fills == nil {
-					e.fills = map[int32]*ir.Node{}
-				}
-				f := fillNode(p.nd(c), p.fills.get(int(c)))
-				e.fills[c] = &f
+		if !sp.live[c] {
+			if !sp.isIn[c] {
+				e.m[c] = -1
 			}
+			continue
+		}
+		e.m[c] = int32(len(sp.inputs) + len(e.live))
+		e.live = append(e.live, c)
+		if p.isFill(c) {
+			if e.fills == nil {
+				e.fills = map[int32]*ir.Node{}
+			}
+			f := fillNode(p.nd(c), p.fills.get(int(c)))
+			e.fills[c] = &f
 		}
 	}
 	// The joint's node names are unique and none is "output" (FX names

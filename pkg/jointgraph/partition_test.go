@@ -43,8 +43,13 @@ func TestPartitionStructure(t *testing.T) {
 					t.Errorf("%s: forward placeholders %v", mode, got)
 				}
 				var saved []string
-				for _, s := range p.Saved {
+				var savedBytes int64
+				for _, s := range p.Saved() {
 					saved = append(saved, s.Name)
+					savedBytes += max(s.Bytes, 0)
+				}
+				if p.NumSaved() != len(saved) || p.TotalBytes() != savedBytes {
+					t.Errorf("%s: NumSaved %d, TotalBytes %d; the saved values: %d, %d bytes", mode, p.NumSaved(), p.TotalBytes(), len(saved), savedBytes)
 				}
 				if got := placeholderNames(bw); !slices.Equal(got, slices.Concat(saved, jph[j.NumPrimals:])) {
 					t.Errorf("%s: backward placeholders %v, want saved %v then tangents", mode, got, saved)
@@ -87,7 +92,7 @@ func TestMinCutRecomputes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, s := range p.Saved {
+	for _, s := range p.Saved() {
 		if s.Name == "gelu" {
 			t.Error("min-cut saves gelu")
 		}
@@ -96,7 +101,7 @@ func TestMinCutRecomputes(t *testing.T) {
 		t.Error("the backward does not recompute gelu")
 	}
 	d, _ := Split(j, PartitionDefault)
-	if !slices.ContainsFunc(d.Saved, func(s SavedValue) bool { return s.Name == "gelu" }) {
+	if !slices.ContainsFunc(d.Saved(), func(s SavedValue) bool { return s.Name == "gelu" }) {
 		t.Error("the default partition does not save gelu")
 	}
 }
@@ -167,7 +172,8 @@ func TestCutNetMatchesFlowNet(t *testing.T) {
 		k := 1 + r.IntN(12)
 		var ints pool[int32]
 		var bools pool[bool]
-		g := newCutNet(k, 4*k, &ints, &bools)
+		ws := make([]int64, k)
+		g := newCutNet(ws, 4*k, &ints, &bools)
 		net := newFlowNet(2*k + 2)
 		s, sink := 2*k, 2*k+1
 		for i := range k {
@@ -176,7 +182,8 @@ func TestCutNetMatchesFlowNet(t *testing.T) {
 				w = flowInf
 			}
 			src, toSink := r.IntN(3) == 0, r.IntN(3) == 0
-			g.addNode(w, src, toSink)
+			ws[i] = w
+			g.addNode(src, toSink)
 			if src {
 				net.addEdge(s, 2*i, flowInf)
 			}
@@ -232,7 +239,7 @@ func TestSplitKeepsJoint(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			saved[k] = p.Saved
+			saved[k] = p.Saved()
 		}
 		after, _ := ir.Encode(j.Module, ir.Binary)
 		if !slices.Equal(before, after) {
@@ -447,7 +454,11 @@ func TestPlaceholdersInPlace(t *testing.T) {
 	}}
 	p := &partitioner{g: g, n: len(g.Nodes)}
 	for _, inputs := range [][]int32{{0}, {0, 1}, {2, 0}} {
-		e := p.prepare(&subgraphPlan{inputs: inputs, live: make([]bool, len(g.Nodes))})
+		sp := &subgraphPlan{inputs: inputs, isIn: make([]bool, len(g.Nodes)), live: make([]bool, len(g.Nodes))}
+		for _, c := range inputs {
+			sp.isIn[c] = true
+		}
+		e := p.prepare(sp)
 		if want := len(inputs) == 1; (e.ph == nil) != want {
 			t.Errorf("inputs %v: placeholders in place %v, want %v", inputs, e.ph == nil, want)
 		}

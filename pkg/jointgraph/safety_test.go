@@ -32,10 +32,10 @@ graph {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if len(p.Saved) == 0 {
+		if len(p.Saved()) == 0 {
 			t.Fatalf("%v: nothing saved", mode)
 		}
-		for _, s := range p.Saved {
+		for _, s := range p.Saved() {
 			if s.Kind == "tensor" && s.Bytes != math.MaxInt64 {
 				t.Errorf("%v: saved %s has %d bytes, want math.MaxInt64 (saturated)", mode, s.Name, s.Bytes)
 			}
@@ -44,8 +44,8 @@ graph {
 		if totals[mode] != math.MaxInt64 {
 			t.Errorf("%v: total %d bytes", mode, totals[mode])
 		}
-		if len(p.Saved) > 2 {
-			t.Errorf("%v: saves %d values of a two-op chain", mode, len(p.Saved))
+		if len(p.Saved()) > 2 {
+			t.Errorf("%v: saves %d values of a two-op chain", mode, len(p.Saved()))
 		}
 	}
 }

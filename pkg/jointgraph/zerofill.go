@@ -34,23 +34,33 @@ var sameValueOps = map[string]bool{
 
 // fillTable holds the constant-fill verdicts of a graph's nodes: 4 bytes
 // a node, and the values (few) apart, instead of a 104-byte ir.Arg a node
-// (600 MB at 1M input nodes, allocated and copied for nothing).
+// (600 MB at 1M input nodes, allocated and copied for nothing). The
+// verdicts are made at the first fill: a graph without one (the synth
+// graphs) has none to allocate (8 MB at 1M input nodes:
+// docs/performance-log.md, Twelfth pass).
 type fillTable struct {
-	at   []int32 // node → 1 + index into vals; 0: not a fill
+	n    int     // nodes
+	at   []int32 // node → 1 + index into vals; 0: not a fill (nil: no fill)
 	vals []ir.Arg
 }
 
-func newFillTable(n int) fillTable { return fillTable{at: make([]int32, n)} }
+func newFillTable(n int) fillTable { return fillTable{n: n} }
+
+// is reports whether node i is a fill.
+func (t *fillTable) is(i int) bool { return t.at != nil && t.at[i] > 0 }
 
 // get returns node i's fill value, Kind ArgNone if it is not a fill.
 func (t *fillTable) get(i int) ir.Arg {
-	if k := t.at[i]; k > 0 {
-		return t.vals[k-1]
+	if t.is(i) {
+		return t.vals[t.at[i]-1]
 	}
 	return ir.Arg{}
 }
 
 func (t *fillTable) set(i int, v ir.Arg) {
+	if t.at == nil {
+		t.at = make([]int32, t.n)
+	}
 	t.vals = append(t.vals, v)
 	t.at[i] = int32(len(t.vals))
 }
@@ -82,7 +92,7 @@ func constantFill(n *ir.Node, op fillOp, fills *fillTable) (ir.Arg, bool) {
 			return ir.Arg{}, false
 		}
 		r := n.Args[0].Ref
-		if r < 0 || int(r) >= len(fills.at) || fills.at[r] == 0 {
+		if r < 0 || int(r) >= fills.n || !fills.is(int(r)) {
 			return ir.Arg{}, false
 		}
 		vi = -2

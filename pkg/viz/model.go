@@ -730,7 +730,7 @@ func (b *builder) joint(part *jointgraph.Partition) {
 				ns.Flags[i] |= FlagBackward
 			}
 		}
-		for _, s := range part.Saved {
+		for _, s := range part.Saved() {
 			k := int32(-1)
 			if id, ok := root.Lookup(s.Name); ok {
 				k = int32(id)

@@ -239,8 +239,8 @@ func TestJointPartition(t *testing.T) {
 		t.Fatal(err)
 	}
 	f := Build("mlp.pb", j.Module, nil, Options{Partition: part})
-	if f.Joint == nil || len(f.Joint.Saved) != len(part.Saved) {
-		t.Fatalf("joint view %+v, partition saves %d values", f.Joint, len(part.Saved))
+	if f.Joint == nil || len(f.Joint.Saved) != len(part.Saved()) {
+		t.Fatalf("joint view %+v, partition saves %d values", f.Joint, len(part.Saved()))
 	}
 	fwd := map[string]bool{}
 	for _, n := range part.Forward.Root().Nodes {
@@ -265,9 +265,10 @@ func TestJointPartition(t *testing.T) {
 		t.Error("no backward node")
 	}
 	var total int64
+	saved := part.Saved()
 	for i, s := range f.Joint.Saved {
-		if s.Name != part.Saved[i].Name || s.Bytes != part.Saved[i].Bytes {
-			t.Errorf("saved %d: %s %d bytes, partition says %s %d", i, s.Name, s.Bytes, part.Saved[i].Name, part.Saved[i].Bytes)
+		if s.Name != saved[i].Name || s.Bytes != saved[i].Bytes {
+			t.Errorf("saved %d: %s %d bytes, partition says %s %d", i, s.Name, s.Bytes, saved[i].Name, saved[i].Bytes)
 		}
 		if s.Node < 0 || f.Nodes.Flags[s.Node]&(FlagSaved|FlagForward) != FlagSaved|FlagForward {
 			t.Errorf("saved value %s is not a flagged forward node", s.Name)
@@ -439,7 +440,7 @@ func TestJointFileRoles(t *testing.T) {
 				t.Errorf("%s: saved value %s is read by no backward node", model, s.Name)
 			}
 		}
-		for _, s := range part.Saved {
+		for _, s := range part.Saved() {
 			if !slices.Contains(got, s.Name) {
 				t.Errorf("%s: the default partition saves %s; the joint view lists %v", model, s.Name, got)
 			}

@@ -415,7 +415,7 @@ func jointRun(opts *Options) error {
 	}
 	io.WriteString(w, summary)
 	if part != nil {
-		fmt.Fprintf(w, "partition %s: %d saved values, %s\n", part.Mode, len(part.Saved), humanBytes(part.TotalBytes()))
+		fmt.Fprintf(w, "partition %s: %d saved values, %s\n", part.Mode, part.NumSaved(), humanBytes(part.TotalBytes()))
 		if opts.Report {
 			writeReport(w, part)
 		}
@@ -555,7 +555,7 @@ func inputNames(j *jointgraph.Joint, idx []int) string {
 func writeReport(w io.Writer, p *jointgraph.Partition) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "saved value\tkind\tshape\tdtype\tbytes\t")
-	for _, s := range p.Saved {
+	for _, s := range p.Saved() {
 		shape := "-"
 		if s.Kind == "tensor" {
 			shape = ir.FormatDims(s.Shape)
