@@ -64,6 +64,12 @@ func removeSwapped(tmp, dst string) (tmpIntact bool, err error) {
 	return true, os.Rename(tmp, dst)
 }
 
+// removePending removes a pending temporary file for
+// RemovePendingTempFiles: unlink, never rmdir, as removeSwapped, for the
+// name may hold what swapIn swapped out of a destination, a directory put
+// there since it was resolved.
+func removePending(name string) error { return unix.Unlink(name) }
+
 // The system calls of swapIn and removeSwapped, variables for their tests.
 var (
 	exchange = func(a, b string) error {

@@ -15,3 +15,7 @@ func swapIn(tmp, dst string, exists bool) (swapped bool, err error) {
 func removeSwapped(tmp, dst string) (tmpIntact bool, err error) {
 	return false, os.Remove(tmp)
 }
+
+// removePending removes a pending temporary file for
+// RemovePendingTempFiles (a file: swapIn never swaps here).
+func removePending(name string) error { return os.Remove(name) }

@@ -66,10 +66,12 @@ func settleTemp(name string, fn func() error) error {
 
 // swapTemp runs swap (swapIn of a tracked temporary file) atomically with
 // respect to RemovePendingTempFiles, as settleTemp does, and forgets the
-// file unless swap exchanged it with its destination: the name then holds
-// what the destination held, which an interrupt is to remove as well,
-// until forgetTemp. It returns os.ErrClosed without running swap once
-// shutdown has begun.
+// file once swap renamed it into place. Swapped, the name holds what the
+// destination held, which an interrupt is to remove as well, until
+// forgetTemp; failed, it is still the temporary file, which an interrupt
+// is to remove until the caller's cleanup does (which may come after
+// the removals of the old contents of destinations before it). It returns
+// os.ErrClosed without running swap once shutdown has begun.
 func swapTemp(name string, swap func() (swapped bool, err error)) (swapped bool, err error) {
 	pendingTemps.Lock()
 	defer pendingTemps.Unlock()
@@ -77,7 +79,7 @@ func swapTemp(name string, swap func() (swapped bool, err error)) (swapped bool,
 		return false, os.ErrClosed
 	}
 	swapped, err = swap()
-	if !swapped {
+	if !swapped && err == nil {
 		delete(pendingTemps.names, name)
 	}
 	return swapped, err
@@ -109,7 +111,7 @@ func RemovePendingTempFiles() int {
 	pendingTemps.closing = true
 	n := 0
 	for name := range pendingTemps.names {
-		if os.Remove(name) == nil {
+		if removePending(name) == nil {
 			n++
 		}
 	}
