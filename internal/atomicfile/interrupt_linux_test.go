@@ -9,15 +9,6 @@ import (
 	"time"
 )
 
-// resetPendingTemps undoes a test's RemovePendingTempFiles.
-func resetPendingTemps(t *testing.T) {
-	t.Cleanup(func() {
-		pendingTemps.Lock()
-		pendingTemps.closing, pendingTemps.names = false, nil
-		pendingTemps.Unlock()
-	})
-}
-
 // TestInterruptKeepsDirectory: an interrupt while the old content of a
 // destination is being removed never removes a directory put at the
 // destination since it was resolved (swapped out in its place), not even

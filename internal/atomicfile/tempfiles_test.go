@@ -12,11 +12,7 @@ import (
 // write in progress is removed, a write that goes on afterwards fails
 // without leaving one, and the destination is never touched.
 func TestRemovePendingTempFiles(t *testing.T) {
-	t.Cleanup(func() {
-		pendingTemps.Lock()
-		pendingTemps.closing, pendingTemps.names = false, nil
-		pendingTemps.Unlock()
-	})
+	resetPendingTemps(t)
 	dir := t.TempDir()
 	dest := filepath.Join(dir, "out.pb")
 	if err := os.WriteFile(dest, []byte("old"), 0o644); err != nil {
@@ -46,4 +42,13 @@ func TestRemovePendingTempFiles(t *testing.T) {
 	if data, _ := os.ReadFile(dest); string(data) != "old" {
 		t.Errorf("destination = %q, want it untouched", data)
 	}
+}
+
+// resetPendingTemps undoes a test's RemovePendingTempFiles when it ends.
+func resetPendingTemps(t *testing.T) {
+	t.Cleanup(func() {
+		pendingTemps.Lock()
+		pendingTemps.closing, pendingTemps.names = false, nil
+		pendingTemps.Unlock()
+	})
 }
