@@ -254,9 +254,12 @@ func WriteFilesFunc(paths []string, writes []func(io.Writer) error) error {
 	// for writeback a previous run started (the three old outputs of a
 	// 1M-node joint took 0.07–0.32 s to remove one after another;
 	// docs/performance-log.md, Twelfth pass). A failed removal puts the
-	// new file in place by a rename (removeSwapped), so the destinations
-	// replaced are the same as when each waited for the one before; only
-	// an error can now come after later destinations were replaced.
+	// new file in place by a rename (putBack), under the lock an interrupt
+	// takes (settleTemp), as the rename of a new destination is. What
+	// changes is the order of failures: a destination whose replacement
+	// fails after its exchange (the removal and that rename fail, or the
+	// swap back does) may now come after later destinations were
+	// replaced, where before those were left as they were.
 	var removals sync.WaitGroup
 	removeErrs := make([]error, len(temps))
 	for i, name := range temps {
@@ -273,14 +276,20 @@ func WriteFilesFunc(paths []string, writes []func(io.Writer) error) error {
 		temps[i] = "" // renamed, or swapped and in removal's hands
 		if swapped {
 			removals.Go(func() {
-				intact, err := removeSwapped(name, o.target)
-				if err != nil {
-					if intact {
-						settleTemp(name, func() error { return os.Remove(name) })
+				defer forgetTemp(name)
+				uerr := removeSwapped(name)
+				if uerr == nil {
+					return
+				}
+				if err := settleTemp(name, func() error {
+					intact, err := putBack(name, o.target, uerr)
+					if err != nil && intact {
+						os.Remove(name)
 					}
+					return err
+				}); err != nil {
 					removeErrs[i] = fmt.Errorf("%s: %w", o.target, err)
 				}
-				forgetTemp(name)
 			})
 		}
 	}

@@ -41,24 +41,29 @@ func swapIn(tmp, dst string, exists bool) (swapped bool, err error) {
 	return false, os.Rename(tmp, dst)
 }
 
-// removeSwapped removes what swapIn swapped out of dst, now under the
-// temporary name tmp. On failure it reports whether tmp is still the
-// temporary file (holding the new content), for the caller to remove;
-// after a double failure it is not (below).
-func removeSwapped(tmp, dst string) (tmpIntact bool, err error) {
-	// unlink, never rmdir: what was swapped out is only removed if it is
-	// not a directory put at dst since it was resolved; gone already (a
-	// file system that renamed instead of exchanging, another process,
-	// an interrupt's RemovePendingTempFiles), it need not be.
-	uerr := unlink(tmp)
-	if uerr == nil || errors.Is(uerr, unix.ENOENT) {
-		return false, nil
+// removeSwapped removes what swapIn swapped out of a destination, now
+// under the temporary name tmp: unlink, never rmdir, as what was swapped
+// out is only removed if it is not a directory put at the destination
+// since it was resolved; gone already (a file system that renamed instead
+// of exchanging, another process, an interrupt's RemovePendingTempFiles),
+// it need not be. On failure the caller puts the new file in place
+// another way (putBack).
+func removeSwapped(tmp string) error {
+	if err := unlink(tmp); err != nil && !errors.Is(err, unix.ENOENT) {
+		return err
 	}
-	// Swapped back, the rename below fails as it would have (a
-	// directory) or replaces what it would have.
+	return nil
+}
+
+// putBack, after removeSwapped failed with uerr, swaps what tmp holds back
+// into dst and renames the new file onto it, which then fails as it would
+// have (a directory) or replaces what it would have. On failure it reports
+// whether tmp is still the temporary file (holding the new content), for
+// the caller to remove; after a double failure it is not: the new file is
+// in place and what it replaced is under the temporary name, which is no
+// longer ours to remove.
+func putBack(tmp, dst string, uerr error) (tmpIntact bool, err error) {
 	if err := exchange(tmp, dst); err != nil {
-		// The new file is in place and what it replaced is under the
-		// temporary name, which is no longer ours to remove.
 		return false, fmt.Errorf("replaced, but what it replaced is left as %s: %w", tmp, errors.Join(uerr, err))
 	}
 	return true, os.Rename(tmp, dst)
@@ -70,7 +75,8 @@ func removeSwapped(tmp, dst string) (tmpIntact bool, err error) {
 // there since it was resolved.
 func removePending(name string) error { return unix.Unlink(name) }
 
-// The system calls of swapIn and removeSwapped, variables for their tests.
+// The system calls of swapIn, removeSwapped and putBack, variables for
+// their tests.
 var (
 	exchange = func(a, b string) error {
 		return unix.Renameat2(unix.AT_FDCWD, a, unix.AT_FDCWD, b, unix.RENAME_EXCHANGE)

@@ -11,13 +11,16 @@ import (
 )
 
 // replace is what WriteFilesFunc does with one temporary file: swapIn,
-// and removeSwapped when it swapped.
+// removeSwapped when it swapped, and putBack when that failed.
 func replace(tmp, dst string, exists bool) (tmpIntact bool, err error) {
 	swapped, err := swapIn(tmp, dst, exists)
 	if !swapped {
 		return true, err
 	}
-	return removeSwapped(tmp, dst)
+	if uerr := removeSwapped(tmp); uerr != nil {
+		return putBack(tmp, dst, uerr)
+	}
+	return false, nil
 }
 
 // TestReplaceExchanges: an existing destination is replaced by the
@@ -216,5 +219,36 @@ func TestWriteFilesRemovesAtOnce(t *testing.T) {
 	}
 	if entries, _ := os.ReadDir(dir); len(entries) != len(paths) {
 		t.Errorf("%d entries left in the directory, want %d", len(entries), len(paths))
+	}
+}
+
+// TestWriteFilesPutsBack: when the old content cannot be removed, the new
+// file is put in place by a rename all the same (putBack), and nothing is
+// left beside the destinations.
+func TestWriteFilesPutsBack(t *testing.T) {
+	realUnlink := unlink
+	t.Cleanup(func() { unlink = realUnlink })
+	unlink = func(string) error { return syscall.EIO }
+	dir := t.TempDir()
+	paths := []string{filepath.Join(dir, "a.pb"), filepath.Join(dir, "b.pb")}
+	for _, p := range paths {
+		writeSentinel(t, p)
+	}
+	if err := WriteFiles(paths, [][]byte{[]byte("new"), []byte("new")}); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range paths {
+		if got := readString(t, p); got != "new" {
+			t.Errorf("%s = %q, want \"new\"", filepath.Base(p), got)
+		}
+	}
+	if entries, _ := os.ReadDir(dir); len(entries) != len(paths) {
+		t.Errorf("%d entries left in the directory, want %d", len(entries), len(paths))
+	}
+	pendingTemps.Lock()
+	left := len(pendingTemps.names)
+	pendingTemps.Unlock()
+	if left != 0 {
+		t.Errorf("%d temporary files still pending", left)
 	}
 }

@@ -11,9 +11,11 @@ func swapIn(tmp, dst string, exists bool) (swapped bool, err error) {
 	return false, os.Rename(tmp, dst)
 }
 
-// removeSwapped is never called here: swapIn never swaps.
-func removeSwapped(tmp, dst string) (tmpIntact bool, err error) {
-	return false, os.Remove(tmp)
+// removeSwapped and putBack are never called here: swapIn never swaps.
+func removeSwapped(tmp string) error { return os.Remove(tmp) }
+
+func putBack(tmp, dst string, uerr error) (tmpIntact bool, err error) {
+	return true, os.Rename(tmp, dst)
 }
 
 // removePending removes a pending temporary file for
