@@ -194,11 +194,13 @@ func jointRun(opts *Options) error {
 	summary := jointSummary(j, opts, frozen)
 	if opts.Partition != "" {
 		// The input module is garbage now, and the partition and the
-		// outputs' checks and encoders allocate about 256 bytes per joint
-		// node (a 1M-node synth graph's 2.0M: 417 MB in SplitLazy, ~110 MB
-		// in the writers): a collection they would meet runs now instead
-		// (gcpolicy.CollectBefore says why).
-		gcpolicy.CollectBefore(256 * uint64(len(j.Module.Root().Nodes)))
+		// outputs' checks and encoders allocate about 160 bytes per joint
+		// node (a 1M-node synth graph's 2.0M: 259 MB in SplitLazy, ~60 MB
+		// in the writers and the joint's check; docs/performance-log.md,
+		// Twelfth pass): a collection they would meet runs now instead
+		// (gcpolicy.CollectBefore says why). At 1M they no longer meet one
+		// under the target gcpolicy.Expect set: none runs.
+		gcpolicy.CollectBefore(160 * uint64(len(j.Module.Root().Nodes)))
 	}
 	timings.Lap("joint")
 
