@@ -50,9 +50,8 @@ func (m *addrMemo[V]) put(s string, v V) {
 // pointers a million times over: remembering them, not looking each up
 // in a map or building the derivation's intern key, took 5 % fewer of
 // Build's instructions at 100k nodes (docs/performance-log.md, Twelfth
-// pass). Metadata is never modified in
-// place, and a slot holds its pointer, so an address is not reused while
-// it is remembered.
+// pass). Metadata is never modified in place, and a slot holds its
+// pointer, so an address is not reused while it is remembered.
 type ptrMemo[V any] [64]struct {
 	m  *ir.TensorMeta
 	op uint8

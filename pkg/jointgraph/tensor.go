@@ -240,7 +240,7 @@ func (t *metaTable) lookup(k *metaKey) *ir.Value {
 // value; past maxInterned entries m is returned unshared.
 func (t *metaTable) store(k *metaKey, m *ir.TensorMeta) *ir.Value {
 	v := &ir.Value{Kind: ir.ValTensor, Tensor: m}
-	if t == nil || len(t.byKey.entries) >= maxInterned {
+	if !t.interns() {
 		return v
 	}
 	if t.byPtr == nil {
@@ -250,6 +250,9 @@ func (t *metaTable) store(k *metaKey, m *ir.TensorMeta) *ir.Value {
 	t.byPtr[m] = v
 	return v
 }
+
+// interns reports whether store interns what it is given.
+func (t *metaTable) interns() bool { return t != nil && len(t.byKey.entries) < maxInterned }
 
 // value returns the Value of a node whose result has metadata m: the
 // canonical one when m (or metadata equal to it) is interned, m interned
@@ -301,7 +304,7 @@ func (t *metaTable) freshIn(shape []ir.Dim, dtype, device string) (*ir.TensorMet
 	if v := t.lookup(&k); v != nil {
 		return v.Tensor, true
 	}
-	interned := t != nil && len(t.byKey.entries) < maxInterned
+	interned := t.interns()
 	return t.store(&k, newTensor(shape, dtype, device)).Tensor, interned
 }
 
@@ -336,7 +339,7 @@ func (t *metaTable) viewIn(m *ir.TensorMeta, shape, stride []ir.Dim) (*ir.Tensor
 		if v := t.lookup(&k); v != nil {
 			return v.Tensor, true
 		}
-		interned := t != nil && len(t.byKey.entries) < maxInterned
+		interned := t.interns()
 		return t.store(&k, buildView(m, shape, stride, memFormat)).Tensor, interned
 	}
 	return buildView(m, shape, stride, memFormat), false
