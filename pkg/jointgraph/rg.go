@@ -121,15 +121,8 @@ func requiresGrad(m *ir.Module, g *ir.Graph, ops *opCache, effect map[ir.NodeID]
 		if !diffArgRG(info, n, rg) {
 			continue
 		}
-		if n.Val == nil {
-			el := (rule.Outputs == nil || 0 < len(rule.Outputs) && rule.Outputs[0])
-			rg[i] = el
-			continue
-		}
-		if n.Val.Kind != ir.ValTuple && n.Val.Kind != ir.ValList {
-			m := valueTensor(n.Val)
-			rg[i] = (rule.Outputs == nil || 0 < len(rule.Outputs) && rule.Outputs[0]) &&
-				(m == nil || isDifferentiableDtype(m.Dtype))
+		if n.Val == nil || n.Val.Kind != ir.ValTuple && n.Val.Kind != ir.ValList {
+			rg[i] = outputRG(rule, 0, valueTensor(n.Val))
 			continue
 		}
 		// The elements' metadata read in place (outputMetas' slice per
@@ -137,9 +130,7 @@ func requiresGrad(m *ir.Module, g *ir.Graph, ops *opCache, effect map[ir.NodeID]
 		// docs/performance-log.md, Twelfth pass).
 		el := make([]bool, len(n.Val.Elems))
 		for j := range n.Val.Elems {
-			m := valueTensor(&n.Val.Elems[j])
-			el[j] = (rule.Outputs == nil || j < len(rule.Outputs) && rule.Outputs[j]) &&
-				(m == nil || isDifferentiableDtype(m.Dtype))
+			el[j] = outputRG(rule, j, valueTensor(&n.Val.Elems[j]))
 			rg[i] = rg[i] || el[j]
 		}
 		elemRG[id] = el
@@ -176,6 +167,14 @@ func diffArgRG(info *opInfo, n *ir.Node, rg []bool) bool {
 		}
 	}
 	return false
+}
+
+// outputRG reports whether output j, of metadata m (nil: unknown), of a
+// node that requires grad through rule does: the rule differentiates it
+// and its dtype can carry a gradient.
+func outputRG(rule *Rule, j int, m *ir.TensorMeta) bool {
+	return (rule.Outputs == nil || j < len(rule.Outputs) && rule.Outputs[j]) &&
+		(m == nil || isDifferentiableDtype(m.Dtype))
 }
 
 // outputMetas returns the tensor metadata of each output of n (one entry
