@@ -7,6 +7,7 @@
 # make build      build bin/hopctl
 # make fuzz       run every fuzz target for FUZZTIME (default 10m)
 # make bench      benchmarks (see README, Performance)
+# make pgo        regenerate cmd/hopctl/default.pgo, the profile `go build` optimises with
 # make proto      regenerate Go and Python code from proto/ (protoc + protoc-gen-go)
 # make testdata   re-export the real-model corpus with Debian's torch (1.13, 2.14),
 #                 and the torch.export archives with torch 2.6 and 2.14 (testdata/pt2)
@@ -23,7 +24,7 @@ FUZZTIME ?= 3s
 HOPCTL_TOOLS ?= /var/cache/hopctl/tools
 SARIF_MULTITOOL ?= $(HOPCTL_TOOLS)/sarif-multitool/node_modules/@microsoft/sarif-multitool-linux/Sarif.Multitool
 
-.PHONY: deps build test gotest gotest-race pytest pytest-pt2 fuzz-short fuzz bench proto testdata testdata-pt2 demo clean
+.PHONY: deps build test gotest gotest-race pytest pytest-pt2 fuzz-short fuzz bench pgo proto testdata testdata-pt2 demo clean
 
 # CGO_ENABLED=0: a static binary starts ~1 ms faster than one that loads
 # libc (net, linked through pflag and mapstructure, would otherwise pull in cgo).
@@ -39,6 +40,8 @@ SARIF_MULTITOOL ?= $(HOPCTL_TOOLS)/sarif-multitool/node_modules/@microsoft/sarif
 # read-only data has whole windows too (4 MiB more file, zeros). `hopctl
 # version`: 280 → 198 page faults, 12.1 → 9.0 ms (docs/performance-log.md,
 # "Thirteenth pass"). A binary installed by cp starts as cp's copy does.
+# go build optimises with cmd/hopctl/default.pgo (profile-guided: `make
+# pgo` regenerates it) as it does by default for a main package that has one.
 build:
 	CGO_ENABLED=0 $(GO) build -ldflags "-R 0x200000 -X github.com/hopctl/hopctl/internal/build.Version=$(VERSION)" -o $(BIN).link ./cmd/hopctl
 	dd if=$(BIN).link of=$(BIN).tmp bs=64M status=none && chmod 755 $(BIN).tmp && mv -f $(BIN).tmp $(BIN)
@@ -87,6 +90,9 @@ pytest-pt2: build
 
 bench:
 	scripts/bench.sh
+
+pgo:
+	scripts/pgo.sh
 
 proto:
 	protoc --plugin=protoc-gen-go="$$($(GO) tool -n protoc-gen-go)" \
