@@ -15,3 +15,16 @@ func Populate(p, n uintptr) bool {
 	_, _, errno := syscall.Syscall(syscall.SYS_MADVISE, p, n, madvPopulateWrite)
 	return errno == 0
 }
+
+// madvHugepage is MADV_HUGEPAGE (linux/mman-common.h), which package
+// syscall does not name.
+const madvHugepage = 14
+
+// AdviseHuge advises the n bytes at p, mapped and page-aligned, to be
+// backed by transparent huge pages; it reports whether the kernel took the
+// advice (under the "never" policy it takes it and does nothing). Heap
+// and internal/hugeheap's reservations both use it.
+func AdviseHuge(p, n uintptr) bool {
+	_, _, errno := syscall.Syscall(syscall.SYS_MADVISE, p, n, madvHugepage)
+	return errno == 0
+}

@@ -1,6 +1,10 @@
 package prefault
 
 import (
+	"bufio"
+	"os"
+	"strconv"
+	"strings"
 	"syscall"
 	"testing"
 	"unsafe"
@@ -30,6 +34,53 @@ func TestHeapPopulates(t *testing.T) {
 		t.Fatalf("the object at %#x is on the probe's piece (%#x)", q, p)
 	}
 	checkResident(t, "past the object on the next piece", q, q+64<<10)
+}
+
+// TestHeapAdvisesHugePages: after Heap, the mapping holding the probe's
+// piece, and the one holding the piece Heap moved the heap to, are
+// advised to be backed by huge pages ("hg" in their VmFlags).
+func TestHeapAdvisesHugePages(t *testing.T) {
+	Heap(256 << 10)
+	p := uintptr(unsafe.Pointer(probe))
+	checkAdvised(t, "the probe's piece", p&^(piece-1))
+	Heap(piece) // more than any piece has left
+	grow := held[len(held)-1]
+	q := uintptr(unsafe.Pointer(unsafe.SliceData(grow)))
+	checkAdvised(t, "the next piece", q&^(piece-1))
+}
+
+// checkAdvised fails t unless the mapping holding addr has the VmFlag hg
+// (MADV_HUGEPAGE) in /proc/self/smaps.
+func checkAdvised(t *testing.T, where string, addr uintptr) {
+	t.Helper()
+	f, err := os.Open("/proc/self/smaps")
+	if err != nil {
+		t.Skip(err)
+	}
+	defer f.Close()
+	in := false
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		fields := strings.Fields(sc.Text())
+		if len(fields) == 0 {
+			continue
+		}
+		if lo, hi, ok := strings.Cut(fields[0], "-"); ok && !strings.HasSuffix(fields[0], ":") {
+			l, err1 := strconv.ParseUint(lo, 16, 64)
+			h, err2 := strconv.ParseUint(hi, 16, 64)
+			in = err1 == nil && err2 == nil && uint64(addr) >= l && uint64(addr) < h
+			continue
+		}
+		if in && fields[0] == "VmFlags:" {
+			for _, fl := range fields[1:] {
+				if fl == "hg" {
+					return
+				}
+			}
+			t.Fatalf("%s (%#x): the mapping is not advised for huge pages: %s", where, addr, sc.Text())
+		}
+	}
+	t.Fatalf("%s (%#x): no mapping holds it in /proc/self/smaps", where, addr)
 }
 
 // checkResident fails t unless every page in [lo, hi) is resident.
