@@ -40,6 +40,14 @@ func TestHeapPopulates(t *testing.T) {
 // piece, and the one holding the piece Heap moved the heap to, are
 // advised to be backed by huge pages ("hg" in their VmFlags).
 func TestHeapAdvisesHugePages(t *testing.T) {
+	m, err := syscall.Mmap(-1, 0, 2*piece, syscall.PROT_READ|syscall.PROT_WRITE, syscall.MAP_PRIVATE|syscall.MAP_ANON)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer syscall.Munmap(m)
+	if !AdviseHuge(uintptr(unsafe.Pointer(&m[0])), uintptr(len(m))) {
+		t.Skip("the kernel takes no huge-page advice (no transparent huge pages)")
+	}
 	Heap(256 << 10)
 	p := uintptr(unsafe.Pointer(probe))
 	checkAdvised(t, "the probe's piece", p&^(piece-1))
