@@ -55,6 +55,11 @@ const runtimePage = 8 << 10
 // holds (a few hundred KiB seen): the runtime's first heap piece.
 const maxHeld = 4 << 20
 
+// adviseHuge is prefault.AdviseHuge; the tests record what Reserve
+// advises through it (the heap's first piece is advised too, by
+// internal/prefault, so an advised mapping alone does not say Reserve's).
+var adviseHuge = prefault.AdviseHuge
+
 var state struct {
 	sync.Mutex
 	reserved uint64   // bytes advised so far
@@ -140,7 +145,7 @@ func Reserve(n uint64, ahead bool) {
 	p := uintptr(unsafe.Pointer(unsafe.SliceData(b)))
 	lo := (p + hugePage - 1) &^ (hugePage - 1)
 	hi := (p + uintptr(size)) &^ (hugePage - 1)
-	advised := hi > lo && prefault.AdviseHuge(lo, hi-lo)
+	advised := hi > lo && adviseHuge(lo, hi-lo)
 	if advised {
 		state.reserved += uint64(hi - lo)
 	}
