@@ -29,21 +29,22 @@ SARIF_MULTITOOL ?= $(HOPCTL_TOOLS)/sarif-multitool/node_modules/@microsoft/sarif
 # CGO_ENABLED=0: a static binary starts ~1 ms faster than one that loads
 # libc (net, linked through pflag and mapstructure, would otherwise pull in cgo).
 # How the binary's bytes reach the page cache decides how it is mapped
-# at every start (README, Performance, "Start-up"): the linker writes
-# $(BIN).link through a shared mapping, page by page, which leaves it in
-# 4 KiB folios, and cp's copy (copy_file_range) in folios under 2 MiB;
-# $(BIN) is written by dd in one write, which the page cache holds in
-# 2 MiB folios (ext4 on Linux 6.18, where it was measured), and the kernel then
-# maps the code and read-only data whose 2 MiB windows they fill with one
-# huge page each (FilePmdMapped in /proc/PID/smaps). -R 0x200000 starts
-# each segment at a 2 MiB boundary in the file and in memory, so that the
-# read-only data has whole windows too (4 MiB more file, zeros). `hopctl
-# version`: 280 → 198 page faults, 12.1 → 9.0 ms (docs/performance-log.md,
-# "Thirteenth pass"). A binary installed by cp starts as cp's copy does.
-# go build optimises with cmd/hopctl/default.pgo (profile-guided: `make
-# pgo` regenerates it) as it does by default for a main package that has one.
+# at every start: the linker writes $(BIN).link through a shared mapping,
+# page by page, which leaves it in 4 KiB folios, and cp's copy
+# (copy_file_range) is held in folios under 2 MiB too; $(BIN) is written
+# by dd in one write, which the page cache holds in 2 MiB folios (ext4 on
+# Linux 6.18, where it was measured), and the kernel then maps the code and
+# read-only data whose 2 MiB windows they fill with one huge page each
+# (FilePmdMapped in /proc/PID/smaps). On Linux, -R 0x200000 starts each
+# segment at a 2 MiB boundary in the file and in memory, so that the
+# read-only data has whole windows too (4 MiB more file, zeros; Windows'
+# linker refuses it). A binary installed by cp starts as cp's copy does.
+# Figures: docs/performance-log.md, "Thirteenth pass". go build optimises
+# with cmd/hopctl/default.pgo (profile-guided: `make pgo` regenerates it),
+# as it does by default for a main package that has one.
+SEGMENTS := $(if $(filter linux,$(shell $(GO) env GOOS)),-R 0x200000)
 build:
-	CGO_ENABLED=0 $(GO) build -ldflags "-R 0x200000 -X github.com/hopctl/hopctl/internal/build.Version=$(VERSION)" -o $(BIN).link ./cmd/hopctl
+	CGO_ENABLED=0 $(GO) build -ldflags "$(SEGMENTS) -X github.com/hopctl/hopctl/internal/build.Version=$(VERSION)" -o $(BIN).link ./cmd/hopctl
 	dd if=$(BIN).link of=$(BIN).tmp bs=64M status=none && chmod 755 $(BIN).tmp && mv -f $(BIN).tmp $(BIN)
 
 deps:
@@ -92,7 +93,7 @@ bench:
 	scripts/bench.sh
 
 pgo:
-	scripts/pgo.sh
+	GO="$(GO)" scripts/pgo.sh
 
 proto:
 	protoc --plugin=protoc-gen-go="$$($(GO) tool -n protoc-gen-go)" \

@@ -23,8 +23,9 @@ trap 'rm -rf -- "$work"' EXIT
 trap 'exit 130' INT
 trap 'exit 143' TERM
 
+go=${GO:-go}
 h=$work/hopctl
-CGO_ENABLED=0 go build -pgo=off -o "$h" ./cmd/hopctl
+CGO_ENABLED=0 "$go" build -pgo=off -o "$h" ./cmd/hopctl
 "$h" synth -n 1000000 -o "$work/plain-1m.pb"
 "$h" synth -n 1000000 --hops -o "$work/hops-1m.pb"
 "$h" synth -n 100000 --hops -o "$work/hops-100k.pb"
@@ -56,6 +57,6 @@ for m in testdata/models/*.pb; do
   done
 done
 
-go tool pprof -proto "$work"/*.pprof > "$work/default.pgo"
+"$go" tool pprof -proto "$work"/*.pprof > "$work/default.pgo"
 mv -f "$work/default.pgo" cmd/hopctl/default.pgo
 echo "cmd/hopctl/default.pgo: $n profiles merged ($(wc -c < cmd/hopctl/default.pgo) bytes)"

@@ -24,11 +24,10 @@ moment before can wait for its writeback: alternated on shared outputs,
 each binary paid for the other's; README, Performance). The programs are
 run from copies (unless --no-copy) made for the run, each written in one
 write as `make build` writes bin/hopctl: how a file was written decides
-how the page cache holds it (in 4 KiB folios for the Go linker's output,
-under 2 MiB for cp's, 2 MiB for one write) and so how the binary is mapped at
-every start (README, Performance, "Start-up": `hopctl version` 12.1 ms
-from a copy by cp, 9.0 ms from one written at once), which would bias a
-comparison towards the binary written the better way.
+how the page cache holds it and so how the binary is mapped at every start
+(the Makefile's build target says how; docs/performance-log.md,
+"Thirteenth pass", what it costs), which would bias a comparison towards
+the binary written the better way.
 
 Standard library only, so it runs under any python3.
 """
