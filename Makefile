@@ -42,7 +42,7 @@ SARIF_MULTITOOL ?= $(HOPCTL_TOOLS)/sarif-multitool/node_modules/@microsoft/sarif
 # Figures: docs/performance-log.md, "Thirteenth pass". go build optimises
 # with cmd/hopctl/default.pgo (profile-guided: `make pgo` regenerates it),
 # as it does by default for a main package that has one.
-SEGMENTS := $(if $(filter linux,$(shell $(GO) env GOOS)),-R 0x200000)
+SEGMENTS = $(if $(filter linux,$(shell $(GO) env GOOS)),-R 0x200000)
 build:
 	CGO_ENABLED=0 $(GO) build -ldflags "$(SEGMENTS) -X github.com/hopctl/hopctl/internal/build.Version=$(VERSION)" -o $(BIN).link ./cmd/hopctl
 	dd if=$(BIN).link of=$(BIN).tmp bs=64M status=none && chmod 755 $(BIN).tmp && mv -f $(BIN).tmp $(BIN)
