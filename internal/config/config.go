@@ -111,22 +111,12 @@ func (in Input) MaxSizeBytes() int64 {
 
 var torchVersionRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[0-9]+\.[0-9]+(\.[0-9]+)?$`) })
 
-var sizeRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^\s*([0-9]+)\s*([kKmMgG]?)(i?[bB]?)\s*$`) }) // compiled on first use
+var sizeRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^\s*([0-9]+)\s*([kKmMgG]?)(i?[bB]?)\s*$`) })
 
 // ParseSize parses a byte count such as 1048576, 512MiB, 1GB or 64k
 // (multiples are binary). It refuses zero, negative and unparsable
 // values, and values over int64.
 func ParseSize(s string) (int64, error) {
-	if s == DefaultInputSize {
-		// The value of nearly every run: known without compiling sizeRE
-		// (40–70 µs of every command that reads the configuration;
-		// TestParseSize checks that parseSize agrees).
-		return ir.DefaultMaxInputSize, nil
-	}
-	return parseSize(s)
-}
-
-func parseSize(s string) (int64, error) {
 	m := sizeRE().FindStringSubmatch(s)
 	if m == nil || (m[2] == "" && strings.HasPrefix(m[3], "i")) {
 		return 0, fmt.Errorf("invalid size %q (want a number of bytes, optionally with a KiB, MiB or GiB suffix)", s)
@@ -347,7 +337,7 @@ var yamlKeys = map[string]reflect.Type{
 	"config.Input":       reflect.TypeFor[Input](),
 }
 
-var unknownFieldRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^(line \d+): field (.+) not found in type (\S+)$`) }) // compiled on first use, not at start
+var unknownFieldRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^(line \d+): field (.+) not found in type (\S+)$`) })
 
 // explainYAML rewrites yaml.v3's unknown-field message as
 // `line 3: unknown key "fail_on" (want fail-on, suppress)`.

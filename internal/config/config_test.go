@@ -154,8 +154,8 @@ func TestLoadRefusesWhatItCannotReadWhole(t *testing.T) {
 }
 
 func TestParseSize(t *testing.T) {
-	if n, err := parseSize(DefaultInputSize); err != nil || n != ir.DefaultMaxInputSize {
-		t.Errorf("parseSize(DefaultInputSize) = %d, %v; want ir.DefaultMaxInputSize, %d", n, err, ir.DefaultMaxInputSize)
+	if n, err := ParseSize(DefaultInputSize); err != nil || n != ir.DefaultMaxInputSize {
+		t.Errorf("ParseSize(DefaultInputSize) = %d, %v; want ir.DefaultMaxInputSize, %d", n, err, ir.DefaultMaxInputSize)
 	}
 	for in, want := range map[string]int64{"1": 1, "512": 512, "1k": 1 << 10, "1KiB": 1 << 10, "2MB": 2 << 20, "3 MiB": 3 << 20, "1GiB": 1 << 30, "1Gi": 1 << 30, "4g": 4 << 30, "10B": 10} {
 		if got, err := ParseSize(in); err != nil || got != want {

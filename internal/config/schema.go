@@ -26,11 +26,9 @@ var SchemaJSON []byte
 // $schema=…" in .hopctl.yaml).
 const SchemaURL = "https://github.com/hopctl/hopctl/blob/main/internal/config/hopctl.schema.json"
 
-// The validator is github.com/google/jsonschema-go: its package initialiser
-// costs about 0.2 ms, where santhosh-tekuri/jsonschema's compiled five
-// drafts' meta-schemas, about 5 ms of processor time in every run of every
-// command (docs/performance-log.md → Whole commands). The schema is parsed at
-// the first CheckSchema, so only `hopctl config verify` pays for it.
+// The validator is github.com/google/jsonschema-go, the one JSON Schema
+// library of the configuration. The schema is parsed at the first
+// CheckSchema, so only `hopctl config verify` reads it.
 var schemaDoc = sync.OnceValue(func() *jsonschema.Schema {
 	s := new(jsonschema.Schema)
 	if err := json.Unmarshal(SchemaJSON, s); err != nil {
@@ -79,8 +77,8 @@ func CheckSchema(data []byte) error {
 // schema that accepts anything (every other keyword, additionalProperties
 // included, stays and is checked at this level), then each property and
 // item against its own subschema. Together that is exactly validation
-// against s (TestCheckSchemaAgreesWithOracle compares it with another
-// validator).
+// against s. The walk is needed because the library stops at the first
+// violation, and a user fixing a file wants every one of them at once.
 func violations(s *jsonschema.Schema, v any, loc string, msgs *[]string) error {
 	level := *s
 	if len(s.Properties) > 0 {
