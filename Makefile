@@ -7,7 +7,6 @@
 # make build      build bin/hopctl
 # make fuzz       run every fuzz target for FUZZTIME (default 10m)
 # make bench      benchmarks (see README, Performance)
-# make pgo        regenerate cmd/hopctl/default.pgo, the profile `go build` optimises with
 # make proto      regenerate Go and Python code from proto/ (protoc + protoc-gen-go)
 # make testdata   re-export the real-model corpus with Debian's torch (1.13, 2.14),
 #                 and the torch.export archives with torch 2.6 and 2.14 (testdata/pt2)
@@ -24,28 +23,12 @@ FUZZTIME ?= 3s
 HOPCTL_TOOLS ?= /var/cache/hopctl/tools
 SARIF_MULTITOOL ?= $(HOPCTL_TOOLS)/sarif-multitool/node_modules/@microsoft/sarif-multitool-linux/Sarif.Multitool
 
-.PHONY: deps build test gotest gotest-race pytest pytest-pt2 fuzz-short fuzz bench pgo proto testdata testdata-pt2 demo clean
+.PHONY: deps build test gotest gotest-race pytest pytest-pt2 fuzz-short fuzz bench proto testdata testdata-pt2 demo clean
 
-# CGO_ENABLED=0: a static binary starts ~1 ms faster than one that loads
-# libc (net, linked through pflag and mapstructure, would otherwise pull in cgo).
-# How the binary's bytes reach the page cache decides how it is mapped
-# at every start: the linker writes $(BIN).link through a shared mapping,
-# page by page, which leaves it in 4 KiB folios, and cp's copy
-# (copy_file_range) is held in folios under 2 MiB too; $(BIN) is written
-# by dd in one write, which the page cache holds in 2 MiB folios (ext4 on
-# Linux 6.18, where it was measured), and the kernel then maps the code and
-# read-only data whose 2 MiB windows they fill with one huge page each
-# (FilePmdMapped in /proc/PID/smaps). On Linux, -R 0x200000 starts each
-# segment at a 2 MiB boundary in the file and in memory, so that the
-# read-only data has whole windows too (4 MiB more file, zeros; Windows'
-# linker refuses it). A binary installed by cp starts as cp's copy does.
-# Figures: docs/performance-log.md, "Thirteenth pass". go build optimises
-# with cmd/hopctl/default.pgo (profile-guided: `make pgo` regenerates it),
-# as it does by default for a main package that has one.
-SEGMENTS = $(if $(filter linux,$(shell $(GO) env GOOS)),-R 0x200000)
+# A static, reproducible binary, as gh's release build: CGO_ENABLED=0 (no
+# libc to load), -trimpath (no machine paths), -s -w (no symbol tables).
 build:
-	CGO_ENABLED=0 $(GO) build -ldflags "$(SEGMENTS) -X github.com/hopctl/hopctl/internal/build.Version=$(VERSION)" -o $(BIN).link ./cmd/hopctl
-	dd if=$(BIN).link of=$(BIN).tmp bs=64M status=none && chmod 755 $(BIN).tmp && mv -f $(BIN).tmp $(BIN)
+	CGO_ENABLED=0 $(GO) build -trimpath -ldflags "-s -w -X github.com/hopctl/hopctl/internal/build.Version=$(VERSION)" -o $(BIN) ./cmd/hopctl
 
 deps:
 	scripts/install-deps.sh
@@ -57,16 +40,13 @@ gotest:
 	HOPCTL_SARIF_MULTITOOL=$(SARIF_MULTITOOL) $(GO) test ./...
 
 # The race detector (it needs cgo: gcc, which scripts/install-deps.sh
-# installs) over the code that runs goroutines: the joint's asynchronous
-# name reservation and halves (dce, the forward copy), its writers and
-# atomicfile's, the collector policy and the heap's prefaulting, the
-# loaders, lint and the call checks, whole;
-# pkg/ir's parallel decoder, its first reads of a mapped input, name index,
-# verifier, printer and streamed encoders by name (its
-# whole suite takes minutes under -race).
+# installs) over the code that runs goroutines: the joint and its writers,
+# atomicfile, the loaders, lint and the call checks, whole; pkg/ir's
+# parallel decoder, name index, verifier and streamed encoders by name (its
+# whole suite is slow under -race).
 RACE_PKGS = ./pkg/jointgraph ./pkg/load ./pkg/lint ./pkg/analyze/passes/schemacheck \
-	./internal/gcpolicy ./internal/atomicfile ./internal/cmd/joint ./internal/hugeheap
-RACE_IR = Parallel|NameIndex|Large|ValueMemoShared|TextEncodersMatchProto|EncodeToWriteError|TouchPages
+	./internal/atomicfile ./internal/cmd/joint
+RACE_IR = Parallel|NameIndex|Large|ValueMemoShared|EncodeToWriteError
 
 gotest-race:
 	CGO_ENABLED=1 $(GO) test -race $(RACE_PKGS)
@@ -91,9 +71,6 @@ pytest-pt2: build
 
 bench:
 	scripts/bench.sh
-
-pgo:
-	GO="$(GO)" scripts/pgo.sh
 
 proto:
 	protoc --plugin=protoc-gen-go="$$($(GO) tool -n protoc-gen-go)" \

@@ -6,7 +6,6 @@ import (
 	"os/exec"
 	"os/signal"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"syscall"
 	"testing"
@@ -112,13 +111,4 @@ func interruptWhileWriting(t *testing.T, dir string, command func(args ...string
 		return true, <-done
 	}
 	return false, nil
-}
-
-// TestHeapProfileSamplingOff: hopctl links internal/nosample, so the
-// runtime records no allocation samples unless HOPCTL_MEMPROFILE asks for
-// a heap profile (internal/cli sets its rate then).
-func TestHeapProfileSamplingOff(t *testing.T) {
-	if runtime.MemProfileRate != 0 {
-		t.Fatalf("runtime.MemProfileRate = %d in hopctl, want 0", runtime.MemProfileRate)
-	}
 }

@@ -35,7 +35,7 @@ const (
 
 // The budget of one run over an input of a given size, the README's
 // (Reliability): 3 s plus 1 s per MB of input, and 150 MiB plus 50 times
-// the input's size of live heap (sampled every 5 ms, above the heap
+// the input's size of live heap (sampled as it runs, above the heap
 // before the run). Runs over a large input get the hard caps above raised
 // to their budget. The machine running the tests may be shared and busy:
 // a run is over its time budget when both its wall time and the CPU time

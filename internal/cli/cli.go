@@ -29,10 +29,7 @@ import (
 	"github.com/hopctl/hopctl/internal/cmd/version"
 	"github.com/hopctl/hopctl/internal/cmdutil"
 	hopconfig "github.com/hopctl/hopctl/internal/config"
-	"github.com/hopctl/hopctl/internal/gcpolicy"
-	"github.com/hopctl/hopctl/internal/hugeheap"
 	"github.com/hopctl/hopctl/internal/iostreams"
-	"github.com/hopctl/hopctl/internal/prefault"
 	"github.com/hopctl/hopctl/internal/progress"
 	"github.com/hopctl/hopctl/pkg/ir"
 	_ "github.com/hopctl/hopctl/pkg/pt2"
@@ -83,30 +80,9 @@ func Main(args []string, ios *iostreams.IOStreams) int {
 	if args == nil {
 		args = []string{} // cobra would read os.Args for nil
 	}
-	if path := os.Getenv("HOPCTL_CPUPROFILE"); path != "" {
-		// A developer knob for `make bench` profiling: a CPU profile of
-		// the whole run (go tool pprof bin/hopctl FILE).
-		if f, err := os.Create(path); err == nil {
-			defer f.Close()
-			if pprof.StartCPUProfile(f) == nil {
-				defer pprof.StopCPUProfile()
-			}
-		}
-	}
-	if path := os.Getenv("HOPCTL_MEMPROFILE"); path != "" {
-		// Its twin: an allocation profile of the run, written at exit
-		// (go tool pprof -sample_index=alloc_space bin/hopctl FILE).
-		runtime.MemProfileRate = 64 << 10
-		defer func() {
-			runtime.GC() // the profile counts allocations up to the last GC
-			if f, err := os.Create(path); err == nil {
-				pprof.Lookup("allocs").WriteTo(f, 0)
-				f.Close()
-			}
-		}()
-	}
 	root := newCmdRoot(NewFactory(ios), subcommandNamed(args))
 	root.SetArgs(args)
+	defer stopProfiles(ios.ErrOut)
 	return Execute(root, ios.ErrOut)
 }
 
@@ -193,39 +169,21 @@ func NewFactory(ios *iostreams.IOStreams) *cmdutil.Factory {
 // NewCmdRoot returns the root command with every subcommand.
 func NewCmdRoot(f *cmdutil.Factory) *cobra.Command { return newCmdRoot(f, "") }
 
-// subcommands are the constructors of the root's subcommands, by name, and
-// the most heap each allocates per byte of a large input it reads, which
-// it reserves in huge pages before decoding (hooksFor): the peak resident
-// set of a 1M-node synthetic input over its size, rounded up (report 9.9,
-// the others 1.7–2.7), and for joint the allocations of the 4.4k-node
-// stack over its size (23; 13.5 at 1M nodes), as torch's graphs carry more
-// per byte; docs/performance-log.md, "Sixth pass". Reserving more than a
-// command uses costs next to nothing (the memory is mapped, not touched):
-// a factor of 40 and one of 14 ran the 1M-node joint alike.
-//
-// faultAhead: the reservation is faulted in on another thread, ahead of the
-// heap that grows into it (hugeheap.Reserve). In the 1M-node joint the
-// kernel's clearing of fresh pages was 36 % of Build's processor time and
-// 39 % of the partition's, and left them 0.7 % and 22 % (perf, a pair of
-// runs at load 5.8); the joint took 7.2 s [6.6–8.0] instead of 8.7 s
-// [5.9–9.9], 5 alternating runs at load 4–5 (docs/performance-log.md,
-// "Sixth pass").
+// subcommands are the constructors of the root's subcommands, by name.
 var subcommands = []struct {
-	name       string
-	new        func(*cmdutil.Factory) *cobra.Command
-	heap       uint64
-	faultAhead bool
+	name string
+	new  func(*cmdutil.Factory) *cobra.Command
 }{
-	{"analyze", func(f *cmdutil.Factory) *cobra.Command { return analyzecmd.NewCmdAnalyze(f, nil) }, 3, false},
-	{"joint", func(f *cmdutil.Factory) *cobra.Command { return jointcmd.NewCmdJoint(f, nil) }, 40, true},
-	{"lint", func(f *cmdutil.Factory) *cobra.Command { return lintcmd.NewCmdLint(f, nil) }, 3, false},
-	{"meta-diff", func(f *cmdutil.Factory) *cobra.Command { return metadiffcmd.NewCmdMetaDiff(f, nil) }, 3, false},
-	{"print", func(f *cmdutil.Factory) *cobra.Command { return printcmd.NewCmdPrint(f, nil) }, 3, false},
-	{"report", func(f *cmdutil.Factory) *cobra.Command { return reportcmd.NewCmdReport(f, nil) }, 10, false},
-	{"synth", func(f *cmdutil.Factory) *cobra.Command { return synthcmd.NewCmdSynth(f, nil) }, 0, false},
-	{"convert", func(f *cmdutil.Factory) *cobra.Command { return convert.NewCmdConvert(f, nil) }, 3, false},
-	{"config", func(f *cmdutil.Factory) *cobra.Command { return config.NewCmdConfig(f, nil) }, 0, false},
-	{"version", func(f *cmdutil.Factory) *cobra.Command { return version.NewCmdVersion(f, nil) }, 0, false},
+	{"analyze", func(f *cmdutil.Factory) *cobra.Command { return analyzecmd.NewCmdAnalyze(f, nil) }},
+	{"joint", func(f *cmdutil.Factory) *cobra.Command { return jointcmd.NewCmdJoint(f, nil) }},
+	{"lint", func(f *cmdutil.Factory) *cobra.Command { return lintcmd.NewCmdLint(f, nil) }},
+	{"meta-diff", func(f *cmdutil.Factory) *cobra.Command { return metadiffcmd.NewCmdMetaDiff(f, nil) }},
+	{"print", func(f *cmdutil.Factory) *cobra.Command { return printcmd.NewCmdPrint(f, nil) }},
+	{"report", func(f *cmdutil.Factory) *cobra.Command { return reportcmd.NewCmdReport(f, nil) }},
+	{"synth", func(f *cmdutil.Factory) *cobra.Command { return synthcmd.NewCmdSynth(f, nil) }},
+	{"convert", func(f *cmdutil.Factory) *cobra.Command { return convert.NewCmdConvert(f, nil) }},
+	{"config", func(f *cmdutil.Factory) *cobra.Command { return config.NewCmdConfig(f, nil) }},
+	{"version", func(f *cmdutil.Factory) *cobra.Command { return version.NewCmdVersion(f, nil) }},
 }
 
 // subcommandNamed returns the subcommand a command line runs when its first
@@ -244,9 +202,9 @@ func subcommandNamed(args []string) string {
 
 // newCmdRoot returns the root command with every subcommand, or with only
 // the one named only (Main, when the command line names it first): a run
-// builds the flags of the command it runs, not of all ten, nor cobra's
-// completion commands (about 0.1 ms of every run; TestOnlySubcommandSame
-// checks that such a tree runs every command as the whole tree does).
+// builds the command it runs, not all ten, nor cobra's completion commands:
+// what a run never uses it never constructs (TestOnlySubcommandSame checks
+// that such a tree runs every command as the whole tree does).
 func newCmdRoot(f *cmdutil.Factory, only string) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "hopctl <command> [flags]",
@@ -263,7 +221,10 @@ in hopctl).`,
 		SilenceErrors: true,
 		PersistentPreRunE: func(cmd *cobra.Command, args []string) error {
 			configureProgress(cmd, f.IOStreams.ErrOut)
-			ir.SetHooks(hooksFor(cmd.Name()))
+			ir.SetHooks(ir.Hooks{Nodes: progress.Add})
+			if err := startProfiles(cmd); err != nil {
+				return err
+			}
 			cmdutil.BindFlags(cmd, f.Settings)
 			if !cmdutil.UsesConfig(cmd) {
 				return nil
@@ -292,6 +253,8 @@ in hopctl).`,
 	cmd.PersistentFlags().Bool("progress", false, "show the progress line of work longer than a second even when stderr is not a terminal (plain lines)")
 	cmd.PersistentFlags().Bool("quiet", false, "never show a progress line")
 	cmd.MarkFlagsMutuallyExclusive("progress", "quiet")
+	cmd.PersistentFlags().String("cpuprofile", "", "write a CPU profile of the run to `FILE` (go tool pprof)")
+	cmd.PersistentFlags().String("memprofile", "", "write an allocation profile of the run to `FILE` at exit (go tool pprof -sample_index=alloc_space)")
 
 	for _, c := range subcommands {
 		if only == "" || c.name == only {
@@ -316,43 +279,56 @@ in hopctl).`,
 	return cmd
 }
 
-// hooksFor returns the process's policies around pkg/ir's work in the
-// named subcommand: the heap a large input will fill reserved in huge pages
-// (hugeheap.Reserve says why) and that of a small input populated
-// (smallHeap), the collector paused while a large binary file decodes
-// (gcpolicy.Pause says why), and the nodes decoded and encoded counted for
-// the progress line.
-func hooksFor(name string) ir.Hooks {
-	h := ir.Hooks{Decoding: gcpolicy.Pause, Nodes: progress.Add}
-	for _, c := range subcommands {
-		if c.name == name && c.heap > 0 {
-			perByte, ahead := c.heap, c.faultAhead
-			h.Input = func(size int64) {
-				n := perByte * uint64(size)
-				if n < hugeheap.MinReserve {
-					prefault.Heap(uintptr(smallHeap(n)))
-				}
-				hugeheap.Reserve(n, ahead)
-			}
-		}
-	}
-	return h
+// profiles are the --cpuprofile and --memprofile of the running command,
+// written when Main returns.
+var profiles struct {
+	cpu *os.File
+	mem string
 }
 
-// smallHeap is how much heap to populate (prefault.Heap) before a command
-// reads an input it needs n bytes of heap for (its size times the
-// subcommand's factor), when n is too small to reserve in huge pages.
-// Beside what grows with the input (the file itself, read into the heap,
-// and the module) a command uses about the same heap on any small input
-// (schema tables, the configuration, buffers): measured from where the
-// input's heap starts, the pages it touched spread over 0.5–1.0 MB in
-// `analyze --format json`, 0.7–1.4 MB in `print` and 1.6–2.9 MB in
-// `joint --partition mincut` with three outputs, on testdata/models' mlp
-// (6 KB), attention (19 KB), gru (64 KB) and resnet18 (206 KB); with
-// joint's factor of 40, n reaches the cap at about 60 KB. A page
-// populated and never used costs about 1 µs, one used and not populated
-// about 6 µs more than a populated one (prefault).
-func smallHeap(n uint64) uint64 { return min(768<<10+n, 3<<20) }
+// startProfiles starts the profiles the command's flags ask for. A
+// profile is a developer's tool (`make bench` profiling): a file that
+// cannot be created is a usage error.
+func startProfiles(cmd *cobra.Command) error {
+	if path, _ := cmd.Flags().GetString("cpuprofile"); path != "" {
+		f, err := os.Create(path)
+		if err != nil {
+			return cmdutil.FlagErrorf("--cpuprofile: %v", err)
+		}
+		if err := pprof.StartCPUProfile(f); err != nil {
+			f.Close()
+			return cmdutil.FlagErrorf("--cpuprofile: %v", err)
+		}
+		profiles.cpu = f
+	}
+	if path, _ := cmd.Flags().GetString("memprofile"); path != "" {
+		profiles.mem = path
+	}
+	return nil
+}
+
+// stopProfiles finishes the profiles startProfiles started.
+func stopProfiles(errOut io.Writer) {
+	if profiles.cpu != nil {
+		pprof.StopCPUProfile()
+		profiles.cpu.Close()
+		profiles.cpu = nil
+	}
+	if path := profiles.mem; path != "" {
+		profiles.mem = ""
+		runtime.GC() // the profile counts allocations up to the last collection
+		f, err := os.Create(path)
+		if err == nil {
+			err = pprof.Lookup("allocs").WriteTo(f, 0)
+			if cerr := f.Close(); err == nil {
+				err = cerr
+			}
+		}
+		if err != nil {
+			fmt.Fprintf(errOut, "hopctl: --memprofile: %v\n", err)
+		}
+	}
+}
 
 // configureProgress sets up the progress line (internal/progress) of the
 // command about to run: on stderr, shown on a terminal by default, always

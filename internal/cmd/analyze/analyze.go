@@ -9,7 +9,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/hopctl/hopctl/internal/cmdutil"
-	"github.com/hopctl/hopctl/internal/gcpolicy"
 	"github.com/hopctl/hopctl/internal/iostreams"
 	"github.com/hopctl/hopctl/internal/progress"
 	"github.com/hopctl/hopctl/pkg/analyze"
@@ -70,9 +69,6 @@ unreadable or invalid; the other files are still reported.`,
 }
 
 func analyzeRun(opts *Options) error {
-	// Each module stays live until its report is made: no collection right
-	// after decoding (gcpolicy.KeepDecoded says why).
-	gcpolicy.KeepDecoded()
 	doc := &report.AnalyzeDoc{SchemaVersion: report.AnalyzeSchemaVersion, Files: []report.AnalyzeFile{}}
 	var errs []error
 	for _, path := range opts.Files {

@@ -18,7 +18,6 @@ import (
 
 	"github.com/hopctl/hopctl/internal/atomicfile"
 	"github.com/hopctl/hopctl/internal/cmdutil"
-	"github.com/hopctl/hopctl/internal/gcpolicy"
 	"github.com/hopctl/hopctl/internal/iostreams"
 	"github.com/hopctl/hopctl/internal/progress"
 	"github.com/hopctl/hopctl/pkg/ir"
@@ -152,16 +151,7 @@ func validate(opts *Options) error {
 func jointRun(opts *Options) error {
 	timings := cmdutil.NewTimings(opts.IO.ErrOut, opts.Timings)
 	progress.Phase("load", 0)
-	// The module loaded stays live until Build has made the joint from it:
-	// no collection while loading, nor right after it (gcpolicy.KeepDecoded
-	// says why). Keeping the collector paused through Build too saves the
-	// collections of a 1M-node joint but one, for no processor time
-	// measurably saved and 170 MiB more at its peak
-	// (docs/performance-log.md, Seventh pass).
-	gcpolicy.KeepDecoded()
-	resume := gcpolicy.Hold()
 	in, err := load.Open(opts.In, load.Strict)
-	resume()
 	if err != nil {
 		return err
 	}
@@ -176,10 +166,6 @@ func jointRun(opts *Options) error {
 	frozen := frozenAttributes(in.Module)
 	mode, masks, _ := jointgraph.ParseMasks(opts.Masks)
 	conv, _ := jointgraph.ParseConvention(opts.HOPConvention)
-	// The joint Build makes stays live: no collection for it (gcpolicy.Expect
-	// says why), ~900 bytes per input node without HOPs (896 at 10k, 100k
-	// and 1M: docs/performance-log.md, Seventh pass).
-	gcpolicy.Expect(900 * uint64(len(in.Module.Root().Nodes)))
 	j, err := jointgraph.Build(in.Module, jointgraph.Options{
 		File: opts.In, MaskMode: mode, Masks: masks, Convention: conv,
 		UnmaskNoneGradients: opts.UnmaskNone, Registry: in.Registry,
@@ -192,16 +178,6 @@ func jointRun(opts *Options) error {
 		return err
 	}
 	summary := jointSummary(j, opts, frozen)
-	if opts.Partition != "" {
-		// The input module is garbage now, and the partition and the
-		// outputs' checks and encoders allocate about 160 bytes per joint
-		// node (a 1M-node synth graph's 2.0M: 259 MB in SplitLazy, ~60 MB
-		// in the writers and the joint's check; docs/performance-log.md,
-		// Twelfth pass): a collection they would meet runs now instead
-		// (gcpolicy.CollectBefore says why). At 1M they no longer meet one
-		// under the target gcpolicy.Expect set: none runs.
-		gcpolicy.CollectBefore(160 * uint64(len(j.Module.Root().Nodes)))
-	}
 	timings.Lap("joint")
 
 	// Each output is verified, encoded and written to a temporary file on
@@ -211,9 +187,8 @@ func jointRun(opts *Options) error {
 	// and backward's once it is. Only when every output is written are the
 	// temporary files renamed into place (atomicfile.WriteFilesFunc): a
 	// failure leaves every destination untouched. Every encoding is
-	// streamed into its temporary file (ir.EncodeSourceTo): a 1M-node
-	// joint's three binary outputs are 715 MB, which held in memory until
-	// written raised the peak by 300 MB (docs/performance-log.md). Standard
+	// streamed into its temporary file (ir.EncodeSourceTo), so memory
+	// stays proportional to the graph, not to its encodings. Standard
 	// output, which has no temporary file to drop, gets the binary encoding
 	// whole or nothing (ir.EncodeSource).
 	type output struct {
@@ -237,12 +212,7 @@ func jointRun(opts *Options) error {
 		o := &output{path: opts.Out, m: func() (*ir.Module, ir.NodeSource) { return joint, nil }}
 		if opts.Partition != "" && opts.Out != cmdutil.Stdout {
 			// The joint's check starts now, beside the partition, not when
-			// its writer has made its temporary file: the writers start
-			// 3–4 ms after Build on the 4.4k-node stack (their goroutines'
-			// first processor, the outputs' stat calls and temporary
-			// files, the interrupt handler's thread), and its check and
-			// encoding (1 + 3 ms there) then came last
-			// (docs/performance-log.md, "Tenth pass").
+			// its writer has made its temporary file.
 			o.checked = make(chan error, 1)
 			go func() { o.checked <- verifyWritten(joint, opts.Out) }()
 		}
@@ -628,11 +598,8 @@ type partitionCheck struct {
 	// reference whose name is that very string (all of them, in the
 	// graphs the partition makes) is known to carry its node's name
 	// without reading the node, which for a reference far back is a
-	// cache miss or three (emission.Node's tables, then the node). At 1M
-	// input nodes, the check of the backward graph took 169 ms, now 104
-	// ms; of the forward 112, now 72 (processor time, GOMAXPROCS=1;
-	// docs/performance-log.md, Eighth pass). Nil for a graph of fewer
-	// than seenNodes nodes.
+	// cache miss or three (emission.Node's tables, then the node). Nil for
+	// a graph of fewer than seenNodes nodes.
 	seen []uint64
 }
 
@@ -749,10 +716,7 @@ func (c *partitionCheck) finish() error {
 // encoder reading the nodes one after another (every encoding does, but
 // for the few a binary one samples ahead to size the graph, which finish
 // checks in turn) then encodes each node while it is still in cache,
-// instead of the check reading all of them from memory first. At 1M input
-// nodes the check was 0.15 s (forward) and 0.19 s (backward) of processor
-// time on its own, after the partition, where both cores are busy
-// (docs/performance-log.md, Eighth pass).
+// instead of the check reading all of them from memory first.
 func (c *partitionCheck) checking() ir.NodeSource { return (*checkedNodes)(c) }
 
 type checkedNodes partitionCheck
