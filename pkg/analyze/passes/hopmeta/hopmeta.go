@@ -41,6 +41,7 @@ import (
 
 	"github.com/hopctl/hopctl/pkg/analyze"
 	"github.com/hopctl/hopctl/pkg/analyze/metadiff"
+	"github.com/hopctl/hopctl/pkg/analyze/passes/hopcalls"
 	"github.com/hopctl/hopctl/pkg/hop"
 	"github.com/hopctl/hopctl/pkg/ir"
 	"github.com/hopctl/hopctl/pkg/opschema"
@@ -65,25 +66,24 @@ torch._higher_order_ops.while_loop(cond_fn, body_fn, (i, x))
 ~~~
 Fix: return carried values with the shape, dtype, stride and device they came in with ('x.t().contiguous().view(2, 3)' or a different carry).`},
 	},
-	Run: run,
+	Requires: []*analyze.Analyzer{hopcalls.Analyzer},
+	Run:      run,
 }
 
 func run(pass *analyze.Pass) (any, error) {
-	g := pass.Graph
-	for i := range g.Nodes {
-		n := &g.Nodes[i]
-		h, ok := hop.Lookup(pass.Schemas, n)
-		if !ok || len(h.MetaChecks) == 0 {
+	for _, c := range hopcalls.Calls(pass) {
+		h, n := c.HOP, c.Node
+		if len(h.MetaChecks) == 0 {
 			continue
 		}
-		call, err := pass.DecodeHOP(ir.NodeID(i))
+		call, err := pass.DecodeHOP(c.ID)
 		if err != nil || call == nil {
 			continue // validation refuses malformed HOP calls (hop-call)
 		}
 		version := pass.TorchVersion()
-		for _, c := range h.MetaChecks {
-			if c.Torch.Holds(version) {
-				check(pass, h, n, call, &c)
+		for _, mc := range h.MetaChecks {
+			if mc.Torch.Holds(version) {
+				check(pass, h, n, call, &mc)
 			}
 		}
 	}
