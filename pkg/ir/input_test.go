@@ -135,7 +135,7 @@ func TestDecodersRefuseNamelessNodes(t *testing.T) {
 	src := pbtxtModule(`nodes { name: "x" op: PLACEHOLDER target: "x" }
 nodes { op: CALL_FUNCTION target: "aten.sin.default" args { node: "x" } }
 nodes { name: "output" op: OUTPUT target: "output" args { node: "x" } }`, "")
-	pb.Register()
+
 	f := &pb.File{}
 	if err := prototext.Unmarshal([]byte(src), f); err != nil {
 		t.Fatal(err)

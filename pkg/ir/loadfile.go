@@ -188,7 +188,7 @@ func decodeIn(data []byte, enc Encoding, file string, alias bool, region []byte)
 		}
 		return m, err
 	}
-	pb.Register() // protojson and prototext read the messages' descriptors
+
 	f := &pb.File{}
 	var err error
 	switch enc {

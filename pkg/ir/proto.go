@@ -328,7 +328,6 @@ func metaFromProto(pm *pb.NodeMeta) *Meta {
 
 // ToProto converts the IR back into the interchange format.
 func ToProto(m *Module) *pb.File {
-	pb.Register() // so that the caller may hand the message to protobuf-go
 	f := &pb.File{
 		FormatVersion: &pb.FormatVersion{Major: m.FormatMajor, Minor: m.FormatMinor},
 		Producer:      m.Producer,
