@@ -15,7 +15,6 @@ import (
 
 	"github.com/hopctl/hopctl/internal/cmdutil"
 	"github.com/hopctl/hopctl/internal/cputime"
-	"github.com/hopctl/hopctl/internal/gcpolicy"
 	"github.com/hopctl/hopctl/pkg/analyze"
 	"github.com/hopctl/hopctl/pkg/analyze/metadiff"
 	"github.com/hopctl/hopctl/pkg/analyze/passes/alias"
@@ -25,10 +24,6 @@ import (
 )
 
 var sizes = []int{10_000, 100_000, 1_000_000}
-
-// The loading benchmarks measure what hopctl does: its collector pause
-// while a large binary file decodes (internal/cli sets the same hook).
-func init() { ir.SetHooks(ir.Hooks{Decoding: gcpolicy.Pause}) }
 
 var (
 	filesMu  sync.Mutex

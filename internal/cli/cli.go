@@ -29,10 +29,7 @@ import (
 	"github.com/hopctl/hopctl/internal/cmd/version"
 	"github.com/hopctl/hopctl/internal/cmdutil"
 	hopconfig "github.com/hopctl/hopctl/internal/config"
-	"github.com/hopctl/hopctl/internal/gcpolicy"
-	"github.com/hopctl/hopctl/internal/hugeheap"
 	"github.com/hopctl/hopctl/internal/iostreams"
-	"github.com/hopctl/hopctl/internal/prefault"
 	"github.com/hopctl/hopctl/internal/progress"
 	"github.com/hopctl/hopctl/pkg/ir"
 	_ "github.com/hopctl/hopctl/pkg/pt2"
@@ -322,21 +319,8 @@ in hopctl).`,
 // (smallHeap), the collector paused while a large binary file decodes
 // (gcpolicy.Pause says why), and the nodes decoded and encoded counted for
 // the progress line.
-func hooksFor(name string) ir.Hooks {
-	h := ir.Hooks{Decoding: gcpolicy.Pause, Nodes: progress.Add}
-	for _, c := range subcommands {
-		if c.name == name && c.heap > 0 {
-			perByte, ahead := c.heap, c.faultAhead
-			h.Input = func(size int64) {
-				n := perByte * uint64(size)
-				if n < hugeheap.MinReserve {
-					prefault.Heap(uintptr(smallHeap(n)))
-				}
-				hugeheap.Reserve(n, ahead)
-			}
-		}
-	}
-	return h
+func hooksFor(string) ir.Hooks {
+	return ir.Hooks{Nodes: progress.Add}
 }
 
 // smallHeap is how much heap to populate (prefault.Heap) before a command
