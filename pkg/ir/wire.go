@@ -5,12 +5,10 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"os"
 	"runtime"
 	"slices"
 	"strconv"
 	"sync"
-	"sync/atomic"
 	"unsafe"
 
 	"google.golang.org/protobuf/encoding/protowire"
@@ -738,21 +736,7 @@ func (d *wireDecoder) graph(b []byte, g *Graph) error {
 // every markEvery-th one starts (graph). parsed is false when b does not
 // parse (the sequential decode then reports it); an empty node is refused
 // at once.
-//
-// The count is the first read of each page of b, and on the bench machine
-// the first read of a page of a mapped file costs ~3.5 µs even with its
-// page table filled (MAP_POPULATE): 120 ms of processor time for a
-// 1M-node file's 138 MB, all of it on this one goroutine while the other
-// cores wait for the count. So, for a large mapped input, a helper reads
-// the pages from the end backwards, one byte a page, until it meets the
-// count coming forwards (its mark): the count's own time fell from 119 to
-// 66 ms (thread processor time, medians of 8 fresh mappings, under load;
-// docs/performance-log.md, Ninth pass).
 func (d *wireDecoder) countNodes(b []byte) (count int, marks []int, parsed bool, err error) {
-	var reached atomic.Int64 // the offset in b the count has passed
-	wait := touchPages(d.region, b, &reached)
-	defer wait()
-	defer reached.Store(int64(len(b)))
 	for rest := b; len(rest) > 0; {
 		f, n, err := nextField(rest)
 		if err != nil {
@@ -767,46 +751,12 @@ func (d *wireDecoder) countNodes(b []byte) (count int, marks []int, parsed bool,
 			if count%markEvery == 0 {
 				at := len(b) - len(rest)
 				marks = append(marks, at)
-				reached.Store(int64(at))
 			}
 			count++
 		}
 		rest = rest[n:]
 	}
 	return count, marks, true, nil
-}
-
-// minTouchPages is the input size, in pages, from which countNodes has
-// its pages read ahead: a helper goroutine costs a few microseconds.
-const minTouchPages = 256
-
-// touchedSink keeps touchPages's reads from being optimized away.
-var touchedSink atomic.Uint32
-
-// touchPages reads one byte of each page of b, which lies in region (a
-// mapped file; nil: on the heap, nothing is done), on a goroutine of its
-// own, from the end backwards, until it reaches the offset in b that
-// reached holds. The returned function waits for it to stop; set reached
-// to len(b) first. A fault (the file truncated meanwhile) just stops it:
-// the count meets the same page and reports it.
-func touchPages(region, b []byte, reached *atomic.Int64) (wait func()) {
-	page := os.Getpagesize()
-	if region == nil || len(b) < minTouchPages*page || runtime.GOMAXPROCS(0) < 2 {
-		return func() {}
-	}
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		var err error
-		defer guardFaults(region)()
-		defer catchFault(region, &err)
-		var sink byte
-		for i := len(b) - 1; i >= 0 && int64(i) > reached.Load(); i -= page {
-			sink ^= b[i]
-		}
-		touchedSink.Store(uint32(sink))
-	}()
-	return func() { <-done }
 }
 
 // resolveWindow points the references of node i of nodes to the nearest
