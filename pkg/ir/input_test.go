@@ -154,4 +154,3 @@ nodes { name: "output" op: OUTPUT target: "output" args { node: "x" } }`, "")
 		t.Errorf("empty argument: %v", err)
 	}
 }
-

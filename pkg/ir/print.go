@@ -622,8 +622,7 @@ func (p *readablePrinter) module(gi int, className string, indent int) {
 	g := p.m.Graphs[gi]
 	p.line(indent, "class "+className+"(torch.nn.Module):")
 	// Streamed: the forward's lines are written as they are made, so a
-	// graph of a million nodes is never held as text (it used to be, line
-	// by line: 0.4 GB beside the module).
+	// graph of a million nodes is never held as text beside the module.
 	f := newForwardGen(g, p.freeUnused)
 	for range indent + 1 {
 		p.w.WriteString("    ")
@@ -877,8 +876,8 @@ func (f *forwardGen) bodyNodes(st *bodyState, line *bytes.Buffer, yield func([]b
 	}
 }
 
-// printBuffer is the printers' write buffer: a million-node graph prints
-// 84 MB, 20,000 write calls with bufio's default 4 KiB.
+// printBuffer is the printers' write buffer, larger than bufio's default
+// for the many megabytes a large graph prints.
 const printBuffer = 256 << 10
 
 // writeStmt writes one node as a statement, or (isParam) a placeholder as

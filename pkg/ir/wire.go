@@ -16,8 +16,7 @@ import (
 
 // A streaming decoder for the binary encoding: it reads the wire format
 // straight into the IR, without building the generated protobuf objects
-// first, which halves peak memory and is several times faster on large
-// graphs. It follows protobuf-go's semantics exactly (last scalar wins,
+// first, so that the memory a large graph takes is the module's alone. It follows protobuf-go's semantics exactly (last scalar wins,
 // repeated singular messages merge, fields with an unexpected wire type
 // are unknown and skipped, proto3 strings must be valid UTF-8, nesting is
 // limited), and FuzzWireMatchesProto checks it against proto.Unmarshal +
@@ -339,8 +338,8 @@ func nextField(b []byte) (wireField, int, error) {
 		}
 	}
 	// And a one-byte tag with a two-byte length: a node message (128 bytes
-	// to 16 KiB), read twice per node (counted, then decoded), which took
-	// the general path's three calls into protowire.
+	// to 16 KiB), read twice per node (counted, then decoded), without the
+	// general path's three calls into protowire.
 	if len(b) >= 3 && b[0] < 0x80 && b[0] >= 8 && b[0]&7 == byte(protowire.BytesType) && b[1] >= 0x80 && b[2] < 0x80 {
 		if l := int(b[1]&0x7f) | int(b[2])<<7; 3+l <= len(b) {
 			return wireField{num: protowire.Number(b[0] >> 3), typ: protowire.BytesType, body: b[3:][:l]}, 3 + l, nil
@@ -622,8 +621,8 @@ func (d *wireDecoder) graph(b []byte, g *Graph) error {
 	delete(d.pending, g)
 	// Count the node messages first, so the slice is allocated once, and
 	// note where every markEvery-th one starts, so that large graphs can
-	// be split between cores (a list of every node's bytes cost 24 bytes
-	// a node, 24 MB of fresh memory at 1M nodes).
+	// be split between cores (a mark per markEvery nodes, not a list of
+	// every node's bytes).
 	count, marks, parsed, err := d.countNodes(b)
 	if err != nil {
 		return err
@@ -808,13 +807,7 @@ const progressBatch = 1<<12 - 1
 // releaseBatch+1 nodes decoded make a worker release the input they
 // were decoded from (releaseMapped), and it releases the rest of its range
 // when done. Each release makes the kernel flush the other cores' TLBs,
-// which in a virtual machine waits for the other virtual processors: a
-// 1M-node file released every 4,096 nodes took 73 ms of processor time a
-// run in releaseMapped, every 16,384 nodes 47 ms, every 65,536 nodes 33 ms
-// (CPU profiles of print, 3 runs each, under load), where one thread
-// releasing the whole file, alone, took 5–7 ms in 242 calls or in one.
-// Peak resident set of 1M convert: 243 → 244–245 MiB (docs/performance-log.md,
-// Ninth pass).
+// so releases are batched rather than made per node.
 const releaseBatch = 1<<14 - 1
 
 // maxSharedValues bounds the value cache.
@@ -1122,10 +1115,8 @@ func (d *wireDecoder) argField(f wireField, a *Arg) error {
 
 // listArg decodes the items of a list or tuple message b into a (merging
 // into its current kind, as argField does). It is a method of its own so
-// that its defer is open-coded: in argField's switch the defer was a
-// deferred call run through the runtime's deferreturn, ~1,100
-// instructions per list argument, 4 % of decoding a 100k-node graph
-// (cachegrind; docs/performance-log.md, Ninth pass).
+// that its defer is open-coded (in argField's switch it would be a
+// deferred call run through the runtime's deferreturn).
 func (d *wireDecoder) listArg(b []byte, kind ArgKind, a *Arg) error {
 	// The elements grow in a slice of their own: an Arg's has no spare
 	// capacity (a list field repeated appends to the first).
