@@ -4,9 +4,11 @@ package ir
 // (wireenc.go), JSON and text by protobuf-go's protojson and prototext.
 
 import (
+	"bufio"
 	"bytes"
 	"fmt"
 	"io"
+	"strings"
 
 	pb "github.com/hopctl/hopctl/proto/hopctlpb"
 	"google.golang.org/protobuf/encoding/protojson"
@@ -23,24 +25,31 @@ func Encode(m *Module, enc Encoding) ([]byte, error) {
 	if enc == Binary {
 		return encodeBinary(m)
 	}
-	return libraryEncode(ToProto(m), enc)
+	var b bytes.Buffer
+	if err := libraryEncode(&b, ToProto(m), enc); err != nil {
+		return nil, err
+	}
+	return b.Bytes(), nil
 }
 
 // EncodeTo writes m to w in the given encoding. An error of w is a
 // *WriteError.
 func EncodeTo(w io.Writer, m *Module, enc Encoding) error {
-	b, err := Encode(m, enc)
-	if err != nil {
-		return err
+	if enc == Binary {
+		b, err := encodeBinary(m)
+		if err != nil {
+			return err
+		}
+		if _, err := w.Write(b); err != nil {
+			return &WriteError{Err: err}
+		}
+		return nil
 	}
-	if _, err := w.Write(b); err != nil {
-		return &WriteError{Err: err}
-	}
-	return nil
+	return libraryEncode(w, ToProto(m), enc)
 }
 
-// libraryEncode is f in JSON (protojson, proto field names) or text
-// (prototext, after textHeader).
+// libraryEncode writes f to w in JSON (protojson, proto field names) or
+// text (prototext, after textHeader). An error of w is a *WriteError.
 //
 // Both libraries vary their output's whitespace on purpose, by a hash of
 // the running binary, so that nobody depends on its bytes; hopctl's output
@@ -52,7 +61,7 @@ func EncodeTo(w io.Writer, m *Module, enc Encoding) error {
 // and, in both, with no line indented deeper than maxIndent levels, so
 // that the output of a deeply nested file grows with its size, not with
 // the square of its depth. Both decoders ignore the whitespace.
-func libraryEncode(f *pb.File, enc Encoding) ([]byte, error) {
+func libraryEncode(w io.Writer, f *pb.File, enc Encoding) error {
 	var (
 		raw []byte
 		err error
@@ -63,39 +72,44 @@ func libraryEncode(f *pb.File, enc Encoding) ([]byte, error) {
 	case Text:
 		raw, err = prototext.Marshal(f)
 	default:
-		return nil, fmt.Errorf("unknown encoding")
+		return fmt.Errorf("unknown encoding")
 	}
 	if err != nil {
-		return nil, err
+		return err
 	}
-	var out []byte
+	bw := bufio.NewWriterSize(w, printBuffer)
 	if enc == Text {
-		out = append(out, textHeader...)
+		bw.WriteString(textHeader)
 	}
-	out = reindent(out, raw, enc == JSON)
+	reindent(bw, raw, enc == JSON)
+	if err := bw.Flush(); err != nil {
+		return &WriteError{Err: err}
+	}
 	n := len(f.GetGraph().GetNodes())
 	for _, s := range f.GetSubmodules() {
 		n += len(s.GetGraph().GetNodes())
 	}
 	nodesDone(n)
-	return out, nil
+	return nil
 }
 
 // maxIndent is the deepest nesting that reindent indents further.
 const maxIndent = 32
 
-// reindent appends to out src, the single-line output of protojson (json
+// indentation is maxIndent levels of two spaces.
+var indentation = strings.Repeat("  ", maxIndent)
+
+// reindent writes to out src, the single-line output of protojson (json
 // set) or prototext, one member (field) a line, indented two spaces per
 // level of nesting up to maxIndent; an empty object, array or message
 // stays "{}" or "[]". Whitespace outside strings is dropped; strings,
-// whose escapes the libraries write, are copied as they are.
-func reindent(out, src []byte, json bool) []byte {
+// whose escapes the libraries write, are copied as they are. Errors are
+// bufio.Writer's, reported by its Flush.
+func reindent(out *bufio.Writer, src []byte, json bool) {
 	depth := 0
 	newline := func() {
-		out = append(out, '\n')
-		for range min(depth, maxIndent) {
-			out = append(out, ' ', ' ')
-		}
+		out.WriteByte('\n')
+		out.WriteString(indentation[:2*min(depth, maxIndent)])
 	}
 	for i := 0; i < len(src); i++ {
 		switch c := src[i]; c {
@@ -106,7 +120,7 @@ func reindent(out, src []byte, json bool) []byte {
 					j++
 				}
 			}
-			out = append(out, src[i:min(j+1, len(src))]...)
+			out.Write(src[i:min(j+1, len(src))])
 			i = j
 		case ' ', '\t', '\n', '\r':
 			// In prototext's single-line form a space separates fields.
@@ -119,30 +133,30 @@ func reindent(out, src []byte, json bool) []byte {
 				j++
 			}
 			if j < len(src) && (src[j] == '}' || src[j] == ']') {
-				out = append(out, c, src[j])
+				out.WriteByte(c)
+				out.WriteByte(src[j])
 				i = j
 				break
 			}
-			out = append(out, c)
+			out.WriteByte(c)
 			depth++
 			newline()
 		case '}', ']':
 			depth--
 			newline()
-			out = append(out, c)
+			out.WriteByte(c)
 		case ',':
-			out = append(out, c)
+			out.WriteByte(c)
 			newline()
 		case ':':
-			out = append(out, ':', ' ')
+			out.WriteString(": ")
 		default:
-			out = append(out, c)
+			out.WriteByte(c)
 		}
 	}
 	if len(src) > 0 {
-		out = append(out, '\n')
+		out.WriteByte('\n')
 	}
-	return out
 }
 
 // EncodeSource is Encode with the root graph's nodes read from root
@@ -156,9 +170,14 @@ func EncodeSource(m *Module, root NodeSource, enc Encoding) ([]byte, error) {
 }
 
 // sourceFile is m with root's nodes as its root graph, as protobuf
-// messages: the streaming binary encoder's output (which renames the
-// references as root.Ref says), decoded by protobuf-go.
+// messages. When root's references store their own names (sourceRefs is
+// nil) they are converted as they are; otherwise the streaming binary
+// encoder, which renames them as root.Ref says, writes the file and
+// protobuf-go decodes it.
 func sourceFile(m *Module, root NodeSource, vals *ValueMemo) (*pb.File, error) {
+	if sourceRefs(root) == nil {
+		return toProto(m, root), nil
+	}
 	var b bytes.Buffer
 	if err := EncodeSourceToMemo(&b, m, root, Binary, vals); err != nil {
 		return nil, err

@@ -101,15 +101,10 @@ func EncodeSourceToMemo(w io.Writer, m *Module, root NodeSource, enc Encoding, v
 		return err
 	case JSON, Text:
 		f, err := sourceFile(m, root, vals)
-		if err == nil {
-			var b []byte
-			if b, err = libraryEncode(f, enc); err == nil {
-				if _, werr := w.Write(b); werr != nil {
-					err = &WriteError{Err: werr}
-				}
-			}
+		if err != nil {
+			return err
 		}
-		return err
+		return libraryEncode(w, f, enc)
 	}
 	return fmt.Errorf("unknown encoding")
 }
