@@ -77,9 +77,6 @@ proto:
 	  --go_out=. --go_opt=module=github.com/hopctl/hopctl \
 	  --python_out=python/hopctl_torch/_proto \
 	  -Iproto proto/hopctl/v1/graph.proto
-	# Registration on first use (hopctlpb.Register), not in an initialiser
-	# that every command would run.
-	sed -i '/^func init() { file_hopctl_v1_graph_proto_init() }$$/d' proto/hopctlpb/graph.pb.go
 
 # The real-model corpus from torch 1.13 (host) and 2.14 (chroot); see
 # python/tools/corpus.py (COMMITTED).

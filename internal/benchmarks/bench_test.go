@@ -25,9 +25,6 @@ import (
 
 var sizes = []int{10_000, 100_000, 1_000_000}
 
-// The loading benchmarks measure what hopctl does: its collector pause
-// while a large binary file decodes (internal/cli sets the same hook).
-
 var (
 	filesMu  sync.Mutex
 	files    = map[int]string{}

@@ -72,7 +72,7 @@ func FuzzWireMatchesProto(f *testing.F) {
 	addCorpusSeeds(f, Binary)
 	f.Fuzz(func(t *testing.T, data []byte) {
 		fast, ferr := decodeBinary(data, "fuzz", false)
-		pb.Register()
+
 		pf := &pb.File{}
 		var slow *Module
 		serr := proto.Unmarshal(data, pf)

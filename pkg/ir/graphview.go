@@ -8,9 +8,9 @@ import (
 )
 
 // graphNode and graphEdge are the nodes and edges of DefUse as a gonum
-// graph, in place of gonum's simple.Node and simple.Edge, whose package links gonum's matrices (mat, blas, lapack)
-// and their initialisers (1 % of the processor samples of a resnet18
-// `analyze`, perf) into every command.
+// graph, in place of gonum's simple.Node and simple.Edge, whose package
+// links gonum's matrices (mat, blas, lapack) and their initialisers into
+// every command.
 type graphNode int64
 
 // ID implements graph.Node.

@@ -12,8 +12,8 @@ import (
 )
 
 // DefaultMaxInputSize is how many bytes LoadFile reads from one input
-// unless SetMaxInputSize says otherwise: 1 GiB, several times the largest
-// graph hopctl is measured on (a 1M-node graph), and a bound on what an
+// unless SetMaxInputSize says otherwise: 1 GiB, several times a 1M-node
+// graph's file, and a bound on what an
 // endless input (/dev/zero, a pipe that never closes) can make it read.
 const DefaultMaxInputSize = 1 << 30
 

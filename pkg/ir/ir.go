@@ -122,9 +122,9 @@ func (m *Module) Root() *Graph { return m.Graphs[0] }
 // resized since (appending, a copy of the module with graphs of its own);
 // a hit is checked against the slice, so a graph replaced in place under
 // its name is found. A graph must not be renamed in place once the module
-// has been looked up in (no code does: graphs are named when built). HOP checks, joint and the commands look a graph up
-// per HOP call: by scanning, 12,000 conds over distinct branches cost
-// 23 s of CPU in joint alone.
+// has been looked up in (no code does: graphs are named when built). HOP
+// checks, joint and the commands look a graph up per HOP call: a scan per
+// lookup would make a file of many HOP calls quadratic.
 func (m *Module) Graph(qualname string) *Graph {
 	gs := m.Graphs
 	if len(gs) < minIndexedGraphs {
@@ -556,9 +556,7 @@ func (a *Arg) flat() bool {
 func (n *Node) WalkRefs(fn func(a *Arg)) {
 	for i := range n.Args {
 		// A reference or a scalar, most arguments, without a call of
-		// Arg.WalkRefs (the 100k-node synth graph's joint command:
-		// 2,474.8 → 2,462.6 M instructions; docs/performance-log.md,
-		// Tenth pass).
+		// Arg.WalkRefs.
 		switch a := &n.Args[i]; {
 		case a.Kind == ArgNode:
 			fn(a)

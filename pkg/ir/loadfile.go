@@ -1,8 +1,7 @@
 package ir
 
-// Reading graph files: LoadFile (mapping large files; the Decoding hook
-// while a large binary file decodes), the formats registered with it, Load,
-// Decode.
+// Reading graph files: LoadFile (mapping large files), the formats
+// registered with it, Load, Decode.
 
 import (
 	"bytes"
@@ -34,12 +33,6 @@ import (
 // makes the decoding goroutines fault; they turn the fault into an error
 // (guardFaults), so the file is refused as truncated instead of the
 // process dying of SIGBUS.
-// Before it reads a regular file it runs the Input hook with its size
-// (Hooks; the hopctl command prepares its heap there), and while it
-// decodes a large binary file the Decoding hook (the hopctl command pauses
-// the garbage collector there): nearly everything that decoder allocates
-// is the module itself (the JSON and text decoders build protobuf objects
-// first, and collect as usual).
 func LoadFile(path string) (m *Module, err error) {
 	fail := func(err error) (*Module, error) {
 		return nil, &DecodeError{Loc: Location{File: path}, Err: WithoutPath(err)}
@@ -68,9 +61,6 @@ func LoadFile(path string) (m *Module, err error) {
 	if size > limit {
 		return fail(&TooLargeError{Limit: limit, Size: size})
 	}
-	if size > 0 {
-		inputSized(size)
-	}
 	if data, unmap, ok := mapFile(f, size); ok {
 		defer unmap()
 		if afterMapHook != nil {
@@ -86,11 +76,7 @@ func LoadFile(path string) (m *Module, err error) {
 		if fm := formatOf(path, data); fm != nil {
 			return fm.Decode(data, path)
 		}
-		enc := encodingOf(path, data)
-		if enc == Binary {
-			defer decodingStarts()()
-		}
-		return decodeMapped(data, enc, path)
+		return decodeMapped(data, encodingOf(path, data), path)
 	}
 	data, err := readInput(f, size, limit)
 	if err != nil {
@@ -188,7 +174,7 @@ func decodeIn(data []byte, enc Encoding, file string, alias bool, region []byte)
 		}
 		return m, err
 	}
-	pb.Register() // protojson and prototext read the messages' descriptors
+
 	f := &pb.File{}
 	var err error
 	switch enc {

@@ -33,9 +33,9 @@ func mapFile(f *os.File, size int64) (data []byte, unmap func(), ok bool) {
 // b, a part of region already decoded, are not needed any more
 // (MADV_DONTNEED): they leave the process's resident set, and a later read
 // of one (none is expected: the module keeps copies) reads the file again,
-// as the mapping is private and never written. A 1M-node file is 137 MB
-// that would otherwise stay resident until decoding ends, beside the
-// module being built.
+// as the mapping is private and never written. A large file would
+// otherwise stay resident until decoding ends, beside the module being
+// built.
 func releaseMapped(region, b []byte) {
 	if len(region) == 0 || len(b) == 0 {
 		return

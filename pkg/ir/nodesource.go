@@ -1,7 +1,6 @@
 package ir
 
 import (
-	"bytes"
 	"fmt"
 	"io"
 	"sync"
@@ -101,47 +100,16 @@ func EncodeSourceToMemo(w io.Writer, m *Module, root NodeSource, enc Encoding, v
 		streamEncoders.Put(e)
 		return err
 	case JSON, Text:
-		return encodeText(w, m, root, enc)
+		f, err := sourceFile(m, root, vals)
+		if err != nil {
+			return err
+		}
+		return libraryEncode(w, f, enc)
 	}
 	return fmt.Errorf("unknown encoding")
 }
 
 // streamEncoders keeps the buffers of finished streamed binary encodings
-// for the next one. A command that writes several outputs (joint -o
-// --fw-out --bw-out) never collects (gcpolicy), so each encoding's buffer
-// was fresh memory, every page of it a page fault on first write (the
-// faults were most of the encoders' cost: perf record -g over 200 runs of
-// resnet18's joint); an output encoded after another finished reuses
-// memory already touched.
+// for the next one: a command that writes several outputs (joint -o
+// --fw-out --bw-out) reuses one buffer instead of allocating one each.
 var streamEncoders sync.Pool
-
-// EncodeSource is Encode with the root graph's nodes read from root
-// (EncodeSourceTo).
-func EncodeSource(m *Module, root NodeSource, enc Encoding) ([]byte, error) {
-	if enc == Binary {
-		e := &wireEncoder{b: make([]byte, 0, encodedSize(m)+sourceSize(root)), vals: NewValueMemo(0), root: root}
-		e.file(m)
-		if e.err != nil {
-			return nil, e.err
-		}
-		return e.b, nil
-	}
-	var out bytes.Buffer
-	out.Grow((encodedSize(m) + sourceSize(root)) * 4)
-	if err := encodeText(&out, m, root, enc); err != nil {
-		return nil, err
-	}
-	return out.Bytes(), nil
-}
-
-// sourceSize is encodedSize's estimate for a source's nodes.
-func sourceSize(s NodeSource) int {
-	n := 0
-	for i := range s.Len() {
-		n += 160
-		if mt := s.Node(i).Meta; mt != nil {
-			n += metaSize(mt)
-		}
-	}
-	return n + n/8
-}

@@ -7,11 +7,9 @@ import (
 	"io"
 	"math"
 	"regexp"
-	"runtime"
 	"strconv"
 	"strings"
 	"sync"
-	"sync/atomic"
 )
 
 // This file holds the two text forms of the IR:
@@ -624,8 +622,7 @@ func (p *readablePrinter) module(gi int, className string, indent int) {
 	g := p.m.Graphs[gi]
 	p.line(indent, "class "+className+"(torch.nn.Module):")
 	// Streamed: the forward's lines are written as they are made, so a
-	// graph of a million nodes is never held as text (it used to be, line
-	// by line: 0.4 GB beside the module).
+	// graph of a million nodes is never held as text beside the module.
 	f := newForwardGen(g, p.freeUnused)
 	for range indent + 1 {
 		p.w.WriteString("    ")
@@ -636,11 +633,7 @@ func (p *readablePrinter) module(gi int, className string, indent int) {
 		p.w.Write(param)
 	})
 	p.w.WriteString("):\n")
-	if len(g.Nodes) >= 2*printChunk && runtime.GOMAXPROCS(0) > 1 {
-		f.bodyParallel(p.w, indent+2)
-	} else {
-		f.body(func(l []byte) { p.lineBytes(indent+2, l) })
-	}
+	f.body(func(l []byte) { p.lineBytes(indent+2, l) })
 	for _, ci := range p.children[gi] {
 		p.line(0, "")
 		name := p.m.Graphs[ci].Name
@@ -794,7 +787,7 @@ func (f *forwardGen) params(yield func([]byte)) {
 // none.
 func (f *forwardGen) body(yield func([]byte)) {
 	var st bodyState
-	f.bodyRange(0, len(f.g.Nodes), &st, &f.line, yield)
+	f.bodyNodes(&st, &f.line, yield)
 	if !st.started {
 		yield([]byte("pass"))
 	}
@@ -829,9 +822,8 @@ func (st *bodyState) summary(nd *Node) string {
 // trace comment (when its summary differs from the last one's).
 func commented(nd *Node) bool { return nd.Op != OpPlaceholder && nd.Op != OpOutput }
 
-// bodyRange yields the lines of nodes lo to hi-1, made in line, continuing
-// from st.
-func (f *forwardGen) bodyRange(lo, hi int, st *bodyState, line *bytes.Buffer, yield func([]byte)) {
+// bodyNodes yields the lines of the nodes, made in line, from st.
+func (f *forwardGen) bodyNodes(st *bodyState, line *bytes.Buffer, yield func([]byte)) {
 	g := f.g
 	out := func() {
 		if line.Len() > 0 || st.started {
@@ -839,7 +831,7 @@ func (f *forwardGen) bodyRange(lo, hi int, st *bodyState, line *bytes.Buffer, yi
 			emit(line.Bytes(), yield)
 		}
 	}
-	for i := lo; i < hi; i++ {
+	for i := range g.Nodes {
 		nd := &g.Nodes[i]
 		if commented(nd) {
 			if summary := st.summary(nd); summary != st.prevSummary {
@@ -884,94 +876,9 @@ func (f *forwardGen) bodyRange(lo, hi int, st *bodyState, line *bytes.Buffer, yi
 	}
 }
 
-// printChunk is how many nodes a worker of bodyParallel formats at a time
-// (about 0.7 MB of text for hopctl synth's nodes); a graph of fewer than
-// two chunks is printed on one goroutine. A variable for the tests.
-var printChunk = 8192
-
-// printBuffer is the printers' write buffer: a million-node graph prints
-// 84 MB, 20,000 write calls with bufio's default 4 KiB.
+// printBuffer is the printers' write buffer, larger than bufio's default
+// for the many megabytes a large graph prints.
 const printBuffer = 256 << 10
-
-// bodyParallel writes the body as body does, lines indented by indent
-// levels, formatting chunks of printChunk nodes on every core and writing
-// them in order. A chunk's lines depend on what came before only through
-// bodyState: the last summary is the summary of the last commented node
-// before the chunk, found by looking back; whether a line was written yet
-// is known only once the chunks before are written, so each chunk is made
-// as if one was, and the writer drops the chunk's leading empty lines
-// while none was. At most two chunks per worker are made ahead of the
-// writer, so the text held is a few MB at any graph size.
-func (f *forwardGen) bodyParallel(w *bufio.Writer, indent int) {
-	n := len(f.g.Nodes)
-	chunks := (n + printChunk - 1) / printChunk
-	workers := min(runtime.GOMAXPROCS(0), chunks)
-	type chunk struct {
-		text []byte
-		lead int  // bytes of leading empty lines (one byte each)
-		any  bool // a non-empty line was made
-	}
-	done := make([]chan chunk, chunks)
-	for k := range done {
-		done[k] = make(chan chunk, 1)
-	}
-	ahead := make(chan struct{}, 2*workers) // chunks taken and not yet written
-	free := make(chan []byte, 2*workers)    // written chunks' buffers, for reuse
-	var next atomic.Int64
-	for range workers {
-		go func() {
-			var line bytes.Buffer
-			for {
-				ahead <- struct{}{}
-				k := int(next.Add(1) - 1)
-				if k >= chunks {
-					<-ahead
-					return
-				}
-				lo, hi := k*printChunk, min((k+1)*printChunk, n)
-				st := bodyState{started: true}
-				for i := lo - 1; i >= 0; i-- {
-					if nd := &f.g.Nodes[i]; commented(nd) {
-						st.prevSummary = st.summary(nd)
-						break
-					}
-				}
-				var c chunk
-				select {
-				case c.text = <-free:
-				default:
-				}
-				f.bodyRange(lo, hi, &st, &line, func(l []byte) {
-					if len(l) > 0 {
-						c.any = true
-					} else if !c.any {
-						c.lead++
-					}
-					c.text = appendLine(c.text, indent, l)
-				})
-				done[k] <- c
-			}
-		}()
-	}
-	started := false
-	for k := range chunks {
-		c := <-done[k]
-		text := c.text
-		if !started {
-			text = text[c.lead:]
-			started = c.any
-		}
-		w.Write(text)
-		select {
-		case free <- c.text[:0]:
-		default:
-		}
-		<-ahead
-	}
-	if !started {
-		w.Write(appendLine(nil, indent, []byte("pass")))
-	}
-}
 
 // writeStmt writes one node as a statement, or (isParam) a placeholder as
 // a forward parameter.

@@ -327,8 +327,12 @@ func metaFromProto(pm *pb.NodeMeta) *Meta {
 }
 
 // ToProto converts the IR back into the interchange format.
-func ToProto(m *Module) *pb.File {
-	pb.Register() // so that the caller may hand the message to protobuf-go
+func ToProto(m *Module) *pb.File { return toProto(m, nil) }
+
+// toProto is ToProto with the root graph's nodes read from root when it
+// is set; the references of root's nodes must store their own names
+// (sourceFile).
+func toProto(m *Module, root NodeSource) *pb.File {
 	f := &pb.File{
 		FormatVersion: &pb.FormatVersion{Major: m.FormatMajor, Minor: m.FormatMinor},
 		Producer:      m.Producer,
@@ -341,7 +345,11 @@ func ToProto(m *Module) *pb.File {
 		f.FormatVersion = &pb.FormatVersion{Major: FormatMajor, Minor: FormatMinor}
 	}
 	for i, g := range m.Graphs {
-		pg := graphToProto(g)
+		src := GraphNodes(g)
+		if i == 0 && root != nil {
+			src = root
+		}
+		pg := graphToProto(src)
 		if i == 0 {
 			f.Graph = pg
 			continue
@@ -378,10 +386,10 @@ func ToProto(m *Module) *pb.File {
 	return f
 }
 
-func graphToProto(g *Graph) *pb.Graph {
-	pg := &pb.Graph{Nodes: make([]*pb.Node, len(g.Nodes))}
-	for i := range g.Nodes {
-		n := &g.Nodes[i]
+func graphToProto(src NodeSource) *pb.Graph {
+	pg := &pb.Graph{Nodes: make([]*pb.Node, src.Len())}
+	for i := range src.Len() {
+		n := src.Node(i)
 		pn := &pb.Node{Name: n.Name, Op: pb.OpKind(n.Op), Target: n.Target}
 		for j := range n.Args {
 			pn.Args = append(pn.Args, argToProto(&n.Args[j]))

@@ -10,15 +10,14 @@ import (
 
 // TestTargetMemo: Get gives fn's value for every string, whether it comes
 // again at the address it was seen at (interned) or as a copy, and calls
-// fn once per distinct text — with more targets than the table by address
-// has slots, so that slots are overwritten and the map answers.
+// fn once per distinct text.
 func TestTargetMemo(t *testing.T) {
 	calls := map[string]int{}
 	m := NewTargetMemo(func(target string) string {
 		calls[target]++
 		return "v:" + target
 	})
-	targets := make([]string, 3*memoSlots)
+	targets := make([]string, 768)
 	for i := range targets {
 		targets[i] = fmt.Sprintf("aten.op%d.default", i)
 	}
@@ -45,8 +44,8 @@ func TestTargetMemo(t *testing.T) {
 
 // TestDecodeInternsTargets: the nodes decoded with one target share its
 // string — one copy per decoding goroutine of a large graph, one for a
-// small graph and for the text encodings — so that TargetMemo finds them
-// by address.
+// small graph and for the text encodings — so that a million nodes calling
+// a few dozen ops hold a few dozen strings.
 func TestDecodeInternsTargets(t *testing.T) {
 	for _, tc := range []struct {
 		nodes int

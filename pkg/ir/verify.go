@@ -4,10 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"math/bits"
-	"runtime"
 	"strconv"
 	"strings"
-	"sync"
 	"unsafe"
 
 	"gonum.org/v1/gonum/graph/topo"
@@ -226,16 +224,7 @@ func (v *verifier) err() error {
 }
 
 func (v *verifier) graph(g *Graph, graphs, attrs map[string]bool) {
-	// A large graph without a name index (one hopctl built: the joint) is
-	// checked for duplicate names without one (distinctNames); only when
-	// it may have some is the index built, to name them.
-	names := g.index.Load()
-	if names == nil && (len(g.Nodes) < parallelNodes || !distinctNames(g)) {
-		names = g.names()
-	}
-	if v.graphParallel(g, names, graphs, attrs) {
-		return
-	}
+	names := g.names()
 	var st nodeState
 	for i := range g.Nodes {
 		v.node(g, i, names, graphs, attrs, &st)
@@ -252,42 +241,6 @@ func (v *verifier) graph(g *Graph, graphs, attrs map[string]bool) {
 type nodeState struct {
 	outputs int  // output nodes so far
 	forward bool // some reference points forward
-}
-
-// graphParallel checks a large graph on all cores, each worker a range of
-// its nodes, and reports whether that settled it: the graph has no
-// problem. A graph with any (rare: it is refused) is checked again by the
-// caller, one node after another, so the problems and their order are
-// those of a sequential check.
-func (v *verifier) graphParallel(g *Graph, names *nameIndex, graphs, attrs map[string]bool) bool {
-	workers := min(runtime.GOMAXPROCS(0), 4)
-	if len(g.Nodes) < parallelNodes || workers < 2 {
-		return false
-	}
-	clean := make([]bool, workers)
-	outputs := make([]int, workers)
-	var wg sync.WaitGroup
-	for w := range workers {
-		lo, hi := w*len(g.Nodes)/workers, (w+1)*len(g.Nodes)/workers
-		wg.Go(func() {
-			part := &verifier{file: v.file}
-			var st nodeState
-			for i := lo; i < hi && len(part.problems) == 0; i++ {
-				part.node(g, i, names, graphs, attrs, &st)
-			}
-			clean[w], outputs[w] = len(part.problems) == 0 && !st.forward, st.outputs
-		})
-	}
-	wg.Wait()
-	total := 0
-	for w := range workers {
-		if !clean[w] {
-			return false
-		}
-		total += outputs[w]
-	}
-	// No output, or several (a worker sees only its own), are problems.
-	return total == 1
 }
 
 // node checks node i of g.

@@ -263,14 +263,11 @@ func checkLookupsFirst(t *testing.T, g *Graph) {
 	}
 }
 
-// TestVerifyParallelMatchesSequential: a large graph is verified on all
-// cores (graphParallel) and, when any of its workers finds a problem, again
-// one node after another. Each variant of a valid graph of 2.5 ×
-// parallelNodes nodes must give what Verify gives on one core: nothing for
-// the valid one; for the others, the same problems in the same order —
-// outputs in two workers' ranges (each alone looks like the one output),
+// TestVerifyParallelMatchesSequential: each variant of a large valid graph
+// gives the same result on all cores as on one: nothing for the valid one;
+// for the others, the same problems in the same order — a second output,
 // none, a forward reference, a dangling one, a duplicate name, an empty one,
-// a problem only in the last worker's range.
+// a problem only near the end.
 func TestVerifyParallelMatchesSequential(t *testing.T) {
 	const n = parallelNodes*5/2 + 3
 	valid := func() *Module {
@@ -343,19 +340,17 @@ func TestVerifySharedValues(t *testing.T) {
 	}
 }
 
-// TestDistinctNames: distinctNames says whether a graph's names are
-// distinct as the name index does, wherever a repeated name stands and
-// however many nodes share it, across sizes that use one bucket and
-// thousands; and Verify reports a large built graph's duplicate names as
-// it does with the index built first.
-func TestDistinctNames(t *testing.T) {
-	for _, n := range []int{1, 2, 255, 256, 257, 5000, parallelNodes, 70000} {
+// TestNameIndexDuplicates: the name index counts a repeated name wherever
+// it stands and however many nodes share it; and Verify reports a large
+// graph's duplicate names as it does with the index built first.
+func TestNameIndexDuplicates(t *testing.T) {
+	for _, n := range []int{1, 2, 255, 256, 257, 5000, parallelNodes} {
 		g := &Graph{Nodes: make([]Node, n)}
 		for i := range g.Nodes {
 			g.Nodes[i] = Node{Name: "n_" + strconv.Itoa(i), Op: OpPlaceholder, Target: "t"}
 		}
-		if !distinctNames(g) {
-			t.Errorf("%d distinct names: distinctNames false", n)
+		if d := buildNameIndex(g).dups; d != 0 {
+			t.Errorf("%d distinct names: %d duplicates", n, d)
 		}
 		for _, dup := range [][2]int{{0, n - 1}, {n / 2, n/2 + 1}, {n - 2, n - 1}, {1, n / 3}} {
 			i, j := dup[0], dup[1]
@@ -364,20 +359,17 @@ func TestDistinctNames(t *testing.T) {
 			}
 			c := &Graph{Nodes: slices.Clone(g.Nodes)}
 			c.Nodes[j].Name = c.Nodes[i].Name
-			if distinctNames(c) || buildNameIndex(c).dups == 0 {
-				t.Errorf("%d names, node %d named as node %d: distinctNames %v, index dups %d", n, j, i, distinctNames(c), buildNameIndex(c).dups)
+			if d := buildNameIndex(c).dups; d != 1 {
+				t.Errorf("%d names, node %d named as node %d: %d duplicates, want 1", n, j, i, d)
 			}
 		}
-		// every name twice (a graph appended to itself)
-		if n > 1 {
+		if n > 1 { // every name twice (a graph appended to itself)
 			c := &Graph{Nodes: append(slices.Clone(g.Nodes[:n/2]), g.Nodes[:n/2]...)}
-			if distinctNames(c) {
-				t.Errorf("%d names, each twice: distinctNames true", n)
+			if d := buildNameIndex(c).dups; d != n/2 {
+				t.Errorf("%d names, each twice: %d duplicates, want %d", n, d, n/2)
 			}
 		}
 	}
-	// Verify's problems for a large graph with a repeated name, its index
-	// not built (distinctNames first) and built.
 	m := chainModule(parallelNodes + 10)
 	g := m.Root()
 	g.Nodes[parallelNodes/2].Name = g.Nodes[7].Name

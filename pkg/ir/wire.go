@@ -5,12 +5,10 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"os"
 	"runtime"
 	"slices"
 	"strconv"
 	"sync"
-	"sync/atomic"
 	"unsafe"
 
 	"google.golang.org/protobuf/encoding/protowire"
@@ -18,8 +16,7 @@ import (
 
 // A streaming decoder for the binary encoding: it reads the wire format
 // straight into the IR, without building the generated protobuf objects
-// first, which halves peak memory and is several times faster on large
-// graphs. It follows protobuf-go's semantics exactly (last scalar wins,
+// first, so that the memory a large graph takes is the module's alone. It follows protobuf-go's semantics exactly (last scalar wins,
 // repeated singular messages merge, fields with an unexpected wire type
 // are unknown and skipped, proto3 strings must be valid UTF-8, nesting is
 // limited), and FuzzWireMatchesProto checks it against proto.Unmarshal +
@@ -341,8 +338,8 @@ func nextField(b []byte) (wireField, int, error) {
 		}
 	}
 	// And a one-byte tag with a two-byte length: a node message (128 bytes
-	// to 16 KiB), read twice per node (counted, then decoded), which took
-	// the general path's three calls into protowire.
+	// to 16 KiB), read twice per node (counted, then decoded), without the
+	// general path's three calls into protowire.
 	if len(b) >= 3 && b[0] < 0x80 && b[0] >= 8 && b[0]&7 == byte(protowire.BytesType) && b[1] >= 0x80 && b[2] < 0x80 {
 		if l := int(b[1]&0x7f) | int(b[2])<<7; 3+l <= len(b) {
 			return wireField{num: protowire.Number(b[0] >> 3), typ: protowire.BytesType, body: b[3:][:l]}, 3 + l, nil
@@ -624,8 +621,8 @@ func (d *wireDecoder) graph(b []byte, g *Graph) error {
 	delete(d.pending, g)
 	// Count the node messages first, so the slice is allocated once, and
 	// note where every markEvery-th one starts, so that large graphs can
-	// be split between cores (a list of every node's bytes cost 24 bytes
-	// a node, 24 MB of fresh memory at 1M nodes).
+	// be split between cores (a mark per markEvery nodes, not a list of
+	// every node's bytes).
 	count, marks, parsed, err := d.countNodes(b)
 	if err != nil {
 		return err
@@ -738,21 +735,7 @@ func (d *wireDecoder) graph(b []byte, g *Graph) error {
 // every markEvery-th one starts (graph). parsed is false when b does not
 // parse (the sequential decode then reports it); an empty node is refused
 // at once.
-//
-// The count is the first read of each page of b, and on the bench machine
-// the first read of a page of a mapped file costs ~3.5 µs even with its
-// page table filled (MAP_POPULATE): 120 ms of processor time for a
-// 1M-node file's 138 MB, all of it on this one goroutine while the other
-// cores wait for the count. So, for a large mapped input, a helper reads
-// the pages from the end backwards, one byte a page, until it meets the
-// count coming forwards (its mark): the count's own time fell from 119 to
-// 66 ms (thread processor time, medians of 8 fresh mappings, under load;
-// docs/performance-log.md, Ninth pass).
 func (d *wireDecoder) countNodes(b []byte) (count int, marks []int, parsed bool, err error) {
-	var reached atomic.Int64 // the offset in b the count has passed
-	wait := touchPages(d.region, b, &reached)
-	defer wait()
-	defer reached.Store(int64(len(b)))
 	for rest := b; len(rest) > 0; {
 		f, n, err := nextField(rest)
 		if err != nil {
@@ -767,46 +750,12 @@ func (d *wireDecoder) countNodes(b []byte) (count int, marks []int, parsed bool,
 			if count%markEvery == 0 {
 				at := len(b) - len(rest)
 				marks = append(marks, at)
-				reached.Store(int64(at))
 			}
 			count++
 		}
 		rest = rest[n:]
 	}
 	return count, marks, true, nil
-}
-
-// minTouchPages is the input size, in pages, from which countNodes has
-// its pages read ahead: a helper goroutine costs a few microseconds.
-const minTouchPages = 256
-
-// touchedSink keeps touchPages's reads from being optimized away.
-var touchedSink atomic.Uint32
-
-// touchPages reads one byte of each page of b, which lies in region (a
-// mapped file; nil: on the heap, nothing is done), on a goroutine of its
-// own, from the end backwards, until it reaches the offset in b that
-// reached holds. The returned function waits for it to stop; set reached
-// to len(b) first. A fault (the file truncated meanwhile) just stops it:
-// the count meets the same page and reports it.
-func touchPages(region, b []byte, reached *atomic.Int64) (wait func()) {
-	page := os.Getpagesize()
-	if region == nil || len(b) < minTouchPages*page || runtime.GOMAXPROCS(0) < 2 {
-		return func() {}
-	}
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		var err error
-		defer guardFaults(region)()
-		defer catchFault(region, &err)
-		var sink byte
-		for i := len(b) - 1; i >= 0 && int64(i) > reached.Load(); i -= page {
-			sink ^= b[i]
-		}
-		touchedSink.Store(uint32(sink))
-	}()
-	return func() { <-done }
 }
 
 // resolveWindow points the references of node i of nodes to the nearest
@@ -858,13 +807,7 @@ const progressBatch = 1<<12 - 1
 // releaseBatch+1 nodes decoded make a worker release the input they
 // were decoded from (releaseMapped), and it releases the rest of its range
 // when done. Each release makes the kernel flush the other cores' TLBs,
-// which in a virtual machine waits for the other virtual processors: a
-// 1M-node file released every 4,096 nodes took 73 ms of processor time a
-// run in releaseMapped, every 16,384 nodes 47 ms, every 65,536 nodes 33 ms
-// (CPU profiles of print, 3 runs each, under load), where one thread
-// releasing the whole file, alone, took 5–7 ms in 242 calls or in one.
-// Peak resident set of 1M convert: 243 → 244–245 MiB (docs/performance-log.md,
-// Ninth pass).
+// so releases are batched rather than made per node.
 const releaseBatch = 1<<14 - 1
 
 // maxSharedValues bounds the value cache.
@@ -1172,10 +1115,8 @@ func (d *wireDecoder) argField(f wireField, a *Arg) error {
 
 // listArg decodes the items of a list or tuple message b into a (merging
 // into its current kind, as argField does). It is a method of its own so
-// that its defer is open-coded: in argField's switch the defer was a
-// deferred call run through the runtime's deferreturn, ~1,100
-// instructions per list argument, 4 % of decoding a 100k-node graph
-// (cachegrind; docs/performance-log.md, Ninth pass).
+// that its defer is open-coded (in argField's switch it would be a
+// deferred call run through the runtime's deferreturn).
 func (d *wireDecoder) listArg(b []byte, kind ArgKind, a *Arg) error {
 	// The elements grow in a slice of their own: an Arg's has no spare
 	// capacity (a list field repeated appends to the first).

@@ -58,10 +58,8 @@ var streamChunk = 1 << 20
 // fileChunk is streamChunk for an encoder writing to a regular file
 // (outputFile), which encodes a large root graph's nodes once at their
 // place (unless its length guess is wrong: streamRootAt) whatever the chunk: small,
-// so that the buffer's pages, which a command that never collects touches
-// fresh (each a page fault, 5–20 µs on this project's machine), are few —
-// 32 instead of up to 256 an output (the 4.4k-node stack's three outputs:
-// 3.0 MB, some 700 fresh pages, now about 100). A variable for the tests.
+// so that the buffer stays small beside the output. A variable for the
+// tests.
 var fileChunk = 128 << 10
 
 // An outputFile is a writer the binary encoder can write out of order: a
@@ -159,17 +157,14 @@ func (e *wireEncoder) rootNodes(root NodeSource, k int, last []byte) {
 const rootSamples = 512
 
 // sampledSize estimates the encoded size of root's nodes from k on: the
-// last one (the output, often the largest: 7.7 MB of the 157 MB forward
-// graph of the 1M-node synth graph) encoded, the others from the sizes of
-// up to rootSamples of them (sampleAt), all encoded past the end of e.b
+// last one (the output, often the largest node: it lists every output
+// value) encoded, the others from the sizes of up to rootSamples of them
+// spread over the whole range (sampleAt), all encoded past the end of e.b
 // (into the room its pieces leave; a node larger than that room grows a
-// buffer of its own). Extrapolating from the first nodes instead put the 1M-node
-// joint (317 MB) below 256 MiB: a joint starts with its inputs, smaller
-// than the backward's nodes. On the outputs of the 4.4k stack and the 1M
-// synth graph the estimate is within 2.5 %. It returns the last node's
-// encoding too, which rootNodes writes instead of encoding the node again
-// (at 1M input nodes, encoding the three outputs' last nodes twice took
-// 48 MB of fresh memory, the buffers grown for them: HOPCTL_MEMPROFILE).
+// buffer of its own). The first nodes alone would mislead: a joint graph
+// starts with its inputs, smaller than the backward's nodes. It returns
+// the last node's encoding too, which rootNodes writes instead of
+// encoding the (large) node again.
 func (e *wireEncoder) sampledSize(root NodeSource, k int) (total uint64, last []byte) {
 	out := e.b
 	e.b = e.b[len(e.b):]
@@ -188,9 +183,8 @@ func (e *wireEncoder) sampledSize(root NodeSource, k int) (total uint64, last []
 		total = sum * uint64(m) / uint64(s)
 	}
 	// The last node's buffer sized from its arguments, not grown by append
-	// a quarter at a time: the output nodes of the 1M-node synth graph's
-	// three outputs (up to 7.7 MB each) took 64 MB of buffers so
-	// (HOPCTL_MEMPROFILE).
+	// a quarter at a time: an output node of a large graph lists every
+	// output value, and its buffer grown step by step held several copies.
 	if hint := lastNodeBytes * argCount(root.Node(n-1)); hint > cap(e.b) {
 		e.b = make([]byte, 0, hint)
 	}
@@ -219,8 +213,7 @@ func argCount(n *Node) int {
 
 // sampleAt is the j-th of the s nodes sampledSize reads among the m nodes
 // from k on: one in each of s equal runs, at a place a hash of j picks (a
-// fixed stride can fall in step with a graph's repeating layers: the 4.4k
-// stack's forward graph came out 30 % over).
+// fixed stride can fall in step with a graph's repeating layers).
 func sampleAt(j, s, k, m int) int {
 	lo, hi := k+j*m/s, k+(j+1)*m/s
 	return lo + int((uint64(j+1)*0x9E3779B97F4A7C15>>32)%uint64(hi-lo))
@@ -287,13 +280,10 @@ func (e *wireEncoder) streamRootAt(root NodeSource, head, s, k int) {
 // sourceRefs is what the encoder asks for the names of a source's
 // references (wireEncoder.refs): nil, the references' own names, for a
 // graph's own nodes (GraphNodes), whose Ref gives them at the cost of a
-// call per reference (the 100k-node synth graph's joint: 229 → 227 M
-// instructions; docs/performance-log.md, Ninth pass), and for a source
-// that says its references keep their names (OwnNames: a partition's
-// graphs when CSE merged nothing, whose references the joint command
-// checks through Ref as they are encoded: the 100k-node synth graph's
-// joint command, 2,433.0 → 2,417.3 M instructions; docs/performance-log.md,
-// Eleventh pass).
+// call per reference, and for a source that says its references keep
+// their names (OwnNames: a partition's graphs when CSE merged nothing,
+// whose references the joint command checks through Ref as they are
+// encoded).
 func sourceRefs(root NodeSource) NodeSource {
 	if _, own := root.(graphNodes); own {
 		return nil
@@ -325,8 +315,8 @@ func (e *wireEncoder) write(p []byte) {
 // copied. One memo can serve the concurrent encodings of several modules
 // whose nodes share values (EncodeSourceToMemo: the joint command's joint
 // graph and the forward and backward graphs made of its nodes, which
-// otherwise each encoded the same values again; docs/performance-log.md,
-// Seventh pass). The values must not change while the memo is in use.
+// otherwise each encoded the same values again). The values must not
+// change while the memo is in use.
 //
 // It is a two-way set-associative cache by the value's address (a map's
 // hashing and growth cost more than the encodings it saves): a value
@@ -340,16 +330,9 @@ type ValueMemo struct {
 
 // NewValueMemo returns an empty memo for encodings of about n nodes in
 // all: graphs of repeated layers have a few distinct values per hundred
-// nodes (the 100k-node synth graph's joint, forward and backward graphs:
-// 9,343 of 505k; the 4.4k-node stack's: 3,649 of 23k), so a slot per
-// sixteen nodes, between 2^minValBits and 2^maxValBits. Encoding the
-// stack's three outputs took 37.4 M instructions (cachegrind) with a
-// direct-mapped cache of 512 slots in each encoder (which lost 8,148 of
-// 9,850 misses to a slot another value held), 31.5 M with 4,096 slots
-// shared, 30.0 M with them two-way (as 8,192 direct-mapped, at half the
-// memory). The 1M-node synth graph's have ten times the 100k graph's:
-// with 2^18 slots the memo keeps 11.6 MB of copies (HOPCTL_MEMPROFILE),
-// with 2^12 it kept 20.7 MB, most of them of values evicted and met again.
+// nodes, so a slot per sixteen nodes, between 2^minValBits and
+// 2^maxValBits. Too few slots lose values to each other and keep copies
+// of the values evicted and met again.
 func NewValueMemo(n int) *ValueMemo {
 	bits := minValBits
 	for bits < maxValBits && 1<<bits < n/16 {
@@ -375,9 +358,7 @@ type memoEntry struct {
 // once: about 160 bytes per node in exported and built graphs besides the
 // strings of their metadata (stack traces, module stacks: most of an
 // exported model's bytes), which are counted. A buffer that has to grow
-// is copied, and on a small graph the fresh pages of every copy cost more
-// than the encoding (resnet18's joint: 0.85 MB of output grown from 0.16
-// MB in five steps).
+// is copied at every step.
 func encodedSize(m *Module) int {
 	n := 1 << 12
 	for _, g := range m.Graphs {
@@ -438,7 +419,7 @@ func (e *wireEncoder) begin(num protowire.Number) int {
 
 // tag appends a field's tag: one byte for the field numbers below 16 that
 // nearly every field has (protowire.AppendTag's bytes, without its calls),
-// inlined where it is written (docs/performance-log.md, Ninth pass).
+// inlined where it is written.
 func (e *wireEncoder) tag(num protowire.Number, typ protowire.Type) {
 	if num >= 16 {
 		e.longTag(num, typ)
@@ -546,14 +527,12 @@ func (e *wireEncoder) end(start int) {
 	e.b[start-1] = byte(n)
 }
 
-// endLong is end for a body of n bytes, 128 or more: end itself is then
-// short (the 100k-node synth graph's joint: 231 → 229 M instructions).
+// endLong is end for a body of n bytes, 128 or more, so that end itself
+// stays short enough to inline.
 func (e *wireEncoder) endLong(start, n int) {
 	if n < 1<<14 {
 		// Two bytes, a node's length nearly always: the body moves by
-		// one, without SizeVarint's and AppendVarint's general forms
-		// (the 100k-node synth graph's joint command: 2,506.1 → 2,491.3
-		// M instructions; docs/performance-log.md, Tenth pass).
+		// one, without SizeVarint's and AppendVarint's general forms.
 		e.b = append(e.b, 0)
 		copy(e.b[start+1:], e.b[start:start+n])
 		e.b[start-1], e.b[start] = byte(n)|0x80, byte(n>>7)
@@ -578,9 +557,7 @@ func (e *wireEncoder) strAlways(num protowire.Number, s string) {
 		// Names, targets and references, nearly every string of a
 		// graph: tag, length and bytes written at once, the bytes copied
 		// and checked as ASCII (validUTF8) in the same words, without
-		// memmove's and validUTF8's calls. The 100k-node synth graph's
-		// joint: 272 → 239 M instructions (docs/performance-log.md,
-		// Ninth pass).
+		// memmove's and validUTF8's calls.
 		e.b = e.b[:k+2+n]
 		d := unsafe.Pointer(unsafe.SliceData(e.b[k:]))
 		*(*[2]byte)(d) = [2]byte{byte(num)<<3 | byte(protowire.BytesType), byte(n)}
@@ -618,9 +595,7 @@ func (e *wireEncoder) shortStr(d unsafe.Pointer, s string) {
 // has 4 to 125 bytes and an int from 0 to 127, most of a graph's
 // arguments, are written whole, their field's tag and length and the Arg
 // message's at once (begin, strAlways or varintAlways and end in one,
-// the bytes copied as strAlways copies them): the 100k-node synth graph's
-// joint, forward and backward graphs: 463.0 → 427.9 M instructions
-// (docs/performance-log.md, Tenth pass).
+// the bytes copied as strAlways copies them).
 func (e *wireEncoder) argField(num protowire.Number, a *Arg) {
 	k := len(e.b)
 	switch a.Kind {
@@ -825,9 +800,7 @@ func (e *wireEncoder) node(n *Node) {
 // head begins a node (field 1 of a graph) and writes its name, op and
 // target, and returns the position of its body (begin). A name and a
 // target of 4 to 127 bytes and an op below 128, every node's nearly, are
-// written at once, the strings copied as strAlways copies them (the
-// 100k-node synth graph's joint command: 2,462.6 → 2,414.4 M instructions;
-// docs/performance-log.md, Tenth pass).
+// written at once, the strings copied as strAlways copies them.
 func (e *wireEncoder) head(n *Node) int {
 	k, a, b := len(e.b), len(n.Name), len(n.Target)
 	if unalignedWords && a >= 4 && a < 0x80 && b >= 4 && b < 0x80 && n.Op > 0 && n.Op < 0x80 && cap(e.b)-k >= 8+a+b {

@@ -21,7 +21,7 @@ import (
 // and keyword arguments; variants repeat names, leave a dict entry without a
 // value, and send the root graph in two parts that protobuf merges.
 func TestWireParallelMatchesProto(t *testing.T) {
-	pb.Register()
+
 	const n = parallelNodes + 2000
 	ref := func(name string) *pb.Arg { return &pb.Arg{Kind: &pb.Arg_Node{Node: name}} }
 	nodes := func(n, from int, dup func(i int) string) []*pb.Node {

@@ -1,6 +1,12 @@
-// Package report holds hopctl's versioned machine-readable documents (JSON
-// DTOs) and the printers that render analysis results as text or JSON.
-// Everything here is deterministic: no map iteration order reaches output.
+// Package report holds hopctl's versioned machine-readable documents and
+// the printers that render them (Printer; one Formats table per document).
+//
+// A JSON report is the encoding/json encoding of its document struct
+// (AnalyzeDoc, LintDoc, MetaDiffDoc, SARIF, []RuleDoc), written by
+// WriteJSON: the struct tags are the documents' keys, and a document's
+// schema_version changes only when a key is removed or changes meaning.
+// Everything here is deterministic: no map iteration order reaches output
+// (IndexMap writes its keys in order).
 package report
 
 import (
@@ -98,7 +104,7 @@ func (m IndexMap) MarshalJSON() ([]byte, error) {
 		if i > 0 {
 			b.WriteByte(',')
 		}
-		fmt.Fprintf(&b, "%q:%d", strconv.Itoa(p.From), p.To)
+		fmt.Fprintf(&b, `"%d":%d`, p.From, p.To)
 	}
 	b.WriteByte('}')
 	return b.Bytes(), nil
@@ -179,12 +185,10 @@ func NewAnalyzeFile(path string, m *ir.Module, res *analyze.Result) AnalyzeFile 
 	return af
 }
 
-// WriteJSON writes v as indented JSON followed by a newline. The analyze
-// document is written without reflection (writeAnalyzeJSON), the same bytes.
+// WriteJSON writes v by encoding/json, indented two spaces a level and
+// followed by a newline, with "<", ">" and "&" as they are (the documents
+// are read by programs, not embedded in HTML).
 func WriteJSON(w io.Writer, v any) error {
-	if doc, ok := v.(*AnalyzeDoc); ok {
-		return writeAnalyzeJSON(w, doc)
-	}
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	enc.SetEscapeHTML(false)

@@ -2867,6 +2867,7 @@ var file_hopctl_v1_graph_proto_depIdxs = []int32{
 	0,  // [0:51] is the sub-list for field type_name
 }
 
+func init() { file_hopctl_v1_graph_proto_init() }
 func file_hopctl_v1_graph_proto_init() {
 	if File_hopctl_v1_graph_proto != nil {
 		return

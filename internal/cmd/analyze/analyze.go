@@ -80,13 +80,8 @@ func analyzeRun(opts *Options) error {
 		}
 		doc.Files = append(doc.Files, report.NewAnalyzeFile(path, f.Module, res))
 	}
-	var err error
-	if opts.Format == "json" {
-		err = report.WriteJSON(opts.IO.Out, doc)
-	} else if len(doc.Files) > 0 {
-		err = report.WriteAnalyzeText(opts.IO.Out, doc)
-	}
-	if err != nil {
+	p, _ := report.AnalyzeFormats.Printer(opts.Format) // checked in PreRunE
+	if err := p.Print(opts.IO.Out, doc); err != nil {
 		return fmt.Errorf("writing report: %w", err)
 	}
 	return errors.Join(errs...)

@@ -253,20 +253,11 @@ func lintRun(opts *Options) error {
 		doc.UnmatchedSuppressions = nil
 	}
 	so := report.SARIFOptions{SourceRoot: root, PathPrefix: opts.PathPrefix, VCS: vcs}
+	printers := report.LintFormats(lint.Rules(), build.Version, so)
 	for _, o := range outs {
 		var buf bytes.Buffer
-		switch o.format {
-		case "json":
-			err = report.WriteJSON(&buf, doc)
-		case "sarif":
-			err = report.WriteJSON(&buf, report.NewSARIFWith(doc, lint.Rules(), build.Version, so))
-		case "github":
-			err = report.WriteGitHub(&buf, doc, so)
-		case "junit":
-			err = report.WriteJUnit(&buf, doc)
-		default:
-			err = report.WriteLintText(&buf, doc)
-		}
+		p, _ := printers.Printer(o.format) // parseOutputs checked the name
+		err = p.Print(&buf, doc)
 		if err != nil {
 			return fmt.Errorf("writing %s report: %w", o.format, err)
 		}
@@ -327,16 +318,11 @@ func listRules(opts *Options) error {
 	var w outputWriter
 	for _, o := range outs {
 		var buf bytes.Buffer
-		switch o.format {
-		case "json":
-			err = report.WriteJSON(&buf, report.NewRuleDocs(rules))
-		case "sarif":
-			err = report.WriteJSON(&buf, report.NewSARIF(report.NewLintDoc(nil, hopconfig.FailOnLevels[0]), rules, build.Version))
-		case "text":
-			err = report.WriteRulesText(&buf, rules)
-		default:
+		p, ok := report.RuleFormats(build.Version).Printer(o.format)
+		if !ok {
 			return cmdutil.FlagErrorf("--list-rules: no rule listing in format %s (want text, json or sarif)", o.format)
 		}
+		err = p.Print(&buf, rules)
 		if err != nil {
 			return fmt.Errorf("writing the rules: %w", err)
 		}

@@ -131,12 +131,8 @@ func metaDiffRun(opts *Options) error {
 	mopts := metadiff.Options{IncludeContiguity: !opts.NoContiguity, CheckGrad: opts.CheckGrad}
 	res := metadiff.Compare(lhs, rhs, mopts)
 	doc := report.NewMetaDiffDoc(lside, rside, mopts, res)
-	if opts.Format == "json" {
-		err = report.WriteJSON(opts.IO.Out, doc)
-	} else {
-		err = report.WriteMetaDiffText(opts.IO.Out, doc)
-	}
-	if err != nil {
+	p, _ := report.MetaDiffFormats.Printer(opts.Format) // checked in PreRunE
+	if err = p.Print(opts.IO.Out, doc); err != nil {
 		return fmt.Errorf("writing report: %w", err)
 	}
 	if res.Equal() {

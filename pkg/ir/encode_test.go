@@ -13,8 +13,9 @@ import (
 	"google.golang.org/protobuf/encoding/prototext"
 )
 
-// protoJSON and protoText are the protobuf-go encodings the streaming
-// encoders replace (textenc.go): the oracle of their tests.
+// protoJSON and protoText are protobuf-go's multi-line encodings, made
+// stable: the layout Encode's single-line output re-indented (reindent)
+// must have.
 func protoJSON(m *Module) ([]byte, error) {
 	raw, err := protojson.MarshalOptions{UseProtoNames: true}.Marshal(ToProto(m))
 	if err != nil {
@@ -28,14 +29,14 @@ func protoJSON(m *Module) ([]byte, error) {
 	return capIndent(out.Bytes()), nil
 }
 
-// capIndent shortens every line's indentation to maxTextIndent levels, as
-// the streaming encoders indent (string values never hold a raw newline).
+// capIndent shortens every line's indentation to maxIndent levels, as
+// reindent indents (string values never hold a raw newline).
 func capIndent(b []byte) []byte {
 	lines := bytes.Split(b, []byte("\n"))
 	for i, l := range lines {
 		n := len(l) - len(bytes.TrimLeft(l, " "))
-		if n > 2*maxTextIndent {
-			lines[i] = l[n-2*maxTextIndent:]
+		if n > 2*maxIndent {
+			lines[i] = l[n-2*maxIndent:]
 		}
 	}
 	return bytes.Join(lines, []byte("\n"))
@@ -47,8 +48,7 @@ func protoText(m *Module) ([]byte, error) {
 		return nil, err
 	}
 	// prototext puts one or two spaces after a field name's colon, chosen
-	// by a hash of the running binary; the streaming encoder always puts
-	// one. A line is an indentation, a field name and its colon, then a
+	// by a hash of the running binary; Encode always puts one. A line is an indentation, a field name and its colon, then a
 	// value that never starts with a space (strings escape newlines).
 	b = detrandSpace.ReplaceAll(b, []byte("$1 "))
 	return capIndent(append([]byte(textHeader), b...)), nil
@@ -56,14 +56,8 @@ func protoText(m *Module) ([]byte, error) {
 
 var detrandSpace = regexp.MustCompile(`(?m)^( *[a-z_0-9]+:)  `)
 
-func streamEncode(m *Module, enc Encoding) ([]byte, error) {
-	var b bytes.Buffer
-	err := EncodeTo(&b, m, enc)
-	return b.Bytes(), err
-}
-
-// checkTextEncoders compares both streaming encoders with protobuf-go on m:
-// same bytes, or both failing.
+// checkTextEncoders compares Encode's JSON and text with protobuf-go's
+// multi-line output on m: same bytes, or both failing.
 func checkTextEncoders(t *testing.T, name string, m *Module) {
 	t.Helper()
 	for _, enc := range []Encoding{JSON, Text} {
@@ -71,7 +65,7 @@ func checkTextEncoders(t *testing.T, name string, m *Module) {
 		if enc == Text {
 			oracle = protoText
 		}
-		got, gerr := streamEncode(m, enc)
+		got, gerr := Encode(m, enc)
 		want, werr := oracle(m)
 		if (gerr == nil) != (werr == nil) {
 			t.Fatalf("%s, %v: errors differ: %v vs protobuf-go's %v", name, enc, gerr, werr)
@@ -82,7 +76,7 @@ func checkTextEncoders(t *testing.T, name string, m *Module) {
 				i++
 			}
 			lo := max(0, i-80)
-			t.Fatalf("%s, %v: streaming encoder differs from protobuf-go at byte %d (%d vs %d bytes):\n got: %q\nwant: %q",
+			t.Fatalf("%s, %v: Encode differs from protobuf-go at byte %d (%d vs %d bytes):\n got: %q\nwant: %q",
 				name, enc, i, len(got), len(want), got[lo:min(len(got), i+80)], want[lo:min(len(want), i+80)])
 		}
 	}
@@ -121,8 +115,7 @@ func TestTextEncodersMatchProto(t *testing.T) {
 	checkTextEncoders(t, "invalid", m)
 }
 
-// A writer's error ends the encoding with that error, whether it comes
-// at once or after some chunks went through the writer goroutine.
+// A writer's error ends the encoding with that error.
 func TestEncodeToWriteError(t *testing.T) {
 	big, err := LoadFile("../../testdata/models/resnet18.pb")
 	if err != nil {
@@ -138,11 +131,6 @@ func TestEncodeToWriteError(t *testing.T) {
 				}
 			}
 		}
-	}
-	// resnet18's JSON is more than one chunk: streamed through the goroutine.
-	var b bytes.Buffer
-	if err := EncodeTo(&b, big, JSON); err != nil || b.Len() <= textChunk {
-		t.Errorf("resnet18 JSON: %d bytes, %v; want more than one chunk", b.Len(), err)
 	}
 }
 
@@ -161,7 +149,7 @@ func (w *failingWriter) Write(b []byte) (int, error) {
 }
 
 // FuzzTextEncodersMatchProto: whatever decodes encodes, in JSON and in
-// text, to protobuf-go's exact bytes (or fails as it does).
+// text, to protobuf-go's multi-line bytes (or fails as it does).
 func FuzzTextEncodersMatchProto(f *testing.F) {
 	addCorpusSeeds(f, Binary)
 	f.Fuzz(func(t *testing.T, data []byte) {
