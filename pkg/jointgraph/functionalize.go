@@ -155,7 +155,7 @@ func (f *functional) stepVal(st viewStep) *ir.Value { return f.src.Nodes[st.valO
 // functionalize returns the functional form of m's root graph; its node
 // list has room for room nodes (at least the graph's and an eighth more):
 // a joint builds on in place (jointBuilder.forwardInPlace).
-func functionalize(m *ir.Module, file string, reg *opschema.Registry, at **ir.Node, room int) (res *functional, err error) {
+func functionalize(m *ir.Module, file string, reg *opschema.Registry, at **ir.Node, room int) (*functional, error) {
 	g := m.Root()
 	if reg == nil {
 		files := make([]opschema.FileSchema, len(m.Schemas))
@@ -172,29 +172,9 @@ func functionalize(m *ir.Module, file string, reg *opschema.Registry, at **ir.No
 		ver: make([]int32, n), viewVer: make([]int32, n), tuple: make([]int32, n),
 		noRoot: map[ir.NodeID]string{}, multiView: map[ir.NodeID]multiView{},
 	}
-	// The input's names are taken while precheck runs; a failure waits for
-	// them too, as the goroutine reads g, the caller's.
-	f.b.names.reserveGraphAsync(g, false)
-	defer f.b.names.wait()
-	// A large graph is prechecked on another goroutine while it is
-	// functionalized (precheck was 8 % of Build's instructions at 100k
-	// nodes, docs/performance-log.md, Ninth pass). Its refusal is the
-	// result whatever the functionalization did with the graph it refuses
-	// (an error, a panic), as when it ran first.
-	if len(g.Nodes) < asyncPrecheck {
-		if err := precheck(g, file, f.ops); err != nil {
-			return nil, err
-		}
-	} else {
-		var perr error
-		checked := goBackground(func() { perr = precheck(g, file, newOpCache(reg)) })
-		defer func() {
-			checked.wait()
-			if perr != nil {
-				recover() // a panic on a graph precheck refuses is that refusal
-				res, err = nil, perr
-			}
-		}()
+	f.b.names.reserveGraph(g, false)
+	if err := precheck(g, file, f.ops); err != nil {
+		return nil, err
 	}
 	f.b.g.Nodes = make([]ir.Node, 0, max(n+n/8, room))
 	// Count the getitems of each node and the placeholders, then list the
@@ -264,10 +244,6 @@ func functionalize(m *ir.Module, file string, reg *opschema.Registry, at **ir.No
 	}
 	return f, nil
 }
-
-// asyncPrecheck is the smallest graph functionalize prechecks on another
-// goroutine (a variable for the tests).
-var asyncPrecheck = 1 << 14
 
 // tupleOf returns the functional tuple node of source node id.
 func (f *functional) tupleOf(id ir.NodeID) (V, bool) {

@@ -79,14 +79,13 @@ func buildJoint(m *ir.Module, opts Options, at **ir.Node) (*Joint, error) {
 		return nil, err
 	}
 	fg := f.b.g
-	jb := newJointGraphBuilder(fg) // its names are taken while requiresGrad runs
+	jb := newJointGraphBuilder(fg)
 	freezeBySignature(m, f)
 	rg, err := requiresGrad(m, fg, f.ops, f.effect, f.outputs, opts.File)
 	if err == nil {
 		err = f.refuseMultiWrites(rg)
 	}
 	if err != nil {
-		jb.names.wait() // no name is taken past a failure
 		return nil, err
 	}
 	j := &jointBuilder{f: f, rg: rg, opts: opts, file: opts.File, src: m, at: at, b: jb}
@@ -97,7 +96,7 @@ func buildJoint(m *ir.Module, opts Options, at **ir.Node) (*Joint, error) {
 // functional graph fg, whose names (but its placeholders') it takes.
 func newJointGraphBuilder(fg *ir.Graph) *builder {
 	b := newBuilder("")
-	b.names.reserveGraphAsync(fg, true)
+	b.names.reserveGraph(fg, true)
 	return b
 }
 
@@ -203,7 +202,6 @@ func (j *jointBuilder) build(src *ir.Module) (*Joint, error) {
 		return nil, err
 	}
 	conv := j.opts.Convention
-	j.b.names.expect(2 * len(fg.Nodes))
 	nfun := len(fg.Nodes)
 	nt := 0 // the tangents
 	for i, o := range f.outputs {
@@ -500,57 +498,30 @@ func (j *jointBuilder) forwardNodesInPlace(nf int) {
 		}
 	}
 	j.b.g.Nodes = j.b.g.Nodes[:pos]
-	// With every node's place known first (a functional node refers only
-	// to earlier ones, whose places the in-line loop knew by then), a
-	// large graph's later half is remapped on another goroutine, with an
-	// arena of its own, while this one remaps the earlier half (docs/
-	// performance-log.md, Eleventh pass). Each node's lists are its own or
-	// copied: the halves write no common memory.
-	if nf < asyncHalves {
-		j.remapNodes(0, nf, &j.b.arena, j.at)
-		return
-	}
-	mid := nf / 2
-	var laterAt *ir.Node
-	later := goBackground(func() {
-		var arena argArena
-		j.remapNodes(mid, nf, &arena, &laterAt)
-	})
-	defer later.waitAfter()
-	j.remapNodes(0, mid, &j.b.arena, j.at)
-	<-later.done
-	if laterAt != nil {
-		*j.at = laterAt // where the loop in line ends, or its panic's node
-	}
-	later.wait()
-}
-
-// remapNodes remaps the references of the joint's copies of functional
-// nodes lo to hi (forwardNodesInPlace), the lists it allocates from arena,
-// pointing *at at the node being remapped.
-func (j *jointBuilder) remapNodes(lo, hi int, arena *argArena, at **ir.Node) {
-	for i := lo; i < hi; i++ {
+	// Every node's place is known first: a functional node refers only to
+	// earlier ones, but its joint copy moved.
+	for i := range nf {
 		id := j.fmap[i]
 		if id == ir.NoNode || j.b.g.Nodes[id].Op == ir.OpPlaceholder {
 			continue
 		}
 		n := &j.b.g.Nodes[id]
-		*at = n
+		*j.at = n
 		if n.Args != nil {
 			// A list the functional graph made is remapped where it is;
 			// the source's (shared) are copied.
 			args := n.Args
 			if !j.f.ownsArgs(ir.NodeID(i)) {
-				args = arena.alloc(len(n.Args))
+				args = j.b.arena.alloc(len(n.Args))
 			}
 			for k := range args {
-				args[k] = j.remapIn(n.Args[k], arena)
+				args[k] = j.remap(n.Args[k])
 			}
 			n.Args = args
 		}
 		n.Kwargs = slices.Clone(n.Kwargs)
 		for k := range n.Kwargs {
-			n.Kwargs[k].Value = j.remapIn(n.Kwargs[k].Value, arena)
+			n.Kwargs[k].Value = j.remap(n.Kwargs[k].Value)
 		}
 	}
 }
@@ -576,19 +547,15 @@ func (j *jointBuilder) copyNode(n *ir.Node, name string) ir.NodeID {
 	return j.b.append(c)
 }
 
-// remap is ir.MapRefs(a, ..., remapRef), a reference or a scalar mapped
-// without the call (most arguments are one or the other).
-func (j *jointBuilder) remap(a ir.Arg) ir.Arg { return j.remapIn(a, &j.b.arena) }
-
-// remapIn is remap allocating from arena.
-func (j *jointBuilder) remapIn(a ir.Arg, arena *argArena) ir.Arg {
+// remap returns a with its references mapped to the joint's nodes.
+func (j *jointBuilder) remap(a ir.Arg) ir.Arg {
 	if a.Kind == ir.ArgNode {
 		return j.remapRef(a)
 	}
 	if len(a.Elems()) == 0 {
 		return a
 	}
-	return ir.MapRefs(a, arena.alloc, j.remapRef)
+	return ir.MapRefs(a, j.b.arena.alloc, j.remapRef)
 }
 
 func (j *jointBuilder) remapRef(a ir.Arg) ir.Arg {
@@ -792,7 +759,7 @@ func (j *jointBuilder) apply(id ir.NodeID, grads []V) (err error) {
 	}
 	j.results = results
 	c := &j.ctx
-	*c = Ctx{builder: j.b, fwdID: id, schema: s, argIdx: &info.argIdx, args: bound, need: need, results: results, grads: grads,
+	*c = Ctx{builder: j.b, fwdID: id, schema: s, args: bound, need: need, results: results, grads: grads,
 		val: j.valFn, rg: j.rgFn}
 	// A single-output formula runs only with a defined gradient.
 	if len(grads) == 1 && !grads[0].Defined() {

@@ -729,28 +729,11 @@ func (p *partitioner) release(es ...*emission) {
 // of their own: Forward and Backward.
 func (out *Partition) materialize() {
 	p, fw, bw := out.p, out.fw, out.bw
-	// Copying the nodes is most of the work, and every node is copied on
-	// its own: the two graphs' nodes are split in halves, one per core.
+	var arena argArena
 	fw.alloc(p)
 	bw.alloc(p)
-	half := (len(fw.live) + len(bw.live)) / 2
-	worker := goBackground(func() {
-		var arena argArena
-		if half < len(fw.live) {
-			p.fill(fw, half, len(fw.live), &arena)
-			p.fill(bw, 0, len(bw.live), &arena)
-		} else {
-			p.fill(bw, half-len(fw.live), len(bw.live), &arena)
-		}
-	})
-	var arena argArena
-	if half < len(fw.live) {
-		p.fill(fw, 0, half, &arena)
-	} else {
-		p.fill(fw, 0, len(fw.live), &arena)
-		p.fill(bw, 0, half-len(fw.live), &arena)
-	}
-	worker.wait()
+	p.fill(fw, &arena)
+	p.fill(bw, &arena)
 	mk := func(e *emission) *ir.Module {
 		m := e.shell
 		m.Graphs[0] = p.finish(e)
@@ -916,11 +899,10 @@ func (p *partitioner) remap(e *emission, a ir.Arg, arena *argArena) ir.Arg {
 	})
 }
 
-// fill copies e.live[lo:hi] into the new graph; fills of disjoint ranges
-// may run concurrently.
-func (p *partitioner) fill(e *emission, lo, hi int, arena *argArena) {
+// fill copies e.live into the new graph.
+func (p *partitioner) fill(e *emission, arena *argArena) {
 	base := len(e.sp.inputs)
-	for k := lo; k < hi; k++ {
+	for k := range e.live {
 		c := e.live[k]
 		cp := &e.nodes[base+k]
 		if f := e.fills[c]; f != nil {

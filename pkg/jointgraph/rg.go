@@ -21,27 +21,9 @@ import (
 // reads (make_fx leaves some: map's traces carry a select_copy of xs) — is
 // removed before differentiation, as make_fx's joint tracing never sees
 // it: it requires no grad and needs no rule.
-//
-// On a graph of asyncLive nodes or more, the live nodes are found on
-// another goroutine while the flags of every call node are computed
-// (liveNodes was 4 % of Build's instructions at 100k nodes,
-// docs/performance-log.md, Ninth pass); then the dead ones are cleared. A
-// dead node's flag reaches only dead nodes (a live node's arguments are
-// live), and the error is the first live node's without a rule, so the
-// result is the one of skipping dead nodes as they come.
 func requiresGrad(m *ir.Module, g *ir.Graph, ops *opCache, effect map[ir.NodeID]bool, outputs []V, file string) ([]bool, error) {
 	rg := make([]bool, len(g.Nodes))
-	var live []bool
-	var liveWork *background // nil: live found in line
-	if len(g.Nodes) < asyncLive {
-		live = liveNodes(g, effect, outputs)
-	} else {
-		liveWork = goBackground(func() { live = liveNodes(g, effect, outputs) })
-		// Waited for on every way out, an error or a panic too (g shares
-		// argument lists with the caller's graph), and its panic re-raised
-		// first, as when it ran before the rest.
-		defer liveWork.wait()
-	}
+	live := liveNodes(g, effect, outputs)
 	// noRule are the call nodes without a rule an input requiring grad
 	// reaches, live or not (known once live is).
 	var noRule []ir.NodeID
@@ -135,7 +117,6 @@ func requiresGrad(m *ir.Module, g *ir.Graph, ops *opCache, effect map[ir.NodeID]
 		}
 		elemRG[id] = el
 	}
-	liveWork.wait()
 	for _, id := range noRule {
 		if live[id] {
 			n := &g.Nodes[id]
@@ -149,10 +130,6 @@ func requiresGrad(m *ir.Module, g *ir.Graph, ops *opCache, effect map[ir.NodeID]
 	}
 	return rg, nil
 }
-
-// asyncLive is the smallest graph requiresGrad finds the live nodes of on
-// another goroutine (a variable for the tests).
-var asyncLive = 1 << 14
 
 // diffArgRG reports whether a node passed to an argument the rule
 // differentiates requires grad (false when the call does not bind).

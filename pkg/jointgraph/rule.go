@@ -191,7 +191,6 @@ type Ctx struct {
 	*builder
 	fwdID   ir.NodeID
 	schema  *opschema.Schema
-	argIdx  *addrMemo[int] // the schema's argument indices by name (index), or nil
 	args    []ir.Arg
 	need    []bool
 	results []V
@@ -220,15 +219,7 @@ func (c *Ctx) Failed() bool { return c.err != "" }
 // index returns the position of argument name in the schema, or -1 (and
 // records a failure) when the schema has none.
 func (c *Ctx) index(name string) int {
-	var i int
-	if c.argIdx == nil {
-		i = c.schema.Argument(name)
-	} else if k, ok := c.argIdx.get(name); ok {
-		i = k
-	} else {
-		i = c.schema.Argument(name)
-		c.argIdx.put(name, i)
-	}
+	i := c.schema.Argument(name)
 	if i < 0 || i >= len(c.args) {
 		c.fail("rule reads argument %q, which %s does not have", name, c.schema.OpName().Key())
 		return -1
