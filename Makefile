@@ -64,7 +64,7 @@ gotest:
 # pkg/ir's parallel decoder, its first reads of a mapped input, name index,
 # verifier, printer and streamed encoders by name (its
 # whole suite takes minutes under -race).
-RACE_PKGS = ./pkg/jointgraph ./pkg/load ./pkg/lint ./pkg/analyze/passes/schemacheck \
+RACE_PKGS = ./pkg/jointgraph ./pkg/partition ./pkg/load ./pkg/lint ./pkg/analyze/passes/schemacheck \
 	./internal/gcpolicy ./internal/atomicfile ./internal/cmd/joint ./internal/hugeheap
 RACE_IR = Parallel|NameIndex|Large|ValueMemoShared|TextEncodersMatchProto|EncodeToWriteError|TouchPages
 

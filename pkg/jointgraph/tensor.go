@@ -306,10 +306,9 @@ func numel(shape []ir.Dim) (int64, bool) {
 	return n, true
 }
 
-// satMul and satAdd are the arithmetic of sizes (non-negative): they
-// saturate at math.MaxInt64 instead of wrapping. A f32[2**62] tensor has
-// 2**64 bytes: wrapped, that is 0, and the partitioners would save it as
-// free.
+// satMul is the multiplication of sizes (non-negative): it saturates at
+// math.MaxInt64 instead of wrapping. A f32[2**62] tensor has 2**64 bytes:
+// wrapped, that is 0, and the partitioners would save it as free.
 func satMul(a, b int64) int64 {
 	if a <= 0 || b <= 0 {
 		return max(a*b, 0)
@@ -318,13 +317,6 @@ func satMul(a, b int64) int64 {
 		return math.MaxInt64
 	}
 	return a * b
-}
-
-func satAdd(a, b int64) int64 {
-	if a > math.MaxInt64-b {
-		return math.MaxInt64
-	}
-	return a + b
 }
 
 // tensorBytes returns the size in bytes of a tensor's elements (numel ×
@@ -421,6 +413,9 @@ func tensorValue(m *ir.TensorMeta) *ir.Value {
 	return &ir.Value{Kind: ir.ValTensor, Tensor: m}
 }
 
-// TensorBytes is tensorBytes for other packages (the report's saved-value
-// sizes of joint and partition files).
+// TensorBytes is tensorBytes for other packages (the partitioners' weights,
+// the report's saved-value sizes).
 func TensorBytes(m *ir.TensorMeta) (int64, bool) { return tensorBytes(m) }
+
+// ElementSize is dtypeSize for other packages.
+func ElementSize(dtype string) (int64, bool) { return dtypeSize(dtype) }

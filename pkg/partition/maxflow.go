@@ -1,4 +1,4 @@
-package jointgraph
+package partition
 
 // flowNet is a flow network with int64 capacities, solved with Dinic's
 // algorithm. gonum's network.MaxFlowDinic computes the same flow value

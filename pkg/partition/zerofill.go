@@ -1,4 +1,4 @@
-package jointgraph
+package partition
 
 import (
 	"github.com/hopctl/hopctl/pkg/ir"
@@ -101,7 +101,7 @@ func constantFill(n *ir.Node, op fillOp, fills *fillTable) (ir.Arg, bool) {
 	if t == nil || t.Dtype == "" || t.Device == "" || t.IsQuantized {
 		return ir.Arg{}, false
 	}
-	if t.Layout != "" && t.Layout != "strided" || !isContiguous(t) {
+	if t.Layout != "" && t.Layout != "strided" || t.Stride != nil && !ir.IsContiguous(t.Shape, t.Stride) {
 		return ir.Arg{}, false
 	}
 	for _, d := range t.Shape {
@@ -145,14 +145,19 @@ func fillNode(n *ir.Node, value ir.Arg) ir.Node {
 		{Name: "device", Value: ir.Arg{Kind: ir.ArgDevice, S: t.Device}},
 		{Name: "pin_memory", Value: ir.Arg{Kind: ir.ArgBool, B: false}},
 	}
+	sizes := make([]ir.Arg, len(t.Shape)) // concrete (constantFill)
+	for i, d := range t.Shape {
+		sizes[i] = ir.IntArg(d.Val)
+	}
+	shape := ir.WithElems(ir.Arg{Kind: ir.ArgList}, sizes)
 	out := *n
 	out.Kwargs = kwargs
 	if value.Kind == ir.ArgInt && value.Int() == 0 {
 		out.Target = "aten.zeros.default"
-		out.Args = []ir.Arg{dimsArg(t.Shape)}
+		out.Args = []ir.Arg{shape}
 	} else {
 		out.Target = "aten.full.default"
-		out.Args = []ir.Arg{dimsArg(t.Shape), value}
+		out.Args = []ir.Arg{shape, value}
 	}
 	return out
 }

@@ -1,4 +1,4 @@
-package jointgraph
+package partition
 
 import (
 	"hash/maphash"
@@ -8,6 +8,7 @@ import (
 	"sync"
 
 	"github.com/hopctl/hopctl/pkg/ir"
+	"github.com/hopctl/hopctl/pkg/jointgraph"
 	"github.com/hopctl/hopctl/pkg/opschema"
 )
 
@@ -643,10 +644,10 @@ func (mc *minCut) saved(sinkSide []bool) []int32 {
 // bytes, 1 for a symbolic int (sym), -1 when unknown.
 func nodeSize(v *ir.Value) (size int64, sym bool) {
 	if t := valueTensor(v); t != nil {
-		if b, ok := tensorBytes(t); ok {
+		if b, ok := jointgraph.TensorBytes(t); ok {
 			return b, false
 		}
-		if es, ok := dtypeSize(t.Dtype); ok {
+		if es, ok := jointgraph.ElementSize(t.Dtype); ok {
 			// A symbolic numel counts as 4096 elements, as AOTAutograd's
 			// _size_of does (hint_int(numel, fallback=4096)): an unbacked
 			// size has no hint, and hopctl keeps none (a while_loop's

@@ -1,4 +1,4 @@
-package jointgraph
+package partition
 
 import (
 	"fmt"
@@ -6,36 +6,37 @@ import (
 	"strconv"
 
 	"github.com/hopctl/hopctl/pkg/ir"
+	"github.com/hopctl/hopctl/pkg/jointgraph"
 )
 
-// PartitionMode selects the partitioner.
-type PartitionMode int
+// Mode selects the partitioner.
+type Mode int
 
 // The partitioners.
 const (
-	// PartitionDefault is AOTAutograd's default_partition: the forward
+	// Default is AOTAutograd's default_partition: the forward
 	// graph computes what the original forward computed and saves every
 	// forward value the backward reads.
-	PartitionDefault PartitionMode = iota
-	// PartitionMinCut is min_cut_rematerialization_partition: a minimum
+	Default Mode = iota
+	// MinCut is min_cut_rematerialization_partition: a minimum
 	// cut of the joint graph weighted by tensor sizes decides what to
 	// save; cheap ops after the cut are recomputed in the backward.
-	PartitionMinCut
+	MinCut
 )
 
-// ParsePartitionMode parses "default" or "mincut".
-func ParsePartitionMode(s string) (PartitionMode, error) {
+// ParseMode parses "default" or "mincut".
+func ParseMode(s string) (Mode, error) {
 	switch s {
 	case "default":
-		return PartitionDefault, nil
+		return Default, nil
 	case "mincut", "min_cut":
-		return PartitionMinCut, nil
+		return MinCut, nil
 	}
 	return 0, fmt.Errorf("unknown partitioner %q (want default or mincut)", s)
 }
 
-func (p PartitionMode) String() string {
-	if p == PartitionMinCut {
+func (p Mode) String() string {
+	if p == MinCut {
 		return "mincut"
 	}
 	return "default"
@@ -48,7 +49,7 @@ func (p PartitionMode) String() string {
 // returns one gradient per primal — AOTAutograd's order.
 type Partition struct {
 	Forward, Backward *ir.Module
-	Mode              PartitionMode
+	Mode              Mode
 
 	// numSaved and savedBytes are NumSaved's and TotalBytes': the saved
 	// values themselves are made on demand (Saved), from the forward's
@@ -106,7 +107,7 @@ func savedValue(n *ir.Node) SavedValue {
 	sv := SavedValue{Name: n.Name, Kind: "tensor", Bytes: -1}
 	if t := valueTensor(n.Val); t != nil {
 		sv.Shape, sv.Dtype = t.Shape, t.Dtype
-		if b, ok := tensorBytes(t); ok {
+		if b, ok := jointgraph.TensorBytes(t); ok {
 			sv.Bytes = b
 		}
 	} else if isSymValue(n.Val) {
@@ -118,9 +119,9 @@ func savedValue(n *ir.Node) SavedValue {
 // TotalBytes sums the saved values' sizes (symbolic ones count 0).
 func (p *Partition) TotalBytes() int64 { return p.savedBytes }
 
-// Split partitions a joint graph built with ConventionNone. The joint
+// Split partitions a joint graph built with jointgraph.ConventionNone. The joint
 // graph is only read.
-func Split(j *Joint, mode PartitionMode) (p *Partition, err error) {
+func Split(j *jointgraph.Joint, mode Mode) (p *Partition, err error) {
 	if p, err = SplitLazy(j, mode); err != nil {
 		return nil, err
 	}
@@ -137,25 +138,25 @@ func Split(j *Joint, mode PartitionMode) (p *Partition, err error) {
 // from the joint in place (Source), which must then stay unchanged. Most
 // of the cost of Split at scale is copying the nodes (3.8M at 1M input
 // nodes) and their arguments into the two graphs (docs/performance-log.md).
-func SplitLazy(j *Joint, mode PartitionMode) (p *Partition, err error) {
+func SplitLazy(j *jointgraph.Joint, mode Mode) (p *Partition, err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			p, err = nil, ir.Panicked("partition", ir.Location{File: j.File}, r)
 		}
-		if e, ok := err.(*Error); ok && e.Loc.File == "" {
+		if e, ok := err.(*jointgraph.Error); ok && e.Loc.File == "" {
 			e.Loc.File = j.File
 		}
 	}()
 	return split(j, mode)
 }
 
-func split(j *Joint, mode PartitionMode) (*Partition, error) {
-	if j.Convention != ConventionNone {
+func split(j *jointgraph.Joint, mode Mode) (*Partition, error) {
+	if j.Convention != jointgraph.ConventionNone {
 		return nil, fmt.Errorf("partitioning needs a joint graph in the default convention, not %s", j.Convention)
 	}
-	p := newPartitioner(j.Module.Root(), j, mode == PartitionMinCut)
+	p := newPartitioner(j.Module.Root(), j, mode == MinCut)
 	var saved []int32
-	if mode == PartitionMinCut {
+	if mode == MinCut {
 		saved = p.minCutSaved()
 	} else {
 		saved = p.defaultSaved()
@@ -189,7 +190,7 @@ const (
 // the project's VM: docs/performance-log.md, Sixth pass).
 type partitioner struct {
 	g *ir.Graph
-	j *Joint
+	j *jointgraph.Joint
 	n int // compact nodes
 	// fullNetwork builds min-cut's flow network exactly as AOTAutograd
 	// does, without merging the backward into the sink: the tests' oracle.
@@ -254,7 +255,7 @@ func (p *partitioner) compactOf(r int32) int32 {
 	return p.cid[p.canon[r]]
 }
 
-func newPartitioner(g *ir.Graph, j *Joint, cse bool) *partitioner {
+func newPartitioner(g *ir.Graph, j *jointgraph.Joint, cse bool) *partitioner {
 	p := &partitioner{g: g, j: j}
 	N := len(g.Nodes)
 	effect := make([]bool, N)
@@ -597,7 +598,7 @@ func (p *partitioner) plan(inputs []int32, avail []bool, outputs []ir.Arg, effec
 					// --unmask-none-gradients, min-cut does not save the
 					// primal the zeros_like of an input without a
 					// gradient reads.
-					err = &Error{Msg: fmt.Sprintf("cannot partition the joint graph: output %s cannot be computed from the graph's inputs", a.S)}
+					err = &jointgraph.Error{Msg: fmt.Sprintf("cannot partition the joint graph: output %s cannot be computed from the graph's inputs", a.S)}
 				}
 				return
 			}
@@ -636,7 +637,7 @@ func (p *partitioner) plan(inputs []int32, avail []bool, outputs []ir.Arg, effec
 // AOTAutograd's _extract_fwd_bwd_modules does. Saved symbolic ints go after
 // the saved tensors in the forward's outputs and before them in the
 // backward's inputs.
-func (p *partitioner) extract(cands []int32, mode PartitionMode) (*Partition, error) {
+func (p *partitioner) extract(cands []int32, mode Mode) (*Partition, error) {
 	slices.Sort(cands)
 	cands = slices.Compact(cands)
 	// The backward built from every candidate computes the same nodes as
@@ -694,10 +695,10 @@ func (p *partitioner) extract(cands []int32, mode PartitionMode) (*Partition, er
 
 	out := &Partition{Mode: mode, numSaved: numSaved, savedBytes: savedBytes}
 	out.fw, out.bw = p.prepare(fwPlan), p.prepare(bwPlan)
-	src := p.j.Module
 	shell := func(e *emission, role string) *ir.Module {
-		m := assembleModule(src, &ir.Graph{}, p.graphRefs(e), src.Graphs, src.Schemas)
-		m.SetAnnotation(AnnotationRole, role)
+		calls, getAttrs := p.graphRefs(e)
+		m := p.j.ModuleFor(&ir.Graph{}, calls, getAttrs)
+		m.SetAnnotation(jointgraph.AnnotationRole, role)
 		m.SetAnnotation("hopctl.partition.mode", mode.String())
 		m.SetAnnotation("hopctl.partition.num_saved", strconv.Itoa(numSaved))
 		return m
@@ -729,11 +730,10 @@ func (p *partitioner) release(es ...*emission) {
 // of their own: Forward and Backward.
 func (out *Partition) materialize() {
 	p, fw, bw := out.p, out.fw, out.bw
-	var arena argArena
 	fw.alloc(p)
 	bw.alloc(p)
-	p.fill(fw, &arena)
-	p.fill(bw, &arena)
+	p.fill(fw)
+	p.fill(bw)
 	mk := func(e *emission) *ir.Module {
 		m := e.shell
 		m.Graphs[0] = p.finish(e)
@@ -892,15 +892,15 @@ func (e *emission) alloc(p *partitioner) {
 
 // remap returns a with its references renumbered for e (references CSE
 // merged also renamed).
-func (p *partitioner) remap(e *emission, a ir.Arg, arena *argArena) ir.Arg {
-	return ir.MapRefs(a, arena.alloc, func(a ir.Arg) ir.Arg {
+func (p *partitioner) remap(e *emission, a ir.Arg) ir.Arg {
+	return ir.MapRefs(a, newArgs, func(a ir.Arg) ir.Arg {
 		a.Ref, a.S = e.Ref(&a)
 		return a
 	})
 }
 
 // fill copies e.live into the new graph.
-func (p *partitioner) fill(e *emission, arena *argArena) {
+func (p *partitioner) fill(e *emission) {
 	base := len(e.sp.inputs)
 	for k := range e.live {
 		c := e.live[k]
@@ -912,15 +912,15 @@ func (p *partitioner) fill(e *emission, arena *argArena) {
 		n := p.nd(c)
 		*cp = *n
 		if n.Args != nil {
-			cp.Args = arena.alloc(len(n.Args))
+			cp.Args = make([]ir.Arg, len(n.Args))
 			for i := range n.Args {
-				cp.Args[i] = p.remap(e, n.Args[i], arena)
+				cp.Args[i] = p.remap(e, n.Args[i])
 			}
 		}
 		if len(n.Kwargs) > 0 {
 			cp.Kwargs = make([]ir.Kwarg, len(n.Kwargs))
 			for i := range n.Kwargs {
-				cp.Kwargs[i] = ir.Kwarg{Name: n.Kwargs[i].Name, Value: p.remap(e, n.Kwargs[i].Value, arena)}
+				cp.Kwargs[i] = ir.Kwarg{Name: n.Kwargs[i].Name, Value: p.remap(e, n.Kwargs[i].Value)}
 			}
 		}
 	}
@@ -928,15 +928,13 @@ func (p *partitioner) fill(e *emission, arena *argArena) {
 
 // finish appends the output node to the copy and returns the graph.
 func (p *partitioner) finish(e *emission) *ir.Graph {
-	var arena argArena
 	out := e.out
-	out.Args = []ir.Arg{p.remap(e, e.out.Args[0], &arena)}
+	out.Args = []ir.Arg{p.remap(e, e.out.Args[0])}
 	return &ir.Graph{Nodes: append(e.nodes, out)}
 }
 
 // graphRefs returns the calls and get_attr targets of e's graph.
-func (p *partitioner) graphRefs(e *emission) graphRefs {
-	var refs graphRefs
+func (p *partitioner) graphRefs(e *emission) (calls, getAttrs []string) {
 	seen := make([]bool, len(p.targets))
 	fillSeen := map[string]bool{}
 	for _, c := range e.live {
@@ -945,20 +943,22 @@ func (p *partitioner) graphRefs(e *emission) graphRefs {
 			if f := e.fills[c]; f != nil {
 				if t := f.Target; !fillSeen[t] {
 					fillSeen[t] = true
-					refs.calls = append(refs.calls, t)
+					calls = append(calls, t)
 				}
 				continue
 			}
 			if t := p.tgt[c]; !seen[t] {
 				seen[t] = true
-				refs.calls = append(refs.calls, p.targets[t])
+				calls = append(calls, p.targets[t])
 			}
 		case classGetAttr:
-			refs.getAttrs = append(refs.getAttrs, p.nd(c).Target)
+			getAttrs = append(getAttrs, p.nd(c).Target)
 		}
 	}
-	return refs
+	return calls, getAttrs
 }
+
+func newArgs(n int) []ir.Arg { return make([]ir.Arg, n) }
 
 // opCollector gathers a node's distinct operands (references redirected
 // through canon, when CSE merged a node) into ops.
