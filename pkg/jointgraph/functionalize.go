@@ -49,12 +49,11 @@ type functional struct {
 	epilogue []ir.NodeID
 	// itemTuples are the tuple nodes, in increasing order, and
 	// itemLists[k][i] the getitem node of element i of itemTuples[k]
-	// (itemsOf): two lists, not a map of a few hundred thousand entries
-	// at 1M nodes.
+	// (itemsOf): two lists, not a map with an entry per tuple node.
 	itemTuples []ir.NodeID
 	itemLists  [][]ir.NodeID
-	// itemArena holds the itemLists (a slice per tuple node was a tenth
-	// of Build's allocations, docs/performance-log.md, Twelfth pass).
+	// itemArena holds the itemLists: one allocation per chunk, not one per
+	// tuple node.
 	itemArena chunks[ir.NodeID]
 	// mutated are the indices of inputs written back with copy_;
 	// inPlace those that ops with unannotated writes update in place.
@@ -117,8 +116,7 @@ type multiView struct {
 
 // viewStep is one view op applied to the previous value in a chain. It
 // names the source nodes holding its arguments and value rather than
-// copying them: 32 bytes, not 88 (a step per view node; at 1M nodes the
-// steps were 82 MB, docs/performance-log.md, Seventh pass).
+// copying them: there is a step per view node.
 type viewStep struct {
 	target string
 	// argsOf is the source node whose arguments the step applies (the
@@ -357,10 +355,7 @@ func reshapeLike(target string) bool {
 	return false
 }
 
-// mapArg maps a source argument to the functional graph. A reference or
-// an argument without elements, most arguments, is mapped without
-// ir.MapRefs' call and closures (1 % fewer of Build's instructions at
-// 100k nodes, docs/performance-log.md, Twelfth pass).
+// mapArg maps a source argument to the functional graph.
 func (f *functional) mapArg(a ir.Arg) ir.Arg {
 	if a.Kind == ir.ArgNode {
 		return f.mapRef(a)

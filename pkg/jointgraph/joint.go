@@ -834,9 +834,7 @@ func (j *jointBuilder) apply(id ir.NodeID, grads []V) (err error) {
 	if len(grads) == 1 && !grads[0].Defined() {
 		return nil
 	}
-	// Not deferred: a defer was ~1 % of Build's instructions at 100k
-	// nodes (docs/performance-log.md, Eighth pass); after a panic the
-	// builder is not used again.
+	// After a panic the builder is not used again: no defer resets meta.
 	j.b.meta = j.bwMeta(n)
 	err = j.applyGrads(id, info, bound, need)
 	j.b.meta = nil

@@ -299,9 +299,7 @@ func (b *builder) opShape(target string, out *ir.TensorMeta, x V, shape []ir.Dim
 // viewStrides returns the strides a view of a tensor (shape, stride) with
 // newShape has, and false when no view exists (ATen's computeStride).
 // Symbolic sizes or strides give false. The strides are written to buf's
-// storage when it has room (reshape's array on its stack: a slice per
-// view was a sixth of Build's allocations, docs/performance-log.md,
-// Twelfth pass).
+// storage when it has room (reshape's array on its stack).
 func viewStrides(buf, shape, stride, newShape []ir.Dim) ([]ir.Dim, bool) {
 	for _, ds := range [][]ir.Dim{shape, stride, newShape} {
 		for _, d := range ds {
@@ -458,7 +456,7 @@ func (b *builder) sumToSize(g V, shape []ir.Dim) V {
 	if lead < 0 {
 		return b.reshape(g, shape)
 	}
-	var buf [maxInternRank]int64 // a slice per call was 5 % of Build's allocations (Twelfth pass)
+	var buf [maxInternRank]int64
 	red := buf[:0]
 	for i := range gs {
 		if i < lead || (isOne(shape[i-lead]) && !isOne(gs[i])) {

@@ -186,7 +186,7 @@ func outputMetas(n *ir.Node) []*ir.TensorMeta {
 
 // liveNodes marks the nodes the graph's outputs (its output node, or the
 // given output values of a graph not yet finished) or a side-effecting
-// node depend on, themselves included. One pass from the last node to the
+// node depend on, themselves included. A sweep from the last node to the
 // first marks what each live node refers to, as dce does, instead of a
 // search from the roots: a node's references are mostly to earlier nodes.
 func liveNodes(g *ir.Graph, effect map[ir.NodeID]bool, outputs []V) []bool {

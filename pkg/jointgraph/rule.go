@@ -120,11 +120,8 @@ type ruleSet struct {
 	problems []string
 }
 
-// builtinRules is built on first use: only joint needs it, and building it
-// at start cost every command (hopctl version included) about 0.2 ms. The
-// maps are made at their size and point into the rules' slice: growing
-// them and a copy of each rule were half of its cost, 1 % of the processor
-// samples of a resnet18 joint (perf record -g over 200 runs).
+// builtinRules is built on first use: only joint needs it. The maps point
+// into the rules' slice.
 var builtinRules = sync.OnceValue(func() *ruleSet {
 	rules := Rules()
 	rs := &ruleSet{rules: make(map[string]*Rule, len(rules)), nondiff: make(map[string]string, len(nonDifferentiable))}

@@ -92,8 +92,7 @@ func (p *Partition) NumSaved() int { return p.numSaved }
 
 // Saved lists the saved values in the order the forward returns them,
 // made on each call: a command that only counts them (NumSaved,
-// TotalBytes) does not allocate 80 bytes per saved value (39 MB at 1M
-// input nodes: docs/performance-log.md, Twelfth pass).
+// TotalBytes) does not allocate a SavedValue per saved value.
 func (p *Partition) Saved() []SavedValue {
 	outs := p.fw.sp.outputs
 	saved := make([]SavedValue, 0, p.numSaved)
@@ -135,9 +134,9 @@ func Split(j *jointgraph.Joint, mode Mode) (p *Partition, err error) {
 }
 
 // SplitLazy is Split without Forward and Backward: the two graphs are read
-// from the joint in place (Source), which must then stay unchanged. Most
-// of the cost of Split at scale is copying the nodes (3.8M at 1M input
-// nodes) and their arguments into the two graphs (docs/performance-log.md).
+// from the joint in place (Source), which must then stay unchanged: most
+// of the cost of Split at scale is copying the nodes and their arguments
+// into the two graphs.
 func SplitLazy(j *jointgraph.Joint, mode Mode) (p *Partition, err error) {
 	defer func() {
 		if r := recover(); r != nil {
@@ -180,14 +179,13 @@ const (
 // partitioner is a read-only, compact view of a joint graph: the nodes
 // left after common-subexpression elimination (min-cut only), numbered
 // densely in graph order ("compact ids"), with their distinct operands and
-// users in CSR form. Every pass below is one linear sweep over these
+// users in CSR form. Every step below is one linear sweep over these
 // arrays; the joint graph itself is never modified.
 //
 // Every per-node array is pointer-free (the collector does not scan it),
 // made once at its final size and filled in place; the temporary ones are
 // taken from and given back to ints and bools, so that a later step
-// reuses the pages an earlier one touched (a fresh page costs 10–35 µs on
-// the project's VM: docs/performance-log.md, Sixth pass).
+// reuses the memory an earlier one is done with.
 type partitioner struct {
 	g *ir.Graph
 	j *jointgraph.Joint
@@ -328,9 +326,9 @@ func (p *partitioner) index(effect []bool, cse bool) (ph []int32, out int) {
 	})
 	fills := newFillTable(N)
 	col := &opCollector{n: int32(N), bad: bad, stamp: stamp}
-	var ct *cseIndex
+	var ct cseTable
 	if cse {
-		ct = newCSEIndex(N, &p.ints)
+		ct.init(64)
 	}
 	for i := range g.Nodes {
 		n := &g.Nodes[i]
@@ -368,7 +366,7 @@ func (p *partitioner) index(effect []bool, cse bool) (ph []int32, out int) {
 		ops = col.ops
 		start[i+1] = int32(len(ops))
 		if cse && n.Op == ir.OpCallFunction && !effect[i] && !infos[tids[i]].random {
-			if prev := ct.find(int32(i), n, tids[i], infos[tids[i]].hash, tids, g, canon); prev >= 0 {
+			if prev := ct.find(int32(i), n, infos[tids[i]].hash, g, canon); prev >= 0 {
 				if canon == nil {
 					canon = make([]int32, N)
 					for k := range canon {
@@ -384,9 +382,6 @@ func (p *partitioner) index(effect []bool, cse bool) (ph []int32, out int) {
 		}
 	}
 	p.ints.put(stamp)
-	if ct != nil {
-		p.ints.put(ct.last, ct.prev)
-	}
 	p.infos = infos
 	n := N
 	if canon != nil {
@@ -580,9 +575,7 @@ func (p *partitioner) plan(inputs []int32, avail []bool, outputs []ir.Arg, effec
 		sp.isIn[c] = true
 	}
 	reached := p.bools.zeroed(p.n)
-	// The stack from the pool: it grows to about a node per live node,
-	// allocated afresh at every doubling otherwise (12 MB at 1M input
-	// nodes: docs/performance-log.md, Twelfth pass).
+	// The stack from the pool: it grows to about a node per live node.
 	stack := p.ints.get(p.n)[:0]
 	defer func() { p.ints.put(stack[:cap(stack)]) }()
 	var err error
@@ -712,9 +705,9 @@ func (p *partitioner) extract(cands []int32, mode Mode) (*Partition, error) {
 // release drops what the partition's decisions needed and reading the two
 // graphs (emission.Node, emission.Ref, materialize) does not: the operand
 // and user lists, the per-node classes, the plans' node sets and the
-// arrays kept for reuse — about 100 MB at 1M input nodes, which a
-// SplitLazy partition would otherwise keep live while its graphs are
-// checked and encoded.
+// arrays kept for reuse — several arrays per node, which a SplitLazy
+// partition would otherwise keep live while its graphs are checked and
+// encoded.
 func (p *partitioner) release(es ...*emission) {
 	p.opStart, p.opnd, p.useStart, p.users = nil, nil, nil, nil
 	p.bad, p.class, p.tgt, p.effect = nil, nil, nil, nil
@@ -783,12 +776,8 @@ type emission struct {
 func (p *partitioner) prepare(sp *subgraphPlan) *emission {
 	e := &emission{p: p, sp: sp, m: p.ints.get(p.n), live: make([]int32, 0, sp.nLive)}
 	// The forward's inputs are the joint's primals, placeholders as the
-	// forward has them: read in place, not copied. At 1M input nodes
-	// that is 186k nodes, 19 MB the partition no longer allocates (after
-	// Build every byte allocated is fresh memory once the input's is
-	// reused: the peak 1,311 → 1,291 MiB; docs/performance-log.md,
-	// Eleventh pass). The backward's start with saved values, which are
-	// computed nodes in the joint.
+	// forward has them: read in place, not copied. The backward's start
+	// with saved values, which are computed nodes in the joint.
 	if slices.ContainsFunc(sp.inputs, func(c int32) bool { return !plainPlaceholder(p.nd(c)) }) {
 		e.ph = make([]ir.Node, len(sp.inputs))
 	}
@@ -796,16 +785,11 @@ func (p *partitioner) prepare(sp *subgraphPlan) *emission {
 		e.m[c] = int32(k)
 		if e.ph != nil {
 			nd := p.nd(c)
-			// Field by field: the node is zero, and four pointer writes
-			// cost less than copying a whole node while the collector
-			// marks (a bulk write barrier over its six pointer words:
-			// 0.12 s of SplitLazy's 1.5 s of samples in a profile at 1M
-			// input nodes, docs/performance-log.md, Seventh pass).
 			ph := &e.ph[k]
 			ph.Name, ph.Op, ph.Target, ph.Val, ph.Meta = nd.Name, ir.OpPlaceholder, nd.Name, nd.Val, nd.Meta
 		}
 	}
-	// One pass numbers the live nodes and leaves the others (but the
+	// One loop numbers the live nodes and leaves the others (but the
 	// inputs, numbered above) without a number.
 	for c := range int32(p.n) {
 		if !sp.live[c] {

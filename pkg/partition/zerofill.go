@@ -32,12 +32,9 @@ var sameValueOps = map[string]bool{
 	"aten.clone.default": true,
 }
 
-// fillTable holds the constant-fill verdicts of a graph's nodes: 4 bytes
-// a node, and the values (few) apart, instead of a 104-byte ir.Arg a node
-// (600 MB at 1M input nodes, allocated and copied for nothing). The
-// verdicts are made at the first fill: a graph without one (the synth
-// graphs) has none to allocate (8 MB at 1M input nodes:
-// docs/performance-log.md, Twelfth pass).
+// fillTable holds the constant-fill verdicts of a graph's nodes: an index
+// a node, and the values (few) apart, not an ir.Arg a node. The verdicts
+// are made at the first fill: a graph without one has none to allocate.
 type fillTable struct {
 	n    int     // nodes
 	at   []int32 // node → 1 + index into vals; 0: not a fill (nil: no fill)
