@@ -235,15 +235,6 @@ func (p *partitioner) jointID(c int32) int32 {
 	return p.node[c]
 }
 
-// canonical returns the joint id joint node r (a valid id) was merged
-// into, r itself if it was kept.
-func (p *partitioner) canonical(r int32) int32 {
-	if p.canon == nil {
-		return r
-	}
-	return p.canon[r]
-}
-
 // compactOf returns the compact id of joint node r (a valid id), or of the
 // node it was merged into.
 func (p *partitioner) compactOf(r int32) int32 {
