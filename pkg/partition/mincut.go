@@ -153,16 +153,81 @@ func (t *cseTable) lookup(h uint64, n *ir.Node, g *ir.Graph, canon []int32) int3
 	}
 }
 
-// find returns the earlier node call node i (n, its target's hash th)
-// duplicates, or records i and returns -1. A node equals at most one kept
-// node (a later equal one would have been merged into it).
-func (t *cseTable) find(i int32, n *ir.Node, th uint64, g *ir.Graph, canon []int32) int32 {
+// cseIndex finds, for a call node, the earlier node it duplicates. Equal
+// nodes have the same first node reference, so the candidates are chained
+// per first operand (a node's users are usually close to it, so the chains
+// stay in cache) and told apart by target first; the users beyond the
+// first cseChain of an operand, and nodes without node arguments, go to a
+// hash table. Only those are hashed and kept in the table: hashing every
+// call node's arguments is most of the search's work, and a table of every
+// call node would be larger than the chains. A node equals at most one kept node (a later equal one would have been
+// merged into it), so the order of the search does not change its result.
+type cseIndex struct {
+	last     []int32 // per operand: the newest chained user, +1 (0: none)
+	prev     []int32 // per node: the previous chained user of its operand, +1
+	chainLen []uint8 // per operand
+	tab      cseTable
+}
+
+const cseChain = 8
+
+func newCSEIndex(n int, ints *pool[int32]) *cseIndex {
+	c := &cseIndex{last: ints.zeroed(n), prev: ints.get(n), chainLen: make([]uint8, n)}
+	c.tab.init(64)
+	return c
+}
+
+// find returns the earlier node call node i (n; its target's id and hash:
+// tid, th; tids, every node's target id) duplicates, or records i and
+// returns -1.
+func (c *cseIndex) find(i int32, n *ir.Node, tid int32, th uint64, tids []int32, g *ir.Graph, canon []int32) int32 {
+	if first := firstRef(n, canon); first >= 0 && first < int64(len(c.last)) {
+		for j := c.last[first] - 1; j >= 0; j = c.prev[j] - 1 {
+			if tids[j] == tid && sameCall(&g.Nodes[j], n, canon) {
+				return j
+			}
+		}
+		if c.chainLen[first] < cseChain {
+			c.prev[i] = c.last[first]
+			c.last[first] = i + 1
+			c.chainLen[first]++
+			return -1
+		}
+	}
 	h := hashNode(n, th, canon)
-	if prev := t.lookup(h, n, g, canon); prev >= 0 {
+	if prev := c.tab.lookup(h, n, g, canon); prev >= 0 {
 		return prev
 	}
-	t.insert(h, i)
+	c.tab.insert(h, i)
 	return -1
+}
+
+// firstRef returns call node n's first node reference (redirected through
+// canon), in the order hashNode reads its arguments, or -1 if it has none.
+func firstRef(n *ir.Node, canon []int32) int64 {
+	for k := range n.Args {
+		if r, ok := firstArgRef(&n.Args[k], canon); ok {
+			return r
+		}
+	}
+	for k := range n.Kwargs {
+		if r, ok := firstArgRef(&n.Kwargs[k].Value, canon); ok {
+			return r
+		}
+	}
+	return -1
+}
+
+func firstArgRef(a *ir.Arg, canon []int32) (int64, bool) {
+	if a.Kind == ir.ArgNode {
+		return canonRef(a.Ref, canon), true
+	}
+	for i := range a.Elems() {
+		if r, ok := firstArgRef(&a.Elems()[i], canon); ok {
+			return r, true
+		}
+	}
+	return 0, false
 }
 
 var cseSeed = maphash.MakeSeed()

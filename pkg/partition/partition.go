@@ -317,9 +317,9 @@ func (p *partitioner) index(effect []bool, cse bool) (ph []int32, out int) {
 	})
 	fills := newFillTable(N)
 	col := &opCollector{n: int32(N), bad: bad, stamp: stamp}
-	var ct cseTable
+	var ct *cseIndex
 	if cse {
-		ct.init(64)
+		ct = newCSEIndex(N, &p.ints)
 	}
 	for i := range g.Nodes {
 		n := &g.Nodes[i]
@@ -357,7 +357,7 @@ func (p *partitioner) index(effect []bool, cse bool) (ph []int32, out int) {
 		ops = col.ops
 		start[i+1] = int32(len(ops))
 		if cse && n.Op == ir.OpCallFunction && !effect[i] && !infos[tids[i]].random {
-			if prev := ct.find(int32(i), n, infos[tids[i]].hash, g, canon); prev >= 0 {
+			if prev := ct.find(int32(i), n, tids[i], infos[tids[i]].hash, tids, g, canon); prev >= 0 {
 				if canon == nil {
 					canon = make([]int32, N)
 					for k := range canon {
@@ -373,6 +373,9 @@ func (p *partitioner) index(effect []bool, cse bool) (ph []int32, out int) {
 		}
 	}
 	p.ints.put(stamp)
+	if ct != nil {
+		p.ints.put(ct.last, ct.prev)
+	}
 	p.infos = infos
 	n := N
 	if canon != nil {
