@@ -40,11 +40,11 @@ gotest:
 	HOPCTL_SARIF_MULTITOOL=$(SARIF_MULTITOOL) $(GO) test ./...
 
 # The race detector (it needs cgo: gcc, which scripts/install-deps.sh
-# installs) over the code that runs goroutines: the joint and its writers,
+# installs) over the code that runs goroutines: the joint command's writers,
 # atomicfile, the loaders, lint and the call checks, whole; pkg/ir's
 # parallel decoder, name index, verifier and streamed encoders by name (its
 # whole suite is slow under -race).
-RACE_PKGS = ./pkg/jointgraph ./pkg/load ./pkg/lint ./pkg/analyze/passes/schemacheck \
+RACE_PKGS = ./pkg/jointgraph ./pkg/partition ./pkg/load ./pkg/lint ./pkg/analyze/passes/schemacheck \
 	./internal/atomicfile ./internal/cmd/joint
 RACE_IR = Parallel|NameIndex|Large|ValueMemoShared|EncodeToWriteError
 

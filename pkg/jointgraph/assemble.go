@@ -65,6 +65,15 @@ func assembleModule(src *ir.Module, g *ir.Graph, refs graphRefs, all []*ir.Graph
 	}
 }
 
+// ModuleFor returns a module around root graph g, a graph cut from the
+// joint's (a partition's forward or backward) that calls the targets calls
+// and reads the get_attr targets getAttrs: the joint's subgraphs,
+// attributes and schemas g reads, and the joint's annotations.
+func (j *Joint) ModuleFor(g *ir.Graph, calls, getAttrs []string) *ir.Module {
+	src := j.Module
+	return assembleModule(src, g, graphRefs{calls, getAttrs}, src.Graphs, src.Schemas)
+}
+
 // graphsForTargets returns the graphs of all that get_attr nodes with the
 // given targets read, with the graphs nested under them, sorted by name.
 func graphsForTargets(all []*ir.Graph, targets []string) []*ir.Graph {

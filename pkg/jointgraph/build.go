@@ -55,12 +55,10 @@ type builder struct {
 	// (shared: node metadata is never modified in place).
 	meta *ir.Meta
 	// arena holds the argument lists of the emitted nodes, kwArena their
-	// keyword arguments (a slice per node that has any was a tenth of
-	// Build's allocations, docs/performance-log.md, Twelfth pass).
+	// keyword arguments: one allocation per chunk, not one per node.
 	arena   argArena
 	kwArena chunks[ir.Kwarg]
-	// results holds tupleOp's results (a slice per tuple node, Twelfth
-	// pass).
+	// results holds tupleOp's results, not a slice per tuple node.
 	results chunks[V]
 	// metas interns the emitted nodes' tensor metadata (nil: none).
 	metas *metaTable
@@ -311,8 +309,7 @@ func (b *builder) intsArg(xs []int64) ir.Arg {
 // internInts returns the list argument of k's integers, its elements
 // shared with every equal list the builder emitted: argument lists are
 // never modified in place, and the backward repeats each layer's sizes and
-// dimensions (about 33 MB of lists at 1M nodes, docs/performance-log.md,
-// Seventh pass).
+// dimensions.
 func (b *builder) internInts(k *intsKey) ir.Arg {
 	l, ok := b.ints[*k]
 	if !ok {
@@ -344,10 +341,10 @@ func (b *builder) output(vals []V) {
 type argArena = chunks[ir.Arg]
 
 // chunks hands out slices from shared chunks. Chunks double from 8
-// elements to 256 (12–16 KiB for arguments and keyword arguments, a
-// small-object size class): a joint builds two builders per HOP
-// subgraph's backward, most of a few nodes, and a first chunk of 256 made
-// 10,000 conds over distinct branches hold 640 MB of mostly empty chunks.
+// elements to 256 (a small-object size class for arguments and keyword
+// arguments): a joint builds two builders per HOP subgraph's backward,
+// most of a few nodes, and a fixed first chunk of 256 would leave
+// thousands of HOP calls holding mostly empty chunks.
 // A slice's capacity is its length: appending to it copies.
 type chunks[T any] struct {
 	buf  []T

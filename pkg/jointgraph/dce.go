@@ -20,9 +20,7 @@ func dce(g *ir.Graph, keep map[ir.NodeID]bool) (*ir.Graph, graphRefs) {
 	}
 	live := d.live
 	// Number the live nodes first, so that one pass moves each and
-	// renumbers its references (the compaction and a second walk of every
-	// node's arguments were two passes over the joint, docs/performance-log.md,
-	// Eighth pass).
+	// renumbers its references.
 	newID := make([]ir.NodeID, n)
 	kept := 0
 	for i := range n {
@@ -35,53 +33,23 @@ func dce(g *ir.Graph, keep map[ir.NodeID]bool) (*ir.Graph, graphRefs) {
 	}
 	nodes := g.Nodes[:0]
 	var refs graphRefs
-	// The call targets in order of first use: recent ones are known by
-	// their address (the decoder and the rules share each target's bytes),
-	// so only those not among them are looked up by contents (a lookup
-	// per call node was 2.6 % of Build's instructions at 100k nodes,
-	// docs/performance-log.md, Eighth pass).
+	// The call targets in order of first use.
 	seen := map[string]bool{}
-	var recent addrMemo[struct{}]
-	// The nodes from mid on are renumbered on another goroutine while this
-	// one renumbers and moves the others, then moves them (docs/
-	// performance-log.md, Eleventh pass). Each node's lists that hold
-	// references are its own (builder.own), and a node before mid moves
-	// to a slot before mid: the two touch no common memory until the wait.
-	mid := n
-	var later *background
-	if kept < n && n >= asyncHalves {
-		mid = n / 2
-		later = goBackground(func() {
-			for i := mid; i < n; i++ {
-				if live[i] {
-					renumberRefs(&g.Nodes[i], newID)
-				}
-			}
-		})
-		defer later.waitAfter()
-	}
 	for i := range n {
-		if i == mid {
-			later.wait()
-		}
 		if !live[i] {
 			continue
 		}
 		nd := &g.Nodes[i]
 		switch nd.Op {
 		case ir.OpCallFunction:
-			t := nd.Target
-			if _, ok := recent.get(t); !ok {
-				recent.put(t, struct{}{})
-				if !seen[t] {
-					seen[t] = true
-					refs.calls = append(refs.calls, t)
-				}
+			if t := nd.Target; !seen[t] {
+				seen[t] = true
+				refs.calls = append(refs.calls, t)
 			}
 		case ir.OpGetAttr:
 			refs.getAttrs = append(refs.getAttrs, nd.Target)
 		}
-		if kept < n && i < mid {
+		if kept < n {
 			renumberRefs(nd, newID)
 		}
 		if len(nodes) != i {
@@ -105,19 +73,10 @@ func dce(g *ir.Graph, keep map[ir.NodeID]bool) (*ir.Graph, graphRefs) {
 	return &ir.Graph{Name: g.Name, Nodes: nodes}, refs
 }
 
-// renumberRefs rewrites nd's references through newID. A reference
-// argument, the common case, is rewritten here, not through a call per
-// argument (docs/performance-log.md, Twelfth pass).
+// renumberRefs rewrites nd's references through newID.
 func renumberRefs(nd *ir.Node, newID []ir.NodeID) {
 	for k := range nd.Args {
-		a := &nd.Args[k]
-		if a.Kind == ir.ArgNode {
-			if a.Ref >= 0 {
-				a.Ref = newID[a.Ref]
-			}
-		} else if len(a.Elems()) > 0 {
-			renumberArg(a, newID)
-		}
+		renumberArg(&nd.Args[k], newID)
 	}
 	for k := range nd.Kwargs {
 		renumberArg(&nd.Kwargs[k].Value, newID)
@@ -125,9 +84,7 @@ func renumberRefs(nd *ir.Node, newID []ir.NodeID) {
 }
 
 // renumberArg rewrites a's references through newID, recursing into its
-// elements as mark does (most lists are of integers: a walk with a
-// callback was ~1 % of Build's instructions at 100k nodes,
-// docs/performance-log.md, Twelfth pass).
+// elements.
 func renumberArg(a *ir.Arg, newID []ir.NodeID) {
 	if a.Kind == ir.ArgNode {
 		if a.Ref >= 0 {
@@ -161,18 +118,8 @@ func (d *dceState) visit(g *ir.Graph, i ir.NodeID) {
 }
 
 func (d *dceState) markNode(nd *ir.Node) {
-	// A reference argument, the common case, is marked here, not through
-	// a call per argument (docs/performance-log.md, Twelfth pass).
-	live := d.live
 	for k := range nd.Args {
-		a := &nd.Args[k]
-		if a.Kind == ir.ArgNode {
-			if r := a.Ref; r >= 0 && int(r) < len(live) && !live[r] {
-				d.markRef(r)
-			}
-		} else if len(a.Elems()) > 0 {
-			d.mark(a)
-		}
+		d.mark(&nd.Args[k])
 	}
 	for k := range nd.Kwargs {
 		d.mark(&nd.Kwargs[k].Value)

@@ -49,12 +49,11 @@ type functional struct {
 	epilogue []ir.NodeID
 	// itemTuples are the tuple nodes, in increasing order, and
 	// itemLists[k][i] the getitem node of element i of itemTuples[k]
-	// (itemsOf): two lists, not a map of a few hundred thousand entries
-	// at 1M nodes.
+	// (itemsOf): two lists, not a map with an entry per tuple node.
 	itemTuples []ir.NodeID
 	itemLists  [][]ir.NodeID
-	// itemArena holds the itemLists (a slice per tuple node was a tenth
-	// of Build's allocations, docs/performance-log.md, Twelfth pass).
+	// itemArena holds the itemLists: one allocation per chunk, not one per
+	// tuple node.
 	itemArena chunks[ir.NodeID]
 	// mutated are the indices of inputs written back with copy_;
 	// inPlace those that ops with unannotated writes update in place.
@@ -117,8 +116,7 @@ type multiView struct {
 
 // viewStep is one view op applied to the previous value in a chain. It
 // names the source nodes holding its arguments and value rather than
-// copying them: 32 bytes, not 88 (a step per view node; at 1M nodes the
-// steps were 82 MB, docs/performance-log.md, Seventh pass).
+// copying them: there is a step per view node.
 type viewStep struct {
 	target string
 	// argsOf is the source node whose arguments the step applies (the
@@ -155,7 +153,7 @@ func (f *functional) stepVal(st viewStep) *ir.Value { return f.src.Nodes[st.valO
 // functionalize returns the functional form of m's root graph; its node
 // list has room for room nodes (at least the graph's and an eighth more):
 // a joint builds on in place (jointBuilder.forwardInPlace).
-func functionalize(m *ir.Module, file string, reg *opschema.Registry, at **ir.Node, room int) (res *functional, err error) {
+func functionalize(m *ir.Module, file string, reg *opschema.Registry, at **ir.Node, room int) (*functional, error) {
 	g := m.Root()
 	if reg == nil {
 		files := make([]opschema.FileSchema, len(m.Schemas))
@@ -172,29 +170,9 @@ func functionalize(m *ir.Module, file string, reg *opschema.Registry, at **ir.No
 		ver: make([]int32, n), viewVer: make([]int32, n), tuple: make([]int32, n),
 		noRoot: map[ir.NodeID]string{}, multiView: map[ir.NodeID]multiView{},
 	}
-	// The input's names are taken while precheck runs; a failure waits for
-	// them too, as the goroutine reads g, the caller's.
-	f.b.names.reserveGraphAsync(g, false)
-	defer f.b.names.wait()
-	// A large graph is prechecked on another goroutine while it is
-	// functionalized (precheck was 8 % of Build's instructions at 100k
-	// nodes, docs/performance-log.md, Ninth pass). Its refusal is the
-	// result whatever the functionalization did with the graph it refuses
-	// (an error, a panic), as when it ran first.
-	if len(g.Nodes) < asyncPrecheck {
-		if err := precheck(g, file, f.ops); err != nil {
-			return nil, err
-		}
-	} else {
-		var perr error
-		checked := goBackground(func() { perr = precheck(g, file, newOpCache(reg)) })
-		defer func() {
-			checked.wait()
-			if perr != nil {
-				recover() // a panic on a graph precheck refuses is that refusal
-				res, err = nil, perr
-			}
-		}()
+	f.b.names.reserveGraph(g, false)
+	if err := precheck(g, file, f.ops); err != nil {
+		return nil, err
 	}
 	f.b.g.Nodes = make([]ir.Node, 0, max(n+n/8, room))
 	// Count the getitems of each node and the placeholders, then list the
@@ -264,10 +242,6 @@ func functionalize(m *ir.Module, file string, reg *opschema.Registry, at **ir.No
 	}
 	return f, nil
 }
-
-// asyncPrecheck is the smallest graph functionalize prechecks on another
-// goroutine (a variable for the tests).
-var asyncPrecheck = 1 << 14
 
 // tupleOf returns the functional tuple node of source node id.
 func (f *functional) tupleOf(id ir.NodeID) (V, bool) {
@@ -381,10 +355,7 @@ func reshapeLike(target string) bool {
 	return false
 }
 
-// mapArg maps a source argument to the functional graph. A reference or
-// an argument without elements, most arguments, is mapped without
-// ir.MapRefs' call and closures (1 % fewer of Build's instructions at
-// 100k nodes, docs/performance-log.md, Twelfth pass).
+// mapArg maps a source argument to the functional graph.
 func (f *functional) mapArg(a ir.Arg) ir.Arg {
 	if a.Kind == ir.ArgNode {
 		return f.mapRef(a)

@@ -1,4 +1,4 @@
-package jointgraph
+package jointgraph_test
 
 import (
 	"errors"
@@ -10,7 +10,9 @@ import (
 	"github.com/hopctl/hopctl/internal/fuzzedit"
 	"github.com/hopctl/hopctl/pkg/analyze/validate"
 	"github.com/hopctl/hopctl/pkg/ir"
+	"github.com/hopctl/hopctl/pkg/jointgraph"
 	"github.com/hopctl/hopctl/pkg/load"
+	"github.com/hopctl/hopctl/pkg/partition"
 )
 
 // fuzzSeedGlobs are the graphs the joint fuzz targets start from: the
@@ -113,16 +115,16 @@ func FuzzJointEdits(f *testing.F) {
 func fuzzJoint(t *testing.T, m *ir.Module, mode uint8) {
 	g := m.Root()
 	for _, id := range g.Placeholders() {
-		if tm := valueTensor(g.Nodes[id].Val); tm != nil && mode&1 != 0 {
-			c := *tm
+		if v := g.Nodes[id].Val; v != nil && v.Kind == ir.ValTensor && mode&1 != 0 {
+			c := *v.Tensor
 			c.RequiresGrad = true
-			g.Nodes[id].Val = tensorValue(&c)
+			g.Nodes[id].Val = &ir.Value{Kind: ir.ValTensor, Tensor: &c}
 		}
 	}
 	reg, err := load.Registry(m, "fuzz")
 	valid := err == nil && validate.Check(m, "fuzz", reg) == nil
 	var bug *ir.InternalError
-	j, err := Build(m, Options{MaskMode: MaskMode(mode>>1) % 2, Convention: Convention(mode>>2) % 3})
+	j, err := jointgraph.Build(m, jointgraph.Options{MaskMode: jointgraph.MaskMode(mode>>1) % 2, Convention: jointgraph.Convention(mode>>2) % 3})
 	if valid && errors.As(err, &bug) {
 		t.Fatalf("Build on a valid graph: %v\n%s", err, bug.Stack)
 	}
@@ -136,8 +138,8 @@ func fuzzJoint(t *testing.T, m *ir.Module, mode uint8) {
 	if err := ir.Verify(j.Module, "joint"); err != nil {
 		t.Fatalf("joint does not verify: %v", err)
 	}
-	if j.Convention == ConventionNone {
-		p, err := Split(j, PartitionMode(mode>>4)%2)
+	if j.Convention == jointgraph.ConventionNone {
+		p, err := partition.Split(j, partition.Mode(mode>>4)%2)
 		if valid && errors.As(err, &bug) {
 			t.Fatalf("Split on a valid graph: %v\n%s", err, bug.Stack)
 		}

@@ -183,8 +183,7 @@ func (j *jointBuilder) graphTarget(a ir.Arg) (string, bool) {
 // subJoints are the backward joints built so far, by subgraph and inputs
 // requiring grad: a subgraph shared by several HOP calls, at several
 // levels of nesting, is differentiated once (it was once per call path:
-// exponential in the nesting, 15 levels of a cond over one shared
-// subgraph took 1.5 GB). Builds are sequential: no lock.
+// exponential in the nesting). Builds are sequential: no lock.
 type subJoints struct {
 	m map[subJointKey]*Joint
 	// nested are the modules installed in the backward modules handed to

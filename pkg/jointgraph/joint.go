@@ -79,14 +79,13 @@ func buildJoint(m *ir.Module, opts Options, at **ir.Node) (*Joint, error) {
 		return nil, err
 	}
 	fg := f.b.g
-	jb := newJointGraphBuilder(fg) // its names are taken while requiresGrad runs
+	jb := newJointGraphBuilder(fg)
 	freezeBySignature(m, f)
 	rg, err := requiresGrad(m, fg, f.ops, f.effect, f.outputs, opts.File)
 	if err == nil {
 		err = f.refuseMultiWrites(rg)
 	}
 	if err != nil {
-		jb.names.wait() // no name is taken past a failure
 		return nil, err
 	}
 	j := &jointBuilder{f: f, rg: rg, opts: opts, file: opts.File, src: m, at: at, b: jb}
@@ -97,7 +96,7 @@ func buildJoint(m *ir.Module, opts Options, at **ir.Node) (*Joint, error) {
 // functional graph fg, whose names (but its placeholders') it takes.
 func newJointGraphBuilder(fg *ir.Graph) *builder {
 	b := newBuilder("")
-	b.names.reserveGraphAsync(fg, true)
+	b.names.reserveGraph(fg, true)
 	return b
 }
 
@@ -134,6 +133,10 @@ type jointBuilder struct {
 	itemLists [][]ir.NodeID
 	effect    map[ir.NodeID]bool
 	fwdEnd    ir.NodeID // first joint node after the forward part
+	// inPlace: the joint is built on the functional graph's nfun nodes
+	// (forwardInPlace).
+	inPlace bool
+	nfun    int
 
 	// Scratch reused by apply (rules never keep these).
 	ctx            Ctx
@@ -195,53 +198,88 @@ func (j *jointBuilder) masks() ([]bool, error) {
 	return masks, nil
 }
 
+// build builds the joint graph: the placeholders, the forward, the
+// reverse walk from the tangents, the gradients of the primals, the
+// write-back epilogue and the output, then dead code elimination and the
+// module around the graph.
 func (j *jointBuilder) build(src *ir.Module) (*Joint, error) {
 	f := j.f
-	fg := f.b.g
 	masks, err := j.masks()
 	if err != nil {
 		return nil, err
 	}
 	conv := j.opts.Convention
-	j.b.names.expect(2 * len(fg.Nodes))
-	nfun := len(fg.Nodes)
-	nt := 0 // the tangents
+	nt := j.numTangents(masks)
+	primalSrc := j.startGraph(j.forwardInPlace(conv, nt), nt)
+	primals, tangentFor := j.placeholders(masks, primalSrc)
+	// An internal error names the node being processed (*j.at): each
+	// phase below points it at its node, so none is blamed on the output.
+	output := *j.at
+	if err := j.forward(); err != nil {
+		return nil, err
+	}
+	outs := make([]V, len(f.outputs))
 	for i, o := range f.outputs {
-		if masks[i] || conv != ConventionNone && o.ok {
+		outs[i] = j.mapV(o)
+	}
+	*j.at = output
+	for i, o := range outs {
+		if tangentFor[i].ok && masks[i] && o.ok && j.jrg[o.id] {
+			j.accumulate(o.id, tangentFor[i])
+		}
+	}
+	if err := j.walk(); err != nil {
+		return nil, err
+	}
+	grads, rgIn, err := j.primalGrads(primals)
+	if err != nil {
+		return nil, err
+	}
+	// Write-back epilogue, then the output.
+	fg := f.b.g
+	for _, e := range f.epilogue {
+		*j.at = &fg.Nodes[e]
+		id := j.copyNode(&fg.Nodes[e], fg.Nodes[e].Name)
+		j.effect[id] = true
+	}
+	*j.at = output
+	nf := 0
+	var result []V
+	if conv == ConventionNone {
+		nf = len(outs)
+		result = append(result, outs...)
+	}
+	j.b.output(append(result, grads...))
+	var refs graphRefs
+	j.b.g, refs = dce(j.b.g, j.effect)
+	out, nested := j.module(src, refs, masks, nf)
+	return &Joint{Module: out, File: j.file, Masks: masks, NumPrimals: len(primals), NumTangents: nt,
+		NumFwdOutputs: nf, MutatedInputs: f.mutated, InPlaceInputs: f.inPlace, RequiresGrad: rgIn, Convention: conv, Effects: j.effects(),
+		nested: nested}, nil
+}
+
+// numTangents counts the tangents: one per masked output, or for the HOP
+// conventions one per tensor output.
+func (j *jointBuilder) numTangents(masks []bool) int {
+	nt := 0
+	for i, o := range j.f.outputs {
+		if masks[i] || j.opts.Convention != ConventionNone && o.ok {
 			nt++
 		}
 	}
-	inPlace := j.forwardInPlace(conv, nt)
-	// What the primals take of the functional placeholders.
-	primalSrc := func(i int) (*ir.Value, *ir.Meta) {
-		n := &fg.Nodes[f.inputs[i].id]
-		return n.Val, n.Meta
-	}
-	if inPlace {
-		// The joint takes over the functional graph's nodes: the other
-		// nodes move up, in order, past the primals and tangents (from
-		// the back: a node only moves up); the primals overwrite what is
-		// left. Names are taken first, from the graph as it was.
-		j.b.names.materialize()
-		np, n := len(f.inputs), len(fg.Nodes)
-		phVal, phMeta := make([]*ir.Value, np), make([]*ir.Meta, np)
-		for i, in := range f.inputs {
-			phVal[i], phMeta[i] = fg.Nodes[in.id].Val, fg.Nodes[in.id].Meta
-		}
-		primalSrc = func(i int) (*ir.Value, *ir.Meta) { return phVal[i], phMeta[i] }
-		nodes := fg.Nodes[:n+nt]
-		w := n + nt
-		for i := n - 1; i >= 0; i-- {
-			if nodes[i].Op != ir.OpPlaceholder {
-				w--
-				nodes[w] = nodes[i]
-			}
-		}
-		j.b.g.Nodes = nodes[:0]
-		fg.Nodes = nil // read no more: the joint's now
-	} else {
-		j.b.g.Nodes = make([]ir.Node, 0, 3*len(fg.Nodes))
-	}
+	return nt
+}
+
+// startGraph makes the joint's node list, and the per-node maps, and
+// returns where the primals' values and metadata come from. In place
+// (forwardInPlace) the joint takes over the functional graph's nodes: the
+// other nodes move up, in order, past the primals and tangents (from the
+// back: a node only moves up); the primals overwrite what is left. Names
+// are taken first, from the graph as it was.
+func (j *jointBuilder) startGraph(inPlace bool, nt int) func(i int) (*ir.Value, *ir.Meta) {
+	f := j.f
+	fg := f.b.g
+	nfun := len(fg.Nodes)
 	j.fmap = make([]ir.NodeID, nfun)
 	for i := range j.fmap {
 		j.fmap[i] = ir.NoNode
@@ -249,9 +287,41 @@ func (j *jointBuilder) build(src *ir.Module) (*Joint, error) {
 	j.effect = map[ir.NodeID]bool{}
 	j.valFn = j.val
 	j.rgFn = func(r ir.NodeID) bool { return j.jrg[r] }
+	j.inPlace = inPlace
+	if !inPlace {
+		j.b.g.Nodes = make([]ir.Node, 0, 3*nfun)
+		return func(i int) (*ir.Value, *ir.Meta) {
+			n := &fg.Nodes[f.inputs[i].id]
+			return n.Val, n.Meta
+		}
+	}
+	j.b.names.materialize()
+	np := len(f.inputs)
+	phVal, phMeta := make([]*ir.Value, np), make([]*ir.Meta, np)
+	for i, in := range f.inputs {
+		phVal[i], phMeta[i] = fg.Nodes[in.id].Val, fg.Nodes[in.id].Meta
+	}
+	nodes := fg.Nodes[:nfun+nt]
+	w := nfun + nt
+	for i := nfun - 1; i >= 0; i-- {
+		if nodes[i].Op != ir.OpPlaceholder {
+			w--
+			nodes[w] = nodes[i]
+		}
+	}
+	j.b.g.Nodes = nodes[:0]
+	j.nfun = nfun
+	fg.Nodes = nil // read no more: the joint's now
+	return func(i int) (*ir.Value, *ir.Meta) { return phVal[i], phMeta[i] }
+}
 
-	// Placeholders.
-	primals := make([]V, len(f.inputs))
+// placeholders adds the primals and the tangents (first for
+// create_fw_bw_graph) and returns them, a tangent per output (undefined
+// where the output has none).
+func (j *jointBuilder) placeholders(masks []bool, primalSrc func(int) (*ir.Value, *ir.Meta)) (primals, tangentFor []V) {
+	f := j.f
+	conv := j.opts.Convention
+	primals = make([]V, len(f.inputs))
 	addPrimals := func() {
 		for i, in := range f.inputs {
 			val, meta := primalSrc(i)
@@ -259,12 +329,11 @@ func (j *jointBuilder) build(src *ir.Module) (*Joint, error) {
 			j.fmap[in.id] = primals[i].id
 		}
 	}
-	tangentFor := make([]V, len(f.outputs))
+	tangentFor = make([]V, len(f.outputs))
 	addTangents := func() {
 		k := 0
 		for i, o := range f.outputs {
-			all := conv != ConventionNone
-			if !(masks[i] || all && o.ok) {
+			if !(masks[i] || conv != ConventionNone && o.ok) {
 				continue
 			}
 			k++
@@ -282,57 +351,26 @@ func (j *jointBuilder) build(src *ir.Module) (*Joint, error) {
 		addPrimals()
 		addTangents()
 	}
+	return primals, tangentFor
+}
 
-	// Forward: the functional graph without its write-back epilogue.
-	epi := map[ir.NodeID]bool{}
-	for _, e := range f.epilogue {
-		epi[e] = true
-	}
+// forward adds the forward: the functional graph without its write-back
+// epilogue, a while_loop or scan requiring grad rewritten to keep what its
+// backward reads. Then it indexes the forward for the walk: the gradient
+// slots, the getitems of each tuple and the requires-grad flags by joint
+// node.
+func (j *jointBuilder) forward() error {
+	f := j.f
 	j.scanCarries = map[ir.NodeID]scanCheckpoint{}
-	// whileSel maps the getitems of a while_loop rewritten to
-	// while_loop_stack_output to the selects standing for them;
-	// whileStacked are the getitems of its stacked carries.
-	whileSel := map[ir.NodeID]ir.NodeID{}
-	whileStacked := map[ir.NodeID][]ir.NodeID{}
-	// An internal error names the node being processed (*j.at): each
-	// phase below points it at its node, so none is blamed on the output.
-	output := *j.at
-	if inPlace {
-		j.forwardNodesInPlace(nfun)
-	}
-	for i := range fg.Nodes {
-		n := &fg.Nodes[i]
-		if n.Op == ir.OpPlaceholder || epi[ir.NodeID(i)] {
-			continue
-		}
-		*j.at = n
-		if s, ok := whileSel[ir.NodeID(i)]; ok {
-			j.fmap[i] = s
-			continue
-		}
-		if n.Target == whileTarget && j.rg[i] {
-			id, stacked, err := j.augmentWhile(n, ir.NodeID(i), whileSel)
-			if err != nil {
-				return nil, nodeError(j.file, fg, ir.NodeID(i), err.Error())
-			}
-			j.fmap[i] = id
-			whileStacked[id] = stacked
-			continue
-		}
-		if n.Target == scanTarget && j.rg[i] {
-			id, err := j.augmentScan(n)
-			if err != nil {
-				return nil, nodeError(j.file, fg, ir.NodeID(i), err.Error())
-			}
-			j.fmap[i] = id
-			continue
-		}
-		j.fmap[i] = j.copyNode(n, n.Name)
-		if j.b.bad != "" {
-			return nil, nodeError(j.file, fg, ir.NodeID(i), j.b.bad)
-		}
-		if f.effect[ir.NodeID(i)] {
-			j.effect[j.fmap[i]] = true
+	// whileStacked are the getitems of the stacked carries of each
+	// while_loop rewritten to while_loop_stack_output.
+	var whileStacked map[ir.NodeID][]ir.NodeID
+	if j.inPlace {
+		j.forwardNodesInPlace(j.nfun)
+	} else {
+		var err error
+		if whileStacked, err = j.copyForward(); err != nil {
+			return err
 		}
 	}
 	j.fwdEnd = ir.NodeID(len(j.b.g.Nodes))
@@ -362,23 +400,62 @@ func (j *jointBuilder) build(src *ir.Module) (*Joint, error) {
 			j.jrg[s] = j.jrg[id] && m != nil && isDifferentiableDtype(m.Dtype)
 		}
 	}
-	outs := make([]V, len(f.outputs))
-	for i, o := range f.outputs {
-		outs[i] = j.mapV(o)
-	}
+	return nil
+}
 
-	// Seeds and the reverse walk.
-	*j.at = output
-	for i, o := range outs {
-		if tangentFor[i].ok && masks[i] && o.ok && j.jrg[o.id] {
-			j.accumulate(o.id, tangentFor[i])
+// copyForward copies the forward's nodes into the joint (forward), and
+// returns the getitems of the stacked carries of each while_loop it
+// rewrote.
+func (j *jointBuilder) copyForward() (map[ir.NodeID][]ir.NodeID, error) {
+	f := j.f
+	fg := f.b.g
+	epi := map[ir.NodeID]bool{}
+	for _, e := range f.epilogue {
+		epi[e] = true
+	}
+	// whileSel maps the getitems of a while_loop rewritten to
+	// while_loop_stack_output to the selects standing for them.
+	whileSel := map[ir.NodeID]ir.NodeID{}
+	whileStacked := map[ir.NodeID][]ir.NodeID{}
+	for i := range fg.Nodes {
+		n := &fg.Nodes[i]
+		id := ir.NodeID(i)
+		if n.Op == ir.OpPlaceholder || epi[id] {
+			continue
+		}
+		*j.at = n
+		var err error
+		switch s, sel := whileSel[id]; {
+		case sel:
+			j.fmap[i] = s
+		case n.Target == whileTarget && j.rg[i]:
+			var stacked []ir.NodeID
+			j.fmap[i], stacked, err = j.augmentWhile(n, id, whileSel)
+			whileStacked[j.fmap[i]] = stacked
+		case n.Target == scanTarget && j.rg[i]:
+			j.fmap[i], err = j.augmentScan(n)
+		default:
+			j.fmap[i] = j.copyNode(n, n.Name)
+			if j.b.bad != "" {
+				return nil, nodeError(j.file, fg, id, j.b.bad)
+			}
+			if f.effect[id] {
+				j.effect[j.fmap[i]] = true
+			}
+		}
+		if err != nil {
+			return nil, nodeError(j.file, fg, id, err.Error())
 		}
 	}
-	if err := j.walk(); err != nil {
-		return nil, err
-	}
+	return whileStacked, nil
+}
 
-	// Gradients, one per primal.
+// primalGrads returns the gradient of each primal (zeros when it has none
+// and the convention or --unmask-none-gradients wants one) and which
+// primals require grad.
+func (j *jointBuilder) primalGrads(primals []V) ([]V, []bool, error) {
+	f := j.f
+	conv := j.opts.Convention
 	unmask := j.opts.UnmaskNoneGradients || conv != ConventionNone
 	grads := make([]V, len(primals))
 	rgIn := make([]bool, len(primals))
@@ -392,56 +469,46 @@ func (j *jointBuilder) build(src *ir.Module) (*Joint, error) {
 			grads[i] = j.b.zerosLike(p)
 		}
 		if j.b.bad != "" {
-			return nil, nodeError(j.file, fg, f.inputs[i].id, j.b.bad)
+			return nil, nil, nodeError(j.file, f.b.g, f.inputs[i].id, j.b.bad)
 		}
 	}
 	if conv != ConventionNone {
 		grads = j.cloneAliasing(grads)
 	}
+	return grads, rgIn, nil
+}
 
-	// Write-back epilogue, then the output.
-	for _, e := range f.epilogue {
-		*j.at = &fg.Nodes[e]
-		id := j.copyNode(&fg.Nodes[e], fg.Nodes[e].Name)
-		j.effect[id] = true
-	}
-	*j.at = output
-	var result []V
-	if conv == ConventionNone {
-		result = append(result, outs...)
-	}
-	result = append(result, grads...)
-	j.b.output(result)
-	var refs graphRefs
-	j.b.g, refs = dce(j.b.g, j.effect)
-
+// module assembles the joint's module around its graph (refs: what the
+// graph calls and reads), with the annotations and, for an exported
+// program, the joint's signature. It returns the nested backward modules
+// the graph reads too.
+func (j *jointBuilder) module(src *ir.Module, refs graphRefs, masks []bool, nf int) (*ir.Module, []nestedModule) {
+	f := j.f
+	conv := j.opts.Convention
 	all := slices.Concat(j.functionalBodies(src, refs.getAttrs), j.extra)
 	out := assembleModule(src, j.b.g, refs, all, src.Schemas)
 	nested := nestedFor(j.nested, refs.getAttrs)
 	out.Schemas = mergeSchemas(out.Schemas, nested)
-	nf := 0
-	if conv == ConventionNone {
-		nf = len(outs)
-	}
 	out.SetAnnotation(AnnotationMasks, FormatMasks(masks))
 	out.SetAnnotation(AnnotationConvention, conv.String())
 	out.SetAnnotation(AnnotationNumFwdOutputs, strconv.Itoa(nf))
 	out.SetAnnotation(AnnotationMutatedInputs, formatInts(f.mutated))
 	out.SetAnnotation(AnnotationRole, "joint")
 	if conv == ConventionNone {
-		out.Signature = jointSignature(src, out.Root(), len(outs))
+		out.Signature = jointSignature(src, out.Root(), nf)
 	}
-	// The effects in node order: from the map's few keys, not a lookup
-	// per node.
+	return out, nested
+}
+
+// effects names the side-effecting nodes left after dce, in node order.
+func (j *jointBuilder) effects() []string {
 	var effects []string
 	for _, id := range slices.Sorted(maps.Keys(j.effect)) {
 		if j.effect[id] && int(id) < len(j.b.g.Nodes) {
 			effects = append(effects, j.b.g.Nodes[id].Name)
 		}
 	}
-	return &Joint{Module: out, File: j.file, Masks: masks, NumPrimals: len(primals), NumTangents: nt,
-		NumFwdOutputs: nf, MutatedInputs: f.mutated, InPlaceInputs: f.inPlace, RequiresGrad: rgIn, Convention: conv, Effects: effects,
-		nested: nested}, nil
+	return effects
 }
 
 func formatInts(xs []int) string {
@@ -500,57 +567,30 @@ func (j *jointBuilder) forwardNodesInPlace(nf int) {
 		}
 	}
 	j.b.g.Nodes = j.b.g.Nodes[:pos]
-	// With every node's place known first (a functional node refers only
-	// to earlier ones, whose places the in-line loop knew by then), a
-	// large graph's later half is remapped on another goroutine, with an
-	// arena of its own, while this one remaps the earlier half (docs/
-	// performance-log.md, Eleventh pass). Each node's lists are its own or
-	// copied: the halves write no common memory.
-	if nf < asyncHalves {
-		j.remapNodes(0, nf, &j.b.arena, j.at)
-		return
-	}
-	mid := nf / 2
-	var laterAt *ir.Node
-	later := goBackground(func() {
-		var arena argArena
-		j.remapNodes(mid, nf, &arena, &laterAt)
-	})
-	defer later.waitAfter()
-	j.remapNodes(0, mid, &j.b.arena, j.at)
-	<-later.done
-	if laterAt != nil {
-		*j.at = laterAt // where the loop in line ends, or its panic's node
-	}
-	later.wait()
-}
-
-// remapNodes remaps the references of the joint's copies of functional
-// nodes lo to hi (forwardNodesInPlace), the lists it allocates from arena,
-// pointing *at at the node being remapped.
-func (j *jointBuilder) remapNodes(lo, hi int, arena *argArena, at **ir.Node) {
-	for i := lo; i < hi; i++ {
+	// Every node's place is known first: a functional node refers only to
+	// earlier ones, but its joint copy moved.
+	for i := range nf {
 		id := j.fmap[i]
 		if id == ir.NoNode || j.b.g.Nodes[id].Op == ir.OpPlaceholder {
 			continue
 		}
 		n := &j.b.g.Nodes[id]
-		*at = n
+		*j.at = n
 		if n.Args != nil {
 			// A list the functional graph made is remapped where it is;
 			// the source's (shared) are copied.
 			args := n.Args
 			if !j.f.ownsArgs(ir.NodeID(i)) {
-				args = arena.alloc(len(n.Args))
+				args = j.b.arena.alloc(len(n.Args))
 			}
 			for k := range args {
-				args[k] = j.remapIn(n.Args[k], arena)
+				args[k] = j.remap(n.Args[k])
 			}
 			n.Args = args
 		}
 		n.Kwargs = slices.Clone(n.Kwargs)
 		for k := range n.Kwargs {
-			n.Kwargs[k].Value = j.remapIn(n.Kwargs[k].Value, arena)
+			n.Kwargs[k].Value = j.remap(n.Kwargs[k].Value)
 		}
 	}
 }
@@ -576,19 +616,15 @@ func (j *jointBuilder) copyNode(n *ir.Node, name string) ir.NodeID {
 	return j.b.append(c)
 }
 
-// remap is ir.MapRefs(a, ..., remapRef), a reference or a scalar mapped
-// without the call (most arguments are one or the other).
-func (j *jointBuilder) remap(a ir.Arg) ir.Arg { return j.remapIn(a, &j.b.arena) }
-
-// remapIn is remap allocating from arena.
-func (j *jointBuilder) remapIn(a ir.Arg, arena *argArena) ir.Arg {
+// remap returns a with its references mapped to the joint's nodes.
+func (j *jointBuilder) remap(a ir.Arg) ir.Arg {
 	if a.Kind == ir.ArgNode {
 		return j.remapRef(a)
 	}
 	if len(a.Elems()) == 0 {
 		return a
 	}
-	return ir.MapRefs(a, arena.alloc, j.remapRef)
+	return ir.MapRefs(a, j.b.arena.alloc, j.remapRef)
 }
 
 func (j *jointBuilder) remapRef(a ir.Arg) ir.Arg {
@@ -792,15 +828,13 @@ func (j *jointBuilder) apply(id ir.NodeID, grads []V) (err error) {
 	}
 	j.results = results
 	c := &j.ctx
-	*c = Ctx{builder: j.b, fwdID: id, schema: s, argIdx: &info.argIdx, args: bound, need: need, results: results, grads: grads,
+	*c = Ctx{builder: j.b, fwdID: id, schema: s, args: bound, need: need, results: results, grads: grads,
 		val: j.valFn, rg: j.rgFn}
 	// A single-output formula runs only with a defined gradient.
 	if len(grads) == 1 && !grads[0].Defined() {
 		return nil
 	}
-	// Not deferred: a defer was ~1 % of Build's instructions at 100k
-	// nodes (docs/performance-log.md, Eighth pass); after a panic the
-	// builder is not used again.
+	// After a panic the builder is not used again: no defer resets meta.
 	j.b.meta = j.bwMeta(n)
 	err = j.applyGrads(id, info, bound, need)
 	j.b.meta = nil

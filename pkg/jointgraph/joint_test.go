@@ -1,11 +1,10 @@
 package jointgraph
 
 import (
-	"bytes"
 	"errors"
-	"math"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -85,9 +84,9 @@ func TestJointCorpus(t *testing.T) {
 				t.Fatalf("%d placeholders, want %d primals + %d tangents", len(ph), nIn, j.NumTangents)
 			}
 			for i, n := range ph {
-				want := "primals_" + itoa64(int64(i+1))
+				want := "primals_" + strconv.Itoa(i+1)
 				if i >= nIn {
-					want = "tangents_" + itoa64(int64(i-nIn+1))
+					want = "tangents_" + strconv.Itoa(i-nIn+1)
 				}
 				if n != want {
 					t.Errorf("placeholder %d is %s, want %s", i, n, want)
@@ -142,31 +141,6 @@ func TestBackwardMetadata(t *testing.T) {
 		n := &g.Nodes[i]
 		if n.Op == ir.OpCallFunction && ir.NodeID(i) > id && (n.Meta == nil || n.Meta.FwdSource == "") {
 			t.Errorf("backward node %s has no fwd_source", n.Name)
-		}
-	}
-}
-
-func TestDeterministic(t *testing.T) {
-	for _, name := range []string{"attention", "inplace_views"} {
-		var prev []byte
-		for range 2 {
-			j := build(t, loadModel(t, name), Options{})
-			p, err := Split(j, PartitionMinCut)
-			if err != nil {
-				t.Fatal(err)
-			}
-			var b []byte
-			for _, m := range []*ir.Module{j.Module, p.Forward, p.Backward} {
-				e, err := ir.Encode(m, ir.Binary)
-				if err != nil {
-					t.Fatal(err)
-				}
-				b = append(b, e...)
-			}
-			if prev != nil && !bytes.Equal(prev, b) {
-				t.Errorf("%s: two builds differ", name)
-			}
-			prev = b
 		}
 	}
 }
@@ -330,11 +304,9 @@ func TestMutatedInputCopyBack(t *testing.T) {
 }
 
 // TestRequiresGradDeadNodes: dead nodes (no output or effect reads them)
-// require no grad and need no rule, also when the live nodes are found on
-// another goroutine (asyncLive 0) while the flags are computed: the error
-// names the first live node without a rule, never a dead one.
+// require no grad and need no rule: the error names the first live node
+// without a rule, never a dead one.
 func TestRequiresGradDeadNodes(t *testing.T) {
-	defer func(n int) { asyncLive = n }(asyncLive)
 	x := ir.Node{Name: "x", Op: ir.OpPlaceholder, Target: "x", Val: f32(true, 3)}
 	call := func(name, target string, args ...string) ir.Node {
 		n := ir.Node{Name: name, Op: ir.OpCallFunction, Target: target, Val: f32(true, 3)}
@@ -346,29 +318,26 @@ func TestRequiresGradDeadNodes(t *testing.T) {
 	out := func(name string) ir.Node {
 		return ir.Node{Name: "output", Op: ir.OpOutput, Target: "output", Args: []ir.Arg{ir.WithElems(ir.Arg{Kind: ir.ArgTuple}, []ir.Arg{ref(name)})}}
 	}
-	for _, async := range []int{0, math.MaxInt} {
-		asyncLive = async
-		// neg (dead) would require grad, special_i1 (dead) has no rule.
-		m := moduleOf(x, call("neg", "aten.neg.default", "x"), call("i1", "aten.special_i1.default", "x"),
-			call("mul", "aten.mul.Tensor", "x", "x"), out("mul"))
-		var at *ir.Node
-		f, err := functionalize(m, "g.pbtxt", nil, &at, 0)
-		if err != nil {
-			t.Fatal(err)
-		}
-		rg, err := requiresGrad(m, f.b.g, f.ops, f.effect, f.outputs, "g.pbtxt")
-		if err != nil {
-			t.Fatalf("asyncLive %d: %v", async, err)
-		}
-		want := []bool{true, false, false, true} // x, neg, i1, mul
-		if !slices.Equal(rg, want) {
-			t.Errorf("asyncLive %d: requires grad %v, want %v", async, rg, want)
-		}
-		// A live node without a rule after the dead one: the error is its.
-		m = moduleOf(x, call("i1", "aten.special_i1.default", "x"), call("i1b", "aten.special_i1.default", "x"), out("i1b"))
-		_, err = Build(m, Options{File: "g.pbtxt"})
-		if err == nil || !strings.Contains(err.Error(), "node i1b") {
-			t.Errorf("asyncLive %d: %v, want the error of node i1b", async, err)
-		}
+	// neg (dead) would require grad, special_i1 (dead) has no rule.
+	m := moduleOf(x, call("neg", "aten.neg.default", "x"), call("i1", "aten.special_i1.default", "x"),
+		call("mul", "aten.mul.Tensor", "x", "x"), out("mul"))
+	var at *ir.Node
+	f, err := functionalize(m, "g.pbtxt", nil, &at, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rg, err := requiresGrad(m, f.b.g, f.ops, f.effect, f.outputs, "g.pbtxt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []bool{true, false, false, true} // x, neg, i1, mul
+	if !slices.Equal(rg, want) {
+		t.Errorf("requires grad %v, want %v", rg, want)
+	}
+	// A live node without a rule after the dead one: the error is its.
+	m = moduleOf(x, call("i1", "aten.special_i1.default", "x"), call("i1b", "aten.special_i1.default", "x"), out("i1b"))
+	_, err = Build(m, Options{File: "g.pbtxt"})
+	if err == nil || !strings.Contains(err.Error(), "node i1b") {
+		t.Errorf("%v, want the error of node i1b", err)
 	}
 }

@@ -18,32 +18,19 @@ type opInfo struct {
 	muts       []int
 	isView     bool
 	// inplaceView is an in-place view op's out-of-place overload
-	// (functionalOverload), "" for another op: a lookup of the table per
-	// call node was 1 % of Build's instructions at 100k nodes
-	// (docs/performance-log.md, Ninth pass).
+	// (functionalOverload), "" for another op.
 	inplaceView string
 
 	// gradIdx[g][k] is the schema index of rule.Grads[g].Args[k] (-1 when
 	// the schema has no such argument); diffIdx lists the ones >= 0.
 	gradIdx [][]int
 	diffIdx []int
-	// argIdx memoizes schema.Argument for the formulas (Ctx.index), by the
-	// name's address: the rules' names are constants, and comparing them
-	// with the schema's was 2 % of Build's instructions at 100k nodes
-	// (docs/performance-log.md, Ninth pass).
-	argIdx addrMemo[int]
 }
 
 // opCache memoizes opInfo per target for one registry.
 type opCache struct {
 	reg *opschema.Registry
 	m   map[string]*opInfo
-	// recent holds the infos of recent targets by the target's address
-	// (the decoder interns targets, and rules use constants): functionalize,
-	// its checks, requiresGrad and the joint's walk each look every node's
-	// target up, and hashing it for the map was ~2 % of Build's
-	// instructions at 100k nodes (docs/performance-log.md, Eighth pass).
-	recent addrMemo[*opInfo]
 }
 
 func newOpCache(reg *opschema.Registry) *opCache {
@@ -51,15 +38,6 @@ func newOpCache(reg *opschema.Registry) *opCache {
 }
 
 func (c *opCache) get(target string) *opInfo {
-	if in, ok := c.recent.get(target); ok {
-		return in
-	}
-	in := c.lookup(target)
-	c.recent.put(target, in)
-	return in
-}
-
-func (c *opCache) lookup(target string) *opInfo {
 	if in, ok := c.m[target]; ok {
 		return in
 	}

@@ -73,7 +73,7 @@ func buildView(m *ir.TensorMeta, shape, stride []ir.Dim, memFormat string) *ir.T
 
 // viewKey is the intern key of buildView(m, shape, stride, memFormat), without
 // building it.
-func (t *metaTable) viewKey(m *ir.TensorMeta, shape, stride []ir.Dim, memFormat string) (metaKey, bool) {
+func viewKey(m *ir.TensorMeta, shape, stride []ir.Dim, memFormat string) (metaKey, bool) {
 	var k metaKey
 	if len(shape) > maxInternRank || len(stride) > maxInternRank || m.QParams != nil || m.IsQuantized || m.StorageOffset.Expr != "" {
 		return k, false
@@ -94,7 +94,7 @@ func (t *metaTable) viewKey(m *ir.TensorMeta, shape, stride []ir.Dim, memFormat 
 		}
 		k.stride[i] = d.Val
 	}
-	k.strs = t.strsIndex(metaStrs{m.Dtype, m.Device, m.Layout, memFormat})
+	k.dtype, k.device, k.layout, k.memFormat = m.Dtype, m.Device, m.Layout, memFormat
 	return k, true
 }
 
@@ -198,21 +198,10 @@ func (b *builder) bmm(x, y V) V {
 }
 
 func (b *builder) permuteMeta(m *ir.TensorMeta, perm []int64) *ir.TensorMeta {
-	r, _ := b.permuteMetaIn(m, perm)
-	return r
-}
-
-// permuteMetaIn is permuteMeta, and whether its result is interned.
-func (b *builder) permuteMetaIn(m *ir.TensorMeta, perm []int64) (*ir.TensorMeta, bool) {
 	if m == nil {
-		return nil, false
+		return nil
 	}
-	var shapeBuf, strideBuf [maxInternRank]ir.Dim
-	shape, stride := shapeBuf[:0], strideBuf[:0]
-	if len(perm) > maxInternRank {
-		shape, stride = make([]ir.Dim, 0, len(perm)), make([]ir.Dim, 0, len(perm))
-	}
-	shape, stride = shape[:len(perm)], stride[:len(perm)]
+	shape, stride := make([]ir.Dim, len(perm)), make([]ir.Dim, len(perm))
 	st := m.Stride
 	if st == nil {
 		st = ir.ContiguousStrides(m.Shape)
@@ -220,34 +209,22 @@ func (b *builder) permuteMetaIn(m *ir.TensorMeta, perm []int64) (*ir.TensorMeta,
 	for i, p := range perm {
 		shape[i], stride[i] = m.Shape[p], st[p]
 	}
-	return b.metas.viewIn(m, shape, stride)
+	return b.metas.view(m, shape, stride)
 }
 
 func (b *builder) t(x V) V { return b.op1("aten.t.default", b.tMeta(x.meta), x) }
 
-// tMeta is the metadata of t(x) for x's m, remembered per m when
-// interned (ptrMemo: the mm rules transpose the same few weights' metadata
-// for every layer).
+// tMeta is the metadata of t(x) for x's m.
 func (b *builder) tMeta(m *ir.TensorMeta) *ir.TensorMeta {
 	if m == nil {
 		return nil
-	}
-	t := b.metas // nil: nothing interned
-	if t != nil {
-		if r, ok := t.derived.get(m, deriveT); ok {
-			return r
-		}
 	}
 	perm := []int64{1, 0}
 	if len(m.Shape) < 2 {
 		// t of a 0-d or 1-d tensor is the identity (perm[:1] was [1]).
 		perm = []int64{0}[:len(m.Shape)]
 	}
-	r, interned := b.permuteMetaIn(m, perm)
-	if interned {
-		t.derived.put(m, deriveT, r)
-	}
-	return r
+	return b.permuteMeta(m, perm)
 }
 
 func transposePerm(rank int, d0, d1 int64) []int64 {
@@ -322,9 +299,7 @@ func (b *builder) opShape(target string, out *ir.TensorMeta, x V, shape []ir.Dim
 // viewStrides returns the strides a view of a tensor (shape, stride) with
 // newShape has, and false when no view exists (ATen's computeStride).
 // Symbolic sizes or strides give false. The strides are written to buf's
-// storage when it has room (reshape's array on its stack: a slice per
-// view was a sixth of Build's allocations, docs/performance-log.md,
-// Twelfth pass).
+// storage when it has room (reshape's array on its stack).
 func viewStrides(buf, shape, stride, newShape []ir.Dim) ([]ir.Dim, bool) {
 	for _, ds := range [][]ir.Dim{shape, stride, newShape} {
 		for _, d := range ds {
@@ -481,7 +456,7 @@ func (b *builder) sumToSize(g V, shape []ir.Dim) V {
 	if lead < 0 {
 		return b.reshape(g, shape)
 	}
-	var buf [maxInternRank]int64 // a slice per call was 5 % of Build's allocations (Twelfth pass)
+	var buf [maxInternRank]int64
 	red := buf[:0]
 	for i := range gs {
 		if i < lead || (isOne(shape[i-lead]) && !isOne(gs[i])) {

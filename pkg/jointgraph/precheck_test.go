@@ -1,7 +1,6 @@
 package jointgraph
 
 import (
-	"math"
 	"testing"
 
 	"github.com/hopctl/hopctl/pkg/ir"
@@ -32,44 +31,5 @@ format_version {major: 1}
 	}
 	if len(j.RequiresGrad) != 1 || !j.RequiresGrad[0] {
 		t.Errorf("primals requiring grad: %v, want x's", j.RequiresGrad)
-	}
-}
-
-// TestPrecheckAsync: a graph prechecked on another goroutine while it is
-// functionalized (asyncPrecheck) gets the refusal the check in line gives,
-// also where the functionalization fails first, with an error of its own
-// (gru's in-place transpose_ over dimension 99 of a 3-d tensor), and where
-// it succeeds (a node without a recorded value).
-func TestPrecheckAsync(t *testing.T) {
-	defer func(n int) { asyncPrecheck = n }(asyncPrecheck)
-	for _, c := range []struct {
-		name, target string
-		edit         func(n *ir.Node)
-	}{
-		{"dim out of range", "aten.transpose_.default", func(n *ir.Node) { n.Args[1] = ir.IntArg(99) }},
-		{"no value", "aten.transpose_.default", func(n *ir.Node) { n.Val = nil }},
-	} {
-		build := func(async int) error {
-			m := loadRequiringGrad(t, "../../testdata/models/gru.pb")
-			g := m.Root()
-			found := false
-			for i := range g.Nodes {
-				if g.Nodes[i].Target == c.target {
-					c.edit(&g.Nodes[i])
-					found = true
-					break
-				}
-			}
-			if !found {
-				t.Fatalf("no %s in the model", c.target)
-			}
-			asyncPrecheck = async
-			_, err := Build(m, Options{})
-			return err
-		}
-		async, inLine := build(0), build(math.MaxInt)
-		if inLine == nil || async == nil || async.Error() != inLine.Error() {
-			t.Errorf("%s: %v prechecked on another goroutine, %v in line", c.name, async, inLine)
-		}
 	}
 }

@@ -21,138 +21,129 @@ import (
 // reads (make_fx leaves some: map's traces carry a select_copy of xs) — is
 // removed before differentiation, as make_fx's joint tracing never sees
 // it: it requires no grad and needs no rule.
-//
-// On a graph of asyncLive nodes or more, the live nodes are found on
-// another goroutine while the flags of every call node are computed
-// (liveNodes was 4 % of Build's instructions at 100k nodes,
-// docs/performance-log.md, Ninth pass); then the dead ones are cleared. A
-// dead node's flag reaches only dead nodes (a live node's arguments are
-// live), and the error is the first live node's without a rule, so the
-// result is the one of skipping dead nodes as they come.
 func requiresGrad(m *ir.Module, g *ir.Graph, ops *opCache, effect map[ir.NodeID]bool, outputs []V, file string) ([]bool, error) {
-	rg := make([]bool, len(g.Nodes))
-	var live []bool
-	var liveWork *background // nil: live found in line
-	if len(g.Nodes) < asyncLive {
-		live = liveNodes(g, effect, outputs)
-	} else {
-		liveWork = goBackground(func() { live = liveNodes(g, effect, outputs) })
-		// Waited for on every way out, an error or a panic too (g shares
-		// argument lists with the caller's graph), and its panic re-raised
-		// first, as when it ran before the rest.
-		defer liveWork.wait()
-	}
-	// noRule are the call nodes without a rule an input requiring grad
-	// reaches, live or not (known once live is).
-	var noRule []ir.NodeID
-	elemRG := map[ir.NodeID][]bool{}
-	anyArg := func(n *ir.Node) bool {
-		for k := range n.Args {
-			if anyRefIn(&n.Args[k], rg) {
-				return true
-			}
-		}
-		for k := range n.Kwargs {
-			if anyRefIn(&n.Kwargs[k].Value, rg) {
-				return true
-			}
-		}
-		return false
-	}
+	live := liveNodes(g, effect, outputs)
+	p := &rgPass{m: m, g: g, ops: ops, effect: effect, rg: make([]bool, len(g.Nodes)), elemRG: map[ir.NodeID][]bool{}}
 	for i := range g.Nodes {
-		id := ir.NodeID(i)
-		n := &g.Nodes[i]
-		switch n.Op {
-		case ir.OpPlaceholder, ir.OpGetAttr:
-			t := valueTensor(n.Val)
-			rg[i] = t != nil && t.RequiresGrad && isDifferentiableDtype(t.Dtype)
-			continue
-		case ir.OpCallFunction:
-		default:
-			continue
-		}
-		if n.Target == "aten.copy_.default" && effect[id] {
-			continue
-		}
-		if n.Target == "_operator.getitem" {
-			src := n.Args[0].Ref
-			if el, ok := elemRG[src]; ok {
-				rg[i] = int(n.Args[1].Int()) < len(el) && el[n.Args[1].Int()]
-			} else if src >= 0 {
-				// A tuple without a value (a multi-output view replayed
-				// by functionalization): its elements require grad as
-				// the tuple does.
-				rg[i] = rg[src]
-			}
-			continue
-		}
-		if !anyArg(n) {
-			continue
-		}
-		info := ops.get(n.Target)
-		if info.nonDiff {
-			continue
-		}
-		if hr := info.hop; hr != nil {
-			// autograd.Function semantics: every floating output requires
-			// grad when an operand does.
-			anyOp := false
-			for _, a := range hr.operands(n) {
-				anyOp = anyOp || anyRefIn(&a, rg)
-			}
-			if !anyOp {
-				continue
-			}
-			outs := outputMetas(n)
-			el := make([]bool, len(outs))
-			sub, precise := hopOutputsRG(m, g, n, hr, ops, rg)
-			for j, m := range outs {
-				el[j] = m != nil && isDifferentiableDtype(m.Dtype) && (!precise || j < len(sub) && sub[j])
-				rg[i] = rg[i] || el[j]
-			}
-			elemRG[id] = el
-			continue
-		}
-		rule := info.rule
-		if rule == nil {
-			noRule = append(noRule, id)
-			continue
-		}
-		if !diffArgRG(info, n, rg) {
-			continue
-		}
-		if n.Val == nil || n.Val.Kind != ir.ValTuple && n.Val.Kind != ir.ValList {
-			rg[i] = outputRG(rule, 0, valueTensor(n.Val))
-			continue
-		}
-		// The elements' metadata read in place (outputMetas' slice per
-		// tuple node was a tenth of Build's allocations,
-		// docs/performance-log.md, Twelfth pass).
-		el := make([]bool, len(n.Val.Elems))
-		for j := range n.Val.Elems {
-			el[j] = outputRG(rule, j, valueTensor(&n.Val.Elems[j]))
-			rg[i] = rg[i] || el[j]
-		}
-		elemRG[id] = el
+		p.node(ir.NodeID(i))
 	}
-	liveWork.wait()
-	for _, id := range noRule {
+	for _, id := range p.noRule {
 		if live[id] {
 			n := &g.Nodes[id]
 			return nil, nodeError(file, g, id, fmt.Sprintf("no derivative rule for %s, and an input of this node requires grad; %s is neither in the rule table nor in the non-differentiable list (see pkg/jointgraph/COVERAGE.md)", n.Target, n.Target))
 		}
 	}
+	// A dead node's flag reaches only dead nodes (a live node's arguments
+	// are live), so clearing them afterwards is skipping them as they come.
 	for i := range g.Nodes {
 		if !live[i] && g.Nodes[i].Op == ir.OpCallFunction {
-			rg[i] = false
+			p.rg[i] = false
 		}
 	}
-	return rg, nil
+	return p.rg, nil
 }
 
-// asyncLive is the smallest graph requiresGrad finds the live nodes of on
-// another goroutine (a variable for the tests).
-var asyncLive = 1 << 14
+// rgPass is requiresGrad's state: the flags so far, per node and per
+// element of a tuple node.
+type rgPass struct {
+	m      *ir.Module
+	g      *ir.Graph
+	ops    *opCache
+	effect map[ir.NodeID]bool
+	rg     []bool
+	elemRG map[ir.NodeID][]bool
+	// noRule are the call nodes without a rule an input requiring grad
+	// reaches, live or not.
+	noRule []ir.NodeID
+}
+
+// node sets node id's flag from its inputs' flags.
+func (p *rgPass) node(id ir.NodeID) {
+	n := &p.g.Nodes[id]
+	switch {
+	case n.Op == ir.OpPlaceholder || n.Op == ir.OpGetAttr:
+		t := valueTensor(n.Val)
+		p.rg[id] = t != nil && t.RequiresGrad && isDifferentiableDtype(t.Dtype)
+	case n.Op != ir.OpCallFunction || n.Target == "aten.copy_.default" && p.effect[id]:
+	case n.Target == "_operator.getitem":
+		p.getitem(id, n)
+	case !p.anyArg(n):
+	default:
+		info := p.ops.get(n.Target)
+		switch {
+		case info.nonDiff:
+		case info.hop != nil:
+			p.hopCall(id, n, info.hop)
+		case info.rule == nil:
+			p.noRule = append(p.noRule, id)
+		case diffArgRG(info, n, p.rg):
+			p.ruleCall(id, n, info.rule)
+		}
+	}
+}
+
+// anyArg reports whether an argument of n refers to a node requiring grad.
+func (p *rgPass) anyArg(n *ir.Node) bool {
+	for k := range n.Args {
+		if anyRefIn(&n.Args[k], p.rg) {
+			return true
+		}
+	}
+	for k := range n.Kwargs {
+		if anyRefIn(&n.Kwargs[k].Value, p.rg) {
+			return true
+		}
+	}
+	return false
+}
+
+// getitem gives a getitem its element's flag.
+func (p *rgPass) getitem(id ir.NodeID, n *ir.Node) {
+	src := n.Args[0].Ref
+	if el, ok := p.elemRG[src]; ok {
+		p.rg[id] = int(n.Args[1].Int()) < len(el) && el[n.Args[1].Int()]
+	} else if src >= 0 {
+		// A tuple without a value (a multi-output view replayed by
+		// functionalization): its elements require grad as the tuple does.
+		p.rg[id] = p.rg[src]
+	}
+}
+
+// hopCall flags a HOP call's outputs with autograd.Function semantics:
+// every floating output requires grad when an operand does (narrowed by
+// what the body's own joint says, when it can be built).
+func (p *rgPass) hopCall(id ir.NodeID, n *ir.Node, hr *hopRule) {
+	anyOp := false
+	for _, a := range hr.operands(n) {
+		anyOp = anyOp || anyRefIn(&a, p.rg)
+	}
+	if !anyOp {
+		return
+	}
+	outs := outputMetas(n)
+	el := make([]bool, len(outs))
+	sub, precise := hopOutputsRG(p.m, p.g, n, hr, p.ops, p.rg)
+	for j, m := range outs {
+		el[j] = m != nil && isDifferentiableDtype(m.Dtype) && (!precise || j < len(sub) && sub[j])
+		p.rg[id] = p.rg[id] || el[j]
+	}
+	p.elemRG[id] = el
+}
+
+// ruleCall flags the outputs of a call whose rule differentiates an
+// argument that requires grad.
+func (p *rgPass) ruleCall(id ir.NodeID, n *ir.Node, rule *Rule) {
+	if n.Val == nil || n.Val.Kind != ir.ValTuple && n.Val.Kind != ir.ValList {
+		p.rg[id] = outputRG(rule, 0, valueTensor(n.Val))
+		return
+	}
+	el := make([]bool, len(n.Val.Elems))
+	for j := range n.Val.Elems {
+		el[j] = outputRG(rule, j, valueTensor(&n.Val.Elems[j]))
+		p.rg[id] = p.rg[id] || el[j]
+	}
+	p.elemRG[id] = el
+}
 
 // diffArgRG reports whether a node passed to an argument the rule
 // differentiates requires grad (false when the call does not bind).
@@ -195,10 +186,9 @@ func outputMetas(n *ir.Node) []*ir.TensorMeta {
 
 // liveNodes marks the nodes the graph's outputs (its output node, or the
 // given output values of a graph not yet finished) or a side-effecting
-// node depend on, themselves included. One pass from the last node to the
+// node depend on, themselves included. A sweep from the last node to the
 // first marks what each live node refers to, as dce does, instead of a
-// search from the roots: a node's references are mostly to earlier nodes,
-// read in order (docs/performance-log.md, Eleventh pass).
+// search from the roots: a node's references are mostly to earlier nodes.
 func liveNodes(g *ir.Graph, effect map[ir.NodeID]bool, outputs []V) []bool {
 	d := &dceState{live: make([]bool, len(g.Nodes))}
 	for i := range g.Nodes {

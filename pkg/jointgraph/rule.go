@@ -120,11 +120,8 @@ type ruleSet struct {
 	problems []string
 }
 
-// builtinRules is built on first use: only joint needs it, and building it
-// at start cost every command (hopctl version included) about 0.2 ms. The
-// maps are made at their size and point into the rules' slice: growing
-// them and a copy of each rule were half of its cost, 1 % of the processor
-// samples of a resnet18 joint (perf record -g over 200 runs).
+// builtinRules is built on first use: only joint needs it. The maps point
+// into the rules' slice.
 var builtinRules = sync.OnceValue(func() *ruleSet {
 	rules := Rules()
 	rs := &ruleSet{rules: make(map[string]*Rule, len(rules)), nondiff: make(map[string]string, len(nonDifferentiable))}
@@ -191,7 +188,6 @@ type Ctx struct {
 	*builder
 	fwdID   ir.NodeID
 	schema  *opschema.Schema
-	argIdx  *addrMemo[int] // the schema's argument indices by name (index), or nil
 	args    []ir.Arg
 	need    []bool
 	results []V
@@ -220,15 +216,7 @@ func (c *Ctx) Failed() bool { return c.err != "" }
 // index returns the position of argument name in the schema, or -1 (and
 // records a failure) when the schema has none.
 func (c *Ctx) index(name string) int {
-	var i int
-	if c.argIdx == nil {
-		i = c.schema.Argument(name)
-	} else if k, ok := c.argIdx.get(name); ok {
-		i = k
-	} else {
-		i = c.schema.Argument(name)
-		c.argIdx.put(name, i)
-	}
+	i := c.schema.Argument(name)
 	if i < 0 || i >= len(c.args) {
 		c.fail("rule reads argument %q, which %s does not have", name, c.schema.OpName().Key())
 		return -1

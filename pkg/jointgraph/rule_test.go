@@ -3,18 +3,14 @@ package jointgraph
 import (
 	"bytes"
 	"flag"
-	"math"
-	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/hopctl/hopctl/pkg/ir"
 	"github.com/hopctl/hopctl/pkg/opschema"
-	"github.com/hopctl/hopctl/pkg/synth"
 )
 
 var update = flag.Bool("update", false, "rewrite COVERAGE.md")
@@ -172,111 +168,12 @@ func TestNames(t *testing.T) {
 	}
 }
 
-// TestParseName checks parseName's fast path for "base_N" against the
-// general parse (splitSuffix, then the canonical-form test) on edge cases
-// and random names over the characters that matter.
-func TestParseName(t *testing.T) {
-	general := func(s string) (string, int, bool) {
-		base, num := splitSuffix(s)
-		if num < 0 {
-			return base, num, false
-		}
-		suf := s[len(base)+1:]
-		return base, num, suf[0] != '+' && suf[0] != '-' && (suf[0] != '0' || len(suf) == 1) && num < maxSuffixBit
-	}
-	cases := []string{"", "_", "a_", "_1", "12", "view", "view_0", "view_7", "view_01", "view_12", "x_+5", "x_-5",
-		"a__3", "a_b_3", "a_1_", "conv2d", "layer_norm2", "a_4194303", "a_4194304", "a_9999999", "a_12345678",
-		"a_99999999999999999999", "_a_1"}
-	rng := rand.New(rand.NewPCG(1, 2))
-	const chars = "ab_019+-"
-	for range 20000 {
-		b := make([]byte, rng.IntN(9))
-		for i := range b {
-			b[i] = chars[rng.IntN(len(chars))]
-		}
-		cases = append(cases, string(b))
-	}
-	for _, s := range cases {
-		b1, n1, c1 := parseName(s)
-		b2, n2, c2 := general(s)
-		if b1 != b2 || n1 != n2 || c1 != c2 {
-			t.Fatalf("parseName(%q) = %q, %d, %v; the general parse gives %q, %d, %v", s, b1, n1, c1, b2, n2, c2)
-		}
-	}
-}
-
-// TestReserveGraphAsync: names a large graph's reservation took on
-// another goroutine hand out what a reservation in line does.
-func TestReserveGraphAsync(t *testing.T) {
-	g := mlpStack(1500).Root()
-	if len(g.Nodes) < asyncNames {
-		t.Fatalf("%d nodes: below asyncNames (%d), the reservation would not be asynchronous", len(g.Nodes), asyncNames)
-	}
-	async, inLine := newNames(), newNames()
-	async.reserveGraphAsync(g, true)
-	inLine.reserveGraph(g, true)
-	for i := range g.Nodes {
-		c := g.Nodes[i].Name
-		if a, b := async.fresh(c), inLine.fresh(c); a != b {
-			t.Fatalf("fresh(%q): %q after the asynchronous reservation, %q after the one in line", c, a, b)
-		}
-	}
-}
-
-// TestFreshEmptyName: an empty name or call target, whose address (nil)
-// and length (0) are an unused addrMemo slot's, is not taken for a
-// remembered one: fresh and freshOp give what they give a names whose
-// memo never saw it.
+// TestFreshEmptyName: an empty name or call target gets FX's "_".
 func TestFreshEmptyName(t *testing.T) {
 	if got, want := newNames().fresh(""), "_"; got != want {
 		t.Errorf(`fresh("") = %q, want %q`, got, want)
 	}
 	if got, want := newNames().freshOp(""), newNames().fresh(opBaseName("")); got != want {
 		t.Errorf(`freshOp("") = %q, want %q`, got, want)
-	}
-}
-
-// TestBuildAsyncNames: the joints of graphs large enough for Build to take
-// names, precheck, find the live nodes and run the later halves of the
-// forward copy and of dce's renumbering on other goroutines (asyncNames,
-// asyncPrecheck, asyncLive, asyncHalves), with and without HOPs, are byte
-// for byte the joints built with all of it done in line. The graph without
-// HOPs is built in place and has dead nodes, so both halves run.
-func TestBuildAsyncNames(t *testing.T) {
-	defer func(n, p, l, h int) { asyncNames, asyncPrecheck, asyncLive, asyncHalves = n, p, l, h }(asyncNames, asyncPrecheck, asyncLive, asyncHalves)
-	for _, hops := range []bool{false, true} {
-		m := synth.Generate(synth.Options{Nodes: 2 * asyncNames, Seed: 3, HOPs: hops})
-		build := func(async int) []byte {
-			asyncNames, asyncPrecheck, asyncLive, asyncHalves = async, async, async, async
-			j, err := Build(m, Options{})
-			if err != nil {
-				t.Fatal(err)
-			}
-			data, err := ir.Encode(j.Module, ir.Binary)
-			if err != nil {
-				t.Fatal(err)
-			}
-			// The encoding names each reference: append the node
-			// indices too (dce renumbers them).
-			for _, g := range j.Module.Graphs {
-				for i := range g.Nodes {
-					g.Nodes[i].WalkRefs(func(a *ir.Arg) { data = strconv.AppendInt(data, int64(a.Ref), 10) })
-				}
-			}
-			return data
-		}
-		async, inLine := build(1<<14), build(math.MaxInt)
-		if !bytes.Equal(async, inLine) {
-			t.Errorf("HOPs %v: the joint built with work on other goroutines differs from the one built in line", hops)
-		}
-	}
-}
-
-// appendDec writes what strconv.AppendInt does for non-negative numbers.
-func TestAppendDec(t *testing.T) {
-	for _, v := range []int{0, 1, 9, 10, 11, 99, 100, 12345, 4194303, 4194304, math.MaxInt} {
-		if got, want := string(appendDec([]byte("x_"), v)), "x_"+strconv.Itoa(v); got != want {
-			t.Errorf("appendDec(%d) = %q, want %q", v, got, want)
-		}
 	}
 }

@@ -366,8 +366,7 @@ func geluApprox(c *Ctx) kw {
 	return kw{"approximate", a}
 }
 
-// approximateNone is "none" boxed once: boxing it for each gelu node was
-// an allocation each (docs/performance-log.md, Twelfth pass).
+// approximateNone is "none" boxed once, not once per gelu node.
 var approximateNone any = "none"
 
 func clampMask(c *Ctx) V {

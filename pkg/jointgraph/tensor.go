@@ -96,74 +96,26 @@ const (
 	maxInterned   = 1 << 13
 )
 
-// metaKey is interned metadata's key. Its strings are one index into the
-// table's list of the (dtype, device, layout, memory format) it has seen,
-// so the key holds no pointer and hashes and compares as one block of
-// memory: hashing four strings per key was 4 % of Build's instructions
-// at 100k nodes (docs/performance-log.md, Eighth pass).
+// metaKey is interned metadata's key: the fields interned metadata may
+// have set.
 type metaKey struct {
-	strs             int32
-	rank, strideRank int8 // strideRank -1: Stride is nil
-	offset           int64
-	shape, stride    [maxInternRank]int64
+	dtype, device, layout, memFormat string
+	rank, strideRank                 int8 // strideRank -1: Stride is nil
+	offset                           int64
+	shape, stride                    [maxInternRank]int64
 }
-
-// metaStrs are the strings of a metaKey.
-type metaStrs struct{ dtype, device, layout, memFormat string }
-
-// strsIndex returns the index of s in the table's list, adding it when it
-// is new. A build sees a few (dtype, device) pairs, so the list is
-// searched in order, comparing strings (equal pointers compare at once);
-// past maxStrsScan entries a map takes over.
-func (t *metaTable) strsIndex(s metaStrs) int32 {
-	if t == nil {
-		return 0
-	}
-	for i := range t.strs[:min(len(t.strs), maxStrsScan)] {
-		if t.strs[i] == s {
-			return int32(i)
-		}
-	}
-	if len(t.strs) >= maxStrsScan {
-		if i, ok := t.strsMap[s]; ok {
-			return i
-		}
-		if t.strsMap == nil {
-			t.strsMap = map[metaStrs]int32{}
-		}
-		t.strsMap[s] = int32(len(t.strs))
-	}
-	t.strs = append(t.strs, s)
-	return int32(len(t.strs) - 1)
-}
-
-const maxStrsScan = 8
 
 // metaTable interns the tensor metadata of one builder's nodes: by key
 // (the fields metaKey covers; metadata with other fields set is not
 // interned) and by pointer (the canonical metadata's shared Value). The
 // zero table is empty; a nil table interns nothing.
 type metaTable struct {
-	byKey metaIndex
+	byKey map[metaKey]*ir.Value
 	byPtr map[*ir.TensorMeta]*ir.Value
 	// tuples are the interned tuple values, by their elements' canonical
 	// values (tuple).
 	tuples map[tupleKey]*ir.Value
-	// strs are the keys' strings (strsIndex), past the first maxStrsScan
-	// also in strsMap.
-	strs    []metaStrs
-	strsMap map[metaStrs]int32
-	// vals remembers value's results, and derived the interned metadata
-	// like and t derive, per metadata pointer (ptrMemo).
-	vals    ptrMemo[*ir.Value]
-	derived ptrMemo[*ir.TensorMeta]
 }
-
-// The derivations derived remembers.
-const (
-	deriveLike uint8 = iota
-	deriveT
-)
 
 // maxInternTuple is the longest tuple whose value is interned.
 const maxInternTuple = 4
@@ -177,7 +129,7 @@ type tupleKey struct {
 // None). A tuple whose elements are all interned is interned too: the
 // backward repeats each layer's tuples (native_layer_norm_backward's three
 // gradients), and sharing their values saves 350 bytes and two
-// allocations a tuple node (docs/performance-log.md, Seventh pass).
+// allocations a tuple node.
 func (t *metaTable) tuple(outs []*ir.TensorMeta) *ir.Value {
 	var k tupleKey
 	intern := t != nil && len(outs) <= maxInternTuple
@@ -221,11 +173,11 @@ func (t *metaTable) tuple(outs []*ir.TensorMeta) *ir.Value {
 // keyOf returns m's intern key, and false when m is not internable
 // (symbolic sizes, rank above maxInternRank, quantized, requiring grad, a
 // storage id: fields the key does not hold).
-func (t *metaTable) keyOf(m *ir.TensorMeta) (metaKey, bool) {
+func keyOf(m *ir.TensorMeta) (metaKey, bool) {
 	if m.RequiresGrad || m.HasStorageID || m.StorageID != 0 {
 		return metaKey{}, false
 	}
-	return t.viewKey(m, m.Shape, m.Stride, m.MemoryFormat)
+	return viewKey(m, m.Shape, m.Stride, m.MemoryFormat)
 }
 
 // lookup returns the canonical value for k, or nil.
@@ -233,7 +185,7 @@ func (t *metaTable) lookup(k *metaKey) *ir.Value {
 	if t == nil {
 		return nil
 	}
-	return t.byKey.get(k)
+	return t.byKey[*k]
 }
 
 // store records m (owned by the table from now on) under k and returns its
@@ -244,15 +196,15 @@ func (t *metaTable) store(k *metaKey, m *ir.TensorMeta) *ir.Value {
 		return v
 	}
 	if t.byPtr == nil {
-		t.byPtr = map[*ir.TensorMeta]*ir.Value{}
+		t.byKey, t.byPtr = map[metaKey]*ir.Value{}, map[*ir.TensorMeta]*ir.Value{}
 	}
-	t.byKey.put(k, v)
+	t.byKey[*k] = v
 	t.byPtr[m] = v
 	return v
 }
 
 // interns reports whether store interns what it is given.
-func (t *metaTable) interns() bool { return t != nil && len(t.byKey.entries) < maxInterned }
+func (t *metaTable) interns() bool { return t != nil && len(t.byKey) < maxInterned }
 
 // value returns the Value of a node whose result has metadata m: the
 // canonical one when m (or metadata equal to it) is interned, m interned
@@ -262,16 +214,11 @@ func (t *metaTable) value(m *ir.TensorMeta) *ir.Value {
 		return nil
 	}
 	if t != nil {
-		if v, ok := t.vals.get(m, 0); ok {
-			return v
-		}
 		if v := t.byPtr[m]; v != nil {
-			t.vals.put(m, 0, v)
 			return v
 		}
-		if k, ok := t.keyOf(m); ok {
-			if v := t.byKey.get(&k); v != nil {
-				t.vals.put(m, 0, v)
+		if k, ok := keyOf(m); ok {
+			if v := t.byKey[k]; v != nil {
 				return v
 			}
 			return t.store(&k, m)
@@ -282,67 +229,43 @@ func (t *metaTable) value(m *ir.TensorMeta) *ir.Value {
 
 // fresh is freshMeta, interned.
 func (t *metaTable) fresh(shape []ir.Dim, dtype, device string) *ir.TensorMeta {
-	m, _ := t.freshIn(shape, dtype, device)
-	return m
-}
-
-// freshIn is fresh, and whether its result is interned (shared).
-func (t *metaTable) freshIn(shape []ir.Dim, dtype, device string) (*ir.TensorMeta, bool) {
 	if len(shape) > maxInternRank {
-		return newTensor(shape, dtype, device), false
+		return newTensor(shape, dtype, device)
 	}
 	k := metaKey{rank: int8(len(shape)), strideRank: int8(len(shape))}
 	acc := int64(1)
 	for i := len(shape) - 1; i >= 0; i-- {
 		if shape[i].Expr != "" {
-			return newTensor(shape, dtype, device), false
+			return newTensor(shape, dtype, device)
 		}
 		k.shape[i], k.stride[i] = shape[i].Val, acc
 		acc *= shape[i].Val
 	}
-	k.strs = t.strsIndex(metaStrs{dtype, device, "strided", "contiguous_format"})
+	k.dtype, k.device, k.layout, k.memFormat = dtype, device, "strided", "contiguous_format"
 	if v := t.lookup(&k); v != nil {
-		return v.Tensor, true
+		return v.Tensor
 	}
-	interned := t.interns()
-	return t.store(&k, newTensor(shape, dtype, device)).Tensor, interned
+	return t.store(&k, newTensor(shape, dtype, device)).Tensor
 }
 
-// like is like(m) interned (m is not nil), remembered per m when interned.
+// like is like(m) interned (m is not nil).
 func (t *metaTable) like(m *ir.TensorMeta) *ir.TensorMeta {
-	if t == nil {
-		return t.fresh(m.Shape, m.Dtype, m.Device)
-	}
-	if r, ok := t.derived.get(m, deriveLike); ok {
-		return r
-	}
-	r, interned := t.freshIn(m.Shape, m.Dtype, m.Device)
-	if interned {
-		t.derived.put(m, deriveLike, r)
-	}
-	return r
+	return t.fresh(m.Shape, m.Dtype, m.Device)
 }
 
 // view is viewMeta, interned.
 func (t *metaTable) view(m *ir.TensorMeta, shape, stride []ir.Dim) *ir.TensorMeta {
-	v, _ := t.viewIn(m, shape, stride)
-	return v
-}
-
-// viewIn is view, and whether its result is interned (shared).
-func (t *metaTable) viewIn(m *ir.TensorMeta, shape, stride []ir.Dim) (*ir.TensorMeta, bool) {
 	if m == nil {
-		return nil, false
+		return nil
 	}
 	memFormat := viewMemFormat(shape, stride)
-	if k, ok := t.viewKey(m, shape, stride, memFormat); ok {
+	if k, ok := viewKey(m, shape, stride, memFormat); ok {
 		if v := t.lookup(&k); v != nil {
-			return v.Tensor, true
+			return v.Tensor
 		}
-		interned := t.interns()
-		return t.store(&k, buildView(m, shape, stride, memFormat)).Tensor, interned
+		return t.store(&k, buildView(m, shape, stride, memFormat)).Tensor
 	}
-	return buildView(m, shape, stride, memFormat), false
+	return buildView(m, shape, stride, memFormat)
 }
 
 // The builder's interned forms of freshMeta, like, withShape and viewMeta,
@@ -383,10 +306,9 @@ func numel(shape []ir.Dim) (int64, bool) {
 	return n, true
 }
 
-// satMul and satAdd are the arithmetic of sizes (non-negative): they
-// saturate at math.MaxInt64 instead of wrapping. A f32[2**62] tensor has
-// 2**64 bytes: wrapped, that is 0, and the partitioners would save it as
-// free.
+// satMul is the multiplication of sizes (non-negative): it saturates at
+// math.MaxInt64 instead of wrapping. A f32[2**62] tensor has 2**64 bytes:
+// wrapped, that is 0, and the partitioners would save it as free.
 func satMul(a, b int64) int64 {
 	if a <= 0 || b <= 0 {
 		return max(a*b, 0)
@@ -395,13 +317,6 @@ func satMul(a, b int64) int64 {
 		return math.MaxInt64
 	}
 	return a * b
-}
-
-func satAdd(a, b int64) int64 {
-	if a > math.MaxInt64-b {
-		return math.MaxInt64
-	}
-	return a + b
 }
 
 // tensorBytes returns the size in bytes of a tensor's elements (numel ×
@@ -498,6 +413,9 @@ func tensorValue(m *ir.TensorMeta) *ir.Value {
 	return &ir.Value{Kind: ir.ValTensor, Tensor: m}
 }
 
-// TensorBytes is tensorBytes for other packages (the report's saved-value
-// sizes of joint and partition files).
+// TensorBytes is tensorBytes for other packages (the partitioners' weights,
+// the report's saved-value sizes).
 func TensorBytes(m *ir.TensorMeta) (int64, bool) { return tensorBytes(m) }
+
+// ElementSize is dtypeSize for other packages.
+func ElementSize(dtype string) (int64, bool) { return dtypeSize(dtype) }

@@ -22,6 +22,7 @@ import (
 	"github.com/hopctl/hopctl/pkg/hop"
 	"github.com/hopctl/hopctl/pkg/ir"
 	"github.com/hopctl/hopctl/pkg/jointgraph"
+	"github.com/hopctl/hopctl/pkg/partition"
 )
 
 // DocVersion is the version of the data the page embeds (Doc). It changes
@@ -182,7 +183,7 @@ func OpName(n *ir.Node) string {
 type Options struct {
 	// Partition, when set, is the partition of the joint graph m: nodes are
 	// coloured forward/backward and the saved values listed from it.
-	Partition *jointgraph.Partition
+	Partition *partition.Partition
 }
 
 // Build makes the model of one file from its module and analysis result
@@ -705,7 +706,7 @@ func feeds(m *ir.Module, g *ir.Graph, call ir.NodeID, sub *ir.Graph) []feed {
 // joint marks forward/backward nodes and the saved values of a joint
 // graph: from the partition when there is one, else from the file's
 // annotations (a joint, forward or backward graph hopctl wrote).
-func (b *builder) joint(part *jointgraph.Partition) {
+func (b *builder) joint(part *partition.Partition) {
 	root := b.m.Root()
 	ns := &b.f.Nodes
 	role, _ := b.m.Annotation(jointgraph.AnnotationRole)

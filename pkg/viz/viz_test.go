@@ -14,6 +14,7 @@ import (
 	"github.com/hopctl/hopctl/pkg/ir"
 	"github.com/hopctl/hopctl/pkg/jointgraph"
 	hopload "github.com/hopctl/hopctl/pkg/load"
+	"github.com/hopctl/hopctl/pkg/partition"
 	"github.com/hopctl/hopctl/pkg/synth"
 )
 
@@ -234,7 +235,7 @@ func TestJointPartition(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	part, err := jointgraph.Split(j, jointgraph.PartitionMinCut)
+	part, err := partition.Split(j, partition.MinCut)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -418,7 +419,7 @@ func TestJointFileRoles(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		part, err := jointgraph.Split(j, jointgraph.PartitionDefault)
+		part, err := partition.Split(j, partition.Default)
 		if err != nil {
 			t.Fatal(err)
 		}

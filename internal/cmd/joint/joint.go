@@ -23,6 +23,7 @@ import (
 	"github.com/hopctl/hopctl/pkg/ir"
 	"github.com/hopctl/hopctl/pkg/jointgraph"
 	"github.com/hopctl/hopctl/pkg/load"
+	"github.com/hopctl/hopctl/pkg/partition"
 )
 
 // Options are the inputs of `hopctl joint`.
@@ -195,7 +196,7 @@ func jointRun(opts *Options) error {
 		path string
 		// m returns the module, and the nodes of its root graph when they
 		// are read from the joint in place (a forward or backward graph,
-		// jointgraph.SplitLazy); a nil module: the partition failed.
+		// partition.SplitLazy); a nil module: the partition failed.
 		m func() (*ir.Module, ir.NodeSource)
 		// checked, if not nil, gives the result of the module's check,
 		// run ahead of its writer (the joint's)
@@ -206,7 +207,7 @@ func jointRun(opts *Options) error {
 	}
 	var outs []*output
 	partDone := make(chan struct{})
-	var part *jointgraph.Partition
+	var part *partition.Partition
 	if opts.Out != "" {
 		joint := j.Module
 		o := &output{path: opts.Out, m: func() (*ir.Module, ir.NodeSource) { return joint, nil }}
@@ -359,10 +360,10 @@ func jointRun(opts *Options) error {
 	var splitErr error
 	if opts.Partition != "" {
 		progress.Phase("partition", 0)
-		pm, _ := jointgraph.ParsePartitionMode(opts.Partition)
+		pm, _ := partition.ParseMode(opts.Partition)
 		// The forward and backward graphs are encoded from the joint's
 		// nodes in place, never copied.
-		part, splitErr = jointgraph.SplitLazy(j, pm)
+		part, splitErr = partition.SplitLazy(j, pm)
 		timings.Lap("partition")
 	}
 	close(partDone)
@@ -524,7 +525,7 @@ func inputNames(j *jointgraph.Joint, idx []int) string {
 }
 
 // writeReport lists the saved values as a table.
-func writeReport(w io.Writer, p *jointgraph.Partition) {
+func writeReport(w io.Writer, p *partition.Partition) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "saved value\tkind\tshape\tdtype\tbytes\t")
 	for _, s := range p.Saved() {
@@ -572,7 +573,7 @@ func checkPartitioned(m *ir.Module, path string) error {
 }
 
 // checkPartitionedNodes is checkPartitioned with m's root graph's nodes
-// read from nodes (jointgraph.Partition.Source): each reference is checked
+// read from nodes (partition.Partition.Source): each reference is checked
 // where nodes says it points and by the name it stores.
 func checkPartitionedNodes(m *ir.Module, nodes ir.NodeSource, path string) error {
 	c, err := newPartitionCheck(m, nodes, path)

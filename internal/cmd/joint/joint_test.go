@@ -17,6 +17,7 @@ import (
 	"github.com/hopctl/hopctl/pkg/ir"
 	"github.com/hopctl/hopctl/pkg/jointgraph"
 	"github.com/hopctl/hopctl/pkg/load"
+	"github.com/hopctl/hopctl/pkg/partition"
 	"github.com/hopctl/hopctl/pkg/synth"
 )
 
@@ -224,11 +225,11 @@ func TestCheckPartitioned(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		p, err := jointgraph.Split(j, jointgraph.PartitionMinCut)
+		p, err := partition.Split(j, partition.MinCut)
 		if err != nil {
 			t.Fatal(err)
 		}
-		lazy, err := jointgraph.SplitLazy(j, jointgraph.PartitionMinCut)
+		lazy, err := partition.SplitLazy(j, partition.MinCut)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -433,7 +434,7 @@ func TestCheckingEncodesAsPlain(t *testing.T) {
 		if err != nil {
 			continue
 		}
-		lazy, err := jointgraph.SplitLazy(j, jointgraph.PartitionMinCut)
+		lazy, err := partition.SplitLazy(j, partition.MinCut)
 		if err != nil {
 			continue
 		}

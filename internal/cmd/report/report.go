@@ -14,6 +14,7 @@ import (
 	"github.com/hopctl/hopctl/pkg/analyze/passes"
 	"github.com/hopctl/hopctl/pkg/jointgraph"
 	"github.com/hopctl/hopctl/pkg/load"
+	"github.com/hopctl/hopctl/pkg/partition"
 	"github.com/hopctl/hopctl/pkg/viz"
 )
 
@@ -120,8 +121,8 @@ func buildFile(path string, opts *Options) (viz.File, error) {
 	if err != nil {
 		return viz.File{}, err
 	}
-	mode, _ := jointgraph.ParsePartitionMode(opts.Partition)
-	part, err := jointgraph.Split(j, mode)
+	mode, _ := partition.ParseMode(opts.Partition)
+	part, err := partition.Split(j, mode)
 	if err != nil {
 		return viz.File{}, err
 	}

@@ -1,4 +1,4 @@
-package jointgraph
+package partition
 
 import (
 	"github.com/hopctl/hopctl/pkg/ir"
@@ -32,12 +32,9 @@ var sameValueOps = map[string]bool{
 	"aten.clone.default": true,
 }
 
-// fillTable holds the constant-fill verdicts of a graph's nodes: 4 bytes
-// a node, and the values (few) apart, instead of a 104-byte ir.Arg a node
-// (600 MB at 1M input nodes, allocated and copied for nothing). The
-// verdicts are made at the first fill: a graph without one (the synth
-// graphs) has none to allocate (8 MB at 1M input nodes:
-// docs/performance-log.md, Twelfth pass).
+// fillTable holds the constant-fill verdicts of a graph's nodes: an index
+// a node, and the values (few) apart, not an ir.Arg a node. The verdicts
+// are made at the first fill: a graph without one has none to allocate.
 type fillTable struct {
 	n    int     // nodes
 	at   []int32 // node → 1 + index into vals; 0: not a fill (nil: no fill)
@@ -101,7 +98,7 @@ func constantFill(n *ir.Node, op fillOp, fills *fillTable) (ir.Arg, bool) {
 	if t == nil || t.Dtype == "" || t.Device == "" || t.IsQuantized {
 		return ir.Arg{}, false
 	}
-	if t.Layout != "" && t.Layout != "strided" || !isContiguous(t) {
+	if t.Layout != "" && t.Layout != "strided" || t.Stride != nil && !ir.IsContiguous(t.Shape, t.Stride) {
 		return ir.Arg{}, false
 	}
 	for _, d := range t.Shape {
@@ -145,14 +142,19 @@ func fillNode(n *ir.Node, value ir.Arg) ir.Node {
 		{Name: "device", Value: ir.Arg{Kind: ir.ArgDevice, S: t.Device}},
 		{Name: "pin_memory", Value: ir.Arg{Kind: ir.ArgBool, B: false}},
 	}
+	sizes := make([]ir.Arg, len(t.Shape)) // concrete (constantFill)
+	for i, d := range t.Shape {
+		sizes[i] = ir.IntArg(d.Val)
+	}
+	shape := ir.WithElems(ir.Arg{Kind: ir.ArgList}, sizes)
 	out := *n
 	out.Kwargs = kwargs
 	if value.Kind == ir.ArgInt && value.Int() == 0 {
 		out.Target = "aten.zeros.default"
-		out.Args = []ir.Arg{dimsArg(t.Shape)}
+		out.Args = []ir.Arg{shape}
 	} else {
 		out.Target = "aten.full.default"
-		out.Args = []ir.Arg{dimsArg(t.Shape), value}
+		out.Args = []ir.Arg{shape, value}
 	}
 	return out
 }

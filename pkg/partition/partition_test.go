@@ -1,4 +1,4 @@
-package jointgraph
+package partition
 
 import (
 	"bytes"
@@ -13,6 +13,7 @@ import (
 	"gonum.org/v1/gonum/graph/simple"
 
 	"github.com/hopctl/hopctl/pkg/ir"
+	"github.com/hopctl/hopctl/pkg/jointgraph"
 	"github.com/hopctl/hopctl/pkg/synth"
 )
 
@@ -24,9 +25,9 @@ import (
 func TestPartitionStructure(t *testing.T) {
 	for _, name := range corpusModels {
 		t.Run(name, func(t *testing.T) {
-			j := build(t, loadModel(t, name), Options{})
-			bytes := map[PartitionMode]int64{}
-			for _, mode := range []PartitionMode{PartitionDefault, PartitionMinCut} {
+			j := build(t, loadModel(t, name), jointgraph.Options{})
+			bytes := map[Mode]int64{}
+			for _, mode := range []Mode{Default, MinCut} {
 				p, err := Split(j, mode)
 				if err != nil {
 					t.Fatal(err)
@@ -77,8 +78,8 @@ func TestPartitionStructure(t *testing.T) {
 				}
 				bytes[mode] = p.TotalBytes()
 			}
-			if bytes[PartitionMinCut] > bytes[PartitionDefault] {
-				t.Errorf("min-cut saves %d bytes, default %d", bytes[PartitionMinCut], bytes[PartitionDefault])
+			if bytes[MinCut] > bytes[Default] {
+				t.Errorf("min-cut saves %d bytes, default %d", bytes[MinCut], bytes[Default])
 			}
 		})
 	}
@@ -87,8 +88,8 @@ func TestPartitionStructure(t *testing.T) {
 // TestMinCutRecomputes: on mlp min-cut recomputes gelu in the backward
 // instead of saving it.
 func TestMinCutRecomputes(t *testing.T) {
-	j := build(t, loadModel(t, "mlp"), Options{})
-	p, err := Split(j, PartitionMinCut)
+	j := build(t, loadModel(t, "mlp"), jointgraph.Options{})
+	p, err := Split(j, MinCut)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -100,15 +101,15 @@ func TestMinCutRecomputes(t *testing.T) {
 	if _, ok := p.Backward.Root().Lookup("gelu"); !ok {
 		t.Error("the backward does not recompute gelu")
 	}
-	d, _ := Split(j, PartitionDefault)
+	d, _ := Split(j, Default)
 	if !slices.ContainsFunc(d.Saved(), func(s SavedValue) bool { return s.Name == "gelu" }) {
 		t.Error("the default partition does not save gelu")
 	}
 }
 
 func TestPartitionNeedsDefaultConvention(t *testing.T) {
-	j := build(t, loadModel(t, "mlp"), Options{Convention: ConventionCreateBwFn})
-	if _, err := Split(j, PartitionDefault); err == nil {
+	j := build(t, loadModel(t, "mlp"), jointgraph.Options{Convention: jointgraph.ConventionCreateBwFn})
+	if _, err := Split(j, Default); err == nil {
 		t.Error("partitioning a create_bw_fn joint succeeded")
 	}
 }
@@ -228,14 +229,14 @@ func TestCutNetMatchesFlowNet(t *testing.T) {
 // twice, and written after it was split.
 func TestSplitKeepsJoint(t *testing.T) {
 	for _, name := range corpusModels {
-		j := build(t, loadModel(t, name), Options{})
+		j := build(t, loadModel(t, name), jointgraph.Options{})
 		before, err := ir.Encode(j.Module, ir.Binary)
 		if err != nil {
 			t.Fatal(err)
 		}
 		var saved [2][]SavedValue
 		for k := range saved {
-			p, err := Split(j, PartitionMinCut)
+			p, err := Split(j, MinCut)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -259,14 +260,14 @@ func TestSplitKeepsJoint(t *testing.T) {
 func TestSynthGraphs(t *testing.T) {
 	for seed := range uint64(3) {
 		m := synth.Generate(synth.Options{Nodes: 3000, Seed: seed + 1})
-		j, err := Build(m, Options{})
+		j, err := jointgraph.Build(m, jointgraph.Options{})
 		if err != nil {
 			t.Fatal(err)
 		}
 		if err := ir.Verify(j.Module, "joint"); err != nil {
 			t.Fatal(err)
 		}
-		for _, mode := range []PartitionMode{PartitionDefault, PartitionMinCut} {
+		for _, mode := range []Mode{Default, MinCut} {
 			p, err := Split(j, mode)
 			if err != nil {
 				t.Fatal(err)
@@ -301,7 +302,7 @@ func TestMinCutMergedSinkEqualsFullNetwork(t *testing.T) {
 	}
 	for i, m := range mods {
 		for _, unmask := range []bool{false, true} {
-			j, err := Build(m, Options{UnmaskNoneGradients: unmask})
+			j, err := jointgraph.Build(m, jointgraph.Options{UnmaskNoneGradients: unmask})
 			if err != nil {
 				t.Fatalf("%s: %v", names[i], err)
 			}
@@ -340,11 +341,11 @@ func TestSplitLazyEncodesAsSplit(t *testing.T) {
 	}
 	renamed, fills := 0, 0
 	for i, m := range mods {
-		j, err := Build(m, Options{})
+		j, err := jointgraph.Build(m, jointgraph.Options{})
 		if err != nil {
 			continue // a HOP graph the joint refuses (its own tests)
 		}
-		for _, mode := range []PartitionMode{PartitionDefault, PartitionMinCut} {
+		for _, mode := range []Mode{Default, MinCut} {
 			p, err := Split(j, mode)
 			if err != nil {
 				continue
@@ -424,11 +425,11 @@ func TestPlaceholdersInPlace(t *testing.T) {
 	}
 	inPlace, made := 0, 0
 	for seed := range uint64(2) {
-		j, err := Build(synth.Generate(synth.Options{Nodes: 3000, Seed: seed + 1, HOPs: seed == 1}), Options{})
+		j, err := jointgraph.Build(synth.Generate(synth.Options{Nodes: 3000, Seed: seed + 1, HOPs: seed == 1}), jointgraph.Options{})
 		if err != nil {
 			t.Fatal(err)
 		}
-		for _, mode := range []PartitionMode{PartitionDefault, PartitionMinCut} {
+		for _, mode := range []Mode{Default, MinCut} {
 			lazy, err := SplitLazy(j, mode)
 			if err != nil {
 				t.Fatal(err)

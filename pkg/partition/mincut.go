@@ -1,4 +1,4 @@
-package jointgraph
+package partition
 
 import (
 	"hash/maphash"
@@ -8,6 +8,7 @@ import (
 	"sync"
 
 	"github.com/hopctl/hopctl/pkg/ir"
+	"github.com/hopctl/hopctl/pkg/jointgraph"
 	"github.com/hopctl/hopctl/pkg/opschema"
 )
 
@@ -157,9 +158,9 @@ func (t *cseTable) lookup(h uint64, n *ir.Node, g *ir.Graph, canon []int32) int3
 // per first operand (a node's users are usually close to it, so the chains
 // stay in cache) and told apart by target first; the users beyond the
 // first cseChain of an operand, and nodes without node arguments, go to a
-// hash table. Only those are hashed: hashing every call node's arguments
-// was two thirds of the search (docs/performance-log.md, Eighth pass). A
-// node equals at most one kept node (a later equal one would have been
+// hash table. Only those are hashed and kept in the table: hashing every
+// call node's arguments is most of the search's work, and a table of every
+// call node would be larger than the chains. A node equals at most one kept node (a later equal one would have been
 // merged into it), so the order of the search does not change its result.
 type cseIndex struct {
 	last     []int32 // per operand: the newest chained user, +1 (0: none)
@@ -346,15 +347,56 @@ var pow11 = sync.OnceValue(func() [101]float64 {
 	return t
 })
 
-// minCutSaved returns the values min-cut decides to save.
 // symbolicNumelFallback is the element count min-cut assumes for a tensor
 // whose numel is symbolic (torch/_functorch/partitioners.py _size_of).
 const symbolicNumelFallback = 4096
 
-func (p *partitioner) minCutSaved() []int32 {
-	n := p.n
+// minCut is min-cut's network as minCutSaved builds it, by compact node.
+//
+// Node c of the network is nodes 2k (in) and 2k+1 (out), k = at[c]; then
+// source and sink. A node the backward requires would have only an
+// infinite arc to the sink: it is merged into the sink, so an arc into it
+// becomes an arc to the sink (one per node: they are all infinite). That
+// leaves the cut and the residual reachability (sinkSide) as they were,
+// and removes the backward half of the joint graph from the network (its
+// nodes are left out, numbered in order, the others keep their arcs'
+// order, so the flow found is the same step by step).
+type minCut struct {
+	p *partitioner
+	n int
+	// bwReq: the tangents reach the node (or it is a backward output the
+	// forward does not need); fwReq: the forward computes it; bwOut: a
+	// backward output the forward needs too, which must reach the sink.
+	bwReq, fwReq, bwOut []bool
+	at                  []int32 // network node of each node, -1: merged into the sink
+	k                   int32   // network nodes
+	// size holds, by network node, the size in bytes (-1: unknown), then
+	// the weight of its arc (weigh).
+	size    []int64
+	sym     []bool  // symbolic ints
+	dist    []int32 // distance from the backward, in forward nodes
+	fusible []bool
+	// isPrimal and cut (forward nodes that must not be recomputed) hang
+	// off the source, toSink off the sink.
+	isPrimal, toSink, cut []bool
+	edges                 int // the merged network's edges, at most
+}
 
-	// Classify: nodes the tangents reach; nodes the forward computes.
+// minCutSaved returns the values min-cut decides to save.
+func (p *partitioner) minCutSaved() []int32 {
+	mc := &minCut{p: p, n: p.n}
+	mc.classify()
+	mc.number()
+	mc.measure()
+	mc.flag()
+	mc.weigh()
+	return mc.saved(mc.solve())
+}
+
+// classify finds the nodes the tangents reach and the nodes the forward
+// computes.
+func (mc *minCut) classify() {
+	p, n := mc.p, mc.n
 	bwReq := p.bools.zeroed(n)
 	for _, t := range p.tangents {
 		bwReq[t] = true
@@ -392,111 +434,149 @@ func (p *partitioner) minCutSaved() []int32 {
 			bwReq[c] = true
 		}
 	}
+	mc.bwReq, mc.fwReq, mc.bwOut = bwReq, fwReq, bwOut
+}
 
-	// Node c of the network is nodes 2k (in) and 2k+1 (out), k = at[c];
-	// then source and sink. A node the backward requires would have only
-	// an infinite arc to the sink: it is merged into the sink, so an arc
-	// into it becomes an arc to the sink (one per node: they are all
-	// infinite). That leaves the cut and the residual reachability
-	// (sinkSide) as they were, and removes more than half of the network
-	// — the backward half of the joint graph, whose nodes are left out
-	// (numbered in order, the others keep their arcs' order, so the flow
-	// found is the same step by step).
-	at := p.ints.get(n)
-	k := int32(0)
-	for c := range int32(n) {
-		at[c] = -1
-		if bwReq[c] && !p.fullNetwork {
+// number numbers the network's nodes (at): every node but those merged
+// into the sink (none in the full network).
+func (mc *minCut) number() {
+	p := mc.p
+	mc.at = p.ints.get(mc.n)
+	for c := range int32(mc.n) {
+		mc.at[c] = -1
+		if mc.bwReq[c] && !p.fullNetwork {
 			continue
 		}
-		at[c] = k
-		k++
+		mc.at[c] = mc.k
+		mc.k++
 	}
-	// Sizes (bytes, or -1 when unknown) of the nodes the backward does not
-	// require, by network node: only those are weighed (banned, weight).
-	// The array becomes the network's weights in place (w below): 8 bytes
-	// a node less than sizes by node beside the weights (16.5 MB at 1M
-	// input nodes: docs/performance-log.md, Twelfth pass). Which of them
-	// are symbolic ints is noted on the way (sym): reading a node's value
-	// again is a cache miss or two a node at 1M input nodes (0.08 s of
-	// SplitLazy's 0.8 s: docs/performance-log.md, Eighth pass).
-	size := make([]int64, k)
-	sym := p.bools.zeroed(n)
-	p.sym = sym // the saved values are among these nodes
+}
+
+// measure reads the sizes of the nodes the backward does not require
+// (only those are weighed), notes which are symbolic ints, and finds the
+// distances from the backward and the fusible ops.
+func (mc *minCut) measure() {
+	p, n := mc.p, mc.n
+	mc.size = make([]int64, mc.k)
+	mc.sym = p.bools.zeroed(n)
+	p.sym = mc.sym // the saved values are among these nodes
 	for c := range int32(n) {
-		if bwReq[c] {
-			continue
+		if !mc.bwReq[c] {
+			mc.size[mc.at[c]], mc.sym[c] = nodeSize(p.nd(c).Val)
 		}
-		size[at[c]], sym[c] = nodeSize(p.nd(c).Val)
 	}
-	// Distance from the backward (in forward nodes, over users).
-	dist := p.ints.zeroed(n)
+	mc.dist = p.ints.zeroed(n)
 	for c := int32(n) - 1; c >= 0; c-- {
-		if !fwReq[c] {
+		if !mc.fwReq[c] {
 			continue
 		}
 		d := int32(1e9)
 		for _, u := range p.usersOf(c) {
-			d = min(d, dist[u]+1)
+			d = min(d, mc.dist[u]+1)
 		}
-		dist[c] = d
+		mc.dist[c] = d
 	}
-	// Op classes.
-	fusible := p.bools.get(n)
+	mc.fusible = p.bools.get(n)
 	for c := range int32(n) {
-		fusible[c] = false
+		mc.fusible[c] = false
 		if p.class[c] == classCall {
 			in := p.infos[p.tgt[c]]
-			fusible[c] = in.recomputable || in.random
+			mc.fusible[c] = in.recomputable || in.random
 		}
 	}
-	banned := func(c int32) bool {
-		if p.class[c] != classCall || p.isFill(c) {
-			return false // a constant fill has no operands: never saved
-		}
-		if sym[c] {
-			return false // sym_size and SymInt arithmetic: saved or recomputed, as weighed
-		}
-		in := p.infos[p.tgt[c]]
-		if p.effect[c] || !in.recomputable {
-			return true
-		}
-		if in.getitem || size[at[c]] < 0 {
-			return false
-		}
-		// c is a forward node (cut below asks only of those), and so
-		// are its operands (forwardNodes): none is bwReq, each has a size.
-		var sum int64
-		for _, o := range p.operands(c) {
-			if s := size[at[o]]; s >= 0 {
-				sum = satAdd(sum, s)
-			}
-		}
-		return satMul(size[at[c]], 4) < sum
+}
+
+// banned reports whether forward node c must not be recomputed: a
+// side-effecting or non-recomputable op, or one whose output is much
+// smaller than its inputs.
+func (mc *minCut) banned(c int32) bool {
+	p := mc.p
+	if p.class[c] != classCall || p.isFill(c) {
+		return false // a constant fill has no operands: never saved
 	}
-	materialized := func(c int32) bool {
-		if p.class[c] == classPlaceholder {
-			return true
-		}
-		for _, u := range p.usersOf(c) {
-			if !(fusible[c] && fusible[u]) {
-				return true
-			}
-		}
+	if mc.sym[c] {
+		return false // sym_size and SymInt arithmetic: saved or recomputed, as weighed
+	}
+	in := p.infos[p.tgt[c]]
+	if p.effect[c] || !in.recomputable {
+		return true
+	}
+	size := mc.size[mc.at[c]]
+	if in.getitem || size < 0 {
 		return false
 	}
+	// c is a forward node (flag asks only of those), and so are its
+	// operands (forwardNodes): none is bwReq, each has a size.
+	var sum int64
+	for _, o := range p.operands(c) {
+		if s := mc.size[mc.at[o]]; s >= 0 {
+			sum = satAdd(sum, s)
+		}
+	}
+	return satMul(size, 4) < sum
+}
+
+// materialized reports whether node c's value exists outside a fusion
+// group: a placeholder, or a node with a user it cannot fuse with.
+func (mc *minCut) materialized(c int32) bool {
+	p := mc.p
+	if p.class[c] == classPlaceholder {
+		return true
+	}
+	for _, u := range p.usersOf(c) {
+		if !(mc.fusible[c] && mc.fusible[u]) {
+			return true
+		}
+	}
+	return false
+}
+
+// flag marks the nodes hanging off the source (primals, cut) and the sink
+// (toSink), and counts the edges.
+func (mc *minCut) flag() {
+	p, n := mc.p, mc.n
+	mc.isPrimal = p.bools.zeroed(n)
+	for _, c := range p.primals {
+		mc.isPrimal[c] = true
+	}
+	mc.toSink = p.bools.get(n)
+	mc.cut = p.bools.get(n)
+	for c := range int32(n) {
+		mc.toSink[c], mc.cut[c] = mc.bwOut[c], false
+		if mc.bwReq[c] {
+			continue
+		}
+		// An edge's head is a network node, which has an edge from each
+		// of its operands at most.
+		mc.edges += int(p.opStart[c+1] - p.opStart[c])
+		if !p.fullNetwork {
+			for _, u := range p.usersOf(c) {
+				if mc.bwReq[u] {
+					mc.toSink[c] = true
+					break
+				}
+			}
+		}
+		mc.cut[c] = mc.fwReq[c] && mc.banned(c)
+	}
+}
+
+// weigh turns the sizes into the weights of the nodes' arcs, in place:
+// the size scaled up 1.1× per step from the backward, doubled for a value
+// materialized only for saving. Finite weights stay below flowInf in any
+// sum: a weight is at most maxWeight (sizes of exabytes compare as equal,
+// where AOTAutograd's Python floats would keep growing).
+func (mc *minCut) weigh() {
+	p := mc.p
 	pow11 := pow11()
-	// Finite weights stay below flowInf in any sum: a weight is at most
-	// maxWeight (sizes of exabytes compare as equal, where AOTAutograd's
-	// Python floats would keep growing).
-	maxWeight := flowInf / int64(2*n+2)
+	maxWeight := flowInf / int64(2*mc.n+2)
 	weight := func(c int32) int64 {
-		s := size[at[c]]
+		s := mc.size[mc.at[c]]
 		if s < 0 {
 			return flowInf
 		}
-		f := float64(s) * pow11[max(min(dist[c], 100), 1)]
-		if !materialized(c) {
+		f := float64(s) * pow11[max(min(mc.dist[c], 100), 1)]
+		if !mc.materialized(c) {
 			f *= 2
 		}
 		if f >= float64(maxWeight) {
@@ -504,53 +584,32 @@ func (p *partitioner) minCutSaved() []int32 {
 		}
 		return int64(f)
 	}
-
-	isPrimal := p.bools.zeroed(n)
-	for _, c := range p.primals {
-		isPrimal[c] = true
-	}
-	toSink := p.bools.get(n) // non-backward nodes with an arc to the sink
-	cut := p.bools.get(n)    // fwReq && banned, decided once
-	// The merged network's edges, at most: an edge's head is a network
-	// node, which has an edge from each of its operands at most.
-	edges := 0
-	for c := range int32(n) {
-		toSink[c], cut[c] = bwOut[c], false
-		if bwReq[c] {
-			continue
-		}
-		edges += int(p.opStart[c+1] - p.opStart[c])
-		if !p.fullNetwork {
-			for _, u := range p.usersOf(c) {
-				if bwReq[u] {
-					toSink[c] = true
-					break
-				}
-			}
-		}
-		cut[c] = fwReq[c] && banned(c)
-	}
-	// Every size read, the sizes become the weights, each in its place.
-	for c := range int32(n) {
-		if !bwReq[c] {
-			size[at[c]] = weight(c)
+	for c := range int32(mc.n) {
+		if !mc.bwReq[c] {
+			mc.size[mc.at[c]] = weight(c)
 		}
 	}
-	w := size
 	// The network's arrays reuse these (pool).
-	p.ints.put(dist)
-	p.bools.put(fwReq, bwOut, fusible)
+	p.ints.put(mc.dist)
+	p.bools.put(mc.fwReq, mc.bwOut, mc.fusible)
+}
+
+// solve returns the sink side of the network's minimum cut, by network
+// node: cutNet's, or for the full network or an unbounded flow flowNet's,
+// whose cut then depends on the order it explores the network in.
+func (mc *minCut) solve() []bool {
+	p := mc.p
 	var sinkSide []bool
 	if !p.fullNetwork {
-		g := newCutNet(w, edges, &p.ints, &p.bools)
-		for c := range int32(n) {
-			if at[c] < 0 {
+		g := newCutNet(mc.size, mc.edges, &p.ints, &p.bools)
+		for c := range int32(mc.n) {
+			if mc.at[c] < 0 {
 				continue
 			}
-			g.addNode(isPrimal[c] || cut[c], toSink[c])
+			g.addNode(mc.isPrimal[c] || mc.cut[c], mc.toSink[c])
 			for _, u := range p.usersOf(c) {
-				if at[u] >= 0 {
-					g.addEdge(at[u])
+				if mc.at[u] >= 0 {
+					g.addEdge(mc.at[u])
 				}
 			}
 		}
@@ -558,22 +617,26 @@ func (p *partitioner) minCutSaved() []int32 {
 		g.release(&p.bools)
 	}
 	if sinkSide == nil {
-		// The full network, or an unbounded flow: flowNet, whose cut then
-		// depends on the order it explores the network in.
-		sinkSide = p.flowNetSinkSide(int(k), at, bwReq, isPrimal, cut, toSink, w)
+		sinkSide = p.flowNetSinkSide(int(mc.k), mc.at, mc.bwReq, mc.isPrimal, mc.cut, mc.toSink, mc.size)
 	}
-	p.bools.put(isPrimal, toSink, cut)
-	saved := p.ints.get(n)[:0] // extract gives it back
-	for c := range int32(n) {
-		if p.class[c] == classOutput || bwReq[c] {
+	p.bools.put(mc.isPrimal, mc.toSink, mc.cut)
+	return sinkSide
+}
+
+// saved returns the nodes whose arc the cut crosses: the values to save.
+func (mc *minCut) saved(sinkSide []bool) []int32 {
+	p := mc.p
+	saved := p.ints.get(mc.n)[:0] // extract gives it back
+	for c := range int32(mc.n) {
+		if p.class[c] == classOutput || mc.bwReq[c] {
 			continue
 		}
-		if i := at[c]; !sinkSide[2*i] && sinkSide[2*i+1] {
+		if i := mc.at[c]; !sinkSide[2*i] && sinkSide[2*i+1] {
 			saved = append(saved, c)
 		}
 	}
-	p.ints.put(at)
-	p.bools.put(bwReq, sinkSide)
+	p.ints.put(mc.at)
+	p.bools.put(mc.bwReq, sinkSide)
 	return saved
 }
 
@@ -581,10 +644,10 @@ func (p *partitioner) minCutSaved() []int32 {
 // bytes, 1 for a symbolic int (sym), -1 when unknown.
 func nodeSize(v *ir.Value) (size int64, sym bool) {
 	if t := valueTensor(v); t != nil {
-		if b, ok := tensorBytes(t); ok {
+		if b, ok := jointgraph.TensorBytes(t); ok {
 			return b, false
 		}
-		if es, ok := dtypeSize(t.Dtype); ok {
+		if es, ok := jointgraph.ElementSize(t.Dtype); ok {
 			// A symbolic numel counts as 4096 elements, as AOTAutograd's
 			// _size_of does (hint_int(numel, fallback=4096)): an unbacked
 			// size has no hint, and hopctl keeps none (a while_loop's

@@ -1,4 +1,4 @@
-package jointgraph
+package partition
 
 // flowNet is a flow network with int64 capacities, solved with Dinic's
 // algorithm. gonum's network.MaxFlowDinic computes the same flow value
@@ -23,7 +23,7 @@ type flowNet struct {
 
 // flowArc is an arc of the network. Its fields are read together (the
 // searches read head and capacity, a push the reverse arc's capacity), so
-// they share a cache line: at 1M input nodes the arcs are 100 MB.
+// they share a cache line.
 type flowArc struct {
 	to, rev int32 // head; the index of the reverse arc
 	cap     int64 // residual capacity
@@ -248,9 +248,8 @@ func (f *flowNet) release() {
 // flowNet's sinkSide after flowNet's maxFlow, whatever order either finds
 // its paths in — except when the flow is unbounded (a path of infinite
 // arcs), where flowNet stops at its first flowInf: sinkSide then returns
-// nil, and the caller runs flowNet. The network takes 20 bytes an edge
-// and 41 a node where flowNet takes 32 an edge (two 16-byte arcs), and it
-// is filled in one pass (docs/performance-log.md, Eighth pass).
+// nil, and the caller runs flowNet. The network stores each edge once
+// (flowNet stores an arc and its reverse), and it is filled in one pass.
 type cutNet struct {
 	k         int
 	w, f      []int64 // node arc capacity and flow
@@ -406,9 +405,8 @@ func (g *cutNet) levels() bool {
 		dist[x] = -1
 	}
 	dist[t] = 0
-	// The queue is cur, which sinkSide resets before each search: an
-	// array of 4 bytes per network node less (docs/performance-log.md,
-	// Twelfth pass). A node is queued once, so it never grows.
+	// The queue is cur, which sinkSide resets before each search. A node
+	// is queued once, so it never grows.
 	queue := append(g.cur[:0], t)
 	for qi := 0; qi < len(queue); qi++ {
 		y := queue[qi]

@@ -1,4 +1,4 @@
-package jointgraph
+package partition
 
 import (
 	"fmt"
@@ -6,36 +6,37 @@ import (
 	"strconv"
 
 	"github.com/hopctl/hopctl/pkg/ir"
+	"github.com/hopctl/hopctl/pkg/jointgraph"
 )
 
-// PartitionMode selects the partitioner.
-type PartitionMode int
+// Mode selects the partitioner.
+type Mode int
 
 // The partitioners.
 const (
-	// PartitionDefault is AOTAutograd's default_partition: the forward
+	// Default is AOTAutograd's default_partition: the forward
 	// graph computes what the original forward computed and saves every
 	// forward value the backward reads.
-	PartitionDefault PartitionMode = iota
-	// PartitionMinCut is min_cut_rematerialization_partition: a minimum
+	Default Mode = iota
+	// MinCut is min_cut_rematerialization_partition: a minimum
 	// cut of the joint graph weighted by tensor sizes decides what to
 	// save; cheap ops after the cut are recomputed in the backward.
-	PartitionMinCut
+	MinCut
 )
 
-// ParsePartitionMode parses "default" or "mincut".
-func ParsePartitionMode(s string) (PartitionMode, error) {
+// ParseMode parses "default" or "mincut".
+func ParseMode(s string) (Mode, error) {
 	switch s {
 	case "default":
-		return PartitionDefault, nil
+		return Default, nil
 	case "mincut", "min_cut":
-		return PartitionMinCut, nil
+		return MinCut, nil
 	}
 	return 0, fmt.Errorf("unknown partitioner %q (want default or mincut)", s)
 }
 
-func (p PartitionMode) String() string {
-	if p == PartitionMinCut {
+func (p Mode) String() string {
+	if p == MinCut {
 		return "mincut"
 	}
 	return "default"
@@ -48,7 +49,7 @@ func (p PartitionMode) String() string {
 // returns one gradient per primal — AOTAutograd's order.
 type Partition struct {
 	Forward, Backward *ir.Module
-	Mode              PartitionMode
+	Mode              Mode
 
 	// numSaved and savedBytes are NumSaved's and TotalBytes': the saved
 	// values themselves are made on demand (Saved), from the forward's
@@ -91,8 +92,7 @@ func (p *Partition) NumSaved() int { return p.numSaved }
 
 // Saved lists the saved values in the order the forward returns them,
 // made on each call: a command that only counts them (NumSaved,
-// TotalBytes) does not allocate 80 bytes per saved value (39 MB at 1M
-// input nodes: docs/performance-log.md, Twelfth pass).
+// TotalBytes) does not allocate a SavedValue per saved value.
 func (p *Partition) Saved() []SavedValue {
 	outs := p.fw.sp.outputs
 	saved := make([]SavedValue, 0, p.numSaved)
@@ -106,7 +106,7 @@ func savedValue(n *ir.Node) SavedValue {
 	sv := SavedValue{Name: n.Name, Kind: "tensor", Bytes: -1}
 	if t := valueTensor(n.Val); t != nil {
 		sv.Shape, sv.Dtype = t.Shape, t.Dtype
-		if b, ok := tensorBytes(t); ok {
+		if b, ok := jointgraph.TensorBytes(t); ok {
 			sv.Bytes = b
 		}
 	} else if isSymValue(n.Val) {
@@ -118,9 +118,9 @@ func savedValue(n *ir.Node) SavedValue {
 // TotalBytes sums the saved values' sizes (symbolic ones count 0).
 func (p *Partition) TotalBytes() int64 { return p.savedBytes }
 
-// Split partitions a joint graph built with ConventionNone. The joint
+// Split partitions a joint graph built with jointgraph.ConventionNone. The joint
 // graph is only read.
-func Split(j *Joint, mode PartitionMode) (p *Partition, err error) {
+func Split(j *jointgraph.Joint, mode Mode) (p *Partition, err error) {
 	if p, err = SplitLazy(j, mode); err != nil {
 		return nil, err
 	}
@@ -134,28 +134,28 @@ func Split(j *Joint, mode PartitionMode) (p *Partition, err error) {
 }
 
 // SplitLazy is Split without Forward and Backward: the two graphs are read
-// from the joint in place (Source), which must then stay unchanged. Most
-// of the cost of Split at scale is copying the nodes (3.8M at 1M input
-// nodes) and their arguments into the two graphs (docs/performance-log.md).
-func SplitLazy(j *Joint, mode PartitionMode) (p *Partition, err error) {
+// from the joint in place (Source), which must then stay unchanged: most
+// of the cost of Split at scale is copying the nodes and their arguments
+// into the two graphs.
+func SplitLazy(j *jointgraph.Joint, mode Mode) (p *Partition, err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			p, err = nil, ir.Panicked("partition", ir.Location{File: j.File}, r)
 		}
-		if e, ok := err.(*Error); ok && e.Loc.File == "" {
+		if e, ok := err.(*jointgraph.Error); ok && e.Loc.File == "" {
 			e.Loc.File = j.File
 		}
 	}()
 	return split(j, mode)
 }
 
-func split(j *Joint, mode PartitionMode) (*Partition, error) {
-	if j.Convention != ConventionNone {
+func split(j *jointgraph.Joint, mode Mode) (*Partition, error) {
+	if j.Convention != jointgraph.ConventionNone {
 		return nil, fmt.Errorf("partitioning needs a joint graph in the default convention, not %s", j.Convention)
 	}
-	p := newPartitioner(j.Module.Root(), j, mode == PartitionMinCut)
+	p := newPartitioner(j.Module.Root(), j, mode == MinCut)
 	var saved []int32
-	if mode == PartitionMinCut {
+	if mode == MinCut {
 		saved = p.minCutSaved()
 	} else {
 		saved = p.defaultSaved()
@@ -179,17 +179,16 @@ const (
 // partitioner is a read-only, compact view of a joint graph: the nodes
 // left after common-subexpression elimination (min-cut only), numbered
 // densely in graph order ("compact ids"), with their distinct operands and
-// users in CSR form. Every pass below is one linear sweep over these
+// users in CSR form. Every step below is one linear sweep over these
 // arrays; the joint graph itself is never modified.
 //
 // Every per-node array is pointer-free (the collector does not scan it),
 // made once at its final size and filled in place; the temporary ones are
 // taken from and given back to ints and bools, so that a later step
-// reuses the pages an earlier one touched (a fresh page costs 10–35 µs on
-// the project's VM: docs/performance-log.md, Sixth pass).
+// reuses the memory an earlier one is done with.
 type partitioner struct {
 	g *ir.Graph
-	j *Joint
+	j *jointgraph.Joint
 	n int // compact nodes
 	// fullNetwork builds min-cut's flow network exactly as AOTAutograd
 	// does, without merging the backward into the sink: the tests' oracle.
@@ -236,15 +235,6 @@ func (p *partitioner) jointID(c int32) int32 {
 	return p.node[c]
 }
 
-// canonical returns the joint id joint node r (a valid id) was merged
-// into, r itself if it was kept.
-func (p *partitioner) canonical(r int32) int32 {
-	if p.canon == nil {
-		return r
-	}
-	return p.canon[r]
-}
-
 // compactOf returns the compact id of joint node r (a valid id), or of the
 // node it was merged into.
 func (p *partitioner) compactOf(r int32) int32 {
@@ -254,7 +244,7 @@ func (p *partitioner) compactOf(r int32) int32 {
 	return p.cid[p.canon[r]]
 }
 
-func newPartitioner(g *ir.Graph, j *Joint, cse bool) *partitioner {
+func newPartitioner(g *ir.Graph, j *jointgraph.Joint, cse bool) *partitioner {
 	p := &partitioner{g: g, j: j}
 	N := len(g.Nodes)
 	effect := make([]bool, N)
@@ -579,9 +569,7 @@ func (p *partitioner) plan(inputs []int32, avail []bool, outputs []ir.Arg, effec
 		sp.isIn[c] = true
 	}
 	reached := p.bools.zeroed(p.n)
-	// The stack from the pool: it grows to about a node per live node,
-	// allocated afresh at every doubling otherwise (12 MB at 1M input
-	// nodes: docs/performance-log.md, Twelfth pass).
+	// The stack from the pool: it grows to about a node per live node.
 	stack := p.ints.get(p.n)[:0]
 	defer func() { p.ints.put(stack[:cap(stack)]) }()
 	var err error
@@ -597,7 +585,7 @@ func (p *partitioner) plan(inputs []int32, avail []bool, outputs []ir.Arg, effec
 					// --unmask-none-gradients, min-cut does not save the
 					// primal the zeros_like of an input without a
 					// gradient reads.
-					err = &Error{Msg: fmt.Sprintf("cannot partition the joint graph: output %s cannot be computed from the graph's inputs", a.S)}
+					err = &jointgraph.Error{Msg: fmt.Sprintf("cannot partition the joint graph: output %s cannot be computed from the graph's inputs", a.S)}
 				}
 				return
 			}
@@ -636,7 +624,7 @@ func (p *partitioner) plan(inputs []int32, avail []bool, outputs []ir.Arg, effec
 // AOTAutograd's _extract_fwd_bwd_modules does. Saved symbolic ints go after
 // the saved tensors in the forward's outputs and before them in the
 // backward's inputs.
-func (p *partitioner) extract(cands []int32, mode PartitionMode) (*Partition, error) {
+func (p *partitioner) extract(cands []int32, mode Mode) (*Partition, error) {
 	slices.Sort(cands)
 	cands = slices.Compact(cands)
 	// The backward built from every candidate computes the same nodes as
@@ -694,10 +682,10 @@ func (p *partitioner) extract(cands []int32, mode PartitionMode) (*Partition, er
 
 	out := &Partition{Mode: mode, numSaved: numSaved, savedBytes: savedBytes}
 	out.fw, out.bw = p.prepare(fwPlan), p.prepare(bwPlan)
-	src := p.j.Module
 	shell := func(e *emission, role string) *ir.Module {
-		m := assembleModule(src, &ir.Graph{}, p.graphRefs(e), src.Graphs, src.Schemas)
-		m.SetAnnotation(AnnotationRole, role)
+		calls, getAttrs := p.graphRefs(e)
+		m := p.j.ModuleFor(&ir.Graph{}, calls, getAttrs)
+		m.SetAnnotation(jointgraph.AnnotationRole, role)
 		m.SetAnnotation("hopctl.partition.mode", mode.String())
 		m.SetAnnotation("hopctl.partition.num_saved", strconv.Itoa(numSaved))
 		return m
@@ -711,9 +699,9 @@ func (p *partitioner) extract(cands []int32, mode PartitionMode) (*Partition, er
 // release drops what the partition's decisions needed and reading the two
 // graphs (emission.Node, emission.Ref, materialize) does not: the operand
 // and user lists, the per-node classes, the plans' node sets and the
-// arrays kept for reuse — about 100 MB at 1M input nodes, which a
-// SplitLazy partition would otherwise keep live while its graphs are
-// checked and encoded.
+// arrays kept for reuse — several arrays per node, which a SplitLazy
+// partition would otherwise keep live while its graphs are checked and
+// encoded.
 func (p *partitioner) release(es ...*emission) {
 	p.opStart, p.opnd, p.useStart, p.users = nil, nil, nil, nil
 	p.bad, p.class, p.tgt, p.effect = nil, nil, nil, nil
@@ -729,28 +717,10 @@ func (p *partitioner) release(es ...*emission) {
 // of their own: Forward and Backward.
 func (out *Partition) materialize() {
 	p, fw, bw := out.p, out.fw, out.bw
-	// Copying the nodes is most of the work, and every node is copied on
-	// its own: the two graphs' nodes are split in halves, one per core.
 	fw.alloc(p)
 	bw.alloc(p)
-	half := (len(fw.live) + len(bw.live)) / 2
-	worker := goBackground(func() {
-		var arena argArena
-		if half < len(fw.live) {
-			p.fill(fw, half, len(fw.live), &arena)
-			p.fill(bw, 0, len(bw.live), &arena)
-		} else {
-			p.fill(bw, half-len(fw.live), len(bw.live), &arena)
-		}
-	})
-	var arena argArena
-	if half < len(fw.live) {
-		p.fill(fw, 0, half, &arena)
-	} else {
-		p.fill(fw, 0, len(fw.live), &arena)
-		p.fill(bw, 0, half-len(fw.live), &arena)
-	}
-	worker.wait()
+	p.fill(fw)
+	p.fill(bw)
 	mk := func(e *emission) *ir.Module {
 		m := e.shell
 		m.Graphs[0] = p.finish(e)
@@ -800,12 +770,8 @@ type emission struct {
 func (p *partitioner) prepare(sp *subgraphPlan) *emission {
 	e := &emission{p: p, sp: sp, m: p.ints.get(p.n), live: make([]int32, 0, sp.nLive)}
 	// The forward's inputs are the joint's primals, placeholders as the
-	// forward has them: read in place, not copied. At 1M input nodes
-	// that is 186k nodes, 19 MB the partition no longer allocates (after
-	// Build every byte allocated is fresh memory once the input's is
-	// reused: the peak 1,311 → 1,291 MiB; docs/performance-log.md,
-	// Eleventh pass). The backward's start with saved values, which are
-	// computed nodes in the joint.
+	// forward has them: read in place, not copied. The backward's start
+	// with saved values, which are computed nodes in the joint.
 	if slices.ContainsFunc(sp.inputs, func(c int32) bool { return !plainPlaceholder(p.nd(c)) }) {
 		e.ph = make([]ir.Node, len(sp.inputs))
 	}
@@ -813,16 +779,11 @@ func (p *partitioner) prepare(sp *subgraphPlan) *emission {
 		e.m[c] = int32(k)
 		if e.ph != nil {
 			nd := p.nd(c)
-			// Field by field: the node is zero, and four pointer writes
-			// cost less than copying a whole node while the collector
-			// marks (a bulk write barrier over its six pointer words:
-			// 0.12 s of SplitLazy's 1.5 s of samples in a profile at 1M
-			// input nodes, docs/performance-log.md, Seventh pass).
 			ph := &e.ph[k]
 			ph.Name, ph.Op, ph.Target, ph.Val, ph.Meta = nd.Name, ir.OpPlaceholder, nd.Name, nd.Val, nd.Meta
 		}
 	}
-	// One pass numbers the live nodes and leaves the others (but the
+	// One loop numbers the live nodes and leaves the others (but the
 	// inputs, numbered above) without a number.
 	for c := range int32(p.n) {
 		if !sp.live[c] {
@@ -909,18 +870,17 @@ func (e *emission) alloc(p *partitioner) {
 
 // remap returns a with its references renumbered for e (references CSE
 // merged also renamed).
-func (p *partitioner) remap(e *emission, a ir.Arg, arena *argArena) ir.Arg {
-	return ir.MapRefs(a, arena.alloc, func(a ir.Arg) ir.Arg {
+func (p *partitioner) remap(e *emission, a ir.Arg) ir.Arg {
+	return ir.MapRefs(a, newArgs, func(a ir.Arg) ir.Arg {
 		a.Ref, a.S = e.Ref(&a)
 		return a
 	})
 }
 
-// fill copies e.live[lo:hi] into the new graph; fills of disjoint ranges
-// may run concurrently.
-func (p *partitioner) fill(e *emission, lo, hi int, arena *argArena) {
+// fill copies e.live into the new graph.
+func (p *partitioner) fill(e *emission) {
 	base := len(e.sp.inputs)
-	for k := lo; k < hi; k++ {
+	for k := range e.live {
 		c := e.live[k]
 		cp := &e.nodes[base+k]
 		if f := e.fills[c]; f != nil {
@@ -930,15 +890,15 @@ func (p *partitioner) fill(e *emission, lo, hi int, arena *argArena) {
 		n := p.nd(c)
 		*cp = *n
 		if n.Args != nil {
-			cp.Args = arena.alloc(len(n.Args))
+			cp.Args = make([]ir.Arg, len(n.Args))
 			for i := range n.Args {
-				cp.Args[i] = p.remap(e, n.Args[i], arena)
+				cp.Args[i] = p.remap(e, n.Args[i])
 			}
 		}
 		if len(n.Kwargs) > 0 {
 			cp.Kwargs = make([]ir.Kwarg, len(n.Kwargs))
 			for i := range n.Kwargs {
-				cp.Kwargs[i] = ir.Kwarg{Name: n.Kwargs[i].Name, Value: p.remap(e, n.Kwargs[i].Value, arena)}
+				cp.Kwargs[i] = ir.Kwarg{Name: n.Kwargs[i].Name, Value: p.remap(e, n.Kwargs[i].Value)}
 			}
 		}
 	}
@@ -946,15 +906,13 @@ func (p *partitioner) fill(e *emission, lo, hi int, arena *argArena) {
 
 // finish appends the output node to the copy and returns the graph.
 func (p *partitioner) finish(e *emission) *ir.Graph {
-	var arena argArena
 	out := e.out
-	out.Args = []ir.Arg{p.remap(e, e.out.Args[0], &arena)}
+	out.Args = []ir.Arg{p.remap(e, e.out.Args[0])}
 	return &ir.Graph{Nodes: append(e.nodes, out)}
 }
 
 // graphRefs returns the calls and get_attr targets of e's graph.
-func (p *partitioner) graphRefs(e *emission) graphRefs {
-	var refs graphRefs
+func (p *partitioner) graphRefs(e *emission) (calls, getAttrs []string) {
 	seen := make([]bool, len(p.targets))
 	fillSeen := map[string]bool{}
 	for _, c := range e.live {
@@ -963,20 +921,22 @@ func (p *partitioner) graphRefs(e *emission) graphRefs {
 			if f := e.fills[c]; f != nil {
 				if t := f.Target; !fillSeen[t] {
 					fillSeen[t] = true
-					refs.calls = append(refs.calls, t)
+					calls = append(calls, t)
 				}
 				continue
 			}
 			if t := p.tgt[c]; !seen[t] {
 				seen[t] = true
-				refs.calls = append(refs.calls, p.targets[t])
+				calls = append(calls, p.targets[t])
 			}
 		case classGetAttr:
-			refs.getAttrs = append(refs.getAttrs, p.nd(c).Target)
+			getAttrs = append(getAttrs, p.nd(c).Target)
 		}
 	}
-	return refs
+	return calls, getAttrs
 }
+
+func newArgs(n int) []ir.Arg { return make([]ir.Arg, n) }
 
 // opCollector gathers a node's distinct operands (references redirected
 // through canon, when CSE merged a node) into ops.

@@ -1,4 +1,4 @@
-package jointgraph
+package partition
 
 import (
 	"encoding/json"
@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"slices"
 	"testing"
+
+	"github.com/hopctl/hopctl/pkg/jointgraph"
 )
 
 // aotSaved is what the real-trace joint corpus records of AOTAutograd's
@@ -64,7 +66,7 @@ func testMincutVsAOT(t *testing.T, dir string, least int) {
 			if p.AOT == nil {
 				t.Fatal("joint.json records no aot_mincut_saved: regenerate the corpus (python/tools/hop_joint_corpus.py)")
 			}
-			part, err := Split(build(t, loadRealIn(t, dir, name), Options{File: name}), PartitionMinCut)
+			part, err := Split(build(t, loadRealIn(t, dir, name), jointgraph.Options{File: name}), MinCut)
 			if err != nil {
 				t.Fatal(err)
 			}
