@@ -14,7 +14,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hopctl/hopctl/internal/badcorpus"
 	"github.com/hopctl/hopctl/internal/cli"
 	"github.com/hopctl/hopctl/internal/cputime"
 	"github.com/hopctl/hopctl/internal/iostreams"
@@ -392,14 +391,14 @@ func badFiles(t *testing.T) []badFile {
 		if err != nil {
 			t.Fatalf("%s: %v (every bad file has a .want sidecar)", p, err)
 		}
-		files = append(files, badFile{p, badcorpus.ParseWant(data)})
+		files = append(files, badFile{p, ParseWant(data)})
 	}
 	if len(files) == 0 {
 		t.Fatal("testdata/bad is empty")
 	}
 	if !testing.Short() {
 		large := t.TempDir()
-		for _, c := range badcorpus.Large() {
+		for _, c := range Large() {
 			p := filepath.Join(large, c.Name)
 			if err := os.WriteFile(p, c.Data, 0o644); err != nil {
 				t.Fatal(err)
@@ -450,7 +449,7 @@ func TestStressInputs(t *testing.T) {
 	sandbox(t)
 	cmds := commands(t)
 	dir := t.TempDir()
-	for _, c := range badcorpus.Stress() {
+	for _, c := range Stress() {
 		path := filepath.Join(dir, c.Name)
 		if err := os.WriteFile(path, c.Data, 0o644); err != nil {
 			t.Fatal(err)

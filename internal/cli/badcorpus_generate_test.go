@@ -1,4 +1,4 @@
-package badcorpus
+package cli_test
 
 import (
 	"bytes"
@@ -71,7 +71,7 @@ func TestGenerate(t *testing.T) {
 		}
 	}
 	if t.Failed() {
-		t.Log("run: go test ./internal/badcorpus -run TestGenerate -update")
+		t.Log("run: go test ./internal/cli -run TestGenerate -update")
 	}
 }
 

@@ -1,4 +1,4 @@
-// Package badcorpus generates hopctl's adversarial corpus, testdata/bad:
+// The bad-input corpus: these files generate hopctl's adversarial corpus, testdata/bad:
 // graph files that every command must refuse with exit code 3 and a message
 // naming the file and, where there is one, the graph and node at fault —
 // truncated and bit-flipped real models, wrong encodings, an empty file,
@@ -12,10 +12,11 @@
 // ~100 MB because qualified names grow with depth). Each case carries the
 // substrings its refusal must contain, written next to it as NAME.want.
 //
-//	go test ./internal/badcorpus -run TestGenerate -update
+//	go test ./internal/cli -run TestGenerate -update
 //
 // rewrites testdata/bad; without -update the test checks it is current.
-package badcorpus
+// It is test code: nothing but the tests of this package uses it.
+package cli_test
 
 import (
 	"bytes"
@@ -124,60 +125,60 @@ func Committed(modelsDir, hopsDir string) ([]Case, error) {
 		// Structural defects (ir.Verify).
 		{Name: "cycle.pbtxt", Doc: "two nodes that use each other",
 			Data: text(module(v1, graph("", ph("x"),
-				call("a", "aten.add.Tensor", ref("x"), ref("b")),
-				call("b", "aten.add.Tensor", ref("a"), ref("x")),
+				call("a", "aten.add.Tensor", corpusRef("x"), corpusRef("b")),
+				call("b", "aten.add.Tensor", corpusRef("a"), corpusRef("x")),
 				out("b")))),
 			Want: []string{"graph <root>: node a", "cycle through nodes a, b"}},
 		{Name: "self_cycle.pbtxt", Doc: "a node that uses itself",
-			Data: text(module(v1, graph("", ph("x"), call("a", "aten.sin.default", ref("a")), out("a")))),
+			Data: text(module(v1, graph("", ph("x"), call("a", "aten.sin.default", corpusRef("a")), out("a")))),
 			Want: []string{"graph <root>: node a", "node uses itself (cycle)"}},
 		{Name: "dangling.pbtxt", Doc: "an argument naming a node that does not exist",
-			Data: text(module(v1, graph("", ph("x"), call("sin", "aten.sin.default", ref("nope")), out("sin")))),
+			Data: text(module(v1, graph("", ph("x"), call("sin", "aten.sin.default", corpusRef("nope")), out("sin")))),
 			Want: []string{"graph <root>: node sin", `dangling reference to "nope"`}},
 		{Name: "use_before_def.pbtxt", Doc: "a node used before its definition",
 			Data: text(module(v1, graph("", ph("x"),
-				call("cos", "aten.cos.default", ref("sin")),
-				call("sin", "aten.sin.default", ref("x")),
+				call("cos", "aten.cos.default", corpusRef("sin")),
+				call("sin", "aten.sin.default", corpusRef("x")),
 				out("cos")))),
 			Want: []string{"graph <root>: node cos", `use of "sin" before its definition`}},
 		{Name: "duplicate_node.pbtxt", Doc: "two nodes named sin",
 			Data: text(module(v1, graph("", ph("x"),
-				call("sin", "aten.sin.default", ref("x")),
-				call("sin", "aten.sin.default", ref("x")),
+				call("sin", "aten.sin.default", corpusRef("x")),
+				call("sin", "aten.sin.default", corpusRef("x")),
 				out("sin")))),
 			Want: []string{"graph <root>: node sin", "duplicate node name"}},
 		{Name: "duplicate_submodule.pbtxt", Doc: "two submodules named true_graph_0",
-			Data: text(condModule(1, 1, "true_graph_0", "true_graph_0")),
+			Data: text(corpusCond(1, 1, "true_graph_0", "true_graph_0")),
 			Want: []string{"graph true_graph_0", "duplicate submodule name"}},
 		{Name: "missing_subgraph.pbtxt", Doc: "cond's false branch is referenced but missing",
-			Data: text(condModule(1, 1, "true_graph_0")),
+			Data: text(corpusCond(1, 1, "true_graph_0")),
 			Want: []string{"graph <root>: node false_graph_0", `get_attr target "false_graph_0" does not exist`}},
 		{Name: "empty_name.pbtxt", Doc: "a node without a name (refused by the decoders: see empty_nodes_6000000.pb)",
-			Data: text(module(v1, graph("", ph("x"), call("", "aten.sin.default", ref("x")), out("x")))),
+			Data: text(module(v1, graph("", ph("x"), call("", "aten.sin.default", corpusRef("x")), out("x")))),
 			Want: []string{"graph <root>: node #1", "node has an empty name"}},
 		{Name: "missing_output.pbtxt", Doc: "a graph without an output node",
-			Data: text(module(v1, graph("", ph("x"), call("sin", "aten.sin.default", ref("x"))))),
+			Data: text(module(v1, graph("", ph("x"), call("sin", "aten.sin.default", corpusRef("x"))))),
 			Want: []string{"graph <root>", "missing output node"}},
 		{Name: "huge_shape.pbtxt", Doc: "a tensor of shape [2**32, 2**32, 2**32]: its element count overflows int64",
 			Data: text(module(v1, graph("", phShape("x", "[{value: 4294967296}, {value: 4294967296}, {value: 4294967296}]"),
-				call("sin", "aten.sin.default", ref("x")), out("sin")))),
+				call("sin", "aten.sin.default", corpusRef("x")), out("sin")))),
 			Want: []string{"graph <root>: node x", "overflows int64"}},
 		{Name: "negative_size.pbtxt", Doc: "a tensor with a negative size",
 			Data: text(module(v1, graph("", phShape("x", "[{value: 4}, {value: -3}]"),
-				call("sin", "aten.sin.default", ref("x")), out("sin")))),
+				call("sin", "aten.sin.default", corpusRef("x")), out("sin")))),
 			Want: []string{"graph <root>: node x", "negative size -3"}},
 
 		// The schema table and calls against schemas.
 		{Name: "bad_schema.pbtxt", Doc: "a schema in the file's table that does not parse",
-			Data: text(module(v1, graph("", ph("x"), call("sin", "aten.sin.default", ref("x")), out("sin")),
+			Data: text(module(v1, graph("", ph("x"), call("sin", "aten.sin.default", corpusRef("x")), out("sin")),
 				`schemas {name: "aten::sin" schema: "aten::sin(Tensor self -> Tensor"}`)),
 			Want: []string{"file schema 0 (aten::sin)", "schema parse error at column 23"}},
 		{Name: "arity.pbtxt", Doc: "aten.add.Tensor called with four positional arguments",
 			Data: text(module(v1, graph("", ph("x"),
-				call("add", "aten.add.Tensor", ref("x"), ref("x"), "{int: 1}", "{int: 2}"), out("add")))),
+				call("add", "aten.add.Tensor", corpusRef("x"), corpusRef("x"), "{int: 1}", "{int: 2}"), out("add")))),
 			Want: []string{"graph <root>: node add", "takes at most 2 positional arguments but 4 were given"}},
 		{Name: "missing_arg.pbtxt", Doc: "aten.add.Tensor called without its other argument",
-			Data: text(module(v1, graph("", ph("x"), call("add", "aten.add.Tensor", ref("x")), out("add")))),
+			Data: text(module(v1, graph("", ph("x"), call("add", "aten.add.Tensor", corpusRef("x")), out("add")))),
 			Want: []string{"graph <root>: node add", "missing required argument 'other'"}},
 		{Name: "arg_type.pbtxt", Doc: "aten.sin.default called with a string",
 			Data: text(module(v1, graph("", ph("x"), call("sin", "aten.sin.default", `{str: "x"}`), out("sin")))),
@@ -187,7 +188,7 @@ func Committed(modelsDir, hopsDir string) ([]Case, error) {
 
 		// HOP calls that do not match their subgraphs.
 		{Name: "hop_operands.pbtxt", Doc: "cond passes two operands to branches that take one",
-			Data: text(condModule(2, 1, "true_graph_0", "false_graph_0")),
+			Data: text(corpusCond(2, 1, "true_graph_0", "false_graph_0")),
 			Want: []string{"graph <root>: node cond", "true_fn subgraph true_graph_0 takes 1 inputs but the call passes 2"}},
 		{Name: "hop_no_outputs.pbtxt", Doc: "cond's branches return nothing while the call has (and reads) output 0 (joint once wrote such graphs)",
 			Data: text(module(v1, graph("", ph("x"), ph("p"), getAttr("true_graph_0"), getAttr("false_graph_0"),
@@ -203,7 +204,7 @@ func Committed(modelsDir, hopsDir string) ([]Case, error) {
 				`name: "cond" op: CALL_FUNCTION target: "higher_order.cond" args {node: "p"} args {node: "true_graph_0"} args {node: "false_graph_0"} args {list {items {node: "x"} items {node: "p"}}} val {tuple {items `+tensor4+`}}`,
 				`name: "getitem" op: CALL_FUNCTION target: "_operator.getitem" args {node: "cond"} args {int: 0} val `+tensor4,
 				out("getitem")),
-				graph("false_graph_0", ph("arg0_1"), ph("arg1_1"), call("sin", "aten.sin.default", ref("arg0_1")), out("sin")))),
+				graph("false_graph_0", ph("arg0_1"), ph("arg1_1"), call("sin", "aten.sin.default", corpusRef("arg0_1")), out("sin")))),
 			Want: []string{"graph <root>: node true_graph_0", `get_attr target "" is empty`, "cannot call itself"}},
 		{Name: "ancestor_reference.pbtxt", Doc: `subgraph g calls cond on get_attr "" (g + "." + "" is a graph "g.", which joint's view of g renamed to g itself)`,
 			Data: text(module(v1, graph("", ph("x"), ph("p"), getAttr("g"),
@@ -215,11 +216,11 @@ func Committed(modelsDir, hopsDir string) ([]Case, error) {
 					`name: "cond" op: CALL_FUNCTION target: "higher_order.cond" args {node: "p"} args {node: "up"} args {node: "up"} args {list {items {node: "x"} items {node: "p"}}} val {tuple {items `+tensor4+`}}`,
 					`name: "getitem" op: CALL_FUNCTION target: "_operator.getitem" args {node: "cond"} args {int: 0} val `+tensor4,
 					out("getitem")),
-				graph("g.", ph("x"), ph("p"), call("sin", "aten.sin.default", ref("x")), out("sin")))),
+				graph("g.", ph("x"), ph("p"), call("sin", "aten.sin.default", corpusRef("x")), out("sin")))),
 			Want: []string{"graph g: node up", `get_attr target "" is empty`, `submodule name "g." has an empty component`}},
 		{Name: "hop_not_subgraph.pbtxt", Doc: "cond's true_fn argument is a tensor, not a subgraph",
 			Data: text(module(v1, graph("", ph("x"), ph("p"),
-				call("cond", "higher_order.cond", ref("p"), ref("x"), ref("x"), "{list {items {node: \"x\"}}}"),
+				call("cond", "higher_order.cond", corpusRef("p"), corpusRef("x"), corpusRef("x"), "{list {items {node: \"x\"}}}"),
 				out("cond")))),
 			Want: []string{"graph <root>: node cond", "argument 1 (true_fn) is not a get_attr of an existing subgraph"}},
 	}
@@ -295,11 +296,11 @@ func nested(depth int, grad bool) []byte {
 	name := ""
 	for level := 0; level <= depth; level++ {
 		g := &ir.Graph{Name: name}
-		x := ir.Node{Name: "x", Op: ir.OpPlaceholder, Target: "x", Val: f32()}
+		x := ir.Node{Name: "x", Op: ir.OpPlaceholder, Target: "x", Val: corpusF32()}
 		x.Val.Tensor.RequiresGrad = grad
 		if level == depth {
 			g.Nodes = []ir.Node{x,
-				{Name: "sin", Op: ir.OpCallFunction, Target: "aten.sin.default", Args: []ir.Arg{nodeRef("x")}, Val: f32()},
+				{Name: "sin", Op: ir.OpCallFunction, Target: "aten.sin.default", Args: []ir.Arg{nodeRef("x")}, Val: corpusF32()},
 				{Name: "output", Op: ir.OpOutput, Target: "output", Args: []ir.Arg{tuple(nodeRef("sin"))}}}
 		} else {
 			g.Nodes = []ir.Node{
@@ -309,8 +310,8 @@ func nested(depth int, grad bool) []byte {
 				{Name: "g", Op: ir.OpGetAttr, Target: "g"},
 				{Name: "cond", Op: ir.OpCallFunction, Target: "higher_order.cond",
 					Args: []ir.Arg{nodeRef("p"), nodeRef("g"), nodeRef("g"), ir.WithElems(ir.Arg{Kind: ir.ArgList}, []ir.Arg{nodeRef("x")})},
-					Val:  &ir.Value{Kind: ir.ValTuple, Elems: []ir.Value{*f32()}}},
-				{Name: "getitem", Op: ir.OpCallFunction, Target: "_operator.getitem", Args: []ir.Arg{nodeRef("cond"), ir.IntArg(0)}, Val: f32()},
+					Val:  &ir.Value{Kind: ir.ValTuple, Elems: []ir.Value{*corpusF32()}}},
+				{Name: "getitem", Op: ir.OpCallFunction, Target: "_operator.getitem", Args: []ir.Arg{nodeRef("cond"), ir.IntArg(0)}, Val: corpusF32()},
 				{Name: "output", Op: ir.OpOutput, Target: "output", Args: []ir.Arg{tuple(nodeRef("getitem"))}},
 			}
 		}
@@ -332,7 +333,7 @@ func encode(m *ir.Module) []byte {
 	return data
 }
 
-func f32() *ir.Value {
+func corpusF32() *ir.Value {
 	return &ir.Value{Kind: ir.ValTensor, Tensor: &ir.TensorMeta{Shape: []ir.Dim{{Val: 4}}, Stride: []ir.Dim{{Val: 1}}, Dtype: "float32", Device: "cpu"}}
 }
 
@@ -348,8 +349,8 @@ func manyArgs(n int) []byte {
 	}
 	m := &ir.Module{FormatMajor: ir.FormatMajor, FormatMinor: ir.FormatMinor, Producer: "badcorpus",
 		Graphs: []*ir.Graph{{Nodes: []ir.Node{
-			{Name: "x", Op: ir.OpPlaceholder, Target: "x", Val: f32()},
-			{Name: "add", Op: ir.OpCallFunction, Target: "aten.add.Tensor", Args: args, Val: f32()},
+			{Name: "x", Op: ir.OpPlaceholder, Target: "x", Val: corpusF32()},
+			{Name: "add", Op: ir.OpCallFunction, Target: "aten.add.Tensor", Args: args, Val: corpusF32()},
 			{Name: "output", Op: ir.OpOutput, Target: "output", Args: []ir.Arg{tuple(nodeRef("add"))}},
 		}}}}
 	return encode(m)
@@ -492,7 +493,7 @@ func phShape(name, shape string) string {
 	return fmt.Sprintf(`name: %q op: PLACEHOLDER target: %q val {tensor {shape: %s dtype: "float32" device: "cpu"}}`, name, name, shape)
 }
 
-func ref(name string) string { return fmt.Sprintf("{node: %q}", name) }
+func corpusRef(name string) string { return fmt.Sprintf("{node: %q}", name) }
 
 func call(name, target string, args ...string) string {
 	s := fmt.Sprintf("name: %q op: CALL_FUNCTION target: %q", name, target)
@@ -509,7 +510,7 @@ func getAttr(name string) string {
 func out(names ...string) string {
 	items := ""
 	for _, n := range names {
-		items += " items " + ref(n)
+		items += " items " + corpusRef(n)
 	}
 	return fmt.Sprintf("name: \"output\" op: OUTPUT target: \"output\" args {tuple {%s}}", strings.TrimSpace(items))
 }
@@ -517,7 +518,7 @@ func out(names ...string) string {
 // condModule is cond(p, true_graph_0, false_graph_0, [x, ...]) with
 // operands operands, and one submodule per name in subs, each taking
 // placeholders placeholders.
-func condModule(operands, placeholders int, subs ...string) string {
+func corpusCond(operands, placeholders int, subs ...string) string {
 	nodes := []string{ph("x"), ph("p"), getAttr("true_graph_0"), getAttr("false_graph_0")}
 	items := ""
 	for range operands {
@@ -533,7 +534,7 @@ func condModule(operands, placeholders int, subs ...string) string {
 		for i := range placeholders {
 			sn = append(sn, ph(fmt.Sprintf("arg%d_1", i)))
 		}
-		sn = append(sn, call("sin", "aten.sin.default", ref("arg0_1")), out("sin"))
+		sn = append(sn, call("sin", "aten.sin.default", corpusRef("arg0_1")), out("sin"))
 		parts = append(parts, graph(s, sn...))
 	}
 	return module(v1, parts...)
@@ -569,7 +570,7 @@ func Stress() []Case {
 func manyConds(n int, distinct bool) []byte { return conds(n, distinct, "mylib.op.default") }
 
 func conds(n int, distinct bool, trueOp string) []byte {
-	grad := f32()
+	grad := corpusF32()
 	grad.Tensor.RequiresGrad = true
 	nodes := []ir.Node{
 		{Name: "x", Op: ir.OpPlaceholder, Target: "x", Val: grad},
@@ -619,7 +620,7 @@ func deepOutput(depth int) []byte {
 	}
 	m := &ir.Module{FormatMajor: ir.FormatMajor, FormatMinor: ir.FormatMinor, Producer: "badcorpus",
 		Graphs: []*ir.Graph{{Nodes: []ir.Node{
-			{Name: "x", Op: ir.OpPlaceholder, Target: "x", Val: f32()},
+			{Name: "x", Op: ir.OpPlaceholder, Target: "x", Val: corpusF32()},
 			{Name: "output", Op: ir.OpOutput, Target: "output", Args: []ir.Arg{a}},
 		}}}}
 	return encode(m)
@@ -629,15 +630,15 @@ func deepOutput(depth int) []byte {
 // and every view returned: provenance walks view chains, so per-write or
 // per-output walks would be quadratic.
 func viewChain(n int) []byte {
-	nodes := []ir.Node{{Name: "x", Op: ir.OpPlaceholder, Target: "x", Val: f32()}}
+	nodes := []ir.Node{{Name: "x", Op: ir.OpPlaceholder, Target: "x", Val: corpusF32()}}
 	prev := "x"
 	var outs []ir.Arg
 	for i := range n {
 		v, a := fmt.Sprintf("view%d", i), fmt.Sprintf("add%d", i)
 		nodes = append(nodes,
 			ir.Node{Name: v, Op: ir.OpCallFunction, Target: "aten.view.default",
-				Args: []ir.Arg{nodeRef(prev), ir.WithElems(ir.Arg{Kind: ir.ArgList}, []ir.Arg{ir.IntArg(4)})}, Val: f32()},
-			ir.Node{Name: a, Op: ir.OpCallFunction, Target: "aten.add_.Tensor", Args: []ir.Arg{nodeRef(v), ir.IntArg(1)}, Val: f32()})
+				Args: []ir.Arg{nodeRef(prev), ir.WithElems(ir.Arg{Kind: ir.ArgList}, []ir.Arg{ir.IntArg(4)})}, Val: corpusF32()},
+			ir.Node{Name: a, Op: ir.OpCallFunction, Target: "aten.add_.Tensor", Args: []ir.Arg{nodeRef(v), ir.IntArg(1)}, Val: corpusF32()})
 		outs = append(outs, nodeRef(v))
 		prev = v
 	}
@@ -652,7 +653,7 @@ func sharedStorage(n int) []byte {
 	var outs []ir.Arg
 	for i := range n {
 		name := fmt.Sprintf("x%d", i)
-		v := f32()
+		v := corpusF32()
 		v.Tensor.HasStorageID = true
 		nodes = append(nodes, ir.Node{Name: name, Op: ir.OpPlaceholder, Target: name, Val: v})
 		outs = append(outs, nodeRef(name))
@@ -669,7 +670,7 @@ func wideCond(n int) []byte {
 	ops := make([]ir.Arg, n)
 	for i := range n {
 		name := fmt.Sprintf("x%d", i)
-		root = append(root, ir.Node{Name: name, Op: ir.OpPlaceholder, Target: name, Val: f32()})
+		root = append(root, ir.Node{Name: name, Op: ir.OpPlaceholder, Target: name, Val: corpusF32()})
 		ops[i] = nodeRef(name)
 	}
 	root = append(root,
@@ -679,18 +680,18 @@ func wideCond(n int) []byte {
 		ir.Node{Name: "false_graph_0", Op: ir.OpGetAttr, Target: "false_graph_0"},
 		ir.Node{Name: "cond", Op: ir.OpCallFunction, Target: "higher_order.cond",
 			Args: []ir.Arg{nodeRef("p"), nodeRef("true_graph_0"), nodeRef("false_graph_0"), ir.WithElems(ir.Arg{Kind: ir.ArgList}, ops)},
-			Val:  &ir.Value{Kind: ir.ValTuple, Elems: []ir.Value{*f32()}}},
-		ir.Node{Name: "getitem", Op: ir.OpCallFunction, Target: "_operator.getitem", Args: []ir.Arg{nodeRef("cond"), {Kind: ir.ArgInt}}, Val: f32()},
+			Val:  &ir.Value{Kind: ir.ValTuple, Elems: []ir.Value{*corpusF32()}}},
+		ir.Node{Name: "getitem", Op: ir.OpCallFunction, Target: "_operator.getitem", Args: []ir.Arg{nodeRef("cond"), {Kind: ir.ArgInt}}, Val: corpusF32()},
 		ir.Node{Name: "output", Op: ir.OpOutput, Target: "output", Args: []ir.Arg{tuple(nodeRef("getitem"))}},
 	)
 	branch := func(name, op string) *ir.Graph {
 		g := &ir.Graph{Name: name}
 		for i := range n {
 			ph := fmt.Sprintf("arg%d_1", i)
-			g.Nodes = append(g.Nodes, ir.Node{Name: ph, Op: ir.OpPlaceholder, Target: ph, Val: f32()})
+			g.Nodes = append(g.Nodes, ir.Node{Name: ph, Op: ir.OpPlaceholder, Target: ph, Val: corpusF32()})
 		}
 		g.Nodes = append(g.Nodes,
-			ir.Node{Name: "r", Op: ir.OpCallFunction, Target: op, Args: []ir.Arg{nodeRef("arg0_1")}, Val: f32()},
+			ir.Node{Name: "r", Op: ir.OpCallFunction, Target: op, Args: []ir.Arg{nodeRef("arg0_1")}, Val: corpusF32()},
 			ir.Node{Name: "output", Op: ir.OpOutput, Target: "output", Args: []ir.Arg{tuple(nodeRef("r"))}})
 		return g
 	}
@@ -705,7 +706,7 @@ func wideCat(n int) []byte {
 	xs := make([]ir.Arg, n)
 	for i := range n {
 		name := fmt.Sprintf("x%d", i)
-		nodes = append(nodes, ir.Node{Name: name, Op: ir.OpPlaceholder, Target: name, Val: f32()})
+		nodes = append(nodes, ir.Node{Name: name, Op: ir.OpPlaceholder, Target: name, Val: corpusF32()})
 		xs[i] = nodeRef(name)
 	}
 	outs := []ir.Arg{nodeRef("cat")}
@@ -714,7 +715,7 @@ func wideCat(n int) []byte {
 		Val:  &ir.Value{Kind: ir.ValTensor, Tensor: &ir.TensorMeta{Shape: []ir.Dim{{Val: int64(4 * n)}}, Stride: []ir.Dim{{Val: 1}}, Dtype: "float32", Device: "cpu"}}})
 	for i := range n {
 		name := fmt.Sprintf("sin%d", i)
-		nodes = append(nodes, ir.Node{Name: name, Op: ir.OpCallFunction, Target: "aten.sin.default", Args: []ir.Arg{xs[i]}, Val: f32()})
+		nodes = append(nodes, ir.Node{Name: name, Op: ir.OpCallFunction, Target: "aten.sin.default", Args: []ir.Arg{xs[i]}, Val: corpusF32()})
 		outs = append(outs, nodeRef(name))
 	}
 	nodes = append(nodes, ir.Node{Name: "output", Op: ir.OpOutput, Target: "output", Args: []ir.Arg{ir.WithElems(ir.Arg{Kind: ir.ArgTuple}, outs)}})

@@ -1,4 +1,4 @@
-package badcorpus
+package cli_test
 
 import (
 	"archive/zip"
