@@ -45,7 +45,7 @@ gotest:
 # parallel decoder, name index, verifier and streamed encoders by name (its
 # whole suite is slow under -race).
 RACE_PKGS = ./pkg/jointgraph ./pkg/partition ./pkg/load ./pkg/lint ./pkg/analyze/passes/schemacheck \
-	./internal/atomicfile ./internal/cmd/joint
+	./internal/atomicfile
 RACE_IR = Parallel|NameIndex|Large|ValueMemoShared|EncodeToWriteError
 
 gotest-race:

@@ -8,11 +8,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"strings"
-	"sync"
 	"text/tabwriter"
-	"unsafe"
 
 	"github.com/spf13/cobra"
 
@@ -181,204 +178,20 @@ func jointRun(opts *Options) error {
 	summary := jointSummary(j, opts, frozen)
 	timings.Lap("joint")
 
-	// Each output is verified, encoded and written to a temporary file on
-	// its own goroutine; the joint's starts before the partition is
-	// computed (which only reads it; the partitioned modules share the
-	// joint's HOP subgraphs, which concurrent reads allow), the forward's
-	// and backward's once it is. Only when every output is written are the
-	// temporary files renamed into place (atomicfile.WriteFilesFunc): a
-	// failure leaves every destination untouched. Every encoding is
-	// streamed into its temporary file (ir.EncodeSourceTo), so memory
-	// stays proportional to the graph, not to its encodings. Standard
-	// output, which has no temporary file to drop, gets the binary encoding
-	// whole or nothing (ir.EncodeSource).
-	type output struct {
-		path string
-		// m returns the module, and the nodes of its root graph when they
-		// are read from the joint in place (a forward or backward graph,
-		// partition.SplitLazy); a nil module: the partition failed.
-		m func() (*ir.Module, ir.NodeSource)
-		// checked, if not nil, gives the result of the module's check,
-		// run ahead of its writer (the joint's)
-		checked chan error
-		err     error
-		// partitioned: a forward or backward graph (verifyPartitioned)
-		partitioned bool
-	}
-	var outs []*output
-	partDone := make(chan struct{})
 	var part *partition.Partition
-	if opts.Out != "" {
-		joint := j.Module
-		o := &output{path: opts.Out, m: func() (*ir.Module, ir.NodeSource) { return joint, nil }}
-		if opts.Partition != "" && opts.Out != cmdutil.Stdout {
-			// The joint's check starts now, beside the partition, not when
-			// its writer has made its temporary file.
-			o.checked = make(chan error, 1)
-			go func() { o.checked <- verifyWritten(joint, opts.Out) }()
-		}
-		outs = append(outs, o)
-	}
-	if opts.Partition != "" && opts.FwOut != "" {
-		wait := func(fw bool) func() (*ir.Module, ir.NodeSource) {
-			return func() (*ir.Module, ir.NodeSource) {
-				<-partDone
-				if part == nil {
-					return nil, nil
-				}
-				return part.Source(!fw)
-			}
-		}
-		outs = append(outs, &output{path: opts.FwOut, m: wait(true), partitioned: true},
-			&output{path: opts.BwOut, m: wait(false), partitioned: true})
-	}
-	errPartition := errors.New("the partition failed")
-	// The joint is checked in full (checkWritten) whether or not it is
-	// written; the forward and backward graphs, copied from it, get the
-	// checks of what the partition itself makes (checkPartitioned).
-	jointChecked := make(chan error, 1)
-	if opts.Out == "" && opts.FwOut != "" {
-		joint := j.Module
-		go func() { jointChecked <- verifyWritten(joint, opts.In+" (joint graph)") }()
-	} else {
-		jointChecked <- nil // checked as the output it is, or not needed
-	}
-	var jointErr error
-	var jointOnce sync.Once
-	// The outputs' binary encoders share one memo of the values' encodings:
-	// the forward and backward graphs are the joint's nodes, their values
-	// the joint's (ir.ValueMemo), sized by the joint, whose nodes the
-	// three outputs hold between them about twice.
-	vals := ir.NewValueMemo(2 * len(j.Module.Root().Nodes))
-	// encode writes m, its root graph's nodes read from nodes (nil: its
-	// own), to w: streamed, or for standard output encoded whole first.
-	// An error of the encoding, not of w, is o's too (o.err).
-	encode := func(o *output, w io.Writer, m *ir.Module, nodes ir.NodeSource, stream bool) error {
-		if nodes == nil {
-			nodes = ir.GraphNodes(m.Root())
-		}
-		enc := ir.EncodingForPath(o.path)
-		if enc != ir.JSON && enc != ir.Text {
-			enc = ir.Binary // "-" included
-		}
-		if stream || enc != ir.Binary {
-			// An error that is not the writer's is the encoder's.
-			if err := ir.EncodeSourceToMemo(w, m, nodes, enc, vals); err != nil {
-				if we := (*ir.WriteError)(nil); errors.As(err, &we) {
-					return we.Err
-				}
-				o.err = fmt.Errorf("cannot encode %s: %w", o.path, err)
-				return o.err
-			}
-			return nil
-		}
-		data, err := ir.EncodeSource(m, nodes, enc)
-		if err != nil {
-			o.err = fmt.Errorf("cannot encode %s: %w", o.path, err)
-			return o.err
-		}
-		_, err = w.Write(data)
-		return err
-	}
-	write := func(o *output, w io.Writer, stream bool) error {
-		m, nodes := o.m()
-		if m == nil {
-			return errPartition
-		}
-		var check *partitionCheck
-		if o.partitioned {
-			jointOnce.Do(func() { jointErr = <-jointChecked })
-			if jointErr != nil {
-				o.err = jointErr
-				return jointErr
-			}
-			if stream && nodes.Len() >= seenNodes && regularFile(w) {
-				// Checked as it is encoded (partitionCheck.checking): the
-				// check's result, not the encoding's, decides, as when it
-				// ran first; the encoders read a reference's name, never
-				// the node its id points to, so no problem the check finds
-				// can make them fail otherwise; and what they wrote goes to
-				// a temporary file that a failure removes. A device or FIFO
-				// is written only once the graph has passed, and a graph
-				// that stays in cache is checked first (its reads are
-				// cheap either way, the reader checking is not free).
-				c, err := newPartitionCheck(m, nodes, o.path)
-				if err != nil {
-					o.err = invalidOutput(o.path, err)
-					return o.err
-				}
-				check, nodes = c, c.checking()
-			} else if err := verifyPartitioned(m, nodes, o.path); err != nil {
-				o.err = err
-				return err
-			}
-		} else {
-			var err error
-			if o.checked != nil {
-				err = <-o.checked
-			} else {
-				err = verifyWritten(m, o.path)
-			}
-			if err != nil {
-				o.err = err
-				return err
-			}
-		}
-		err := encode(o, w, m, nodes, stream)
-		if check != nil {
-			if cerr := check.finish(); cerr != nil {
-				o.err = invalidOutput(o.path, cerr)
-				return o.err
-			}
-		}
-		return err
-	}
-	writeErr := make(chan error, 1)
-	switch {
-	case opts.Out == cmdutil.Stdout:
-		// The only output (validate): standard output, once the partition
-		// (for --report) succeeded.
-		go func() {
-			<-partDone
-			if opts.Partition != "" && part == nil {
-				writeErr <- errPartition
-				return
-			}
-			writeErr <- write(outs[0], opts.IO.Out, false)
-		}()
-	case len(outs) > 0:
-		paths := make([]string, len(outs))
-		writes := make([]func(io.Writer) error, len(outs))
-		for i, o := range outs {
-			paths[i] = o.path
-			writes[i] = func(w io.Writer) error { return write(o, w, true) }
-		}
-		go func() { writeErr <- atomicfile.WriteFilesFunc(paths, writes) }()
-	default:
-		writeErr <- nil
-	}
-	var splitErr error
 	if opts.Partition != "" {
 		progress.Phase("partition", 0)
 		pm, _ := partition.ParseMode(opts.Partition)
 		// The forward and backward graphs are encoded from the joint's
 		// nodes in place, never copied.
-		part, splitErr = partition.SplitLazy(j, pm)
+		if part, err = partition.SplitLazy(j, pm); err != nil {
+			return err
+		}
 		timings.Lap("partition")
 	}
-	close(partDone)
 	progress.Phase("write", 0)
-	werr := <-writeErr
-	if splitErr != nil {
-		return splitErr
-	}
-	for _, o := range outs {
-		if o.err != nil {
-			return o.err // a bug of hopctl or an encoding error, not the write's
-		}
-	}
-	if werr != nil {
-		return fmt.Errorf("cannot write the outputs: %w", werr)
+	if err := writeOutputs(opts, j, part); err != nil {
+		return err
 	}
 	timings.Lap("write")
 	timings.Print()
@@ -392,6 +205,100 @@ func jointRun(opts *Options) error {
 		if opts.Report {
 			writeReport(w, part)
 		}
+	}
+	return nil
+}
+
+// output is one graph the command writes: the joint, or a forward or
+// backward graph whose root nodes are read from the joint in place
+// (partition.SplitLazy).
+type output struct {
+	path        string
+	m           *ir.Module
+	nodes       ir.NodeSource
+	partitioned bool
+}
+
+// writeOutputs checks every output, then writes them all: a graph hopctl
+// built that fails its checks is a bug (exit 4) and nothing is written.
+// The joint is checked in full (verifyWritten) whether or not it is written
+// when the forward and backward graphs are; those, copied from it, get the
+// checks of what the partition itself makes (verifyPartitioned). Files are
+// renamed into place only when every one is written
+// (atomicfile.WriteFilesFunc), each encoding streamed into its temporary
+// file so that memory stays proportional to the graph. Standard output,
+// which has no temporary file to drop, gets the encoding whole or nothing.
+func writeOutputs(opts *Options, j *jointgraph.Joint, part *partition.Partition) error {
+	var outs []output
+	if opts.Out != "" {
+		outs = append(outs, output{path: opts.Out, m: j.Module, nodes: ir.GraphNodes(j.Module.Root())})
+	}
+	if part != nil && opts.FwOut != "" {
+		fw, fwNodes := part.Source(false)
+		bw, bwNodes := part.Source(true)
+		outs = append(outs, output{opts.FwOut, fw, fwNodes, true}, output{opts.BwOut, bw, bwNodes, true})
+		if opts.Out == "" {
+			if err := verifyWritten(j.Module, opts.In+" (joint graph)"); err != nil {
+				return err
+			}
+		}
+	}
+	for _, o := range outs {
+		var err error
+		if o.partitioned {
+			err = verifyPartitioned(o.m, o.nodes, o.path)
+		} else {
+			err = verifyWritten(o.m, o.path)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	// The outputs' binary encoders share one memo of the values'
+	// encodings: the forward and backward graphs are the joint's nodes.
+	vals := ir.NewValueMemo(2 * len(j.Module.Root().Nodes))
+	var encErr error // an error of the encoding, not of the writer
+	encode := func(o output, w io.Writer) error {
+		enc := ir.EncodingForPath(o.path)
+		if enc != ir.JSON && enc != ir.Text {
+			enc = ir.Binary // "-" included
+		}
+		if o.path == cmdutil.Stdout && enc == ir.Binary {
+			data, err := ir.EncodeSource(o.m, o.nodes, enc)
+			if err != nil {
+				encErr = fmt.Errorf("cannot encode %s: %w", o.path, err)
+				return encErr
+			}
+			_, err = w.Write(data)
+			return err
+		}
+		if err := ir.EncodeSourceToMemo(w, o.m, o.nodes, enc, vals); err != nil {
+			if we := (*ir.WriteError)(nil); errors.As(err, &we) {
+				return we.Err
+			}
+			encErr = fmt.Errorf("cannot encode %s: %w", o.path, err)
+			return encErr
+		}
+		return nil
+	}
+	var werr error
+	switch {
+	case opts.Out == cmdutil.Stdout:
+		werr = encode(outs[0], opts.IO.Out) // the only output (validate)
+	case len(outs) > 0:
+		paths := make([]string, len(outs))
+		writes := make([]func(io.Writer) error, len(outs))
+		for i, o := range outs {
+			paths[i] = o.path
+			writes[i] = func(w io.Writer) error { return encode(o, w) }
+		}
+		werr = atomicfile.WriteFilesFunc(paths, writes)
+	}
+	if encErr != nil {
+		return encErr
+	}
+	if werr != nil {
+		return fmt.Errorf("cannot write the outputs: %w", werr)
 	}
 	return nil
 }
@@ -420,17 +327,6 @@ func verifyPartitioned(m *ir.Module, nodes ir.NodeSource, path string) error {
 func invalidOutput(path string, err error) error {
 	return &ir.InternalError{Phase: "validate output", Loc: ir.Location{File: path},
 		Err: fmt.Errorf("the graph hopctl built is not valid input:\n%w", err)}
-}
-
-// regularFile reports whether w is a regular file (a temporary file
-// atomicfile renames into place, or removes on an error).
-func regularFile(w io.Writer) bool {
-	f, ok := w.(*os.File)
-	if !ok {
-		return false
-	}
-	fi, err := f.Stat()
-	return err == nil && fi.Mode().IsRegular()
 }
 
 // jointSummary is what the command prints of the joint: its masks, the
@@ -566,8 +462,7 @@ func humanBytes(n int64) string {
 // what the file stores), exactly one output and it last, and every
 // get_attr target present in the module. It skips ir.Verify's name index
 // and the schema check of every call, most of the cost of load.Module on
-// the 3.8M nodes the two graphs have at 1M input nodes (README,
-// Performance).
+// the millions of nodes the two graphs have for a large joint.
 func checkPartitioned(m *ir.Module, path string) error {
 	return checkPartitionedNodes(m, ir.GraphNodes(m.Root()), path)
 }
@@ -576,166 +471,64 @@ func checkPartitioned(m *ir.Module, path string) error {
 // read from nodes (partition.Partition.Source): each reference is checked
 // where nodes says it points and by the name it stores.
 func checkPartitionedNodes(m *ir.Module, nodes ir.NodeSource, path string) error {
-	c, err := newPartitionCheck(m, nodes, path)
-	if err != nil {
-		return err
-	}
-	return c.finish()
-}
-
-// partitionCheck is checkPartitionedNodes node by node, so that it can run
-// as the encoder reads the nodes (checking): node after node, in order,
-// and then the graph (finish).
-type partitionCheck struct {
-	m        *ir.Module
-	nodes    ir.NodeSource
-	path     string
-	size     int
-	next     int             // the first node not checked
-	outputs  int             // output nodes so far
-	names    map[string]bool // the module's graphs and attributes, on the first get_attr
-	problems []ir.Problem
-	// seen holds each node checked's name as nameWord packs it: a
-	// reference whose name is that very string (all of them, in the
-	// graphs the partition makes) is known to carry its node's name
-	// without reading the node, which for a reference far back is a
-	// cache miss or three (emission.Node's tables, then the node). Nil for
-	// a graph of fewer than seenNodes nodes.
-	seen []uint64
-}
-
-// seenNodes is the size from which a partitionCheck keeps its seen words,
-// and from which the command checks a graph as it encodes it: a smaller
-// graph's nodes stay in cache, the words' fresh pages cost more than they
-// save (the 4.4k-node stack's two outputs: 33 more page faults), and the
-// reader that checks (checking) costs 0.8 M instructions more there.
-var seenNodes = 1 << 16 // a variable for the tests
-
-// nameWord packs the address and length of s's bytes into a word (0 when
-// they do not fit, or for a string at address 0): two strings with the same
-// non-zero word are the same bytes, so equal. The strings compared are
-// the nodes' names, which the nodes keep alive, so an address is never
-// reused while the check runs.
-func nameWord(s string) uint64 {
-	p := uint64(uintptr(unsafe.Pointer(unsafe.StringData(s))))
-	if p >= 1<<48 || len(s) >= 1<<16 {
-		return 0
-	}
-	return p<<16 | uint64(len(s))
-}
-
-// newPartitionCheck starts checking m's root graph, its nodes read from
-// nodes; a module without a root graph is the error.
-func newPartitionCheck(m *ir.Module, nodes ir.NodeSource, path string) (*partitionCheck, error) {
 	if len(m.Graphs) == 0 || m.Graphs[0].Name != "" {
-		return nil, fmt.Errorf("%s: the module has no root graph", path)
+		return fmt.Errorf("%s: the module has no root graph", path)
 	}
-	c := &partitionCheck{m: m, nodes: nodes, path: path, size: nodes.Len()}
-	if c.size >= seenNodes {
-		c.seen = make([]uint64, c.size)
-	}
-	return c, nil
-}
-
-func (c *partitionCheck) add(kind ir.ProblemKind, node, msg string) {
-	if len(c.problems) < ir.MaxProblems {
-		c.problems = append(c.problems, ir.Problem{Loc: ir.At(c.path, "", node), Msg: msg, Kind: kind})
-	}
-}
-
-// node checks node c.next, the next in order.
-func (c *partitionCheck) node() {
-	i, nodes, size := c.next, c.nodes, c.size
-	c.next++
-	n := nodes.Node(i)
-	if c.seen != nil {
-		c.seen[i] = nameWord(n.Name)
-	}
-	if n.Name == "" {
-		c.add(ir.ProblemMalformed, fmt.Sprintf("#%d", i), "node has an empty name")
-	}
-	if n.Op == ir.OpUnspecified {
-		c.add(ir.ProblemMalformed, n.Name, "node has no op kind")
-	}
-	n.WalkRefs(func(a *ir.Arg) { c.ref(n, i, a) })
-	switch n.Op {
-	case ir.OpOutput:
-		c.outputs++
-		if i != size-1 || c.outputs > 1 {
-			c.add(ir.ProblemExtraOutput, n.Name, "output node is not the last node, or not the only one")
+	var problems []ir.Problem
+	add := func(kind ir.ProblemKind, node, msg string) {
+		if len(problems) < ir.MaxProblems {
+			problems = append(problems, ir.Problem{Loc: ir.At(path, "", node), Msg: msg, Kind: kind})
 		}
-	case ir.OpGetAttr:
-		if c.names == nil {
-			c.names = map[string]bool{}
-			for _, h := range c.m.Graphs {
-				c.names[h.Name] = true
+	}
+	var names map[string]bool // the module's graphs and attributes, on the first get_attr
+	size, outputs := nodes.Len(), 0
+	for i := range size {
+		n := nodes.Node(i)
+		if n.Name == "" {
+			add(ir.ProblemMalformed, fmt.Sprintf("#%d", i), "node has an empty name")
+		}
+		if n.Op == ir.OpUnspecified {
+			add(ir.ProblemMalformed, n.Name, "node has no op kind")
+		}
+		n.WalkRefs(func(a *ir.Arg) {
+			id, name := nodes.Ref(a)
+			switch r := int(id); {
+			case r < 0 || r >= size:
+				add(ir.ProblemDanglingRef, n.Name, fmt.Sprintf("dangling reference to %q: no such node in this graph", name))
+			case r == i:
+				add(ir.ProblemCycle, n.Name, "node uses itself (cycle)")
+			case r > i:
+				add(ir.ProblemUseBeforeDef, n.Name, fmt.Sprintf("use of %q before its definition", name))
+			case nodes.Node(r).Name != name:
+				add(ir.ProblemDanglingRef, n.Name, fmt.Sprintf("reference named %q points to node %q", name, nodes.Node(r).Name))
 			}
-			for _, a := range c.m.Attributes {
-				c.names[a.Name] = true
+		})
+		switch n.Op {
+		case ir.OpOutput:
+			outputs++
+			if i != size-1 || outputs > 1 {
+				add(ir.ProblemExtraOutput, n.Name, "output node is not the last node, or not the only one")
+			}
+		case ir.OpGetAttr:
+			if names == nil {
+				names = map[string]bool{}
+				for _, h := range m.Graphs {
+					names[h.Name] = true
+				}
+				for _, a := range m.Attributes {
+					names[a.Name] = true
+				}
+			}
+			if !names[n.Target] {
+				add(ir.ProblemMissingAttr, n.Name, fmt.Sprintf("get_attr target %q does not exist", n.Target))
 			}
 		}
-		if !c.names[n.Target] {
-			c.add(ir.ProblemMissingAttr, n.Name, fmt.Sprintf("get_attr target %q does not exist", n.Target))
-		}
 	}
-}
-
-// ref checks reference a of node n, node i.
-func (c *partitionCheck) ref(n *ir.Node, i int, a *ir.Arg) {
-	id, name := c.nodes.Ref(a)
-	switch r := int(id); {
-	case r < 0 || r >= c.size:
-		c.add(ir.ProblemDanglingRef, n.Name, fmt.Sprintf("dangling reference to %q: no such node in this graph", name))
-	case r == i:
-		c.add(ir.ProblemCycle, n.Name, "node uses itself (cycle)")
-	case r > i:
-		c.add(ir.ProblemUseBeforeDef, n.Name, fmt.Sprintf("use of %q before its definition", name))
-	case c.seen != nil && c.seen[r] != 0 && c.seen[r] == nameWord(name):
-		// node r's own name string: equal
-	case c.nodes.Node(r).Name != name:
-		c.add(ir.ProblemDanglingRef, n.Name, fmt.Sprintf("reference named %q points to node %q", name, c.nodes.Node(r).Name))
+	if outputs == 0 {
+		add(ir.ProblemMissingOutput, "", "missing output node")
 	}
-}
-
-// finish checks the nodes not yet checked and returns the problems found,
-// in node order, as an *ir.VerifyError (nil: none).
-func (c *partitionCheck) finish() error {
-	for c.next < c.size {
-		c.node()
-	}
-	if c.outputs == 0 {
-		c.add(ir.ProblemMissingOutput, "", "missing output node")
-	}
-	if len(c.problems) > 0 {
-		return &ir.VerifyError{Problems: c.problems}
+	if len(problems) > 0 {
+		return &ir.VerifyError{Problems: problems}
 	}
 	return nil
-}
-
-// checking returns c's nodes as a NodeSource that checks each node the
-// first time it is read in order, just before its reader gets it: an
-// encoder reading the nodes one after another (every encoding does, but
-// for the few a binary one samples ahead to size the graph, which finish
-// checks in turn) then encodes each node while it is still in cache,
-// instead of the check reading all of them from memory first.
-func (c *partitionCheck) checking() ir.NodeSource { return (*checkedNodes)(c) }
-
-type checkedNodes partitionCheck
-
-func (s *checkedNodes) Len() int { return s.size }
-
-func (s *checkedNodes) Node(i int) *ir.Node {
-	if i == s.next {
-		(*partitionCheck)(s).node()
-	}
-	return s.nodes.Node(i)
-}
-
-func (s *checkedNodes) Ref(a *ir.Arg) (ir.NodeID, string) { return s.nodes.Ref(a) }
-
-// OwnNames passes on what the nodes say (ir.OwnNames): the check reads
-// every reference through Ref, the encoder need not read it again.
-func (s *checkedNodes) OwnNames() bool {
-	o, ok := s.nodes.(ir.OwnNames)
-	return ok && o.OwnNames()
 }
