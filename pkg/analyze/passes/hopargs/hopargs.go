@@ -18,6 +18,7 @@ import (
 
 	"github.com/hopctl/hopctl/pkg/analyze"
 	"github.com/hopctl/hopctl/pkg/analyze/metadiff"
+	"github.com/hopctl/hopctl/pkg/analyze/passes/hopcalls"
 	"github.com/hopctl/hopctl/pkg/hop"
 	"github.com/hopctl/hopctl/pkg/ir"
 	"github.com/hopctl/hopctl/pkg/opschema"
@@ -40,7 +41,8 @@ torch.cond(pred, true_fn, false_fn, (x, 1.5))   # a float operand
 ~~~
 Fix: pass tensors, ints or SymInts ('torch.tensor(1.5)'), or close over constants in the branch functions.`},
 	},
-	Run: run,
+	Requires: []*analyze.Analyzer{hopcalls.Analyzer},
+	Run:      run,
 }
 
 // operand is one checked element.
@@ -51,12 +53,8 @@ type operand struct {
 
 func run(pass *analyze.Pass) (any, error) {
 	g := pass.Graph
-	for i := range g.Nodes {
-		n := &g.Nodes[i]
-		h, ok := hop.Lookup(pass.Schemas, n)
-		if !ok {
-			continue
-		}
+	for _, c := range hopcalls.Of(pass).Calls {
+		h, n := c.HOP, c.Node
 		for _, v := range h.ArgTypeChecks {
 			if !v.Torch.Holds(pass.TorchVersion()) {
 				continue
@@ -86,11 +84,7 @@ func run(pass *analyze.Pass) (any, error) {
 					seq(reprs, tuple), seq(types, true))
 			}
 			msg += "\n" + strings.Join(bad, "\n")
-			prov := &analyze.Provenance{InputIndex: -1, Node: n.Name}
-			if n.Meta != nil {
-				prov.StackTrace = n.Meta.StackTrace
-			}
-			pass.Report(analyze.Finding{Rule: RuleArgType, Severity: analyze.Error, Node: n.Name, Message: msg, Provenance: prov})
+			pass.Report(analyze.Finding{Rule: RuleArgType, Severity: analyze.Error, Node: n.Name, Message: msg, Provenance: c.Provenance()})
 		}
 	}
 	return nil, nil

@@ -63,6 +63,7 @@ import (
 
 	"github.com/hopctl/hopctl/pkg/analyze"
 	"github.com/hopctl/hopctl/pkg/analyze/metadiff"
+	"github.com/hopctl/hopctl/pkg/analyze/passes/hopcalls"
 	"github.com/hopctl/hopctl/pkg/hop"
 	"github.com/hopctl/hopctl/pkg/ir"
 	"github.com/hopctl/hopctl/pkg/opschema"
@@ -88,17 +89,13 @@ torch.cond(pred, lambda x: x.sin(), lambda x: x.cos().long(), (x,))   # float32 
 ~~~
 Fix: make both branches return the same number of tensors with the same dtype, device and rank; make cond_fn return a bool scalar.`},
 	},
-	Run: run,
+	Requires: []*analyze.Analyzer{hopcalls.Analyzer},
+	Run:      run,
 }
 
 func run(pass *analyze.Pass) (any, error) {
-	g := pass.Graph
-	for i := range g.Nodes {
-		n := &g.Nodes[i]
-		h, ok := hop.Lookup(pass.Schemas, n)
-		if !ok {
-			continue
-		}
+	for _, c := range hopcalls.Of(pass).Calls {
+		h, n := c.HOP, c.Node
 		var check func(*analyze.Pass, *opschema.HOP, *ir.Node, *hop.Call) string
 		switch h.Name {
 		case "cond":
@@ -114,16 +111,11 @@ func run(pass *analyze.Pass) (any, error) {
 		default:
 			continue
 		}
-		call, err := pass.DecodeHOP(ir.NodeID(i))
-		if err != nil || call == nil {
+		if c.Decoded == nil {
 			continue // the alias analyzer reports malformed HOP calls (hop-call)
 		}
-		if msg := check(pass, h, n, call); msg != "" {
-			prov := &analyze.Provenance{InputIndex: -1, Node: n.Name, Path: []string{n.Name}}
-			if n.Meta != nil {
-				prov.StackTrace = n.Meta.StackTrace
-			}
-			pass.Report(analyze.Finding{Rule: RuleStructure, Severity: analyze.Error, Node: n.Name, Message: msg, Provenance: prov})
+		if msg := check(pass, h, n, c.Decoded); msg != "" {
+			pass.Report(analyze.Finding{Rule: RuleStructure, Severity: analyze.Error, Node: n.Name, Message: msg, Provenance: c.Provenance(n.Name)})
 		}
 	}
 	return nil, nil
