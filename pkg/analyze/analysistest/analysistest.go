@@ -19,6 +19,14 @@
 // matches; every finding needs a want line. One finding may satisfy several
 // want lines. Expect lines are parsed and handed to the caller, which knows
 // what the keys mean (the alias analyzer's four results).
+//
+// A graph that cannot carry comments (a real trace: a binary .pb, a .pt2
+// archive) takes its want lines from a .want file beside the test, whose
+// line
+//
+//	# graph PATH
+//
+// names the graph, relative to the .want file ([Test]).
 package analysistest
 
 import (
@@ -163,4 +171,75 @@ func RuleMessages(t testing.TB, path string, opts analyze.Options, rule string, 
 		}
 	}
 	return got
+}
+
+// Test runs analyzer a (and what it requires) over each file, as
+// golang.org/x/tools/go/analysis/analysistest.Run does for one analyzer,
+// and matches the findings of a's rules against the file's want lines of
+// a's rules, both ways: findings of the analyzers a requires, and want
+// lines of other rules, belong to other tests. A file is a graph with its
+// own want lines (.pbtxt), or a .want file naming a graph (# graph PATH)
+// whose want lines need not say rule=. A file with no want lines of a's
+// rules is a near miss: any finding of them fails the test.
+func Test(t *testing.T, a *analyze.Analyzer, paths ...string) {
+	t.Helper()
+	if len(paths) == 0 {
+		t.Fatal("no test files")
+	}
+	own := map[string]bool{}
+	for _, r := range a.Rules {
+		own[r.ID] = true
+	}
+	for _, path := range paths {
+		t.Run(filepath.Base(path), func(t *testing.T) {
+			graph, sidecar := path, filepath.Ext(path) == ".want"
+			if sidecar {
+				graph = graphLine(t, path)
+			}
+			f, err := load.Open(graph, load.Lenient)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if f.Invalid() {
+				t.Fatalf("%s: %v", graph, &ir.VerifyError{Problems: f.Problems})
+			}
+			res, err := analyze.Run(f.Module, graph, f.Registry, a)
+			if err != nil {
+				t.Fatal(err)
+			}
+			all, _, err := Parse(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var wants []*Want
+			for _, w := range all {
+				if own[w.Rule] || sidecar && w.Rule == "" {
+					wants = append(wants, w)
+				}
+			}
+			var findings []analyze.Finding
+			for _, fd := range res.Findings {
+				if own[fd.Rule] {
+					findings = append(findings, fd)
+				}
+			}
+			Check(t, path, wants, findings)
+		})
+	}
+}
+
+// graphLine returns the graph a .want file names, relative to the file.
+func graphLine(t *testing.T, path string) string {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range strings.Split(string(data), "\n") {
+		if g, ok := strings.CutPrefix(line, "# graph "); ok {
+			return filepath.Join(filepath.Dir(path), strings.TrimSpace(g))
+		}
+	}
+	t.Fatalf("%s: no # graph line", path)
+	return ""
 }

@@ -27,6 +27,7 @@ import (
 	"unsafe"
 
 	"github.com/hopctl/hopctl/pkg/analyze"
+	"github.com/hopctl/hopctl/pkg/analyze/passes/hopcalls"
 	"github.com/hopctl/hopctl/pkg/ir"
 	"github.com/hopctl/hopctl/pkg/opschema"
 )
@@ -81,7 +82,8 @@ my_op = torch.ops.mylib.fused.default(x)   # no schema in the file
 ~~~
 Fix: export with the bridge, which records 'str(op._schema)' of every op in the file, or register the op's schema.`},
 	},
-	Run: run,
+	Requires: []*analyze.Analyzer{hopcalls.Analyzer},
+	Run:      run,
 }
 
 // Pair maps an input or output index to another.

@@ -5,6 +5,7 @@ import (
 	"slices"
 
 	"github.com/hopctl/hopctl/pkg/analyze"
+	"github.com/hopctl/hopctl/pkg/analyze/passes/hopcalls"
 	"github.com/hopctl/hopctl/pkg/hop"
 	"github.com/hopctl/hopctl/pkg/ir"
 	"github.com/hopctl/hopctl/pkg/opschema"
@@ -14,9 +15,10 @@ import (
 // subgraphs, which the driver analysed first.
 func (st *state) hop(id ir.NodeID) error {
 	n := &st.g.Nodes[id]
-	if h, ok := hop.Lookup(st.pass.Schemas, n); ok && h.Op != "" {
-		if h.AppliesOp {
-			return st.withEffects(id, h)
+	hc := hopcalls.Of(st.pass).At(id)
+	if hc != nil && hc.HOP.Op != "" {
+		if hc.HOP.AppliesOp {
+			return st.withEffects(id, hc.HOP)
 		}
 		// Functional by construction (auto_functionalized): the op's outputs
 		// and the new values of its mutable arguments are fresh tensors;
@@ -24,17 +26,17 @@ func (st *state) hop(id ir.NodeID) error {
 		st.vals[id] = seqOf(st.freshFor(n.Val).elems(), true)
 		return nil
 	}
-	call, err := st.pass.DecodeHOP(id)
-	if err != nil {
-		st.pass.Report(analyze.Finding{Rule: RuleBadHOPCall, Severity: analyze.Error, Node: n.Name, Message: err.Error()})
+	if hc != nil && hc.Err != nil {
+		st.pass.Report(analyze.Finding{Rule: RuleBadHOPCall, Severity: analyze.Error, Node: n.Name, Message: hc.Err.Error()})
 		st.vals[id] = st.freshFor(n.Val)
 		return nil
 	}
-	if call == nil {
+	if hc == nil || hc.Decoded == nil {
 		st.unknown(id, fmt.Sprintf("unknown higher-order operator %s: its aliasing and writes are unknown", n.Target))
 		st.vals[id] = st.freshFor(n.Val)
 		return nil
 	}
+	call := hc.Decoded
 	if err := hop.CheckOutputsExist(st.pass.Module, call); err != nil {
 		st.pass.Report(analyze.Finding{Rule: RuleBadHOPCall, Severity: analyze.Error, Node: n.Name, Message: fmt.Sprintf("%s call: %v", call.Op, err)})
 	}

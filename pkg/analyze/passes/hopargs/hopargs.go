@@ -53,7 +53,7 @@ type operand struct {
 
 func run(pass *analyze.Pass) (any, error) {
 	g := pass.Graph
-	for _, c := range hopcalls.Calls(pass) {
+	for _, c := range hopcalls.Of(pass).Calls {
 		h, n := c.HOP, c.Node
 		for _, v := range h.ArgTypeChecks {
 			if !v.Torch.Holds(pass.TorchVersion()) {
@@ -83,7 +83,8 @@ func run(pass *analyze.Pass) (any, error) {
 				msg = fmt.Sprintf("%s can only be of (<class 'torch.Tensor'>, <class 'int'>, <class 'torch.SymInt'>) but got %s",
 					seq(reprs, tuple), seq(types, true))
 			}
-			hopcalls.Report(pass, c, RuleArgType, msg+"\n"+strings.Join(bad, "\n"), false)
+			msg += "\n" + strings.Join(bad, "\n")
+			pass.Report(analyze.Finding{Rule: RuleArgType, Severity: analyze.Error, Node: n.Name, Message: msg, Provenance: c.Provenance()})
 		}
 	}
 	return nil, nil

@@ -1,8 +1,9 @@
-// Package hopcalls is the analyzer the HOP analyzers build on, as
-// golang.org/x/tools/go/analysis/passes/inspect is for Go's: it finds the
-// graph's HOP call sites once, by the registry's convention table
-// (hop.Lookup), and the analyzers that require it read them with Calls
-// and report at a call with Report.
+// Package hopcalls is the infrastructure analyzer that finds a graph's
+// higher-order operator calls and decodes each once by the HOP convention
+// table (package hop), as golang.org/x/tools/go/analysis/passes/inspect
+// prepares the syntax tree for the analyzers that require it. It reports
+// nothing; the HOP checks (alias, hopmeta, hopstruct, hopargs) read its
+// result instead of each walking the graph and decoding calls again.
 package hopcalls
 
 import (
@@ -12,49 +13,74 @@ import (
 	"github.com/hopctl/hopctl/pkg/opschema"
 )
 
-// Call is one HOP call site of a graph.
+// Analyzer finds and decodes the HOP calls of a graph. Its result is a
+// *Result.
+var Analyzer = &analyze.Analyzer{
+	Name: "hopcalls",
+	Doc:  "the graph's HOP calls, each decoded once by the HOP convention table",
+	Run:  run,
+}
+
+// Call is one call_function node whose target is a HOP of the registry's
+// convention table.
 type Call struct {
 	ID   ir.NodeID
 	Node *ir.Node
-	HOP  *opschema.HOP
+	// HOP is the convention row the call follows (hop.Lookup: an older
+	// form's row when the call fits it).
+	HOP *opschema.HOP
+	// Decoded is the decoded call (hop.Decode): nil for HOPs with an
+	// operator instead of subgraphs, opaque HOPs, and when Err is set.
+	Decoded *hop.Call
+	// Err is why the call does not follow the convention; the alias
+	// analyzer reports it (rule hop-call), the other checks skip the call.
+	Err error
 }
 
-// Analyzer finds the HOP call sites of a graph. Its result is a []Call in
-// node order. It reports nothing.
-var Analyzer = &analyze.Analyzer{
-	Name: "hopcalls",
-	Doc:  "the HOP call sites of a graph, for the analyzers that check them",
-	Run: func(pass *analyze.Pass) (any, error) {
-		var calls []Call
-		g := pass.Graph
-		for i := range g.Nodes {
-			n := &g.Nodes[i]
-			if h, ok := hop.Lookup(pass.Schemas, n); ok {
-				calls = append(calls, Call{ID: ir.NodeID(i), Node: n, HOP: h})
-			}
+// Result is a graph's HOP calls, in node order.
+type Result struct {
+	Calls []Call
+	index map[ir.NodeID]int
+}
+
+// At returns the call at node id, or nil when the node is not a HOP call.
+func (r *Result) At(id ir.NodeID) *Call {
+	if i, ok := r.index[id]; ok {
+		return &r.Calls[i]
+	}
+	return nil
+}
+
+// Of returns the result for the graph of pass, whose analyzer must require
+// Analyzer.
+func Of(pass *analyze.Pass) *Result {
+	return pass.ResultOf[Analyzer].(*Result)
+}
+
+// Provenance is the provenance of a finding at the call, through path (the
+// call's node, subgraphs): the node and its stack trace.
+func (c *Call) Provenance(path ...string) *analyze.Provenance {
+	p := &analyze.Provenance{InputIndex: -1, Node: c.Node.Name, Path: path}
+	if c.Node.Meta != nil {
+		p.StackTrace = c.Node.Meta.StackTrace
+	}
+	return p
+}
+
+func run(pass *analyze.Pass) (any, error) {
+	g := pass.Graph
+	res := &Result{index: map[ir.NodeID]int{}}
+	for i := range g.Nodes {
+		n := &g.Nodes[i]
+		h, ok := hop.Lookup(pass.Schemas, n)
+		if !ok {
+			continue
 		}
-		return calls, nil
-	},
-}
-
-// Calls returns the HOP call sites of pass's graph, for an analyzer that
-// requires Analyzer.
-func Calls(pass *analyze.Pass) []Call {
-	calls, _ := pass.ResultOf[Analyzer].([]Call)
-	return calls
-}
-
-// Report reports a finding of rule at call c: located at its node, with
-// the node's stack trace as provenance, and the node as the provenance's
-// path when path is set (a finding about the call's subgraphs).
-func Report(pass *analyze.Pass, c Call, rule, msg string, path bool) {
-	n := c.Node
-	prov := &analyze.Provenance{InputIndex: -1, Node: n.Name}
-	if path {
-		prov.Path = []string{n.Name}
+		id := ir.NodeID(i)
+		c := Call{ID: id, Node: n, HOP: h}
+		c.Decoded, c.Err = pass.DecodeHOP(id)
+		res.index[id] = len(res.Calls)
+		res.Calls = append(res.Calls, c)
 	}
-	if n.Meta != nil {
-		prov.StackTrace = n.Meta.StackTrace
-	}
-	pass.Report(analyze.Finding{Rule: rule, Severity: analyze.Error, Node: n.Name, Message: msg, Provenance: prov})
+	return res, nil
 }

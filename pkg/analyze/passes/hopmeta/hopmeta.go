@@ -71,19 +71,14 @@ Fix: return carried values with the shape, dtype, stride and device they came in
 }
 
 func run(pass *analyze.Pass) (any, error) {
-	for _, c := range hopcalls.Calls(pass) {
-		h, n := c.HOP, c.Node
-		if len(h.MetaChecks) == 0 {
-			continue
-		}
-		call, err := pass.DecodeHOP(c.ID)
-		if err != nil || call == nil {
+	version := pass.TorchVersion()
+	for _, hc := range hopcalls.Of(pass).Calls {
+		if hc.Decoded == nil {
 			continue // validation refuses malformed HOP calls (hop-call)
 		}
-		version := pass.TorchVersion()
-		for _, mc := range h.MetaChecks {
-			if mc.Torch.Holds(version) {
-				check(pass, h, n, call, &mc)
+		for _, c := range hc.HOP.MetaChecks {
+			if c.Torch.Holds(version) {
+				check(pass, &hc, &c)
 			}
 		}
 	}
@@ -91,22 +86,22 @@ func run(pass *analyze.Pass) (any, error) {
 }
 
 // check makes one check_meta_consistency call of the table at call n.
-func check(pass *analyze.Pass, h *opschema.HOP, n *ir.Node, call *hop.Call, c *opschema.MetaCheck) {
-	sc := call.Subgraph(c.Subgraph)
+func check(pass *analyze.Pass, hc *hopcalls.Call, c *opschema.MetaCheck) {
+	sc := hc.Decoded.Subgraph(c.Subgraph)
 	if sc == nil {
 		return
 	}
-	lhs, rhs, ok := sides(pass.Graph, h, n, pass.Subgraph(sc.Graph), c)
+	lhs, rhs, ok := sides(pass.Graph, hc.HOP, hc.Node, pass.Subgraph(sc.Graph), c)
 	if !ok {
 		return
 	}
 	lhs.Name, rhs.Name = c.LHS, c.RHS
 	switch {
 	case c.Carry26:
-		check26(pass, n, sc, lhs, rhs)
+		check26(pass, hc, sc, lhs, rhs)
 		return
 	case c.Init26:
-		checkInit26(pass, n, sc, lhs, rhs)
+		checkInit26(pass, hc, sc, lhs, rhs)
 		return
 	}
 	lengthMessage := c.LengthMessage
@@ -130,22 +125,19 @@ func check(pass *analyze.Pass, h *opschema.HOP, n *ir.Node, call *hop.Call, c *o
 			msg += "\n" + (&metadiff.Result{LHS: lhs, RHS: rhs, Pairs: res.Pairs}).Message()
 		}
 	}
-	report(pass, n, sc, msg)
+	report(pass, hc, sc, msg)
 }
 
-func report(pass *analyze.Pass, n *ir.Node, sc *hop.SubgraphCall, msg string) {
-	prov := &analyze.Provenance{InputIndex: -1, Node: n.Name, Path: []string{n.Name, sc.Graph}}
-	if n.Meta != nil {
-		prov.StackTrace = n.Meta.StackTrace
-	}
-	pass.Report(analyze.Finding{Rule: RuleMetaMismatch, Severity: analyze.Error, Node: n.Name, Message: msg, Provenance: prov})
+func report(pass *analyze.Pass, hc *hopcalls.Call, sc *hop.SubgraphCall, msg string) {
+	n := hc.Node.Name
+	pass.Report(analyze.Finding{Rule: RuleMetaMismatch, Severity: analyze.Error, Node: n, Message: msg, Provenance: hc.Provenance(n, sc.Graph)})
 }
 
 // check26 is torch 2.6's while_loop check (check_outputs_carry_consistency,
 // torch/_higher_order_ops/while_loop.py): zip(outs, carries), so only the
 // pairs both lists have; diff_tensor_meta with requires_grad and
 // _extract_tensor_metadata's memory_format; one line per differing pair.
-func check26(pass *analyze.Pass, n *ir.Node, sc *hop.SubgraphCall, lhs, rhs metadiff.List) {
+func check26(pass *analyze.Pass, hc *hopcalls.Call, sc *hop.SubgraphCall, lhs, rhs metadiff.List) {
 	k := min(len(lhs.Values), len(rhs.Values))
 	lhs.Values, rhs.Values = lhs.Values[:k], rhs.Values[:k]
 	res := metadiff.Compare(lhs, rhs, metadiff.Options{IncludeContiguity: true, CheckGrad: true})
@@ -164,7 +156,7 @@ func check26(pass *analyze.Pass, n *ir.Node, sc *hop.SubgraphCall, lhs, rhs meta
 	if len(lines) == 0 {
 		return
 	}
-	report(pass, n, sc, fmt.Sprintf("Expected %s and %s return tensors with same metadata but found:\n%s", lhs.Name, rhs.Name, strings.Join(lines, "\n")))
+	report(pass, hc, sc, fmt.Sprintf("Expected %s and %s return tensors with same metadata but found:\n%s", lhs.Name, rhs.Name, strings.Join(lines, "\n")))
 }
 
 // checkInit26 is torch 2.6's scan check (trace_scan,
@@ -173,7 +165,7 @@ func check26(pass *analyze.Pass, n *ir.Node, sc *hop.SubgraphCall, lhs, rhs meta
 // TensorMetadata (meta["tensor_meta"]) and the init's repr. Stride, memory
 // format and requires_grad are not compared; nor are values that are not
 // two tensors (2.6's scan() takes only tensor inits).
-func checkInit26(pass *analyze.Pass, n *ir.Node, sc *hop.SubgraphCall, lhs, rhs metadiff.List) {
+func checkInit26(pass *analyze.Pass, hc *hopcalls.Call, sc *hop.SubgraphCall, lhs, rhs metadiff.List) {
 	for i := range min(len(lhs.Values), len(rhs.Values)) {
 		ini, ca := lhs.Values[i], rhs.Values[i]
 		if ini == nil || ca == nil || ini.Kind != ir.ValTensor || ca.Kind != ir.ValTensor || ini.Tensor == nil || ca.Tensor == nil {
@@ -184,7 +176,7 @@ func checkInit26(pass *analyze.Pass, n *ir.Node, sc *hop.SubgraphCall, lhs, rhs 
 			a.Dtype != "" && b.Dtype != "" && metadiff.FormatDtype(a.Dtype) != metadiff.FormatDtype(b.Dtype) ||
 			!ir.DimsEqual(a.Shape, b.Shape)
 		if diff {
-			report(pass, n, sc, "Expected metadata of the combine_fn result "+metadiff.FormatTensorMetadata(b)+
+			report(pass, hc, sc, "Expected metadata of the combine_fn result "+metadiff.FormatTensorMetadata(b)+
 				" to be the same as the metadata of init with "+metadiff.Format(ini))
 			return
 		}

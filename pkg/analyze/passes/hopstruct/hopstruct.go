@@ -94,7 +94,7 @@ Fix: make both branches return the same number of tensors with the same dtype, d
 }
 
 func run(pass *analyze.Pass) (any, error) {
-	for _, c := range hopcalls.Calls(pass) {
+	for _, c := range hopcalls.Of(pass).Calls {
 		h, n := c.HOP, c.Node
 		var check func(*analyze.Pass, *opschema.HOP, *ir.Node, *hop.Call) string
 		switch h.Name {
@@ -111,12 +111,11 @@ func run(pass *analyze.Pass) (any, error) {
 		default:
 			continue
 		}
-		call, err := pass.DecodeHOP(c.ID)
-		if err != nil || call == nil {
+		if c.Decoded == nil {
 			continue // the alias analyzer reports malformed HOP calls (hop-call)
 		}
-		if msg := check(pass, h, n, call); msg != "" {
-			hopcalls.Report(pass, c, RuleStructure, msg, true)
+		if msg := check(pass, h, n, c.Decoded); msg != "" {
+			pass.Report(analyze.Finding{Rule: RuleStructure, Severity: analyze.Error, Node: n.Name, Message: msg, Provenance: c.Provenance(n.Name)})
 		}
 	}
 	return nil, nil

@@ -1,0 +1,47 @@
+package sigmut_test
+
+import (
+	"path/filepath"
+	"testing"
+
+	"github.com/hopctl/hopctl/pkg/analyze/analysistest"
+	"github.com/hopctl/hopctl/pkg/analyze/passes/sigmut"
+	"github.com/hopctl/hopctl/pkg/ir"
+	_ "github.com/hopctl/hopctl/pkg/pt2" // .pt2 archives
+)
+
+const lint = "../../../../testdata/lint/"
+
+// TestSigmut runs sigmut (and the alias analysis it reads) over lint's
+// triggers and near miss, and over real torch.export programs that write
+// buffers and inputs (testdata/*.want: near misses in both dialects).
+func TestSigmut(t *testing.T) {
+	real, _ := filepath.Glob("testdata/*.want")
+	if len(real) < 10 {
+		t.Fatalf("found %d want files", len(real))
+	}
+	paths := append([]string{lint + "signature-mutation.pbtxt", lint + "signature-mutation_returns_input.pbtxt", lint + "signature-mutation_ok.pbtxt"}, real...)
+	analysistest.Test(t, sigmut.Analyzer, paths...)
+}
+
+// TestFunctional: run_decompositions' programs (verifiers ATEN) claim to be
+// functional, the default export's (training IR) do not.
+func TestFunctional(t *testing.T) {
+	for _, tc := range []struct {
+		path string
+		want bool
+	}{
+		{"../../../../testdata/pt2/2.14/buffer_update.aten.pt2", true},
+		{"../../../../testdata/pt2/2.14/buffer_update.train.pt2", false},
+		{"../../../../testdata/pt2/2.14/mlp.train.pt2", false},
+		{"../../../../testdata/pt2/2.6/input_mutation.aten.pt2", true},
+	} {
+		m, err := ir.LoadFile(tc.path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := sigmut.Functional(m); got != tc.want {
+			t.Errorf("%s: Functional = %v, want %v", tc.path, got, tc.want)
+		}
+	}
+}
