@@ -223,18 +223,7 @@ type Options struct {
 	// TorchVersion ("2.6"); "" is the default: the file's recorded
 	// version, else the newest ([Pass.TorchVersion]).
 	TorchVersion string
-	// AllCores lets an analyzer spread a large graph's work over all
-	// cores ([Pass.AllCores]): the caller runs nothing beside the run.
-	// Off, each graph is analysed on one goroutine, as it should be when
-	// other work runs beside the run (load.Analyze's checks beside the
-	// analysis, the joint's check of its output beside the partition):
-	// there a goroutine more would slow the work beside it.
-	AllCores bool
 }
-
-// AllCores reports whether the analyzer may spread the graph's work over
-// all cores (Options.AllCores).
-func (p *Pass) AllCores() bool { return p.opts.AllCores }
 
 // Report records a finding located in this pass's graph.
 func (p *Pass) Report(f Finding) {

@@ -56,19 +56,16 @@ type File struct {
 // Invalid reports whether the file has defects (Lenient mode).
 func (f *File) Invalid() bool { return len(f.Problems) > 0 }
 
-// Open reads, decodes and checks the graph file at path. Nothing runs
-// beside its checks, so they use all cores (analyze.Options.AllCores).
+// Open reads, decodes and checks the graph file at path.
 func Open(path string, mode Mode) (*File, error) {
 	m, err := ir.LoadFile(path)
 	if err != nil {
 		return nil, err
 	}
-	return module(m, path, mode, analyze.Options{AllCores: true})
+	return module(m, path, mode, analyze.Options{})
 }
 
-// Module is Open for a module already decoded from the file at path. Its
-// checks run on one core per graph: callers run other work beside them
-// (the joint checks its output beside the partition).
+// Module is Open for a module already decoded from the file at path.
 func Module(m *ir.Module, path string, mode Mode) (*File, error) {
 	return module(m, path, mode, analyze.Options{})
 }

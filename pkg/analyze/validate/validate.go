@@ -30,9 +30,7 @@ func Check(m *ir.Module, file string, reg *opschema.Registry) error {
 	return CheckWith(m, file, reg, analyze.Options{})
 }
 
-// CheckWith is Check with the schema analyzer's run options (analyze.
-// Options.AllCores: the checks of a file opened with nothing else to do
-// use all cores).
+// CheckWith is Check with the schema analyzer's run options.
 func CheckWith(m *ir.Module, file string, reg *opschema.Registry, opts analyze.Options) error {
 	var problems []ir.Problem
 	dropped := 0
