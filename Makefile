@@ -5,6 +5,8 @@
 #                 runs, torch round trips and oracles)
 # make deps       install what the tests need (Debian torch, Go modules)
 # make build      build bin/hopctl
+# make wheel      dist/hopctl_torch-VERSION-py3-none-PLATFORM.whl: the Python package
+#                 with the binary (GOARCH=arm64 cross-compiles); docs/install.md
 # make fuzz       run every fuzz target for FUZZTIME (default 10m)
 # make bench      benchmarks (see README, Performance)
 # make pgo        regenerate cmd/hopctl/default.pgo, the profile `go build` optimises with
@@ -17,14 +19,16 @@ GO      ?= go
 # (Recursively expanded: evaluated when used, i.e. after `make deps`.)
 PYTHON  ?= $(shell scripts/find-python.sh)
 BIN     := bin/hopctl
-VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo 0.1.0-dev)
+# One number for the binary and the Python package (hopctl_torch checks
+# that they agree); a release bumps this file.
+VERSION ?= $(shell cat python/hopctl_torch/VERSION)
 FUZZTIME ?= 3s
 # Microsoft's SARIF validator, installed by scripts/install-deps.sh; the
 # SARIF tests of internal/cli run it (and are skipped without this variable).
 HOPCTL_TOOLS ?= /var/cache/hopctl/tools
 SARIF_MULTITOOL ?= $(HOPCTL_TOOLS)/sarif-multitool/node_modules/@microsoft/sarif-multitool-linux/Sarif.Multitool
 
-.PHONY: deps build test gotest gotest-race pytest pytest-pt2 fuzz-short fuzz bench pgo proto testdata testdata-pt2 demo clean
+.PHONY: deps build test gotest gotest-race pytest pytest-pt2 fuzz-short fuzz bench pgo proto testdata testdata-pt2 demo clean wheel pytest-wheel
 
 # CGO_ENABLED=0: a static binary starts ~1 ms faster than one that loads
 # libc (net, linked through pflag and mapstructure, would otherwise pull in cgo).
@@ -50,7 +54,7 @@ build:
 deps:
 	scripts/install-deps.sh
 
-test: deps build gotest gotest-race fuzz-short pytest
+test: deps build gotest gotest-race fuzz-short pytest pytest-wheel
 
 gotest:
 	$(GO) vet ./...
@@ -88,6 +92,27 @@ pytest: build
 pytest-pt2: build
 	scripts/torch.sh 2.6 -- env PYTHONPATH=python HOPCTL=$(CURDIR)/$(BIN) python3 -m unittest python/tests/test_exported_program.py -v
 	scripts/torch.sh 2.14 -- env PYTHONPATH=python HOPCTL=$(CURDIR)/$(BIN) python3 -m unittest python/tests/test_exported_program.py -v
+
+# The wheel: python/setup.py builds hopctl (CGO_ENABLED=0, -trimpath,
+# -ldflags "-s -w -X .../build.Version=VERSION", for GOOS/GOARCH) into the
+# wheel's .data/scripts, so pip installs it on PATH, and tags the wheel for
+# that platform. The build directory is fresh each time: setuptools would
+# otherwise carry a deleted module over from the last build.
+WHEEL_DIR ?= dist
+WHEEL_BUILD = bin/wheel-build
+wheel:
+	rm -rf $(WHEEL_BUILD) && mkdir -p $(WHEEL_BUILD) $(WHEEL_DIR)
+	cd python && GO="$$(command -v $(GO))" $(if $(GOOS),GOOS=$(GOOS)) $(if $(GOARCH),GOARCH=$(GOARCH)) \
+	  $(PYTHON) setup.py -q egg_info --egg-base $(CURDIR)/$(WHEEL_BUILD) build --build-base $(CURDIR)/$(WHEEL_BUILD) \
+	  bdist_wheel --bdist-dir $(CURDIR)/$(WHEEL_BUILD)/bdist --dist-dir $(abspath $(WHEEL_DIR))
+	@ls $(WHEEL_DIR)/hopctl_torch-$(VERSION)-*.whl
+
+# The wheel installed into fresh venvs of Debian's Python, one without Go on
+# PATH, and pip install from a copy of the checkout with Go;
+# python/tests/test_wheel.py.
+pytest-wheel: wheel
+	HOPCTL_WHEEL_DIR=$(abspath $(WHEEL_DIR)) HOPCTL_GO="$$(command -v $(GO))" PYTHONPATH=python \
+	  $(PYTHON) -m unittest python/tests/test_wheel.py -v
 
 bench:
 	scripts/bench.sh
@@ -127,4 +152,4 @@ demo: build
 	@$(BIN) analyze testdata/hops/nested3_mutation.pbtxt
 
 clean:
-	rm -rf bin
+	rm -rf bin dist
