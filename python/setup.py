@@ -84,7 +84,7 @@ class BuildHopctl(build_scripts):
             raise SystemExit("hopctl_torch: no wheel platform tag for GOOS=%s GOARCH=%s (known: %s)"
                              % (target + (", ".join("/".join(t) for t in PLATFORMS),)))
         self.mkpath(self.build_dir)
-        out = os.path.join(self.build_dir, "hopctl")
+        out = os.path.abspath(os.path.join(self.build_dir, "hopctl"))
         ldflags = "-s -w -X %s/internal/build.Version=%s" % (MODULE, VERSION)
         cmd = [go, "build", "-trimpath", "-ldflags", ldflags, "-o", out, "./cmd/hopctl"]
         self.announce("building hopctl %s for %s/%s: %s" % ((VERSION,) + target + (" ".join(cmd),)), level=2)
