@@ -21,6 +21,7 @@ import (
 	// Registers torch.export archives and program JSON with ir.LoadFile.
 	"github.com/hopctl/hopctl/internal/cmd/config"
 	"github.com/hopctl/hopctl/internal/cmd/convert"
+	"github.com/hopctl/hopctl/internal/cmd/explain"
 	jointcmd "github.com/hopctl/hopctl/internal/cmd/joint"
 	lintcmd "github.com/hopctl/hopctl/internal/cmd/lint"
 	metadiffcmd "github.com/hopctl/hopctl/internal/cmd/metadiff"
@@ -225,6 +226,7 @@ var subcommands = []struct {
 	{"synth", func(f *cmdutil.Factory) *cobra.Command { return synthcmd.NewCmdSynth(f, nil) }, 0, false},
 	{"convert", func(f *cmdutil.Factory) *cobra.Command { return convert.NewCmdConvert(f, nil) }, 3, false},
 	{"config", func(f *cmdutil.Factory) *cobra.Command { return config.NewCmdConfig(f, nil) }, 0, false},
+	{"explain", func(f *cmdutil.Factory) *cobra.Command { return explain.NewCmdExplain(f, nil) }, 0, false},
 	{"version", func(f *cmdutil.Factory) *cobra.Command { return version.NewCmdVersion(f, nil) }, 0, false},
 }
 
