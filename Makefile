@@ -7,6 +7,7 @@
 # make build      build bin/hopctl
 # make wheel      dist/hopctl_torch-VERSION-py3-none-PLATFORM.whl: the Python package
 #                 with the binary (GOARCH=arm64 cross-compiles); docs/install.md
+# make pytest-install  the wheel, pip install and the pre-commit hooks, tested
 # make fuzz       run every fuzz target for FUZZTIME (default 10m)
 # make bench      benchmarks (see README, Performance)
 # make pgo        regenerate cmd/hopctl/default.pgo, the profile `go build` optimises with
@@ -28,7 +29,7 @@ FUZZTIME ?= 3s
 HOPCTL_TOOLS ?= /var/cache/hopctl/tools
 SARIF_MULTITOOL ?= $(HOPCTL_TOOLS)/sarif-multitool/node_modules/@microsoft/sarif-multitool-linux/Sarif.Multitool
 
-.PHONY: deps build test gotest gotest-race pytest pytest-pt2 fuzz-short fuzz bench pgo proto testdata testdata-pt2 demo clean wheel pytest-wheel
+.PHONY: deps build test gotest gotest-race pytest pytest-pt2 fuzz-short fuzz bench pgo proto testdata testdata-pt2 demo clean wheel pytest-install
 
 # CGO_ENABLED=0: a static binary starts ~1 ms faster than one that loads
 # libc (net, linked through pflag and mapstructure, would otherwise pull in cgo).
@@ -54,7 +55,7 @@ build:
 deps:
 	scripts/install-deps.sh
 
-test: deps build gotest gotest-race fuzz-short pytest pytest-wheel
+test: deps build gotest gotest-race fuzz-short pytest pytest-install
 
 gotest:
 	$(GO) vet ./...
@@ -107,12 +108,13 @@ wheel:
 	  bdist_wheel --bdist-dir $(CURDIR)/$(WHEEL_BUILD)/bdist --dist-dir $(abspath $(WHEEL_DIR))
 	@ls $(WHEEL_DIR)/hopctl_torch-$(VERSION)-*.whl
 
-# The wheel installed into fresh venvs of Debian's Python, one without Go on
-# PATH, and pip install from a copy of the checkout with Go;
-# python/tests/test_wheel.py.
-pytest-wheel: wheel
-	HOPCTL_WHEEL_DIR=$(abspath $(WHEEL_DIR)) HOPCTL_GO="$$(command -v $(GO))" PYTHONPATH=python \
-	  $(PYTHON) -m unittest python/tests/test_wheel.py -v
+# How users install and plug hopctl in: the wheel installed into a fresh
+# venv of Debian's Python with no Go on PATH, pip install from a copy of the
+# checkout with Go (python/tests/test_wheel.py), and .pre-commit-hooks.yaml
+# under a real pre-commit (python/tests/test_precommit.py).
+pytest-install: build wheel
+	HOPCTL_WHEEL_DIR=$(abspath $(WHEEL_DIR)) HOPCTL_GO="$$(command -v $(GO))" HOPCTL=$(CURDIR)/$(BIN) PYTHONPATH=python \
+	  $(PYTHON) -m unittest python/tests/test_wheel.py python/tests/test_precommit.py -v
 
 bench:
 	scripts/bench.sh

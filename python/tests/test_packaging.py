@@ -1,6 +1,6 @@
 """Packaging without the wheel: pip install of python/ alone, and the binary's version check (run: make pytest).
 
-make pytest-wheel (test_wheel.py) installs the wheel and the checkout.
+make pytest-install (test_wheel.py) installs the wheel and the checkout.
 """
 
 import os

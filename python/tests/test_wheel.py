@@ -1,4 +1,4 @@
-"""The wheel and the checkout install hopctl with hopctl_torch (run: make pytest-wheel).
+"""The wheel and the checkout install hopctl with hopctl_torch (run: make pytest-install).
 
 Each test makes a fresh venv of this interpreter with its site packages
 (Debian's torch, setuptools and wheel; there is no PyPI to install from) and
@@ -112,7 +112,7 @@ class InstallTest(unittest.TestCase):
         self.assertEqual(r["root"]["mutated_inputs"], [0])
         self.assertEqual(r["root"]["inp_out_alias"], {"0": 0})
 
-    @unittest.skipUnless(WHEEL_DIR, "HOPCTL_WHEEL_DIR unset (make pytest-wheel builds the wheel and sets it)")
+    @unittest.skipUnless(WHEEL_DIR, "HOPCTL_WHEEL_DIR unset (make pytest-install builds the wheel and sets it)")
     def test_wheel_without_go(self):
         wheels = glob.glob(os.path.join(WHEEL_DIR, "hopctl_torch-%s-py3-none-manylinux_2_17_%s.*.whl" % (VERSION, ARCH)))
         self.assertEqual(len(wheels), 1, "want one wheel for %s in %s: %s" % (ARCH, WHEEL_DIR, os.listdir(WHEEL_DIR)))
@@ -124,7 +124,7 @@ class InstallTest(unittest.TestCase):
             self.assertEqual(p.returncode, 0, p.stdout)
             self.check_installed(venv)
 
-    @unittest.skipUnless(GO, "HOPCTL_GO unset (make pytest-wheel sets it to the go command)")
+    @unittest.skipUnless(GO, "HOPCTL_GO unset (make pytest-install sets it to the go command)")
     def test_checkout_with_go(self):
         with tempfile.TemporaryDirectory(prefix="hopctl_checkout_") as d:
             # A copy, as a fresh clone is: pip builds in the source tree,
