@@ -2,7 +2,8 @@
 
 Each test makes a fresh venv of this interpreter with its site packages
 (Debian's torch, setuptools and wheel; there is no PyPI to install from) and
-pip-installs into it offline:
+pip-installs into it offline, Debian's packages meeting the requirements
+(torch, protobuf):
 
 - the wheel `make wheel` wrote (HOPCTL_WHEEL_DIR), with no Go on PATH: the
   binary must come from the wheel;
@@ -120,7 +121,7 @@ class InstallTest(unittest.TestCase):
             path = _path_without_go()
             self.assertIsNone(shutil.which("go", path=path))
             venv = Venv(d, path)
-            p = venv.run("pip", "install", "--no-deps", wheels[0])
+            p = venv.run("pip", "install", wheels[0])
             self.assertEqual(p.returncode, 0, p.stdout)
             self.check_installed(venv)
 
@@ -133,7 +134,7 @@ class InstallTest(unittest.TestCase):
             shutil.copytree(ROOT, src, ignore=_not_in_a_clone)
             path = os.path.dirname(GO) + os.pathsep + _path_without_go()
             venv = Venv(d, path)
-            p = venv.run("pip", "install", "--no-deps", "--no-build-isolation", os.path.join(src, "python"))
+            p = venv.run("pip", "install", "--no-build-isolation", os.path.join(src, "python"))
             self.assertEqual(p.returncode, 0, p.stdout)
             self.check_installed(venv)
 
