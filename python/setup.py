@@ -27,8 +27,9 @@ with open(os.path.join(HERE, "hopctl_torch", "VERSION")) as f:
     VERSION = f.read().strip()
 
 # Wheel platform tags by Go target. With CGO_ENABLED=0 the binary links no
-# libc at all, so the oldest manylinux tag pip still knows is true of it;
-# the legacy manylinux2014 alias is for pips older than 20.3 (PEP 600).
+# libc at all, so it runs on any glibc; manylinux_2_17 (manylinux2014) is
+# the oldest tag with an aarch64 variant, and its legacy alias is for pips
+# older than 20.3 (PEP 600).
 PLATFORMS = {
     ("linux", "amd64"): "manylinux_2_17_x86_64.manylinux2014_x86_64",
     ("linux", "arm64"): "manylinux_2_17_aarch64.manylinux2014_aarch64",
