@@ -5,8 +5,11 @@
 #                 runs, torch round trips and oracles)
 # make deps       install what the tests need (Debian torch, Go modules)
 # make build      build bin/hopctl
+# make wheel      dist/hopctl_torch-VERSION-py3-none-PLATFORM.whl: the Python package
+#                 with the binary (GOARCH=arm64 cross-compiles); docs/install.md
+# make pytest-install  the wheel, pip install and the pre-commit hooks, tested
 # make fuzz       run every fuzz target for FUZZTIME (default 10m)
-# make bench      benchmarks (see README, Performance)
+# make bench      benchmarks (docs/performance-log.md)
 # make proto      regenerate Go and Python code from proto/ (protoc + protoc-gen-go)
 # make testdata   re-export the real-model corpus with Debian's torch (1.13, 2.14),
 #                 and the torch.export archives with torch 2.6 and 2.14 (testdata/pt2)
@@ -16,14 +19,16 @@ GO      ?= go
 # (Recursively expanded: evaluated when used, i.e. after `make deps`.)
 PYTHON  ?= $(shell scripts/find-python.sh)
 BIN     := bin/hopctl
-VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo 0.1.0-dev)
+# One number for the binary and the Python package (hopctl_torch checks
+# that they agree); a release bumps this file.
+VERSION ?= $(shell cat python/hopctl_torch/VERSION)
 FUZZTIME ?= 3s
 # Microsoft's SARIF validator, installed by scripts/install-deps.sh; the
 # SARIF tests of internal/cli run it (and are skipped without this variable).
 HOPCTL_TOOLS ?= /var/cache/hopctl/tools
 SARIF_MULTITOOL ?= $(HOPCTL_TOOLS)/sarif-multitool/node_modules/@microsoft/sarif-multitool-linux/Sarif.Multitool
 
-.PHONY: deps build test gotest gotest-race pytest pytest-pt2 fuzz-short fuzz bench proto testdata testdata-pt2 demo clean
+.PHONY: deps build test gotest gotest-race pytest pytest-pt2 fuzz-short fuzz bench proto testdata testdata-pt2 demo clean wheel pytest-install
 
 # A static, reproducible binary, as gh's release build: CGO_ENABLED=0 (no
 # libc to load), -trimpath (no machine paths), -s -w (no symbol tables).
@@ -33,7 +38,7 @@ build:
 deps:
 	scripts/install-deps.sh
 
-test: deps build gotest gotest-race fuzz-short pytest
+test: deps build gotest gotest-race fuzz-short pytest pytest-install
 
 gotest:
 	$(GO) vet ./...
@@ -69,6 +74,28 @@ pytest-pt2: build
 	scripts/torch.sh 2.6 -- env PYTHONPATH=python HOPCTL=$(CURDIR)/$(BIN) python3 -m unittest python/tests/test_exported_program.py -v
 	scripts/torch.sh 2.14 -- env PYTHONPATH=python HOPCTL=$(CURDIR)/$(BIN) python3 -m unittest python/tests/test_exported_program.py -v
 
+# The wheel: python/setup.py builds hopctl (CGO_ENABLED=0, -trimpath,
+# -ldflags "-s -w -X .../build.Version=VERSION", for GOOS/GOARCH) into the
+# wheel's .data/scripts, so pip installs it on PATH, and tags the wheel for
+# that platform. The build directory is fresh each time: setuptools would
+# otherwise carry a deleted module over from the last build.
+WHEEL_DIR ?= dist
+WHEEL_BUILD = bin/wheel-build
+wheel:
+	rm -rf $(WHEEL_BUILD) && mkdir -p $(WHEEL_BUILD) $(WHEEL_DIR)
+	cd python && GO="$$(command -v $(GO))" $(if $(GOOS),GOOS=$(GOOS)) $(if $(GOARCH),GOARCH=$(GOARCH)) \
+	  $(PYTHON) setup.py -q egg_info --egg-base $(CURDIR)/$(WHEEL_BUILD) build --build-base $(CURDIR)/$(WHEEL_BUILD) \
+	  bdist_wheel --bdist-dir $(CURDIR)/$(WHEEL_BUILD)/bdist --dist-dir $(abspath $(WHEEL_DIR))
+	@ls $(WHEEL_DIR)/hopctl_torch-$(VERSION)-*.whl
+
+# How users install and plug hopctl in: the wheel installed into a fresh
+# venv of Debian's Python with no Go on PATH, pip install from a copy of the
+# checkout with Go (python/tests/test_wheel.py), and .pre-commit-hooks.yaml
+# under a real pre-commit (python/tests/test_precommit.py).
+pytest-install: build wheel
+	HOPCTL_WHEEL_DIR=$(abspath $(WHEEL_DIR)) HOPCTL_GO="$$(command -v $(GO))" HOPCTL=$(CURDIR)/$(BIN) PYTHONPATH=python \
+	  $(PYTHON) -m unittest python/tests/test_wheel.py python/tests/test_precommit.py -v
+
 bench:
 	scripts/bench.sh
 
@@ -101,4 +128,4 @@ demo: build
 	@$(BIN) analyze testdata/hops/nested3_mutation.pbtxt
 
 clean:
-	rm -rf bin
+	rm -rf bin dist

@@ -97,3 +97,23 @@ fi
 echo "install-deps.sh: $(chromium --version 2>/dev/null | head -1)"
 
 go mod download
+
+# 7. The wheel (make wheel, make pytest-wheel): Debian's setuptools and wheel
+#    build it (there is no PyPI to fetch them from), venv and pip install it
+#    into the tests' fresh environments, and pre-commit runs the hooks of
+#    .pre-commit-hooks.yaml for real.
+wheel_modules=(setuptools:python3-setuptools wheel:python3-wheel venv:python3-venv ensurepip:python3-venv pip:python3-pip)
+need=()
+for mp in "${wheel_modules[@]}"; do
+  /usr/bin/python3 -c "import ${mp%%:*}" 2>/dev/null || need+=("${mp#*:}")
+done
+command -v pre-commit >/dev/null || need+=(pre-commit)
+if [ ${#need[@]} -gt 0 ]; then apt_install "${need[@]}"; fi
+for mp in "${wheel_modules[@]}"; do
+  /usr/bin/python3 -c "import ${mp%%:*}" 2>/dev/null || { echo "install-deps.sh: /usr/bin/python3 cannot import ${mp%%:*}" >&2; exit 1; }
+done
+if ! pre-commit --version >/dev/null 2>&1; then
+  echo "install-deps.sh: pre-commit is not usable after installing" >&2
+  exit 1
+fi
+echo "install-deps.sh: $(pre-commit --version)"

@@ -138,7 +138,7 @@ var invocations = map[string][]invocation{
 }
 
 // noFileCommands are the commands that read no graph file.
-var noFileCommands = []string{"completion", "config", "help", "synth", "version"}
+var noFileCommands = []string{"completion", "config", "explain", "help", "synth", "version"}
 
 // knownStressFailures are stress runs that are not run (they would stop
 // the test binary), keyed "command/file", with the reason.

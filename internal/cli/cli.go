@@ -21,6 +21,7 @@ import (
 	// Registers torch.export archives and program JSON with ir.LoadFile.
 	"github.com/hopctl/hopctl/internal/cmd/config"
 	"github.com/hopctl/hopctl/internal/cmd/convert"
+	"github.com/hopctl/hopctl/internal/cmd/explain"
 	jointcmd "github.com/hopctl/hopctl/internal/cmd/joint"
 	lintcmd "github.com/hopctl/hopctl/internal/cmd/lint"
 	metadiffcmd "github.com/hopctl/hopctl/internal/cmd/metadiff"
@@ -183,6 +184,7 @@ var subcommands = []struct {
 	{"synth", func(f *cmdutil.Factory) *cobra.Command { return synthcmd.NewCmdSynth(f, nil) }},
 	{"convert", func(f *cmdutil.Factory) *cobra.Command { return convert.NewCmdConvert(f, nil) }},
 	{"config", func(f *cmdutil.Factory) *cobra.Command { return config.NewCmdConfig(f, nil) }},
+	{"explain", func(f *cmdutil.Factory) *cobra.Command { return explain.NewCmdExplain(f, nil) }},
 	{"version", func(f *cmdutil.Factory) *cobra.Command { return version.NewCmdVersion(f, nil) }},
 }
 

@@ -10,7 +10,11 @@ import torch
 
 from ._proto.hopctl.v1 import graph_pb2 as pb
 
-__version__ = "0.1.0"
+# One version for the package and the binary: the Makefile links this file's
+# number into hopctl (internal/build.Version), setup.cfg reads it for the
+# wheel, and _run checks that the binary it runs says the same.
+with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "VERSION")) as _f:
+    __version__ = _f.read().strip()
 
 FORMAT_MAJOR = 1
 FORMAT_MINOR = 2  # the newest minor this package reads; it writes 1.0, 1.1 for a signature, 1.2 for HOP classes

@@ -1,0 +1,114 @@
+package explain_test
+
+import (
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/hopctl/hopctl/internal/cli"
+	"github.com/hopctl/hopctl/internal/cmd/explain"
+	"github.com/hopctl/hopctl/internal/iostreams"
+	"github.com/hopctl/hopctl/pkg/lint"
+)
+
+func run(args ...string) (code int, stdout, stderr string) {
+	ios, _, out, errOut := iostreams.Test()
+	code = cli.Main(args, ios)
+	return code, out.String(), errOut.String()
+}
+
+// TestEveryRule walks the rule table: `hopctl explain ID` prints every
+// rule's doc, the PyTorch check it mirrors, a trigger and a fix.
+func TestEveryRule(t *testing.T) {
+	for _, r := range lint.Rules() {
+		code, out, stderr := run("explain", r.ID)
+		if code != cli.ExitOK || stderr != "" {
+			t.Errorf("explain %s: exit %d, stderr %q", r.ID, code, stderr)
+			continue
+		}
+		if strings.Count(r.Example, "\nFix: ") != 1 {
+			t.Errorf("%s: the example has no single \"Fix: \" line to split trigger and fix at:\n%s", r.ID, r.Example)
+		}
+		sections := map[string]string{}
+		head, rest, _ := strings.Cut(out, "\n## ")
+		for _, s := range strings.Split(rest, "\n## ") {
+			name, body, _ := strings.Cut(s, "\n")
+			sections[name] = strings.TrimSpace(body)
+		}
+		if !strings.HasPrefix(head, "# "+r.ID+" ("+r.Name+"): ") || !strings.Contains(head, r.Doc) {
+			t.Errorf("%s: heading and doc missing:\n%s", r.ID, head)
+		}
+		for _, name := range []string{"PyTorch", "Trigger", "Fix"} {
+			if len(sections[name]) < 20 {
+				t.Errorf("%s: section %q is %q", r.ID, name, sections[name])
+			}
+		}
+		if !strings.Contains(sections["PyTorch"], "torch") {
+			t.Errorf("%s: the PyTorch section names no torch source: %q", r.ID, sections["PyTorch"])
+		}
+		if !strings.Contains(out, r.HelpURI()) {
+			t.Errorf("%s: no link to %s", r.ID, r.HelpURI())
+		}
+	}
+}
+
+// TestEmittedRules runs the linter over the repository's graph files and
+// checks that every rule id it emits has an explanation, and that every
+// rule of the table is emitted by testdata/lint/<id>.pbtxt (so the table is
+// what the linter can emit).
+func TestEmittedRules(t *testing.T) {
+	var files []string
+	for _, dir := range []string{"lint", "bad", "hops", "sarif", "models"} {
+		fs, err := lint.Expand([]string{filepath.Join("..", "..", "..", "testdata", dir) + "/..."})
+		if err != nil {
+			t.Fatal(err)
+		}
+		files = append(files, fs...)
+	}
+	emitted := map[string][]string{} // rule → files
+	for _, r := range lint.Run(files, lint.Options{}) {
+		for _, f := range r.Findings {
+			emitted[f.Rule] = append(emitted[f.Rule], filepath.Base(r.Path))
+		}
+	}
+	for id, fs := range emitted {
+		if code, _, stderr := run("explain", id); code != cli.ExitOK {
+			t.Errorf("lint emits %s (%s) but explain refuses it: %s", id, fs[0], stderr)
+		}
+	}
+	for _, r := range lint.Rules() {
+		if !slices.Contains(emitted[r.ID], r.ID+".pbtxt") {
+			t.Errorf("testdata/lint/%s.pbtxt does not trigger %s (files that do: %v)", r.ID, r.ID, emitted[r.ID])
+		}
+	}
+}
+
+func TestUnknownRule(t *testing.T) {
+	for _, tc := range []struct{ arg, want string }{
+		{"hop-input-mutaton", `unknown rule "hop-input-mutaton" (did you mean "hop-input-mutation"?)`},
+		{"HOP-CALL", `(did you mean "hop-call"?)`},
+		{"cylce", `(did you mean "cycle"?)`},
+		{"no-such-thing", `unknown rule "no-such-thing"; 'hopctl lint --list-rules' lists the rules`},
+	} {
+		code, out, stderr := run("explain", tc.arg)
+		if code != cli.ExitUsage || out != "" || !strings.Contains(stderr, tc.want) {
+			t.Errorf("explain %s: exit %d, stdout %q, stderr %q; want exit 2 and %q", tc.arg, code, out, stderr, tc.want)
+		}
+	}
+	if code, _, stderr := run("explain"); code != cli.ExitUsage {
+		t.Errorf("explain without a rule: exit %d, stderr %q", code, stderr)
+	}
+	if code, _, stderr := run("explain", "cycle", "hop-call"); code != cli.ExitUsage {
+		t.Errorf("explain with two rules: exit %d, stderr %q", code, stderr)
+	}
+}
+
+// TestMirrorsAreRules keeps the PyTorch table to the rule table's ids.
+func TestMirrorsAreRules(t *testing.T) {
+	for _, id := range explain.MirroredRules() {
+		if _, ok := lint.LookupRule(id); !ok {
+			t.Errorf("explain has a PyTorch check for %q, which is no rule", id)
+		}
+	}
+}
