@@ -21,6 +21,7 @@ import (
 	"github.com/hopctl/hopctl/pkg/jointgraph"
 	"github.com/hopctl/hopctl/pkg/load"
 	"github.com/hopctl/hopctl/pkg/partition"
+	"github.com/hopctl/hopctl/pkg/report"
 )
 
 // Options are the inputs of `hopctl joint`.
@@ -35,6 +36,7 @@ type Options struct {
 	FwOut, BwOut  string
 	Report        bool
 	Timings       bool
+	Format        string // of the summary: text or json
 	// TorchVersion ("major.minor", from --torch-version / the
 	// input.torch-version key; "" = the file's) selects the torch release
 	// whose HOP backward rules apply (version rows such as scan-grad-2.6),
@@ -106,11 +108,18 @@ atomically.`,
 	fl.StringVar(&opts.FwOut, "fw-out", "", "write the partitioned forward graph to `FW`")
 	fl.StringVar(&opts.BwOut, "bw-out", "", "write the partitioned backward graph to `BW`")
 	fl.BoolVar(&opts.Report, "report", false, "list the values the forward saves for the backward (needs --partition)")
+	fl.StringVar(&opts.Format, "format", "text", "summary format: text or json (the document of docs/formats.md)")
 	fl.BoolVar(&opts.Timings, "timings", false, "print the wall time of each phase to stderr")
 	return cmd
 }
 
 func validate(opts *Options) error {
+	if opts.Format == "" {
+		opts.Format = "text"
+	}
+	if err := cmdutil.Enum("format", opts.Format, "text", "json"); err != nil {
+		return err
+	}
 	if _, _, err := jointgraph.ParseMasks(opts.Masks); err != nil {
 		return &cmdutil.FlagError{Err: err}
 	}
@@ -198,6 +207,9 @@ func jointRun(opts *Options) error {
 	w := opts.IO.Out
 	if opts.Out == cmdutil.Stdout {
 		w = opts.IO.ErrOut // the graph is standard output: the summary goes to stderr
+	}
+	if opts.Format == "json" {
+		return report.WriteJSON(w, jointDoc(j, opts, frozen, part))
 	}
 	io.WriteString(w, summary)
 	if part != nil {
@@ -407,6 +419,36 @@ func maskSource(s string) string {
 		return "all"
 	}
 	return "explicit"
+}
+
+// jointDoc is the summary as the JSON document.
+func jointDoc(j *jointgraph.Joint, opts *Options, frozen []string, part *partition.Partition) *report.JointDoc {
+	d := &report.JointDoc{SchemaVersion: report.JointSchemaVersion, File: opts.In, Masks: j.Masks,
+		MaskSource: maskSource(opts.Masks), FrozenAttributes: append([]string{}, frozen...),
+		MutatedInputs: jointInputs(j, j.MutatedInputs), InPlaceInputs: jointInputs(j, j.InPlaceInputs)}
+	if part != nil {
+		jp := &report.JointPartition{Mode: part.Mode.String(), Saved: []report.SavedValue{}, TotalBytes: part.TotalBytes()}
+		for _, s := range part.Saved() {
+			v := report.SavedValue{Name: s.Name, Kind: s.Kind, Dtype: s.Dtype, Bytes: s.Bytes}
+			if s.Kind == "tensor" {
+				v.Shape = ir.FormatDims(s.Shape)
+			}
+			jp.Saved = append(jp.Saved, v)
+		}
+		d.Partition = jp
+	}
+	return d
+}
+
+func jointInputs(j *jointgraph.Joint, idx []int) []report.JointInput {
+	ph := j.Module.Root().Placeholders()
+	out := []report.JointInput{}
+	for _, i := range idx {
+		if i < len(ph) {
+			out = append(out, report.JointInput{Index: i, Name: j.Module.Root().Nodes[ph[i]].Name})
+		}
+	}
+	return out
 }
 
 func inputNames(j *jointgraph.Joint, idx []int) string {

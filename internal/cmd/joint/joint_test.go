@@ -1,6 +1,7 @@
 package joint
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -17,6 +18,7 @@ import (
 	"github.com/hopctl/hopctl/pkg/jointgraph"
 	"github.com/hopctl/hopctl/pkg/load"
 	"github.com/hopctl/hopctl/pkg/partition"
+	"github.com/hopctl/hopctl/pkg/report"
 )
 
 func TestNewCmdJoint(t *testing.T) {
@@ -25,13 +27,13 @@ func TestNewCmdJoint(t *testing.T) {
 		want    Options
 		wantErr string
 	}{
-		{args: "a.pb -o j.pb", want: Options{In: "a.pb", Out: "j.pb", Masks: "auto", HOPConvention: "none"}},
-		{args: "a.pb -o j.pb --masks", want: Options{In: "a.pb", Out: "j.pb", Masks: "auto", HOPConvention: "none"}},
-		{args: "a.pb -o j.pb --masks=1,0,1", want: Options{In: "a.pb", Out: "j.pb", Masks: "1,0,1", HOPConvention: "none"}},
+		{args: "a.pb -o j.pb", want: Options{In: "a.pb", Out: "j.pb", Masks: "auto", HOPConvention: "none", Format: "text"}},
+		{args: "a.pb -o j.pb --masks", want: Options{In: "a.pb", Out: "j.pb", Masks: "auto", HOPConvention: "none", Format: "text"}},
+		{args: "a.pb -o j.pb --masks=1,0,1", want: Options{In: "a.pb", Out: "j.pb", Masks: "1,0,1", HOPConvention: "none", Format: "text"}},
 		{args: "a.pb --masks=all --unmask-none-gradients --hop-convention create_bw_fn -o j.pb",
-			want: Options{In: "a.pb", Out: "j.pb", Masks: "all", UnmaskNone: true, HOPConvention: "create_bw_fn"}},
+			want: Options{In: "a.pb", Out: "j.pb", Masks: "all", UnmaskNone: true, HOPConvention: "create_bw_fn", Format: "text"}},
 		{args: "a.pb --partition mincut --fw-out f.pb --bw-out b.pb --report",
-			want: Options{In: "a.pb", Masks: "auto", HOPConvention: "none", Partition: "mincut", FwOut: "f.pb", BwOut: "b.pb", Report: true}},
+			want: Options{In: "a.pb", Masks: "auto", HOPConvention: "none", Format: "text", Partition: "mincut", FwOut: "f.pb", BwOut: "b.pb", Report: true}},
 		{args: "", wantErr: "missing IN"},
 		{args: "a.pb --masks=1,x", wantErr: `invalid mask "x"`},
 		{args: "a.pb --partition fast", wantErr: `invalid value "fast" for --partition`},
@@ -46,8 +48,8 @@ func TestNewCmdJoint(t *testing.T) {
 		{args: "a.pb --partition mincut --fw-out f.pb", wantErr: "--fw-out and --bw-out go together"},
 		{args: "a.pb --partition mincut --bw-out b.pb -o j.pb", wantErr: "--fw-out and --bw-out go together"},
 		{args: "a.pb --partition mincut --fw-out - --bw-out b.pb", wantErr: "only a single output can go to standard output"},
-		{args: "a.pb --partition mincut --report", want: Options{In: "a.pb", Masks: "auto", HOPConvention: "none", Partition: "mincut", Report: true}},
-		{args: "a.pb -o -", want: Options{In: "a.pb", Out: "-", Masks: "auto", HOPConvention: "none"}},
+		{args: "a.pb --partition mincut --report", want: Options{In: "a.pb", Masks: "auto", HOPConvention: "none", Format: "text", Partition: "mincut", Report: true}},
+		{args: "a.pb -o -", want: Options{In: "a.pb", Out: "-", Masks: "auto", HOPConvention: "none", Format: "text"}},
 	}
 	t.Chdir(t.TempDir())
 	if err := os.WriteFile("a.pb", nil, 0o644); err != nil {
@@ -95,6 +97,39 @@ func run(t *testing.T, opts *Options) (string, error) {
 	}
 	err := jointRun(opts)
 	return out.String(), err
+}
+
+// TestJointRunJSON: --format json gives the summary as the versioned
+// document, its saved values those the text report lists, their bytes
+// summing to the total.
+func TestJointRunJSON(t *testing.T) {
+	dir := t.TempDir()
+	o := &Options{In: "../../../testdata/models/convbn.pb", Partition: "mincut",
+		FwOut: filepath.Join(dir, "f.pb"), BwOut: filepath.Join(dir, "b.pb"), Format: "json"}
+	stdout, err := run(t, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var d report.JointDoc
+	if err := json.Unmarshal([]byte(stdout), &d); err != nil {
+		t.Fatalf("%v:\n%s", err, stdout)
+	}
+	if d.SchemaVersion != report.JointSchemaVersion || len(d.Masks) != 1 || !d.Masks[0] || d.MaskSource != "auto" {
+		t.Errorf("document %+v", d)
+	}
+	if len(d.MutatedInputs) != 1 || d.MutatedInputs[0].Name != "primals_9" || d.MutatedInputs[0].Index != 8 {
+		t.Errorf("mutated inputs %+v, want primals_9 (8)", d.MutatedInputs)
+	}
+	if d.Partition == nil || d.Partition.Mode != "mincut" || len(d.Partition.Saved) != 12 {
+		t.Fatalf("partition %+v, want mincut with 12 saved values", d.Partition)
+	}
+	var sum int64
+	for _, s := range d.Partition.Saved {
+		sum += s.Bytes
+	}
+	if sum != d.Partition.TotalBytes || sum == 0 {
+		t.Errorf("saved bytes sum to %d, total %d", sum, d.Partition.TotalBytes)
+	}
 }
 
 func TestJointRun(t *testing.T) {

@@ -1,0 +1,50 @@
+package report
+
+// JointSchemaVersion is the version of the `hopctl joint --format json`
+// document. Fields may be added within a version; a change of meaning or a
+// removal bumps it.
+const JointSchemaVersion = 1
+
+// JointDoc is what `hopctl joint --format json` prints: the summary the
+// text form gives, as data.
+type JointDoc struct {
+	SchemaVersion int    `json:"schema_version"`
+	File          string `json:"file"`
+	// Masks has one entry per forward output: whether it gets a tangent.
+	Masks []bool `json:"masks"`
+	// MaskSource is how the masks were chosen: auto, all or explicit.
+	MaskSource string `json:"mask_source"`
+	// FrozenAttributes are tensor attributes that require grad but get no
+	// gradient (get_attr constants).
+	FrozenAttributes []string `json:"frozen_attributes"`
+	// MutatedInputs are the inputs the joint writes back with copy_;
+	// InPlaceInputs those updated in place as in the forward.
+	MutatedInputs []JointInput `json:"mutated_inputs"`
+	InPlaceInputs []JointInput `json:"in_place_inputs"`
+	// Partition is present with --partition.
+	Partition *JointPartition `json:"partition,omitempty"`
+}
+
+// JointInput is a forward input: its position and placeholder name.
+type JointInput struct {
+	Index int    `json:"index"`
+	Name  string `json:"name"`
+}
+
+// JointPartition is what the forward saves for the backward.
+type JointPartition struct {
+	Mode       string       `json:"mode"`
+	Saved      []SavedValue `json:"saved"`
+	TotalBytes int64        `json:"total_bytes"`
+}
+
+// SavedValue is one value the forward returns for the backward. Bytes is
+// numel × element size, -1 when the shape is symbolic; Shape is empty for
+// a SymInt.
+type SavedValue struct {
+	Name  string `json:"name"`
+	Kind  string `json:"kind"`
+	Shape string `json:"shape,omitempty"`
+	Dtype string `json:"dtype,omitempty"`
+	Bytes int64  `json:"bytes"`
+}
