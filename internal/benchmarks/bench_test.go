@@ -85,7 +85,7 @@ var cpuStart time.Duration
 // collecting the garbage that generating its input left and returning
 // the freed memory to the kernel: otherwise the first benchmark of a run
 // pays for that collection, sweep and scavenging, which the run's later
-// benchmarks do not (docs/performance-log.md: the one-owner refactor).
+// benchmarks do not.
 func startCPU() {
 	debug.FreeOSMemory()
 	cpuStart = cputime.Process()

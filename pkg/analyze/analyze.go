@@ -7,6 +7,7 @@
 package analyze
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 	"sort"
@@ -16,6 +17,9 @@ import (
 	"github.com/hopctl/hopctl/pkg/hop"
 	"github.com/hopctl/hopctl/pkg/ir"
 	"github.com/hopctl/hopctl/pkg/opschema"
+	"gonum.org/v1/gonum/graph"
+	"gonum.org/v1/gonum/graph/simple"
+	"gonum.org/v1/gonum/graph/topo"
 )
 
 // Severity orders findings.
@@ -242,14 +246,8 @@ type Result struct {
 
 // CallOrder returns the module's graphs ordered so that every subgraph comes
 // before the graphs that reference it (through get_attr or call_module),
-// ties broken by file order: the order of gonum's stabilised topological
-// sort (topo.SortStabilized, IDs ascending), which this was until a
-// 1M-node analyze measured 40 ms of processor time in it (it runs twice,
-// beside the analysis and in the checks), building maps of the call
-// graph's nodes, edges and search state. It is a depth-first search in the
-// order gonum's Tarjan search visits the graph (roots and callers by
-// descending index), where each graph finishes as Tarjan's closes its
-// one-graph component (TestCallOrderMatchesGonum).
+// ties broken by file order: gonum's stabilised topological sort of the
+// call graph (topo.SortStabilized, IDs ascending).
 //
 // The call graph has no cycle: a target is qualified under its graph's
 // name (Qualify), so a callee's name is longer than its caller's, except
@@ -257,53 +255,12 @@ type Result struct {
 // subgraphs) reach the last of them by the target "", which reaches
 // itself. The error is kept for callers that check for one.
 func CallOrder(m *ir.Module) ([]*ir.Graph, error) {
-	callers := callGraph(m)
-	const (
-		unseen = iota
-		open
-		done
-	)
-	state := make([]uint8, len(callers))
-	post := make([]*ir.Graph, 0, len(callers))
-	type frame struct{ v, next int }
-	var stack []frame
-	for root := len(callers) - 1; root >= 0; root-- {
-		if state[root] != unseen {
-			continue
-		}
-		state[root] = open
-		stack = append(stack, frame{v: root})
-		for len(stack) > 0 {
-			top := &stack[len(stack)-1]
-			if top.next == len(callers[top.v]) {
-				state[top.v] = done
-				post = append(post, m.Graphs[top.v])
-				stack = stack[:len(stack)-1]
-				continue
-			}
-			w := callers[top.v][top.next]
-			top.next++
-			switch state[w] {
-			case unseen:
-				state[w] = open
-				stack = append(stack, frame{v: w})
-			case open:
-				return nil, fmt.Errorf("subgraphs call each other in a cycle through %s", ir.DisplayName(m.Graphs[w].Name))
-			}
-		}
-	}
-	slices.Reverse(post)
-	return post, nil
-}
-
-// callGraph returns, for each graph of m by index, the graphs that
-// reference it (other than itself), each once, by descending index.
-func callGraph(m *ir.Module) [][]int {
-	index := make(map[string]int, len(m.Graphs))
+	index := make(map[string]int64, len(m.Graphs))
+	g := simple.NewDirectedGraph()
 	for i, gr := range m.Graphs {
-		index[gr.Name] = i // the last of a name, as gonum's sort had it
+		index[gr.Name] = int64(i) // the last of a name
+		g.AddNode(simple.Node(i))
 	}
-	callers := make([][]int, len(m.Graphs))
 	for i, gr := range m.Graphs {
 		for j := range gr.Nodes {
 			n := &gr.Nodes[j]
@@ -311,19 +268,23 @@ func callGraph(m *ir.Module) [][]int {
 				continue
 			}
 			callee, ok := index[ir.Qualify(gr, n.Target)]
-			if !ok || callee == i {
+			if !ok || callee == int64(i) {
 				continue
 			}
-			callers[callee] = append(callers[callee], i)
+			g.SetEdge(simple.Edge{F: simple.Node(callee), T: simple.Node(i)})
 		}
 	}
-	for k, cs := range callers {
-		slices.Sort(cs)
-		cs = slices.Compact(cs)
-		slices.Reverse(cs)
-		callers[k] = cs
+	sorted, err := topo.SortStabilized(g, func(ns []graph.Node) {
+		slices.SortFunc(ns, func(a, b graph.Node) int { return cmp.Compare(a.ID(), b.ID()) })
+	})
+	if err != nil {
+		return nil, fmt.Errorf("subgraphs call each other in a cycle: %w", err)
 	}
-	return callers
+	out := make([]*ir.Graph, len(sorted))
+	for i, n := range sorted {
+		out[i] = m.Graphs[n.ID()]
+	}
+	return out, nil
 }
 
 // Run runs the analyzers (and what they require) over every graph of m.
