@@ -251,9 +251,7 @@ func WriteFilesFunc(paths []string, writes []func(io.Writer) error) error {
 	// Each destination in turn is replaced by its temporary file, and what
 	// the exchanges swapped out (swapIn) is removed at the same time, off
 	// this goroutine: removing a large file frees its pages, and may wait
-	// for writeback a previous run started (the three old outputs of a
-	// 1M-node joint took 0.07–0.32 s to remove one after another;
-	// docs/performance-log.md, Twelfth pass). A failed removal puts the
+	// for writeback a previous run started. A failed removal puts the
 	// new file in place by a rename (putBack), under the lock an interrupt
 	// takes (settleTemp), as the rename of a new destination is. What
 	// changes is the order of failures: a destination whose replacement
@@ -320,9 +318,6 @@ func writeThrough(o *output, write func(io.Writer) error) error {
 // makes every write all-or-nothing for readers; only a crash of the
 // machine (not of hopctl) within the kernel's writeback delay can leave
 // a destination empty or partial, which rerunning the command repairs.
-// Measured on this project's machine, syncing the three outputs of
-// `hopctl joint --partition mincut` on resnet18 cost 2–4 ms of a command
-// that otherwise takes 6–10 ms (docs/performance-log.md).
 func writeTemp(path string, fi os.FileInfo, write func(io.Writer) error) (string, error) {
 	mode := os.FileMode(0o644)
 	if fi != nil && fi.Mode().IsRegular() {

@@ -21,10 +21,7 @@ import (
 // onto an existing file costs more on ext4, whose replace-by-rename
 // heuristic (auto_da_alloc) writes the new file's data out from inside
 // the call, and whose removal of the old file then waits for the
-// writeback a previous run started: the three renames of a 1M-node joint
-// over its previous outputs took 0.42–0.43 s, exchanged and removed
-// 0.05 s; a 64 KB file 0.55 ms against 0.04–0.07 ms
-// (docs/performance-log.md, Tenth pass).
+// writeback a previous run started.
 //
 // What this gives up is that heuristic's guard for a crash of the
 // machine: within the kernel's writeback delay (about 30 s) after a run,

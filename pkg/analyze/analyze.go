@@ -223,18 +223,7 @@ type Options struct {
 	// TorchVersion ("2.6"); "" is the default: the file's recorded
 	// version, else the newest ([Pass.TorchVersion]).
 	TorchVersion string
-	// AllCores lets an analyzer spread a large graph's work over all
-	// cores ([Pass.AllCores]): the caller runs nothing beside the run.
-	// Off, each graph is analysed on one goroutine, as it should be when
-	// other work runs beside the run (load.Analyze's checks beside the
-	// analysis, the joint's check of its output beside the partition):
-	// there a goroutine more would slow the work beside it.
-	AllCores bool
 }
-
-// AllCores reports whether the analyzer may spread the graph's work over
-// all cores (Options.AllCores).
-func (p *Pass) AllCores() bool { return p.opts.AllCores }
 
 // Report records a finding located in this pass's graph.
 func (p *Pass) Report(f Finding) {
@@ -254,13 +243,11 @@ type Result struct {
 // CallOrder returns the module's graphs ordered so that every subgraph comes
 // before the graphs that reference it (through get_attr or call_module),
 // ties broken by file order: the order of gonum's stabilised topological
-// sort (topo.SortStabilized, IDs ascending), which this was until a
-// 1M-node analyze measured 40 ms of processor time in it (it runs twice,
-// beside the analysis and in the checks), building maps of the call
-// graph's nodes, edges and search state. It is a depth-first search in the
-// order gonum's Tarjan search visits the graph (roots and callers by
+// sort (topo.SortStabilized, IDs ascending). It is a depth-first search in
+// the order gonum's Tarjan search visits the graph (roots and callers by
 // descending index), where each graph finishes as Tarjan's closes its
-// one-graph component (TestCallOrderMatchesGonum).
+// one-graph component (TestCallOrderMatchesGonum), without building
+// gonum's maps of the call graph.
 //
 // The call graph has no cycle: a target is qualified under its graph's
 // name (Qualify), so a callee's name is longer than its caller's, except

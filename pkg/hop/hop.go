@@ -396,9 +396,7 @@ func CheckCall(reg *opschema.Registry, m *ir.Module, g *ir.Graph, id ir.NodeID) 
 	}
 	h, ok := Lookup(reg, n)
 	if !ok {
-		// Not a HOP, so not one Decode decodes either: the check of
-		// every call of a 4.4k-node stack's joint looked each target up
-		// twice (docs/performance-log.md, Seventh pass).
+		// Not a HOP, so not one Decode decodes either.
 		return nil
 	}
 	if h.Op != "" {

@@ -27,13 +27,6 @@ import (
 // every call of subgraphs against the subgraphs. It returns an
 // *ir.VerifyError listing each problem (at most ir.MaxProblems), or nil.
 func Check(m *ir.Module, file string, reg *opschema.Registry) error {
-	return CheckWith(m, file, reg, analyze.Options{})
-}
-
-// CheckWith is Check with the schema analyzer's run options (analyze.
-// Options.AllCores: the checks of a file opened with nothing else to do
-// use all cores).
-func CheckWith(m *ir.Module, file string, reg *opschema.Registry, opts analyze.Options) error {
 	var problems []ir.Problem
 	dropped := 0
 	add := func(graph, node, msg string) {
@@ -50,7 +43,7 @@ func CheckWith(m *ir.Module, file string, reg *opschema.Registry, opts analyze.O
 			}
 		}
 	}
-	res, err := analyze.RunWith(m, file, reg, opts, schemacheck.Analyzer)
+	res, err := analyze.Run(m, file, reg, schemacheck.Analyzer)
 	if err != nil {
 		return &ir.DecodeError{Loc: ir.Location{File: file}, Err: err}
 	}

@@ -146,11 +146,8 @@ type storage = int32
 
 // aval is the abstract value of a node or tuple element: the storages a
 // tensor may live in (none for non-tensors), or elements for sequences.
-// A million-node graph has a million values, so an aval is two words: p
-// is the first of n storages (n > 0), or the sequence (n < 0: sq), or
-// nil. It was 56 bytes, then 32 (a slice and a sequence pointer); at
-// 16 the values of a million-node graph fill 16 MB of fresh memory, not 32,
-// on the analysis's single core (docs/performance-log.md).
+// A graph has one value per node, so an aval is two words: p is the
+// first of n storages (n > 0), or the sequence (n < 0: sq), or nil.
 type aval struct {
 	p unsafe.Pointer
 	n int32
@@ -322,8 +319,7 @@ func run(pass *analyze.Pass) (any, error) {
 // one; every other tensor placeholder gets its own.
 func (st *state) placeholders() {
 	g := st.g
-	// One pass over the nodes lists the placeholders (a second over every
-	// node of a million-node graph cost more than the list).
+	// A single walk over the nodes lists the placeholders.
 	anyVal := false
 	var phs []ir.NodeID
 	for i := range g.Nodes {

@@ -21,9 +21,7 @@ package schemacheck
 
 import (
 	"fmt"
-	"runtime"
 	"strings"
-	"sync"
 	"unsafe"
 
 	"github.com/hopctl/hopctl/pkg/analyze"
@@ -66,54 +64,9 @@ func run(pass *analyze.Pass) (any, error) {
 		return nil, nil
 	}
 	g := pass.Graph
-	cls := valueClasses(g)
-	workers := 1
-	if pass.AllCores() && len(g.Nodes) >= parallelNodes {
-		workers = min(runtime.GOMAXPROCS(0), 4)
-	}
-	if workers == 1 {
-		checkNodes(pass, schemasOf(pass), cls, 0, len(g.Nodes), pass.Report)
-		return nil, nil
-	}
-	// A large graph's nodes are checked on all cores, each goroutine
-	// a range of them with a memo of its own (TargetMemo is not safe for
-	// concurrent use); their findings are reported afterwards, range after
-	// range, in the order one goroutine would have reported them. A
-	// panic is brought back to this goroutine, where the analysis framework
-	// turns it into an internal error.
-	found := make([][]analyze.Finding, workers)
-	panics := make([]any, workers)
-	var wg sync.WaitGroup
-	for w := range workers {
-		lo, hi := w*len(g.Nodes)/workers, (w+1)*len(g.Nodes)/workers
-		memo := schemasOf(pass)
-		if w > 0 {
-			memo = newSchemaMemo(pass.Schemas)
-		}
-		wg.Go(func() {
-			defer func() { panics[w] = recover() }()
-			checkNodes(pass, memo, cls, lo, hi, func(f analyze.Finding) { found[w] = append(found[w], f) })
-		})
-	}
-	wg.Wait()
-	for _, p := range panics {
-		if p != nil {
-			panic(p)
-		}
-	}
-	for _, fs := range found {
-		for _, f := range fs {
-			pass.Report(f)
-		}
-	}
+	checkNodes(pass, schemasOf(pass), valueClasses(g), 0, len(g.Nodes), pass.Report)
 	return nil, nil
 }
-
-// parallelNodes is the graph size from which run checks the nodes on all
-// cores when the run allows it (analyze.Options.AllCores, load.Open's
-// checks): at a million nodes the check took 60–100 ms of the load on one
-// core while the other idled (docs/performance-log.md, Ninth pass).
-var parallelNodes = 1 << 16 // a variable for the tests
 
 // checkNodes checks the calls among nodes [lo, hi) of the pass's graph,
 // giving its findings to report.
@@ -164,9 +117,7 @@ func checkNodes(pass *analyze.Pass, schemas *ir.TargetMemo[callTarget], cls []ar
 // elements' in turn — so a call of a shape that passed passes, and is not
 // checked again (the problems found are the same, one check later: a call
 // that fails is never held). A synth graph's calls of one op have one or
-// two shapes: the joint command on the 100k-node synth graph, whose input
-// and joint graph are checked, 2,579.7 → 2,506.1 M instructions
-// (docs/performance-log.md, Tenth pass).
+// two shapes.
 type shapes struct {
 	keys [heldShapes]string // shapeKey.key's, the oldest replaced first
 	next int
@@ -486,9 +437,8 @@ func classify(g *ir.Graph, cls []argClass, a *ir.Arg) argClass {
 // valueClasses is the class of each node's value in g (valueClass), read
 // in one pass over the nodes: the arguments a call passes are mostly
 // nodes far before it, whose values read from the node itself cost a
-// cache miss each in a large graph (at 1M input nodes, a third of the
-// check of the 2.2M-node joint), where a byte a node stays in cache
-// (docs/performance-log.md, Eighth pass). Nil for a graph of fewer than
+// cache miss each in a large graph, where a byte a node stays in cache.
+// Nil for a graph of fewer than
 // classNodes nodes.
 func valueClasses(g *ir.Graph) []argClass {
 	if len(g.Nodes) < classNodes {
