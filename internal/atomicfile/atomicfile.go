@@ -251,8 +251,7 @@ func WriteFilesFunc(paths []string, writes []func(io.Writer) error) error {
 	// Each destination in turn is replaced by its temporary file, and what
 	// the exchanges swapped out (swapIn) is removed at the same time, off
 	// this goroutine: removing a large file frees its pages, and may wait
-	// for writeback a previous run started, and the removals need not wait
-	// on one another. A failed removal puts the
+	// for writeback a previous run started. A failed removal puts the
 	// new file in place by a rename (putBack), under the lock an interrupt
 	// takes (settleTemp), as the rename of a new destination is. What
 	// changes is the order of failures: a destination whose replacement
@@ -318,8 +317,7 @@ func writeThrough(o *output, write func(io.Writer) error) error {
 // tools (go build, make, ninja) do for their outputs. The rename still
 // makes every write all-or-nothing for readers; only a crash of the
 // machine (not of hopctl) within the kernel's writeback delay can leave
-// a destination empty or partial, which rerunning the command repairs;
-// a sync per output would make every small command wait on the disk.
+// a destination empty or partial, which rerunning the command repairs.
 func writeTemp(path string, fi os.FileInfo, write func(io.Writer) error) (string, error) {
 	mode := os.FileMode(0o644)
 	if fi != nil && fi.Mode().IsRegular() {

@@ -21,8 +21,7 @@ import (
 // onto an existing file costs more on ext4, whose replace-by-rename
 // heuristic (auto_da_alloc) writes the new file's data out from inside
 // the call, and whose removal of the old file then waits for the
-// writeback a previous run started, so that replacing large outputs waits
-// on the disk; an exchange and a removal do not.
+// writeback a previous run started.
 //
 // What this gives up is that heuristic's guard for a crash of the
 // machine: within the kernel's writeback delay (about 30 s) after a run,

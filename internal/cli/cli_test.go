@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/hopctl/hopctl/internal/cmdtest"
+
 	"github.com/google/go-cmp/cmp"
 	"github.com/spf13/cobra"
 	"google.golang.org/protobuf/testing/protocmp"
@@ -24,9 +26,7 @@ import (
 // run runs hopctl in-process and returns its exit code and output.
 func run(t *testing.T, args ...string) (code int, stdout, stderr string) {
 	t.Helper()
-	ios, _, out, errOut := iostreams.Test()
-	code = cli.Main(args, ios)
-	return code, out.String(), errOut.String()
+	return cmdtest.Main(t, cli.Main, args...)
 }
 
 // sandbox runs the test in an empty directory with no HOPCTL_* settings
@@ -34,11 +34,7 @@ func run(t *testing.T, args ...string) (code int, stdout, stderr string) {
 func sandbox(t *testing.T) string {
 	t.Helper()
 	dir := t.TempDir()
-	t.Chdir(dir)
-	t.Setenv("HOPCTL_CONFIG", "")
-	t.Setenv("HOPCTL_LINT_FAIL_ON", "")
-	t.Setenv("HOPCTL_LINT_SUPPRESS", "")
-	t.Setenv("HOPCTL_INPUT_MAX_SIZE", "")
+	cmdtest.Sandbox(t, dir)
 	return dir
 }
 
@@ -90,14 +86,6 @@ func writeModule(t *testing.T, dir, name string, m *ir.Module) string {
 	return path
 }
 
-func writeFile(t *testing.T, path, content string) string {
-	t.Helper()
-	if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	return path
-}
-
 // inputFiles writes one valid graph file and the three kinds of bad input.
 type inputFiles struct {
 	good, missing, corrupt, truncated, wrongMajor, invalid string
@@ -108,12 +96,12 @@ func makeInputs(t *testing.T, dir string) inputFiles {
 	var in inputFiles
 	in.good = writeModule(t, dir, "good.pb", condModule())
 	in.missing = filepath.Join(dir, "missing.pb")
-	in.corrupt = writeFile(t, filepath.Join(dir, "corrupt.pb"), "\xff\xff\xff\xff garbage")
+	in.corrupt = cmdtest.WriteFile(t, filepath.Join(dir, "corrupt.pb"), "\xff\xff\xff\xff garbage")
 	data, err := os.ReadFile(in.good)
 	if err != nil {
 		t.Fatal(err)
 	}
-	in.truncated = writeFile(t, filepath.Join(dir, "truncated.pb"), string(data[:len(data)/2]))
+	in.truncated = cmdtest.WriteFile(t, filepath.Join(dir, "truncated.pb"), string(data[:len(data)/2]))
 	newer := condModule()
 	newer.FormatMajor = ir.FormatMajor + 1
 	in.wrongMajor = writeModule(t, dir, "newer.pbtxt", newer)
@@ -126,7 +114,7 @@ func makeInputs(t *testing.T, dir string) inputFiles {
 func TestExitCodes(t *testing.T) {
 	dir := sandbox(t)
 	in := makeInputs(t, dir)
-	badConfig := writeFile(t, filepath.Join(dir, "bad.yaml"), "version: 1\nbogus: true\n")
+	badConfig := cmdtest.WriteFile(t, filepath.Join(dir, "bad.yaml"), "version: 1\nbogus: true\n")
 	tests := []struct {
 		name string
 		args []string
@@ -309,7 +297,7 @@ func TestConfigPrecedence(t *testing.T) {
 		t.Errorf("default fail-on = %q, want error", got)
 	}
 	// .hopctl.yaml in the current directory.
-	writeFile(t, filepath.Join(dir, ".hopctl.yaml"), "version: 1\nlint:\n  fail-on: warning\n")
+	cmdtest.WriteFile(t, filepath.Join(dir, ".hopctl.yaml"), "version: 1\nlint:\n  fail-on: warning\n")
 	if got := effectiveFailOn(t); got != "warning" {
 		t.Errorf("file: fail-on = %q, want warning", got)
 	}
@@ -323,7 +311,7 @@ func TestConfigPrecedence(t *testing.T) {
 		t.Errorf("file+env+flag: fail-on = %q, want none", got)
 	}
 	// --config names another file; the environment still wins over it.
-	other := writeFile(t, filepath.Join(dir, "other.yaml"), "version: 1\nlint:\n  fail-on: none\n")
+	other := cmdtest.WriteFile(t, filepath.Join(dir, "other.yaml"), "version: 1\nlint:\n  fail-on: none\n")
 	t.Setenv("HOPCTL_LINT_FAIL_ON", "")
 	if got := effectiveFailOn(t, "--config", other); got != "none" {
 		t.Errorf("--config: fail-on = %q, want none", got)
@@ -365,7 +353,7 @@ func TestConfigFileErrors(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			writeFile(t, filepath.Join(dir, ".hopctl.yaml"), tt.content)
+			cmdtest.WriteFile(t, filepath.Join(dir, ".hopctl.yaml"), tt.content)
 			for _, args := range [][]string{{"config"}, {"print", in}, {"convert", in, filepath.Join(dir, "o.pb")}} {
 				code, _, stderr := run(t, args...)
 				if code != cli.ExitUsage {
@@ -400,7 +388,7 @@ func TestConfigFileErrors(t *testing.T) {
 	})
 	t.Run("valid suppressions", func(t *testing.T) {
 		t.Setenv("HOPCTL_LINT_FAIL_ON", "")
-		writeFile(t, filepath.Join(dir, ".hopctl.yaml"),
+		cmdtest.WriteFile(t, filepath.Join(dir, ".hopctl.yaml"),
 			"version: 1\nlint:\n  suppress:\n    - rule: hop-input-mutation\n      path: \"models/*.pb\"\n      graph: true_graph_0\n      node: add_1\n      reason: on purpose\n")
 		code, stdout, stderr := run(t, "config")
 		if code != cli.ExitOK {
@@ -493,7 +481,7 @@ func TestConvertFailureKeepsDestination(t *testing.T) {
 	if err := os.Mkdir(outDir, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	dest := writeFile(t, filepath.Join(outDir, "dest.pb"), "precious")
+	dest := cmdtest.WriteFile(t, filepath.Join(outDir, "dest.pb"), "precious")
 	for _, bad := range []string{in.invalid, in.corrupt, in.truncated, in.missing} {
 		if code, _, _ := run(t, "convert", bad, dest); code != cli.ExitInput {
 			t.Errorf("convert %s: exit %d, want %d", bad, code, cli.ExitInput)
@@ -541,7 +529,7 @@ func TestConvertReadOnlyDir(t *testing.T) {
 	if err := os.Mkdir(ro, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	dest := writeFile(t, filepath.Join(ro, "dest.pbtxt"), "precious")
+	dest := cmdtest.WriteFile(t, filepath.Join(ro, "dest.pbtxt"), "precious")
 	if err := os.Chmod(ro, 0o555); err != nil {
 		t.Fatal(err)
 	}

@@ -13,6 +13,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/hopctl/hopctl/internal/cmdtest"
+
 	"github.com/hopctl/hopctl/internal/cli"
 )
 
@@ -26,7 +28,7 @@ func copyFile(t *testing.T, src, dst string) string {
 	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	return writeFile(t, dst, string(data))
+	return cmdtest.WriteFile(t, dst, string(data))
 }
 
 // testdataDir is the repository's testdata, found before tests change
@@ -96,8 +98,8 @@ func TestLintWalk(t *testing.T) {
 	copyFile(t, testdata(t, "lint", "cycle.pbtxt"), "tree/.hidden/d.pbtxt")
 	copyFile(t, testdata(t, "lint", "cycle.pbtxt"), "tree/node_modules/e.pbtxt")
 	copyFile(t, testdata(t, "pt2", "2.14", "cond.aten.pt2"), "tree/sub/deep/e.pt2")
-	writeFile(t, "tree/sub/package.json", `{"name": "not a graph"}`)
-	writeFile(t, "tree/notes.txt", "not a graph")
+	cmdtest.WriteFile(t, "tree/sub/package.json", `{"name": "not a graph"}`)
+	cmdtest.WriteFile(t, "tree/notes.txt", "not a graph")
 	if code, _, stderr := run(t, "convert", "tree/sub/b.pbtxt", "tree/sub/g.json"); code != cli.ExitOK {
 		t.Fatalf("convert: %s", stderr)
 	}
@@ -199,7 +201,7 @@ func TestLintBaseline(t *testing.T) {
 		t.Errorf("baselineState %v", states)
 	}
 	// A baseline that is not one is a usage/configuration error.
-	writeFile(t, "bad.json", `{"version": 7}`)
+	cmdtest.WriteFile(t, "bad.json", `{"version": 7}`)
 	for _, b := range []string{"bad.json", "missing.json"} {
 		if code, _, stderr := run(t, "lint", "--baseline", b, old); code != cli.ExitUsage || !strings.Contains(stderr, b) {
 			t.Errorf("--baseline %s: exit %d: %s", b, code, stderr)
@@ -234,7 +236,7 @@ func TestLintNewFromRev(t *testing.T) {
 	copyFile(t, testdata(t, "lint", "hop-input-alias.pbtxt"), "edited.pbtxt")
 	copyFile(t, testdata(t, "lint", "unknown-op.pbtxt"), "sub/untracked.pbtxt")
 	// A suppression for a file the run leaves out is not "unmatched".
-	writeFile(t, "cfg.yaml", "version: 1\nlint:\n  suppress:\n    - rule: hop-input-mutation\n      path: old.pbtxt\n      reason: known\n")
+	cmdtest.WriteFile(t, "cfg.yaml", "version: 1\nlint:\n  suppress:\n    - rule: hop-input-mutation\n      path: old.pbtxt\n      reason: known\n")
 	doc, stderr := lintDoc(t, cli.ExitFindings, "--config", "cfg.yaml", "--new-from-rev", "HEAD", "./...")
 	if got, want := doc.paths(), []string{"edited.pbtxt", "sub/untracked.pbtxt"}; !slices.Equal(got, want) {
 		t.Errorf("--new-from-rev HEAD: %q, want %q", got, want)
@@ -347,7 +349,7 @@ func TestLintFormats(t *testing.T) {
 	if err := os.MkdirAll(filepath.Dir(src), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	writeFile(t, src, strings.Repeat("\n", line-1)+"    x.mul_(2)\n")
+	cmdtest.WriteFile(t, src, strings.Repeat("\n", line-1)+"    x.mul_(2)\n")
 	if code, stdout, _ := run(t, "lint", "--format", "github", "--source-root", ".", "--path-prefix", "ml", bad); code != cli.ExitFindings ||
 		!strings.HasPrefix(stdout, fmt.Sprintf("::error file=ml/%s,line=%d,title=hopctl hop-input-mutation::", src, line)) {
 		t.Errorf("github with a source file: exit %d:\n%s", code, stdout)
@@ -370,12 +372,12 @@ func TestLintFormats(t *testing.T) {
 // nothing are reported.
 func TestLintConfigDiscovery(t *testing.T) {
 	dir := sandbox(t)
-	writeFile(t, ".hopctl.yaml", "version: 1\nlint:\n  fail-on: none\n") // above the repository: ignored
+	cmdtest.WriteFile(t, ".hopctl.yaml", "version: 1\nlint:\n  fail-on: none\n") // above the repository: ignored
 	repo := filepath.Join(dir, "repo")
 	if err := os.MkdirAll(filepath.Join(repo, ".git"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	writeFile(t, filepath.Join(repo, ".hopctl.yaml"), `version: 1
+	cmdtest.WriteFile(t, filepath.Join(repo, ".hopctl.yaml"), `version: 1
 lint:
   suppress:
     - rule: hop-input-mutation
@@ -416,7 +418,7 @@ lint:
 // Schema and hopctl's own rules; exit 2 names every problem.
 func TestConfigVerify(t *testing.T) {
 	sandbox(t)
-	good := writeFile(t, "good.yaml", "version: 1\nlint:\n  fail-on: warning\n  suppress:\n    - rule: hop-*\n      path: \"a/**\"\n      reason: why\n")
+	good := cmdtest.WriteFile(t, "good.yaml", "version: 1\nlint:\n  fail-on: warning\n  suppress:\n    - rule: hop-*\n      path: \"a/**\"\n      reason: why\n")
 	if code, stdout, stderr := run(t, "config", "verify", good); code != cli.ExitOK || !strings.Contains(stdout, "good.yaml: valid (version 1, 1 suppression)") {
 		t.Errorf("valid file: exit %d: %s%s", code, stdout, stderr)
 	}
@@ -426,14 +428,14 @@ func TestConfigVerify(t *testing.T) {
 		"bad level":    {"version: 1\nlint:\n  fail-on: loud\n", `schema: at /lint/fail-on: enum: loud does not equal any of: [error warning info note none]`},
 		"unknown rule": {"version: 1\nlint:\n  suppress:\n    - rule: cylce\n      reason: r\n", `unknown rule "cylce"`},
 	} {
-		p := writeFile(t, strings.ReplaceAll(name, " ", "_")+".yaml", c.content)
+		p := cmdtest.WriteFile(t, strings.ReplaceAll(name, " ", "_")+".yaml", c.content)
 		if code, _, stderr := run(t, "config", "verify", p); code != cli.ExitUsage || !strings.Contains(stderr, c.want) {
 			t.Errorf("%s: exit %d, stderr %q, want %q", name, code, stderr, c.want)
 		}
 	}
 	// Without FILE: the file hopctl would read; a broken one is reported,
 	// not refused before verify runs.
-	writeFile(t, ".hopctl.yaml", "version: 1\nlint:\n  suppress:\n    - rule: cycle\n")
+	cmdtest.WriteFile(t, ".hopctl.yaml", "version: 1\nlint:\n  suppress:\n    - rule: cycle\n")
 	if code, _, stderr := run(t, "config", "verify"); code != cli.ExitUsage || !strings.Contains(stderr, `.hopctl.yaml: schema: at /lint/suppress/0: required: missing properties: ["reason"]`) {
 		t.Errorf("verify of .hopctl.yaml: exit %d: %s", code, stderr)
 	}

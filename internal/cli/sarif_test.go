@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/hopctl/hopctl/internal/cmdtest"
+
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
 	"github.com/hopctl/hopctl/internal/cli"
@@ -37,7 +39,7 @@ func corpusSARIF(t *testing.T, dir string) []string {
 		{"clean", []string{"../../testdata/lint/cycle_ok.pbtxt"}},
 		{"rules", []string{"--list-rules"}},
 		{"baseline", []string{"--write-baseline", filepath.Join(dir, "base.json"), "../../testdata/hops", "../../testdata/lint/hop-input-alias.pbtxt"}},
-		{"suppressed", []string{"--config", writeFile(t, filepath.Join(dir, "supp.yaml"),
+		{"suppressed", []string{"--config", cmdtest.WriteFile(t, filepath.Join(dir, "supp.yaml"),
 			"version: 1\nlint:\n  suppress:\n    - rule: hop-*\n      path: \"**/hops/*.pbtxt\"\n      reason: hand-written examples of what PyTorch rejects\n    - rule: cycle\n      reason: matches nothing here\n"),
 			"../../testdata/hops"}},
 	} {
@@ -202,7 +204,7 @@ func TestSARIFMultitool(t *testing.T) {
 	mt := multitool(t)
 	dir := t.TempDir()
 	logs := corpusSARIF(t, dir)
-	old := writeFile(t, filepath.Join(dir, "old.sarif"), `{"$schema": "https://json.schemastore.org/sarif-2.1.0.json", "version": "2.1.0",
+	old := cmdtest.WriteFile(t, filepath.Join(dir, "old.sarif"), `{"$schema": "https://json.schemastore.org/sarif-2.1.0.json", "version": "2.1.0",
   "runs": [{"tool": {"driver": {"name": "hopctl", "informationUri": "https://github.com/hopctl/hopctl",
     "rules": [{"id": "cycle", "name": "cycle", "shortDescription": {"text": "a cycle."}, "fullDescription": {"text": "A cycle."}}]}},
     "results": []}]}`)

@@ -396,8 +396,7 @@ func CheckCall(reg *opschema.Registry, m *ir.Module, g *ir.Graph, id ir.NodeID) 
 	}
 	h, ok := Lookup(reg, n)
 	if !ok {
-		// Not a HOP, so not one Decode decodes either: each target is
-		// looked up once.
+		// Not a HOP, so not one Decode decodes either.
 		return nil
 	}
 	if h.Op != "" {

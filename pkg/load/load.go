@@ -62,21 +62,16 @@ func Open(path string, mode Mode) (*File, error) {
 	if err != nil {
 		return nil, err
 	}
-	return module(m, path, mode, analyze.Options{})
+	return Module(m, path, mode)
 }
 
 // Module is Open for a module already decoded from the file at path.
 func Module(m *ir.Module, path string, mode Mode) (*File, error) {
-	return module(m, path, mode, analyze.Options{})
-}
-
-// module is Module with the call checks' run options.
-func module(m *ir.Module, path string, mode Mode, opts analyze.Options) (*File, error) {
 	f, err := open(m, path, mode)
 	if err != nil || mode == Lenient {
 		return f, err
 	}
-	if err := validate.CheckWith(m, path, f.Registry, opts); err != nil {
+	if err := validate.Check(m, path, f.Registry); err != nil {
 		return nil, err
 	}
 	return f, nil
@@ -137,14 +132,11 @@ func schemaProblems(path string, err error) []ir.Problem {
 }
 
 // Analyze opens path in Strict mode and runs analyzers on the module. It
-// is Open followed by analyze.Run, except that the call checks and the
-// analysis run at the same time, on two cores (on a 1M-node graph they
-// took 0.3 s and 0.5 s of a 1.8 s job one after the other). When the
-// checks refuse the file, Analyze returns their error as Open does and
-// drops whatever the analysis made of the invalid module — including an
-// *ir.InternalError (a panic), as the analyzers are only required to
-// handle valid input. On a file the checks accept, a panic or an error of
-// an analyzer is a bug: an *ir.InternalError.
+// is Open followed by analyze.Run: when the checks refuse the file,
+// Analyze returns their error as Open does, and the analyzers, which are
+// only required to handle valid input, do not run. On a file the checks
+// accept, a panic or an error of an analyzer is a bug: an
+// *ir.InternalError.
 func Analyze(path string, analyzers ...*analyze.Analyzer) (*File, *analyze.Result, error) {
 	return AnalyzeWith(path, analyze.Options{}, analyzers...)
 }
@@ -155,25 +147,13 @@ func AnalyzeWith(path string, opts analyze.Options, analyzers ...*analyze.Analyz
 	if err != nil {
 		return nil, nil, err
 	}
-	f, err := open(m, path, Strict)
+	f, err := Module(m, path, Strict)
 	if err != nil {
 		return nil, nil, err
 	}
-	var (
-		res    *analyze.Result
-		runErr error
-	)
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		res, runErr = analyze.RunWith(m, path, f.Registry, opts, analyzers...)
-	}()
-	checkErr := validate.Check(m, path, f.Registry)
-	<-done
+	res, runErr := analyze.RunWith(m, path, f.Registry, opts, analyzers...)
 	var bug *ir.InternalError
 	switch {
-	case checkErr != nil:
-		return nil, nil, checkErr
 	case errors.As(runErr, &bug):
 		return nil, nil, bug
 	case runErr != nil:

@@ -34,8 +34,8 @@ type Table struct {
 	byName  map[OpName]*Schema
 	errs    []error
 	// lazy is set for a table that parses each schema on first Lookup
-	// (the built-in one: a command needs a few dozen of its 4165 schemas,
-	// and parsing them all would dominate a small job).
+	// (the built-in one: a command needs a few dozen of its thousands of
+	// schemas).
 	lazy *lazyTable
 }
 
@@ -50,8 +50,7 @@ type lazyTable struct {
 	// sorted is set for a text whose schema lines are sorted bytewise with
 	// distinct operator names, after at most a header of comments (the
 	// built-in one; TestBuiltinTextSorted): lines are then found by binary
-	// search in the text (sortedLine), and pending stays empty: no map of
-	// thousands of entries is built for a command that needs a few.
+	// search in the text (sortedLine), and pending stays empty.
 	sorted bool
 }
 
@@ -178,10 +177,8 @@ func newSortedLazyTable(file, text string) *Table {
 // operator name and its '('), by binary search over the text's bytes: the
 // line holding a byte is found around it, and lines are in order (the
 // header's comments, '#', sort before every operator name). Each lookup
-// reads a few kilobytes; an index of the line starts, built at the first
-// lookup, read the whole text (0.38 MB) and was 1.2 % of the processor
-// samples of a resnet18 joint (perf record -g over 120 runs). Called with
-// mu held.
+// reads a few kilobytes, where an index of the line starts would read
+// the whole text. Called with mu held.
 func (l *lazyTable) sortedLine(key string) (string, bool) {
 	text := l.text
 	lineAt := func(off int) string {

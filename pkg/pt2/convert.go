@@ -2,6 +2,7 @@ package pt2
 
 import (
 	"fmt"
+	"reflect"
 	"strconv"
 	"strings"
 
@@ -820,28 +821,10 @@ func symArg(a symArgument) ir.Arg {
 	return ir.Arg{Kind: ir.ArgNone}
 }
 
-func list[T any](xs []T, f func(T) ir.Arg) ir.Arg {
-	a := ir.WithElems(ir.Arg{Kind: ir.ArgList}, make([]ir.Arg, len(xs)))
-	for i, x := range xs {
-		a.Elems()[i] = f(x)
-	}
-	return a
-}
-
-func tensorRef(t tensorArgument) ir.Arg { return ref(t.Name) }
-func intArg(i int64) ir.Arg             { return ir.IntArg(i) }
-func floatArg(f pyFloat) ir.Arg         { return ir.FloatArg(float64(f)) }
-func strArg(s string) ir.Arg            { return ir.Arg{Kind: ir.ArgStr, S: s} }
-func boolArg(b bool) ir.Arg             { return ir.Arg{Kind: ir.ArgBool, B: b} }
-func optTensor(o optionalTensorArgument) ir.Arg {
-	if o.Tag == "as_tensor" {
-		return ref(o.Tensor.Name)
-	}
-	return ir.Arg{Kind: ir.ArgNone}
-}
-
 // arg converts one Argument. A subgraph (as_graph) is converted and
 // registered, and a get_attr node reading it is appended to the scope.
+// The variants of scalars, tensors and their lists convert by the type of
+// their payload (payloadArg); the others need the scope or a table.
 func (c *converter) arg(s *scope, a *argument) (ir.Arg, error) {
 	switch a.Tag {
 	case "as_none":
@@ -850,37 +833,6 @@ func (c *converter) arg(s *scope, a *argument) (ir.Arg, error) {
 		if a.Tensor.Name == "" {
 			return ir.Arg{}, fmt.Errorf("tensor argument without a name")
 		}
-		return tensorRef(a.Tensor), nil
-	case "as_tensors":
-		return list(a.Tensors, tensorRef), nil
-	case "as_int":
-		return intArg(a.Int), nil
-	case "as_ints":
-		return list(a.Ints, intArg), nil
-	case "as_float":
-		return floatArg(a.Float), nil
-	case "as_floats":
-		return list(a.Floats, floatArg), nil
-	case "as_string":
-		return strArg(a.String), nil
-	case "as_strings":
-		return list(a.Strings, strArg), nil
-	case "as_bool":
-		return boolArg(a.Bool), nil
-	case "as_bools":
-		return list(a.Bools, boolArg), nil
-	case "as_sym_int":
-		return symArg(a.SymInt), nil
-	case "as_sym_ints":
-		return list(a.SymInts, symArg), nil
-	case "as_sym_float":
-		return symArg(a.SymFloat), nil
-	case "as_sym_floats":
-		return list(a.SymFloats, symArg), nil
-	case "as_sym_bool":
-		return symArg(a.SymBool), nil
-	case "as_sym_bools":
-		return list(a.SymBools, symArg), nil
 	case "as_scalar_type":
 		s, err := enumName(a.ScalarType, "dtype", scalarTypeNames, scalarTypes)
 		return ir.Arg{Kind: ir.ArgDtype, S: s}, err
@@ -892,10 +844,6 @@ func (c *converter) arg(s *scope, a *argument) (ir.Arg, error) {
 		return ir.Arg{Kind: ir.ArgLayout, S: s}, err
 	case "as_device":
 		return ir.Arg{Kind: ir.ArgDevice, S: deviceString(&a.Device)}, nil
-	case "as_optional_tensors":
-		return list(a.OptionalTensors, optTensor), nil
-	case "as_optional_tensor":
-		return optTensor(a.OptionalTensor), nil
 	case "as_custom_obj":
 		if _, ok := s.src.CustomObjValues[a.CustomObj.Name]; !ok && !s.isInput(a.CustomObj.Name) {
 			return ir.Arg{}, fmt.Errorf("custom object %q (%s) is a constant of the archive, not a graph value; hopctl does not read torchbind constants", a.CustomObj.Name, a.CustomObj.ClassFQN)
@@ -908,12 +856,6 @@ func (c *converter) arg(s *scope, a *argument) (ir.Arg, error) {
 		return ir.Arg{Kind: ir.ArgOp, S: Target(a.Operator)}, nil
 	case "as_complex":
 		return ir.ComplexArg(float64(a.Complex.Real), float64(a.Complex.Imag)), nil
-	case "as_int_lists":
-		return list(a.IntLists, func(xs []int64) ir.Arg { return list(xs, intArg) }), nil
-	case "as_float_lists":
-		return list(a.FloatLists, func(xs []pyFloat) ir.Arg { return list(xs, floatArg) }), nil
-	case "as_nested_tensors":
-		return list(a.NestedTensors, func(xs []tensorArgument) ir.Arg { return list(xs, tensorRef) }), nil
 	case "as_string_to_argument":
 		keys := make([]string, 0, len(a.StringToArg))
 		for k := range a.StringToArg {
@@ -933,7 +875,39 @@ func (c *converter) arg(s *scope, a *argument) (ir.Arg, error) {
 	case "as_graph":
 		return c.subgraph(s, &a.Graph)
 	}
+	if v, ok := a.payload(); ok {
+		return payloadArg(v), nil
+	}
 	return ir.Arg{}, fmt.Errorf("argument has no value")
+}
+
+// payloadArg converts a payload of a tensor, a scalar, a symbolic value or
+// an optional tensor, or a list (of lists) of them, element by element.
+func payloadArg(v reflect.Value) ir.Arg {
+	switch x := v.Interface().(type) {
+	case tensorArgument:
+		return ref(x.Name)
+	case int64:
+		return ir.IntArg(x)
+	case pyFloat:
+		return ir.FloatArg(float64(x))
+	case string:
+		return ir.Arg{Kind: ir.ArgStr, S: x}
+	case bool:
+		return ir.Arg{Kind: ir.ArgBool, B: x}
+	case symArgument:
+		return symArg(x)
+	case optionalTensorArgument:
+		if x.Tag == "as_tensor" {
+			return ref(x.Tensor.Name)
+		}
+		return ir.Arg{Kind: ir.ArgNone}
+	}
+	a := ir.WithElems(ir.Arg{Kind: ir.ArgList}, make([]ir.Arg, v.Len()))
+	for i := range v.Len() {
+		a.Elems()[i] = payloadArg(v.Index(i))
+	}
+	return a
 }
 
 func (s *scope) isInput(name string) bool {

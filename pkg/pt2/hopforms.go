@@ -26,8 +26,8 @@ type oldForm struct {
 }
 
 // oldForms maps a HOP target to its old forms, the table's. Built on
-// first use: it parses every HOP row's schemas, which a command reading no
-// torch.export file never needs.
+// first use: it parses every HOP row's schemas, which a command reading
+// no torch.export file does not need.
 var oldForms = sync.OnceValue(func() map[string][]oldForm {
 	out := map[string][]oldForm{}
 	for _, h := range opschema.HOPs() {

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"reflect"
 	"strconv"
 )
 
@@ -235,51 +236,65 @@ func unknownVariant(what, tag string) error {
 }
 
 // argument is Argument: Tag names the variant; the payload sits in the
-// field of that variant.
+// field whose union tag is the variant's name. The fields are in the
+// schema's order.
 type argument struct {
 	Tag             string
-	None            bool
-	Tensor          tensorArgument
-	Tensors         []tensorArgument
-	Int             int64
-	Ints            []int64
-	Float           pyFloat
-	Floats          []pyFloat
-	String          string
-	Strings         []string
-	SymInt          symArgument
-	SymInts         []symArgument
-	ScalarType      enumInt
-	MemoryFormat    enumInt
-	Layout          enumInt
-	Device          device
-	Bool            bool
-	Bools           []bool
-	SymBool         symArgument
-	SymBools        []symArgument
-	Graph           graphArgument
-	OptionalTensors []optionalTensorArgument
-	CustomObj       customObjArgument
-	Operator        string
-	SymFloat        symArgument
-	SymFloats       []symArgument
-	OptionalTensor  optionalTensorArgument
-	Complex         complexValue
-	IntLists        [][]int64
-	StringToArg     map[string]argument
-	NestedTensors   [][]tensorArgument
-	FloatLists      [][]pyFloat
+	None            bool                     `union:"as_none"`
+	Tensor          tensorArgument           `union:"as_tensor"`
+	Tensors         []tensorArgument         `union:"as_tensors"`
+	Int             int64                    `union:"as_int"`
+	Ints            []int64                  `union:"as_ints"`
+	Float           pyFloat                  `union:"as_float"`
+	Floats          []pyFloat                `union:"as_floats"`
+	String          string                   `union:"as_string"`
+	Strings         []string                 `union:"as_strings"`
+	SymInt          symArgument              `union:"as_sym_int"`
+	SymInts         []symArgument            `union:"as_sym_ints"`
+	ScalarType      enumInt                  `union:"as_scalar_type"`
+	MemoryFormat    enumInt                  `union:"as_memory_format"`
+	Layout          enumInt                  `union:"as_layout"`
+	Device          device                   `union:"as_device"`
+	Bool            bool                     `union:"as_bool"`
+	Bools           []bool                   `union:"as_bools"`
+	SymBool         symArgument              `union:"as_sym_bool"`
+	SymBools        []symArgument            `union:"as_sym_bools"`
+	Graph           graphArgument            `union:"as_graph"`
+	OptionalTensors []optionalTensorArgument `union:"as_optional_tensors"`
+	CustomObj       customObjArgument        `union:"as_custom_obj"`
+	Operator        string                   `union:"as_operator"`
+	SymFloat        symArgument              `union:"as_sym_float"`
+	SymFloats       []symArgument            `union:"as_sym_floats"`
+	OptionalTensor  optionalTensorArgument   `union:"as_optional_tensor"`
+	Complex         complexValue             `union:"as_complex"`
+	NestedTensors   [][]tensorArgument       `union:"as_nested_tensors"`
+	IntLists        [][]int64                `union:"as_int_lists"`
+	StringToArg     map[string]argument      `union:"as_string_to_argument"`
+	FloatLists      [][]pyFloat              `union:"as_float_lists"`
 }
 
-// argumentVariants lists Argument's variants in schema order with where
-// each payload goes.
-var argumentVariants = []string{
-	"as_none", "as_tensor", "as_tensors", "as_int", "as_ints", "as_float", "as_floats",
-	"as_string", "as_strings", "as_sym_int", "as_sym_ints", "as_scalar_type",
-	"as_memory_format", "as_layout", "as_device", "as_bool", "as_bools", "as_sym_bool",
-	"as_sym_bools", "as_graph", "as_optional_tensors", "as_custom_obj", "as_operator",
-	"as_sym_float", "as_sym_floats", "as_optional_tensor", "as_complex", "as_nested_tensors",
-	"as_int_lists", "as_string_to_argument", "as_float_lists",
+// argumentVariants lists Argument's variants in schema order;
+// argumentField is the index of each one's field in argument.
+var argumentVariants, argumentField = unionFields(reflect.TypeFor[argument]())
+
+func unionFields(t reflect.Type) (tags []string, field map[string]int) {
+	field = map[string]int{}
+	for i := range t.NumField() {
+		if tag := t.Field(i).Tag.Get("union"); tag != "" {
+			tags = append(tags, tag)
+			field[tag] = i
+		}
+	}
+	return tags, field
+}
+
+// payload returns the field that holds a's variant.
+func (a *argument) payload() (reflect.Value, bool) {
+	i, ok := argumentField[a.Tag]
+	if !ok {
+		return reflect.Value{}, false
+	}
+	return reflect.ValueOf(a).Elem().Field(i), true
 }
 
 func (a *argument) UnmarshalJSON(data []byte) error {
@@ -288,74 +303,14 @@ func (a *argument) UnmarshalJSON(data []byte) error {
 		return err
 	}
 	*a = argument{Tag: u.Tag}
-	var dst any
-	switch u.Tag {
-	case "as_none":
+	if u.Tag == "as_none" {
 		return decodeNone(u.Raw)
-	case "as_tensor":
-		dst = &a.Tensor
-	case "as_tensors":
-		dst = &a.Tensors
-	case "as_int":
-		dst = &a.Int
-	case "as_ints":
-		dst = &a.Ints
-	case "as_float":
-		dst = &a.Float
-	case "as_floats":
-		dst = &a.Floats
-	case "as_string":
-		dst = &a.String
-	case "as_strings":
-		dst = &a.Strings
-	case "as_sym_int":
-		dst = &a.SymInt
-	case "as_sym_ints":
-		dst = &a.SymInts
-	case "as_scalar_type":
-		dst = &a.ScalarType
-	case "as_memory_format":
-		dst = &a.MemoryFormat
-	case "as_layout":
-		dst = &a.Layout
-	case "as_device":
-		dst = &a.Device
-	case "as_bool":
-		dst = &a.Bool
-	case "as_bools":
-		dst = &a.Bools
-	case "as_sym_bool":
-		dst = &a.SymBool
-	case "as_sym_bools":
-		dst = &a.SymBools
-	case "as_graph":
-		dst = &a.Graph
-	case "as_optional_tensors":
-		dst = &a.OptionalTensors
-	case "as_custom_obj":
-		dst = &a.CustomObj
-	case "as_operator":
-		dst = &a.Operator
-	case "as_sym_float":
-		dst = &a.SymFloat
-	case "as_sym_floats":
-		dst = &a.SymFloats
-	case "as_optional_tensor":
-		dst = &a.OptionalTensor
-	case "as_complex":
-		dst = &a.Complex
-	case "as_int_lists":
-		dst = &a.IntLists
-	case "as_string_to_argument":
-		dst = &a.StringToArg
-	case "as_nested_tensors":
-		dst = &a.NestedTensors
-	case "as_float_lists":
-		dst = &a.FloatLists
-	default:
+	}
+	dst, ok := a.payload()
+	if !ok {
 		return unknownVariant("Argument", u.Tag)
 	}
-	if err := json.Unmarshal(u.Raw, dst); err != nil {
+	if err := json.Unmarshal(u.Raw, dst.Addr().Interface()); err != nil {
 		return fmt.Errorf("Argument %s: %w", u.Tag, err)
 	}
 	if u.Tag == "as_graph" && a.Graph.Graph == nil {

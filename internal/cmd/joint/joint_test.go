@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -12,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/hopctl/hopctl/internal/cmdtest"
 	"github.com/hopctl/hopctl/internal/cmdutil"
 	"github.com/hopctl/hopctl/internal/iostreams"
 	"github.com/hopctl/hopctl/pkg/ir"
@@ -22,64 +22,35 @@ import (
 )
 
 func TestNewCmdJoint(t *testing.T) {
-	tests := []struct {
-		args    string
-		want    Options
-		wantErr string
-	}{
-		{args: "a.pb -o j.pb", want: Options{In: "a.pb", Out: "j.pb", Masks: "auto", HOPConvention: "none", Format: "text"}},
-		{args: "a.pb -o j.pb --masks", want: Options{In: "a.pb", Out: "j.pb", Masks: "auto", HOPConvention: "none", Format: "text"}},
-		{args: "a.pb -o j.pb --masks=1,0,1", want: Options{In: "a.pb", Out: "j.pb", Masks: "1,0,1", HOPConvention: "none", Format: "text"}},
-		{args: "a.pb --masks=all --unmask-none-gradients --hop-convention create_bw_fn -o j.pb",
-			want: Options{In: "a.pb", Out: "j.pb", Masks: "all", UnmaskNone: true, HOPConvention: "create_bw_fn", Format: "text"}},
-		{args: "a.pb --partition mincut --fw-out f.pb --bw-out b.pb --report",
-			want: Options{In: "a.pb", Masks: "auto", HOPConvention: "none", Format: "text", Partition: "mincut", FwOut: "f.pb", BwOut: "b.pb", Report: true}},
-		{args: "", wantErr: "missing IN"},
-		{args: "a.pb --masks=1,x", wantErr: `invalid mask "x"`},
-		{args: "a.pb --partition fast", wantErr: `invalid value "fast" for --partition`},
-		{args: "a.pb --fw-out f.pb", wantErr: "need --partition"},
-		{args: "a.pb --report", wantErr: "need --partition"},
-		{args: "a.pb --partition default --hop-convention create_bw_fn", wantErr: "needs --hop-convention none"},
-		{args: "a.pb --hop-convention old", wantErr: `invalid value "old" for --hop-convention`},
-		{args: "a.pb -o x.pb --partition default --fw-out x.pb --bw-out y.pb", wantErr: "are the same file"},
-		{args: "a.pb -o ./a.pb", wantErr: "is the input"},
-		{args: "a.pb", wantErr: "nothing to write: give -o OUT"},
-		{args: "a.pb --partition mincut", wantErr: "nothing to write: give --fw-out FW --bw-out BW"},
-		{args: "a.pb --partition mincut --fw-out f.pb", wantErr: "--fw-out and --bw-out go together"},
-		{args: "a.pb --partition mincut --bw-out b.pb -o j.pb", wantErr: "--fw-out and --bw-out go together"},
-		{args: "a.pb --partition mincut --fw-out - --bw-out b.pb", wantErr: "only a single output can go to standard output"},
-		{args: "a.pb --partition mincut --report", want: Options{In: "a.pb", Masks: "auto", HOPConvention: "none", Format: "text", Partition: "mincut", Report: true}},
-		{args: "a.pb -o -", want: Options{In: "a.pb", Out: "-", Masks: "auto", HOPConvention: "none", Format: "text"}},
-	}
 	t.Chdir(t.TempDir())
 	if err := os.WriteFile("a.pb", nil, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	for _, tt := range tests {
-		t.Run(tt.args, func(t *testing.T) {
-			ios, _, _, _ := iostreams.Test()
-			var got *Options
-			cmd := NewCmdJoint(&cmdutil.Factory{IOStreams: ios}, func(o *Options) error { got = o; return nil })
-			cmd.SetArgs(strings.Fields(tt.args))
-			cmd.SetOut(io.Discard)
-			cmd.SetErr(io.Discard)
-			_, err := cmd.ExecuteC()
-			if tt.wantErr != "" {
-				var fe *cmdutil.FlagError
-				if err == nil || !strings.Contains(err.Error(), tt.wantErr) || !errors.As(err, &fe) {
-					t.Fatalf("err = %v, want a FlagError containing %q", err, tt.wantErr)
-				}
-				return
-			}
-			if err != nil {
-				t.Fatal(err)
-			}
-			tt.want.IO = ios
-			if *got != tt.want {
-				t.Errorf("options = %+v, want %+v", *got, tt.want)
-			}
-		})
-	}
+	cmdtest.TestFlags(t, NewCmdJoint, func(o *Options, ios *iostreams.IOStreams) { o.IO = ios }, []cmdtest.FlagCase[Options]{
+		{Args: "a.pb -o j.pb", Want: Options{In: "a.pb", Out: "j.pb", Masks: "auto", HOPConvention: "none", Format: "text"}},
+		{Args: "a.pb -o j.pb --masks", Want: Options{In: "a.pb", Out: "j.pb", Masks: "auto", HOPConvention: "none", Format: "text"}},
+		{Args: "a.pb -o j.pb --masks=1,0,1", Want: Options{In: "a.pb", Out: "j.pb", Masks: "1,0,1", HOPConvention: "none", Format: "text"}},
+		{Args: "a.pb --masks=all --unmask-none-gradients --hop-convention create_bw_fn -o j.pb",
+			Want: Options{In: "a.pb", Out: "j.pb", Masks: "all", UnmaskNone: true, HOPConvention: "create_bw_fn", Format: "text"}},
+		{Args: "a.pb --partition mincut --fw-out f.pb --bw-out b.pb --report",
+			Want: Options{In: "a.pb", Masks: "auto", HOPConvention: "none", Format: "text", Partition: "mincut", FwOut: "f.pb", BwOut: "b.pb", Report: true}},
+		{Args: "", WantErr: "missing IN"},
+		{Args: "a.pb --masks=1,x", WantErr: `invalid mask "x"`},
+		{Args: "a.pb --partition fast", WantErr: `invalid value "fast" for --partition`},
+		{Args: "a.pb --fw-out f.pb", WantErr: "need --partition"},
+		{Args: "a.pb --report", WantErr: "need --partition"},
+		{Args: "a.pb --partition default --hop-convention create_bw_fn", WantErr: "needs --hop-convention none"},
+		{Args: "a.pb --hop-convention old", WantErr: `invalid value "old" for --hop-convention`},
+		{Args: "a.pb -o x.pb --partition default --fw-out x.pb --bw-out y.pb", WantErr: "are the same file"},
+		{Args: "a.pb -o ./a.pb", WantErr: "is the input"},
+		{Args: "a.pb", WantErr: "nothing to write: give -o OUT"},
+		{Args: "a.pb --partition mincut", WantErr: "nothing to write: give --fw-out FW --bw-out BW"},
+		{Args: "a.pb --partition mincut --fw-out f.pb", WantErr: "--fw-out and --bw-out go together"},
+		{Args: "a.pb --partition mincut --bw-out b.pb -o j.pb", WantErr: "--fw-out and --bw-out go together"},
+		{Args: "a.pb --partition mincut --fw-out - --bw-out b.pb", WantErr: "only a single output can go to standard output"},
+		{Args: "a.pb --partition mincut --report", Want: Options{In: "a.pb", Masks: "auto", HOPConvention: "none", Format: "text", Partition: "mincut", Report: true}},
+		{Args: "a.pb -o -", Want: Options{In: "a.pb", Out: "-", Masks: "auto", HOPConvention: "none", Format: "text"}},
+	})
 }
 
 func run(t *testing.T, opts *Options) (string, error) {

@@ -2,13 +2,13 @@ package lint_test
 
 import (
 	"encoding/json"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/hopctl/hopctl/internal/cmdtest"
+
 	"github.com/hopctl/hopctl/internal/cli"
-	"github.com/hopctl/hopctl/internal/iostreams"
 	"github.com/hopctl/hopctl/pkg/lint"
 	"github.com/hopctl/hopctl/pkg/report"
 )
@@ -16,43 +16,15 @@ import (
 // run runs hopctl in-process.
 func run(t *testing.T, args ...string) (code int, stdout, stderr string) {
 	t.Helper()
-	ios, _, out, errOut := iostreams.Test()
-	code = cli.Main(args, ios)
-	return code, out.String(), errOut.String()
-}
-
-// sandbox clears HOPCTL_* settings and moves into dir (a fresh temporary
-// directory when ""); it returns the absolute testdata directory.
-func sandbox(t *testing.T, dir string) string {
-	t.Helper()
-	td, err := filepath.Abs("../../../testdata")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if dir == "" {
-		dir = t.TempDir()
-	}
-	t.Chdir(dir)
-	for _, k := range []string{"HOPCTL_CONFIG", "HOPCTL_LINT_FAIL_ON", "HOPCTL_LINT_SUPPRESS"} {
-		t.Setenv(k, "")
-	}
-	return td
-}
-
-func writeFile(t *testing.T, path, content string) string {
-	t.Helper()
-	if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	return path
+	return cmdtest.Main(t, cli.Main, args...)
 }
 
 // TestExitCodes checks that every format exits the same way, and that json
 // and sarif print a well-formed document whenever lint ran.
 func TestExitCodes(t *testing.T) {
-	td := sandbox(t, "")
+	td := cmdtest.Sandbox(t, "")
 	l := func(name string) string { return filepath.Join(td, "lint", name) }
-	junk := writeFile(t, "junk.pb", "\xff\xffjunk")
+	junk := cmdtest.WriteFile(t, "junk.pb", "\xff\xffjunk")
 	tests := []struct {
 		name string
 		args []string
@@ -106,9 +78,9 @@ func TestExitCodes(t *testing.T) {
 // --fail-on, seen through the exit code on a file with one warning.
 func TestFailOnPrecedence(t *testing.T) {
 	dir := t.TempDir()
-	td := sandbox(t, dir)
+	td := cmdtest.Sandbox(t, dir)
 	file := filepath.Join(td, "lint", "unknown-op.pbtxt")
-	writeFile(t, filepath.Join(dir, ".hopctl.yaml"), "version: 1\nlint:\n  fail-on: error\n")
+	cmdtest.WriteFile(t, filepath.Join(dir, ".hopctl.yaml"), "version: 1\nlint:\n  fail-on: error\n")
 	if code, _, _ := run(t, "lint", file); code != cli.ExitOK {
 		t.Errorf("file (error): exit %d, want 0", code)
 	}
@@ -120,11 +92,11 @@ func TestFailOnPrecedence(t *testing.T) {
 		t.Errorf("file + env + flag (error): exit %d, want 0", code)
 	}
 	t.Setenv("HOPCTL_LINT_FAIL_ON", "")
-	writeFile(t, filepath.Join(dir, ".hopctl.yaml"), "version: 1\nlint:\n  fail-on: warning\n")
+	cmdtest.WriteFile(t, filepath.Join(dir, ".hopctl.yaml"), "version: 1\nlint:\n  fail-on: warning\n")
 	if code, _, _ := run(t, "lint", file); code != cli.ExitFindings {
 		t.Errorf("file (warning): exit %d, want 1", code)
 	}
-	other := writeFile(t, filepath.Join(dir, "other.yaml"), "version: 1\nlint:\n  fail-on: none\n")
+	other := cmdtest.WriteFile(t, filepath.Join(dir, "other.yaml"), "version: 1\nlint:\n  fail-on: none\n")
 	if code, _, _ := run(t, "lint", "--config", other, file); code != cli.ExitOK {
 		t.Errorf("--config other.yaml (none): exit %d, want 0", code)
 	}
@@ -135,9 +107,9 @@ func TestFailOnPrecedence(t *testing.T) {
 // (and are counted), the same rule still fires in lint/.
 func TestSuppressionOverCorpus(t *testing.T) {
 	cfgDir := t.TempDir()
-	td := sandbox(t, "")
+	td := cmdtest.Sandbox(t, "")
 	t.Chdir(td)
-	cfg := writeFile(t, filepath.Join(cfgDir, "hopctl.yaml"),
+	cfg := cmdtest.WriteFile(t, filepath.Join(cfgDir, "hopctl.yaml"),
 		"version: 1\nlint:\n  suppress:\n    - rule: hop-input-mutation\n      path: \"hops/*\"\n      reason: hand-written examples\n")
 	var files []string
 	for _, d := range []string{"models/*.pb", "hops/*.pbtxt", "lint/*.pbtxt"} {
@@ -182,7 +154,7 @@ func TestSuppressionOverCorpus(t *testing.T) {
 		t.Errorf("summary with suppression %+v, without %+v", supp.Summary, plain.Summary)
 	}
 
-	bad := writeFile(t, filepath.Join(cfgDir, "bad.yaml"), "version: 1\nlint:\n  suppress:\n    - rule: hop-input-mutaton\n      reason: typo\n")
+	bad := cmdtest.WriteFile(t, filepath.Join(cfgDir, "bad.yaml"), "version: 1\nlint:\n  suppress:\n    - rule: hop-input-mutaton\n      reason: typo\n")
 	code, _, stderr := run(t, "lint", "--config", bad, "hops/cond.pbtxt")
 	if code != cli.ExitUsage || !strings.Contains(stderr, `unknown rule "hop-input-mutaton"`) {
 		t.Errorf("misspelt rule: exit %d, stderr %q", code, stderr)
@@ -190,7 +162,7 @@ func TestSuppressionOverCorpus(t *testing.T) {
 }
 
 func TestListRules(t *testing.T) {
-	sandbox(t, "")
+	cmdtest.Sandbox(t, "")
 	code, stdout, _ := run(t, "lint", "--list-rules")
 	if code != cli.ExitOK {
 		t.Fatalf("exit %d", code)
@@ -213,7 +185,7 @@ func TestListRules(t *testing.T) {
 // 2.14's words when --torch-version or HOPCTL_INPUT_TORCH_VERSION selects
 // 2.14.
 func TestTorchVersionSelectsRules(t *testing.T) {
-	td := sandbox(t, "")
+	td := cmdtest.Sandbox(t, "")
 	t.Setenv("HOPCTL_INPUT_TORCH_VERSION", "")
 	file := filepath.Join(td, "hops_real", "torch2.6", "while_count.pb")
 	const want = "Expected carried_inputs and body_output to have same number of outputs"

@@ -7,16 +7,15 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/hopctl/hopctl/internal/cmdtest"
+
 	"github.com/hopctl/hopctl/internal/cli"
-	"github.com/hopctl/hopctl/internal/iostreams"
 	"github.com/hopctl/hopctl/pkg/report"
 )
 
 func run(t *testing.T, args ...string) (code int, stdout, stderr string) {
 	t.Helper()
-	ios, _, out, errOut := iostreams.Test()
-	code = cli.Main(append([]string{"meta-diff"}, args...), ios)
-	return code, out.String(), errOut.String()
+	return cmdtest.Main(t, cli.Main, append([]string{"meta-diff"}, args...)...)
 }
 
 // setup moves into a temporary directory holding a.pbtxt (a graph file),
@@ -24,14 +23,7 @@ func run(t *testing.T, args ...string) (code int, stdout, stderr string) {
 // returns the testdata directory.
 func setup(t *testing.T) string {
 	t.Helper()
-	td, err := filepath.Abs("../../../testdata")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Chdir(t.TempDir())
-	for _, k := range []string{"HOPCTL_CONFIG", "HOPCTL_LINT_FAIL_ON", "HOPCTL_LINT_SUPPRESS"} {
-		t.Setenv(k, "")
-	}
+	td := cmdtest.Sandbox(t, "")
 	data, err := os.ReadFile(filepath.Join(td, "lint", "hop-input-mutation_ok.pbtxt"))
 	if err != nil {
 		t.Fatal(err)

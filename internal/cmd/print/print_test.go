@@ -2,7 +2,6 @@ package print
 
 import (
 	"errors"
-	"io"
 	"regexp"
 	"strconv"
 	"strings"
@@ -10,55 +9,27 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/hopctl/hopctl/internal/cmdtest"
 	"github.com/hopctl/hopctl/internal/cmdutil"
 	"github.com/hopctl/hopctl/internal/iostreams"
 	"github.com/hopctl/hopctl/pkg/ir"
 )
 
 func TestNewCmdPrint(t *testing.T) {
-	tests := []struct {
-		args    string
-		want    Options
-		wantErr string
-	}{
-		{args: "m.pb", want: Options{File: "m.pb", Format: "fx", Depth: -1, Radius: 2}},
-		{args: "m.pb --format dot --graph true_graph_0.body", want: Options{File: "m.pb", Format: "dot", Graph: "true_graph_0.body", Depth: -1, Radius: 2}},
-		{args: "--format=json m.json", want: Options{File: "m.json", Format: "json", Depth: -1, Radius: 2}},
-		{args: "m.pb --format dot --depth 1 --around add --radius 3", want: Options{File: "m.pb", Format: "dot", Depth: 1, Around: "add", Radius: 3}},
-		{args: "m.pb --format model-explorer --overlay o.json", want: Options{File: "m.pb", Format: "model-explorer", Depth: -1, Radius: 2, Overlay: "o.json"}},
-		{args: "m.pb --depth 1", wantErr: "--depth, --around and --radius need --format dot"},
-		{args: "m.pb --format dot --radius 1", wantErr: "--radius needs --around NODE"},
-		{args: "m.pb --format dot --around x --radius -1", wantErr: "--radius must be at least 0"},
-		{args: "m.pb --overlay o.json", wantErr: "--overlay needs --format model-explorer"},
-		{args: "", wantErr: "print: missing FILE"},
-		{args: "a.pb b.pb", wantErr: "too many arguments"},
-		{args: "m.pb --format svg", wantErr: `invalid value "svg" for --format (want fx, dot, json or model-explorer)`},
-	}
-	for _, tt := range tests {
-		t.Run(tt.args, func(t *testing.T) {
-			ios, _, _, _ := iostreams.Test()
-			var got *Options
-			cmd := NewCmdPrint(&cmdutil.Factory{IOStreams: ios}, func(o *Options) error { got = o; return nil })
-			cmd.SetArgs(strings.Fields(tt.args))
-			cmd.SetOut(io.Discard)
-			cmd.SetErr(io.Discard)
-			_, err := cmd.ExecuteC()
-			if tt.wantErr != "" {
-				var fe *cmdutil.FlagError
-				if err == nil || !strings.Contains(err.Error(), tt.wantErr) || !errors.As(err, &fe) {
-					t.Fatalf("err = %v, want a FlagError containing %q", err, tt.wantErr)
-				}
-				return
-			}
-			if err != nil {
-				t.Fatal(err)
-			}
-			tt.want.IO = ios
-			if *got != tt.want {
-				t.Errorf("options = %+v, want %+v", *got, tt.want)
-			}
-		})
-	}
+	cmdtest.TestFlags(t, NewCmdPrint, func(o *Options, ios *iostreams.IOStreams) { o.IO = ios }, []cmdtest.FlagCase[Options]{
+		{Args: "m.pb", Want: Options{File: "m.pb", Format: "fx", Depth: -1, Radius: 2}},
+		{Args: "m.pb --format dot --graph true_graph_0.body", Want: Options{File: "m.pb", Format: "dot", Graph: "true_graph_0.body", Depth: -1, Radius: 2}},
+		{Args: "--format=json m.json", Want: Options{File: "m.json", Format: "json", Depth: -1, Radius: 2}},
+		{Args: "m.pb --format dot --depth 1 --around add --radius 3", Want: Options{File: "m.pb", Format: "dot", Depth: 1, Around: "add", Radius: 3}},
+		{Args: "m.pb --format model-explorer --overlay o.json", Want: Options{File: "m.pb", Format: "model-explorer", Depth: -1, Radius: 2, Overlay: "o.json"}},
+		{Args: "m.pb --depth 1", WantErr: "--depth, --around and --radius need --format dot"},
+		{Args: "m.pb --format dot --radius 1", WantErr: "--radius needs --around NODE"},
+		{Args: "m.pb --format dot --around x --radius -1", WantErr: "--radius must be at least 0"},
+		{Args: "m.pb --overlay o.json", WantErr: "--overlay needs --format model-explorer"},
+		{Args: "", WantErr: "print: missing FILE"},
+		{Args: "a.pb b.pb", WantErr: "too many arguments"},
+		{Args: "m.pb --format svg", WantErr: `invalid value "svg" for --format (want fx, dot, json or model-explorer)`},
+	})
 }
 
 func TestSubmodule(t *testing.T) {

@@ -2,53 +2,23 @@ package report
 
 import (
 	"errors"
-	"io"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"testing"
 
-	"github.com/hopctl/hopctl/internal/cmdutil"
+	"github.com/hopctl/hopctl/internal/cmdtest"
 	"github.com/hopctl/hopctl/internal/iostreams"
 	"github.com/hopctl/hopctl/pkg/ir"
 )
 
 func TestNewCmdReport(t *testing.T) {
-	tests := []struct {
-		args    string
-		want    Options
-		wantErr string
-	}{
-		{args: "a.pb -o r.html", want: Options{Files: []string{"a.pb"}, Out: "r.html", Partition: "mincut"}},
-		{args: "a.pb b.pbtxt --output r.html --joint --partition default", want: Options{Files: []string{"a.pb", "b.pbtxt"}, Out: "r.html", Joint: true, Partition: "default"}},
-		{args: "a.pb", wantErr: "-o/--output is required"},
-		{args: "a.pb -o r.html --partition best", wantErr: `invalid value "best" for --partition`},
-	}
-	for _, tt := range tests {
-		t.Run(tt.args, func(t *testing.T) {
-			ios, _, _, _ := iostreams.Test()
-			var got *Options
-			cmd := NewCmdReport(&cmdutil.Factory{IOStreams: ios}, func(o *Options) error { got = o; return nil })
-			cmd.SetArgs(strings.Fields(tt.args))
-			cmd.SetOut(io.Discard)
-			cmd.SetErr(io.Discard)
-			_, err := cmd.ExecuteC()
-			if tt.wantErr != "" {
-				var fe *cmdutil.FlagError
-				if err == nil || !strings.Contains(err.Error(), tt.wantErr) || !errors.As(err, &fe) {
-					t.Fatalf("err = %v, want a FlagError containing %q", err, tt.wantErr)
-				}
-				return
-			}
-			if err != nil {
-				t.Fatal(err)
-			}
-			if !slices.Equal(got.Files, tt.want.Files) || got.Out != tt.want.Out || got.Joint != tt.want.Joint || got.Partition != tt.want.Partition {
-				t.Errorf("options = %+v, want %+v", *got, tt.want)
-			}
-		})
-	}
+	cmdtest.TestFlags(t, NewCmdReport, func(o *Options, ios *iostreams.IOStreams) { o.IO = ios }, []cmdtest.FlagCase[Options]{
+		{Args: "a.pb -o r.html", Want: Options{Files: []string{"a.pb"}, Out: "r.html", Partition: "mincut"}},
+		{Args: "a.pb b.pbtxt --output r.html --joint --partition default", Want: Options{Files: []string{"a.pb", "b.pbtxt"}, Out: "r.html", Joint: true, Partition: "default"}},
+		{Args: "a.pb", WantErr: "-o/--output is required"},
+		{Args: "a.pb -o r.html --partition best", WantErr: `invalid value "best" for --partition`},
+	})
 }
 
 // TestReportInvalidFileWritesNothing checks that one invalid file among

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/hopctl/hopctl/internal/cmdtest"
+
 	"github.com/hopctl/hopctl/internal/build"
 	"github.com/hopctl/hopctl/internal/cmdutil"
 	"github.com/hopctl/hopctl/internal/iostreams"
@@ -38,17 +40,14 @@ func TestVersionRun(t *testing.T) {
 }
 
 func TestNewCmdVersion(t *testing.T) {
-	ios, _, _, _ := iostreams.Test()
-	var got *Options
-	cmd := NewCmdVersion(&cmdutil.Factory{IOStreams: ios}, func(o *Options) error { got = o; return nil })
-	cmd.SetArgs([]string{"--format", "json"})
-	if err := cmd.Execute(); err != nil {
+	got, _, err := cmdtest.Parse(NewCmdVersion, "--format", "json")
+	if err != nil {
 		t.Fatal(err)
 	}
 	if got.Format != "json" {
 		t.Errorf("format = %q", got.Format)
 	}
-	if cmdutil.UsesConfig(cmd) {
+	if cmdutil.UsesConfig(NewCmdVersion(&cmdutil.Factory{}, nil)) {
 		t.Error("version loads the configuration")
 	}
 }

@@ -27,11 +27,6 @@ import (
 // every call of subgraphs against the subgraphs. It returns an
 // *ir.VerifyError listing each problem (at most ir.MaxProblems), or nil.
 func Check(m *ir.Module, file string, reg *opschema.Registry) error {
-	return CheckWith(m, file, reg, analyze.Options{})
-}
-
-// CheckWith is Check with the schema analyzer's run options.
-func CheckWith(m *ir.Module, file string, reg *opschema.Registry, opts analyze.Options) error {
 	var problems []ir.Problem
 	dropped := 0
 	add := func(graph, node, msg string) {
@@ -48,7 +43,7 @@ func CheckWith(m *ir.Module, file string, reg *opschema.Registry, opts analyze.O
 			}
 		}
 	}
-	res, err := analyze.RunWith(m, file, reg, opts, schemacheck.Analyzer)
+	res, err := analyze.Run(m, file, reg, schemacheck.Analyzer)
 	if err != nil {
 		return &ir.DecodeError{Loc: ir.Location{File: file}, Err: err}
 	}

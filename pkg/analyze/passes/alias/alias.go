@@ -146,9 +146,8 @@ type storage = int32
 
 // aval is the abstract value of a node or tuple element: the storages a
 // tensor may live in (none for non-tensors), or elements for sequences.
-// A million-node graph has a million values, so an aval is two words: p
-// is the first of n storages (n > 0), or the sequence (n < 0: sq), or
-// nil; the analysis's memory then stays a small multiple of the graph's.
+// A graph has one value per node, so an aval is two words: p is the
+// first of n storages (n > 0), or the sequence (n < 0: sq), or nil.
 type aval struct {
 	p unsafe.Pointer
 	n int32
@@ -320,8 +319,7 @@ func run(pass *analyze.Pass) (any, error) {
 // one; every other tensor placeholder gets its own.
 func (st *state) placeholders() {
 	g := st.g
-	// A single walk over the nodes lists the placeholders, so the loops
-	// below do not walk every node again.
+	// A single walk over the nodes lists the placeholders.
 	anyVal := false
 	var phs []ir.NodeID
 	for i := range g.Nodes {
