@@ -22,7 +22,6 @@ package schemacheck
 import (
 	"fmt"
 	"strings"
-	"unsafe"
 
 	"github.com/hopctl/hopctl/pkg/analyze"
 	"github.com/hopctl/hopctl/pkg/hop"
@@ -64,16 +63,15 @@ func run(pass *analyze.Pass) (any, error) {
 		return nil, nil
 	}
 	g := pass.Graph
-	checkNodes(pass, schemasOf(pass), valueClasses(g), 0, len(g.Nodes), pass.Report)
+	checkNodes(pass, schemasOf(pass), valueClasses(g), pass.Report)
 	return nil, nil
 }
 
-// checkNodes checks the calls among nodes [lo, hi) of the pass's graph,
-// giving its findings to report.
-func checkNodes(pass *analyze.Pass, schemas *ir.TargetMemo[callTarget], cls []argClass, lo, hi int, report func(analyze.Finding)) {
+// checkNodes checks the calls of the pass's graph, giving its findings to
+// report.
+func checkNodes(pass *analyze.Pass, schemas *ir.TargetMemo[callTarget], cls []argClass, report func(analyze.Finding)) {
 	g := pass.Graph
-	var shape shapeKey
-	for i := lo; i < hi; i++ {
+	for i := range g.Nodes {
 		n := &g.Nodes[i]
 		if n.Op != ir.OpCallFunction {
 			continue
@@ -92,10 +90,6 @@ func checkNodes(pass *analyze.Pass, schemas *ir.TargetMemo[callTarget], cls []ar
 				}
 			}
 		}
-		known := shape.of(g, cls, n, s, freeKwargs)
-		if known && t.passed.has(shape.key) {
-			continue
-		}
 		c := &checker{report: report, g: g, cls: cls, n: n, s: s}
 		c.arity(freeKwargs)
 		c.types()
@@ -103,106 +97,15 @@ func checkNodes(pass *analyze.Pass, schemas *ir.TargetMemo[callTarget], cls []ar
 			c.reported = 0
 			c.reportf(RuleArity, "... and %d more problems with this call", c.dropped)
 		}
-		if known && c.reported == 0 {
-			t.passed.add(shape.key)
-		}
 	}
-}
-
-// shapes holds the shapes of a target's calls that fit their schemas:
-// what the check of a call without keyword arguments reads of it,
-// besides its schema (after a HOP's older form is chosen) and whether it
-// takes free keyword arguments — the number of positional arguments,
-// each one's kind and class (classify) and, for a list or tuple, its
-// elements' in turn — so a call of a shape that passed passes, and is not
-// checked again (the problems found are the same, one check later: a call
-// that fails is never held). A synth graph's calls of one op have one or
-// two shapes.
-type shapes struct {
-	keys [heldShapes]string // shapeKey.key's, the oldest replaced first
-	next int
-}
-
-// heldShapes is how many shapes of a target's calls a shapes holds.
-const heldShapes = 4
-
-// has reports whether a call of shape k passed.
-func (p *shapes) has(k []byte) bool {
-	for i := range p.keys {
-		if p.keys[i] == string(k) {
-			return true
-		}
-	}
-	return false
-}
-
-// add holds shape k as one that passed.
-func (p *shapes) add(k []byte) {
-	p.keys[p.next] = string(k)
-	p.next = (p.next + 1) % heldShapes
-}
-
-// A shapeKey makes the key of a call's shape (shapes).
-type shapeKey struct {
-	key []byte // the key of the call last given to of
-}
-
-// maxShape bounds a shape's bytes: a call whose shape takes more (a long
-// list, deep nesting) is checked, never held.
-var maxShape = 64 // a variable for the tests: 0 holds none
-
-// of makes the key of call n of g, to be checked against schema s: the
-// schema's address (the registry keeps the schemas for the run), the free
-// keyword arguments' flag and the arguments' shapes; it reports whether
-// the call has one (no keyword arguments, a key of at most maxShape
-// bytes).
-func (p *shapeKey) of(g *ir.Graph, cls []argClass, n *ir.Node, s *opschema.Schema, freeKwargs bool) bool {
-	if len(n.Kwargs) > 0 {
-		return false
-	}
-	k := append(p.key[:0], unsafe.Slice((*byte)(unsafe.Pointer(&s)), unsafe.Sizeof(s))...)
-	if freeKwargs {
-		k = append(k, 1)
-	} else {
-		k = append(k, 0)
-	}
-	k, ok := argShapes(k, g, cls, n.Args)
-	p.key = k
-	return ok && len(k) <= maxShape
-}
-
-// argShapes appends the shapes of args to k: for each, its kind and class,
-// and a list's or tuple's number of elements and their shapes (each shape
-// delimits itself, so the arguments' count is in the key too).
-func argShapes(k []byte, g *ir.Graph, cls []argClass, args []ir.Arg) ([]byte, bool) {
-	for i := range args {
-		a := &args[i]
-		if len(k)+3 > maxShape {
-			return k, false
-		}
-		k = append(k, byte(a.Kind), byte(classify(g, cls, a)))
-		if a.Kind == ir.ArgList || a.Kind == ir.ArgTuple {
-			el := a.Elems()
-			if len(el) > maxShape {
-				return k, false
-			}
-			k = append(k, byte(len(el)))
-			var ok bool
-			if k, ok = argShapes(k, g, cls, el); !ok {
-				return k, false
-			}
-		}
-	}
-	return k, true
 }
 
 // A callTarget is what the check reads of a call target: its schema (nil:
 // none) and whether it names a HOP (hop.Lookup then chooses among its forms
-// by the call); and the shapes of its calls that passed.
+// by the call).
 type callTarget struct {
-	s      *opschema.Schema
-	hop    bool
-	passed *shapes
+	s   *opschema.Schema
+	hop bool
 }
 
 // schemasOf returns the run's memo of each call target (callTarget),
@@ -215,7 +118,7 @@ func schemasOf(pass *analyze.Pass) *ir.TargetMemo[callTarget] {
 func newSchemaMemo(reg *opschema.Registry) *ir.TargetMemo[callTarget] {
 	return ir.NewTargetMemo(func(target string) callTarget {
 		s, _, _ := reg.Lookup(target)
-		return callTarget{s: s, hop: opschema.IsHOPTarget(target), passed: &shapes{}}
+		return callTarget{s: s, hop: opschema.IsHOPTarget(target)}
 	})
 }
 
@@ -438,8 +341,7 @@ func classify(g *ir.Graph, cls []argClass, a *ir.Arg) argClass {
 // in one pass over the nodes: the arguments a call passes are mostly
 // nodes far before it, whose values read from the node itself cost a
 // cache miss each in a large graph, where a byte a node stays in cache.
-// Nil for a graph of fewer than
-// classNodes nodes.
+// Nil for a graph of fewer than classNodes nodes.
 func valueClasses(g *ir.Graph) []argClass {
 	if len(g.Nodes) < classNodes {
 		return nil

@@ -19,17 +19,10 @@ func TestValueClassesAgree(t *testing.T) {
 	agreeWith(t, &classNodes, more...)
 }
 
-// TestShapesAgree: the findings are the same whether calls of a shape
-// that passed are checked again or not (shapes).
-func TestShapesAgree(t *testing.T) {
-	more, _ := filepath.Glob("../../../../testdata/models/*.pb")
-	agreeWith(t, &maxShape, more...)
-}
-
-// TestShapesHoldNoFailure: a call of the same target as one that passed,
-// whose arguments differ only in a node argument's value or a list
+// TestSameTargetCallsCheckedEach: a call of the same target as one that
+// passed, whose arguments differ only in a node argument's value or a list
 // element's kind, is checked and reported.
-func TestShapesHoldNoFailure(t *testing.T) {
+func TestSameTargetCallsCheckedEach(t *testing.T) {
 	const tensor = `val {tensor {shape: [{value: 4}] stride: [{value: 1}] dtype: "float32" device: "cpu" layout: "strided" memory_format: "contiguous_format"}}`
 	src := `format_version {major: 1 minor: 0}
 graph {
