@@ -13,13 +13,13 @@ See python/README.md for the conventions (target spelling, dtypes, storage_id).
 from ._common import FORMAT_MAJOR, FORMAT_MINOR, __version__, callable_name, resolve_target
 from ._export import ExportError, export, to_proto
 from ._load import LoadError, from_proto, load
-from ._run import HopctlError, HopctlVersionError, analyze, lint
+from ._run import HopctlError, HopctlVersionError, Report, analyze, lint
 from ._values import OpaqueValue, SymDesc, TensorDesc
 from ._common import read_file as read_proto
 from ._dynamo import DumpBackend, dump_backend
 
 __all__ = [
-    "export", "load", "to_proto", "from_proto", "read_proto", "analyze", "lint", "HopctlError", "HopctlVersionError",
+    "export", "load", "to_proto", "from_proto", "read_proto", "analyze", "lint", "Report", "HopctlError", "HopctlVersionError",
     "dump_backend", "DumpBackend",
     "ExportError", "LoadError", "TensorDesc", "SymDesc", "OpaqueValue",
     "callable_name", "resolve_target", "FORMAT_MAJOR", "FORMAT_MINOR", "__version__",

@@ -115,11 +115,83 @@ def _run(command, obj, example_inputs, args):
     return json.loads(p.stdout)
 
 
+class Report(dict):
+    """hopctl's JSON document (a dict, as --format json writes it) that prints
+    as hopctl's text report and renders as a table in Jupyter (_repr_html_)."""
+
+    def _graphs(self):
+        for f in self.get("files", []):
+            for g in f.get("graphs", []):
+                yield f, g
+
+    def _findings(self):
+        for f in self.get("files", []):
+            for x in f.get("findings", []):
+                yield f, x
+            for g in f.get("graphs", []):
+                for x in g.get("findings", []):
+                    yield f, x
+
+    @staticmethod
+    def _named(g, indices):
+        names = g.get("inputs", [])
+        return ", ".join("%d (%s)" % (i, names[i]) if i < len(names) else str(i) for i in indices)
+
+    def __str__(self):
+        lines = []
+        for f in self.get("files", []):
+            lines.append(f.get("path", ""))
+            if f.get("error"):
+                lines.append("  error: " + f["error"])
+            for g in f.get("graphs", []):
+                lines.append("  graph %s (%d inputs, %d outputs)" % (g.get("name") or "<root>", len(g.get("inputs", [])), g.get("num_outputs", 0)))
+                if "mutated_inputs" in g:
+                    lines.append("    mutated_inputs: [%s]" % self._named(g, g["mutated_inputs"]))
+                    lines.append("    inp_inp_alias: %s  inp_out_alias: %s  out_out_alias: %s" % (
+                        g.get("inp_inp_alias", {}), g.get("inp_out_alias", {}), g.get("out_out_alias", {})))
+        findings = list(self._findings())
+        if findings:
+            lines.append("findings (%d):" % len(findings))
+            for f, x in findings:
+                where = "graph %s: node %s" % (x.get("graph") or "<root>", x.get("node", ""))
+                lines.append("  %s: %s: %s: %s [%s]" % (x.get("severity"), f.get("path"), where, x.get("message", "").split("\n")[0], x.get("rule")))
+        else:
+            lines.append("no findings")
+        return "\n".join(lines)
+
+    __repr__ = __str__
+
+    def _repr_html_(self):
+        import html
+        rows = []
+        for f, g in self._graphs():
+            rows.append("<tr><td>%s</td><td>%s</td><td>%s</td><td>%s</td></tr>" % (
+                html.escape(f.get("path", "")), html.escape(g.get("name") or "<root>"),
+                html.escape(self._named(g, g.get("mutated_inputs", []))),
+                html.escape(str(g.get("inp_out_alias", {})))))
+        out = ["<table><tr><th>file</th><th>graph</th><th>mutated inputs</th><th>input → output aliases</th></tr>"]
+        out += rows
+        out.append("</table>")
+        findings = list(self._findings())
+        if findings:
+            out.append("<ul>")
+            for f, x in findings:
+                out.append("<li><b>%s</b> %s: node %s: %s <code>[%s]</code></li>" % (
+                    html.escape(str(x.get("severity"))), html.escape(x.get("graph") or "<root>"), html.escape(x.get("node", "")),
+                    html.escape(x.get("message", "")), html.escape(str(x.get("rule")))))
+            out.append("</ul>")
+        else:
+            out.append("<p>no findings</p>")
+        return "\n".join(out)
+
+
 def analyze(obj, example_inputs=None):
-    """hopctl analyze --format json on obj; returns the parsed document."""
-    return _run("analyze", obj, example_inputs, [])
+    """hopctl analyze --format json on obj; returns the parsed document as a
+    Report (a dict that prints as the text report)."""
+    return Report(_run("analyze", obj, example_inputs, []))
 
 
 def lint(obj, example_inputs=None, fail_on="none"):
-    """hopctl lint --format json on obj; returns the parsed report (findings never raise)."""
-    return _run("lint", obj, example_inputs, ["--fail-on", fail_on])
+    """hopctl lint --format json on obj; returns the parsed report as a Report
+    (findings never raise)."""
+    return Report(_run("lint", obj, example_inputs, ["--fail-on", fail_on]))

@@ -31,6 +31,9 @@ func NewCmdConfig(f *cmdutil.Factory, runF func(*Options) error) *cobra.Command 
 (--config, $HOPCTL_CONFIG, or .hopctl.yaml in the current directory), then
 HOPCTL_* environment variables (lint.fail-on is HOPCTL_LINT_FAIL_ON), then
 flags, each overriding the one before.`,
+		Example: `  hopctl config
+  HOPCTL_LINT_FAIL_ON=warning hopctl config
+  hopctl config verify .hopctl.yaml`,
 		Args: cmdutil.ExactArgs(0, ""),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if runF != nil {
@@ -80,6 +83,8 @@ globs, known rule ids). FILE defaults to the file hopctl would read
 to the repository's root).
 
 Exit status: 0 the file is valid, 2 it is not (every problem is listed).`,
+		Example: `  hopctl config verify
+  hopctl config verify ci/.hopctl.yaml`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			file := ""

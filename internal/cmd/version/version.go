@@ -46,7 +46,9 @@ func NewCmdVersion(f *cmdutil.Factory, runF func(*Options) error) *cobra.Command
 	cmd := &cobra.Command{
 		Use:   "version",
 		Short: "Print hopctl's version, graph format version and Go version",
-		Args:  cmdutil.ExactArgs(0, ""),
+		Example: `  hopctl version
+  hopctl version --format json`,
+		Args: cmdutil.ExactArgs(0, ""),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := cmdutil.Enum("format", opts.Format, "text", "json"); err != nil {
 				return err

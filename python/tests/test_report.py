@@ -1,0 +1,44 @@
+"""hopctl_torch.analyze's Report: the JSON document as a dict, printed as
+hopctl's text report, rendered as HTML in Jupyter with the file's names
+escaped."""
+
+import os
+import shutil
+import unittest
+
+import hopctl_torch
+
+ROOT = os.path.join(os.path.dirname(__file__), "..", "..")
+
+
+@unittest.skipUnless(os.environ.get("HOPCTL") or shutil.which("hopctl"), "no hopctl binary (set HOPCTL)")
+class ReportTest(unittest.TestCase):
+    def test_prints_and_renders(self):
+        r = hopctl_torch.analyze(os.path.join(ROOT, "testdata", "hops", "cond_mutates_view.pbtxt"))
+        self.assertIsInstance(r, dict)
+        self.assertEqual(r["schema_version"], 1)
+        text = str(r)
+        self.assertIn("mutated_inputs: [1 (x_1)]", text)
+        self.assertIn("cond_true might be modifying the input! [hop-input-mutation]", text)
+        html = r._repr_html_()
+        self.assertIn("<td>1 (x_1)</td>", html)
+        self.assertIn("&lt;root&gt;", html)
+        self.assertIn("[hop-input-mutation]", html)
+
+    def test_clean(self):
+        r = hopctl_torch.analyze(os.path.join(ROOT, "testdata", "hops", "cond.pbtxt"))
+        self.assertIn("no findings", str(r))
+        self.assertIn("no findings", r._repr_html_())
+
+    def test_names_escaped(self):
+        # A name from the file must not become markup in the notebook.
+        r = hopctl_torch.Report({"files": [{"path": "<script>x</script>.pb", "graphs": [
+            {"name": "g<b>", "inputs": ["<i>"], "mutated_inputs": [0], "num_outputs": 1, "findings": []}]}]})
+        html = r._repr_html_()
+        self.assertNotIn("<script>", html)
+        self.assertNotIn("<b>", html)
+        self.assertIn("&lt;script&gt;", html)
+
+
+if __name__ == "__main__":
+    unittest.main()
