@@ -117,6 +117,30 @@ type OutputSpec struct {
 }
 
 // InputByName returns the spec of the placeholder named name, or nil.
+// MutatedInput returns the placeholder of the input that mutation output
+// sp writes back (torch.export's buffers_to_mutate, parameters_to_mutate
+// and user_inputs_to_mutate: a buffer or parameter by its state_dict key,
+// a user input by its name), "" when sp is no mutation or names no input.
+func (s *Signature) MutatedInput(sp OutputSpec) string {
+	var want InputKind
+	switch sp.Kind {
+	case OutputBufferMutation:
+		want = InputBuffer
+	case OutputParameterMutation:
+		want = InputParameter
+	case OutputUserInputMutation:
+		want = InputUserInput
+	default:
+		return ""
+	}
+	for _, in := range s.Inputs {
+		if in.Kind == want && ((want == InputUserInput && in.Name == sp.Target) || (want != InputUserInput && in.Target == sp.Target)) {
+			return in.Name
+		}
+	}
+	return ""
+}
+
 func (s *Signature) InputByName(name string) *InputSpec {
 	if s == nil {
 		return nil

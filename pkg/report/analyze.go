@@ -14,6 +14,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -46,14 +47,30 @@ type AnalyzeGraph struct {
 	// program (a file with a graph signature), say what each input is:
 	// its torch.export InputKind (PARAMETER, BUFFER, USER_INPUT, …) and
 	// its state_dict key ("lin.weight"; "" for user inputs and tokens).
-	InputKinds    []string  `json:"input_kinds,omitempty"`
-	InputTargets  []string  `json:"input_targets,omitempty"`
-	NumOutputs    int       `json:"num_outputs"`
-	InpInpAlias   IndexMap  `json:"inp_inp_alias"`
-	InpOutAlias   IndexMap  `json:"inp_out_alias"`
-	OutOutAlias   IndexMap  `json:"out_out_alias"`
-	MutatedInputs []int     `json:"mutated_inputs"`
-	Findings      []Finding `json:"findings"`
+	InputKinds    []string `json:"input_kinds,omitempty"`
+	InputTargets  []string `json:"input_targets,omitempty"`
+	NumOutputs    int      `json:"num_outputs"`
+	InpInpAlias   IndexMap `json:"inp_inp_alias"`
+	InpOutAlias   IndexMap `json:"inp_out_alias"`
+	OutOutAlias   IndexMap `json:"out_out_alias"`
+	MutatedInputs []int    `json:"mutated_inputs"`
+	// DeclaredMutations, for the root graph of an exported program, are
+	// the writes its graph signature declares (torch.export's
+	// buffers_to_mutate, user_inputs_to_mutate: after run_decompositions
+	// the graph is functional and they live only there). Their inputs are
+	// in MutatedInputs too: the program writes them.
+	DeclaredMutations []DeclaredMutation `json:"declared_mutations,omitempty"`
+	Findings          []Finding          `json:"findings"`
+}
+
+// DeclaredMutation is a write a graph signature declares: input Input
+// (its placeholder Name) gets the value of graph output Output, of kind
+// Kind (BUFFER_MUTATION, PARAMETER_MUTATION, USER_INPUT_MUTATION).
+type DeclaredMutation struct {
+	Input  int    `json:"input"`
+	Name   string `json:"name"`
+	Output int    `json:"output"`
+	Kind   string `json:"kind"`
 }
 
 // Finding is a finding as JSON.
@@ -174,6 +191,7 @@ func NewAnalyzeFile(path string, m *ir.Module, res *analyze.Result) AnalyzeFile 
 					ag.InputKinds = append(ag.InputKinds, kind)
 					ag.InputTargets = append(ag.InputTargets, target)
 				}
+				ag.addDeclaredMutations(sig)
 			}
 		}
 		if fs := byGraph[g.Name]; len(fs) > 0 {
@@ -183,6 +201,23 @@ func NewAnalyzeFile(path string, m *ir.Module, res *analyze.Result) AnalyzeFile 
 		af.Graphs = append(af.Graphs, ag)
 	}
 	return af
+}
+
+// addDeclaredMutations records the writes sig declares and adds their
+// inputs to the mutated inputs, kept sorted.
+func (ag *AnalyzeGraph) addDeclaredMutations(sig *ir.Signature) {
+	for j, o := range sig.Outputs {
+		name := sig.MutatedInput(o)
+		i := slices.Index(ag.Inputs, name)
+		if name == "" || i < 0 {
+			continue
+		}
+		ag.DeclaredMutations = append(ag.DeclaredMutations, DeclaredMutation{Input: i, Name: name, Output: j, Kind: o.Kind.String()})
+		if !slices.Contains(ag.MutatedInputs, i) {
+			ag.MutatedInputs = append(ag.MutatedInputs, i)
+		}
+	}
+	slices.Sort(ag.MutatedInputs)
 }
 
 // WriteJSON writes v by encoding/json, indented two spaces a level and
@@ -207,6 +242,13 @@ func WriteAnalyzeText(w io.Writer, doc *AnalyzeDoc) error {
 		for _, g := range f.Graphs {
 			fmt.Fprintf(&b, "  graph %s (%d inputs, %d outputs)\n", ir.Abbrev(ir.DisplayName(g.Name)), len(g.Inputs), g.NumOutputs)
 			fmt.Fprintf(&b, "    mutated_inputs: %s\n", indexList(g.MutatedInputs, stateNames(g)))
+			if len(g.DeclaredMutations) > 0 {
+				var parts []string
+				for _, d := range g.DeclaredMutations {
+					parts = append(parts, fmt.Sprintf("%d ← output %d (%s)", d.Input, d.Output, d.Kind))
+				}
+				fmt.Fprintf(&b, "      declared by the graph signature: %s\n", strings.Join(parts, ", "))
+			}
 			fmt.Fprintf(&b, "    inp_inp_alias: %s  inp_out_alias: %s  out_out_alias: %s\n",
 				pairs(g.InpInpAlias), pairs(g.InpOutAlias), pairs(g.OutOutAlias))
 			nfind += len(g.Findings)
