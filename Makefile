@@ -45,10 +45,11 @@ gotest:
 	HOPCTL_SARIF_MULTITOOL=$(SARIF_MULTITOOL) $(GO) test ./...
 
 # The race detector (it needs cgo: gcc, which scripts/install-deps.sh
-# installs) over the code that runs goroutines: the joint command's writers,
-# atomicfile, the loaders, lint and the call checks, whole; pkg/ir's
-# parallel decoder, name index, verifier and streamed encoders by name (its
-# whole suite is slow under -race).
+# installs) over the code that runs goroutines or is called from them:
+# atomicfile's concurrent removals, lint's workers and what they call (the
+# joint, the partition, the loaders, the schema check), whole; pkg/ir's
+# parallel decoder and what shares its results, by name (its whole suite
+# is slow under -race).
 RACE_PKGS = ./pkg/jointgraph ./pkg/partition ./pkg/load ./pkg/lint ./pkg/analyze/passes/schemacheck \
 	./internal/atomicfile
 RACE_IR = Parallel|NameIndex|Large|ValueMemoShared|EncodeToWriteError
