@@ -9,7 +9,6 @@ import (
 	synthcmd "github.com/hopctl/hopctl/internal/cmd/synth"
 	"io"
 	"os"
-	"runtime"
 	"runtime/pprof"
 	"strings"
 	"sync"
@@ -309,7 +308,9 @@ func startProfiles(cmd *cobra.Command) error {
 	return nil
 }
 
-// stopProfiles finishes the profiles startProfiles started.
+// stopProfiles finishes the profiles startProfiles started. The
+// allocation profile is as of the run's last collection, as the runtime
+// keeps it: hopctl does not force one.
 func stopProfiles(errOut io.Writer) {
 	if profiles.cpu != nil {
 		pprof.StopCPUProfile()
@@ -318,7 +319,6 @@ func stopProfiles(errOut io.Writer) {
 	}
 	if path := profiles.mem; path != "" {
 		profiles.mem = ""
-		runtime.GC() // the profile counts allocations up to the last collection
 		f, err := os.Create(path)
 		if err == nil {
 			err = pprof.Lookup("allocs").WriteTo(f, 0)
@@ -377,30 +377,9 @@ func requireSubcommand(cmd *cobra.Command) {
 func closest(typed string, suggestions []string) string {
 	best, bestD := "", -1
 	for _, s := range suggestions {
-		if d := editDistance(strings.ToLower(typed), strings.ToLower(s)); bestD < 0 || d < bestD {
+		if d := cmdutil.EditDistance(strings.ToLower(typed), strings.ToLower(s)); bestD < 0 || d < bestD {
 			best, bestD = s, d
 		}
 	}
 	return best
-}
-
-// editDistance is the Levenshtein distance of a and b.
-func editDistance(a, b string) int {
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
 }

@@ -94,7 +94,7 @@ func splitExample(ex string) (trigger, fix string) {
 func closest(typed string, ids []string) string {
 	best, bestD := "", -1
 	for _, id := range ids {
-		if d := editDistance(strings.ToLower(typed), id); bestD < 0 || d < bestD {
+		if d := cmdutil.EditDistance(strings.ToLower(typed), id); bestD < 0 || d < bestD {
 			best, bestD = id, d
 		}
 	}
@@ -102,26 +102,6 @@ func closest(typed string, ids []string) string {
 		return ""
 	}
 	return best
-}
-
-// editDistance is the Levenshtein distance of a and b.
-func editDistance(a, b string) int {
-	prev, cur := make([]int, len(b)+1), make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
 }
 
 // mirrors says, for every rule id of the table, which check of PyTorch the
