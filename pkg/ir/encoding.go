@@ -141,3 +141,32 @@ func binaryStart(prefix []byte) bool {
 	}
 	return true
 }
+
+// CheckText is a ReadBounded check for a text input (JSON): the chunk at
+// offset off must be valid UTF-8 without NUL or other control bytes but
+// tab, CR and LF (JSON allows none, raw, inside strings or out). A
+// character cut by a chunk boundary is allowed on both sides.
+func CheckText(off int64, chunk []byte) error {
+	c := chunk
+	if off > 0 {
+		for i := 0; i < utf8.UTFMax-1 && len(c) > 0 && !utf8.RuneStart(c[0]); i++ {
+			c = c[1:]
+		}
+	}
+	if textLike(c) {
+		return nil
+	}
+	bad := len(chunk) - len(c)
+	for bad < len(chunk) {
+		r, n := utf8.DecodeRune(chunk[bad:])
+		if r == utf8.RuneError && n <= 1 || r < 0x20 && r != '\n' && r != '\r' && r != '\t' {
+			break
+		}
+		bad += n
+	}
+	what := "not text"
+	if off == 0 && bytes.HasPrefix(chunk, []byte("PK")) {
+		what = "a zip archive, not text"
+	}
+	return fmt.Errorf("byte %d: %s (byte %#02x; JSON is UTF-8 without control characters)", off+int64(bad), what, chunk[min(bad, len(chunk)-1)])
+}

@@ -58,6 +58,15 @@ func (e *TooLargeError) Error() string {
 // cannot start any input is refused there, not after the limit (/dev/zero,
 // /dev/urandom).
 func readInput(f io.Reader, size, limit int64, check func(prefix []byte) error) ([]byte, error) {
+	var first func(off int64, chunk []byte) error
+	if check != nil {
+		first = func(off int64, chunk []byte) error {
+			if off > 0 {
+				return nil
+			}
+			return check(chunk)
+		}
+	}
 	if size > limit {
 		return nil, &TooLargeError{Limit: limit, Size: size}
 	}
@@ -73,7 +82,7 @@ func readInput(f io.Reader, size, limit int64, check func(prefix []byte) error) 
 		// The file grew while it was read: go on as with a stream.
 		return readChunks(f, buf, limit, nil)
 	}
-	return readChunks(f, nil, limit, check)
+	return readChunks(f, nil, limit, first)
 }
 
 // streamPrefix is how much of a stream readInput reads before it lets
@@ -83,10 +92,20 @@ const streamPrefix = 64 << 10
 // maxChunk bounds the chunks readChunks reads into.
 const maxChunk = 8 << 20
 
+// ReadBounded reads r to its end, at most limit bytes (a *TooLargeError
+// beyond), in chunks of growing size, so memory follows what was read, not
+// what a header declares; check, when not nil, sees each chunk and its
+// offset before the next one is read, so content that is wrong from its
+// first bytes costs one chunk (a .pt2 entry: a zip bomb is inflated only
+// as far as it looks like JSON).
+func ReadBounded(r io.Reader, limit int64, check func(off int64, chunk []byte) error) ([]byte, error) {
+	return readChunks(r, nil, limit, check)
+}
+
 // readChunks reads f to its end after first (what was read of it
 // already), at most limit bytes in all, into chunks of growing size, and
 // returns them joined.
-func readChunks(f io.Reader, first []byte, limit int64, check func([]byte) error) ([]byte, error) {
+func readChunks(f io.Reader, first []byte, limit int64, check func(off int64, chunk []byte) error) ([]byte, error) {
 	var chunks [][]byte
 	total := int64(len(first))
 	if len(first) > 0 {
@@ -106,8 +125,8 @@ func readChunks(f io.Reader, first []byte, limit int64, check func([]byte) error
 			return nil, err
 		}
 		c = c[:n]
-		if check != nil && total == 0 {
-			if err := check(c); err != nil {
+		if check != nil && n > 0 {
+			if err := check(total, c); err != nil {
 				return nil, err
 			}
 		}
