@@ -319,14 +319,9 @@ func writeProvenanceText(b *strings.Builder, indent string, p *Provenance) {
 	}
 }
 
-// printableLines is ir.Printable of each line of a multi-line message.
-func printableLines(msg string) string {
-	lines := strings.Split(msg, "\n")
-	for i, l := range lines {
-		lines[i] = ir.Printable(l)
-	}
-	return strings.Join(lines, "\n")
-}
+// printableLines is ir.PrintableLines: each line escaped, none can start
+// a workflow command.
+func printableLines(msg string) string { return ir.PrintableLines(msg) }
 
 // stateNames names a graph's inputs for people: a parameter, buffer or
 // constant of an exported program by its kind and state_dict key
