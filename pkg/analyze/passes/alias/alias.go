@@ -596,6 +596,34 @@ func (st *state) node(id ir.NodeID) error {
 		case opschema.IsHOPTarget(n.Target):
 			return st.hop(id)
 		case opschema.IsPythonScalarTarget(n.Target):
+			if opschema.IsSetitem(n.Target) && len(n.Args) == 3 {
+				// t[i] = v, as Dynamo records it: Tensor.__setitem__
+				// writes t in place (index_put_ or copy_ into a view of
+				// it, torch/csrc/autograd/python_variable_indexing.cpp)
+				// whatever the index; the node stands for t after it.
+				if t := st.argVal(&n.Args[0]); len(t.storages()) > 0 {
+					st.write(id, refOf(&n.Args[0]), t.storages(), nil, "")
+					st.vals[id] = t
+					return nil
+				}
+			}
+			if op, ok := opschema.TensorOperator(n.Target); ok && len(n.Args) > 0 {
+				// Tensor arithmetic as Dynamo records it: with a tensor
+				// first, Python runs its dunder, whose ATen op decides
+				// (x += y writes x); with a scalar first, the second
+				// operand's reflected dunder (__rsub__, __radd__ …),
+				// which returns a fresh tensor.
+				if len(st.argVal(&n.Args[0]).storages()) > 0 {
+					if target, ok := st.torchLevelTarget(op, n.Args); ok {
+						return st.callOp(id, target, n.Args, n.Kwargs)
+					}
+				} else {
+					if tensorOf(n.Val) != nil {
+						st.vals[id] = st.freshFor(n.Val)
+					}
+					return nil
+				}
+			}
 			// Python scalar arithmetic on SymInts: no tensors involved.
 			if tensorOf(n.Val) != nil {
 				st.unknown(id, fmt.Sprintf("no schema for %s, which returns a tensor: its aliasing and writes are unknown", n.Target))
@@ -621,7 +649,7 @@ func (st *state) node(id ir.NodeID) error {
 
 // torchLevelOverloads are the overload names tried, in order, for a
 // torch-level call (a method, a torch.* function) of an ATen op.
-var torchLevelOverloads = []string{"default", "Tensor", "Scalar", "int", "dim", "self", "Tensor_Scalar", "Scalar_Tensor", "using_ints", "dims"}
+var torchLevelOverloads = []string{"default", "Tensor", "Scalar", "int", "dim", "self", "Tensor_Scalar", "Scalar_Tensor", "Tensor_Tensor", "using_ints", "dims"}
 
 // torchLevelTarget returns the first overload of op (aten.add_) whose
 // schema takes the call's positional arguments: as many, each a tensor
