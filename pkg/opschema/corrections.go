@@ -224,3 +224,29 @@ func ConditionalWrites(s *Schema) []ConditionalWrite {
 	}
 	return out
 }
+
+// storageSources lists the ops whose return takes the storage of an
+// argument the schema does not tie it to: set_(Tensor(a!) self, Tensor
+// source) -> Tensor(a!) writes self (its storage, a metadata mutation,
+// torch/_functorch/_aot_autograd/functional_utils.py "storage mutations
+// coming from set_()") and returns self now sharing source's storage. Its
+// result therefore aliases source, not self's old storage: torch's
+// check_input_alias_and_mutation (torch/_higher_order_ops/utils.py) maps
+// the output of `x.set_(y); return x` to input y, and finds no alias
+// between the inputs x and y, whose recorded values keep their own storages.
+var storageSources = map[string]string{
+	"aten::set_.source_Tensor":                "source",
+	"aten::set_.source_Tensor_storage_offset": "source",
+}
+
+// StorageSource returns the index of the argument whose storage s's
+// single return takes over (storageSources), or -1.
+func StorageSource(s *Schema) int {
+	if s == nil || len(s.Returns) != 1 {
+		return -1
+	}
+	if arg, ok := storageSources[s.QualifiedName()+"."+s.Overload]; ok {
+		return s.Argument(arg)
+	}
+	return -1
+}

@@ -47,7 +47,12 @@ func opsOf(pass *analyze.Pass) *ir.TargetMemo[*opInfo] {
 			if !ok {
 				return nil
 			}
-			return &opInfo{schema: s, rets: s.ReturnAliases(), writes: reg.ConditionalWrites(s), written: s.MutatedArguments()}
+			info := &opInfo{schema: s, rets: s.ReturnAliases(), writes: reg.ConditionalWrites(s), written: s.MutatedArguments()}
+			if src := opschema.StorageSource(s); src >= 0 {
+				// set_: the result is self on source's storage.
+				info.rets = []opschema.ReturnAlias{{Return: 0, Arg: src, Set: "source"}}
+			}
+			return info
 		})
 	}).(*ir.TargetMemo[*opInfo])
 }
