@@ -856,7 +856,11 @@ func scanBackwardCombine(bw *ir.Graph, nc, nx, na, ny int) (*ir.Graph, error) {
 	tangent := func(k int) ir.NodeID { return ph[nc+nx+na+k] }
 	var acc []V
 	for k := range na {
-		acc = append(acc, b.placeholder("g_add_acc", val(primal(nc+nx+k)), nil))
+		// The accumulator is a fresh tensor shaped like the additional
+		// input (the zeros the caller passes), not the input itself: a
+		// recorded storage shared with `add` would be an input-input
+		// alias, which scan's own check refuses.
+		acc = append(acc, b.placeholder("g_add_acc", withoutStorage(val(primal(nc+nx+k))), nil))
 	}
 	place := func(id ir.NodeID, name string) { m[id] = b.placeholder(name, val(id), nil).id }
 	for k := range nc {

@@ -71,6 +71,18 @@ func buildView(m *ir.TensorMeta, shape, stride []ir.Dim, memFormat string) *ir.T
 	return &out
 }
 
+// withoutStorage returns v with a tensor's recorded storage identity
+// dropped: the value of a fresh tensor with v's metadata.
+func withoutStorage(v *ir.Value) *ir.Value {
+	t := valueTensor(v)
+	if t == nil || !t.HasStorageID {
+		return v
+	}
+	m := *t
+	m.HasStorageID, m.StorageID = false, 0
+	return &ir.Value{Kind: ir.ValTensor, Tensor: &m}
+}
+
 // viewKey is the intern key of buildView(m, shape, stride, memFormat), without
 // building it.
 func viewKey(m *ir.TensorMeta, shape, stride []ir.Dim, memFormat string) (metaKey, bool) {
