@@ -76,7 +76,7 @@ const (
 	// KeyInputGradMode is the grad mode (enabled, disabled, inference) of
 	// files that record none (analyze.Options.GradMode); empty: enabled.
 	KeyInputGradMode = "input.grad-mode"
-	DefaultInputSize     = "1GiB" // ir.DefaultMaxInputSize
+	DefaultInputSize = "1GiB" // ir.DefaultMaxInputSize
 )
 
 // MaxFileSize bounds how much of a configuration file is read: a
