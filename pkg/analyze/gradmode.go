@@ -54,6 +54,17 @@ const (
 	wrapSetGradEnabledTarget = "higher_order.wrap_with_set_grad_enabled"
 )
 
+// IsGradModeTarget reports whether a call_function target switches the
+// grad mode (a region boundary): such a call reads and writes no tensor
+// (_enter_inference_mode returns a context handle).
+func IsGradModeTarget(target string) bool {
+	switch target {
+	case setGradEnabledTarget, enterInferenceModeTarget, exitInferenceModeTarget:
+		return true
+	}
+	return false
+}
+
 // gradState is the autograd state at a point of a program.
 type gradState struct{ grad, inference bool }
 
