@@ -258,6 +258,8 @@ in hopctl).`,
 	cmdutil.BindFlag(cmd, "max-input-size", hopconfig.KeyInputMaxSize)
 	cmd.PersistentFlags().String("torch-version", "", "follow the HOP rules of torch `X.Y` (default: the version each file records, else the newest; configuration key input.torch-version)")
 	cmdutil.BindFlag(cmd, "torch-version", hopconfig.KeyInputTorchVersion)
+	cmd.PersistentFlags().String("grad-mode", "", "grad mode `enabled|disabled|inference` of files that record none: PyTorch relaxes HOP input mutation and aliasing rules when grad is disabled (default: enabled; configuration key input.grad-mode)")
+	cmdutil.BindFlag(cmd, "grad-mode", hopconfig.KeyInputGradMode)
 	cmd.PersistentFlags().Bool("progress", false, "show the progress line of work longer than a second even when stderr is not a terminal (plain lines)")
 	cmd.PersistentFlags().Bool("quiet", false, "never show a progress line")
 	cmd.MarkFlagsMutuallyExclusive("progress", "quiet")

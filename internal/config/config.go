@@ -17,6 +17,7 @@
 //	input:
 //	  max-size: 1GiB            # read limit per input file (B, KiB, MiB, GiB)
 //	  torch-version: "2.6"      # HOP rules of this torch release (default: the file's, else the newest)
+//	  grad-mode: disabled       # enabled | disabled | inference, for files that record none
 //
 // Unknown keys, a missing version, versions this build does not know,
 // suppressions without a reason and a second YAML document are errors.
@@ -42,6 +43,7 @@ import (
 	"github.com/bmatcuk/doublestar/v4"
 	"go.yaml.in/yaml/v3"
 
+	"github.com/hopctl/hopctl/pkg/analyze"
 	"github.com/hopctl/hopctl/pkg/ir"
 	"github.com/hopctl/hopctl/pkg/lint"
 )
@@ -71,7 +73,10 @@ const (
 	// (opschema.TorchDifferences); empty: the version each file records,
 	// else the newest.
 	KeyInputTorchVersion = "input.torch-version"
-	DefaultInputSize     = "1GiB" // ir.DefaultMaxInputSize
+	// KeyInputGradMode is the grad mode (enabled, disabled, inference) of
+	// files that record none (analyze.Options.GradMode); empty: enabled.
+	KeyInputGradMode = "input.grad-mode"
+	DefaultInputSize = "1GiB" // ir.DefaultMaxInputSize
 )
 
 // MaxFileSize bounds how much of a configuration file is read: a
@@ -101,6 +106,10 @@ type Input struct {
 	// TorchVersion is the torch release ("major.minor") whose HOP rules the
 	// checks follow; empty: the version each file records, else the newest.
 	TorchVersion string `mapstructure:"torch-version" yaml:"torch-version,omitempty"`
+	// GradMode is the grad mode ("enabled", "disabled", "inference") the
+	// HOP rules assume for a file that records none; empty: enabled. A
+	// file's own record wins.
+	GradMode string `mapstructure:"grad-mode" yaml:"grad-mode,omitempty"`
 }
 
 // MaxSizeBytes returns Input.MaxSize in bytes (Validate has checked it).
@@ -370,6 +379,9 @@ func (c *Config) Validate() error {
 	}
 	if v := c.Input.TorchVersion; v != "" && !torchVersionRE().MatchString(v) {
 		errs = append(errs, fmt.Errorf("input.torch-version: invalid version %q (want major.minor, e.g. 2.6)", v))
+	}
+	if !analyze.ValidGradMode(c.Input.GradMode) {
+		errs = append(errs, fmt.Errorf("input.grad-mode: invalid mode %q (want %s)", c.Input.GradMode, strings.Join(analyze.GradModes, ", ")))
 	}
 	for i, s := range c.Lint.Suppress {
 		if s.Rule == "" {

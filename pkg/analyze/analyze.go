@@ -171,7 +171,8 @@ type Pass struct {
 	Callee func(qualname string) any
 	report func(Finding)
 	graphs map[string]*ir.Graph
-	level  func() bool // DynamoLevel of Module, once per Run
+	level  func() bool                 // DynamoLevel of Module, once per Run
+	grad   func() map[*ir.Graph][]bool // gradRegions of Module, once per Run
 	opts   Options
 	shared map[*Analyzer]any // Shared's values, one per analyzer per Run
 }
@@ -227,6 +228,11 @@ type Options struct {
 	// TorchVersion ("2.6"); "" is the default: the file's recorded
 	// version, else the newest ([Pass.TorchVersion]).
 	TorchVersion string
+	// GradMode is the grad mode (GradModes: "enabled", "disabled",
+	// "inference") a module that records none was traced under
+	// (--grad-mode); "" is the default: grad enabled. A file's own
+	// record wins (ModuleGradMode).
+	GradMode string
 }
 
 // Report records a finding located in this pass's graph.
@@ -311,6 +317,7 @@ func RunWith(m *ir.Module, file string, reg *opschema.Registry, opts Options, an
 		res.Results[a] = make(map[string]any, len(m.Graphs))
 	}
 	level := sync.OnceValue(func() bool { return DynamoLevel(m) })
+	grad := sync.OnceValue(func() map[*ir.Graph][]bool { return gradRegions(m, graphs, opts) })
 	breakers := sync.OnceValue(func() []string { return lineBreakers(m) })
 	shared := map[*Analyzer]any{}
 	for _, g := range order {
@@ -319,7 +326,7 @@ func RunWith(m *ir.Module, file string, reg *opschema.Registry, opts Options, an
 		for _, a := range all {
 			results := res.Results[a]
 			pass := &Pass{
-				Analyzer: a, File: file, Module: m, Graph: g, Schemas: reg, graphs: graphs, level: level, opts: opts, shared: shared,
+				Analyzer: a, File: file, Module: m, Graph: g, Schemas: reg, graphs: graphs, level: level, grad: grad, opts: opts, shared: shared,
 				ResultOf: local,
 				Callee:   func(q string) any { return results[q] },
 				report: func(f Finding) {

@@ -166,10 +166,11 @@ func (p *Pass) DynamoLevel() bool {
 	return p.level()
 }
 
-// GradEnabled is the grad mode the module was traced under, as the file
-// records it (File.grad_enabled); a file that does not say is taken as
-// traced with grad enabled, the default, under which PyTorch's HOP rules
-// are strictest.
+// GradEnabled is the grad mode the module was traced under
+// (ModuleGradMode: as the file records it, else --grad-mode, else grad
+// enabled, the default, under which PyTorch's HOP rules are strictest).
+// GradEnabledAt is the mode at one node.
 func (p *Pass) GradEnabled() bool {
-	return p.Module == nil || !p.Module.HasGradEnabled || p.Module.GradEnabled
+	mode, _ := ModuleGradMode(p.Module, p.opts)
+	return mode == GradModeEnabled
 }

@@ -67,6 +67,9 @@ type Module struct {
 	// GradEnabled is torch.is_grad_enabled() while the graph was traced;
 	// meaningful only when HasGradEnabled (the file says).
 	GradEnabled, HasGradEnabled bool
+	// InferenceMode is torch.is_inference_mode_enabled() while the graph
+	// was traced; meaningful only when HasInferenceMode.
+	InferenceMode, HasInferenceMode bool
 	// Signature is the exported program's graph signature (format 1.1),
 	// nil when the file has none (a plain GraphModule).
 	Signature *Signature

@@ -31,6 +31,9 @@ func FromProto(f *pb.File, file string) (*Module, error) {
 	if f.GradEnabled != nil {
 		m.GradEnabled, m.HasGradEnabled = f.GetGradEnabled(), true
 	}
+	if f.InferenceMode != nil {
+		m.InferenceMode, m.HasInferenceMode = f.GetInferenceMode(), true
+	}
 	root, err := graphFromProto("", f.GetGraph(), file)
 	if err != nil {
 		return nil, err
@@ -340,6 +343,9 @@ func toProto(m *Module, root NodeSource) *pb.File {
 	}
 	if m.HasGradEnabled {
 		f.GradEnabled = proto.Bool(m.GradEnabled)
+	}
+	if m.HasInferenceMode {
+		f.InferenceMode = proto.Bool(m.InferenceMode)
 	}
 	if f.FormatVersion.Major == 0 {
 		f.FormatVersion = &pb.FormatVersion{Major: FormatMajor, Minor: FormatMinor}

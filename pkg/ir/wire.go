@@ -474,6 +474,8 @@ func (d *wireDecoder) file(b []byte, m *Module, root *Graph, subs *[]*Graph) err
 			return err
 		case f.num == 9 && isVarint(f):
 			m.GradEnabled, m.HasGradEnabled = f.v != 0, true
+		case f.num == 11 && isVarint(f):
+			m.InferenceMode, m.HasInferenceMode = f.v != 0, true
 		case f.num == 4 && isBytes(f):
 			d.hasGraph = true
 			if err := d.graph(f.body, root); err != nil {

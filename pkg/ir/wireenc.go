@@ -744,6 +744,13 @@ func (e *wireEncoder) file(m *Module) {
 		}
 		e.end(s)
 	}
+	if m.HasInferenceMode {
+		v := uint64(0)
+		if m.InferenceMode {
+			v = 1
+		}
+		e.varintAlways(11, v)
+	}
 	if sig := m.Signature; sig != nil {
 		s := e.begin(20)
 		for _, in := range sig.Inputs {

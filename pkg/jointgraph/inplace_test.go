@@ -86,7 +86,7 @@ func TestForwardInPlaceMatchesCopy(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		rg, err := requiresGrad(m, f.b.g, f.ops, f.effect, f.outputs, "")
+		rg, _, err := requiresGrad(m, f.b.g, f.ops, f.effect, f.outputs, "")
 		if err != nil {
 			t.Fatal(err)
 		}

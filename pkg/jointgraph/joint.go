@@ -34,6 +34,10 @@ type Joint struct {
 	// Effects names the nodes with side effects (copy_ write-backs, ops
 	// that update their inputs in place): never dead, never recomputed.
 	Effects []string
+	// MetaDisagreements are the nodes whose recorded metadata says they
+	// require no grad (a traced x.detach()) while their op makes them
+	// require grad (MetaDisagreement).
+	MetaDisagreements []MetaDisagreement
 
 	// nested are the backward modules installed in Module by reference,
 	// for the HOP rules of the joint that calls this one (nestedModule);
@@ -81,7 +85,7 @@ func buildJoint(m *ir.Module, opts Options, at **ir.Node) (*Joint, error) {
 	fg := f.b.g
 	jb := newJointGraphBuilder(fg)
 	freezeBySignature(m, f)
-	rg, err := requiresGrad(m, fg, f.ops, f.effect, f.outputs, opts.File)
+	rg, dis, err := requiresGrad(m, fg, f.ops, f.effect, f.outputs, opts.File)
 	if err == nil {
 		err = f.refuseMultiWrites(rg)
 	}
@@ -89,7 +93,11 @@ func buildJoint(m *ir.Module, opts Options, at **ir.Node) (*Joint, error) {
 		return nil, err
 	}
 	j := &jointBuilder{f: f, rg: rg, opts: opts, file: opts.File, src: m, at: at, b: jb}
-	return j.build(m)
+	out, err := j.build(m)
+	if out != nil {
+		out.MetaDisagreements = dis
+	}
+	return out, err
 }
 
 // newJointGraphBuilder returns the builder of the joint graph of

@@ -326,7 +326,7 @@ func TestRequiresGradDeadNodes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rg, err := requiresGrad(m, f.b.g, f.ops, f.effect, f.outputs, "g.pbtxt")
+	rg, _, err := requiresGrad(m, f.b.g, f.ops, f.effect, f.outputs, "g.pbtxt")
 	if err != nil {
 		t.Fatal(err)
 	}

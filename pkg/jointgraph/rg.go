@@ -1,7 +1,9 @@
 package jointgraph
 
 import (
+	"encoding/json"
 	"fmt"
+	"strings"
 
 	"github.com/hopctl/hopctl/pkg/ir"
 )
@@ -21,7 +23,7 @@ import (
 // reads (make_fx leaves some: map's traces carry a select_copy of xs) — is
 // removed before differentiation, as make_fx's joint tracing never sees
 // it: it requires no grad and needs no rule.
-func requiresGrad(m *ir.Module, g *ir.Graph, ops *opCache, effect map[ir.NodeID]bool, outputs []V, file string) ([]bool, error) {
+func requiresGrad(m *ir.Module, g *ir.Graph, ops *opCache, effect map[ir.NodeID]bool, outputs []V, file string) ([]bool, []MetaDisagreement, error) {
 	live := liveNodes(g, effect, outputs)
 	p := &rgPass{m: m, g: g, ops: ops, effect: effect, rg: make([]bool, len(g.Nodes)), elemRG: map[ir.NodeID][]bool{}}
 	for i := range g.Nodes {
@@ -30,7 +32,17 @@ func requiresGrad(m *ir.Module, g *ir.Graph, ops *opCache, effect map[ir.NodeID]
 	for _, id := range p.noRule {
 		if live[id] {
 			n := &g.Nodes[id]
-			return nil, nodeError(file, g, id, fmt.Sprintf("no derivative rule for %s, and an input of this node requires grad; %s is neither in the rule table nor in the non-differentiable list (see pkg/jointgraph/COVERAGE.md)", n.Target, n.Target))
+			return nil, nil, nodeError(file, g, id, fmt.Sprintf("no derivative rule for %s, and an input of this node requires grad; %s is neither in the rule table nor in the non-differentiable list (see pkg/jointgraph/COVERAGE.md)", n.Target, n.Target))
+		}
+	}
+	var dis []MetaDisagreement
+	for i := range g.Nodes {
+		n := &g.Nodes[i]
+		if !live[i] || !p.rg[i] || n.Op != ir.OpCallFunction || n.Target == "aten.detach.default" {
+			continue
+		}
+		if rec, ok := recordedDetach(n); ok {
+			dis = append(dis, MetaDisagreement{Node: n.Name, Target: n.Target, Recorded: rec})
 		}
 	}
 	// A dead node's flag reaches only dead nodes (a live node's arguments
@@ -40,7 +52,59 @@ func requiresGrad(m *ir.Module, g *ir.Graph, ops *opCache, effect map[ir.NodeID]
 			p.rg[i] = false
 		}
 	}
-	return p.rg, nil
+	return p.rg, dis, nil
+}
+
+// MetaDisagreement is a node whose recorded metadata says it was traced
+// from x.detach() (its value requires no grad in the traced program)
+// while its op's derivative rule makes it require grad: torch 2.14's
+// decompositions write a detach as aten.alias.default (2.6's as a chain of
+// them), keeping the detach only in the node's torch_fn and from_node
+// records.
+//
+// The op wins, and the disagreement is reported (never applied silently):
+// torch differentiates the graph as written — ep.module() of the
+// decomposed program returns a value that requires grad there
+// (testdata/pt2 detach_buffer.aten, expect.json's outputs_require_grad) —
+// so the joint is the gradient of this graph; the report tells a user
+// that the source's detach is lost here, and that the training IR (which
+// keeps aten.detach.default) differentiates as the source does.
+// The recorded requires_grad of a call node's value is no record of
+// autograd in these traces: make_fx and torch.export trace below
+// autograd and record false for every call node; placeholders' flags
+// (taken from the example inputs) are the records requiresGrad reads.
+type MetaDisagreement struct {
+	Node, Target string
+	// Recorded is the metadata that names the detach
+	// ("torch_fn detach_1;method_descriptor.detach").
+	Recorded string
+}
+
+// recordedDetach returns the metadata of n that names x.detach() as the
+// source of n, if any: torch_fn (the Python function export traced,
+// "detach_1;method_descriptor.detach") or from_node (the node n was made
+// from, `[{"name": "detach", "target": "aten.detach.default", ...}]`).
+func recordedDetach(n *ir.Node) (string, bool) {
+	if n.Meta == nil {
+		return "", false
+	}
+	for _, a := range n.Meta.Extra {
+		switch a.Key {
+		case "torch_fn":
+			_, fn, _ := strings.Cut(a.Value, ";")
+			if strings.HasSuffix(fn, ".detach") || fn == "detach" {
+				return "torch_fn " + a.Value, true
+			}
+		case "from_node":
+			var from []struct {
+				Target string `json:"target"`
+			}
+			if json.Unmarshal([]byte(a.Value), &from) == nil && len(from) > 0 && from[0].Target == "aten.detach.default" {
+				return "from_node " + from[0].Target, true
+			}
+		}
+	}
+	return "", false
 }
 
 // rgPass is requiresGrad's state: the flags so far, per node and per

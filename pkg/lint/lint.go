@@ -29,6 +29,8 @@ import (
 
 	"github.com/hopctl/hopctl/pkg/analyze"
 	"github.com/hopctl/hopctl/pkg/analyze/passes"
+	"github.com/hopctl/hopctl/pkg/analyze/passes/alias"
+	"github.com/hopctl/hopctl/pkg/analyze/passes/sigmut"
 	"github.com/hopctl/hopctl/pkg/ir"
 	"github.com/hopctl/hopctl/pkg/load"
 )
@@ -49,6 +51,11 @@ type FileResult struct {
 	// ir.InputError), or checking it hit a bug of hopctl (an
 	// *ir.InternalError); there are no findings then.
 	Err error
+	// Mutations are the writes the program makes to its root graph's
+	// inputs, each with its provenance (sigmut.Mutations: a node, or the
+	// graph signature's declaration), for outputs that carry facts beside
+	// findings (SARIF's artifact properties).
+	Mutations []sigmut.Mutation
 	// Invalid is set when the file is invalid input: it has a finding of
 	// a rule marked Invalid (it failed Verify, its schema table does not
 	// parse, or a call does not fit its schema or subgraphs).
@@ -232,6 +239,9 @@ func check(f *load.File, opts analyze.Options) FileResult {
 		return r
 	}
 	r.Findings = append(r.Findings, res.Findings...)
+	if s, ok := res.Results[alias.Analyzer][""].(*alias.Summary); ok {
+		r.Mutations = sigmut.Mutations(m, s)
+	}
 	analyze.SortFindings(m, r.Findings)
 	for _, f := range r.Findings {
 		if rule, ok := LookupRule(f.Rule); ok && rule.Invalid {

@@ -23,6 +23,17 @@ type JointDoc struct {
 	InPlaceInputs []JointInput `json:"in_place_inputs"`
 	// Partition is present with --partition.
 	Partition *JointPartition `json:"partition,omitempty"`
+	// MetaDisagreements are the nodes whose recorded metadata names a
+	// traced x.detach() (no grad) while their op requires grad in this
+	// graph (jointgraph.MetaDisagreement); omitted when none.
+	MetaDisagreements []JointMetaDisagreement `json:"meta_disagreements,omitempty"`
+}
+
+// JointMetaDisagreement is one such node: its name, op and the record.
+type JointMetaDisagreement struct {
+	Node     string `json:"node"`
+	Target   string `json:"target"`
+	Recorded string `json:"recorded"`
 }
 
 // JointInput is a forward input: its position and placeholder name.

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/hopctl/hopctl/pkg/analyze"
+	"github.com/hopctl/hopctl/pkg/analyze/passes/sigmut"
 	"github.com/hopctl/hopctl/pkg/ir"
 	"github.com/hopctl/hopctl/pkg/lint"
 )
@@ -81,6 +82,9 @@ type LintFile struct {
 	// details[i] and suppressedDetails[i] resolve Findings[i] and
 	// SuppressedFindings[i] (steps with stack traces, for SARIF).
 	details, suppressedDetails []lint.Detail
+	// mutations are the program's writes to its inputs (lint.FileResult's),
+	// for SARIF's artifact properties.
+	mutations []sigmut.Mutation
 }
 
 // LintSummary counts a run's outcome.
@@ -150,7 +154,7 @@ func NewLintDocWith(results []lint.FileResult, o LintOptions) *LintDoc {
 	}
 	for _, r := range results {
 		lf := LintFile{Path: r.Path, Status: StatusOK, Findings: []Finding{}, Suppressed: r.Suppressed,
-			details: r.Details}
+			details: r.Details, mutations: r.Mutations}
 		for _, sf := range r.SuppressedFindings {
 			f := NewFinding(sf.Finding)
 			f.Fingerprint = sf.Detail.Fingerprint

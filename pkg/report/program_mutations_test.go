@@ -6,9 +6,11 @@ import (
 	"path/filepath"
 	"slices"
 	"sort"
+	"strings"
 	"testing"
 
 	"github.com/hopctl/hopctl/pkg/analyze/passes/alias"
+	"github.com/hopctl/hopctl/pkg/lint"
 	"github.com/hopctl/hopctl/pkg/load"
 	"github.com/hopctl/hopctl/pkg/report"
 )
@@ -78,5 +80,51 @@ func TestProgramMutationsMatchTorch(t *testing.T) {
 	}
 	if n < 40 {
 		t.Fatalf("checked %d archives", n)
+	}
+}
+
+// TestSARIFMutatedInputs: lint's SARIF lists, per archive, the inputs the
+// program writes with their provenance (run.artifacts[].properties
+// .mutatedInputs): torch's BatchNorm1d-in-training-mode program with a step
+// counter (testdata/pt2, torch 2.6 and 2.14) writes the buffers torch's run
+// changed (expect.json), by a node in the training IR and by the graph
+// signature's declaration after run_decompositions; a program that writes
+// nothing (mlp) gets no artifact entry, a user input written (input_mutation) is listed.
+func TestSARIFMutatedInputs(t *testing.T) {
+	for _, v := range []string{"2.6", "2.14"} {
+		dir := filepath.Join("../../testdata/pt2", v)
+		raw, err := os.ReadFile(filepath.Join(dir, "expect.json"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var expect map[string]struct {
+			Mutated []string `json:"mutated"`
+		}
+		if err := json.Unmarshal(raw, &expect); err != nil {
+			t.Fatal(err)
+		}
+		for _, name := range []string{"batchnorm_steps.train", "batchnorm_steps.aten", "input_mutation.aten", "mlp.aten"} {
+			path := filepath.Join(dir, name+".pt2")
+			if _, ok := expect[name]; !ok {
+				t.Fatalf("%s: not in expect.json", path)
+			}
+			sarif := report.NewSARIF(report.NewLintDoc(lint.Run([]string{path}, lint.Options{}), "error"), lint.Rules(), "test")
+			var got []string
+			for _, a := range sarif.Runs[0].Artifacts {
+				for _, mu := range a.Properties.MutatedInputs {
+					if !slices.Contains(got, mu.Name) {
+						got = append(got, mu.Name)
+					}
+					declared := strings.HasPrefix(mu.Provenance, "declared by the graph signature, output ")
+					if declared != strings.HasSuffix(name, ".aten") || !declared && !strings.HasPrefix(mu.Provenance, "node ") {
+						t.Errorf("%s: %s written, provenance %q", path, mu.Name, mu.Provenance)
+					}
+				}
+			}
+			sort.Strings(got)
+			if want := expect[name].Mutated; !slices.Equal(got, want) && len(got)+len(want) > 0 {
+				t.Errorf("%s: SARIF lists %v written, torch changed %v", path, got, want)
+			}
+		}
 	}
 }

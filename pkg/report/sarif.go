@@ -84,6 +84,30 @@ type SARIFRun struct {
 	OriginalURIBaseIDs       map[string]SARIFArtifactLoc `json:"originalUriBaseIds,omitempty"`
 	VersionControlProvenance []SARIFVersionControl       `json:"versionControlProvenance,omitempty"`
 	Results                  []SARIFResult               `json:"results"`
+	// Artifacts are the files whose program writes its inputs, each with
+	// the writes in its properties (mutatedInputs); omitted when none does.
+	Artifacts []SARIFArtifact `json:"artifacts,omitempty"`
+}
+
+// SARIFArtifact is one input file (SARIF 3.24), with the program facts
+// hopctl reports beside findings in its property bag.
+type SARIFArtifact struct {
+	Location   SARIFArtifactLoc        `json:"location"`
+	Properties SARIFArtifactProperties `json:"properties"`
+}
+
+// SARIFArtifactProperties is an artifact's property bag.
+type SARIFArtifactProperties struct {
+	MutatedInputs []SARIFMutation `json:"mutatedInputs"`
+}
+
+// SARIFMutation is one write the program makes to an input, with its
+// provenance as the text report words it (sigmut.Mutation.Provenance):
+// a node, or "declared by the graph signature, output N (KIND)".
+type SARIFMutation struct {
+	Input      int    `json:"input"`
+	Name       string `json:"name"`
+	Provenance string `json:"provenance"`
 }
 
 // SARIFTool names the tool.
@@ -316,6 +340,14 @@ func NewSARIFWith(doc *LintDoc, rules []lint.Rule, version string, o SARIFOption
 		}
 		for i, fd := range f.Findings {
 			emit(fd, detailAt(f.details, i))
+		}
+		if len(f.mutations) > 0 {
+			a := SARIFArtifact{Location: b.artifact(f.Path)}
+			for _, mu := range f.mutations {
+				a.Properties.MutatedInputs = append(a.Properties.MutatedInputs,
+					SARIFMutation{Input: mu.Input, Name: ir.PrintableLines(mu.Name), Provenance: ir.PrintableLines(mu.Provenance())})
+			}
+			run.Artifacts = append(run.Artifacts, a)
 		}
 		for i, fd := range f.SuppressedFindings {
 			emit(fd, detailAt(f.suppressedDetails, i))

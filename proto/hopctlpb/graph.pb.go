@@ -352,6 +352,11 @@ type File struct {
 	// knows it (HOP rules depend on it: under no_grad Dynamo accepts HOP
 	// subgraphs it rejects when a gradient may be needed). Unset: unknown.
 	GradEnabled *bool `protobuf:"varint,9,opt,name=grad_enabled,json=gradEnabled,proto3,oneof" json:"grad_enabled,omitempty"`
+	// torch.is_inference_mode_enabled() while the graph was traced, when the
+	// exporter knows it (format 1.2). Inference mode disables grad too
+	// (c10::InferenceMode), so a file recording true records grad_enabled
+	// false. Unset: unknown.
+	InferenceMode *bool `protobuf:"varint,11,opt,name=inference_mode,json=inferenceMode,proto3,oneof" json:"inference_mode,omitempty"`
 	// The Python classes of the higher-order operators the graphs call, one
 	// entry per HOP target, when the exporter knows them (format 1.2). A
 	// reader that does not know a HOP applies the rules of a base class it
@@ -455,6 +460,13 @@ func (x *File) GetAnnotations() []*Annotation {
 func (x *File) GetGradEnabled() bool {
 	if x != nil && x.GradEnabled != nil {
 		return *x.GradEnabled
+	}
+	return false
+}
+
+func (x *File) GetInferenceMode() bool {
+	if x != nil && x.InferenceMode != nil {
+		return *x.InferenceMode
 	}
 	return false
 }
@@ -2562,7 +2574,7 @@ const file_hopctl_v1_graph_proto_rawDesc = "" +
 	"\x15hopctl/v1/graph.proto\x12\thopctl.v1\";\n" +
 	"\rFormatVersion\x12\x14\n" +
 	"\x05major\x18\x01 \x01(\rR\x05major\x12\x14\n" +
-	"\x05minor\x18\x02 \x01(\rR\x05minor\"\xac\x04\n" +
+	"\x05minor\x18\x02 \x01(\rR\x05minor\"\xeb\x04\n" +
 	"\x04File\x12?\n" +
 	"\x0eformat_version\x18\x01 \x01(\v2\x18.hopctl.v1.FormatVersionR\rformatVersion\x12\x1a\n" +
 	"\bproducer\x18\x02 \x01(\tR\bproducer\x12#\n" +
@@ -2576,12 +2588,14 @@ const file_hopctl_v1_graph_proto_rawDesc = "" +
 	"attributes\x12-\n" +
 	"\aschemas\x18\a \x03(\v2\x13.hopctl.v1.OpSchemaR\aschemas\x127\n" +
 	"\vannotations\x18\b \x03(\v2\x15.hopctl.v1.AnnotationR\vannotations\x12&\n" +
-	"\fgrad_enabled\x18\t \x01(\bH\x00R\vgradEnabled\x88\x01\x01\x124\n" +
+	"\fgrad_enabled\x18\t \x01(\bH\x00R\vgradEnabled\x88\x01\x01\x12*\n" +
+	"\x0einference_mode\x18\v \x01(\bH\x01R\rinferenceMode\x88\x01\x01\x124\n" +
 	"\vhop_classes\x18\n" +
 	" \x03(\v2\x13.hopctl.v1.HOPClassR\n" +
 	"hopClasses\x127\n" +
 	"\tsignature\x18\x14 \x01(\v2\x19.hopctl.v1.GraphSignatureR\tsignatureB\x0f\n" +
-	"\r_grad_enabled\"<\n" +
+	"\r_grad_enabledB\x11\n" +
+	"\x0f_inference_mode\"<\n" +
 	"\bHOPClass\x12\x16\n" +
 	"\x06target\x18\x01 \x01(\tR\x06target\x12\x18\n" +
 	"\aclasses\x18\x02 \x03(\tR\aclasses\"o\n" +

@@ -20,7 +20,8 @@ class DumpBackend:
     computes what it computes without the backend. Each file records the
     grad mode the program was traced under: ``torch.is_grad_enabled()`` when
     Dynamo hands over its graph (the caller's mode; AOTAutograd itself
-    compiles under no_grad, so its graphs get the Dynamo graph's mode).
+    compiles under no_grad, so its graphs get the Dynamo graph's mode), and
+    ``torch.is_inference_mode_enabled()`` likewise.
     ``files`` lists the paths written,
     in order. Errors (a graph the format cannot carry) propagate, so a test
     sees them.
@@ -33,10 +34,10 @@ class DumpBackend:
         self._count = 0
         self._lock = threading.Lock()
 
-    def _write(self, gm, n, kind, grad_enabled):
+    def _write(self, gm, n, kind, grad_enabled, inference_mode):
         os.makedirs(self.directory, exist_ok=True)
         path = os.path.join(self.directory, "%03d_%s.pb" % (n, kind))
-        export(gm, path, grad_enabled=grad_enabled)
+        export(gm, path, grad_enabled=grad_enabled, inference_mode=inference_mode)
         self.files.append(path)
         return path
 
@@ -44,8 +45,8 @@ class DumpBackend:
         with self._lock:
             n = self._count
             self._count += 1
-        grad_enabled = torch.is_grad_enabled()
-        self._write(gm, n, "dynamo", grad_enabled)
+        grad_enabled, inference_mode = torch.is_grad_enabled(), torch.is_inference_mode_enabled()
+        self._write(gm, n, "dynamo", grad_enabled, inference_mode)
         if not self.aot:
             return gm.forward
         from functorch.compile import make_boxed_func
@@ -53,7 +54,7 @@ class DumpBackend:
 
         def compiler(kind):
             def compile_graph(g, _inputs):
-                self._write(g, n, kind, grad_enabled)
+                self._write(g, n, kind, grad_enabled, inference_mode)
                 return make_boxed_func(g.forward)
             return compile_graph
 

@@ -46,7 +46,7 @@ class ExportError(ValueError):
     pass
 
 
-def to_proto(gm, example_inputs=None, grad_enabled=None):
+def to_proto(gm, example_inputs=None, grad_enabled=None, inference_mode=None):
     """Describe gm (a GraphModule or an ExportedProgram) as a hopctl.v1.File message (see export)."""
     if _ep.is_exported_program(gm):
         f = _ep.add_signature(_Exporter().run(gm.graph_module, example_inputs), gm)
@@ -63,8 +63,16 @@ def to_proto(gm, example_inputs=None, grad_enabled=None):
             warn_frozen(ex.frozen)
         if grad_enabled is None:
             grad_enabled = getattr(gm, "hopctl_grad_enabled", None)
+        if inference_mode is None:
+            inference_mode = getattr(gm, "hopctl_inference_mode", None)
     if grad_enabled is not None:
         f.grad_enabled = bool(grad_enabled)
+    if inference_mode is not None:
+        f.inference_mode = bool(inference_mode)
+        # Inference mode disables grad (c10::InferenceMode sets grad_mode
+        # to !enabled).
+        if inference_mode:
+            f.grad_enabled = False
     return f
 
 
@@ -81,7 +89,7 @@ def warn_frozen(names):
         stacklevel=3)
 
 
-def export(gm, path, example_inputs=None, grad_enabled=None):
+def export(gm, path, example_inputs=None, grad_enabled=None, inference_mode=None):
     """Write gm to path; encoding by extension: .pb binary, .json JSON, .pbtxt text.
 
     gm is a torch.fx.GraphModule or a torch.export.ExportedProgram; a program is
@@ -97,13 +105,16 @@ def export(gm, path, example_inputs=None, grad_enabled=None):
     grad_enabled: torch.is_grad_enabled() while gm was traced, when the caller
     knows it (dump_backend records it); else gm.hopctl_grad_enabled (set by
     load), else the file leaves it unset (unknown).
+
+    inference_mode: torch.is_inference_mode_enabled() while gm was traced,
+    likewise (dump_backend records it; true implies grad_enabled false).
     """
     path = os.fspath(path)
     encoding = C.encoding_for_path(path)
     if encoding is None:
         raise ValueError("%s: unknown extension; use .pb (binary), .json or .pbtxt" % path)
     try:
-        msg = to_proto(gm, example_inputs, grad_enabled)
+        msg = to_proto(gm, example_inputs, grad_enabled, inference_mode)
     except ExportError as e:
         raise ExportError("cannot export to %s: %s" % (path, e)) from None
     C.write_atomic(path, C.serialize(msg, encoding))

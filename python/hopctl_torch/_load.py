@@ -206,6 +206,8 @@ class _Loader:
             gm.hopctl_annotations = {a.key: a.value for a in msg.annotations}
         if msg.HasField("grad_enabled"):
             gm.hopctl_grad_enabled = msg.grad_enabled
+        if msg.HasField("inference_mode"):
+            gm.hopctl_inference_mode = msg.inference_mode
         return gm
 
     def _label(self, q):

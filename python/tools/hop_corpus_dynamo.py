@@ -28,6 +28,12 @@ as PyTorch's test/dynamo/test_base_hop.py defines one), whose subgraph writes
 or returns its operand (the trigger) or neither (the near miss). No torch
 HOP table knows it: the file's hop_classes record says it is a BaseHOP.
 
+Mode programs (MODE_PROGRAMS): a cond whose branch writes its operand,
+inside a no_grad, enable_grad or inference_mode block of the compiled
+function, or compiled under inference_mode(True) and (False): the file
+records the caller's mode (grad_enabled, inference_mode), the graph the
+block (torch._C._set_grad_enabled, _enter/_exit_inference_mode calls).
+
     scripts/torch.sh 2.14 -- env PYTHONPATH=python python3 python/tools/hop_corpus_dynamo.py testdata/hops_real/dynamo [PROGRAM...]
     scripts/torch.sh 2.6 -- env PYTHONPATH=python python3 python/tools/hop_corpus_dynamo.py testdata/hops_real/torch2.6/dynamo
 
@@ -159,6 +165,54 @@ def while_count(x):  # body_fn returns three values for two carries
     return _while(lambda i, x: i < 3, lambda i, x: (i + 1, x.sin(), x.cos()), (torch.tensor(0), x))
 
 
+def _mutating_branch(x):
+    x.add_(1)
+    return x.sin()
+
+
+def region_nograd(x):  # the cond that writes its operand runs in a no_grad block
+    with torch.no_grad():
+        y = torch.cond(x.sum() > 0, _mutating_branch, lambda x: x.cos(), (x,))
+    return y + 1
+
+
+def region_enable_grad(x):  # ... in an enable_grad block
+    with torch.enable_grad():
+        y = torch.cond(x.sum() > 0, _mutating_branch, lambda x: x.cos(), (x,))
+    return y + 1
+
+
+def region_inference(x):  # ... in an inference_mode block
+    with torch.inference_mode():
+        y = torch.cond(x.sum() > 0, _mutating_branch, lambda x: x.cos(), (x,))
+    return y + 1
+
+
+def cond_mutate_view(x):  # the branch writes its operand through a view
+    def t(x):
+        v = x.view(x.shape)
+        v.add_(1)
+        return v.sin()
+    return torch.cond(x.sum() > 0, t, lambda x: x.cos(), (x,))
+
+
+# Programs that change the grad mode inside the compiled function (Dynamo
+# writes torch._C._set_grad_enabled and _enter/_exit_inference_mode calls
+# around the block), or run under inference_mode(True/False): compiled in
+# the modes listed, the graph recording the caller's mode. Where Dynamo
+# refuses one, the graph is the one it writes with its HOP mutation check
+# (check_aliasing_and_input_mutation) switched off ("graft").
+MODE_PROGRAMS = [
+    ("region_nograd", "test_cond_input_mutation (a no_grad block inside torch.compile)", region_nograd, (3, 4),
+     ("grad",)),
+    ("region_enable_grad", "test_cond_input_mutation (an enable_grad block inside torch.compile)", region_enable_grad,
+     (3, 4), ("nograd",)),
+    ("region_inference", "test_cond_input_mutation (an inference_mode block inside torch.compile)", region_inference,
+     (3, 4), ("grad",)),
+    ("cond_mutate_view", "test_cond_functionalized_input_mutation_on_true_branch: inference_mode(True) vs (False)",
+     cond_mutate_view, (3, 4), ("inference", "noinference")),
+]
+
 # Dynamo refuses these for the metadata of their carries, in its own names
 # and order (check_meta_consistency_vt: body_fn_output vs carried_inputs,
 # initial_xs vs combine_fn_output). The graph is the one Dynamo writes with
@@ -244,6 +298,17 @@ def _err(e):
     return {"type": type(chain[0]).__name__, "message": text.splitlines()[0] if text else ""}
 
 
+def _mode(grad):
+    """The context of a grad mode: True/"grad" (enable_grad), False/"nograd"
+    (no_grad), "inference" (inference_mode(True)), "noinference"
+    (inference_mode(False), which enables grad)."""
+    if grad == "inference":
+        return torch.inference_mode(True)
+    if grad == "noinference":
+        return torch.inference_mode(False)
+    return torch.enable_grad() if grad in (True, "grad") else torch.no_grad()
+
+
 def _capture(fn, x, grad, keep=False):
     """The graph Dynamo hands its backend, or None where it refuses (keep:
     the graph even when running it fails, as a graft's may)."""
@@ -254,7 +319,7 @@ def _capture(fn, x, grad, keep=False):
         return gm.forward
     torch._dynamo.reset()
     try:
-        with torch.enable_grad() if grad else torch.no_grad():
+        with _mode(grad):
             torch.compile(fn, backend=backend, fullgraph=True)(x.clone())
     except Exception:
         if not (keep and got):
@@ -269,7 +334,7 @@ def _verdict(fn, x, grad, backend="aot_eager"):
     refusal (backend "eager": what Dynamo itself says)."""
     torch._dynamo.reset()
     try:
-        with torch.enable_grad() if grad else torch.no_grad():
+        with _mode(grad):
             torch.compile(fn, backend=backend, fullgraph=True)(x.clone())
         return "ok"
     except Exception as e:
@@ -306,6 +371,14 @@ def _graft_cond_structure(fn, x):
         cond_op._dispatch_cache.clear()
 
 
+def _graft_mutation(fn, x, mode):
+    """The graph Dynamo writes for fn with its HOP input-mutation and
+    aliasing check (check_aliasing_and_input_mutation) switched off."""
+    from unittest import mock
+    with mock.patch("torch._dynamo.variables.higher_order_ops.check_aliasing_and_input_mutation", lambda *a, **k: None):
+        return _capture(fn, x, mode)
+
+
 def _graft_basehop(fn, x, grad):
     """The graph Dynamo writes for a BaseHOP program with its mutation and
     aliasing checks switched off (test_base_hop.py's patch)."""
@@ -327,7 +400,7 @@ def build(out, only=()):
         with open(os.path.join(out, "verdicts.json")) as f:
             kept = json.load(f)["programs"]
         verdicts["programs"] = {k: v for k, v in kept.items()
-                                if k not in only and re.sub(r"_(grad|nograd)$", "", k) not in only}
+                                if k not in only and re.sub(r"_(grad|nograd|inference|noinference)$", "", k) not in only}
     if _version() >= (2, 14) and wanted("assoc_pointwise"):
         torch._dynamo.reset()
         gm = _capture(assoc_pointwise, torch.randn(5, 4), True)
@@ -347,6 +420,23 @@ def build(out, only=()):
                 v["dynamo"] = _verdict(fn, x, mode == "grad", backend="eager")
             if gm is not None:
                 hopctl_torch.export(gm, os.path.join(out, "%s_%s.pb" % (name, mode)), grad_enabled=(mode == "grad"))
+            verdicts["programs"]["%s_%s" % (name, mode)] = v
+    for name, test, fn, shape, modes in MODE_PROGRAMS:
+        if not wanted(name):
+            continue
+        for mode in modes:
+            torch.manual_seed(0)
+            x = torch.randn(*shape)
+            v = {"pytorch_test": test, "compile": _verdict(fn, x, mode)}
+            gm = _capture(fn, x, mode)
+            if gm is None:
+                v["graft"] = True
+                gm = _graft_mutation(fn, x, mode)
+            if gm is not None:
+                with _mode(mode):
+                    grad, inference = torch.is_grad_enabled(), torch.is_inference_mode_enabled()
+                hopctl_torch.export(gm, os.path.join(out, "%s_%s.pb" % (name, mode)), grad_enabled=grad,
+                                    inference_mode=inference)
             verdicts["programs"]["%s_%s" % (name, mode)] = v
     if _version() >= (2, 14):
         for name, test, fn, shape in STRUCTURE_PROGRAMS:

@@ -298,8 +298,38 @@ def _batchnorm_steps():
     return BatchNormSteps().train(), (torch.randn(4, 3),), None
 
 
+class DetachBuffer(nn.Module):
+    """A buffer updated from a detached activation, and a second output
+    computed from it (the trigger: both require no grad; torch 2.14's
+    run_decompositions writes the detach as aten.alias.default, the node's
+    recorded torch_fn and from_node naming the detach), or from an explicit
+    aten.alias (the near miss: it requires grad) (#33)."""
+
+    def __init__(self, detach):
+        super().__init__()
+        self.detach = detach
+        self.lin = nn.Linear(3, 3)
+        self.register_buffer("buf", torch.zeros(3))
+
+    def forward(self, x):
+        y = self.lin(x)
+        z = y.detach() if self.detach else torch.ops.aten.alias(y)
+        if self.detach:
+            self.buf.add_(z.sum(0))
+        return y.sum(), z.sum()
+
+
+def _detach_buffer(detach=True):
+    def build():
+        torch.manual_seed(0)
+        return DetachBuffer(detach), (torch.randn(2, 3),), None
+    return build
+
+
 PROGRAMS = {
     "batchnorm_steps": _batchnorm_steps,
+    "detach_buffer": _detach_buffer(True),
+    "alias_output": _detach_buffer(False),
     "mlp": _corpus("mlp"),
     "attention": _corpus("attention"),
     "convbn": _corpus("convbn"),
@@ -453,6 +483,12 @@ def _loaded(path):
     return counts, str(ep)
 
 
+def _outputs_require_grad(prog, args):
+    """Whether each user output of a run of prog.module() requires grad."""
+    out = prog.module()(*args)
+    return [bool(t.requires_grad) for t in torch.utils._pytree.tree_leaves(out) if isinstance(t, torch.Tensor)]
+
+
 def main():
     out_root = sys.argv[1] if len(sys.argv) > 1 else "testdata/pt2"
     only = set(sys.argv[2:])
@@ -489,6 +525,7 @@ def main():
             rec = {"signature": _spec_json(prog.graph_signature),
                    "verifiers": [v.dialect for v in getattr(prog, "verifiers", [])] if hasattr(prog, "verifiers") else [],
                    "mutated": _mutated(prog, fresh_args),
+                   "outputs_require_grad": _outputs_require_grad(prog, build()[1]),
                    "root_inp_inp_alias": _root_inp_inp_alias(prog, build()[1]),
                    "nodes": nodes,
                    "printed": printed}

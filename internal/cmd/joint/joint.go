@@ -367,6 +367,10 @@ func jointSummary(j *jointgraph.Joint, opts *Options, frozen []string) string {
 	if len(j.InPlaceInputs) > 0 {
 		fmt.Fprintf(&b, "inputs updated in place (kept as in the forward): %s\n", inputNames(j, j.InPlaceInputs))
 	}
+	for _, d := range j.MetaDisagreements {
+		fmt.Fprintf(&b, "recorded meta: node %s (%s) was traced from x.detach() (%s) and requires no grad there, but %s requires grad in this graph: it gets a gradient, as torch gives it running this graph; the training IR keeps the detach\n",
+			ir.Abbrev(d.Node), d.Target, ir.Abbrev(d.Recorded), d.Target)
+	}
 	return b.String()
 }
 
@@ -426,6 +430,9 @@ func jointDoc(j *jointgraph.Joint, opts *Options, frozen []string, part *partiti
 	d := &report.JointDoc{SchemaVersion: report.JointSchemaVersion, File: opts.In, Masks: j.Masks,
 		MaskSource: maskSource(opts.Masks), FrozenAttributes: append([]string{}, frozen...),
 		MutatedInputs: jointInputs(j, j.MutatedInputs), InPlaceInputs: jointInputs(j, j.InPlaceInputs)}
+	for _, m := range j.MetaDisagreements {
+		d.MetaDisagreements = append(d.MetaDisagreements, report.JointMetaDisagreement{Node: m.Node, Target: m.Target, Recorded: m.Recorded})
+	}
 	if part != nil {
 		jp := &report.JointPartition{Mode: part.Mode.String(), Saved: []report.SavedValue{}, TotalBytes: part.TotalBytes()}
 		for _, s := range part.Saved() {

@@ -227,7 +227,7 @@ func lintRun(opts *Options) error {
 		files = kept
 	}
 	results, counts := lint.RunCounting(files, lint.Options{Jobs: opts.Jobs, Suppress: supp, Root: root,
-		Analysis: analyze.Options{TorchVersion: cfg.Input.TorchVersion}})
+		Analysis: analyze.Options{TorchVersion: cfg.Input.TorchVersion, GradMode: cfg.Input.GradMode}})
 	// Every output is built before any is written, and the files are
 	// written as one step (all or nothing), then standard output.
 	var w outputWriter

@@ -595,6 +595,10 @@ func (st *state) node(id ir.NodeID) error {
 			return nil
 		case opschema.IsHOPTarget(n.Target):
 			return st.hop(id)
+		case analyze.IsGradModeTarget(n.Target):
+			// A grad-mode switch (analyze.GradEnabledAt reads it): no
+			// tensor read or written.
+			return nil
 		case opschema.IsPythonScalarTarget(n.Target):
 			if opschema.IsSetitem(n.Target) && len(n.Args) == 3 {
 				// t[i] = v, as Dynamo records it: Tensor.__setitem__

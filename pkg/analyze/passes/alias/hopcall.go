@@ -100,7 +100,7 @@ func (st *state) subgraphCall(id ir.NodeID, sc *hop.SubgraphCall, outs map[int][
 		prov := m.Prov
 		st.write(id, opVia[m.Pos], opStor[m.Pos], &prov, path)
 	}
-	lv := st.level()
+	lv := st.level(id)
 	if r := sc.Forbids(opschema.ForbidAlias, lv.version); r != nil {
 		if prov, ok := st.aliasAtCall(id, sc, sum, opStor, opVia, lv.version); ok {
 			if msg, refused := lv.message(sc, r, true); refused {
@@ -289,11 +289,11 @@ type ruleLevel struct {
 	gradEnabled             bool
 }
 
-func (st *state) level() ruleLevel {
+func (st *state) level(id ir.NodeID) ruleLevel {
 	v := st.pass.TorchVersion()
 	d := st.pass.DynamoLevel()
 	unchecked := opschema.TorchDiffers(opschema.DiffDynamoUnchecked26, v)
-	return ruleLevel{version: v, dynamo: d && !unchecked, dynamoUnchecked: d && unchecked, gradEnabled: st.pass.GradEnabled()}
+	return ruleLevel{version: v, dynamo: d && !unchecked, dynamoUnchecked: d && unchecked, gradEnabled: st.pass.GradEnabledAt(st.g, id)}
 }
 
 // noGrad reports whether r's grad-disabled form applies: a Dynamo-level
