@@ -7,6 +7,7 @@ import (
 
 	"github.com/hopctl/hopctl/pkg/ir"
 	"github.com/hopctl/hopctl/pkg/jointgraph"
+	"github.com/hopctl/hopctl/pkg/opschema"
 )
 
 // Mode selects the partitioner.
@@ -97,22 +98,49 @@ func (p *Partition) Saved() []SavedValue {
 	outs := p.fw.sp.outputs
 	saved := make([]SavedValue, 0, p.numSaved)
 	for _, a := range outs[len(outs)-p.numSaved:] {
-		saved = append(saved, savedValue(&p.p.g.Nodes[a.Ref]))
+		saved = append(saved, p.p.savedValue(a.Ref))
 	}
 	return saved
 }
 
-func savedValue(n *ir.Node) SavedValue {
+// savedValue describes joint node id as a saved value: its shape, dtype
+// and the bytes the tensor takes at runtime (emptyAtRuntime).
+func (p *partitioner) savedValue(id ir.NodeID) SavedValue {
+	n := &p.g.Nodes[id]
 	sv := SavedValue{Name: n.Name, Kind: "tensor", Bytes: -1}
 	if t := valueTensor(n.Val); t != nil {
 		sv.Shape, sv.Dtype = t.Shape, t.Dtype
-		if b, ok := jointgraph.TensorBytes(t); ok {
+		if p.emptyAtRuntime(n) {
+			sv.Shape, sv.Bytes = []ir.Dim{{Val: 0}}, 0
+		} else if b, ok := jointgraph.TensorBytes(t); ok {
 			sv.Bytes = b
 		}
 	} else if isSymValue(n.Val) {
 		sv.Kind, sv.Bytes = "symint", 0
 	}
 	return sv
+}
+
+// emptyAtRuntime reports whether n is a tensor the kernel makes empty
+// though the trace's metadata gives it elements: save_mean or save_invstd
+// (results 1, 2) of an eval-mode native_batch_norm on CPU, by torch 1.13
+// (version row batch-norm-eval-stats-1.13). The report gives what the
+// forward returns at runtime, which AOTAutograd's forward returns too.
+func (p *partitioner) emptyAtRuntime(n *ir.Node) bool {
+	if n.Target != "_operator.getitem" || len(n.Args) < 2 || n.Args[0].Kind != ir.ArgNode ||
+		n.Args[1].Kind != ir.ArgInt || (n.Args[1].Int() != 1 && n.Args[1].Int() != 2) {
+		return false
+	}
+	r := n.Args[0].Ref
+	if r < 0 || int(r) >= len(p.g.Nodes) {
+		return false
+	}
+	bn := &p.g.Nodes[r]
+	if bn.Target != "aten.native_batch_norm.default" || len(bn.Args) < 6 || bn.Args[5].Kind != ir.ArgBool || bn.Args[5].B {
+		return false
+	}
+	t := valueTensor(n.Val)
+	return t != nil && t.Device == "cpu" && opschema.TorchDiffers(opschema.DiffBatchNormEvalStats113, p.j.Module.TorchVersion)
 }
 
 // TotalBytes sums the saved values' sizes (symbolic ones count 0).
@@ -669,7 +697,7 @@ func (p *partitioner) extract(cands []int32, mode Mode) (*Partition, error) {
 			id := p.jointID(c)
 			n := &p.g.Nodes[id]
 			fwOuts = append(fwOuts, ir.NodeArg(ir.NodeID(id), n.Name))
-			if b := savedValue(n).Bytes; b > 0 {
+			if b := p.savedValue(ir.NodeID(id)).Bytes; b > 0 {
 				savedBytes = satAdd(savedBytes, b)
 			}
 		}
