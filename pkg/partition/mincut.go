@@ -380,11 +380,25 @@ type minCut struct {
 	// off the source, toSink off the sink.
 	isPrimal, toSink, cut []bool
 	edges                 int // the merged network's edges, at most
+	// aggressive and dontBan are the memory budget's (budget.go):
+	// aggressive bans only what AOTAutograd's aggressive options ban
+	// (ban_if_not_in_allowlist off), dontBan lifts the ban of the nodes the
+	// knapsack recomputes; banned collects the banned forward nodes that
+	// reach the backward (its candidates), when not nil.
+	aggressive bool
+	dontBan    []bool
+	banned_    *[]int32
 }
 
 // minCutSaved returns the values min-cut decides to save.
 func (p *partitioner) minCutSaved() []int32 {
-	mc := &minCut{p: p, n: p.n}
+	return p.minCutSavedWith(&minCut{})
+}
+
+// minCutSavedWith is minCutSaved with mc's options (aggressive, dontBan,
+// banned_).
+func (p *partitioner) minCutSavedWith(mc *minCut) []int32 {
+	mc.p, mc.n = p, p.n
 	mc.classify()
 	mc.number()
 	mc.measure()
@@ -498,7 +512,19 @@ func (mc *minCut) banned(c int32) bool {
 		return false // sym_size and SymInt arithmetic: saved or recomputed, as weighed
 	}
 	in := p.infos[p.tgt[c]]
-	if p.effect[c] || !in.recomputable {
+	if p.effect[c] {
+		return true
+	}
+	if mc.dontBan != nil && mc.dontBan[c] {
+		return false
+	}
+	if mc.aggressive {
+		// ban_if_not_in_allowlist off: only random, compute-intensive and
+		// non-ATen ops (HOP calls) are banned (should_ban_recomputation).
+		if in.random || computeIntensive[opPacket(p.nd(c).Target)] || !in.getitem && !strings.HasPrefix(p.nd(c).Target, "aten.") {
+			return true
+		}
+	} else if !in.recomputable {
 		return true
 	}
 	size := mc.size[mc.at[c]]
@@ -558,6 +584,9 @@ func (mc *minCut) flag() {
 			}
 		}
 		mc.cut[c] = mc.fwReq[c] && mc.banned(c)
+		if mc.cut[c] && mc.banned_ != nil && !mc.isPrimal[c] && mc.dist[c] < 1e9 {
+			*mc.banned_ = append(*mc.banned_, c)
+		}
 	}
 }
 

@@ -2,6 +2,7 @@ package partition
 
 import (
 	"fmt"
+	"math"
 	"slices"
 	"strconv"
 
@@ -86,6 +87,10 @@ type SavedValue struct {
 	Dtype string
 	// Bytes is numel × element size; -1 when the shape is symbolic.
 	Bytes int64
+	// Source is where the value is made in the user's program: the
+	// innermost frame of its stack trace (ir.StackSummary), else its
+	// innermost nn_module_stack entry, "input" for a primal, "" unknown.
+	Source string
 }
 
 // NumSaved returns the number of saved values.
@@ -107,7 +112,7 @@ func (p *Partition) Saved() []SavedValue {
 // and the bytes the tensor takes at runtime (emptyAtRuntime).
 func (p *partitioner) savedValue(id ir.NodeID) SavedValue {
 	n := &p.g.Nodes[id]
-	sv := SavedValue{Name: n.Name, Kind: "tensor", Bytes: -1}
+	sv := SavedValue{Name: n.Name, Kind: "tensor", Bytes: -1, Source: valueSource(n)}
 	if t := valueTensor(n.Val); t != nil {
 		sv.Shape, sv.Dtype = t.Shape, t.Dtype
 		if p.emptyAtRuntime(n) {
@@ -174,17 +179,34 @@ func SplitLazy(j *jointgraph.Joint, mode Mode) (p *Partition, err error) {
 			e.Loc.File = j.File
 		}
 	}()
-	return split(j, mode)
+	return split(j, mode, 1)
 }
 
-func split(j *jointgraph.Joint, mode Mode) (*Partition, error) {
+// SplitBudget is SplitLazy(j, MinCut) under an activation memory budget
+// in [0, 1] (budget.go): 1 is min-cut, 0 saves only the inputs.
+func SplitBudget(j *jointgraph.Joint, budget float64) (p *Partition, err error) {
+	if budget < 0 || budget > 1 || math.IsNaN(budget) {
+		return nil, fmt.Errorf("the memory budget must be between 0 and 1, not %v", budget)
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			p, err = nil, ir.Panicked("partition", ir.Location{File: j.File}, r)
+		}
+		if e, ok := err.(*jointgraph.Error); ok && e.Loc.File == "" {
+			e.Loc.File = j.File
+		}
+	}()
+	return split(j, MinCut, budget)
+}
+
+func split(j *jointgraph.Joint, mode Mode, budget float64) (*Partition, error) {
 	if j.Convention != jointgraph.ConventionNone {
 		return nil, fmt.Errorf("partitioning needs a joint graph in the default convention, not %s", j.Convention)
 	}
 	p := newPartitioner(j.Module.Root(), j, mode == MinCut)
 	var saved []int32
 	if mode == MinCut {
-		saved = p.minCutSaved()
+		saved = p.budgetSaved(budget)
 	} else {
 		saved = p.defaultSaved()
 	}
