@@ -54,11 +54,7 @@ func (p *partitioner) budgetSaved(b float64) []int32 {
 		return p.minCutSaved()
 	}
 	if b <= 0 {
-		// choose_saved_values_set returns node_info.inputs: the primals
-		// (extract keeps those the backward reads).
-		mc := &minCut{}
-		p.ints.put(p.minCutSavedWith(mc)) // p.sym, as extract reads it
-		return append(p.ints.get(len(p.primals))[:0], p.primals...)
+		return p.inputsSaved()
 	}
 	size := func(cs []int32) float64 {
 		var t float64
@@ -108,6 +104,44 @@ func (p *partitioner) budgetSaved(b float64) []int32 {
 	p.ints.put(aggr)
 	saved := p.minCutSavedWith(&minCut{aggressive: true, dontBan: dontBan})
 	p.bools.put(dontBan)
+	return saved
+}
+
+// inputsSaved is budget 0: choose_saved_values_set returns node_info.inputs,
+// the primals (extract keeps those the backward reads), and the backward
+// recomputes everything else. What cannot be recomputed is saved beside
+// them: the results of side-effecting forward nodes (a training-mode
+// native_batch_norm that updates its running statistics in place:
+// recomputed, it would update them twice) and of random ones (recomputed,
+// they would draw other numbers). AOTAutograd saves only the inputs there
+// and then fails at the backward (its recomputed batch norm writes the
+// statistics autograd saved: "modified by an inplace operation"); hopctl
+// gives the partition that runs.
+func (p *partitioner) inputsSaved() []int32 {
+	mc := &minCut{p: p, n: p.n}
+	mc.classify() // bwReq and fwReq
+	p.sym = p.bools.zeroed(p.n)
+	saved := append(p.ints.get(p.n)[:0], p.primals...)
+	for c := range int32(p.n) {
+		if !mc.fwReq[c] || mc.bwReq[c] || p.class[c] != classCall {
+			continue
+		}
+		if !p.effect[c] && !p.infos[p.tgt[c]].random {
+			continue
+		}
+		if !p.isTuple(c, p.nd(c).Val) {
+			saved = append(saved, c)
+			p.sym[c] = isSymValue(p.nd(c).Val)
+			continue
+		}
+		for _, u := range p.usersOf(c) {
+			if n := p.nd(u); n.Target == "_operator.getitem" {
+				saved = append(saved, u)
+				p.sym[u] = isSymValue(n.Val)
+			}
+		}
+	}
+	p.bools.put(mc.bwReq, mc.fwReq, mc.bwOut)
 	return saved
 }
 

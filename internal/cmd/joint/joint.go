@@ -35,8 +35,12 @@ type Options struct {
 	Partition     string // "", default or mincut
 	FwOut, BwOut  string
 	Report        bool
-	Timings       bool
-	Format        string // of the summary: text or json
+	// MemoryBudget is --memory-budget, in [0, 1]: AOTAutograd's
+	// activation_memory_budget (partition.SplitBudget); 1 is min-cut.
+	MemoryBudget    float64
+	memoryBudgetSet bool
+	Timings         bool
+	Format          string // of the summary: text or json
 	// TorchVersion ("major.minor", from --torch-version / the
 	// input.torch-version key; "" = the file's) selects the torch release
 	// whose HOP backward rules apply (version rows such as scan-grad-2.6),
@@ -73,17 +77,28 @@ tangent per output, zeros for missing gradients, aliasing outputs cloned.
 → outputs + saved values) and a backward graph (saved values + tangents →
 gradients), written to --fw-out and --bw-out; mincut recomputes cheap ops
 instead of saving them, as min_cut_rematerialization_partition does.
---report lists every saved value with its shape, dtype and size.
+--report lists every saved value with its shape, dtype, bytes, where the
+program makes it and why it is saved, the saved bytes per source line, and
+the bytes a partition saving everything the backward reads would keep.
+
+--memory-budget F (0 to 1, with --partition mincut) trades recomputation
+for saved bytes as torch._functorch.config.activation_memory_budget does:
+1 is min-cut, 0 saves only the inputs (recomputing the rest), and between,
+a knapsack keeps the saved bytes within F of the way from the inputs'
+bytes to min-cut's, recomputing the cheapest ops first (partitioners.py
+choose_saved_values_set).
 
 An op without a derivative rule fails with its name and node (exit code 3)
 and no file is written. Every graph written verifies and is written
 atomically.`,
 		Example: `  hopctl joint model.pb -o joint.pb
   hopctl joint model.pb -o joint.pb --masks=1,0
-  hopctl joint model.pb --partition mincut --fw-out fw.pb --bw-out bw.pb --report`,
+  hopctl joint model.pb --partition mincut --fw-out fw.pb --bw-out bw.pb --report
+  hopctl joint model.pb --partition mincut --memory-budget 0.5 --report`,
 		Args: cmdutil.ExactArgs(1, "IN"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.In = args[0]
+			opts.memoryBudgetSet = cmd.Flags().Changed("memory-budget")
 			if err := validate(opts); err != nil {
 				return err
 			}
@@ -108,6 +123,7 @@ atomically.`,
 	fl.StringVar(&opts.FwOut, "fw-out", "", "write the partitioned forward graph to `FW`")
 	fl.StringVar(&opts.BwOut, "bw-out", "", "write the partitioned backward graph to `BW`")
 	fl.BoolVar(&opts.Report, "report", false, "list the values the forward saves for the backward (needs --partition)")
+	fl.Float64Var(&opts.MemoryBudget, "memory-budget", 1, "activation memory budget `F`, 0 to 1 (needs --partition mincut): 1 is min-cut, 0 saves only the inputs")
 	fl.StringVar(&opts.Format, "format", "text", "summary format: text or json (the document of docs/formats.md)")
 	fl.BoolVar(&opts.Timings, "timings", false, "print the wall time of each phase to stderr")
 	return cmd
@@ -135,6 +151,16 @@ func validate(opts *Options) error {
 		}
 	} else if opts.FwOut != "" || opts.BwOut != "" || opts.Report {
 		return cmdutil.FlagErrorf("--fw-out, --bw-out and --report need --partition default or mincut")
+	}
+	if opts.memoryBudgetSet {
+		if opts.Partition != "mincut" {
+			return cmdutil.FlagErrorf("--memory-budget needs --partition mincut (the budget trades min-cut's recomputation for saved bytes)")
+		}
+		if !(opts.MemoryBudget >= 0 && opts.MemoryBudget <= 1) {
+			return cmdutil.FlagErrorf("--memory-budget must be between 0 and 1 (a fraction of min-cut's saved bytes above the inputs'), not %v", opts.MemoryBudget)
+		}
+	} else {
+		opts.MemoryBudget = 1
 	}
 	// A run that writes nothing, or half a partition, looks like success
 	// and is not: usage errors, with what to add.
@@ -193,7 +219,12 @@ func jointRun(opts *Options) error {
 		pm, _ := partition.ParseMode(opts.Partition)
 		// The forward and backward graphs are encoded from the joint's
 		// nodes in place, never copied.
-		if part, err = partition.SplitLazy(j, pm); err != nil {
+		if pm == partition.MinCut && opts.MemoryBudget < 1 {
+			part, err = partition.SplitBudget(j, opts.MemoryBudget)
+		} else {
+			part, err = partition.SplitLazy(j, pm)
+		}
+		if err != nil {
 			return err
 		}
 		timings.Lap("partition")
