@@ -121,6 +121,7 @@ func (p *partitioner) inputsSaved() []int32 {
 	mc := &minCut{p: p, n: p.n}
 	mc.classify() // bwReq and fwReq
 	p.sym = p.bools.zeroed(p.n)
+	p.resetWhy(whyInput)
 	saved := append(p.ints.get(p.n)[:0], p.primals...)
 	for c := range int32(p.n) {
 		if !mc.fwReq[c] || mc.bwReq[c] || p.class[c] != classCall {
@@ -129,6 +130,11 @@ func (p *partitioner) inputsSaved() []int32 {
 		if !p.effect[c] && !p.infos[p.tgt[c]].random {
 			continue
 		}
+		w := whyEffect
+		if !p.effect[c] {
+			w = whyRandom
+		}
+		p.why[c] = w
 		if !p.isTuple(c, p.nd(c).Val) {
 			saved = append(saved, c)
 			p.sym[c] = isSymValue(p.nd(c).Val)
@@ -138,6 +144,7 @@ func (p *partitioner) inputsSaved() []int32 {
 			if n := p.nd(u); n.Target == "_operator.getitem" {
 				saved = append(saved, u)
 				p.sym[u] = isSymValue(n.Val)
+				p.why[u] = w
 			}
 		}
 	}

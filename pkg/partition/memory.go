@@ -2,6 +2,9 @@ package partition
 
 import (
 	"fmt"
+	"regexp"
+	"strings"
+	"sync"
 
 	"github.com/hopctl/hopctl/pkg/ir"
 )
@@ -37,7 +40,12 @@ func BySource(saved []SavedValue) []SourceBytes {
 	return out
 }
 
-// valueSource is SavedValue.Source of node n.
+// valueSource is SavedValue.Source of node n: its layer, the innermost
+// nn_module_stack entry ("fc1 (Linear)"), and its line in the user's
+// program, the innermost frame of its stack trace outside torch's own
+// package ("model.py:12 in forward: return self.fc1(x)"; torch's frames,
+// such as nn/modules/linear.py, are the same for every layer of a kind),
+// joined by " · "; "input" for a primal, "" when the node carries neither.
 func valueSource(n *ir.Node) string {
 	if n.Op == ir.OpPlaceholder {
 		return "input"
@@ -45,14 +53,84 @@ func valueSource(n *ir.Node) string {
 	if n.Meta == nil {
 		return ""
 	}
-	if n.Meta.StackTrace != "" {
-		if s, ok := ir.StackSummary(n.Meta.StackTrace); ok {
-			return s
-		}
-	}
+	var parts []string
 	if k := len(n.Meta.NNModuleStack); k > 0 {
 		e := n.Meta.NNModuleStack[k-1]
-		return fmt.Sprintf("module %s (%s)", e.Path, e.Type)
+		typ := e.Type
+		if i := strings.LastIndexByte(typ, '.'); i >= 0 {
+			typ = typ[i+1:]
+		}
+		parts = append(parts, fmt.Sprintf("%s (%s)", e.Path, typ))
+	}
+	if line := userFrame(n.Meta.StackTrace); line != "" {
+		parts = append(parts, line)
+	}
+	return strings.Join(parts, " · ")
+}
+
+// userFrame is the innermost frame of a Python stack trace outside torch's
+// package, as "file:line in function: code", or "" if there is none.
+func userFrame(trace string) string {
+	lines := strings.Split(strings.TrimSpace(trace), "\n")
+	for i := len(lines) - 2; i >= 0; i-- {
+		m := frameRE().FindStringSubmatch(strings.TrimSpace(lines[i]))
+		if m == nil || strings.Contains(m[1], "/torch/") {
+			continue
+		}
+		return fmt.Sprintf("%s:%s in %s: %s", m[1], m[2], m[3], strings.TrimSpace(lines[i+1]))
 	}
 	return ""
+}
+
+// frameRE matches a frame line of a Python traceback (ir.StackSummary's).
+var frameRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^File "(.+)", line (\d+), in (.+)$`) })
+
+// why is the reason a partition saves a value (SavedValue.Why), by the
+// test that decided it in AOTAutograd's partitioners
+// (torch/_functorch/partitioners.py: default_partition, solve_min_cut's
+// should_ban_recomputation and its cut, choose_saved_values_set).
+type why uint8
+
+const (
+	whyCut              why = iota // the minimum cut crosses its arc
+	whyInput                       // a primal: an input is never recomputed
+	whyRead                        // default_partition: the backward reads it
+	whyEffect                      // a side-effecting op: recomputing repeats the effect
+	whyRandom                      // a random op: recomputing draws other numbers
+	whyNotRecomputable             // not in min-cut's list of recomputable ops
+	whyComputeIntensive            // a matrix product, convolution or attention
+	whyNonATen                     // a HOP or other non-ATen call
+	whyReduction                   // its output is less than a quarter of its inputs
+)
+
+func (w why) String() string {
+	switch w {
+	case whyInput:
+		return "input: never recomputed"
+	case whyRead:
+		return "read by the backward (default partition)"
+	case whyEffect:
+		return "side-effecting op: recomputing would repeat its writes"
+	case whyRandom:
+		return "random op: recomputing would draw other numbers"
+	case whyNotRecomputable:
+		return "op not in min-cut's recomputable list"
+	case whyComputeIntensive:
+		return "compute-intensive op (matrix product, convolution): never recomputed"
+	case whyNonATen:
+		return "HOP or non-ATen call: never recomputed"
+	case whyReduction:
+		return "reduction: output under a quarter of its inputs' bytes, cheaper to save"
+	}
+	return "min-cut: fewer bytes to save than what recomputing it needs"
+}
+
+// resetWhy sets every node's reason to w (the array made once).
+func (p *partitioner) resetWhy(w why) {
+	if len(p.why) != p.n {
+		p.why = make([]why, p.n)
+	}
+	for i := range p.why {
+		p.why[i] = w
+	}
 }

@@ -58,6 +58,8 @@ type Partition struct {
 	// outputs.
 	numSaved   int
 	savedBytes int64
+	// why holds the reason of each saved value, in Saved's order.
+	why []why
 
 	p      *partitioner
 	fw, bw *emission
@@ -91,6 +93,8 @@ type SavedValue struct {
 	// innermost frame of its stack trace (ir.StackSummary), else its
 	// innermost nn_module_stack entry, "input" for a primal, "" unknown.
 	Source string
+	// Why says why the partition saves it (memory.go's why).
+	Why string
 }
 
 // NumSaved returns the number of saved values.
@@ -102,8 +106,12 @@ func (p *Partition) NumSaved() int { return p.numSaved }
 func (p *Partition) Saved() []SavedValue {
 	outs := p.fw.sp.outputs
 	saved := make([]SavedValue, 0, p.numSaved)
-	for _, a := range outs[len(outs)-p.numSaved:] {
-		saved = append(saved, p.p.savedValue(a.Ref))
+	for i, a := range outs[len(outs)-p.numSaved:] {
+		sv := p.p.savedValue(a.Ref)
+		if i < len(p.why) {
+			sv.Why = p.why[i].String()
+		}
+		saved = append(saved, sv)
 	}
 	return saved
 }
@@ -268,6 +276,9 @@ type partitioner struct {
 	// sym tells, of the candidates to save, which are symbolic ints: the
 	// step that chose them read their values (splitSyms).
 	sym []bool
+	// why holds, by compact id, why the step that chose the candidates
+	// would save each (memory.go).
+	why []why
 
 	ints  pool[int32]
 	bools pool[bool]
@@ -499,6 +510,7 @@ func (p *partitioner) defaultSaved() []int32 {
 	}
 	var saved []int32
 	p.sym = p.bools.zeroed(p.n)
+	p.resetWhy(whyRead)
 	for c := range int32(p.n) {
 		if !fwd[c] || p.isFill(c) {
 			continue
@@ -714,8 +726,17 @@ func (p *partitioner) extract(cands []int32, mode Mode) (*Partition, error) {
 	fwOuts := make([]ir.Arg, 0, len(p.fwdOuts)+numSaved)
 	fwOuts = append(fwOuts, p.fwdOuts...)
 	var savedBytes int64
+	whys := make([]why, 0, numSaved)
 	for _, cs := range saved {
 		for _, c := range cs {
+			w := whyRead
+			if c < int32(len(p.why)) {
+				w = p.why[c]
+			}
+			if w == whyRead && p.class[c] == classPlaceholder {
+				w = whyInput
+			}
+			whys = append(whys, w)
 			id := p.jointID(c)
 			n := &p.g.Nodes[id]
 			fwOuts = append(fwOuts, ir.NodeArg(ir.NodeID(id), n.Name))
@@ -730,7 +751,7 @@ func (p *partitioner) extract(cands []int32, mode Mode) (*Partition, error) {
 	}
 	p.bools.put(fwReached)
 
-	out := &Partition{Mode: mode, numSaved: numSaved, savedBytes: savedBytes}
+	out := &Partition{Mode: mode, numSaved: numSaved, savedBytes: savedBytes, why: whys}
 	out.fw, out.bw = p.prepare(fwPlan), p.prepare(bwPlan)
 	shell := func(e *emission, role string) *ir.Module {
 		calls, getAttrs := p.graphRefs(e)
@@ -756,7 +777,7 @@ func (p *partitioner) release(es ...*emission) {
 	p.opStart, p.opnd, p.useStart, p.users = nil, nil, nil, nil
 	p.bad, p.class, p.tgt, p.effect = nil, nil, nil, nil
 	p.targets, p.infos, p.fills = nil, nil, fillTable{}
-	p.primals, p.tangents, p.fwdOuts, p.bwdOuts, p.fwAvail, p.sym = nil, nil, nil, nil, nil, nil
+	p.primals, p.tangents, p.fwdOuts, p.bwdOuts, p.fwAvail, p.sym, p.why = nil, nil, nil, nil, nil, nil, nil
 	p.ints, p.bools = pool[int32]{}, pool[bool]{}
 	for _, e := range es {
 		e.sp.isIn, e.sp.live = nil, nil
