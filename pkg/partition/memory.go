@@ -103,26 +103,28 @@ const (
 	whyReduction                   // its output is less than a quarter of its inputs
 )
 
+// String is the reason as the reports give it: a short head (before the
+// colon: what the HTML table shows) and its explanation.
 func (w why) String() string {
 	switch w {
 	case whyInput:
 		return "input: never recomputed"
 	case whyRead:
-		return "read by the backward (default partition)"
+		return "read: the backward reads it (default partition)"
 	case whyEffect:
-		return "side-effecting op: recomputing would repeat its writes"
+		return "side effect: recomputing would repeat its writes"
 	case whyRandom:
-		return "random op: recomputing would draw other numbers"
+		return "random: recomputing would draw other numbers"
 	case whyNotRecomputable:
-		return "op not in min-cut's recomputable list"
+		return "not recomputable: the op is not in min-cut's recomputable list"
 	case whyComputeIntensive:
-		return "compute-intensive op (matrix product, convolution): never recomputed"
+		return "compute-intensive: matrix products and convolutions are never recomputed"
 	case whyNonATen:
-		return "HOP or non-ATen call: never recomputed"
+		return "non-ATen: HOP and other non-ATen calls are never recomputed"
 	case whyReduction:
-		return "reduction: output under a quarter of its inputs' bytes, cheaper to save"
+		return "reduction: its output is under a quarter of its inputs' bytes"
 	}
-	return "min-cut: fewer bytes to save than what recomputing it needs"
+	return "min-cut: saving it costs fewer bytes than what recomputing it needs"
 }
 
 // resetWhy sets every node's reason to w (the array made once).
