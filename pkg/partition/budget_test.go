@@ -6,6 +6,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/hopctl/hopctl/pkg/ir"
 	"github.com/hopctl/hopctl/pkg/jointgraph"
 )
 
@@ -123,6 +124,46 @@ func TestDPKnapsackIsOptimal(t *testing.T) {
 		}
 		if v != best {
 			t.Fatalf("mem %v run %v cap %d: kept %v worth %v, the best is %v", mem, run, capacity, keep, v, best)
+		}
+	}
+}
+
+// TestMetadataOnlyNeverSaved: y = x * ones_like(w): the backward's ∂y/∂x is the
+// tangent times ones_like(w), which needs only w's metadata: neither
+// partition saves w or the fill (zerofill.go), as AOTAutograd's min-cut
+// makes the factory in the backward. Trigger: ones_like, which hopctl
+// saved (or saved w for) before; near miss: mul by w itself, which saves w.
+func TestMetadataOnlyNeverSaved(t *testing.T) {
+	for _, tc := range []struct {
+		fill string
+		want int
+	}{{"aten.ones_like.default", 0}, {"", 1}} {
+		g := &ir.Graph{}
+		r := func(name string) ir.Arg { return ir.Arg{Kind: ir.ArgNode, S: name} }
+		g.Nodes = append(g.Nodes,
+			ir.Node{Name: "x", Op: ir.OpPlaceholder, Target: "x", Val: f32(true, 3, 4)},
+			ir.Node{Name: "w", Op: ir.OpPlaceholder, Target: "w", Val: f32(false, 3, 4)})
+		other := "w"
+		if tc.fill != "" {
+			g.Nodes = append(g.Nodes, ir.Node{Name: "o", Op: ir.OpCallFunction, Target: tc.fill, Args: []ir.Arg{r("w")}, Val: f32(false, 3, 4)})
+			other = "o"
+		}
+		g.Nodes = append(g.Nodes,
+			ir.Node{Name: "y", Op: ir.OpCallFunction, Target: "aten.mul.Tensor", Args: []ir.Arg{r("x"), r(other)}, Val: f32(true, 3, 4)},
+			ir.Node{Name: "output", Op: ir.OpOutput, Target: "output", Args: []ir.Arg{ir.WithElems(ir.Arg{Kind: ir.ArgTuple}, []ir.Arg{r("y")})}})
+		g.Reindex()
+		for i := range g.Nodes {
+			g.Nodes[i].WalkRefs(func(a *ir.Arg) { a.Ref, _ = g.Lookup(a.S) })
+		}
+		j := build(t, &ir.Module{Graphs: []*ir.Graph{g}}, jointgraph.Options{})
+		for _, mode := range []Mode{Default, MinCut} {
+			p, err := Split(j, mode)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := names(p.Saved()); len(got) != tc.want {
+				t.Errorf("%q, %s: saves %v, want %d values", tc.fill, mode, got, tc.want)
+			}
 		}
 	}
 }

@@ -516,6 +516,15 @@ func (p *partitioner) defaultSaved() []int32 {
 			continue
 		}
 		v := p.nd(c).Val
+		if reads := p.metadataOnlyUsers(c, fwd); reads != nil {
+			// The backward reads only c's sizes or strides: those are
+			// saved, not c (default_partition's saved_sym_nodes).
+			for _, u := range reads {
+				saved = append(saved, u)
+				p.sym[u] = true
+			}
+			continue
+		}
 		if !p.isTuple(c, v) {
 			saved = append(saved, c)
 			p.sym[c] = isSymValue(v)
@@ -531,6 +540,28 @@ func (p *partitioner) defaultSaved() []int32 {
 	}
 	p.bools.put(fwd)
 	return saved // extract drops the ones the backward does not read
+}
+
+// metadataOnlyUsers returns the users of forward tensor c outside the
+// forward (fwd) when there are some and every one is a metadata read of a
+// symbolic int computable in the forward (zerofill.go's metadataReads),
+// else nil.
+func (p *partitioner) metadataOnlyUsers(c int32, fwd []bool) []int32 {
+	if valueTensor(p.nd(c).Val) == nil {
+		return nil
+	}
+	avail := p.fwAvailable()
+	var reads []int32
+	for _, u := range p.usersOf(c) {
+		if fwd[u] {
+			continue
+		}
+		if p.class[u] != classCall || !metadataReads[p.targets[p.tgt[u]]] || !isSymValue(p.nd(u).Val) || !avail[u] {
+			return nil
+		}
+		reads = append(reads, u)
+	}
+	return reads
 }
 
 // isFill reports whether c is a constant-fill node (zerofill.go).
