@@ -2,9 +2,7 @@ package partition
 
 import (
 	"fmt"
-	"regexp"
 	"strings"
-	"sync"
 
 	"github.com/hopctl/hopctl/pkg/ir"
 )
@@ -71,19 +69,12 @@ func valueSource(n *ir.Node) string {
 // userFrame is the innermost frame of a Python stack trace outside torch's
 // package, as "file:line in function: code", or "" if there is none.
 func userFrame(trace string) string {
-	lines := strings.Split(strings.TrimSpace(trace), "\n")
-	for i := len(lines) - 2; i >= 0; i-- {
-		m := frameRE().FindStringSubmatch(strings.TrimSpace(lines[i]))
-		if m == nil || strings.Contains(m[1], "/torch/") {
-			continue
-		}
-		return fmt.Sprintf("%s:%s in %s: %s", m[1], m[2], m[3], strings.TrimSpace(lines[i+1]))
+	f, ok := ir.InnermostFrame(trace, func(file string) bool { return strings.Contains(file, "/torch/") })
+	if !ok {
+		return ""
 	}
-	return ""
+	return fmt.Sprintf("%s:%s in %s: %s", f.File, f.Line, f.Func, f.Code)
 }
-
-// frameRE matches a frame line of a Python traceback (ir.StackSummary's).
-var frameRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^File "(.+)", line (\d+), in (.+)$`) })
 
 // why is the reason a partition saves a value (SavedValue.Why), by the
 // test that decided it in AOTAutograd's partitioners
