@@ -693,15 +693,28 @@ var stackFrameRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustComp
 // "File: model.py:12 in forward, code: return x + 1". ok is false when the
 // trace has no frame line followed by a code line.
 func StackSummary(trace string) (string, bool) {
+	f, ok := InnermostFrame(trace, nil)
+	if !ok {
+		return "", false
+	}
+	return fmt.Sprintf("File: %s:%s in %s, code: %s", f.File, f.Line, f.Func, f.Code), true
+}
+
+// Frame is one frame of a Python stack trace.
+type Frame struct{ File, Line, Func, Code string }
+
+// InnermostFrame returns the innermost frame of a Python stack trace (a
+// frame line followed by its code line) for which skip, if not nil, is
+// false; ok is false when there is none.
+func InnermostFrame(trace string, skip func(file string) bool) (Frame, bool) {
 	lines := strings.Split(strings.TrimSpace(trace), "\n")
 	for i := len(lines) - 2; i >= 0; i-- {
 		m := stackFrameRE().FindStringSubmatch(strings.TrimSpace(lines[i]))
-		if m != nil {
-			code := strings.TrimSpace(lines[i+1])
-			return fmt.Sprintf("File: %s:%s in %s, code: %s", m[1], m[2], m[3], code), true
+		if m != nil && (skip == nil || !skip(m[1])) {
+			return Frame{File: m[1], Line: m[2], Func: m[3], Code: strings.TrimSpace(lines[i+1])}, true
 		}
 	}
-	return "", false
+	return Frame{}, false
 }
 
 const noStackTrace = "No stacktrace found for following nodes"

@@ -482,8 +482,50 @@ func (b *builder) sumToSize(g V, shape []ir.Dim) V {
 	return b.reshape(s, shape)
 }
 
+// zerosLike is a zero-filled tensor shaped and typed like x. Of static
+// metadata it is a shape-only fill, aten.zeros.default(sizes, dtype,
+// layout, device) with every argument a constant, as AOTAutograd's joint
+// writes the zeros autograd makes for a missing gradient (the engine's
+// InputMetadata::zeros_like calls at::zeros(shape, options), which make_fx
+// records with the sizes and options as constants): x is not an operand,
+// so the backward does not depend on a forward tensor for its metadata and
+// the partition never saves x for it. Symbolic sizes keep zeros_like(x):
+// the sizes must be read from a tensor of the graph.
 func (b *builder) zerosLike(x V) V {
+	if z, ok := b.zerosOf(x.meta); ok {
+		return z
+	}
 	return b.op1("aten.zeros_like.default", b.like(x.meta), x)
+}
+
+// newZeros is like.new_zeros(shape) for a tensor like of the metadata m
+// (the derivative formulas' grad.new_zeros(self.sizes())): a shape-only
+// fill when m is static (zerosLike), else new_zeros of like.
+func (b *builder) newZeros(m *ir.TensorMeta, like V, shape []ir.Dim) V {
+	if z, ok := b.zerosOf(m); ok {
+		return z
+	}
+	return b.op("aten.new_zeros.default", b.like(m), like, shape)
+}
+
+// zerosOf emits aten.zeros.default of m's sizes, dtype and device, all
+// constants, if m's sizes are static and its dtype and device known
+// (false otherwise: the caller fills from a tensor).
+func (b *builder) zerosOf(m *ir.TensorMeta) (V, bool) {
+	if m == nil || m.Dtype == "" || m.Device == "" || m.IsQuantized || m.QParams != nil ||
+		m.Layout != "" && m.Layout != "strided" {
+		return V{}, false
+	}
+	sizes := make([]int64, len(m.Shape))
+	for i, d := range m.Shape {
+		if d.Expr != "" {
+			return V{}, false
+		}
+		sizes[i] = d.Val
+	}
+	return b.op("aten.zeros.default", b.like(m), sizes, kw{"dtype", dtypeArg(m.Dtype)},
+		kw{"layout", ir.Arg{Kind: ir.ArgLayout, S: "strided"}},
+		kw{"device", ir.Arg{Kind: ir.ArgDevice, S: m.Device}}, kw{"pin_memory", false}), true
 }
 
 // clone emits a contiguous copy.

@@ -13,7 +13,7 @@ func indexRules() []Rule {
 	return []Rule{
 		{Op: "aten.gather.default", Grads: []Grad{one("self", func(c *Ctx) V {
 			x := c.In("self")
-			z := c.op("aten.new_zeros.default", c.like(x.meta), c.Grad(), x.Shape())
+			z := c.newZeros(x.meta, c.Grad(), x.Shape())
 			return c.op("aten.scatter_add.default", c.like(x.meta), z, c.Int("dim"), c.In("index"), c.Grad())
 		})}},
 		{Op: "aten.scatter.src", Grads: []Grad{
@@ -31,7 +31,7 @@ func indexRules() []Rule {
 		}},
 		{Op: "aten.index_select.default", Grads: []Grad{one("self", func(c *Ctx) V {
 			x := c.In("self")
-			z := c.op("aten.new_zeros.default", c.like(x.meta), c.Grad(), x.Shape())
+			z := c.newZeros(x.meta, c.Grad(), x.Shape())
 			return c.op("aten.index_add.default", c.like(x.meta), z, c.Int("dim"), c.In("index"), c.Grad())
 		})}},
 		{Op: "aten.index_add.default", Grads: []Grad{
@@ -47,7 +47,7 @@ func indexRules() []Rule {
 		}},
 		{Op: "aten.index.Tensor", Grads: []Grad{one("self", func(c *Ctx) V {
 			x := c.In("self")
-			z := c.op("aten.new_zeros.default", c.like(x.meta), c.Grad(), x.Shape())
+			z := c.newZeros(x.meta, c.Grad(), x.Shape())
 			return c.op("aten.index_put.default", c.like(x.meta), z, c.Arg("indices"), c.Grad(), true)
 		})}},
 		// torch 2.x decomposes upsampling to _unsafe_index; derivatives.yaml:
@@ -55,7 +55,7 @@ func indexRules() []Rule {
 		// index_put computes the same way.
 		{Op: "aten._unsafe_index.Tensor", Grads: []Grad{one("self", func(c *Ctx) V {
 			x := c.In("self")
-			z := c.op("aten.new_zeros.default", c.like(x.meta), c.Grad(), x.Shape())
+			z := c.newZeros(x.meta, c.Grad(), x.Shape())
 			return c.op("aten.index_put.default", c.like(x.meta), z, c.Arg("indices"), c.Grad(), true)
 		})}},
 		{Op: "aten.index_put.default", Grads: []Grad{

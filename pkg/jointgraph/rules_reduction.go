@@ -152,7 +152,7 @@ func (c *Ctx) valueSelectingBackward(dim int64, indices V, keepdim bool) V {
 		g = c.unsqueeze(g, dim)
 		indices = c.unsqueeze(indices, dim)
 	}
-	z := c.op("aten.new_zeros.default", c.like(x.meta), g, x.Shape())
+	z := c.newZeros(x.meta, g, x.Shape())
 	return c.op("aten.scatter.src", c.like(x.meta), z, dim, indices, g)
 }
 

@@ -68,6 +68,9 @@ const (
 	DiffScanZeroLength26 = "scan-zero-length-2.6"
 	// DiffMinCutRecompute113: min-cut's list of recomputable ops.
 	DiffMinCutRecompute113 = "mincut-recompute-1.13"
+	// DiffBatchNormEvalStats113: native_batch_norm's eval-mode statistics
+	// are empty at runtime though the trace's metadata gives them C elements.
+	DiffBatchNormEvalStats113 = "batch-norm-eval-stats-1.13"
 )
 
 var torchDifferences = []TorchDifference{
@@ -166,6 +169,12 @@ var torchDifferences = []TorchDifference{
 		What: "scan() refuses an xs leaf whose scan dimension is 0: \"All xs leaves must have a scan dimension > 0 but got " +
 			"FakeTensor(..., size=(0, 4))\"; 2.14 accepts it (scan_zero_len traces) and returns the inits",
 		Source: "2.6.0: torch/_higher_order_ops/scan.py scan; 2.14.1: scan.py _validate_input (no such check)"},
+	{ID: DiffBatchNormEvalStats113, Torch: TorchVersions{Until: "2.0"},
+		What: "native_batch_norm with training=False returns save_mean and save_invstd of shape [0] on CPU, but make_fx's " +
+			"fake tensors record them with C elements; a partition that saves them keeps 0 bytes, not 4·C (2.x's meta " +
+			"function returns [0], as its kernel does)",
+		Source: "1.13.1: aten/src/ATen/native/Normalization.cpp batch_norm_cpu (at::empty({0}) when !train) against " +
+			"torch/_refs/__init__.py / _meta_registrations.py native_batch_norm (shape [C] either way)"},
 	{ID: DiffMinCutRecompute113, Torch: TorchVersions{Until: "2.0"},
 		What: "min-cut rematerialization recomputes only functorch's short list of pointwise, reduction and view ops (maximum, " +
 			"clone, full, zeros and index are saved when the backward needs them); 2.x recomputes a longer list and every op " +

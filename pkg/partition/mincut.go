@@ -380,11 +380,25 @@ type minCut struct {
 	// off the source, toSink off the sink.
 	isPrimal, toSink, cut []bool
 	edges                 int // the merged network's edges, at most
+	// aggressive and dontBan are the memory budget's (budget.go):
+	// aggressive bans only what AOTAutograd's aggressive options ban
+	// (ban_if_not_in_allowlist off), dontBan lifts the ban of the nodes the
+	// knapsack recomputes; banned collects the banned forward nodes that
+	// reach the backward (its candidates), when not nil.
+	aggressive bool
+	dontBan    []bool
+	banned_    *[]int32
 }
 
 // minCutSaved returns the values min-cut decides to save.
 func (p *partitioner) minCutSaved() []int32 {
-	mc := &minCut{p: p, n: p.n}
+	return p.minCutSavedWith(&minCut{})
+}
+
+// minCutSavedWith is minCutSaved with mc's options (aggressive, dontBan,
+// banned_).
+func (p *partitioner) minCutSavedWith(mc *minCut) []int32 {
+	mc.p, mc.n = p, p.n
 	mc.classify()
 	mc.number()
 	mc.measure()
@@ -486,24 +500,44 @@ func (mc *minCut) measure() {
 	}
 }
 
-// banned reports whether forward node c must not be recomputed: a
-// side-effecting or non-recomputable op, or one whose output is much
-// smaller than its inputs.
-func (mc *minCut) banned(c int32) bool {
+// banned returns why forward node c must not be recomputed (whyCut if it
+// may be): a side-effecting or non-recomputable op, or one whose output is
+// much smaller than its inputs (should_ban_recomputation).
+func (mc *minCut) banned(c int32) why {
 	p := mc.p
 	if p.class[c] != classCall || p.isFill(c) {
-		return false // a constant fill has no operands: never saved
+		return whyCut // a constant fill has no operands: never saved
 	}
 	if mc.sym[c] {
-		return false // sym_size and SymInt arithmetic: saved or recomputed, as weighed
+		return whyCut // sym_size and SymInt arithmetic: saved or recomputed, as weighed
 	}
 	in := p.infos[p.tgt[c]]
-	if p.effect[c] || !in.recomputable {
-		return true
+	if p.effect[c] {
+		return whyEffect
+	}
+	if mc.dontBan != nil && mc.dontBan[c] {
+		return whyCut
+	}
+	if mc.aggressive {
+		// ban_if_not_in_allowlist off: only random, compute-intensive and
+		// non-ATen ops (HOP calls) are banned (should_ban_recomputation).
+		switch {
+		case in.random:
+			return whyRandom
+		case computeIntensive[opPacket(p.nd(c).Target)]:
+			return whyComputeIntensive
+		case !in.getitem && !strings.HasPrefix(p.nd(c).Target, "aten."):
+			return whyNonATen
+		}
+	} else if !in.recomputable {
+		if in.random {
+			return whyRandom
+		}
+		return whyNotRecomputable
 	}
 	size := mc.size[mc.at[c]]
 	if in.getitem || size < 0 {
-		return false
+		return whyCut
 	}
 	// c is a forward node (flag asks only of those), and so are its
 	// operands (forwardNodes): none is bwReq, each has a size.
@@ -513,7 +547,10 @@ func (mc *minCut) banned(c int32) bool {
 			sum = satAdd(sum, s)
 		}
 	}
-	return satMul(size, 4) < sum
+	if satMul(size, 4) < sum {
+		return whyReduction
+	}
+	return whyCut
 }
 
 // materialized reports whether node c's value exists outside a fusion
@@ -541,6 +578,7 @@ func (mc *minCut) flag() {
 	}
 	mc.toSink = p.bools.get(n)
 	mc.cut = p.bools.get(n)
+	p.resetWhy(whyCut)
 	for c := range int32(n) {
 		mc.toSink[c], mc.cut[c] = mc.bwOut[c], false
 		if mc.bwReq[c] {
@@ -557,7 +595,18 @@ func (mc *minCut) flag() {
 				}
 			}
 		}
-		mc.cut[c] = mc.fwReq[c] && mc.banned(c)
+		w := whyCut
+		if mc.fwReq[c] {
+			w = mc.banned(c)
+		}
+		mc.cut[c] = w != whyCut
+		p.why[c] = w
+		if mc.isPrimal[c] {
+			p.why[c] = whyInput
+		}
+		if mc.cut[c] && mc.banned_ != nil && !mc.isPrimal[c] && mc.dist[c] < 1e9 {
+			*mc.banned_ = append(*mc.banned_, c)
+		}
 	}
 }
 

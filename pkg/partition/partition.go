@@ -2,11 +2,13 @@ package partition
 
 import (
 	"fmt"
+	"math"
 	"slices"
 	"strconv"
 
 	"github.com/hopctl/hopctl/pkg/ir"
 	"github.com/hopctl/hopctl/pkg/jointgraph"
+	"github.com/hopctl/hopctl/pkg/opschema"
 )
 
 // Mode selects the partitioner.
@@ -56,6 +58,8 @@ type Partition struct {
 	// outputs.
 	numSaved   int
 	savedBytes int64
+	// why holds the reason of each saved value, in Saved's order.
+	why []why
 
 	p      *partitioner
 	fw, bw *emission
@@ -85,6 +89,12 @@ type SavedValue struct {
 	Dtype string
 	// Bytes is numel × element size; -1 when the shape is symbolic.
 	Bytes int64
+	// Source is where the value is made in the user's program: the
+	// innermost frame of its stack trace (ir.StackSummary), else its
+	// innermost nn_module_stack entry, "input" for a primal, "" unknown.
+	Source string
+	// Why says why the partition saves it (memory.go's why).
+	Why string
 }
 
 // NumSaved returns the number of saved values.
@@ -96,23 +106,54 @@ func (p *Partition) NumSaved() int { return p.numSaved }
 func (p *Partition) Saved() []SavedValue {
 	outs := p.fw.sp.outputs
 	saved := make([]SavedValue, 0, p.numSaved)
-	for _, a := range outs[len(outs)-p.numSaved:] {
-		saved = append(saved, savedValue(&p.p.g.Nodes[a.Ref]))
+	for i, a := range outs[len(outs)-p.numSaved:] {
+		sv := p.p.savedValue(a.Ref)
+		if i < len(p.why) {
+			sv.Why = p.why[i].String()
+		}
+		saved = append(saved, sv)
 	}
 	return saved
 }
 
-func savedValue(n *ir.Node) SavedValue {
-	sv := SavedValue{Name: n.Name, Kind: "tensor", Bytes: -1}
+// savedValue describes joint node id as a saved value: its shape, dtype
+// and the bytes the tensor takes at runtime (emptyAtRuntime).
+func (p *partitioner) savedValue(id ir.NodeID) SavedValue {
+	n := &p.g.Nodes[id]
+	sv := SavedValue{Name: n.Name, Kind: "tensor", Bytes: -1, Source: valueSource(n)}
 	if t := valueTensor(n.Val); t != nil {
 		sv.Shape, sv.Dtype = t.Shape, t.Dtype
-		if b, ok := jointgraph.TensorBytes(t); ok {
+		if p.emptyAtRuntime(n) {
+			sv.Shape, sv.Bytes = []ir.Dim{{Val: 0}}, 0
+		} else if b, ok := jointgraph.TensorBytes(t); ok {
 			sv.Bytes = b
 		}
 	} else if isSymValue(n.Val) {
 		sv.Kind, sv.Bytes = "symint", 0
 	}
 	return sv
+}
+
+// emptyAtRuntime reports whether n is a tensor the kernel makes empty
+// though the trace's metadata gives it elements: save_mean or save_invstd
+// (results 1, 2) of an eval-mode native_batch_norm on CPU, by torch 1.13
+// (version row batch-norm-eval-stats-1.13). The report gives what the
+// forward returns at runtime, which AOTAutograd's forward returns too.
+func (p *partitioner) emptyAtRuntime(n *ir.Node) bool {
+	if n.Target != "_operator.getitem" || len(n.Args) < 2 || n.Args[0].Kind != ir.ArgNode ||
+		n.Args[1].Kind != ir.ArgInt || (n.Args[1].Int() != 1 && n.Args[1].Int() != 2) {
+		return false
+	}
+	r := n.Args[0].Ref
+	if r < 0 || int(r) >= len(p.g.Nodes) {
+		return false
+	}
+	bn := &p.g.Nodes[r]
+	if bn.Target != "aten.native_batch_norm.default" || len(bn.Args) < 6 || bn.Args[5].Kind != ir.ArgBool || bn.Args[5].B {
+		return false
+	}
+	t := valueTensor(n.Val)
+	return t != nil && t.Device == "cpu" && opschema.TorchDiffers(opschema.DiffBatchNormEvalStats113, p.j.Module.TorchVersion)
 }
 
 // TotalBytes sums the saved values' sizes (symbolic ones count 0).
@@ -146,17 +187,34 @@ func SplitLazy(j *jointgraph.Joint, mode Mode) (p *Partition, err error) {
 			e.Loc.File = j.File
 		}
 	}()
-	return split(j, mode)
+	return split(j, mode, 1)
 }
 
-func split(j *jointgraph.Joint, mode Mode) (*Partition, error) {
+// SplitBudget is SplitLazy(j, MinCut) under an activation memory budget
+// in [0, 1] (budget.go): 1 is min-cut, 0 saves only the inputs.
+func SplitBudget(j *jointgraph.Joint, budget float64) (p *Partition, err error) {
+	if budget < 0 || budget > 1 || math.IsNaN(budget) {
+		return nil, fmt.Errorf("the memory budget must be between 0 and 1, not %v", budget)
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			p, err = nil, ir.Panicked("partition", ir.Location{File: j.File}, r)
+		}
+		if e, ok := err.(*jointgraph.Error); ok && e.Loc.File == "" {
+			e.Loc.File = j.File
+		}
+	}()
+	return split(j, MinCut, budget)
+}
+
+func split(j *jointgraph.Joint, mode Mode, budget float64) (*Partition, error) {
 	if j.Convention != jointgraph.ConventionNone {
 		return nil, fmt.Errorf("partitioning needs a joint graph in the default convention, not %s", j.Convention)
 	}
 	p := newPartitioner(j.Module.Root(), j, mode == MinCut)
 	var saved []int32
 	if mode == MinCut {
-		saved = p.minCutSaved()
+		saved = p.budgetSaved(budget)
 	} else {
 		saved = p.defaultSaved()
 	}
@@ -218,6 +276,9 @@ type partitioner struct {
 	// sym tells, of the candidates to save, which are symbolic ints: the
 	// step that chose them read their values (splitSyms).
 	sym []bool
+	// why holds, by compact id, why the step that chose the candidates
+	// would save each (memory.go).
+	why []why
 
 	ints  pool[int32]
 	bools pool[bool]
@@ -449,11 +510,21 @@ func (p *partitioner) defaultSaved() []int32 {
 	}
 	var saved []int32
 	p.sym = p.bools.zeroed(p.n)
+	p.resetWhy(whyRead)
 	for c := range int32(p.n) {
 		if !fwd[c] || p.isFill(c) {
 			continue
 		}
 		v := p.nd(c).Val
+		if reads := p.metadataOnlyUsers(c, fwd); reads != nil {
+			// The backward reads only c's sizes or strides: those are
+			// saved, not c (default_partition's saved_sym_nodes).
+			for _, u := range reads {
+				saved = append(saved, u)
+				p.sym[u] = true
+			}
+			continue
+		}
 		if !p.isTuple(c, v) {
 			saved = append(saved, c)
 			p.sym[c] = isSymValue(v)
@@ -469,6 +540,28 @@ func (p *partitioner) defaultSaved() []int32 {
 	}
 	p.bools.put(fwd)
 	return saved // extract drops the ones the backward does not read
+}
+
+// metadataOnlyUsers returns the users of forward tensor c outside the
+// forward (fwd) when there are some and every one is a metadata read of a
+// symbolic int computable in the forward (zerofill.go's metadataReads),
+// else nil.
+func (p *partitioner) metadataOnlyUsers(c int32, fwd []bool) []int32 {
+	if valueTensor(p.nd(c).Val) == nil {
+		return nil
+	}
+	avail := p.fwAvailable()
+	var reads []int32
+	for _, u := range p.usersOf(c) {
+		if fwd[u] {
+			continue
+		}
+		if p.class[u] != classCall || !metadataReads[p.targets[p.tgt[u]]] || !isSymValue(p.nd(u).Val) || !avail[u] {
+			return nil
+		}
+		reads = append(reads, u)
+	}
+	return reads
 }
 
 // isFill reports whether c is a constant-fill node (zerofill.go).
@@ -664,12 +757,21 @@ func (p *partitioner) extract(cands []int32, mode Mode) (*Partition, error) {
 	fwOuts := make([]ir.Arg, 0, len(p.fwdOuts)+numSaved)
 	fwOuts = append(fwOuts, p.fwdOuts...)
 	var savedBytes int64
+	whys := make([]why, 0, numSaved)
 	for _, cs := range saved {
 		for _, c := range cs {
+			w := whyRead
+			if c < int32(len(p.why)) {
+				w = p.why[c]
+			}
+			if w == whyRead && p.class[c] == classPlaceholder {
+				w = whyInput
+			}
+			whys = append(whys, w)
 			id := p.jointID(c)
 			n := &p.g.Nodes[id]
 			fwOuts = append(fwOuts, ir.NodeArg(ir.NodeID(id), n.Name))
-			if b := savedValue(n).Bytes; b > 0 {
+			if b := p.savedValue(ir.NodeID(id)).Bytes; b > 0 {
 				savedBytes = satAdd(savedBytes, b)
 			}
 		}
@@ -680,7 +782,7 @@ func (p *partitioner) extract(cands []int32, mode Mode) (*Partition, error) {
 	}
 	p.bools.put(fwReached)
 
-	out := &Partition{Mode: mode, numSaved: numSaved, savedBytes: savedBytes}
+	out := &Partition{Mode: mode, numSaved: numSaved, savedBytes: savedBytes, why: whys}
 	out.fw, out.bw = p.prepare(fwPlan), p.prepare(bwPlan)
 	shell := func(e *emission, role string) *ir.Module {
 		calls, getAttrs := p.graphRefs(e)
@@ -706,7 +808,7 @@ func (p *partitioner) release(es ...*emission) {
 	p.opStart, p.opnd, p.useStart, p.users = nil, nil, nil, nil
 	p.bad, p.class, p.tgt, p.effect = nil, nil, nil, nil
 	p.targets, p.infos, p.fills = nil, nil, fillTable{}
-	p.primals, p.tangents, p.fwdOuts, p.bwdOuts, p.fwAvail, p.sym = nil, nil, nil, nil, nil, nil
+	p.primals, p.tangents, p.fwdOuts, p.bwdOuts, p.fwAvail, p.sym, p.why = nil, nil, nil, nil, nil, nil, nil
 	p.ints, p.bools = pool[int32]{}, pool[bool]{}
 	for _, e := range es {
 		e.sp.isIn, e.sp.live = nil, nil

@@ -4,25 +4,66 @@ import (
 	"github.com/hopctl/hopctl/pkg/ir"
 )
 
-// Zero-filled tensors in the partition. A tensor of one constant value
-// (zeros_like, new_zeros, zeros, full of a constant: the zeros the
-// backward uses for missing gradients, an RNN's initial state) is never
-// saved: the graph that needs it makes it from its static metadata, as
-// AOTAutograd's min-cut does (it recomputes such nodes instead of saving
-// them, torch/_functorch/partitioners.py). The partitioner treats such a
-// node as having no operands, and emits it as aten.zeros.default /
-// aten.full.default of its shape, dtype and device, so it reads nothing
-// from the graph — the backward does not keep its template tensor alive.
+// Values that need only metadata. AOTAutograd's partitioners never save a
+// value the backward can make from sizes, strides, dtype and device alone
+// (torch/_functorch/partitioners.py, torch 2.14.1): the factories of
+// get_default_op_list's recomputable ops (zeros, ones, full, empty,
+// scalar_tensor, zeros_like, full_like, empty_like, new_zeros) have no
+// forward tensor among their operands once its decompositions write
+// them with static sizes (zeros_like → full(sizes, 0)), so min-cut finds no
+// path from a primal through them and the backward makes them; and
+// default_partition saves, for a forward tensor whose backward reads only
+// its sizes or strides, those symbolic sizes instead of the tensor ("it
+// will be a lot cheaper to save only the sizes/strides, and not the actual
+// tensor"). hopctl classes the same values as needing only metadata:
+//
+//   - a tensor of one constant value with static metadata (zeros_like,
+//     ones_like, empty_like, full_like, new_zeros, new_ones, new_empty,
+//     new_full, zeros, ones, empty, full, scalar_tensor of a constant, and
+//     detach/alias/clone of one) is never saved: the partitioner treats it
+//     as having no operands and emits it as aten.zeros.default /
+//     aten.full.default of its shape, dtype and device, so it reads nothing
+//     from the graph — the backward does not keep its template tensor
+//     alive. An empty tensor's contents are undefined: it is made as zeros;
+//   - a metadata read of a forward tensor (sym_size, sym_stride, sym_numel,
+//     sym_storage_offset) that the backward needs is saved as the symbolic
+//     int, not the tensor, by both partitioners (min-cut weighs a symbolic
+//     int 1, as sym_node_size does; defaultSaved moves the reads into the
+//     forward, as default_partition does).
+//
+// A fill of symbolic sizes (zeros_like of a dynamic-shape tensor) still
+// reads its template: hopctl does not rewrite it into sym_size reads and a
+// full, so the template is saved where AOTAutograd would save its sizes.
 
 // fillTargets are the constant-fill ops and the argument index of their
-// fill value (-1: zero).
+// fill value (fillZero, fillOne: a constant).
 var fillTargets = map[string]int{
-	"aten.zeros_like.default": -1,
-	"aten.new_zeros.default":  -1,
-	"aten.zeros.default":      -1,
-	"aten.full.default":       1,
-	"aten.full_like.default":  1,
-	"aten.new_full.default":   2,
+	"aten.zeros_like.default":    fillZero,
+	"aten.new_zeros.default":     fillZero,
+	"aten.zeros.default":         fillZero,
+	"aten.empty_like.default":    fillZero,
+	"aten.new_empty.default":     fillZero,
+	"aten.empty.memory_format":   fillZero,
+	"aten.ones_like.default":     fillOne,
+	"aten.new_ones.default":      fillOne,
+	"aten.ones.default":          fillOne,
+	"aten.full.default":          1,
+	"aten.full_like.default":     1,
+	"aten.new_full.default":      2,
+	"aten.scalar_tensor.default": 0,
+}
+
+// The constant values of fillTargets.
+const (
+	fillZero = -1
+	fillOne  = -3
+)
+
+// metadataReads are the ops whose result is a tensor's metadata: the
+// backward reads them, not the tensor's data.
+var metadataReads = map[string]bool{
+	"aten.sym_size.int": true, "aten.sym_stride.int": true, "aten.sym_numel.default": true,
+	"aten.sym_storage_offset.default": true,
 }
 
 // sameValueOps return their operand's value unchanged: of a constant fill,
@@ -109,8 +150,10 @@ func constantFill(n *ir.Node, op fillOp, fills *fillTable) (ir.Arg, bool) {
 	switch vi {
 	case -2:
 		return fills.get(int(n.Args[0].Ref)), true
-	case -1:
+	case fillZero:
 		return ir.IntArg(0), true
+	case fillOne:
+		return ir.IntArg(1), true
 	}
 	var v *ir.Arg
 	if vi < len(n.Args) {

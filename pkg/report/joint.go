@@ -44,9 +44,31 @@ type JointInput struct {
 
 // JointPartition is what the forward saves for the backward.
 type JointPartition struct {
-	Mode       string       `json:"mode"`
-	Saved      []SavedValue `json:"saved"`
-	TotalBytes int64        `json:"total_bytes"`
+	Mode string `json:"mode"`
+	// MemoryBudget is --memory-budget (mincut only; 1 is min-cut itself).
+	MemoryBudget *float64     `json:"memory_budget,omitempty"`
+	Saved        []SavedValue `json:"saved"`
+	TotalBytes   int64        `json:"total_bytes"`
+	// BySource sums the saved values per source line of the program, in
+	// the order each first appears among them.
+	BySource []SourceBytes `json:"by_source"`
+	// SaveAll is what a partition saving every forward value the backward
+	// reads keeps (the default partition).
+	SaveAll *SaveAll `json:"save_all,omitempty"`
+}
+
+// SourceBytes is the saved values made at one source line (Source "" when
+// the nodes carry none).
+type SourceBytes struct {
+	Source string `json:"source"`
+	Count  int    `json:"count"`
+	Bytes  int64  `json:"bytes"`
+}
+
+// SaveAll is a partition's size: its saved values and their bytes.
+type SaveAll struct {
+	Count      int   `json:"count"`
+	TotalBytes int64 `json:"total_bytes"`
 }
 
 // SavedValue is one value the forward returns for the backward. Bytes is
@@ -58,4 +80,8 @@ type SavedValue struct {
 	Shape string `json:"shape,omitempty"`
 	Dtype string `json:"dtype,omitempty"`
 	Bytes int64  `json:"bytes"`
+	// Source is where the program makes it (partition.SavedValue.Source);
+	// Why, why the partition saves it.
+	Source string `json:"source"`
+	Why    string `json:"why"`
 }

@@ -153,6 +153,22 @@ type Joint struct {
 	Saved  []SavedValue `json:"saved"`
 	// TotalBytes sums the saved values of known size.
 	TotalBytes int64 `json:"total_bytes"`
+	// BySource sums the saved values per source line (layer and user
+	// line, partition.SavedValue.Source), in the order each first appears:
+	// the page's per-layer bars. Set from a partition only.
+	BySource []SourceBytes `json:"by_source,omitempty"`
+	// SaveAllCount and SaveAllBytes are what a partition saving every
+	// forward value the backward reads keeps (the default partition), -1
+	// when not known.
+	SaveAllCount int   `json:"save_all_count"`
+	SaveAllBytes int64 `json:"save_all_bytes"`
+}
+
+// SourceBytes is the saved values of one source line.
+type SourceBytes struct {
+	Source string `json:"source"`
+	Count  int    `json:"count"`
+	Bytes  int64  `json:"bytes"`
 }
 
 // SavedValue is one value saved for the backward.
@@ -163,6 +179,10 @@ type SavedValue struct {
 	Shape string `json:"shape"`
 	Dtype string `json:"dtype"`
 	Bytes int64  `json:"bytes"` // -1 when symbolic
+	// Source and Why: where the program makes it and why it is saved
+	// (from a partition; empty otherwise).
+	Source string `json:"source,omitempty"`
+	Why    string `json:"why,omitempty"`
 }
 
 // Label is a node as torch's graph printout shows it:
@@ -197,6 +217,9 @@ type Options struct {
 	// Partition, when set, is the partition of the joint graph m: nodes are
 	// coloured forward/backward and the saved values listed from it.
 	Partition *partition.Partition
+	// SaveAll, when set, is the default partition of the same joint: the
+	// saved values' comparison.
+	SaveAll *partition.Partition
 }
 
 // Build makes the model of one file from its module and analysis result
@@ -206,7 +229,7 @@ func Build(path string, m *ir.Module, res *analyze.Result, opts Options) File {
 	b.nodes()
 	b.groups()
 	b.analysis(res)
-	b.joint(opts.Partition)
+	b.joint(opts.Partition, opts.SaveAll)
 	return b.f
 }
 
@@ -730,7 +753,7 @@ func feeds(m *ir.Module, g *ir.Graph, call ir.NodeID, sub *ir.Graph) []feed {
 // joint marks forward/backward nodes and the saved values of a joint
 // graph: from the partition when there is one, else from the file's
 // annotations (a joint, forward or backward graph hopctl wrote).
-func (b *builder) joint(part *partition.Partition) {
+func (b *builder) joint(part, saveAll *partition.Partition) {
 	root := b.m.Root()
 	ns := &b.f.Nodes
 	role, _ := b.m.Annotation(jointgraph.AnnotationRole)
@@ -742,7 +765,13 @@ func (b *builder) joint(part *partition.Partition) {
 				fwd[n.Name] = true
 			}
 		}
-		j := &Joint{Source: "partition (" + part.Mode.String() + ")", Saved: []SavedValue{}}
+		j := &Joint{Source: "partition (" + part.Mode.String() + ")", Saved: []SavedValue{}, SaveAllCount: -1, SaveAllBytes: -1}
+		if part.Mode == partition.Default {
+			saveAll = part
+		}
+		if saveAll != nil {
+			j.SaveAllCount, j.SaveAllBytes = saveAll.NumSaved(), saveAll.TotalBytes()
+		}
 		for i := range root.Nodes {
 			n := &root.Nodes[i]
 			switch {
@@ -755,13 +784,17 @@ func (b *builder) joint(part *partition.Partition) {
 				ns.Flags[i] |= FlagBackward
 			}
 		}
-		for _, s := range part.Saved() {
+		saved := part.Saved()
+		for _, g := range partition.BySource(saved) {
+			j.BySource = append(j.BySource, SourceBytes{Source: g.Source, Count: g.Count, Bytes: g.Bytes})
+		}
+		for _, s := range saved {
 			k := int32(-1)
 			if id, ok := root.Lookup(s.Name); ok {
 				k = int32(id)
 				ns.Flags[k] |= FlagSaved
 			}
-			sv := SavedValue{Node: k, Name: s.Name, Kind: s.Kind, Dtype: s.Dtype, Bytes: s.Bytes}
+			sv := SavedValue{Node: k, Name: s.Name, Kind: s.Kind, Dtype: s.Dtype, Bytes: s.Bytes, Source: s.Source, Why: s.Why}
 			if s.Kind == "tensor" {
 				sv.Shape = dimsString(s.Shape)
 			}
@@ -822,7 +855,7 @@ func (b *builder) joint(part *partition.Partition) {
 				fwd[i] = true
 			}
 		}
-		j := &Joint{Source: "joint graph: the forward values the backward reads (a partition saves at most these)", Saved: []SavedValue{}}
+		j := &Joint{Source: "joint graph: the forward values the backward reads (a partition saves at most these)", Saved: []SavedValue{}, SaveAllCount: -1, SaveAllBytes: -1}
 		for i := range root.Nodes {
 			if ir.NodeID(i) == out {
 				continue
@@ -849,7 +882,7 @@ func (b *builder) joint(part *partition.Partition) {
 		nstr, _ := b.m.Annotation("hopctl.partition.num_saved")
 		var nsaved int
 		fmt.Sscanf(nstr, "%d", &nsaved)
-		j := &Joint{Source: role + " graph of a partition", Saved: []SavedValue{}}
+		j := &Joint{Source: role + " graph of a partition", Saved: []SavedValue{}, SaveAllCount: -1, SaveAllBytes: -1}
 		flag := int32(FlagForward)
 		if role == "backward" {
 			flag = FlagBackward

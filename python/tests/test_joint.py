@@ -7,9 +7,15 @@ hopctl_torch.load and run on the model's inputs and random tangents; its
 forward outputs and gradients must equal the original graph's outputs and
 torch.autograd.grad (relative error < 1e-4), for inferred masks and for an
 explicit mask that drops an output. The partitioned forward then backward
-must give the same gradients, and min-cut must save no more values than
-functorch's min_cut_rematerialization_partition on the same model.
+must give the same gradients, and min-cut must save no more values and no
+more bytes than functorch's min_cut_rematerialization_partition on the same
+model; the report's total must be the bytes of the tensors hopctl's forward
+returns for the backward. On a torch with activation_memory_budget (2.x),
+--memory-budget 0.1, 0.5 and 1 must save no more bytes than AOTAutograd at
+the same budget, with the gradients still autograd's.
 """
+
+import re
 
 import os
 import subprocess
@@ -33,6 +39,20 @@ import joint_oracle as O  # noqa: E402
 
 TOL = 1e-4
 NO_TORCH_1_13_AOT = {"inplace_views", "shared_storage"}  # aot_function fails or has no backward
+# AOTAutograd under a memory budget below 1 recomputes convbn's training-mode
+# batch norm in the backward, which then fails ("one of the variables needed
+# for gradient computation has been modified by an inplace operation"):
+# nothing to compare with (hopctl saves what cannot be recomputed instead).
+NO_AOT_BUDGET = {"convbn"}
+BUDGETS = (0.1, 0.5, 1.0)
+
+
+def has_memory_budget():
+    try:
+        import torch._functorch.config as cfg
+    except ImportError:
+        return False
+    return hasattr(cfg, "activation_memory_budget")
 
 
 def hopctl():
@@ -109,9 +129,12 @@ class JointCase(unittest.TestCase):
         return ref
 
     def check_partition(self, name, mode, extra=()):
+        """Runs the partition and its graphs; returns (saved count, saved bytes measured)."""
         fw, bw = self.path(name, mode, "fw", *extra), self.path(name, mode, "bw", *extra)
         r = run("joint", O.model_path(name), "--partition", mode, "--fw-out", fw, "--bw-out", bw, "--report", *extra)
         self.assertIn("total", r.stdout)
+        m = re.search(r"^partition \S+(?: \(memory budget [^)]*\))?: (\d+) saved values, (\d+) bytes", r.stdout, re.M)
+        self.assertIsNotNone(m, r.stdout)
         ref = O.Reference(name)
         fwm, bwm = hopctl_torch.load(fw), hopctl_torch.load(bw)
         ins = O.fresh_inputs(name, detach=True)
@@ -129,8 +152,11 @@ class JointCase(unittest.TestCase):
                             zeros_for_none="--unmask-none-gradients" in extra)
         nsaved = int(fwm.hopctl_annotations["hopctl.partition.num_saved"])
         self.assertEqual(nsaved, len(saved))
-        self.assertIn("%d saved values" % nsaved, r.stdout)
-        return nsaved
+        self.assertEqual(int(m.group(1)), nsaved, "%s %s: the report's count" % (name, mode))
+        measured = sum(O.nbytes(x) for x in saved)
+        self.assertEqual(int(m.group(2)), measured,
+                         "%s %s: the report's total is not the bytes the forward returns for the backward" % (name, mode))
+        return nsaved, measured
 
 
 def _model_tests(name):
@@ -151,11 +177,28 @@ def _model_tests(name):
 
     def test_partition_mincut(self):
         ours = self.check_partition(name, "mincut")
-        if name in NO_TORCH_1_13_AOT:
+        if name in NO_TORCH_1_13_AOT and torch.__version__.startswith("1."):
             return
         from functorch.compile import min_cut_rematerialization_partition
-        theirs = O.aot_saved_count(name, min_cut_rematerialization_partition)
-        self.assertLessEqual(ours, theirs, "%s: hopctl saves %d values, AOTAutograd %d" % (name, ours, theirs))
+        theirs = O.aot_saved(name, min_cut_rematerialization_partition)
+        for k, what in enumerate(("values", "bytes")):
+            self.assertLessEqual(ours[k], theirs[k], "%s: hopctl saves %d %s, AOTAutograd %d" % (name, ours[k], what, theirs[k]))
+
+    def test_memory_budget(self):
+        # --memory-budget against AOTAutograd's activation_memory_budget at
+        # the same budget: no more bytes, gradients autograd's (checked by
+        # check_partition).
+        if not has_memory_budget():
+            self.skipTest("torch %s has no activation_memory_budget" % torch.__version__)
+        if name in NO_AOT_BUDGET:
+            self.skipTest("AOTAutograd fails on %s under a budget" % name)
+        from functorch.compile import min_cut_rematerialization_partition
+        for b in BUDGETS:
+            with self.subTest(budget=b):
+                ours = self.check_partition(name, "mincut", extra=("--memory-budget", str(b)))
+                theirs = O.aot_saved(name, min_cut_rematerialization_partition, budget=b)
+                self.assertLessEqual(ours[1], theirs[1], "%s at budget %s: hopctl saves %d bytes, AOTAutograd %d"
+                                     % (name, b, ours[1], theirs[1]))
 
     def test_partition_mincut_unmask(self):
         # Inputs without a gradient get zeros_like(input) in the backward:
@@ -166,7 +209,8 @@ def _model_tests(name):
             "test_%s_partition_mincut_unmask" % name: test_partition_mincut_unmask,
             "test_%s_drop_one_output" % name: test_drop_one_output,
             "test_%s_partition_default" % name: test_partition_default,
-            "test_%s_partition_mincut" % name: test_partition_mincut}
+            "test_%s_partition_mincut" % name: test_partition_mincut,
+            "test_%s_memory_budget" % name: test_memory_budget}
 
 
 class TestJointCorpus(JointCase):

@@ -151,6 +151,27 @@ def shared_storage_fn(base, window, other):
     return base + other, window.sum()
 
 
+def view_write_cat_fn(x, y, b):
+    """Writes through views of an intermediate (a transpose, a slice), then a
+    concatenation and a view output: the backward's gradient pieces of the
+    slice and the cat are zero-filled (issue #34's first pattern)."""
+    c = x * 2
+    c.transpose(0, 1).mul_(3)
+    c[1:, :2].add_(b)
+    return torch.cat([c, y]).sum(0), c.view(-1)
+
+
+def stack_split_fn(x, y, z):
+    """stack then split and permute, beside amax(keepdim=True) and var
+    (issue #34's second pattern): split's backward fills the pieces that get
+    no gradient with zeros, amax's compares with its output."""
+    s = torch.stack([x, y, z * 2])
+    p, q = s.split([1, 2], 0)
+    m = (q * x).amax(1, keepdim=True)
+    v = (p.permute(0, 2, 1) * z.t()).var(1)
+    return p.permute(1, 0, 2).sum(1) + m.squeeze(1)[:1], v
+
+
 # ---------------------------------------------------------------------------
 # Builders: each seeds torch itself, so inputs can be rebuilt at any time.
 
@@ -206,6 +227,20 @@ def _shared_storage():
                 fn=shared_storage_fn)
 
 
+def _view_write_cat():
+    torch.manual_seed(SEED)
+    return Spec(None, [("x", torch.randn(4, 3, requires_grad=True)),
+                       ("y", torch.randn(2, 3, requires_grad=True)),
+                       ("b", torch.randn(3, 2, requires_grad=True))], fn=view_write_cat_fn)
+
+
+def _stack_split():
+    torch.manual_seed(SEED)
+    return Spec(None, [("x", torch.randn(4, 5, requires_grad=True)),
+                       ("y", torch.randn(4, 5, requires_grad=True)),
+                       ("z", torch.randn(4, 5, requires_grad=True))], fn=stack_split_fn)
+
+
 def _lstm():
     torch.manual_seed(SEED)
     model = RNN(nn.LSTM)
@@ -228,6 +263,8 @@ BUILDERS = {
     "inplace_views": _inplace_views,
     "embedding": _embedding,
     "shared_storage": _shared_storage,
+    "view_write_cat": _view_write_cat,
+    "stack_split": _stack_split,
 }
 
 

@@ -3,8 +3,11 @@
 reference(name, masks) runs the original graph (hopctl_torch.load of
 testdata/models/<name>.pb) on corpus.make_inputs(name) and returns the flat
 forward outputs and torch.autograd.grad's gradients for random tangents.
-aot_saved_count(name, partition) counts the values functorch's
-aot_function saves with that partition function on the same model.
+aot_saved(name, partition, budget) counts the values functorch's
+aot_function saves with that partition function on the same model, and
+their bytes (numel x itemsize of the tensors its forward returns for the
+backward), under torch._functorch.config.activation_memory_budget = budget
+when given (torch 2.x).
 
     PYTHONPATH=python /usr/bin/python3 python/tools/joint_oracle.py mlp
 """
@@ -80,24 +83,53 @@ def rel_err(got, want):
     return ((got - want).abs().max() / want.abs().max().clamp_min(1e-12)).item()
 
 
-def aot_saved_count(name, partition):
-    """Number of values functorch.compile.aot_function saves for the backward."""
+def nbytes(x):
+    """numel x itemsize of a tensor; 0 for a SymInt or int."""
+    return x.numel() * x.element_size() if isinstance(x, torch.Tensor) else 0
+
+
+def aot_saved(name, partition, budget=None):
+    """(count, bytes) of the values aot_function's forward saves for the backward."""
     from functorch.compile import aot_function
     gm = hopctl_torch.load(model_path(name))
     inputs = fresh_inputs(name)
     seen = {}
 
+    def fw_compiler(g, _):
+        def run(*args):
+            seen["fw_out"] = g(*args)
+            return seen["fw_out"]
+        return run
+
     def bw_compiler(g, _):
         seen["bw"] = g
         return g
 
-    f = aot_function(gm, lambda g, _: g, bw_compiler, partition_fn=partition)
-    outs = [o for o in flatten(f(*inputs)) if isinstance(o, torch.Tensor) and o.requires_grad]
+    patch = None
+    if budget is not None:
+        import torch._functorch.config as cfg
+        patch = cfg.patch(activation_memory_budget=budget)
+        patch.__enter__()
+    try:
+        f = aot_function(gm, fw_compiler, bw_compiler, partition_fn=partition)
+        outs = [o for o in flatten(f(*inputs)) if isinstance(o, torch.Tensor) and o.requires_grad]
+    finally:
+        if patch is not None:
+            patch.__exit__(None, None, None)
     if not outs:
-        return 0
+        return 0, 0
     torch.autograd.backward(outs, [torch.ones_like(o) for o in outs])
-    ph = [n for n in seen["bw"].graph.nodes if n.op == "placeholder"]
-    return len([n for n in ph if "tangents" not in n.name])
+    ph = [n for n in seen["bw"].graph.nodes if n.op == "placeholder" and "tangents" not in n.name]
+    # The forward returns the outputs, then the saved values (tensors, then
+    # SymInts): the last len(ph) are what the backward takes.
+    fw_out = list(seen["fw_out"])
+    saved = fw_out[len(fw_out) - len(ph):] if ph else []
+    return len(ph), sum(nbytes(x) for x in saved)
+
+
+def aot_saved_count(name, partition):
+    """Number of values functorch.compile.aot_function saves for the backward."""
+    return aot_saved(name, partition)[0]
 
 
 if __name__ == "__main__":

@@ -35,8 +35,12 @@ type Options struct {
 	Partition     string // "", default or mincut
 	FwOut, BwOut  string
 	Report        bool
-	Timings       bool
-	Format        string // of the summary: text or json
+	// MemoryBudget is --memory-budget, in [0, 1]: AOTAutograd's
+	// activation_memory_budget (partition.SplitBudget); nil (the flag not
+	// given) is min-cut, as 1 is.
+	MemoryBudget *float64
+	Timings      bool
+	Format       string // of the summary: text or json
 	// TorchVersion ("major.minor", from --torch-version / the
 	// input.torch-version key; "" = the file's) selects the torch release
 	// whose HOP backward rules apply (version rows such as scan-grad-2.6),
@@ -48,6 +52,7 @@ type Options struct {
 // NewCmdJoint returns the joint command; runF replaces jointRun in tests.
 func NewCmdJoint(f *cmdutil.Factory, runF func(*Options) error) *cobra.Command {
 	opts := &Options{IO: f.IOStreams}
+	var budget float64
 	cmd := &cobra.Command{
 		Use:   "joint IN [-o OUT] [--partition default|mincut --fw-out FW --bw-out BW]",
 		Short: "Build the joint forward+backward graph of a forward graph, and partition it",
@@ -73,17 +78,31 @@ tangent per output, zeros for missing gradients, aliasing outputs cloned.
 → outputs + saved values) and a backward graph (saved values + tangents →
 gradients), written to --fw-out and --bw-out; mincut recomputes cheap ops
 instead of saving them, as min_cut_rematerialization_partition does.
---report lists every saved value with its shape, dtype and size.
+--report lists every saved value with its shape, dtype, bytes, where the
+program makes it and why it is saved, the saved bytes per source line, and
+the bytes a partition saving everything the backward reads would keep.
+
+--memory-budget F (0 to 1, with --partition mincut) trades recomputation
+for saved bytes as torch._functorch.config.activation_memory_budget does:
+1 is min-cut, 0 saves only the inputs (recomputing the rest), and between,
+a knapsack keeps the saved bytes within F of the way from the inputs'
+bytes to min-cut's, recomputing the cheapest ops first (partitioners.py
+choose_saved_values_set).
 
 An op without a derivative rule fails with its name and node (exit code 3)
 and no file is written. Every graph written verifies and is written
 atomically.`,
 		Example: `  hopctl joint model.pb -o joint.pb
   hopctl joint model.pb -o joint.pb --masks=1,0
-  hopctl joint model.pb --partition mincut --fw-out fw.pb --bw-out bw.pb --report`,
+  hopctl joint model.pb --partition mincut --fw-out fw.pb --bw-out bw.pb --report
+  hopctl joint model.pb --partition mincut --memory-budget 0.5 --report`,
 		Args: cmdutil.ExactArgs(1, "IN"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.In = args[0]
+			if cmd.Flags().Changed("memory-budget") {
+				b := budget
+				opts.MemoryBudget = &b
+			}
 			if err := validate(opts); err != nil {
 				return err
 			}
@@ -108,9 +127,18 @@ atomically.`,
 	fl.StringVar(&opts.FwOut, "fw-out", "", "write the partitioned forward graph to `FW`")
 	fl.StringVar(&opts.BwOut, "bw-out", "", "write the partitioned backward graph to `BW`")
 	fl.BoolVar(&opts.Report, "report", false, "list the values the forward saves for the backward (needs --partition)")
+	fl.Float64Var(&budget, "memory-budget", 1, "activation memory budget `F`, 0 to 1 (needs --partition mincut): 1 is min-cut, 0 saves only the inputs")
 	fl.StringVar(&opts.Format, "format", "text", "summary format: text or json (the document of docs/formats.md)")
 	fl.BoolVar(&opts.Timings, "timings", false, "print the wall time of each phase to stderr")
 	return cmd
+}
+
+// budget is the memory budget: --memory-budget, else 1 (min-cut).
+func (opts *Options) budget() float64 {
+	if opts.MemoryBudget == nil {
+		return 1
+	}
+	return *opts.MemoryBudget
 }
 
 func validate(opts *Options) error {
@@ -135,6 +163,14 @@ func validate(opts *Options) error {
 		}
 	} else if opts.FwOut != "" || opts.BwOut != "" || opts.Report {
 		return cmdutil.FlagErrorf("--fw-out, --bw-out and --report need --partition default or mincut")
+	}
+	if b := opts.MemoryBudget; b != nil {
+		if opts.Partition != "mincut" {
+			return cmdutil.FlagErrorf("--memory-budget needs --partition mincut (the budget trades min-cut's recomputation for saved bytes)")
+		}
+		if !(*b >= 0 && *b <= 1) {
+			return cmdutil.FlagErrorf("--memory-budget must be between 0 and 1 (a fraction of min-cut's saved bytes above the inputs'), not %v", *b)
+		}
 	}
 	// A run that writes nothing, or half a partition, looks like success
 	// and is not: usage errors, with what to add.
@@ -187,14 +223,28 @@ func jointRun(opts *Options) error {
 	summary := jointSummary(j, opts, frozen)
 	timings.Lap("joint")
 
-	var part *partition.Partition
+	var part, all *partition.Partition
 	if opts.Partition != "" {
 		progress.Phase("partition", 0)
 		pm, _ := partition.ParseMode(opts.Partition)
 		// The forward and backward graphs are encoded from the joint's
 		// nodes in place, never copied.
-		if part, err = partition.SplitLazy(j, pm); err != nil {
+		if b := opts.budget(); pm == partition.MinCut && b < 1 {
+			part, err = partition.SplitBudget(j, b)
+		} else {
+			part, err = partition.SplitLazy(j, pm)
+		}
+		if err != nil {
 			return err
+		}
+		// What a partition that saves everything the backward reads
+		// keeps, beside it: the report's comparison.
+		if (opts.Report || opts.Format == "json") && pm == partition.MinCut {
+			if all, err = partition.SplitLazy(j, partition.Default); err != nil {
+				return err
+			}
+		} else if pm == partition.Default {
+			all = part
 		}
 		timings.Lap("partition")
 	}
@@ -209,13 +259,17 @@ func jointRun(opts *Options) error {
 		w = opts.IO.ErrOut // the graph is standard output: the summary goes to stderr
 	}
 	if opts.Format == "json" {
-		return report.WriteJSON(w, jointDoc(j, opts, frozen, part))
+		return report.WriteJSON(w, jointDoc(j, opts, frozen, part, all))
 	}
 	io.WriteString(w, summary)
 	if part != nil {
-		fmt.Fprintf(w, "partition %s: %d saved values, %s\n", part.Mode, part.NumSaved(), humanBytes(part.TotalBytes()))
+		budget := ""
+		if b := opts.budget(); b < 1 {
+			budget = fmt.Sprintf(" (memory budget %v)", b)
+		}
+		fmt.Fprintf(w, "partition %s%s: %d saved values, %s\n", part.Mode, budget, part.NumSaved(), humanBytes(part.TotalBytes()))
 		if opts.Report {
-			writeReport(w, part)
+			writeReport(w, part, all)
 		}
 	}
 	return nil
@@ -426,7 +480,7 @@ func maskSource(s string) string {
 }
 
 // jointDoc is the summary as the JSON document.
-func jointDoc(j *jointgraph.Joint, opts *Options, frozen []string, part *partition.Partition) *report.JointDoc {
+func jointDoc(j *jointgraph.Joint, opts *Options, frozen []string, part, all *partition.Partition) *report.JointDoc {
 	d := &report.JointDoc{SchemaVersion: report.JointSchemaVersion, File: opts.In, Masks: j.Masks,
 		MaskSource: maskSource(opts.Masks), FrozenAttributes: append([]string{}, frozen...),
 		MutatedInputs: jointInputs(j, j.MutatedInputs), InPlaceInputs: jointInputs(j, j.InPlaceInputs)}
@@ -434,13 +488,25 @@ func jointDoc(j *jointgraph.Joint, opts *Options, frozen []string, part *partiti
 		d.MetaDisagreements = append(d.MetaDisagreements, report.JointMetaDisagreement{Node: m.Node, Target: m.Target, Recorded: m.Recorded})
 	}
 	if part != nil {
-		jp := &report.JointPartition{Mode: part.Mode.String(), Saved: []report.SavedValue{}, TotalBytes: part.TotalBytes()}
-		for _, s := range part.Saved() {
-			v := report.SavedValue{Name: s.Name, Kind: s.Kind, Dtype: s.Dtype, Bytes: s.Bytes}
+		jp := &report.JointPartition{Mode: part.Mode.String(), Saved: []report.SavedValue{}, TotalBytes: part.TotalBytes(),
+			BySource: []report.SourceBytes{}}
+		if part.Mode == partition.MinCut {
+			b := opts.budget()
+			jp.MemoryBudget = &b
+		}
+		saved := part.Saved()
+		for _, s := range saved {
+			v := report.SavedValue{Name: s.Name, Kind: s.Kind, Dtype: s.Dtype, Bytes: s.Bytes, Source: s.Source, Why: s.Why}
 			if s.Kind == "tensor" {
 				v.Shape = ir.FormatDims(s.Shape)
 			}
 			jp.Saved = append(jp.Saved, v)
+		}
+		for _, g := range partition.BySource(saved) {
+			jp.BySource = append(jp.BySource, report.SourceBytes{Source: g.Source, Count: g.Count, Bytes: g.Bytes})
+		}
+		if all != nil {
+			jp.SaveAll = &report.SaveAll{Count: all.NumSaved(), TotalBytes: all.TotalBytes()}
 		}
 		d.Partition = jp
 	}
@@ -469,11 +535,15 @@ func inputNames(j *jointgraph.Joint, idx []int) string {
 	return strings.Join(names, ", ")
 }
 
-// writeReport lists the saved values as a table.
-func writeReport(w io.Writer, p *partition.Partition) {
+// writeReport lists the saved values as a table, with where the program
+// makes each and why it is saved, then the saved bytes per source line (the
+// per-layer view of activation memory), and what a partition saving every
+// forward value the backward reads keeps (all: the default partition's).
+func writeReport(w io.Writer, p *partition.Partition, all *partition.Partition) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "saved value\tkind\tshape\tdtype\tbytes\t")
-	for _, s := range p.Saved() {
+	fmt.Fprintln(tw, "saved value\tkind\tshape\tdtype\tbytes\twhy\t")
+	saved := p.Saved()
+	for _, s := range saved {
 		shape := "-"
 		if s.Kind == "tensor" {
 			shape = ir.FormatDims(s.Shape)
@@ -482,10 +552,36 @@ func writeReport(w io.Writer, p *partition.Partition) {
 		if s.Bytes >= 0 {
 			b = fmt.Sprint(s.Bytes)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t\n", s.Name, s.Kind, shape, s.Dtype, b)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t\n", s.Name, s.Kind, shape, s.Dtype, b, s.Why)
 	}
-	fmt.Fprintf(tw, "total\t\t\t\t%d\t\n", p.TotalBytes())
+	fmt.Fprintf(tw, "total\t\t\t\t%d\t\t\n", p.TotalBytes())
 	tw.Flush()
+	groups := partition.BySource(saved)
+	if len(groups) > 0 {
+		fmt.Fprintln(w, "\nsaved bytes by source line:")
+		tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+		for _, g := range groups {
+			src := g.Source
+			if src == "" {
+				src = "(no source)"
+			}
+			fmt.Fprintf(tw, "  %d\t%d saved\t%s\t%s\n", g.Bytes, g.Count, bar(g.Bytes, p.TotalBytes()), ir.Printable(src))
+		}
+		tw.Flush()
+	}
+	if all != nil {
+		fmt.Fprintf(w, "saving everything the backward reads (default partition): %d values, %s\n", all.NumSaved(), humanBytes(all.TotalBytes()))
+	}
+}
+
+// bar is a 20-column bar of n out of total.
+func bar(n, total int64) string {
+	const width = 20
+	k := 0
+	if total > 0 && n > 0 {
+		k = max(1, int(float64(n)/float64(total)*width+0.5))
+	}
+	return strings.Repeat("#", k) + strings.Repeat(".", width-k)
 }
 
 func humanBytes(n int64) string {

@@ -22,6 +22,7 @@ import (
 )
 
 func TestNewCmdJoint(t *testing.T) {
+	half := 0.5
 	t.Chdir(t.TempDir())
 	if err := os.WriteFile("a.pb", nil, 0o644); err != nil {
 		t.Fatal(err)
@@ -50,6 +51,11 @@ func TestNewCmdJoint(t *testing.T) {
 		{Args: "a.pb --partition mincut --fw-out - --bw-out b.pb", WantErr: "only a single output can go to standard output"},
 		{Args: "a.pb --partition mincut --report", Want: Options{In: "a.pb", Masks: "auto", HOPConvention: "none", Format: "text", Partition: "mincut", Report: true}},
 		{Args: "a.pb -o -", Want: Options{In: "a.pb", Out: "-", Masks: "auto", HOPConvention: "none", Format: "text"}},
+		{Args: "a.pb --partition mincut --report --memory-budget 0.5",
+			Want: Options{In: "a.pb", Masks: "auto", HOPConvention: "none", Format: "text", Partition: "mincut", Report: true, MemoryBudget: &half}},
+		{Args: "a.pb --partition default --report --memory-budget 0.5", WantErr: "--memory-budget needs --partition mincut"},
+		{Args: "a.pb --partition mincut --report --memory-budget 1.5", WantErr: "must be between 0 and 1"},
+		{Args: "a.pb --partition mincut --report --memory-budget NaN", WantErr: "must be between 0 and 1"},
 	})
 }
 

@@ -308,6 +308,16 @@ func TestBrowserJointSavedTable(t *testing.T) {
 	if !slices.IsSorted(asc) || len(asc) != len(desc) {
 		t.Errorf("after clicking the bytes header, not sorted smallest first: %v", asc)
 	}
+	// The per-layer bars of saved bytes: one per source line, their bytes
+	// summing to the table's (the model's mincut groups by fc1, norm, fc2
+	// and the inputs), and the default partition's total beside them.
+	bars := evalJS[[]string](t, ctx, `Array.from(document.querySelectorAll("#saved-by-source .src-bar")).map(d => d.title)`)
+	if len(bars) < 3 || !slices.ContainsFunc(bars, func(s string) bool { return strings.HasPrefix(s, "fc1 (Linear)") }) {
+		t.Errorf("saved bytes by source line: %q, want a bar per layer (fc1 (Linear), ...)", bars)
+	}
+	if all := evalJS[string](t, ctx, `(document.getElementById("saved-all") || {}).textContent || ""`); !strings.Contains(all, "default partition") {
+		t.Errorf("no line of what the default partition saves: %q", all)
+	}
 	img := screenshot(t, ctx, "mlp-joint.png")
 	if ink, _ := canvasStats(t, ctx, img); ink < 5000 {
 		t.Fatalf("the graph canvas is (nearly) blank: %d drawn pixels", ink)

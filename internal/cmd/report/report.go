@@ -126,6 +126,14 @@ func buildFile(path string, opts *Options) (viz.File, error) {
 	if err != nil {
 		return viz.File{}, err
 	}
+	// The default partition beside min-cut: what saving everything the
+	// backward reads would keep.
+	var saveAll *partition.Partition
+	if mode == partition.MinCut {
+		if saveAll, err = partition.SplitLazy(j, partition.Default); err != nil {
+			return viz.File{}, err
+		}
+	}
 	// The joint graph is analysed like any file (findings, maps).
 	reg, err := load.Registry(j.Module, path)
 	if err != nil {
@@ -135,5 +143,5 @@ func buildFile(path string, opts *Options) (viz.File, error) {
 	if err != nil {
 		return viz.File{}, err
 	}
-	return viz.Build(path+" (joint)", j.Module, res, viz.Options{Partition: part}), nil
+	return viz.Build(path+" (joint)", j.Module, res, viz.Options{Partition: part, SaveAll: saveAll}), nil
 }

@@ -617,14 +617,23 @@
       if (x > y) return dir;
       return a.i - b.i;
     });
-    const cols = [["name", "name"], ["kind", "kind"], ["shape", "shape"], ["dtype", "dtype"], ["bytes", "bytes"]];
+    const cols = [["name", "name"], ["kind", "kind"], ["shape", "shape"], ["dtype", "dtype"], ["bytes", "bytes"], ["why", "why"]];
     const head = cols.map(([k, t]) => `<th class="sortable" data-key="${k}">${t}${k === key ? (dir < 0 ? " ▼" : " ▲") : ""}</th>`).join("");
     // At most MAX_ROWS rows in the DOM, in the current order.
     const MAX_ROWS = 500;
-    const body = rows.slice(0, MAX_ROWS).map((v) => `<tr class="clickable" data-node="${v.node}"><td>${esc(v.name)}</td><td>${esc(v.kind)}</td><td>${esc(v.shape || "")}</td><td>${esc(v.dtype || "")}</td><td class="num" data-bytes="${v.bytes}">${esc(human(v.bytes))}</td></tr>`).join("");
+    const body = rows.slice(0, MAX_ROWS).map((v) => `<tr class="clickable" data-node="${v.node}"><td>${esc(v.name)}</td><td>${esc(v.kind)}</td><td>${esc(v.shape || "")}</td><td>${esc(v.dtype || "")}</td><td class="num" data-bytes="${v.bytes}">${esc(human(v.bytes))}</td><td title="${esc((v.why || "") + (v.source ? " — " + v.source : ""))}">${esc((v.why || "").split(":")[0])}</td></tr>`).join("");
     const el = document.getElementById("saved");
     const more = rows.length > MAX_ROWS ? `<div class="empty">the first ${MAX_ROWS} of ${rows.length} in this order</div>` : "";
-    el.innerHTML = `<div>${j.saved.length} values, ${human(j.total_bytes)} (${esc(j.source)})</div><table id="saved-table"><tr>${head}</tr>${body}</table>${more}`;
+    // The saved bytes per source line (layer and user line): one bar each,
+    // scaled to the largest.
+    let bars = "";
+    if (j.by_source && j.by_source.length) {
+      const top = Math.max(1, ...j.by_source.map((g) => g.bytes));
+      const rowsB = j.by_source.slice(0, MAX_ROWS).map((g) => `<div class="src-bar" title="${esc(g.source || "(no source)")}"><span class="src-bytes">${esc(human(g.bytes))}</span><span class="bar" style="width:${Math.round(100 * g.bytes / top)}px"></span> ${esc(g.source || "(no source)")} (${g.count})</div>`).join("");
+      bars = `<div id="saved-by-source"><div>saved bytes by source line:</div>${rowsB}</div>`;
+    }
+    const all = j.save_all_bytes >= 0 ? `<div id="saved-all">saving everything the backward reads (default partition): ${j.save_all_count} values, ${esc(human(j.save_all_bytes))}</div>` : "";
+    el.innerHTML = `<div>${j.saved.length} values, ${human(j.total_bytes)} (${esc(j.source)})</div>${all}${bars}<table id="saved-table"><tr>${head}</tr>${body}</table>${more}`;
     el.querySelectorAll("th.sortable").forEach((th) => th.addEventListener("click", () => {
       const k = th.dataset.key;
       renderSaved(k, k === key ? -dir : (k === "bytes" ? -1 : 1));
