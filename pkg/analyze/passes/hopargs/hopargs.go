@@ -28,22 +28,16 @@ import (
 const RuleArgType = "hop-arg-type"
 
 // Analyzer is the lifted-argument-types analyzer. It has no result.
-var Analyzer = &analyze.Analyzer{
-	Name: "hopargs",
-	Doc:  "HOP operands of types PyTorch rejects (validate_subgraph_args_types: only Tensor, int, SymInt)",
-	Rules: []analyze.Rule{
-		{ID: RuleArgType, Name: "HopOperandType", Severity: analyze.Error, Category: "hop",
-			Short: "HOP operand of a type PyTorch rejects (validate_subgraph_args_types)",
-			Doc: "cond operands, while_loop carried and additional inputs, scan/associative_scan additional inputs and flex_attention buffers " +
-				"may only be Tensor, int or SymInt (invoke_subgraph also allows Generator and script objects).",
-			Example: `~~~python
+var Analyzer = hopcalls.Check("hopargs",
+	"HOP operands of types PyTorch rejects (validate_subgraph_args_types: only Tensor, int, SymInt)",
+	analyze.Rule{ID: RuleArgType, Name: "HopOperandType",
+		Short: "HOP operand of a type PyTorch rejects (validate_subgraph_args_types)",
+		Doc: "cond operands, while_loop carried and additional inputs, scan/associative_scan additional inputs and flex_attention buffers " +
+			"may only be Tensor, int or SymInt (invoke_subgraph also allows Generator and script objects).",
+		Example: `~~~python
 torch.cond(pred, true_fn, false_fn, (x, 1.5))   # a float operand
 ~~~
-Fix: pass tensors, ints or SymInts ('torch.tensor(1.5)'), or close over constants in the branch functions.`},
-	},
-	Requires: []*analyze.Analyzer{hopcalls.Analyzer},
-	Run:      run,
-}
+Fix: pass tensors, ints or SymInts ('torch.tensor(1.5)'), or close over constants in the branch functions.`}, run)
 
 // operand is one checked element.
 type operand struct {

@@ -51,24 +51,18 @@ import (
 const RuleMetaMismatch = "hop-meta-mismatch"
 
 // Analyzer is the HOP metadata analyzer. It has no result.
-var Analyzer = &analyze.Analyzer{
-	Name: "hopmeta",
-	Doc:  "HOP call sites whose carried values change metadata (PyTorch's check_meta_consistency)",
-	Rules: []analyze.Rule{
-		{ID: RuleMetaMismatch, Name: "HopCarryMetadataMismatch", Severity: analyze.Error, Category: "hop",
-			Short: "HOP carried values change metadata (check_meta_consistency)",
-			Doc: "while_loop carried_inputs vs body_output, scan init vs carry, associative_scan first slices vs combine_fn outputs differ in " +
-				"count, shape, dtype, stride, quantization or device, compared as PyTorch's check_meta_consistency does; every difference is listed.",
-			Example: `~~~python
+var Analyzer = hopcalls.Check("hopmeta",
+	"HOP call sites whose carried values change metadata (PyTorch's check_meta_consistency)",
+	analyze.Rule{ID: RuleMetaMismatch, Name: "HopCarryMetadataMismatch",
+		Short: "HOP carried values change metadata (check_meta_consistency)",
+		Doc: "while_loop carried_inputs vs body_output, scan init vs carry, associative_scan first slices vs combine_fn outputs differ in " +
+			"count, shape, dtype, stride, quantization or device, compared as PyTorch's check_meta_consistency does; every difference is listed.",
+		Example: `~~~python
 def body_fn(i, x):              # x: (2, 3)
     return i + 1, x.t()          # carry comes back as (3, 2)
 torch._higher_order_ops.while_loop(cond_fn, body_fn, (i, x))
 ~~~
-Fix: return carried values with the shape, dtype, stride and device they came in with ('x.t().contiguous().view(2, 3)' or a different carry).`},
-	},
-	Requires: []*analyze.Analyzer{hopcalls.Analyzer},
-	Run:      run,
-}
+Fix: return carried values with the shape, dtype, stride and device they came in with ('x.t().contiguous().view(2, 3)' or a different carry).`}, run)
 
 func run(pass *analyze.Pass) (any, error) {
 	version := pass.TorchVersion()

@@ -73,25 +73,19 @@ import (
 const RuleStructure = "hop-structure"
 
 // Analyzer is the HOP structure analyzer. It has no result.
-var Analyzer = &analyze.Analyzer{
-	Name: "hopstruct",
-	Doc:  "HOP call sites whose subgraphs break PyTorch's structural checks (cond branch outputs, while_loop's cond_fn, map's xs and outputs, associative_scan's pointwise combine_fn)",
-	Rules: []analyze.Rule{
-		{ID: RuleStructure, Name: "HopSubgraphStructure", Severity: analyze.Error, Category: "hop",
-			Short: "HOP subgraphs that break PyTorch's structural checks",
-			Doc: "cond branches that return different numbers of outputs (trace_cond), or outputs that cannot be merged because they differ in " +
-				"dtype, device, layout, rank or storage offset (_merge_output; different sizes and strides are merged, not flagged); a while_loop " +
-				"cond_fn that does not return one boolean scalar tensor (_validate_cond_output); map xs with different leading dimensions, or a map body " +
-				"returning non-tensors (map, map_impl); an associative_scan combine_fn using a value in an op torch does not tag pointwise " +
-				"(is_pointwise_use). PyTorch refuses such programs when it traces them.",
-			Example: `~~~python
+var Analyzer = hopcalls.Check("hopstruct",
+	"HOP call sites whose subgraphs break PyTorch's structural checks (cond branch outputs, while_loop's cond_fn, map's xs and outputs, associative_scan's pointwise combine_fn)",
+	analyze.Rule{ID: RuleStructure, Name: "HopSubgraphStructure",
+		Short: "HOP subgraphs that break PyTorch's structural checks",
+		Doc: "cond branches that return different numbers of outputs (trace_cond), or outputs that cannot be merged because they differ in " +
+			"dtype, device, layout, rank or storage offset (_merge_output; different sizes and strides are merged, not flagged); a while_loop " +
+			"cond_fn that does not return one boolean scalar tensor (_validate_cond_output); map xs with different leading dimensions, or a map body " +
+			"returning non-tensors (map, map_impl); an associative_scan combine_fn using a value in an op torch does not tag pointwise " +
+			"(is_pointwise_use). PyTorch refuses such programs when it traces them.",
+		Example: `~~~python
 torch.cond(pred, lambda x: x.sin(), lambda x: x.cos().long(), (x,))   # float32 vs int64 outputs
 ~~~
-Fix: make both branches return the same number of tensors with the same dtype, device and rank; make cond_fn return a bool scalar.`},
-	},
-	Requires: []*analyze.Analyzer{hopcalls.Analyzer},
-	Run:      run,
-}
+Fix: make both branches return the same number of tensors with the same dtype, device and rank; make cond_fn return a bool scalar.`}, run)
 
 func run(pass *analyze.Pass) (any, error) {
 	for _, c := range hopcalls.Of(pass).Calls {
