@@ -506,9 +506,9 @@ func TestStressInputs(t *testing.T) {
 	}
 }
 
-// TestSpecialInputs runs endless inputs (/dev/zero, /dev/urandom: read up
-// to the input size limit, here 4 MiB through HOPCTL_INPUT_MAX_SIZE, then
-// refused) and a FIFO through every command; and a configuration file that
+// TestSpecialInputs runs endless inputs (/dev/zero, /dev/urandom: refused
+// after their first chunk, which no encoding can start with; they were read
+// to the input size limit) and a FIFO through every command; and a configuration file that
 // is /dev/zero (read up to config.MaxFileSize, then refused: exit 2), and
 // a lint baseline that is /dev/zero (read up to the input size limit: it
 // hung).
@@ -522,7 +522,7 @@ func TestSpecialInputs(t *testing.T) {
 		}
 		for _, c := range cmds {
 			for _, inv := range invocations[c] {
-				errs := checkBad(t, inv, dev, []string{"larger than the input size limit of 4194304 bytes"})
+				errs := checkBad(t, inv, dev, []string{"does not start like a graph file", "after reading 65536 bytes of a stream"})
 				if len(errs) > 0 {
 					t.Errorf("hopctl %s: %s", strings.Join(inv.args(dev, "DIR"), " "), strings.Join(errs, "\n"))
 				}

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"hash/crc32"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -51,6 +52,17 @@ func archiveCases(pt2Dir string) ([]Case, error) {
 			Data: zipOf(entry{name: "m/archive_format", data: []byte("pt2")}, entry{name: "m/archive_version", data: []byte("0")},
 				entry{name: "m/models/model.json", data: bytes.Repeat([]byte(" "), 64<<20), claim: 1024}),
 			Want: []string{"m/models/model.json", "truncated or corrupt archive"}},
+		{Name: "pt2_symlink.pt2", Doc: "a valid package plus a symbolic link entry pointing at /etc/passwd",
+			Data: pkg(entry{name: "m/data/link", data: []byte("/etc/passwd"), mode: fs.ModeSymlink | 0o777}),
+			Want: []string{`"m/data/link" is a symbolic link`}},
+		{Name: "pt2_nested_zip.pt2", Doc: "a package whose program entry is itself a zip archive (a nested zip)",
+			Data: pkg2(pkg2(prog)), Want: []string{"m/models/model.json is not JSON", "byte 2: a zip archive"}},
+		{Name: "pt2_zero_bomb.pt2", Doc: "a program entry of 64 MiB of NUL bytes, deflated to 64 KiB: refused at its first byte",
+			Data: zipOf(entry{name: "m/archive_format", data: []byte("pt2")}, entry{name: "m/archive_version", data: []byte("0")},
+				entry{name: "m/models/model.json", data: make([]byte, 64<<20), claim: 64 << 20}),
+			Want: []string{"m/models/model.json is not JSON", "byte 0"}},
+		{Name: "pt2_truncated_directory.pt2", Doc: "a package whose central directory loses its last 20 bytes (the end record kept)",
+			Data: truncateDirectory(pkg()), Want: []string{"not a readable .pt2 (zip) archive"}},
 		{Name: "pt2_traversal.pt2", Doc: "a valid package plus an entry named ../../evil (path traversal)",
 			Data: pkg(entry{name: "../../evil", data: []byte("x")}), Want: []string{`"../../evil"`, "path traversal"}},
 		{Name: "pt2_absolute.pt2", Doc: "a valid package plus an entry with an absolute name",
@@ -108,6 +120,7 @@ type entry struct {
 	// claim, when set, is the uncompressed size the central directory
 	// declares instead of the real one (the data is deflated).
 	claim uint64
+	mode  fs.FileMode // when set, the entry's mode (a symbolic link)
 }
 
 // zipOf writes a zip archive of the entries, in order, stored; an entry
@@ -117,7 +130,11 @@ func zipOf(es ...entry) []byte {
 	zw := zip.NewWriter(&b)
 	for _, e := range es {
 		if e.claim == 0 {
-			w, err := zw.CreateHeader(&zip.FileHeader{Name: e.name, Method: zip.Store})
+			h := &zip.FileHeader{Name: e.name, Method: zip.Store}
+			if e.mode != 0 {
+				h.SetMode(e.mode)
+			}
+			w, err := zw.CreateHeader(h)
 			if err == nil {
 				_, err = w.Write(e.data)
 			}
@@ -144,6 +161,25 @@ func zipOf(es ...entry) []byte {
 		panic(err)
 	}
 	return b.Bytes()
+}
+
+// truncateDirectory removes the last 20 bytes of a zip's central
+// directory, keeping its end record (which then points past the entries
+// it lists).
+func truncateDirectory(z []byte) []byte {
+	eocd := bytes.LastIndex(z, []byte("PK\x05\x06"))
+	out := append([]byte{}, z[:eocd-20]...)
+	return append(out, z[eocd:]...)
+}
+
+// manyEntries is a valid package plus n one-byte entries.
+func manyEntries(prog []byte, n int) []byte {
+	es := []entry{{name: "m/archive_format", data: []byte("pt2")}, {name: "m/archive_version", data: []byte("0")},
+		{name: "m/models/model.json", data: prog}}
+	for i := range n {
+		es = append(es, entry{name: fmt.Sprintf("m/data/%d", i), data: []byte{'x'}})
+	}
+	return zipOf(es...)
 }
 
 // programOf extracts the program JSON of a pt2_archive package.

@@ -115,7 +115,11 @@ func Execute(root *cobra.Command, errOut io.Writer) (code int) {
 // printError writes err as "hopctl: " lines: each error of a joined error
 // in turn (a command that read several files), one per problem of a
 // verification error (its continuation lines indented), otherwise one for
-// the message (continuation lines as they are).
+// the message (continuation lines as they are). Every line starts with
+// "hopctl: " and is escaped (ir.PrintableLines): messages quote names and
+// targets from the file, and a line break or an escape sequence in one
+// must not forge a line (a workflow command such as "::error::") or reach
+// the terminal.
 func printError(w io.Writer, err error) {
 	if j, ok := err.(interface{ Unwrap() []error }); ok {
 		for _, e := range j.Unwrap() {
@@ -126,12 +130,8 @@ func printError(w io.Writer, err error) {
 	var bug *ir.InternalError
 	if errors.As(err, &bug) {
 		// The message, then the stack for the bug report.
-		fmt.Fprintf(w, "hopctl: %s\n", strings.TrimRight(err.Error(), "\n"))
-		for _, l := range strings.Split(strings.TrimRight(string(bug.Stack), "\n"), "\n") {
-			if l != "" {
-				fmt.Fprintf(w, "hopctl:     %s\n", l)
-			}
-		}
+		printLines(w, err.Error(), "")
+		printLines(w, string(bug.Stack), "    ")
 		return
 	}
 	var ve *ir.VerifyError
@@ -140,16 +140,23 @@ func printError(w io.Writer, err error) {
 			// A problem's continuation lines (the schema a call does not
 			// fit) are indented under it.
 			first, rest, _ := strings.Cut(strings.TrimRight(p.String(), "\n"), "\n")
-			fmt.Fprintf(w, "hopctl: %s\n", first)
-			for _, l := range strings.Split(rest, "\n") {
-				if l != "" {
-					fmt.Fprintf(w, "hopctl:     %s\n", l)
-				}
-			}
+			printLines(w, first, "")
+			printLines(w, rest, "    ")
 		}
 		return
 	}
-	fmt.Fprintf(w, "hopctl: %s\n", strings.TrimRight(err.Error(), "\n"))
+	printLines(w, err.Error(), "")
+}
+
+// printLines writes each non-empty line of s (after the first, only
+// non-empty ones) as "hopctl: " + indent + the line, escaped.
+func printLines(w io.Writer, s, indent string) {
+	for i, l := range strings.Split(strings.TrimRight(s, "\n"), "\n") {
+		if l == "" && (i > 0 || indent != "") {
+			continue
+		}
+		fmt.Fprintf(w, "hopctl: %s%s\n", indent, ir.PrintableLines(l))
+	}
 }
 
 // NewFactory returns the Factory of one invocation: its streams, its

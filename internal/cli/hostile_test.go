@@ -89,3 +89,46 @@ func TestJointNeedsRecordedValues(t *testing.T) {
 		t.Errorf("joint wrote j.pb (%v)", err)
 	}
 }
+
+// TestInjectedTarget: an op target holding a line break, a CR, an escape
+// sequence and a bidi override (the real mlp, its aten.t target edited)
+// reaches no output raw: no line of any command's stdout or stderr starts a
+// GitHub workflow command (but the annotations of --format github), and no
+// ESC, CR or U+202E is written. The line break was missed in analyze's and
+// lint's text (a forged "::error::" line), and in joint's message.
+func TestInjectedTarget(t *testing.T) {
+	m, err := ir.LoadFile("../../testdata/models/mlp.pb")
+	if err != nil {
+		t.Fatal(err)
+	}
+	sandbox(t)
+	found := false
+	g := m.Root()
+	for i := range g.Nodes {
+		if n := &g.Nodes[i]; n.Target == "aten.t.default" {
+			n.Target, found = "aten.t\n::error::pwned\r\x1b[31m\u202e.default", true
+		}
+	}
+	data, err := ir.Encode(m, ir.Binary)
+	if !found || err != nil {
+		t.Fatalf("mlp has no aten.t (%v)", err)
+	}
+	if err := os.WriteFile("inj.pb", data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{{"analyze", "inj.pb"}, {"lint", "inj.pb"}, {"lint", "--format", "github", "inj.pb"},
+		{"lint", "--format", "junit", "inj.pb"}, {"lint", "--format", "sarif", "inj.pb"}, {"print", "inj.pb"},
+		{"print", "--format", "dot", "inj.pb"}, {"joint", "inj.pb", "-o", "j.pb"}} {
+		r := runBounded(t, args)
+		for _, out := range []string{r.stdout, r.stderr} {
+			if strings.ContainsAny(out, "\x1b\r\u202e") {
+				t.Errorf("hopctl %s: a raw control character in %q", strings.Join(args, " "), out)
+			}
+			for _, l := range strings.Split(out, "\n") {
+				if strings.HasPrefix(strings.TrimSpace(l), "::") && !(args[1] == "--format" && args[2] == "github" && strings.HasPrefix(l, "::warning ")) {
+					t.Errorf("hopctl %s: a line starts a workflow command: %q", strings.Join(args, " "), l)
+				}
+			}
+		}
+	}
+}

@@ -311,6 +311,7 @@ func RunWith(m *ir.Module, file string, reg *opschema.Registry, opts Options, an
 		res.Results[a] = make(map[string]any, len(m.Graphs))
 	}
 	level := sync.OnceValue(func() bool { return DynamoLevel(m) })
+	breakers := sync.OnceValue(func() []string { return lineBreakers(m) })
 	shared := map[*Analyzer]any{}
 	for _, g := range order {
 		res.Order = append(res.Order, g.Name)
@@ -321,7 +322,10 @@ func RunWith(m *ir.Module, file string, reg *opschema.Registry, opts Options, an
 				Analyzer: a, File: file, Module: m, Graph: g, Schemas: reg, graphs: graphs, level: level, opts: opts, shared: shared,
 				ResultOf: local,
 				Callee:   func(q string) any { return results[q] },
-				report:   func(f Finding) { res.Findings = append(res.Findings, f) },
+				report: func(f Finding) {
+					f.Message = quoteFileStrings(f.Message, breakers())
+					res.Findings = append(res.Findings, f)
+				},
 			}
 			r, err := runAnalyzer(a, pass)
 			if err != nil {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"unicode/utf8"
 )
 
 // WriteDOT writes m as a Graphviz digraph: one "subgraph cluster_<n>" per
@@ -187,18 +188,26 @@ func WriteDOTWith(w io.Writer, m *Module, opts DOTOptions) error {
 
 func dotID(graph, node int) string { return fmt.Sprintf("g%d_n%d", graph, node) }
 
-// dotQuote quotes s as a DOT string.
+// dotQuote quotes s as a DOT string. A line feed is DOT's line break in
+// a label; every other control character, bidirectional override and
+// invalid byte is written as its Go escape (Printable) with the backslash
+// escaped, so the label shows "\x1b" and the DOT text holds no raw control
+// byte for a terminal or a viewer to interpret.
 func dotQuote(s string) string {
 	var b strings.Builder
 	b.WriteByte('"')
-	for _, r := range s {
-		switch r {
-		case '"', '\\':
+	for i, r := range s {
+		switch {
+		case r == '"' || r == '\\':
 			b.WriteByte('\\')
 			b.WriteRune(r)
-		case '\n':
+		case r == '\n':
 			b.WriteString(`\n`)
-		case '\r':
+		case r == utf8.RuneError && !validAt(s, i):
+			fmt.Fprintf(&b, `\\x%02x`, s[i])
+		case needsEscape(r):
+			b.WriteByte('\\')
+			b.WriteString(Printable(string(r)))
 		default:
 			b.WriteRune(r)
 		}

@@ -82,6 +82,33 @@ func Printable(s string) string {
 	return q[1 : len(q)-1]
 }
 
+// PrintableLines is Printable of each line of a multi-line text (a
+// message and its continuation lines), and a line that would start, after
+// its indentation, with "::" has its first colon written \x3a: a log
+// that interprets GitHub workflow commands (an Actions step's output)
+// takes such a line for one ("::error::…", "::add-mask::…"), and a line
+// break inside a name from a file could otherwise put one there.
+func PrintableLines(s string) string {
+	if !strings.Contains(s, "\n") {
+		return guardCommand(Printable(s))
+	}
+	lines := strings.Split(s, "\n")
+	for i, l := range lines {
+		lines[i] = guardCommand(Printable(l))
+	}
+	return strings.Join(lines, "\n")
+}
+
+// guardCommand escapes the first colon of a line that starts, after
+// spaces and tabs, with "::".
+func guardCommand(l string) string {
+	t := strings.TrimLeft(l, " \t")
+	if !strings.HasPrefix(t, "::") {
+		return l
+	}
+	return l[:len(l)-len(t)] + `\x3a` + t[1:]
+}
+
 func validAt(s string, i int) bool {
 	r, size := utf8.DecodeRuneInString(s[i:])
 	return r != utf8.RuneError || size > 1

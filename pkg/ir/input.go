@@ -50,35 +50,104 @@ func (e *TooLargeError) Error() string {
 }
 
 // readInput reads f to its end, at most limit bytes: one read for a
-// regular file of known size, growing reads otherwise (a pipe, a device).
-func readInput(f *os.File, size, limit int64) ([]byte, error) {
+// regular file of known size (size >= 0; it is a hint: the file may grow
+// while it is read), chunks otherwise (a pipe, a device, a socket), so a
+// stream that passes the limit costs the limit, never a buffer doubled past
+// it. When check is not nil it sees the first streamPrefix bytes of a
+// stream (or all of it, when shorter) before more is read: content that
+// cannot start any input is refused there, not after the limit (/dev/zero,
+// /dev/urandom).
+func readInput(f io.Reader, size, limit int64, check func(prefix []byte) error) ([]byte, error) {
+	var first func(off int64, chunk []byte) error
+	if check != nil {
+		first = func(off int64, chunk []byte) error {
+			if off > 0 {
+				return nil
+			}
+			return check(chunk)
+		}
+	}
 	if size > limit {
 		return nil, &TooLargeError{Limit: limit, Size: size}
 	}
-	// A regular file's size is a hint: it may grow while it is read.
-	buf := make([]byte, 0, min(max(size+1, 512), limit+1))
-	for {
-		if len(buf) == cap(buf) {
-			if int64(len(buf)) > limit {
-				return nil, &TooLargeError{Limit: limit, Size: -1}
-			}
-			buf = append(buf, 0)[:len(buf)]
-			if int64(cap(buf)) > limit+1 {
-				buf = buf[: len(buf) : limit+1]
-			}
-		}
-		n, err := f.Read(buf[len(buf):cap(buf)])
-		buf = buf[:len(buf)+n]
-		if errors.Is(err, io.EOF) {
-			if int64(len(buf)) > limit {
-				return nil, &TooLargeError{Limit: limit, Size: -1}
-			}
-			return buf, nil
-		}
-		if err != nil {
+	if size >= 0 {
+		buf := make([]byte, min(size+1, limit+1))
+		n, err := io.ReadFull(f, buf)
+		switch {
+		case errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF):
+			return buf[:n], nil
+		case err != nil:
 			return nil, err
 		}
+		// The file grew while it was read: go on as with a stream.
+		return readChunks(f, buf, limit, nil)
 	}
+	return readChunks(f, nil, limit, first)
+}
+
+// streamPrefix is how much of a stream readInput reads before it lets
+// check judge the content.
+const streamPrefix = 64 << 10
+
+// maxChunk bounds the chunks readChunks reads into.
+const maxChunk = 8 << 20
+
+// ReadBounded reads r to its end, at most limit bytes (a *TooLargeError
+// beyond), in chunks of growing size, so memory follows what was read, not
+// what a header declares; check, when not nil, sees each chunk and its
+// offset before the next one is read, so content that is wrong from its
+// first bytes costs one chunk (a .pt2 entry: a zip bomb is inflated only
+// as far as it looks like JSON).
+func ReadBounded(r io.Reader, limit int64, check func(off int64, chunk []byte) error) ([]byte, error) {
+	return readChunks(r, nil, limit, check)
+}
+
+// readChunks reads f to its end after first (what was read of it
+// already), at most limit bytes in all, into chunks of growing size, and
+// returns them joined.
+func readChunks(f io.Reader, first []byte, limit int64, check func(off int64, chunk []byte) error) ([]byte, error) {
+	var chunks [][]byte
+	total := int64(len(first))
+	if len(first) > 0 {
+		chunks = append(chunks, first)
+	}
+	size := int64(streamPrefix)
+	for eof := false; !eof; {
+		if total > limit {
+			return nil, &TooLargeError{Limit: limit, Size: -1}
+		}
+		c := make([]byte, min(size, limit+1-total))
+		n, err := io.ReadFull(f, c)
+		switch {
+		case errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF):
+			eof = true
+		case err != nil:
+			return nil, err
+		}
+		c = c[:n]
+		if check != nil && n > 0 {
+			if err := check(total, c); err != nil {
+				return nil, err
+			}
+		}
+		if n > 0 {
+			chunks = append(chunks, c)
+		}
+		total += int64(n)
+		size = min(2*size, maxChunk)
+	}
+	if total > limit {
+		return nil, &TooLargeError{Limit: limit, Size: -1}
+	}
+	if len(chunks) == 1 {
+		return chunks[0], nil
+	}
+	out := make([]byte, 0, total)
+	for i, c := range chunks {
+		out = append(out, c...)
+		chunks[i] = nil
+	}
+	return out, nil
 }
 
 // errTruncatedWhileRead is the error of a mapped file that another process
@@ -140,5 +209,5 @@ func ReadFileLimited(path string) ([]byte, error) {
 	if st.Mode().IsRegular() {
 		size = st.Size()
 	}
-	return readInput(f, size, MaxInputSize())
+	return readInput(f, size, MaxInputSize(), nil)
 }

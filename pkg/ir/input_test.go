@@ -71,8 +71,14 @@ func TestLoadFileSizeLimit(t *testing.T) {
 	if err := saveFile(path, bigModule(t, 20000)); err != nil {
 		t.Fatal(err)
 	}
-	for _, p := range []string{path, "/dev/zero"} {
-		_, err := LoadFile(p)
+	for _, p := range []string{path, "endless text stream"} {
+		var err error
+		if p == path {
+			_, err = LoadFile(p)
+		} else {
+			_, err = readInput(endless{' '}, -1, 1<<20, checkStreamStart)
+			err = &DecodeError{Loc: Location{File: p}, Err: err}
+		}
 		var tl *TooLargeError
 		if !errors.As(err, &tl) || tl.Limit != 1<<20 || !strings.Contains(err.Error(), "--max-input-size") {
 			t.Errorf("%s: got %v, want a TooLargeError at 1 MiB", p, err)
@@ -88,6 +94,55 @@ func TestLoadFileSizeLimit(t *testing.T) {
 	}
 	if _, err := LoadFile(path); err != nil {
 		t.Errorf("default limit: %v", err)
+	}
+}
+
+// endless is a stream of one byte repeated forever.
+type endless struct{ b byte }
+
+func (e endless) Read(p []byte) (int, error) {
+	for i := range p {
+		p[i] = e.b
+	}
+	return len(p), nil
+}
+
+// TestStreamStart checks that a stream no encoding can start with is
+// refused after its first chunk (/dev/zero, /dev/urandom used to be read to
+// the input size limit, 1 GiB, into a doubling buffer), and that every
+// encoding's real start passes.
+func TestStreamStart(t *testing.T) {
+	defer SetMaxInputSize(SetMaxInputSize(1 << 30))
+	for _, dev := range []string{"/dev/zero", "/dev/urandom"} {
+		_, err := LoadFile(dev)
+		var ie InputError
+		if !errors.As(err, &ie) || !strings.Contains(err.Error(), "does not start like a graph file") {
+			t.Errorf("%s: got %v, want refused at its start", dev, err)
+		}
+	}
+	if _, err := readInput(endless{0}, -1, 1<<30, checkStreamStart); err == nil || !strings.Contains(err.Error(), "65536 bytes") {
+		t.Errorf("endless NULs: got %v", err)
+	}
+	m := bigModule(t, 2000)
+	for _, enc := range []Encoding{Binary, JSON, Text} {
+		data, err := Encode(m, enc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := readInput(strings.NewReader(string(data)), -1, 1<<30, checkStreamStart)
+		if err != nil || string(got) != string(data) {
+			t.Errorf("%s from a stream: %v (%d of %d bytes)", enc, err, len(got), len(data))
+		}
+		if err := checkStreamStart(data[:min(len(data), streamPrefix)]); err != nil {
+			t.Errorf("%s: its first chunk refused: %v", enc, err)
+		}
+	}
+	if err := checkStreamStart([]byte("PK\x03\x04 zip")); err != nil {
+		t.Errorf("zip start refused: %v", err)
+	}
+	// A multi-byte character cut by the end of the chunk is text still.
+	if err := checkStreamStart([]byte("name: \"caf\xc3")); err != nil {
+		t.Errorf("cut rune refused: %v", err)
 	}
 }
 

@@ -18,10 +18,11 @@ import (
 )
 
 // FormatMajor is the newest major format version this build reads and the
-// one it writes. FormatMinor is the minor version it writes.
+// one it writes. FormatMinor is the minor version it writes: 2, since the
+// files it writes can carry HOP classes (graph.proto, 1.2).
 const (
 	FormatMajor = 1
-	FormatMinor = 1
+	FormatMinor = 2
 )
 
 // OpKind is an FX node's op.

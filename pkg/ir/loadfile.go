@@ -78,7 +78,7 @@ func LoadFile(path string) (m *Module, err error) {
 		}
 		return decodeMapped(data, encodingOf(path, data), path)
 	}
-	data, err := readInput(f, size, limit)
+	data, err := readInput(f, size, limit, checkStreamStart)
 	if err != nil {
 		return fail(err)
 	}

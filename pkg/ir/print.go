@@ -608,12 +608,15 @@ type readablePrinter struct {
 	freeUnused bool
 }
 
+// line writes one line, escaped (Printable): it may hold a submodule's
+// qualified name or class name from the file, which must not start another
+// line or reach the terminal raw.
 func (p *readablePrinter) line(indent int, s string) {
 	if s != "" {
 		for range indent {
 			p.w.WriteString("    ")
 		}
-		p.w.WriteString(s)
+		p.w.WriteString(Printable(s))
 	}
 	p.w.WriteByte('\n')
 }

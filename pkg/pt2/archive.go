@@ -5,19 +5,14 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"io"
+	"io/fs"
 	"path"
 	"slices"
 	"strconv"
 	"strings"
-)
 
-// MaxProgramBytes bounds the size of the ExportedProgram JSON read from an
-// archive (as the zip's central directory declares it; archive/zip refuses
-// an entry that inflates past its declared size). A program of a million
-// nodes is about 1 GB of JSON; the bound keeps a zip bomb — a few bytes
-// that claim gigabytes — from being inflated at all.
-const MaxProgramBytes = 1 << 30
+	"github.com/hopctl/hopctl/pkg/ir"
+)
 
 // maxEntries bounds how many entries an archive may list.
 const maxEntries = 1 << 20
@@ -66,6 +61,9 @@ func readArchive(data []byte) (*archive, error) {
 		if err := checkEntryName(f.Name); err != nil {
 			return nil, fmt.Errorf("archive entry %q: %w", f.Name, err)
 		}
+		if f.Mode()&fs.ModeSymlink != 0 {
+			return nil, fmt.Errorf("archive entry %q is a symbolic link (torch.export never writes one)", f.Name)
+		}
 		if _, dup := byName[f.Name]; dup {
 			return nil, fmt.Errorf("archive entry %q appears twice", f.Name)
 		}
@@ -101,7 +99,7 @@ func readArchive(data []byte) (*archive, error) {
 			return nil, fmt.Errorf("archive entry version says schema %q; this hopctl reads major %d", a.version, newestMajor)
 		}
 	}
-	if a.program, err = readEntry(f, MaxProgramBytes); err != nil {
+	if a.program, err = readProgram(f); err != nil {
 		return nil, err
 	}
 	return a, nil
@@ -150,7 +148,7 @@ func readPackage(byName map[string]*zip.File, prefix string) (*archive, error) {
 	default:
 		return nil, fmt.Errorf("archive has %d programs and none is named model (%s): which one to read is ambiguous", len(models), strings.Join(models, ", "))
 	}
-	prog, err := readEntry(byName[pick], MaxProgramBytes)
+	prog, err := readProgram(byName[pick])
 	if err != nil {
 		return nil, err
 	}
@@ -175,12 +173,30 @@ func checkEntryName(name string) error {
 	return nil
 }
 
-// readEntry reads one entry, refusing it when its declared size exceeds
-// limit (before inflating anything); archive/zip itself refuses an entry
-// whose data inflates past the declared size or fails its CRC.
+// readProgram reads a program JSON entry, at most the input size limit
+// (ir.MaxInputSize, input.max-size: an entry is an input as much as the
+// archive) as it inflates, and stops at the first chunk that is not JSON
+// text, so a zip bomb — a few bytes that inflate to gigabytes — costs what
+// of it looks like JSON, within the limit.
+func readProgram(f *zip.File) ([]byte, error) {
+	return readEntryChecked(f, ir.MaxInputSize(), ir.CheckText)
+}
+
+// readEntry reads a small entry (archive_format, version), at most limit
+// bytes.
 func readEntry(f *zip.File, limit int64) ([]byte, error) {
+	return readEntryChecked(f, limit, nil)
+}
+
+// readEntryChecked reads one entry, refusing it when its declared size
+// exceeds limit (before inflating anything) and, as it inflates, when its
+// data passes limit or check refuses a chunk (ir.ReadBounded: memory
+// follows the data read, never the declared size); archive/zip itself
+// refuses an entry whose data inflates past the declared size or fails
+// its CRC.
+func readEntryChecked(f *zip.File, limit int64, check func(off int64, chunk []byte) error) ([]byte, error) {
 	if f.UncompressedSize64 > uint64(limit) {
-		return nil, fmt.Errorf("archive entry %s declares %d bytes, more than the %d this hopctl reads (a zip bomb?)", f.Name, f.UncompressedSize64, limit)
+		return nil, fmt.Errorf("archive entry %s declares %d bytes, more than the input size limit of %d bytes (a zip bomb?)", f.Name, f.UncompressedSize64, limit)
 	}
 	if f.Method != zip.Store && f.Method != zip.Deflate {
 		return nil, fmt.Errorf("archive entry %s uses compression method %d (only stored and deflate are read)", f.Name, f.Method)
@@ -190,18 +206,26 @@ func readEntry(f *zip.File, limit int64) ([]byte, error) {
 		return nil, fmt.Errorf("archive entry %s: %w", f.Name, err)
 	}
 	defer rc.Close()
-	// Grow with the data actually read, not the declared size: a few
-	// bytes may claim up to the limit. Stored data cannot exceed the
-	// archive, and deflate inflates at most ~1032:1, so memory stays
-	// proportional to the input.
-	b := bytes.NewBuffer(make([]byte, 0, min(f.UncompressedSize64, uint64(len(f.Name))+f.CompressedSize64*4+512)))
-	if _, err := io.Copy(b, io.LimitReader(rc, limit+1)); err != nil {
+	checkErr := false
+	var c func(int64, []byte) error
+	if check != nil {
+		c = func(off int64, chunk []byte) error {
+			err := check(off, chunk)
+			checkErr = err != nil
+			return err
+		}
+	}
+	b, err := ir.ReadBounded(rc, limit, c)
+	var tl *ir.TooLargeError
+	switch {
+	case errors.As(err, &tl):
+		return nil, fmt.Errorf("archive entry %s inflates past %d bytes (a zip bomb?)", f.Name, limit)
+	case checkErr:
+		return nil, fmt.Errorf("archive entry %s is not JSON: %w", f.Name, err)
+	case err != nil:
 		return nil, fmt.Errorf("archive entry %s: %w (truncated or corrupt archive)", f.Name, err)
 	}
-	if int64(b.Len()) > limit {
-		return nil, fmt.Errorf("archive entry %s inflates past %d bytes", f.Name, limit)
-	}
-	return b.Bytes(), nil
+	return b, nil
 }
 
 // quoteNonFinite rewrites the bare tokens NaN, Infinity and -Infinity

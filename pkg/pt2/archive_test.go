@@ -3,9 +3,13 @@ package pt2
 import (
 	"archive/zip"
 	"bytes"
+	"compress/flate"
+	"hash/crc32"
 	"runtime"
 	"strings"
 	"testing"
+
+	"github.com/hopctl/hopctl/pkg/ir"
 )
 
 // TestDeclaredSizeDoesNotAllocate: an entry that declares just under the
@@ -18,7 +22,7 @@ func TestDeclaredSizeDoesNotAllocate(t *testing.T) {
 		w, _ := zw.CreateHeader(&zip.FileHeader{Name: e.name, Method: zip.Store})
 		w.Write([]byte(e.data))
 	}
-	w, err := zw.CreateRaw(&zip.FileHeader{Name: "m/models/model.json", Method: zip.Store, CompressedSize64: 2, UncompressedSize64: MaxProgramBytes - 1})
+	w, err := zw.CreateRaw(&zip.FileHeader{Name: "m/models/model.json", Method: zip.Store, CompressedSize64: 2, UncompressedSize64: 1<<30 - 1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -33,5 +37,45 @@ func TestDeclaredSizeDoesNotAllocate(t *testing.T) {
 	}
 	if alloc := after.TotalAlloc - before.TotalAlloc; alloc > 16<<20 {
 		t.Errorf("refusing a %d-byte archive allocated %d bytes", b.Len(), alloc)
+	}
+}
+
+// TestEntryLimitIsTheInputLimit: a program entry that inflates past the
+// configured input size limit (input.max-size, not a fixed constant) is
+// refused as it inflates, naming the entry; under the limit it is read.
+func TestEntryLimitIsTheInputLimit(t *testing.T) {
+	defer ir.SetMaxInputSize(ir.SetMaxInputSize(1 << 20))
+	bomb := func(n int, declared uint64) []byte {
+		var b bytes.Buffer
+		zw := zip.NewWriter(&b)
+		for _, e := range []struct{ name, data string }{{"m/archive_format", "pt2"}, {"m/archive_version", "0"}} {
+			w, _ := zw.CreateHeader(&zip.FileHeader{Name: e.name, Method: zip.Store})
+			w.Write([]byte(e.data))
+		}
+		var c bytes.Buffer
+		fw, _ := flate.NewWriter(&c, flate.BestCompression)
+		data := append([]byte("{"), bytes.Repeat([]byte(" "), n)...)
+		fw.Write(data)
+		fw.Close()
+		w, err := zw.CreateRaw(&zip.FileHeader{Name: "m/models/model.json", Method: zip.Deflate, CRC32: crc32.ChecksumIEEE(data),
+			CompressedSize64: uint64(c.Len()), UncompressedSize64: declared})
+		if err != nil {
+			t.Fatal(err)
+		}
+		w.Write(c.Bytes())
+		zw.Close()
+		return b.Bytes()
+	}
+	// Declared within the limit, inflating past it: refused at the
+	// declared size's end (archive/zip) or the limit, whichever is first.
+	if _, err := Decode(bomb(4<<20, 1<<20), "bomb.pt2"); err == nil || !strings.Contains(err.Error(), "m/models/model.json") {
+		t.Errorf("inflating past the limit: got %v", err)
+	}
+	if _, err := Decode(bomb(4<<20, 4<<20+1), "bomb.pt2"); err == nil || !strings.Contains(err.Error(), "declares 4194305 bytes, more than the input size limit of 1048576") {
+		t.Errorf("declaring past the limit: got %v", err)
+	}
+	// Under the limit the entry is read (and refused as a program, later).
+	if _, err := Decode(bomb(1000, 1001), "small.pt2"); err == nil || strings.Contains(err.Error(), "inflates past") || strings.Contains(err.Error(), "not JSON") {
+		t.Errorf("under the limit: got %v", err)
 	}
 }

@@ -20,6 +20,7 @@ import (
 
 	"github.com/hopctl/hopctl/pkg/analyze"
 	"github.com/hopctl/hopctl/pkg/analyze/passes/alias"
+	"github.com/hopctl/hopctl/pkg/analyze/passes/sigmut"
 	"github.com/hopctl/hopctl/pkg/ir"
 )
 
@@ -60,7 +61,33 @@ type AnalyzeGraph struct {
 	// the graph is functional and they live only there). Their inputs are
 	// in MutatedInputs too: the program writes them.
 	DeclaredMutations []DeclaredMutation `json:"declared_mutations,omitempty"`
-	Findings          []Finding          `json:"findings"`
+	// Mutations lists, per mutated input in input order, each write with
+	// its provenance: the graph node that writes it, or the signature
+	// output that declares it (sigmut.Mutations).
+	Mutations []InputMutation `json:"mutations,omitempty"`
+	Findings  []Finding       `json:"findings"`
+}
+
+// InputMutation is one write to input Input (placeholder Name): by the
+// graph node Node (Path: the way there through nested HOP bodies), or
+// declared by the graph signature's output SignatureOutput, of kind Kind.
+type InputMutation struct {
+	Input           int      `json:"input"`
+	Name            string   `json:"name"`
+	Node            string   `json:"node,omitempty"`
+	Path            []string `json:"path,omitempty"`
+	SignatureOutput *int     `json:"signature_output,omitempty"`
+	Kind            string   `json:"kind,omitempty"`
+}
+
+// Provenance is the write's source as the text report prints it
+// (sigmut.Mutation.Provenance).
+func (m InputMutation) Provenance() string {
+	mu := sigmut.Mutation{Node: m.Node, Path: m.Path, Output: -1, Kind: m.Kind}
+	if m.SignatureOutput != nil {
+		mu.Output = *m.SignatureOutput
+	}
+	return mu.Provenance()
 }
 
 // DeclaredMutation is a write a graph signature declares: input Input
@@ -191,8 +218,8 @@ func NewAnalyzeFile(path string, m *ir.Module, res *analyze.Result) AnalyzeFile 
 					ag.InputKinds = append(ag.InputKinds, kind)
 					ag.InputTargets = append(ag.InputTargets, target)
 				}
-				ag.addDeclaredMutations(sig)
 			}
+			ag.addMutations(sigmut.Mutations(m, s))
 		}
 		if fs := byGraph[g.Name]; len(fs) > 0 {
 			ag.Findings = fs
@@ -203,21 +230,25 @@ func NewAnalyzeFile(path string, m *ir.Module, res *analyze.Result) AnalyzeFile 
 	return af
 }
 
-// addDeclaredMutations records the writes sig declares and adds their
-// inputs to the mutated inputs, kept sorted.
-func (ag *AnalyzeGraph) addDeclaredMutations(sig *ir.Signature) {
-	for j, o := range sig.Outputs {
-		name := sig.MutatedInput(o)
-		i := slices.Index(ag.Inputs, name)
-		if name == "" || i < 0 {
-			continue
+// addMutations records the program's writes with their provenance; the
+// inputs the signature declares written are added to the mutated inputs,
+// kept sorted.
+func (ag *AnalyzeGraph) addMutations(ms []sigmut.Mutation) {
+	for _, mu := range ms {
+		im := InputMutation{Input: mu.Input, Name: mu.Name, Node: mu.Node, Path: mu.Path}
+		if mu.Declared() {
+			out := mu.Output
+			im.SignatureOutput, im.Kind = &out, mu.Kind
+			ag.DeclaredMutations = append(ag.DeclaredMutations, DeclaredMutation{Input: mu.Input, Name: mu.Name, Output: mu.Output, Kind: mu.Kind})
+			if !slices.Contains(ag.MutatedInputs, mu.Input) {
+				ag.MutatedInputs = append(ag.MutatedInputs, mu.Input)
+			}
 		}
-		ag.DeclaredMutations = append(ag.DeclaredMutations, DeclaredMutation{Input: i, Name: name, Output: j, Kind: o.Kind.String()})
-		if !slices.Contains(ag.MutatedInputs, i) {
-			ag.MutatedInputs = append(ag.MutatedInputs, i)
-		}
+		ag.Mutations = append(ag.Mutations, im)
 	}
-	slices.Sort(ag.MutatedInputs)
+	if len(ag.DeclaredMutations) > 0 {
+		slices.Sort(ag.MutatedInputs)
+	}
 }
 
 // WriteJSON writes v by encoding/json, indented two spaces a level and
@@ -242,12 +273,9 @@ func WriteAnalyzeText(w io.Writer, doc *AnalyzeDoc) error {
 		for _, g := range f.Graphs {
 			fmt.Fprintf(&b, "  graph %s (%d inputs, %d outputs)\n", ir.Abbrev(ir.DisplayName(g.Name)), len(g.Inputs), g.NumOutputs)
 			fmt.Fprintf(&b, "    mutated_inputs: %s\n", indexList(g.MutatedInputs, stateNames(g)))
-			if len(g.DeclaredMutations) > 0 {
-				var parts []string
-				for _, d := range g.DeclaredMutations {
-					parts = append(parts, fmt.Sprintf("%d ← output %d (%s)", d.Input, d.Output, d.Kind))
-				}
-				fmt.Fprintf(&b, "      declared by the graph signature: %s\n", strings.Join(parts, ", "))
+			for _, mu := range g.Mutations {
+				l := indexList([]int{mu.Input}, stateNames(g))
+				fmt.Fprintf(&b, "      %s: %s\n", l[1:len(l)-1], mu.Provenance())
 			}
 			fmt.Fprintf(&b, "    inp_inp_alias: %s  inp_out_alias: %s  out_out_alias: %s\n",
 				pairs(g.InpInpAlias), pairs(g.InpOutAlias), pairs(g.OutOutAlias))
@@ -291,14 +319,9 @@ func writeProvenanceText(b *strings.Builder, indent string, p *Provenance) {
 	}
 }
 
-// printableLines is ir.Printable of each line of a multi-line message.
-func printableLines(msg string) string {
-	lines := strings.Split(msg, "\n")
-	for i, l := range lines {
-		lines[i] = ir.Printable(l)
-	}
-	return strings.Join(lines, "\n")
-}
+// printableLines is ir.PrintableLines: each line escaped, none can start
+// a workflow command.
+func printableLines(msg string) string { return ir.PrintableLines(msg) }
 
 // stateNames names a graph's inputs for people: a parameter, buffer or
 // constant of an exported program by its kind and state_dict key

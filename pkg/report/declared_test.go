@@ -34,11 +34,28 @@ func TestDeclaredMutations(t *testing.T) {
 	if len(train.DeclaredMutations) != 0 || len(train.MutatedInputs) != 2 {
 		t.Errorf("train: mutated %v, declared %+v; want the graph's writes, none declared", train.MutatedInputs, train.DeclaredMutations)
 	}
+	// Per input, each write with its provenance: the node in the training
+	// IR, the signature output after run_decompositions.
+	for _, tc := range []struct {
+		g    report.AnalyzeGraph
+		want []string
+	}{
+		{train, []string{"b_running: node add_", "b_steps: node add__1"}},
+		{aten, []string{"b_running: declared by the graph signature, output 0 (BUFFER_MUTATION)", "b_steps: declared by the graph signature, output 1 (BUFFER_MUTATION)"}},
+	} {
+		var got []string
+		for _, mu := range tc.g.Mutations {
+			got = append(got, mu.Name+": "+mu.Provenance())
+		}
+		if strings.Join(got, "; ") != strings.Join(tc.want, "; ") {
+			t.Errorf("mutations %q, want %q", got, tc.want)
+		}
+	}
 	var b strings.Builder
 	if err := report.WriteAnalyzeText(&b, &report.AnalyzeDoc{Files: []report.AnalyzeFile{{Path: "x.pt2", Graphs: []report.AnalyzeGraph{aten}}}}); err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"mutated_inputs: [2 (buffer running), 3 (buffer steps)]", "declared by the graph signature: 2 ← output 0 (BUFFER_MUTATION)"} {
+	for _, want := range []string{"mutated_inputs: [2 (buffer running), 3 (buffer steps)]", "      2 (buffer running): declared by the graph signature, output 0 (BUFFER_MUTATION)\n"} {
 		if !strings.Contains(b.String(), want) {
 			t.Errorf("text lacks %q:\n%s", want, b.String())
 		}

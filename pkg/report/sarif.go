@@ -555,8 +555,11 @@ func (b *sarifBuilder) result(file string, fd Finding, d lint.Detail) SARIFResul
 // views is a valid graph).
 const maxFlowSteps = 1000
 
-// stepText describes one provenance step.
-func stepText(s lint.Step) string {
+// stepText describes one provenance step, escaped (ir.PrintableLines):
+// its names and target come from the file.
+func stepText(s lint.Step) string { return ir.PrintableLines(stepTextRaw(s)) }
+
+func stepTextRaw(s lint.Step) string {
 	op := ""
 	if s.Target != "" {
 		op = " (" + s.Target + ")"

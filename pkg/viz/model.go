@@ -15,10 +15,12 @@ package viz
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/hopctl/hopctl/pkg/analyze"
 	"github.com/hopctl/hopctl/pkg/analyze/passes/alias"
+	"github.com/hopctl/hopctl/pkg/analyze/passes/sigmut"
 	"github.com/hopctl/hopctl/pkg/hop"
 	"github.com/hopctl/hopctl/pkg/ir"
 	"github.com/hopctl/hopctl/pkg/jointgraph"
@@ -115,7 +117,18 @@ type Graph struct {
 	InpOutAlias   [][2]int `json:"inp_out_alias"`
 	OutOutAlias   [][2]int `json:"out_out_alias"`
 	MutatedInputs []int    `json:"mutated_inputs"`
-	NumNodes      int      `json:"num_nodes"`
+	// Mutations are the writes to the mutated inputs, each with its
+	// provenance (sigmut.Mutations): "node add_" or "declared by the graph
+	// signature, output 1 (BUFFER_MUTATION)", in input order.
+	Mutations []Mutation `json:"mutations"`
+	NumNodes  int        `json:"num_nodes"`
+}
+
+// Mutation is one write to input Input, with its provenance as the text
+// report prints it.
+type Mutation struct {
+	Input      int    `json:"input"`
+	Provenance string `json:"provenance"`
 }
 
 // Finding is a finding with its provenance resolved to nodes and boxes.
@@ -388,7 +401,7 @@ func (b *builder) groups() {
 	}
 	for gi, g := range m.Graphs {
 		b.f.Graphs = append(b.f.Graphs, Graph{Name: g.Name, Group: graphGroup[gi], NumNodes: len(g.Nodes),
-			Inputs: []string{}, Outputs: []string{}, InpInpAlias: [][2]int{}, InpOutAlias: [][2]int{}, OutOutAlias: [][2]int{}, MutatedInputs: []int{}})
+			Inputs: []string{}, Outputs: []string{}, InpInpAlias: [][2]int{}, InpOutAlias: [][2]int{}, OutOutAlias: [][2]int{}, MutatedInputs: []int{}, Mutations: []Mutation{}})
 	}
 	b.chunk()
 }
@@ -528,7 +541,18 @@ func (b *builder) analysis(res *analyze.Result) {
 			gr.OutOutAlias = append(gr.OutOutAlias, [2]int{p.From, p.To})
 		}
 		gr.MutatedInputs = append(gr.MutatedInputs, s.MutatedInputs...)
-		for _, i := range s.MutatedInputs {
+		declared := false
+		for _, mu := range sigmut.Mutations(b.m, s) {
+			gr.Mutations = append(gr.Mutations, Mutation{Input: mu.Input, Provenance: mu.Provenance()})
+			if mu.Declared() && !slices.Contains(gr.MutatedInputs, mu.Input) {
+				gr.MutatedInputs = append(gr.MutatedInputs, mu.Input)
+				declared = true
+			}
+		}
+		if declared {
+			slices.Sort(gr.MutatedInputs)
+		}
+		for _, i := range gr.MutatedInputs {
 			if i < len(inNode) && inNode[i] >= 0 {
 				ns.Flags[inNode[i]] |= FlagMutatedInput
 			}

@@ -137,6 +137,18 @@ class Report(dict):
         names = g.get("inputs", [])
         return ", ".join("%d (%s)" % (i, names[i]) if i < len(names) else str(i) for i in indices)
 
+    @staticmethod
+    def _provenance(m):
+        """Where a write comes from, as hopctl's text report says it."""
+        if "signature_output" in m:
+            return "declared by the graph signature, output %d (%s)" % (m["signature_output"], m.get("kind", ""))
+        return "node " + " → ".join(m.get("path") or [m.get("node", "")])
+
+    def mutations(self):
+        """Every write the program makes to an input: (path, graph, input index, input name, provenance)."""
+        return [(f.get("path"), g.get("name", ""), m["input"], m.get("name", ""), self._provenance(m))
+                for f, g in self._graphs() for m in g.get("mutations", [])]
+
     def __str__(self):
         lines = []
         for f in self.get("files", []):
@@ -147,6 +159,8 @@ class Report(dict):
                 lines.append("  graph %s (%d inputs, %d outputs)" % (g.get("name") or "<root>", len(g.get("inputs", [])), g.get("num_outputs", 0)))
                 if "mutated_inputs" in g:
                     lines.append("    mutated_inputs: [%s]" % self._named(g, g["mutated_inputs"]))
+                    for m in g.get("mutations", []):
+                        lines.append("      %s: %s" % (self._named(g, [m["input"]]), self._provenance(m)))
                     lines.append("    inp_inp_alias: %s  inp_out_alias: %s  out_out_alias: %s" % (
                         g.get("inp_inp_alias", {}), g.get("inp_out_alias", {}), g.get("out_out_alias", {})))
         findings = list(self._findings())
@@ -167,7 +181,8 @@ class Report(dict):
         for f, g in self._graphs():
             rows.append("<tr><td>%s</td><td>%s</td><td>%s</td><td>%s</td></tr>" % (
                 html.escape(f.get("path", "")), html.escape(g.get("name") or "<root>"),
-                html.escape(self._named(g, g.get("mutated_inputs", []))),
+                html.escape("; ".join("%s: %s" % (self._named(g, [m["input"]]), self._provenance(m)) for m in g["mutations"])
+                            if g.get("mutations") else self._named(g, g.get("mutated_inputs", []))),
                 html.escape(str(g.get("inp_out_alias", {})))))
         out = ["<table><tr><th>file</th><th>graph</th><th>mutated inputs</th><th>input → output aliases</th></tr>"]
         out += rows

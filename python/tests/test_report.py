@@ -21,9 +21,23 @@ class ReportTest(unittest.TestCase):
         self.assertIn("mutated_inputs: [1 (x_1)]", text)
         self.assertIn("cond_true might be modifying the input! [hop-input-mutation]", text)
         html = r._repr_html_()
-        self.assertIn("<td>1 (x_1)</td>", html)
+        self.assertIn("<td>1 (x_1): node cond → true_graph_0 → ", html)
         self.assertIn("&lt;root&gt;", html)
         self.assertIn("[hop-input-mutation]", html)
+
+    def test_signature_mutations(self):
+        # After run_decompositions() the buffer writes live only in the
+        # export signature: the Report names them with it as provenance;
+        # the training-IR archive of the same program writes them in nodes.
+        pt2 = os.path.join(ROOT, "testdata", "pt2", "2.14")
+        aten = hopctl_torch.analyze(os.path.join(pt2, "buffer_update.aten.pt2"))
+        self.assertEqual([(m[3], m[4]) for m in aten.mutations()], [
+            ("b_running", "declared by the graph signature, output 0 (BUFFER_MUTATION)"),
+            ("b_steps", "declared by the graph signature, output 1 (BUFFER_MUTATION)")])
+        self.assertIn("2 (b_running): declared by the graph signature, output 0 (BUFFER_MUTATION)", str(aten))
+        self.assertIn("declared by the graph signature", aten._repr_html_())
+        train = hopctl_torch.analyze(os.path.join(pt2, "buffer_update.train.pt2"))
+        self.assertEqual([(m[3], m[4]) for m in train.mutations()], [("b_running", "node add_"), ("b_steps", "node add__1")])
 
     def test_clean(self):
         r = hopctl_torch.analyze(os.path.join(ROOT, "testdata", "hops", "cond.pbtxt"))

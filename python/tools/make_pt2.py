@@ -278,7 +278,28 @@ def _double_lift():
     return DoubleLift(), (torch.randn(2, 4),), None
 
 
+class BatchNormSteps(nn.Module):
+    """A BatchNorm1d in training mode and a step counter: four buffer writes
+    (running_mean, running_var, num_batches_tracked, steps) that after
+    run_decompositions() live only in the signature's buffers_to_mutate (#33)."""
+
+    def __init__(self):
+        super().__init__()
+        self.bn = nn.BatchNorm1d(3)
+        self.register_buffer("steps", torch.zeros((), dtype=torch.int64))
+
+    def forward(self, x):
+        self.steps.add_(1)
+        return self.bn(x)
+
+
+def _batchnorm_steps():
+    torch.manual_seed(0)
+    return BatchNormSteps().train(), (torch.randn(4, 3),), None
+
+
 PROGRAMS = {
+    "batchnorm_steps": _batchnorm_steps,
     "mlp": _corpus("mlp"),
     "attention": _corpus("attention"),
     "convbn": _corpus("convbn"),

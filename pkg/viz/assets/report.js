@@ -594,7 +594,7 @@
       const table = (title, rows, a, b) => `<table><tr><th colspan="2">${title}</th></tr>` +
         (rows.length ? rows.map(([x, y]) => `<tr><td>${esc(a(x))}</td><td>${esc(b(y))}</td></tr>`).join("") : '<tr><td colspan="2" class="empty">{}</td></tr>') + "</table>";
       parts.push(`<h3>${esc(g.name || "<root>")} — ${g.inputs.length} inputs, ${g.outputs.length} outputs</h3>` +
-        table("mutated_inputs", g.mutated_inputs.map((i) => [i, ""]), inName, () => "") +
+        table("mutated_inputs (provenance)", g.mutations.length ? g.mutations.map((m) => [m.input, m.provenance]) : g.mutated_inputs.map((i) => [i, ""]), inName, (p) => p) +
         table("inp_inp_alias (input → input)", g.inp_inp_alias, inName, inName) +
         table("inp_out_alias (input → output)", g.inp_out_alias, inName, outName) +
         table("out_out_alias (output → output)", g.out_out_alias, outName, outName));

@@ -2,6 +2,7 @@ package sigmut_test
 
 import (
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/hopctl/hopctl/pkg/analyze/analysistest"
@@ -43,5 +44,32 @@ func TestFunctional(t *testing.T) {
 		if got := sigmut.Functional(m); got != tc.want {
 			t.Errorf("%s: Functional = %v, want %v", tc.path, got, tc.want)
 		}
+	}
+}
+
+// TestMutatedBufferListedAsParameter: torch.export's verifier
+// (torch/_export/verifier.py, _verify_exported_program_signature) refuses
+// a buffers_to_mutate entry that names no buffer ("Buffer output … does
+// not point to a buffer that exists"); hopctl refuses the file the same
+// way, at verification (exit 3), so no rule sees it. The real archive, with
+// its mutated buffer's input spec turned into a parameter, is the trigger;
+// the archive as torch wrote it the near miss.
+func TestMutatedBufferListedAsParameter(t *testing.T) {
+	const path = "../../../../testdata/pt2/2.14/batchnorm_steps.aten.pt2"
+	m, err := ir.LoadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := ir.Verify(m, path); err != nil {
+		t.Fatalf("near miss: %v", err)
+	}
+	for i := range m.Signature.Inputs {
+		if m.Signature.Inputs[i].Name == "b_steps" {
+			m.Signature.Inputs[i].Kind = ir.InputParameter
+		}
+	}
+	err = ir.Verify(m, path)
+	if err == nil || !strings.Contains(err.Error(), "BUFFER_MUTATION") || !strings.Contains(err.Error(), "which is no BUFFER input") {
+		t.Fatalf("trigger: %v", err)
 	}
 }
