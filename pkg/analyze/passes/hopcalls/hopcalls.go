@@ -75,6 +75,14 @@ func Check(name, doc string, rule analyze.Rule, run func(*analyze.Pass) (any, er
 	return &analyze.Analyzer{Name: name, Doc: doc, Rules: []analyze.Rule{rule}, Requires: []*analyze.Analyzer{Analyzer}, Run: run}
 }
 
+// Group returns the elements of the call's argument name (hop.Group).
+func (c *Call) Group(name string) (elems []ir.Arg, tuple, ok bool) {
+	return hop.Group(c.HOP, c.Node, name)
+}
+
+// Arg returns the call's argument name (hop.Arg), nil when it is missing.
+func (c *Call) Arg(name string) *ir.Arg { return hop.Arg(c.HOP, c.Node, name) }
+
 // Report reports msg at the call as a finding of the rule of pass's HOP
 // check (Check), with the call's provenance through path.
 func (c *Call) Report(pass *analyze.Pass, msg string, path ...string) {

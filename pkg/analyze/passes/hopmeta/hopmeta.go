@@ -85,7 +85,7 @@ func check(pass *analyze.Pass, hc *hopcalls.Call, c *opschema.MetaCheck) {
 	if sc == nil {
 		return
 	}
-	lhs, rhs, ok := sides(pass.Graph, hc.HOP, hc.Node, pass.Subgraph(sc.Graph), c)
+	lhs, rhs, ok := sides(pass.Graph, hc, pass.Subgraph(sc.Graph), c)
 	if !ok {
 		return
 	}
@@ -123,8 +123,7 @@ func check(pass *analyze.Pass, hc *hopcalls.Call, c *opschema.MetaCheck) {
 }
 
 func report(pass *analyze.Pass, hc *hopcalls.Call, sc *hop.SubgraphCall, msg string) {
-	n := hc.Node.Name
-	pass.Report(analyze.Finding{Rule: RuleMetaMismatch, Severity: analyze.Error, Node: n, Message: msg, Provenance: hc.Provenance(n, sc.Graph)})
+	hc.Report(pass, msg, hc.Node.Name, sc.Graph)
 }
 
 // check26 is torch 2.6's while_loop check (check_outputs_carry_consistency,
@@ -177,16 +176,16 @@ func checkInit26(pass *analyze.Pass, hc *hopcalls.Call, sc *hop.SubgraphCall, lh
 	}
 }
 
-// sides builds the two lists check c compares at call n of g whose
+// sides builds the two lists check c compares at call hc of g whose
 // subgraph is sub; ok is false when the call is not in the form the check
 // applies to.
-func sides(g *ir.Graph, h *opschema.HOP, n *ir.Node, sub *ir.Graph, c *opschema.MetaCheck) (lhs, rhs metadiff.List, ok bool) {
-	elems, tuple, ok := hop.Group(h, n, c.Arg)
+func sides(g *ir.Graph, hc *hopcalls.Call, sub *ir.Graph, c *opschema.MetaCheck) (lhs, rhs metadiff.List, ok bool) {
+	elems, tuple, ok := hc.Group(c.Arg)
 	if !ok {
 		return lhs, rhs, false
 	}
 	if c.Requires != "" {
-		if _, _, ok := hop.Group(h, n, c.Requires); !ok {
+		if _, _, ok := hc.Group(c.Requires); !ok {
 			return lhs, rhs, false // an older form of the call
 		}
 	}
