@@ -435,22 +435,16 @@ var opNamespaces = map[string]bool{
 	"c10d_functional": true, "_dtensor": true, "torchvision": true,
 }
 
-// pyTarget is the name FX's generated code uses for a call_function target:
-// torch.ops.aten.add.Tensor, torch.ops.higher_order.cond, operator.add,
-// getattr, torch.sym_size.
-func pyTarget(target string) string {
-	prefix, name := pyTargetParts(target)
-	return prefix + name
-}
-
-// writePyTarget writes pyTarget(target) without building it.
+// writePyTarget writes the name FX's generated code uses for a
+// call_function target: torch.ops.aten.add.Tensor,
+// torch.ops.higher_order.cond, operator.add, getattr, torch.sym_size.
 func writePyTarget(b textSink, target string) {
 	prefix, name := pyTargetParts(target)
 	b.WriteString(prefix)
 	b.WriteString(name)
 }
 
-// pyTargetParts is pyTarget in two parts, a prefix and a name.
+// pyTargetParts is writePyTarget's name in two parts, a prefix and a name.
 func pyTargetParts(target string) (prefix, name string) {
 	ns, rest, _ := strings.Cut(target, ".")
 	switch {

@@ -174,12 +174,7 @@ func (c *converter) placeholder(s *scope, i int) error {
 	case "as_tensor":
 		name = in.Tensor.Name
 	case "as_sym_int", "as_sym_float", "as_sym_bool":
-		sa := in.SymInt
-		if in.Tag == "as_sym_float" {
-			sa = in.SymFloat
-		} else if in.Tag == "as_sym_bool" {
-			sa = in.SymBool
-		}
+		sa := in.sym()
 		if sa.Tag != "as_name" {
 			v := symLiteral(sa)
 			val = &v
@@ -583,19 +578,11 @@ func (c *converter) outputs(s *scope, n *node, call ir.Node, hop bool, label str
 	single := ""
 	if len(outs) == 1 {
 		o := &outs[0]
-		switch o.Tag {
-		case "as_tensor":
+		single = valueName(o)
+		if o.Tag == "as_tensor" && hop && n.IsHopSingleTensorReturn != nil && !*n.IsHopSingleTensorReturn {
 			// A HOP's single as_tensor is a bare tensor unless the
 			// node says it returns a 1-tuple (8.6+: false).
-			if !hop || n.IsHopSingleTensorReturn == nil || *n.IsHopSingleTensorReturn {
-				single = o.Tensor.Name
-			}
-		case "as_sym_int":
-			single = o.SymInt.Name
-		case "as_sym_float":
-			single = o.SymFloat.Name
-		case "as_sym_bool":
-			single = o.SymBool.Name
+			single = ""
 		}
 		if o.Tag != "as_tensor" && single == "" && o.Tag != "as_tensors" && o.Tag != "as_none" {
 			return c.errAt(s.g.Name, label, "output is %s; torch writes a named tensor, tensor list or symbolic value here", o.Tag)
@@ -670,16 +657,9 @@ func (c *converter) getitems(s *scope, from string, elems []argument, meta *ir.M
 	}
 	for i := range elems {
 		e := &elems[i]
-		var name string
+		name := valueName(e)
 		switch e.Tag {
-		case "as_tensor":
-			name = e.Tensor.Name
-		case "as_sym_int":
-			name = e.SymInt.Name
-		case "as_sym_float":
-			name = e.SymFloat.Name
-		case "as_sym_bool":
-			name = e.SymBool.Name
+		case "as_tensor", "as_sym_int", "as_sym_float", "as_sym_bool":
 		case "as_none":
 			name = c.fresh(s, "as_none")
 			add(name, i)
@@ -789,20 +769,36 @@ func argValue(a *ir.Arg) ir.Value {
 	return ir.Value{Kind: ir.ValNone}
 }
 
+// argName is the name of a's value: a named tensor, symbolic value or
+// custom object.
 func argName(a *argument) string {
-	switch a.Tag {
-	case "as_tensor":
-		return a.Tensor.Name
-	case "as_sym_int":
-		return a.SymInt.Name
-	case "as_sym_float":
-		return a.SymFloat.Name
-	case "as_sym_bool":
-		return a.SymBool.Name
-	case "as_custom_obj":
+	if a.Tag == "as_custom_obj" {
 		return a.CustomObj.Name
 	}
-	return ""
+	return valueName(a)
+}
+
+// valueName is the name of a's value when a is a tensor or a symbolic
+// value, or "".
+func valueName(a *argument) string {
+	if a.Tag == "as_tensor" {
+		return a.Tensor.Name
+	}
+	return a.sym().Name
+}
+
+// sym is the payload of an as_sym_int, as_sym_float or as_sym_bool
+// argument; the zero symArgument for any other.
+func (a *argument) sym() symArgument {
+	switch a.Tag {
+	case "as_sym_int":
+		return a.SymInt
+	case "as_sym_float":
+		return a.SymFloat
+	case "as_sym_bool":
+		return a.SymBool
+	}
+	return symArgument{}
 }
 
 func ref(name string) ir.Arg { return ir.Arg{Kind: ir.ArgNode, S: name, Ref: ir.NoNode} }

@@ -298,23 +298,37 @@ func (a *argument) payload() (reflect.Value, bool) {
 }
 
 func (a *argument) UnmarshalJSON(data []byte) error {
-	u, err := decodeUnion(data, "Argument")
+	if err := decodeVariant(data, "Argument", a, argumentField); err != nil {
+		return err
+	}
+	if a.Tag == "as_graph" && a.Graph.Graph == nil {
+		return fmt.Errorf("Argument as_graph %q has no graph", a.Graph.Name)
+	}
+	return nil
+}
+
+// decodeVariant decodes the union object data into *dst, a union struct
+// whose first field, Tag, gets the variant's name and whose field
+// field[tag] (the one of union tag tag) its payload; as_none's payload is
+// only checked (decodeNone).
+func decodeVariant[T any](data []byte, what string, dst *T, field map[string]int) error {
+	u, err := decodeUnion(data, what)
 	if err != nil {
 		return err
 	}
-	*a = argument{Tag: u.Tag}
-	if u.Tag == "as_none" {
+	var zero T
+	*dst = zero
+	v := reflect.ValueOf(dst).Elem()
+	v.Field(0).SetString(u.Tag)
+	i, ok := field[u.Tag]
+	switch {
+	case !ok:
+		return unknownVariant(what, u.Tag)
+	case u.Tag == "as_none":
 		return decodeNone(u.Raw)
 	}
-	dst, ok := a.payload()
-	if !ok {
-		return unknownVariant("Argument", u.Tag)
-	}
-	if err := json.Unmarshal(u.Raw, dst.Addr().Interface()); err != nil {
-		return fmt.Errorf("Argument %s: %w", u.Tag, err)
-	}
-	if u.Tag == "as_graph" && a.Graph.Graph == nil {
-		return fmt.Errorf("Argument as_graph %q has no graph", a.Graph.Name)
+	if err := json.Unmarshal(u.Raw, v.Field(i).Addr().Interface()); err != nil {
+		return fmt.Errorf("%s %s: %w", what, u.Tag, err)
 	}
 	return nil
 }
@@ -331,35 +345,25 @@ func decodeNone(raw json.RawMessage) error {
 
 // optionalTensorArgument is OptionalTensorArgument.
 type optionalTensorArgument struct {
-	Tag    string // as_tensor or as_none
-	Tensor tensorArgument
+	Tag    string
+	Tensor tensorArgument `union:"as_tensor"`
+	None   bool           `union:"as_none"`
 }
 
-var optionalTensorVariants = []string{"as_tensor", "as_none"}
+var optionalTensorVariants, optionalTensorField = unionFields(reflect.TypeFor[optionalTensorArgument]())
 
 func (o *optionalTensorArgument) UnmarshalJSON(data []byte) error {
-	u, err := decodeUnion(data, "OptionalTensorArgument")
-	if err != nil {
-		return err
-	}
-	*o = optionalTensorArgument{Tag: u.Tag}
-	switch u.Tag {
-	case "as_tensor":
-		return json.Unmarshal(u.Raw, &o.Tensor)
-	case "as_none":
-		return decodeNone(u.Raw)
-	}
-	return unknownVariant("OptionalTensorArgument", u.Tag)
+	return decodeVariant(data, "OptionalTensorArgument", o, optionalTensorField)
 }
 
 // symArgument is SymIntArgument, SymFloatArgument and SymBoolArgument:
 // as_name or a literal (as_int, as_float, as_bool).
 type symArgument struct {
 	Tag   string
-	Name  string
-	Int   int64
-	Float pyFloat
-	Bool  bool
+	Name  string  `union:"as_name"`
+	Int   int64   `union:"as_int"`
+	Float pyFloat `union:"as_float"`
+	Bool  bool    `union:"as_bool"`
 }
 
 var symArgumentVariants = map[string][]string{
@@ -368,33 +372,20 @@ var symArgumentVariants = map[string][]string{
 	"SymBoolArgument":  {"as_name", "as_bool"},
 }
 
+var _, symArgumentField = unionFields(reflect.TypeFor[symArgument]())
+
 func (s *symArgument) UnmarshalJSON(data []byte) error {
-	u, err := decodeUnion(data, "SymArgument")
-	if err != nil {
-		return err
-	}
-	*s = symArgument{Tag: u.Tag}
-	switch u.Tag {
-	case "as_name":
-		return json.Unmarshal(u.Raw, &s.Name)
-	case "as_int":
-		return json.Unmarshal(u.Raw, &s.Int)
-	case "as_float":
-		return json.Unmarshal(u.Raw, &s.Float)
-	case "as_bool":
-		return json.Unmarshal(u.Raw, &s.Bool)
-	}
-	return unknownVariant("Sym*Argument", u.Tag)
+	return decodeVariant(data, "Sym*Argument", s, symArgumentField)
 }
 
 // symValue is SymInt, SymFloat, SymBool and SymExprHint: an expression or
 // a literal.
 type symValue struct {
-	Tag   string // as_expr, as_int, as_float, as_bool
-	Expr  symExpr
-	Int   int64
-	Float pyFloat
-	Bool  bool
+	Tag   string
+	Expr  symExpr `union:"as_expr"`
+	Int   int64   `union:"as_int"`
+	Float pyFloat `union:"as_float"`
+	Bool  bool    `union:"as_bool"`
 }
 
 type (
@@ -411,148 +402,63 @@ var symValueVariants = map[string][]string{
 	"SymExprHint": {"as_int", "as_bool", "as_float"},
 }
 
+var _, symValueField = unionFields(reflect.TypeFor[symValue]())
+
 func (s *symValue) UnmarshalJSON(data []byte) error {
-	u, err := decodeUnion(data, "SymInt/SymFloat/SymBool")
-	if err != nil {
-		return err
-	}
-	*s = symValue{Tag: u.Tag}
-	switch u.Tag {
-	case "as_expr":
-		return json.Unmarshal(u.Raw, &s.Expr)
-	case "as_int":
-		return json.Unmarshal(u.Raw, &s.Int)
-	case "as_float":
-		return json.Unmarshal(u.Raw, &s.Float)
-	case "as_bool":
-		return json.Unmarshal(u.Raw, &s.Bool)
-	}
-	return unknownVariant("SymInt/SymFloat/SymBool", u.Tag)
+	return decodeVariant(data, "SymInt/SymFloat/SymBool", s, symValueField)
 }
 
 // constantValue is ConstantValue.
 type constantValue struct {
 	Tag    string
-	Int    int64
-	Float  pyFloat
-	String string
-	Bool   bool
+	None   bool    `union:"as_none"`
+	Int    int64   `union:"as_int"`
+	Float  pyFloat `union:"as_float"`
+	String string  `union:"as_string"`
+	Bool   bool    `union:"as_bool"`
 }
 
-var constantValueVariants = []string{"as_none", "as_int", "as_float", "as_string", "as_bool"}
+var constantValueVariants, constantValueField = unionFields(reflect.TypeFor[constantValue]())
 
 func (c *constantValue) UnmarshalJSON(data []byte) error {
-	u, err := decodeUnion(data, "ConstantValue")
-	if err != nil {
-		return err
-	}
-	*c = constantValue{Tag: u.Tag}
-	switch u.Tag {
-	case "as_none":
-		return decodeNone(u.Raw)
-	case "as_int":
-		return json.Unmarshal(u.Raw, &c.Int)
-	case "as_float":
-		return json.Unmarshal(u.Raw, &c.Float)
-	case "as_string":
-		return json.Unmarshal(u.Raw, &c.String)
-	case "as_bool":
-		return json.Unmarshal(u.Raw, &c.Bool)
-	}
-	return unknownVariant("ConstantValue", u.Tag)
+	return decodeVariant(data, "ConstantValue", c, constantValueField)
 }
 
 // inputSpec is InputSpec.
 type inputSpec struct {
 	Tag            string
-	UserInput      userInputSpec
-	Parameter      inputToParameterSpec
-	Buffer         inputToBufferSpec
-	TensorConstant inputToTensorConstantSpec
-	CustomObj      inputToCustomObjSpec
-	Token          tokenSpec
-	ConstantInput  inputToConstantInputSpec
+	UserInput      userInputSpec             `union:"user_input"`
+	Parameter      inputToParameterSpec      `union:"parameter"`
+	Buffer         inputToBufferSpec         `union:"buffer"`
+	TensorConstant inputToTensorConstantSpec `union:"tensor_constant"`
+	CustomObj      inputToCustomObjSpec      `union:"custom_obj"`
+	Token          tokenSpec                 `union:"token"`
+	ConstantInput  inputToConstantInputSpec  `union:"constant_input"`
 }
 
-var inputSpecVariants = []string{"user_input", "parameter", "buffer", "tensor_constant", "custom_obj", "token", "constant_input"}
+var inputSpecVariants, inputSpecField = unionFields(reflect.TypeFor[inputSpec]())
 
 func (s *inputSpec) UnmarshalJSON(data []byte) error {
-	u, err := decodeUnion(data, "InputSpec")
-	if err != nil {
-		return err
-	}
-	*s = inputSpec{Tag: u.Tag}
-	var dst any
-	switch u.Tag {
-	case "user_input":
-		dst = &s.UserInput
-	case "parameter":
-		dst = &s.Parameter
-	case "buffer":
-		dst = &s.Buffer
-	case "tensor_constant":
-		dst = &s.TensorConstant
-	case "custom_obj":
-		dst = &s.CustomObj
-	case "token":
-		dst = &s.Token
-	case "constant_input":
-		dst = &s.ConstantInput
-	default:
-		return unknownVariant("InputSpec", u.Tag)
-	}
-	if err := json.Unmarshal(u.Raw, dst); err != nil {
-		return fmt.Errorf("InputSpec %s: %w", u.Tag, err)
-	}
-	return nil
+	return decodeVariant(data, "InputSpec", s, inputSpecField)
 }
 
 // outputSpec is OutputSpec.
 type outputSpec struct {
 	Tag                 string
-	UserOutput          userOutputSpec
-	LossOutput          lossOutputSpec
-	BufferMutation      bufferMutationSpec
-	GradientToParameter gradientToParameterSpec
-	GradientToUserInput gradientToUserInputSpec
-	UserInputMutation   userInputMutationSpec
-	Token               tokenSpec
-	ParameterMutation   parameterMutationSpec
+	UserOutput          userOutputSpec          `union:"user_output"`
+	LossOutput          lossOutputSpec          `union:"loss_output"`
+	BufferMutation      bufferMutationSpec      `union:"buffer_mutation"`
+	GradientToParameter gradientToParameterSpec `union:"gradient_to_parameter"`
+	GradientToUserInput gradientToUserInputSpec `union:"gradient_to_user_input"`
+	UserInputMutation   userInputMutationSpec   `union:"user_input_mutation"`
+	Token               tokenSpec               `union:"token"`
+	ParameterMutation   parameterMutationSpec   `union:"parameter_mutation"`
 }
 
-var outputSpecVariants = []string{"user_output", "loss_output", "buffer_mutation", "gradient_to_parameter", "gradient_to_user_input", "user_input_mutation", "token", "parameter_mutation"}
+var outputSpecVariants, outputSpecField = unionFields(reflect.TypeFor[outputSpec]())
 
 func (s *outputSpec) UnmarshalJSON(data []byte) error {
-	u, err := decodeUnion(data, "OutputSpec")
-	if err != nil {
-		return err
-	}
-	*s = outputSpec{Tag: u.Tag}
-	var dst any
-	switch u.Tag {
-	case "user_output":
-		dst = &s.UserOutput
-	case "loss_output":
-		dst = &s.LossOutput
-	case "buffer_mutation":
-		dst = &s.BufferMutation
-	case "gradient_to_parameter":
-		dst = &s.GradientToParameter
-	case "gradient_to_user_input":
-		dst = &s.GradientToUserInput
-	case "user_input_mutation":
-		dst = &s.UserInputMutation
-	case "token":
-		dst = &s.Token
-	case "parameter_mutation":
-		dst = &s.ParameterMutation
-	default:
-		return unknownVariant("OutputSpec", u.Tag)
-	}
-	if err := json.Unmarshal(u.Raw, dst); err != nil {
-		return fmt.Errorf("OutputSpec %s: %w", u.Tag, err)
-	}
-	return nil
+	return decodeVariant(data, "OutputSpec", s, outputSpecField)
 }
 
 // ---- scalars ----

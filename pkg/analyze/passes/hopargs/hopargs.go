@@ -19,7 +19,6 @@ import (
 	"github.com/hopctl/hopctl/pkg/analyze"
 	"github.com/hopctl/hopctl/pkg/analyze/metadiff"
 	"github.com/hopctl/hopctl/pkg/analyze/passes/hopcalls"
-	"github.com/hopctl/hopctl/pkg/hop"
 	"github.com/hopctl/hopctl/pkg/ir"
 	"github.com/hopctl/hopctl/pkg/opschema"
 )
@@ -28,22 +27,16 @@ import (
 const RuleArgType = "hop-arg-type"
 
 // Analyzer is the lifted-argument-types analyzer. It has no result.
-var Analyzer = &analyze.Analyzer{
-	Name: "hopargs",
-	Doc:  "HOP operands of types PyTorch rejects (validate_subgraph_args_types: only Tensor, int, SymInt)",
-	Rules: []analyze.Rule{
-		{ID: RuleArgType, Name: "HopOperandType", Severity: analyze.Error, Category: "hop",
-			Short: "HOP operand of a type PyTorch rejects (validate_subgraph_args_types)",
-			Doc: "cond operands, while_loop carried and additional inputs, scan/associative_scan additional inputs and flex_attention buffers " +
-				"may only be Tensor, int or SymInt (invoke_subgraph also allows Generator and script objects).",
-			Example: `~~~python
+var Analyzer = hopcalls.Check("hopargs",
+	"HOP operands of types PyTorch rejects (validate_subgraph_args_types: only Tensor, int, SymInt)",
+	analyze.Rule{ID: RuleArgType, Name: "HopOperandType",
+		Short: "HOP operand of a type PyTorch rejects (validate_subgraph_args_types)",
+		Doc: "cond operands, while_loop carried and additional inputs, scan/associative_scan additional inputs and flex_attention buffers " +
+			"may only be Tensor, int or SymInt (invoke_subgraph also allows Generator and script objects).",
+		Example: `~~~python
 torch.cond(pred, true_fn, false_fn, (x, 1.5))   # a float operand
 ~~~
-Fix: pass tensors, ints or SymInts ('torch.tensor(1.5)'), or close over constants in the branch functions.`},
-	},
-	Requires: []*analyze.Analyzer{hopcalls.Analyzer},
-	Run:      run,
-}
+Fix: pass tensors, ints or SymInts ('torch.tensor(1.5)'), or close over constants in the branch functions.`}, run)
 
 // operand is one checked element.
 type operand struct {
@@ -54,12 +47,12 @@ type operand struct {
 func run(pass *analyze.Pass) (any, error) {
 	g := pass.Graph
 	for _, c := range hopcalls.Of(pass).Calls {
-		h, n := c.HOP, c.Node
+		h := c.HOP
 		for _, v := range h.ArgTypeChecks {
 			if !v.Torch.Holds(pass.TorchVersion()) {
 				continue
 			}
-			ops, tuple, ok := collect(h, n, v)
+			ops, tuple, ok := collect(&c, v)
 			if !ok {
 				continue
 			}
@@ -84,7 +77,7 @@ func run(pass *analyze.Pass) (any, error) {
 					seq(reprs, tuple), seq(types, true))
 			}
 			msg += "\n" + strings.Join(bad, "\n")
-			pass.Report(analyze.Finding{Rule: RuleArgType, Severity: analyze.Error, Node: n.Name, Message: msg, Provenance: c.Provenance()})
+			c.Report(pass, msg)
 		}
 	}
 	return nil, nil
@@ -94,9 +87,9 @@ func run(pass *analyze.Pass) (any, error) {
 // ("*operands" names the variadic arguments "operands"). ok is false when
 // an argument is missing or not a list/tuple (the call is malformed, which
 // validation reports, or an older form without the list).
-func collect(h *opschema.HOP, n *ir.Node, v opschema.ArgTypeCheck) (ops []operand, tuple, ok bool) {
+func collect(c *hopcalls.Call, v opschema.ArgTypeCheck) (ops []operand, tuple, ok bool) {
 	for _, name := range v.Args {
-		elems, isTuple, ok := hop.Group(h, n, name)
+		elems, isTuple, ok := c.Group(name)
 		if !ok {
 			return nil, false, false
 		}

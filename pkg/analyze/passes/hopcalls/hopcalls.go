@@ -67,6 +67,28 @@ func (c *Call) Provenance(path ...string) *analyze.Provenance {
 	return p
 }
 
+// Check returns a HOP check: the analyzer name that requires Analyzer and
+// reports the one rule, an error of category "hop", from run (which reads
+// Of(pass) and reports with Call.Report).
+func Check(name, doc string, rule analyze.Rule, run func(*analyze.Pass) (any, error)) *analyze.Analyzer {
+	rule.Severity, rule.Category = analyze.Error, "hop"
+	return &analyze.Analyzer{Name: name, Doc: doc, Rules: []analyze.Rule{rule}, Requires: []*analyze.Analyzer{Analyzer}, Run: run}
+}
+
+// Group returns the elements of the call's argument name (hop.Group).
+func (c *Call) Group(name string) (elems []ir.Arg, tuple, ok bool) {
+	return hop.Group(c.HOP, c.Node, name)
+}
+
+// Arg returns the call's argument name (hop.Arg), nil when it is missing.
+func (c *Call) Arg(name string) *ir.Arg { return hop.Arg(c.HOP, c.Node, name) }
+
+// Report reports msg at the call as a finding of the rule of pass's HOP
+// check (Check), with the call's provenance through path.
+func (c *Call) Report(pass *analyze.Pass, msg string, path ...string) {
+	pass.Report(analyze.Finding{Rule: pass.Analyzer.Rules[0].ID, Severity: analyze.Error, Node: c.Node.Name, Message: msg, Provenance: c.Provenance(path...)})
+}
+
 func run(pass *analyze.Pass) (any, error) {
 	g := pass.Graph
 	res := &Result{index: map[ir.NodeID]int{}}

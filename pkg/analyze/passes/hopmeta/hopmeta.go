@@ -51,24 +51,18 @@ import (
 const RuleMetaMismatch = "hop-meta-mismatch"
 
 // Analyzer is the HOP metadata analyzer. It has no result.
-var Analyzer = &analyze.Analyzer{
-	Name: "hopmeta",
-	Doc:  "HOP call sites whose carried values change metadata (PyTorch's check_meta_consistency)",
-	Rules: []analyze.Rule{
-		{ID: RuleMetaMismatch, Name: "HopCarryMetadataMismatch", Severity: analyze.Error, Category: "hop",
-			Short: "HOP carried values change metadata (check_meta_consistency)",
-			Doc: "while_loop carried_inputs vs body_output, scan init vs carry, associative_scan first slices vs combine_fn outputs differ in " +
-				"count, shape, dtype, stride, quantization or device, compared as PyTorch's check_meta_consistency does; every difference is listed.",
-			Example: `~~~python
+var Analyzer = hopcalls.Check("hopmeta",
+	"HOP call sites whose carried values change metadata (PyTorch's check_meta_consistency)",
+	analyze.Rule{ID: RuleMetaMismatch, Name: "HopCarryMetadataMismatch",
+		Short: "HOP carried values change metadata (check_meta_consistency)",
+		Doc: "while_loop carried_inputs vs body_output, scan init vs carry, associative_scan first slices vs combine_fn outputs differ in " +
+			"count, shape, dtype, stride, quantization or device, compared as PyTorch's check_meta_consistency does; every difference is listed.",
+		Example: `~~~python
 def body_fn(i, x):              # x: (2, 3)
     return i + 1, x.t()          # carry comes back as (3, 2)
 torch._higher_order_ops.while_loop(cond_fn, body_fn, (i, x))
 ~~~
-Fix: return carried values with the shape, dtype, stride and device they came in with ('x.t().contiguous().view(2, 3)' or a different carry).`},
-	},
-	Requires: []*analyze.Analyzer{hopcalls.Analyzer},
-	Run:      run,
-}
+Fix: return carried values with the shape, dtype, stride and device they came in with ('x.t().contiguous().view(2, 3)' or a different carry).`}, run)
 
 func run(pass *analyze.Pass) (any, error) {
 	version := pass.TorchVersion()
@@ -91,7 +85,7 @@ func check(pass *analyze.Pass, hc *hopcalls.Call, c *opschema.MetaCheck) {
 	if sc == nil {
 		return
 	}
-	lhs, rhs, ok := sides(pass.Graph, hc.HOP, hc.Node, pass.Subgraph(sc.Graph), c)
+	lhs, rhs, ok := sides(pass.Graph, hc, pass.Subgraph(sc.Graph), c)
 	if !ok {
 		return
 	}
@@ -129,8 +123,7 @@ func check(pass *analyze.Pass, hc *hopcalls.Call, c *opschema.MetaCheck) {
 }
 
 func report(pass *analyze.Pass, hc *hopcalls.Call, sc *hop.SubgraphCall, msg string) {
-	n := hc.Node.Name
-	pass.Report(analyze.Finding{Rule: RuleMetaMismatch, Severity: analyze.Error, Node: n, Message: msg, Provenance: hc.Provenance(n, sc.Graph)})
+	hc.Report(pass, msg, hc.Node.Name, sc.Graph)
 }
 
 // check26 is torch 2.6's while_loop check (check_outputs_carry_consistency,
@@ -183,16 +176,16 @@ func checkInit26(pass *analyze.Pass, hc *hopcalls.Call, sc *hop.SubgraphCall, lh
 	}
 }
 
-// sides builds the two lists check c compares at call n of g whose
+// sides builds the two lists check c compares at call hc of g whose
 // subgraph is sub; ok is false when the call is not in the form the check
 // applies to.
-func sides(g *ir.Graph, h *opschema.HOP, n *ir.Node, sub *ir.Graph, c *opschema.MetaCheck) (lhs, rhs metadiff.List, ok bool) {
-	elems, tuple, ok := hop.Group(h, n, c.Arg)
+func sides(g *ir.Graph, hc *hopcalls.Call, sub *ir.Graph, c *opschema.MetaCheck) (lhs, rhs metadiff.List, ok bool) {
+	elems, tuple, ok := hc.Group(c.Arg)
 	if !ok {
 		return lhs, rhs, false
 	}
 	if c.Requires != "" {
-		if _, _, ok := hop.Group(h, n, c.Requires); !ok {
+		if _, _, ok := hc.Group(c.Requires); !ok {
 			return lhs, rhs, false // an older form of the call
 		}
 	}

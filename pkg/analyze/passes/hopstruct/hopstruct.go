@@ -64,7 +64,6 @@ import (
 	"github.com/hopctl/hopctl/pkg/analyze"
 	"github.com/hopctl/hopctl/pkg/analyze/metadiff"
 	"github.com/hopctl/hopctl/pkg/analyze/passes/hopcalls"
-	"github.com/hopctl/hopctl/pkg/hop"
 	"github.com/hopctl/hopctl/pkg/ir"
 	"github.com/hopctl/hopctl/pkg/opschema"
 )
@@ -73,31 +72,24 @@ import (
 const RuleStructure = "hop-structure"
 
 // Analyzer is the HOP structure analyzer. It has no result.
-var Analyzer = &analyze.Analyzer{
-	Name: "hopstruct",
-	Doc:  "HOP call sites whose subgraphs break PyTorch's structural checks (cond branch outputs, while_loop's cond_fn, map's xs and outputs, associative_scan's pointwise combine_fn)",
-	Rules: []analyze.Rule{
-		{ID: RuleStructure, Name: "HopSubgraphStructure", Severity: analyze.Error, Category: "hop",
-			Short: "HOP subgraphs that break PyTorch's structural checks",
-			Doc: "cond branches that return different numbers of outputs (trace_cond), or outputs that cannot be merged because they differ in " +
-				"dtype, device, layout, rank or storage offset (_merge_output; different sizes and strides are merged, not flagged); a while_loop " +
-				"cond_fn that does not return one boolean scalar tensor (_validate_cond_output); map xs with different leading dimensions, or a map body " +
-				"returning non-tensors (map, map_impl); an associative_scan combine_fn using a value in an op torch does not tag pointwise " +
-				"(is_pointwise_use). PyTorch refuses such programs when it traces them.",
-			Example: `~~~python
+var Analyzer = hopcalls.Check("hopstruct",
+	"HOP call sites whose subgraphs break PyTorch's structural checks (cond branch outputs, while_loop's cond_fn, map's xs and outputs, associative_scan's pointwise combine_fn)",
+	analyze.Rule{ID: RuleStructure, Name: "HopSubgraphStructure",
+		Short: "HOP subgraphs that break PyTorch's structural checks",
+		Doc: "cond branches that return different numbers of outputs (trace_cond), or outputs that cannot be merged because they differ in " +
+			"dtype, device, layout, rank or storage offset (_merge_output; different sizes and strides are merged, not flagged); a while_loop " +
+			"cond_fn that does not return one boolean scalar tensor (_validate_cond_output); map xs with different leading dimensions, or a map body " +
+			"returning non-tensors (map, map_impl); an associative_scan combine_fn using a value in an op torch does not tag pointwise " +
+			"(is_pointwise_use). PyTorch refuses such programs when it traces them.",
+		Example: `~~~python
 torch.cond(pred, lambda x: x.sin(), lambda x: x.cos().long(), (x,))   # float32 vs int64 outputs
 ~~~
-Fix: make both branches return the same number of tensors with the same dtype, device and rank; make cond_fn return a bool scalar.`},
-	},
-	Requires: []*analyze.Analyzer{hopcalls.Analyzer},
-	Run:      run,
-}
+Fix: make both branches return the same number of tensors with the same dtype, device and rank; make cond_fn return a bool scalar.`}, run)
 
 func run(pass *analyze.Pass) (any, error) {
 	for _, c := range hopcalls.Of(pass).Calls {
-		h, n := c.HOP, c.Node
-		var check func(*analyze.Pass, *opschema.HOP, *ir.Node, *hop.Call) string
-		switch h.Name {
+		var check func(*analyze.Pass, *hopcalls.Call) string
+		switch c.HOP.Name {
 		case "cond":
 			check = checkCond
 		case "while_loop", "while_loop_stack_output":
@@ -114,8 +106,8 @@ func run(pass *analyze.Pass) (any, error) {
 		if c.Decoded == nil {
 			continue // the alias analyzer reports malformed HOP calls (hop-call)
 		}
-		if msg := check(pass, h, n, c.Decoded); msg != "" {
-			pass.Report(analyze.Finding{Rule: RuleStructure, Severity: analyze.Error, Node: n.Name, Message: msg, Provenance: c.Provenance(n.Name)})
+		if msg := check(pass, &c); msg != "" {
+			c.Report(pass, msg, c.Node.Name)
 		}
 	}
 	return nil, nil
@@ -128,8 +120,8 @@ func dynamoChecks(pass *analyze.Pass) bool {
 	return pass.DynamoLevel() && !opschema.TorchDiffers(opschema.DiffDynamoUnchecked26, pass.TorchVersion())
 }
 
-func subgraphOf(pass *analyze.Pass, call *hop.Call, role string) *ir.Graph {
-	if sc := call.Subgraph(role); sc != nil {
+func subgraphOf(pass *analyze.Pass, c *hopcalls.Call, role string) *ir.Graph {
+	if sc := c.Decoded.Subgraph(role); sc != nil {
 		return pass.Subgraph(sc.Graph)
 	}
 	return nil
@@ -137,8 +129,8 @@ func subgraphOf(pass *analyze.Pass, call *hop.Call, role string) *ir.Graph {
 
 // checkCond is trace_cond's output count check and _merge_output's
 // check_tensor_meta_match, pair by pair, in PyTorch's order (count first).
-func checkCond(pass *analyze.Pass, _ *opschema.HOP, n *ir.Node, call *hop.Call) string {
-	t, f := subgraphOf(pass, call, "true_fn"), subgraphOf(pass, call, "false_fn")
+func checkCond(pass *analyze.Pass, c *hopcalls.Call) string {
+	t, f := subgraphOf(pass, c, "true_fn"), subgraphOf(pass, c, "false_fn")
 	if t == nil || f == nil {
 		return ""
 	}
@@ -230,13 +222,13 @@ func pyBool(b bool) string {
 
 // checkWhileCond is _validate_cond_output: cond_fn returns one boolean
 // scalar tensor (or a bool).
-func checkWhileCond(pass *analyze.Pass, _ *opschema.HOP, n *ir.Node, call *hop.Call) string {
-	c := subgraphOf(pass, call, "cond_fn")
-	if c == nil {
+func checkWhileCond(pass *analyze.Pass, c *hopcalls.Call) string {
+	g := subgraphOf(pass, c, "cond_fn")
+	if g == nil {
 		return ""
 	}
-	leaves, _ := c.Outputs()
-	vals := analyze.LeafValues(c, leaves)
+	leaves, _ := g.Outputs()
+	vals := analyze.LeafValues(g, leaves)
 	if len(vals) == 1 {
 		v := vals[0]
 		if v == nil || v.Kind == ir.ValBool || v.Kind == ir.ValSym {
@@ -266,16 +258,16 @@ func checkWhileCond(pass *analyze.Pass, _ *opschema.HOP, n *ir.Node, call *hop.C
 // are tensors or None: torch 2.6's map_impl raises "Expect outputs of map
 // only contains tensors or None" (opschema.DiffMapOutputs26), torch 2.14's
 // Dynamo refuses the body ("HOP: non torch.Tensor leaf").
-func checkMap(pass *analyze.Pass, h *opschema.HOP, n *ir.Node, call *hop.Call) string {
-	for i := range h.Subgraphs {
-		sg := &h.Subgraphs[i]
-		switch zero, differ, shapes, ok := leadingDims(slicedValues(pass, h, n, sg)); {
+func checkMap(pass *analyze.Pass, c *hopcalls.Call) string {
+	for i := range c.HOP.Subgraphs {
+		sg := &c.HOP.Subgraphs[i]
+		switch zero, differ, shapes, ok := leadingDims(slicedValues(pass, c, sg)); {
 		case ok && zero:
 			return "Leading dimensions of mapped xs cannot be 0."
 		case ok && differ:
 			return "Leading dimensions of mapped xs must be consistent. Got shapes " + shapes + "."
 		}
-		sub := subgraphOf(pass, call, sg.RoleName())
+		sub := subgraphOf(pass, c, sg.RoleName())
 		if sub == nil {
 			continue
 		}
@@ -330,8 +322,8 @@ func leadingDims(xs []*ir.Value) (zero, differ bool, shapes string, ok bool) {
 }
 
 // slicedValues returns the values of the operands the HOP table slices
-// along dim 0 (Operands.Sliced) for subgraph sg of call n, each group once.
-func slicedValues(pass *analyze.Pass, h *opschema.HOP, n *ir.Node, sg *opschema.Subgraph) []*ir.Value {
+// along dim 0 (Operands.Sliced) for subgraph sg of call c, each group once.
+func slicedValues(pass *analyze.Pass, c *hopcalls.Call, sg *opschema.Subgraph) []*ir.Value {
 	var xs []*ir.Value
 	seen := map[string]bool{}
 	for _, op := range sg.Operands {
@@ -339,7 +331,7 @@ func slicedValues(pass *analyze.Pass, h *opschema.HOP, n *ir.Node, sg *opschema.
 			continue
 		}
 		seen[op.Arg] = true
-		if elems, _, ok := hop.Group(h, n, op.Arg); ok {
+		if elems, _, ok := c.Group(op.Arg); ok {
 			xs = append(xs, analyze.ArgValues(pass.Graph, elems)...)
 		}
 	}
@@ -355,9 +347,9 @@ const sparseMessage = "xs leaves must dense Tensors, consider using `to_dense()`
 // first, opschema.DiffAssocSparse26), then
 // the pointwise check. scan() and map() make no such check in either
 // release.
-func checkAssociativeScan(pass *analyze.Pass, h *opschema.HOP, n *ir.Node, call *hop.Call) string {
-	for i := range h.Subgraphs {
-		for _, v := range slicedValues(pass, h, n, &h.Subgraphs[i]) {
+func checkAssociativeScan(pass *analyze.Pass, c *hopcalls.Call) string {
+	for i := range c.HOP.Subgraphs {
+		for _, v := range slicedValues(pass, c, &c.HOP.Subgraphs[i]) {
 			if v != nil && v.Kind == ir.ValTensor && v.Tensor != nil && strings.TrimPrefix(v.Tensor.Layout, "torch.") == "sparse_coo" {
 				if opschema.TorchDiffers(opschema.DiffAssocSparse26, pass.TorchVersion()) {
 					return "torch.compile does not support sparse Tensors"
@@ -366,23 +358,24 @@ func checkAssociativeScan(pass *analyze.Pass, h *opschema.HOP, n *ir.Node, call 
 			}
 		}
 	}
-	return checkPointwise(pass, h, n, call)
+	return checkPointwise(pass, c)
 }
 
 // checkScan is scan()'s _validate_input (torch/_higher_order_ops/scan.py,
 // torch 2.14): the xs leaves share one scan dimension size. A zero-length
 // scan dimension is accepted. torch 2.6 does not check it
 // (opschema.DiffScanXsLength26).
-func checkScan(pass *analyze.Pass, h *opschema.HOP, n *ir.Node, _ *hop.Call) string {
+func checkScan(pass *analyze.Pass, c *hopcalls.Call) string {
+	h := c.HOP
 	if opschema.TorchDiffers(opschema.DiffScanZeroLength26, pass.TorchVersion()) {
 		// torch 2.6's scan(): every xs leaf's scan dimension (dim, which
 		// its call passes; 0 in 2.14's form) is not 0.
 		dim := 0
-		if a := hop.Arg(h, n, "dim"); a != nil && a.Kind == ir.ArgInt {
+		if a := c.Arg("dim"); a != nil && a.Kind == ir.ArgInt {
 			dim = int(a.Int())
 		}
 		for i := range h.Subgraphs {
-			for _, v := range slicedValues(pass, h, n, &h.Subgraphs[i]) {
+			for _, v := range slicedValues(pass, c, &h.Subgraphs[i]) {
 				if t := tensorOf(v); t != nil && dim >= 0 && dim < len(t.Shape) && !t.Shape[dim].IsSymbolic() && t.Shape[dim].Val == 0 {
 					return "All xs leaves must have a scan dimension > 0 but got " + metadiff.Format(v)
 				}
@@ -393,7 +386,7 @@ func checkScan(pass *analyze.Pass, h *opschema.HOP, n *ir.Node, _ *hop.Call) str
 		return ""
 	}
 	for i := range h.Subgraphs {
-		if _, differ, _, ok := leadingDims(slicedValues(pass, h, n, &h.Subgraphs[i])); ok && differ {
+		if _, differ, _, ok := leadingDims(slicedValues(pass, c, &h.Subgraphs[i])); ok && differ {
 			return "All xs leaves must have the same scan dimension size"
 		}
 	}
@@ -440,9 +433,9 @@ func formatAll(vs []*ir.Value) []string {
 // combine_mode="pointwise" either way (generic mode calls no HOP).
 // Dynamo-level combine_fns (torch-level targets) are not checked: torch
 // checks their ATen re-trace.
-func checkPointwise(pass *analyze.Pass, h *opschema.HOP, _ *ir.Node, call *hop.Call) string {
-	for _, sg := range h.Subgraphs {
-		g := subgraphOf(pass, call, sg.RoleName())
+func checkPointwise(pass *analyze.Pass, c *hopcalls.Call) string {
+	for _, sg := range c.HOP.Subgraphs {
+		g := subgraphOf(pass, c, sg.RoleName())
 		if g == nil || analyze.TorchLevelGraph(g) {
 			continue
 		}
