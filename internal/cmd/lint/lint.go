@@ -344,16 +344,14 @@ func checkOutputs(opts *Options, outs []output, graphs []string) error {
 			reports = append(reports, o.file)
 		}
 	}
-	inputs := graphs
-	if opts.Baseline != "" {
-		inputs = append(slices.Clone(graphs), opts.Baseline)
-	}
-	if err := cmdutil.CheckOutputs(inputs, reports...); err != nil {
-		return err
-	}
-	all := append(reports, opts.WriteBaseline)
+	all := append(slices.Clone(reports), opts.WriteBaseline)
 	if err := cmdutil.CheckOutputs(graphs, all...); err != nil {
 		return err
+	}
+	if opts.Baseline != "" {
+		if err := cmdutil.CheckConfigOutputs([]string{opts.Baseline}, reports...); err != nil {
+			return err
+		}
 	}
 	return cmdutil.CheckStdout(opts.IO.Out, all...)
 }
