@@ -39,6 +39,11 @@ type junitCase struct {
 	Classname string        `xml:"classname,attr"`
 	Failure   *junitProblem `xml:"failure,omitempty"`
 	Error     *junitProblem `xml:"error,omitempty"`
+	Skipped   *junitSkipped `xml:"skipped,omitempty"`
+}
+
+type junitSkipped struct {
+	Message string `xml:"message,attr"`
 }
 
 type junitProblem struct {
@@ -56,6 +61,9 @@ func WriteJUnit(w io.Writer, doc *LintDoc) error {
 			s.Cases = append(s.Cases, junitCase{Name: "read", Classname: f.Path,
 				Error: &junitProblem{Message: firstLine(f.Error), Type: "unreadable", Text: f.Error}})
 			s.Errors++
+		}
+		if f.Status == StatusSkipped {
+			s.Cases = append(s.Cases, junitCase{Name: "read", Classname: f.Path, Skipped: &junitSkipped{Message: f.Reason}})
 		}
 		for _, fd := range f.Findings {
 			if fd.InBaseline {
