@@ -1,6 +1,7 @@
 package report
 
 import (
+	"bytes"
 	"encoding/xml"
 	"fmt"
 	"io"
@@ -92,15 +93,17 @@ func WriteJUnit(w io.Writer, doc *LintDoc) error {
 		out.Errors += s.Errors
 		out.Suites = append(out.Suites, s)
 	}
-	if _, err := io.WriteString(w, xml.Header); err != nil {
-		return err
-	}
-	enc := xml.NewEncoder(w)
+	var b bytes.Buffer
+	b.WriteString(xml.Header)
+	enc := xml.NewEncoder(&b)
 	enc.Indent("", "  ")
 	if err := enc.Encode(out); err != nil {
 		return err
 	}
-	_, err := io.WriteString(w, "\n")
+	b.WriteString("\n")
+	// encoding/xml replaces control characters by U+FFFD but writes C1
+	// controls and bidi overrides raw.
+	_, err := w.Write(escapeRunes(b.Bytes(), "&#x%x;"))
 	return err
 }
 

@@ -230,7 +230,7 @@ func WriteLintText(w io.Writer, doc *LintDoc) error {
 				loc += ": node " + ir.Abbrev(fd.Node)
 			}
 			lines := strings.Split(printableLines(strings.TrimRight(fd.Message, "\n")), "\n")
-			fmt.Fprintf(&b, "%s: %s: %s [%s]\n", loc, fd.Severity, lines[0], fd.Rule)
+			fmt.Fprintf(&b, "%s: %s: %s [%s]\n", loc, fd.Severity, lines[0], ir.Printable(fd.Rule))
 			for _, l := range lines[1:] {
 				fmt.Fprintf(&b, "    %s\n", l)
 			}
