@@ -281,6 +281,9 @@ func Large() []Case {
 			Data: repeatedArgs([]byte{0x2a, 0x06, 0x0a, 0x00, 0x12, 0x02, 0x32, 0x00}, 1_500_000), Want: []string{"graph <root>: node add", "unknown keyword argument", "more problems with this call"}},
 		{Name: "empty_nodes_6000000.pb", Doc: "a graph of 6,000,000 empty nodes",
 			Data: emptyNodes(6_000_000), Want: []string{"graph <root>: node #1", "node has an empty name"}},
+		{Name: "empty_nodes_3000000.json", Doc: "a JSON graph of 3,000,000 empty nodes ({}: protojson held 60 times the file's size before Verify refused it)",
+			Data: []byte(`{"formatVersion":{"major":1},"graph":{"nodes":[` + strings.Repeat("{},", 3_000_000-1) + `{}]}}`),
+			Want: []string{"node #0 of the nodes list", "node has an empty name"}},
 	}
 }
 
