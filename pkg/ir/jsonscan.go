@@ -47,7 +47,7 @@ func emptyJSONNode(data []byte) (index int, offset int, ok bool) {
 				break
 			}
 		}
-		i = max(i, j)
+		i = min(max(i, j), len(data))
 	}
 }
 
