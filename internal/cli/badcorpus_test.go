@@ -168,6 +168,31 @@ func Committed(modelsDir, hopsDir string) ([]Case, error) {
 				call("sin", "aten.sin.default", corpusRef("x")), out("sin")))),
 			Want: []string{"graph <root>: node x", "negative size -3"}},
 
+		{Name: "dim_2_63.pbtxt", Doc: "f32[2**63-1]: its element count fits int64, its bytes do not (torch: Storage size calculation overflowed, under fake tensors too)",
+			Data: text(module(v1, graph("", tensorPh("x", "[{value: 9223372036854775807}]", "[{value: 1}]", "float32", "strided"),
+				call("sin", "aten.sin.default", corpusRef("x")), out("sin")))),
+			Want: []string{"graph <root>: node x", "overflows int64 bytes"}},
+		{Name: "negative_stride.pbtxt", Doc: "a negative stride (torch: as_strided: Negative strides are not supported)",
+			Data: text(module(v1, graph("", tensorPh("x", "[{value: 4}]", "[{value: -1}]", "float32", "strided"),
+				call("sin", "aten.sin.default", corpusRef("x")), out("sin")))),
+			Want: []string{"graph <root>: node x", "negative stride -1"}},
+		{Name: "stride_overflow.pbtxt", Doc: "strides whose extent (size-1)*stride overflows int64",
+			Data: text(module(v1, graph("", tensorPh("x", "[{value: 4}, {value: 4}]", "[{value: 4611686018427387904}, {value: 1}]", "float32", "strided"),
+				call("sin", "aten.sin.default", corpusRef("x")), out("sin")))),
+			Want: []string{"graph <root>: node x", "overflows int64 bytes"}},
+		{Name: "stride_count.pbtxt", Doc: "a 2-d tensor with one stride",
+			Data: text(module(v1, graph("", tensorPh("x", "[{value: 4}, {value: 4}]", "[{value: 1}]", "float32", "strided"),
+				call("sin", "aten.sin.default", corpusRef("x")), out("sin")))),
+			Want: []string{"graph <root>: node x", "has 1 strides"}},
+		{Name: "unknown_dtype.pbtxt", Doc: "a dtype torch does not have",
+			Data: text(module(v1, graph("", tensorPh("x", "[{value: 4}]", "[{value: 1}]", "float99", "strided"),
+				call("sin", "aten.sin.default", corpusRef("x")), out("sin")))),
+			Want: []string{"graph <root>: node x", `dtype "float99" is not a torch dtype`}},
+		{Name: "unknown_layout.pbtxt", Doc: "a layout torch does not have",
+			Data: text(module(v1, graph("", tensorPh("x", "[{value: 4}]", "[{value: 1}]", "float32", "sparse_hash"),
+				call("sin", "aten.sin.default", corpusRef("x")), out("sin")))),
+			Want: []string{"graph <root>: node x", `layout "sparse_hash" is not a torch layout`}},
+
 		// The schema table and calls against schemas.
 		{Name: "bad_schema.pbtxt", Doc: "a schema in the file's table that does not parse",
 			Data: text(module(v1, graph("", ph("x"), call("sin", "aten.sin.default", corpusRef("x")), out("sin")),
@@ -256,6 +281,9 @@ func Large() []Case {
 			Data: repeatedArgs([]byte{0x2a, 0x06, 0x0a, 0x00, 0x12, 0x02, 0x32, 0x00}, 1_500_000), Want: []string{"graph <root>: node add", "unknown keyword argument", "more problems with this call"}},
 		{Name: "empty_nodes_6000000.pb", Doc: "a graph of 6,000,000 empty nodes",
 			Data: emptyNodes(6_000_000), Want: []string{"graph <root>: node #1", "node has an empty name"}},
+		{Name: "empty_nodes_3000000.json", Doc: "a JSON graph of 3,000,000 empty nodes ({}: protojson held 60 times the file's size before Verify refused it)",
+			Data: []byte(`{"formatVersion":{"major":1},"graph":{"nodes":[` + strings.Repeat("{},", 3_000_000-1) + `{}]}}`),
+			Want: []string{"node #0 of the nodes list", "node has an empty name"}},
 	}
 }
 
@@ -491,6 +519,12 @@ func ph(name string) string {
 
 func phShape(name, shape string) string {
 	return fmt.Sprintf(`name: %q op: PLACEHOLDER target: %q val {tensor {shape: %s dtype: "float32" device: "cpu"}}`, name, name, shape)
+}
+
+// tensorPh is a placeholder with the given shape, strides, dtype and layout.
+func tensorPh(name, shape, stride, dtype, layout string) string {
+	return fmt.Sprintf(`name: %q op: PLACEHOLDER target: %q val {tensor {shape: %s stride: %s dtype: %q device: "cpu" layout: %q}}`,
+		name, name, shape, stride, dtype, layout)
 }
 
 func corpusRef(name string) string { return fmt.Sprintf("{node: %q}", name) }

@@ -171,7 +171,7 @@ func TestOutputSafety(t *testing.T) {
 			if readsInput(w.args) {
 				outs = fresh("same")
 				outs[0] = filepath.Join(dir, ".", "in.pb")
-				if r := runBounded(t, fill(w.args, in, outs...)); r.code != cli.ExitUsage || !strings.Contains(r.stderr, "is the input") {
+				if r := runBounded(t, fill(w.args, in, outs...)); r.code != cli.ExitInput || !strings.Contains(r.stderr, "is the input") {
 					t.Errorf("output = input: exit %d: %s", r.code, r.stderr)
 				}
 			}
@@ -282,17 +282,20 @@ func TestLintBaselineFiles(t *testing.T) {
 		t.Fatalf("writing the baseline: exit %d: %s", r.code, r.stderr)
 	}
 	base, _ := os.ReadFile("base.json")
+	// A graph file as an output is invalid input (exit 3); the baseline
+	// as a report file, and two outputs that are one file, usage errors.
 	for _, c := range []struct {
 		args []string
 		want string
+		code int
 	}{
-		{[]string{"lint", "m.pbtxt", "--baseline", "base.json", "--format", "json=./base.json"}, "is the input"},
-		{[]string{"lint", "m.pbtxt", "--format", "sarif=" + filepath.Join(dir, "m.pbtxt")}, "is the input"},
-		{[]string{"lint", ".", "--write-baseline", "./m.pbtxt"}, "is the input"},
-		{[]string{"lint", "m.pbtxt", "--write-baseline", "b2.json", "--format", "json=" + filepath.Join(dir, "b2.json")}, "are the same file"},
+		{[]string{"lint", "m.pbtxt", "--baseline", "base.json", "--format", "json=./base.json"}, "is the input", cli.ExitUsage},
+		{[]string{"lint", "m.pbtxt", "--format", "sarif=" + filepath.Join(dir, "m.pbtxt")}, "is the input", cli.ExitInput},
+		{[]string{"lint", ".", "--write-baseline", "./m.pbtxt"}, "is the input", cli.ExitInput},
+		{[]string{"lint", "m.pbtxt", "--write-baseline", "b2.json", "--format", "json=" + filepath.Join(dir, "b2.json")}, "are the same file", cli.ExitUsage},
 	} {
 		r := runBounded(t, c.args)
-		if r.code != cli.ExitUsage || !strings.Contains(r.stderr, c.want) {
+		if r.code != c.code || !strings.Contains(r.stderr, c.want) {
 			t.Errorf("hopctl %s: exit %d, stderr %s (want %q)", strings.Join(c.args, " "), r.code, r.stderr, c.want)
 		}
 		if b, _ := os.ReadFile("base.json"); !bytes.Equal(b, base) {

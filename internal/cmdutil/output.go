@@ -13,11 +13,24 @@ import (
 // write one output.
 const Stdout = "-"
 
-// CheckOutputs refuses, as a usage error, outputs a command cannot write
-// safely (atomicfile.CheckOutputs: a directory, two outputs that are one file, an
-// output that is one of the inputs, however spelled). Stdout is skipped.
-// Commands call it before they read anything.
+// CheckOutputs refuses outputs a command cannot write safely
+// (atomicfile.CheckOutputs: a directory, two outputs that are one file, an
+// output that is one of the graph files it reads, however spelled). Stdout
+// is skipped. An output that is an input graph is invalid input (exit 3,
+// "convert IN IN": the command was given a file it would destroy), the
+// others usage errors (exit 2). Commands call it before they read anything.
 func CheckOutputs(inputs []string, outputs ...string) error {
+	err := CheckConfigOutputs(inputs, outputs...)
+	var se *atomicfile.SameFileError
+	if errors.As(err, &se) && se.Input {
+		return &OutputIsInputError{se}
+	}
+	return err
+}
+
+// CheckConfigOutputs is CheckOutputs for inputs that are configuration
+// (lint's --baseline): an output that is one of them is a usage error.
+func CheckConfigOutputs(inputs []string, outputs ...string) error {
 	var files []string
 	for _, o := range outputs {
 		if o != "" && o != Stdout {
@@ -29,6 +42,13 @@ func CheckOutputs(inputs []string, outputs ...string) error {
 	}
 	return nil
 }
+
+// OutputIsInputError is an output that is one of the command's input
+// graphs.
+type OutputIsInputError struct{ *atomicfile.SameFileError }
+
+// InvalidInput marks it as an input error (exit code 3).
+func (*OutputIsInputError) InvalidInput() {}
 
 // WriteOutput writes data to path (atomicfile.WriteFile), or to out when
 // path is Stdout.

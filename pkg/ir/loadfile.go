@@ -179,6 +179,9 @@ func decodeIn(data []byte, enc Encoding, file string, alias bool, region []byte)
 	var err error
 	switch enc {
 	case JSON:
+		if err := checkJSONNodes(data, file); err != nil {
+			return nil, err
+		}
 		err = protojson.Unmarshal(data, f)
 	case Text:
 		err = prototext.Unmarshal(data, f)

@@ -10,6 +10,7 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/hopctl/hopctl/pkg/ir"
 )
@@ -496,9 +497,16 @@ func TestPrintCorpus(t *testing.T) {
 	}
 }
 
-// FuzzPrint checks that no decodable file makes the printers fail or panic.
+// FuzzPrint checks that no decodable file makes the printers fail or panic,
+// and that their output holds no unescaped control sequence: names,
+// targets, qualified names and stack traces come from the file, and the
+// printout goes to a terminal or a CI log. No control character but the
+// printers' own line feeds (and, in DOT, none inside a quoted id), no bidi
+// override, valid UTF-8, no line a name could make start "::" (a workflow
+// command), and DOT ids whose quotes balance on every line.
 func FuzzPrint(f *testing.F) {
 	f.Add([]byte(condModule))
+	f.Add([]byte(hostileModule))
 	for _, file := range corpusFiles(f) {
 		if data, err := os.ReadFile(file); err == nil && strings.HasSuffix(file, ".pbtxt") {
 			f.Add(data)
@@ -514,11 +522,59 @@ func FuzzPrint(f *testing.F) {
 				_ = ir.FormatNode(m.Graphs[i], ir.NodeID(j))
 			}
 		}
-		if err := ir.PrintReadable(io.Discard, m); err != nil {
+		var pr, dot bytes.Buffer
+		if err := ir.PrintReadable(&pr, m); err != nil {
 			t.Fatal(err)
 		}
-		if err := ir.WriteDOT(io.Discard, m); err != nil {
+		if err := ir.WriteDOT(&dot, m); err != nil {
 			t.Fatal(err)
+		}
+		checkPrinted(t, "print", pr.String())
+		checkPrinted(t, "dot", dot.String())
+		for _, l := range strings.Split(dot.String(), "\n") {
+			if strings.Count(strings.ReplaceAll(l, `\\`, ""), `"`)-strings.Count(strings.ReplaceAll(l, `\\`, ""), `\"`) < 0 ||
+				(strings.Count(strings.ReplaceAll(l, `\\`, ""), `"`)-strings.Count(strings.ReplaceAll(l, `\\`, ""), `\"`))%2 != 0 {
+				t.Fatalf("dot: a quoted id spans lines or is not closed: %q", l)
+			}
 		}
 	})
+}
+
+// hostileModule is a cond whose names, targets, submodule names and stack
+// trace hold line breaks, escape sequences (CSI, OSC 8, BEL), a NUL, a C1
+// CSI and a bidi override.
+const hostileModule = `
+format_version {major: 1 minor: 0}
+graph {
+  nodes {name: "x\n::error::pwned" op: PLACEHOLDER target: "x"}
+  nodes {name: "p" op: PLACEHOLDER target: "p"}
+  nodes {name: "t" op: GET_ATTR target: "t\r\n::add-mask::\x1b[2J"}
+  nodes {name: "f" op: GET_ATTR target: "f\u202e"}
+  nodes {name: "cond" op: CALL_FUNCTION target: "higher_order.cond" args {node: "p"} args {node: "t"} args {node: "f"} args {list {items {node: "x\n::error::pwned"}}}
+    meta {stack_trace: "File \"a\x1b]8;;http://x\x07.py\", line 1\n::warning::x\u0000\u009b"}}
+  nodes {name: "output" op: OUTPUT target: "output" args {tuple {items {node: "cond"}}}}
+}
+submodules {qualified_name: "t\r\n::add-mask::\x1b[2J" graph {
+  nodes {name: "a" op: PLACEHOLDER target: "a"}
+  nodes {name: "output" op: OUTPUT target: "output" args {tuple {items {node: "a"}}}}}}
+submodules {qualified_name: "f\u202e" graph {
+  nodes {name: "a" op: PLACEHOLDER target: "a"}
+  nodes {name: "output" op: OUTPUT target: "output" args {tuple {items {node: "a"}}}}}}
+`
+
+func checkPrinted(t *testing.T, name, out string) {
+	t.Helper()
+	if !utf8.ValidString(out) {
+		t.Fatalf("%s: invalid UTF-8 in the output:\n%q", name, out)
+	}
+	for i, r := range out {
+		if r != '\n' && (r < 0x20 || r >= 0x7f && r <= 0x9f || r >= 0x202a && r <= 0x202e || r >= 0x2066 && r <= 0x2069 || r == 0x200e || r == 0x200f) {
+			t.Fatalf("%s: unescaped %U at byte %d:\n%q", name, r, i, out)
+		}
+	}
+	for _, l := range strings.Split(out, "\n") {
+		if strings.HasPrefix(strings.TrimLeft(l, " \t"), "::") {
+			t.Fatalf("%s: a line starts a workflow command: %q", name, l)
+		}
+	}
 }

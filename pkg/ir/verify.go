@@ -138,9 +138,18 @@ func valueShapesOK(val *Value) bool {
 	return true
 }
 
-// checkTensor reports a shape no tensor can have: a negative size, or an
-// element count that overflows int64. Symbolic sizes are not judged (and a
-// shape with one has no known element count).
+// checkTensor reports metadata no tensor can have: a negative size, an
+// element count that overflows int64, a dtype or layout torch does not
+// have, strides that are negative or do not match the shape, or a storage
+// whose size in bytes overflows int64. The last is torch's own check
+// (computeStorageNbytes in aten/src/ATen/EmptyTensor.cpp: "Storage size
+// calculation overflowed"), which refuses f32[2**63-1] even under fake
+// tensors; as_strided refuses negative strides ("Negative strides are not
+// supported"), and empty_strided under fake tensors does not record them.
+// These values size everything downstream (saved bytes, metadata
+// comparisons), so they are refused rather than computed with. Symbolic
+// sizes are not judged (and a shape with one has no known element count);
+// a tensor without recorded strides is judged by its element count.
 func checkTensor(t *TensorMeta) string {
 	if t == nil {
 		return ""
@@ -149,6 +158,28 @@ func checkTensor(t *TensorMeta) string {
 		if !d.IsSymbolic() && d.Val < 0 {
 			return fmt.Sprintf("tensor shape %s has a negative size %d", FormatDims(t.Shape), d.Val)
 		}
+	}
+	size, ok := dtypeSize(t.Dtype)
+	if !ok {
+		return fmt.Sprintf("tensor dtype %q is not a torch dtype", t.Dtype)
+	}
+	layout := strings.TrimPrefix(t.Layout, "torch.")
+	if !layouts[layout] {
+		return fmt.Sprintf("tensor layout %q is not a torch layout", t.Layout)
+	}
+	strided := layout == "" || layout == "strided"
+	if strided && len(t.Stride) > 0 {
+		if len(t.Stride) != len(t.Shape) {
+			return fmt.Sprintf("tensor shape %s has %d strides %s", FormatDims(t.Shape), len(t.Stride), FormatDims(t.Stride))
+		}
+		for _, d := range t.Stride {
+			if !d.IsSymbolic() && d.Val < 0 {
+				return fmt.Sprintf("tensor strides %s have a negative stride %d", FormatDims(t.Stride), d.Val)
+			}
+		}
+	}
+	if !t.StorageOffset.IsSymbolic() && t.StorageOffset.Val < 0 {
+		return fmt.Sprintf("tensor storage offset %d is negative", t.StorageOffset.Val)
 	}
 	n := uint64(1)
 	overflow := false
@@ -165,6 +196,32 @@ func checkTensor(t *TensorMeta) string {
 	}
 	if overflow {
 		return fmt.Sprintf("the element count of tensor shape %s overflows int64", FormatDims(t.Shape))
+	}
+	// The storage the tensor needs: its element count when contiguous,
+	// else 1 + Σ (size−1)·stride, plus the storage offset.
+	extent, ok := n, true
+	if strided && len(t.Stride) == len(t.Shape) && len(t.Shape) > 0 {
+		extent = 1
+		for i, d := range t.Shape {
+			s := t.Stride[i]
+			if s.IsSymbolic() {
+				return ""
+			}
+			hi, lo := bits.Mul64(uint64(d.Val-1), uint64(s.Val))
+			sum, carry := bits.Add64(extent, lo, 0)
+			ok = ok && hi == 0 && carry == 0 && sum <= 1<<63-1
+			extent = sum
+		}
+	}
+	if !t.StorageOffset.IsSymbolic() {
+		sum, carry := bits.Add64(extent, uint64(t.StorageOffset.Val), 0)
+		ok = ok && carry == 0 && sum <= 1<<63-1
+		extent = sum
+	}
+	hi, lo := bits.Mul64(extent, uint64(size))
+	if !ok || hi != 0 || lo > 1<<63-1 {
+		return fmt.Sprintf("the storage of tensor %s%s (strides %s, %d-byte elements) overflows int64 bytes",
+			DtypeAbbr(t.Dtype), FormatDims(t.Shape), FormatDims(t.Stride), size)
 	}
 	return ""
 }

@@ -60,6 +60,9 @@ type FileResult struct {
 	// a rule marked Invalid (it failed Verify, its schema table does not
 	// parse, or a call does not fit its schema or subgraphs).
 	Invalid bool
+	// Skipped is why a directory walk did not read the file (ExpandEntries):
+	// it is not a regular file. There are no findings then.
+	Skipped string
 }
 
 // SuppressedFinding is a finding a suppression hid.

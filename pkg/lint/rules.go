@@ -133,7 +133,7 @@ nodes { name: "" op: CALL_FUNCTION target: "aten.add.Tensor" }   # no name
 Fix: re-export the graph.`},
 	{ID: RuleBadShape, Name: "ImpossibleShape", Severity: analyze.Error, Category: "structure", Invalid: true,
 		Short: "a tensor's recorded shape is impossible",
-		Doc:   "A negative size, or an element count that overflows int64, in a node's value or an attribute's metadata.",
+		Doc:   "A negative size, an element count or a storage size in bytes that overflows int64, a negative or missing stride, or a dtype or layout torch does not have, in a node's value or an attribute's metadata.",
 		Example: `~~~
 val { tensor { shape: [2, -3] } }   # a negative size
 ~~~

@@ -253,13 +253,23 @@ func (ag *AnalyzeGraph) addMutations(ms []sigmut.Mutation) {
 
 // WriteJSON writes v by encoding/json, indented two spaces a level and
 // followed by a newline, with "<", ">" and "&" as they are (the documents
-// are read by programs, not embedded in HTML).
+// are read by programs, not embedded in HTML). encoding/json escapes C0
+// control characters but writes C1 controls (U+0080–U+009F: U+009B is a
+// terminal's CSI) and bidirectional overrides (U+202E) raw, which a
+// terminal showing the document interprets; they are written as \u
+// escapes, which decode to the same strings.
 func WriteJSON(w io.Writer, v any) error {
-	enc := json.NewEncoder(w)
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
 	enc.SetIndent("", "  ")
 	enc.SetEscapeHTML(false)
-	return enc.Encode(v)
+	if err := enc.Encode(v); err != nil {
+		return err
+	}
+	_, err := w.Write(escapeRunes(b.Bytes(), "\\u%04x"))
+	return err
 }
+
 
 // WriteAnalyzeText renders the document for people.
 func WriteAnalyzeText(w io.Writer, doc *AnalyzeDoc) error {
@@ -297,7 +307,7 @@ func WriteAnalyzeText(w io.Writer, doc *AnalyzeDoc) error {
 }
 
 func writeFindingText(b *strings.Builder, path string, f Finding) {
-	fmt.Fprintf(b, "    %s: %s: graph %s: node %s: %s [%s]\n", f.Severity, ir.Printable(path), ir.Abbrev(ir.DisplayName(f.Graph)), ir.Abbrev(f.Node), printableLines(f.Message), f.Rule)
+	fmt.Fprintf(b, "    %s: %s: graph %s: node %s: %s [%s]\n", f.Severity, ir.Printable(path), ir.Abbrev(ir.DisplayName(f.Graph)), ir.Abbrev(f.Node), printableLines(f.Message), ir.Printable(f.Rule))
 	writeProvenanceText(b, "      ", f.Provenance)
 }
 

@@ -30,13 +30,17 @@ func ghPath(uri string) string {
 // root with the path prefix; the
 // message carries the graph, node and provenance. Findings a baseline
 // lists and suppressed findings are left out; unreadable files are
-// ::error annotations on the file.
+// ::error annotations on the file, skipped ones ::notice.
 func WriteGitHub(w io.Writer, doc *LintDoc, o SARIFOptions) error {
 	b := newSarifBuilder(o)
 	var sb strings.Builder
 	for _, f := range doc.Files {
 		if f.Status == StatusUnreadable {
 			fmt.Fprintf(&sb, "::error file=%s,title=%s::%s\n", ghProp(ghPath(b.artifact(f.Path).URI)), ghProp("hopctl: unreadable graph file"), ghData(f.Error))
+			continue
+		}
+		if f.Status == StatusSkipped {
+			fmt.Fprintf(&sb, "::notice file=%s,title=%s::%s\n", ghProp(ghPath(b.artifact(f.Path).URI)), ghProp("hopctl: skipped"), ghData(f.Reason))
 			continue
 		}
 		for i, fd := range f.Findings {

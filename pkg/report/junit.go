@@ -1,6 +1,7 @@
 package report
 
 import (
+	"bytes"
 	"encoding/xml"
 	"fmt"
 	"io"
@@ -39,6 +40,11 @@ type junitCase struct {
 	Classname string        `xml:"classname,attr"`
 	Failure   *junitProblem `xml:"failure,omitempty"`
 	Error     *junitProblem `xml:"error,omitempty"`
+	Skipped   *junitSkipped `xml:"skipped,omitempty"`
+}
+
+type junitSkipped struct {
+	Message string `xml:"message,attr"`
 }
 
 type junitProblem struct {
@@ -56,6 +62,9 @@ func WriteJUnit(w io.Writer, doc *LintDoc) error {
 			s.Cases = append(s.Cases, junitCase{Name: "read", Classname: f.Path,
 				Error: &junitProblem{Message: firstLine(f.Error), Type: "unreadable", Text: f.Error}})
 			s.Errors++
+		}
+		if f.Status == StatusSkipped {
+			s.Cases = append(s.Cases, junitCase{Name: "read", Classname: f.Path, Skipped: &junitSkipped{Message: f.Reason}})
 		}
 		for _, fd := range f.Findings {
 			if fd.InBaseline {
@@ -84,15 +93,17 @@ func WriteJUnit(w io.Writer, doc *LintDoc) error {
 		out.Errors += s.Errors
 		out.Suites = append(out.Suites, s)
 	}
-	if _, err := io.WriteString(w, xml.Header); err != nil {
-		return err
-	}
-	enc := xml.NewEncoder(w)
+	var b bytes.Buffer
+	b.WriteString(xml.Header)
+	enc := xml.NewEncoder(&b)
 	enc.Indent("", "  ")
 	if err := enc.Encode(out); err != nil {
 		return err
 	}
-	_, err := io.WriteString(w, "\n")
+	b.WriteString("\n")
+	// encoding/xml replaces control characters by U+FFFD but writes C1
+	// controls and bidi overrides raw.
+	_, err := w.Write(escapeRunes(b.Bytes(), "&#x%x;"))
 	return err
 }
 

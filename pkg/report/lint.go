@@ -32,7 +32,10 @@ const LintSchemaVersion = 1
 // "in_baseline": true and do not count as failing (summary.baselined counts
 // them); the findings suppressions hid are listed per file as
 // "suppressed_findings", each with its "suppression" (index and reason);
-// "unmatched_suppressions" lists the suppressions that hid nothing.
+// "unmatched_suppressions" lists the suppressions that hid nothing; status
+// "skipped" is a file a directory walk did not read (a named pipe, a
+// device, a link to a directory: "reason" says why), counted in
+// summary.skipped and not in summary.files.
 type LintDoc struct {
 	SchemaVersion int         `json:"schema_version"`
 	FailOn        string      `json:"fail_on"`
@@ -75,6 +78,7 @@ type LintFile struct {
 	Path               string    `json:"path"`
 	Status             string    `json:"status"`
 	Error              string    `json:"error,omitempty"`
+	Reason             string    `json:"reason,omitempty"`
 	Findings           []Finding `json:"findings"`
 	Suppressed         int       `json:"suppressed"`
 	SuppressedFindings []Finding `json:"suppressed_findings,omitempty"`
@@ -98,6 +102,7 @@ type LintSummary struct {
 	Failing      int `json:"failing"`
 	InvalidFiles int `json:"invalid_files"`
 	Baselined    int `json:"baselined"`
+	Skipped      int `json:"skipped"`
 }
 
 // File statuses.
@@ -105,6 +110,7 @@ const (
 	StatusOK         = "ok"
 	StatusInvalid    = "invalid"
 	StatusUnreadable = "unreadable"
+	StatusSkipped    = "skipped"
 )
 
 // FailOnNone is the fail-on level no finding reaches.
@@ -166,6 +172,9 @@ func NewLintDocWith(results []lint.FileResult, o LintOptions) *LintDoc {
 			lf.suppressedDetails = append(lf.suppressedDetails, sf.Detail)
 		}
 		switch {
+		case r.Skipped != "":
+			lf.Status, lf.Reason = StatusSkipped, r.Skipped
+			doc.Summary.Skipped++
 		case r.Err != nil:
 			lf.Status, lf.Error = StatusUnreadable, r.Err.Error()
 			doc.Summary.InvalidFiles++
@@ -199,7 +208,7 @@ func NewLintDocWith(results []lint.FileResult, o LintOptions) *LintDoc {
 		doc.Summary.Suppressed += r.Suppressed
 		doc.Files = append(doc.Files, lf)
 	}
-	doc.Summary.Files = len(results)
+	doc.Summary.Files = len(results) - doc.Summary.Skipped
 	return doc
 }
 
@@ -225,7 +234,7 @@ func WriteLintText(w io.Writer, doc *LintDoc) error {
 				loc += ": node " + ir.Abbrev(fd.Node)
 			}
 			lines := strings.Split(printableLines(strings.TrimRight(fd.Message, "\n")), "\n")
-			fmt.Fprintf(&b, "%s: %s: %s [%s]\n", loc, fd.Severity, lines[0], fd.Rule)
+			fmt.Fprintf(&b, "%s: %s: %s [%s]\n", loc, fd.Severity, lines[0], ir.Printable(fd.Rule))
 			for _, l := range lines[1:] {
 				fmt.Fprintf(&b, "    %s\n", l)
 			}
@@ -255,6 +264,9 @@ func WriteLintText(w io.Writer, doc *LintDoc) error {
 	}
 	if s.Baselined > 0 {
 		fmt.Fprintf(&b, ", %d in the baseline", s.Baselined)
+	}
+	if s.Skipped > 0 {
+		fmt.Fprintf(&b, ", %d skipped", s.Skipped)
 	}
 	b.WriteString("\n")
 	_, err := io.WriteString(w, b.String())

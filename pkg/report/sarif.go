@@ -323,6 +323,12 @@ func NewSARIFWith(doc *LintDoc, rules []lint.Rule, version string, o SARIFOption
 				Locations: []SARIFLocation{{PhysicalLocation: &SARIFPhysicalLocation{ArtifactLocation: b.artifact(f.Path)}}}})
 			continue
 		}
+		if f.Status == StatusSkipped {
+			run.Invocations[0].ToolExecutionNotifications = append(run.Invocations[0].ToolExecutionNotifications, SARIFNotification{
+				Level: "note", Message: SARIFText{Text: "skipped: " + f.Reason},
+				Locations: []SARIFLocation{{PhysicalLocation: &SARIFPhysicalLocation{ArtifactLocation: b.artifact(f.Path)}}}})
+			continue
+		}
 		emit := func(fd Finding, d lint.Detail) {
 			idx, ok := index[fd.Rule]
 			if !ok {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/hopctl/hopctl/pkg/analyze"
@@ -11,6 +12,27 @@ import (
 	"github.com/hopctl/hopctl/pkg/ir"
 	hopload "github.com/hopctl/hopctl/pkg/load"
 )
+
+// checkPageData checks the data inlined in the page parses back as JSON
+// and cannot end its <script> element or open a comment: names from the
+// file are in it.
+func checkPageData(t *testing.T, page string) {
+	t.Helper()
+	const open = `<script type="application/json" id="hopctl-data">`
+	_, rest, ok := strings.Cut(page, open)
+	data, _, ok2 := strings.Cut(rest, "</script>")
+	if !ok || !ok2 {
+		t.Fatal("the page has no data element")
+	}
+	if !json.Valid([]byte(data)) {
+		t.Fatalf("the page's data is not JSON: %.200q", data)
+	}
+	for _, bad := range []string{"<!--", "</", "<script", "\u2028", "\u2029"} {
+		if strings.Contains(strings.ToLower(data), bad) {
+			t.Fatalf("the page's data holds %q", bad)
+		}
+	}
+}
 
 // FuzzViews runs every view on every valid module the fuzzer makes from
 // the shipped graphs: the report's model (whose box tree must stay sound
@@ -29,6 +51,21 @@ func FuzzViews(f *testing.F) {
 				f.Add(data)
 			}
 		}
+	}
+	// Names that would end the data's <script>, open a comment or end a
+	// JavaScript line.
+	hostile := `format_version {major: 1 minor: 0}
+graph {
+  nodes {name: "x</script><script>alert(1)</script>" op: PLACEHOLDER target: "x"}
+  nodes {name: "y<!--\u2028\u2029" op: CALL_FUNCTION target: "aten.relu_.default" args {node: "x</script><script>alert(1)</script>"}}
+  nodes {name: "output" op: OUTPUT target: "output" args {tuple {items {node: "y<!--\u2028\u2029"}}}}
+}`
+	if m, err := ir.Decode([]byte(hostile), ir.Text, "hostile.pbtxt"); err != nil {
+		f.Fatal(err)
+	} else if data, err := ir.Encode(m, ir.Binary); err != nil {
+		f.Fatal(err)
+	} else {
+		f.Add(data)
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		const file = "fuzz.pb"
@@ -52,6 +89,7 @@ func FuzzViews(f *testing.F) {
 			if err := WriteHTML(&b, &Doc{Version: DocVersion, Files: []File{fm}}); err != nil {
 				t.Fatal(err)
 			}
+			checkPageData(t, b.String())
 			me := ModelExplorer(&fm, m)
 			ids := map[string]bool{}
 			for _, n := range me.Graphs[0].Nodes {

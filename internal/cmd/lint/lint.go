@@ -23,6 +23,7 @@ import (
 	"github.com/hopctl/hopctl/internal/iostreams"
 	"github.com/hopctl/hopctl/internal/progress"
 	"github.com/hopctl/hopctl/pkg/analyze"
+	"github.com/hopctl/hopctl/pkg/ir"
 	"github.com/hopctl/hopctl/pkg/lint"
 	"github.com/hopctl/hopctl/pkg/report"
 )
@@ -203,11 +204,17 @@ func lintRun(opts *Options) error {
 		}
 		baseline = b.Set()
 	}
-	files, err := lint.Expand(opts.Files)
+	entries, err := lint.ExpandEntries(opts.Files)
 	if err != nil {
 		return cmdutil.FlagErrorf("lint: %v", err)
 	}
-	if len(files) == 0 {
+	var files []string
+	for _, e := range entries {
+		if e.Skip == "" && e.Err == nil {
+			files = append(files, e.Path)
+		}
+	}
+	if len(entries) == 0 {
 		return cmdutil.FlagErrorf("lint: no graph files in %s", strings.Join(opts.Files, " "))
 	}
 	if err := checkOutputs(opts, outs, files); err != nil {
@@ -218,16 +225,36 @@ func lintRun(opts *Options) error {
 		if err != nil {
 			return cmdutil.FlagErrorf("--new-from-rev: %v", err)
 		}
-		kept := files[:0]
-		for _, f := range files {
-			if abs, err := filepath.Abs(f); err == nil && changed[abs] {
-				kept = append(kept, f)
+		kept := entries[:0]
+		for _, e := range entries {
+			if abs, err := filepath.Abs(e.Path); err == nil && changed[abs] {
+				kept = append(kept, e)
 			}
 		}
-		files = kept
+		entries = kept
+		files = files[:0]
+		for _, e := range entries {
+			if e.Skip == "" && e.Err == nil {
+				files = append(files, e.Path)
+			}
+		}
 	}
-	results, counts := lint.RunCounting(files, lint.Options{Jobs: opts.Jobs, Suppress: supp, Root: root,
+	checked, counts := lint.RunCounting(files, lint.Options{Jobs: opts.Jobs, Suppress: supp, Root: root,
 		Analysis: analyze.Options{TorchVersion: cfg.Input.TorchVersion, GradMode: cfg.Input.GradMode}})
+	// Every entry in the order the walk found it: the files checked, the
+	// ones it skipped (with why) and the paths it could not list.
+	results := make([]lint.FileResult, 0, len(entries))
+	for _, e := range entries {
+		switch {
+		case e.Err != nil:
+			results = append(results, lint.FileResult{Path: e.Path, Err: &ir.DecodeError{Loc: ir.Location{File: e.Path}, Err: ir.WithoutPath(e.Err)}})
+		case e.Skip != "":
+			results = append(results, lint.FileResult{Path: e.Path, Skipped: e.Skip})
+		default:
+			results = append(results, checked[0])
+			checked = checked[1:]
+		}
+	}
 	// Every output is built before any is written, and the files are
 	// written as one step (all or nothing), then standard output.
 	var w outputWriter
@@ -265,6 +292,11 @@ func lintRun(opts *Options) error {
 	}
 	if err := w.write(opts.IO.Out); err != nil {
 		return err
+	}
+	for _, r := range results {
+		if r.Skipped != "" {
+			fmt.Fprintf(opts.IO.ErrOut, "hopctl: %s: warning: skipped: %s\n", ir.Printable(r.Path), r.Skipped)
+		}
 	}
 	for _, u := range doc.UnmatchedSuppressions {
 		where := "hopctl: "
@@ -344,16 +376,14 @@ func checkOutputs(opts *Options, outs []output, graphs []string) error {
 			reports = append(reports, o.file)
 		}
 	}
-	inputs := graphs
-	if opts.Baseline != "" {
-		inputs = append(slices.Clone(graphs), opts.Baseline)
-	}
-	if err := cmdutil.CheckOutputs(inputs, reports...); err != nil {
-		return err
-	}
-	all := append(reports, opts.WriteBaseline)
+	all := append(slices.Clone(reports), opts.WriteBaseline)
 	if err := cmdutil.CheckOutputs(graphs, all...); err != nil {
 		return err
+	}
+	if opts.Baseline != "" {
+		if err := cmdutil.CheckConfigOutputs([]string{opts.Baseline}, reports...); err != nil {
+			return err
+		}
 	}
 	return cmdutil.CheckStdout(opts.IO.Out, all...)
 }
