@@ -65,7 +65,60 @@ type AnalyzeGraph struct {
 	// its provenance: the graph node that writes it, or the signature
 	// output that declares it (sigmut.Mutations).
 	Mutations []InputMutation `json:"mutations,omitempty"`
-	Findings  []Finding       `json:"findings"`
+	// ViewMeta is AOTAutograd's view and mutation metadata of the graph
+	// (ViewAndMutationMeta's input_info and output_info, field for field;
+	// alias.ViewMeta).
+	ViewMeta *ViewMetaDoc `json:"view_meta,omitempty"`
+	Findings []Finding    `json:"findings"`
+}
+
+// ViewMetaDoc is alias.ViewMeta as JSON, with torch's field names.
+type ViewMetaDoc struct {
+	KeepInputMutations bool            `json:"keep_input_mutations"`
+	StorageSharing     string          `json:"storage_sharing"`
+	Inputs             []InputMetaDoc  `json:"inputs"`
+	Outputs            []OutputMetaDoc `json:"outputs"`
+}
+
+// InputMetaDoc is one input's InputAliasInfo.
+type InputMetaDoc struct {
+	MutatesData                 bool   `json:"mutates_data"`
+	MutatesMetadata             bool   `json:"mutates_metadata"`
+	MutatesStorageMetadata      bool   `json:"mutates_storage_metadata"`
+	MutationsHiddenFromAutograd bool   `json:"mutations_hidden_from_autograd"`
+	MutationsUnderNoGrad        bool   `json:"mutations_under_no_grad_or_inference_mode"`
+	RequiresGrad                bool   `json:"requires_grad"`
+	KeepInputMutations          bool   `json:"keep_input_mutations"`
+	MutationType                string `json:"mutation_type"`
+}
+
+// OutputMetaDoc is one output's OutputAliasInfo; base_idx is null for None.
+type OutputMetaDoc struct {
+	OutputType   string `json:"output_type"`
+	BaseIdx      *int   `json:"base_idx"`
+	RequiresGrad bool   `json:"requires_grad"`
+}
+
+func newViewMetaDoc(vm *alias.ViewMeta, declared []int) *ViewMetaDoc {
+	d := &ViewMetaDoc{KeepInputMutations: vm.KeepInputMutations, StorageSharing: vm.StorageSharing,
+		Inputs: make([]InputMetaDoc, len(vm.Inputs)), Outputs: make([]OutputMetaDoc, len(vm.Outputs))}
+	for i, im := range vm.Inputs {
+		if slices.Contains(declared, i) && !im.MutatesData {
+			// A write the signature declares (the graph is functional).
+			im.MutatesData = true
+			im.Recompute()
+		}
+		d.Inputs[i] = InputMetaDoc{im.MutatesData, im.MutatesMetadata, im.MutatesStorageMetadata, im.MutationsHiddenFromAutograd,
+			im.MutationsUnderNoGrad, im.RequiresGrad, im.KeepInputMutations, im.MutationType}
+	}
+	for j, om := range vm.Outputs {
+		d.Outputs[j] = OutputMetaDoc{OutputType: om.OutputType, RequiresGrad: om.RequiresGrad}
+		if om.BaseIdx >= 0 {
+			b := om.BaseIdx
+			d.Outputs[j].BaseIdx = &b
+		}
+	}
+	return d
 }
 
 // InputMutation is one write to input Input (placeholder Name): by the
@@ -220,6 +273,13 @@ func NewAnalyzeFile(path string, m *ir.Module, res *analyze.Result) AnalyzeFile 
 				}
 			}
 			ag.addMutations(sigmut.Mutations(m, s))
+			if s.View != nil {
+				var declared []int
+				for _, dm := range ag.DeclaredMutations {
+					declared = append(declared, dm.Input)
+				}
+				ag.ViewMeta = newViewMetaDoc(s.View, declared)
+			}
 		}
 		if fs := byGraph[g.Name]; len(fs) > 0 {
 			ag.Findings = fs
@@ -289,6 +349,7 @@ func WriteAnalyzeText(w io.Writer, doc *AnalyzeDoc) error {
 			}
 			fmt.Fprintf(&b, "    inp_inp_alias: %s  inp_out_alias: %s  out_out_alias: %s\n",
 				pairs(g.InpInpAlias), pairs(g.InpOutAlias), pairs(g.OutOutAlias))
+			writeViewMetaText(&b, g)
 			nfind += len(g.Findings)
 		}
 		if nfind == 0 {
@@ -380,4 +441,43 @@ func pairs(m IndexMap) string {
 		parts[i] = fmt.Sprintf("%d: %d", p.From, p.To)
 	}
 	return "{" + strings.Join(parts, ", ") + "}"
+}
+
+// writeViewMetaText prints AOTAutograd's kinds: one line per input that is
+// mutated and per output that is not a fresh (non_alias, base None) tensor.
+func writeViewMetaText(b *strings.Builder, g AnalyzeGraph) {
+	vm := g.ViewMeta
+	if vm == nil {
+		return
+	}
+	names := stateNames(g)
+	for i, in := range vm.Inputs {
+		if in.MutationType == "NOT_MUTATED" {
+			continue
+		}
+		var what []string
+		for _, f := range []struct {
+			on   bool
+			name string
+		}{{in.MutatesData, "data"}, {in.MutatesMetadata, "metadata"}, {in.MutatesStorageMetadata, "storage (set_)"}, {in.MutationsUnderNoGrad, "under no_grad"}} {
+			if f.on {
+				what = append(what, f.name)
+			}
+		}
+		l := indexList([]int{i}, names)
+		fmt.Fprintf(b, "    aot input %s: %s (mutates %s)\n", l[1:len(l)-1], in.MutationType, strings.Join(what, ", "))
+	}
+	for j, out := range vm.Outputs {
+		if out.OutputType == alias.OutNonAlias && out.BaseIdx == nil {
+			continue
+		}
+		base := ""
+		if out.BaseIdx != nil {
+			base = fmt.Sprintf(" base_idx=%d", *out.BaseIdx)
+		}
+		fmt.Fprintf(b, "    aot output %d: %s%s\n", j, out.OutputType, base)
+	}
+	if vm.StorageSharing == "unknown" && len(vm.Inputs) > 1 {
+		b.WriteString("    aot storage sharing between inputs: unknown (nothing in the file records it)\n")
+	}
 }

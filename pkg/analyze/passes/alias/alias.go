@@ -134,6 +134,9 @@ type Summary struct {
 	// MutatedPlaceholders lists written placeholder positions with the
 	// mutation that wrote them first.
 	MutatedPlaceholders []phMutation
+	// View is AOTAutograd's view and mutation metadata of the graph
+	// (ViewAndMutationMeta's input_info and output_info).
+	View *ViewMeta
 }
 
 type phMutation struct {
@@ -235,6 +238,8 @@ type state struct {
 	phMut    []phMutation
 	phSeen   map[int]bool
 	freshSeq map[[2]int]storage
+	// writeLog is every write (viewMeta tells data from metadata writes).
+	writeLog []writeRec
 }
 
 // view is the node whose storage node id's value aliases (NoNode if none).
@@ -514,6 +519,7 @@ func (st *state) write(id ir.NodeID, via ir.NodeID, v []storage, inner *analyze.
 	// the chain of views, and a graph may write through every link of a
 	// long chain.
 	var prov *analyze.Provenance
+	st.writeLog = append(st.writeLog, writeRec{id: id, via: via})
 	provOnce := func() analyze.Provenance {
 		if prov == nil {
 			p := st.provenance(id, via, inner, hop)
@@ -821,6 +827,7 @@ func (st *state) summarize() *Summary {
 	sum.MutatedInputs = append(sum.MutatedInputs, st.writes...)
 	sum.Mutations = st.mutated
 	sum.MutatedPlaceholders = st.phMut
+	sum.View = st.viewMeta(leaves, outVals)
 	return sum
 }
 
