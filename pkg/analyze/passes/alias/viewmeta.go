@@ -203,6 +203,35 @@ func (st *state) viewMeta(leaves []*ir.Arg, outVals []aval) *ViewMeta {
 			}
 		}
 	}
+	// The input each written value derives from through views (st.chain's
+	// input), memoized along the way: a graph may write through every link
+	// of one long chain of views.
+	const unknown = ir.NodeID(-2)
+	chainRoot := make([]ir.NodeID, len(g.Nodes))
+	for i := range chainRoot {
+		chainRoot[i] = unknown
+	}
+	var path []ir.NodeID
+	inputOfChain := func(id ir.NodeID) ir.NodeID {
+		path = path[:0]
+		r := ir.NoNode
+		for id >= 0 && len(path) <= len(g.Nodes) {
+			if chainRoot[id] != unknown {
+				r = chainRoot[id]
+				break
+			}
+			path = append(path, id)
+			if g.Nodes[id].Op == ir.OpPlaceholder {
+				r = id
+				break
+			}
+			id = st.view(id)
+		}
+		for _, p := range path {
+			chainRoot[p] = r
+		}
+		return r
+	}
 	for _, w := range st.writeLog {
 		nd := &g.Nodes[w.id]
 		ng := noGrad[w.id] || (nd.Target == "higher_order.wrap_with_set_grad_enabled" && len(nd.Args) > 0 && nd.Args[0].Kind == ir.ArgBool && !nd.Args[0].B)
@@ -216,7 +245,7 @@ func (st *state) viewMeta(leaves []*ir.Arg, outVals []aval) *ViewMeta {
 			continue
 		}
 		if w.via >= 0 {
-			if in, _ := st.chain(w.via); in >= 0 {
+			if in := inputOfChain(w.via); in >= 0 {
 				if i := st.inputOf(in); i >= 0 {
 					markData(int(i), ng)
 					continue
