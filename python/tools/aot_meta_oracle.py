@@ -129,7 +129,7 @@ PROGRAMS = [
     ("mut_copy_", lambda x, y: (x.copy_(y), x + 1)[1], lambda: [_r(3), _r(3)]),
     ("mut_fill_", lambda x: (x.fill_(1), x.sum())[1], lambda: [_r(3)]),
     ("mut_twice", lambda x: (x.mul_(2), x.add_(1), x.sin())[2], lambda: [_r(3)]),
-    ("mut_index_put", lambda x, i: (x.index_put_((i,), torch.ones(2)), x + 1)[1],
+    ("mut_index_put", lambda x, i: (x.index_put_((i,), x.new_ones(2)), x + 1)[1],
      lambda: [_r(4), torch.tensor([0, 2])]),
     ("mut_no_grad", _mul_no_grad, lambda: [_nl(3)]),
     ("mut_data", _data_mul, lambda: [_nl(3)]),

@@ -240,6 +240,9 @@ type state struct {
 	freshSeq map[[2]int]storage
 	// writeLog is every write (viewMeta tells data from metadata writes).
 	writeLog []writeRec
+	// bodyInput is, while subgraphCall applies a body's writes, the body's
+	// InputMeta of the input being written (nil elsewhere).
+	bodyInput *InputMeta
 }
 
 // view is the node whose storage node id's value aliases (NoNode if none).
@@ -519,7 +522,7 @@ func (st *state) write(id ir.NodeID, via ir.NodeID, v []storage, inner *analyze.
 	// the chain of views, and a graph may write through every link of a
 	// long chain.
 	var prov *analyze.Provenance
-	st.writeLog = append(st.writeLog, writeRec{id: id, via: via})
+	st.writeLog = append(st.writeLog, writeRec{id: id, via: via, body: st.bodyInput})
 	provOnce := func() analyze.Provenance {
 		if prov == nil {
 			p := st.provenance(id, via, inner, hop)

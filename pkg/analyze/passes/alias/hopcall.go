@@ -98,7 +98,9 @@ func (st *state) subgraphCall(id ir.NodeID, sc *hop.SubgraphCall, outs map[int][
 	path := sc.Graph
 	for _, m := range sum.MutatedPlaceholders {
 		prov := m.Prov
+		st.bodyInput = sum.inputMetaAt(m.Pos)
 		st.write(id, opVia[m.Pos], opStor[m.Pos], &prov, path)
+		st.bodyInput = nil
 	}
 	lv := st.level(id)
 	if r := sc.Forbids(opschema.ForbidAlias, lv.version); r != nil {

@@ -31,6 +31,9 @@ type opInfo struct {
 	rets    []opschema.ReturnAlias
 	writes  []opschema.ConditionalWrite
 	written []int // arguments the schema annotates as written
+	// viewOrCopy: the op returns a view of self or a copy, as the
+	// recorded layouts say (opschema.ViewOrCopy).
+	viewOrCopy opschema.ViewOrCopyKind
 }
 
 // opsOf returns the run's memo of opInfo by call target (nil: no
@@ -47,7 +50,7 @@ func opsOf(pass *analyze.Pass) *ir.TargetMemo[*opInfo] {
 			if !ok {
 				return nil
 			}
-			info := &opInfo{schema: s, rets: s.ReturnAliases(), writes: reg.ConditionalWrites(s), written: s.MutatedArguments()}
+			info := &opInfo{schema: s, rets: s.ReturnAliases(), writes: reg.ConditionalWrites(s), written: s.MutatedArguments(), viewOrCopy: opschema.ViewOrCopy(s)}
 			if src := opschema.StorageSource(s); src >= 0 {
 				// set_: the result is self on source's storage.
 				info.rets = []opschema.ReturnAlias{{Return: 0, Arg: src, Set: "source"}}
@@ -101,7 +104,7 @@ func (st *state) applySchema(id ir.NodeID, info *opInfo, args []ir.Arg, kwargs [
 	rets, aliased = rets[:len(s.Returns)], aliased[:len(s.Returns)]
 	for _, ra := range info.rets {
 		a := bound[ra.Arg]
-		if a == nil {
+		if a == nil || info.viewOrCopy != opschema.AlwaysAsSchema && st.recordedCopy(info.viewOrCopy, a, val) {
 			continue
 		}
 		stor := st.argVal(a).storages()
@@ -147,6 +150,40 @@ func (st *state) applySchema(id ir.NodeID, info *opInfo, args []ir.Arg, kwargs [
 		return rets[0]
 	}
 	return seqOf(slices.Clone(rets), false)
+}
+
+// recordedCopy reports whether a call that returns a view of self or a copy
+// (reshape, contiguous) made a copy, as the recorded layouts of self and of
+// the result say; without concrete recorded sizes and strides it did not
+// (the schema's alias stands).
+func (st *state) recordedCopy(k opschema.ViewOrCopyKind, self *ir.Arg, val *ir.Value) bool {
+	out := tensorOf(val)
+	if self.Kind != ir.ArgNode || self.Ref < 0 || out == nil {
+		return false
+	}
+	in := tensorOf(st.g.Nodes[self.Ref].Val)
+	if in == nil {
+		return false
+	}
+	shape, ok1 := concreteDims(in.Shape)
+	stride, ok2 := concreteDims(in.Stride)
+	newShape, ok3 := concreteDims(out.Shape)
+	if !ok1 || !ok2 || !ok3 || len(shape) != len(stride) {
+		return false
+	}
+	return !k.IsView(shape, stride, newShape)
+}
+
+func concreteDims(ds []ir.Dim) ([]int64, bool) {
+	out := make([]int64, len(ds))
+	for i, d := range ds {
+		v, ok := d.Concrete()
+		if !ok {
+			return nil, false
+		}
+		out[i] = v
+	}
+	return out, true
 }
 
 // conditionHolds reports whether bool argument j is true in this call (its

@@ -98,8 +98,14 @@ func IsInplaceViewOp(target string) bool { return inplaceViewOps[target] }
 func isSetOp(target string) bool { return strings.HasPrefix(target, "aten.set_.") }
 
 // writeRec is one write the analysis saw: node id writes through the
-// value of node via.
-type writeRec struct{ id, via ir.NodeID }
+// value of node via. For a write inside a HOP body, body is the body's
+// InputMeta of the written input: whether the body's writes to it were
+// metadata-only (set_ in wrap_with_set_grad_enabled, as torch.export
+// traces x.set_(y) under no_grad) is the body's answer.
+type writeRec struct {
+	id, via ir.NodeID
+	body    *InputMeta
+}
 
 // viewMeta computes the graph's ViewMeta from the analysed state.
 func (st *state) viewMeta(leaves []*ir.Arg, outVals []aval) *ViewMeta {
@@ -235,10 +241,10 @@ func (st *state) viewMeta(leaves []*ir.Arg, outVals []aval) *ViewMeta {
 	for _, w := range st.writeLog {
 		nd := &g.Nodes[w.id]
 		ng := noGrad[w.id] || (nd.Target == "higher_order.wrap_with_set_grad_enabled" && len(nd.Args) > 0 && nd.Args[0].Kind == ir.ArgBool && !nd.Args[0].B)
-		if IsInplaceViewOp(nd.Target) {
+		if IsInplaceViewOp(nd.Target) || w.body != nil && !w.body.MutatesData && (w.body.MutatesMetadata || w.body.MutatesStorageMetadata) {
 			if i := inputOfCanon(w.via); i >= 0 {
 				metaOp[i] = true
-				if isSetOp(nd.Target) {
+				if isSetOp(nd.Target) || w.body != nil && w.body.MutatesStorageMetadata {
 					vm.Inputs[i].MutatesStorageMetadata = true
 				}
 			}
@@ -443,4 +449,17 @@ func argRequiresGrad(a *ir.Arg, rg []bool) bool {
 func isFloatingDtype(dtype string) bool {
 	d := strings.TrimPrefix(dtype, "torch.")
 	return d == "" || strings.HasPrefix(d, "float") || strings.HasPrefix(d, "complex") || d == "bfloat16" || d == "half" || d == "double" || d == "cfloat" || d == "cdouble"
+}
+
+// inputMetaAt returns the InputMeta of the input at placeholder position
+// pos, nil when pos is not an input or the graph has no ViewMeta.
+func (s *Summary) inputMetaAt(pos int) *InputMeta {
+	if s.View == nil {
+		return nil
+	}
+	// InputPos ascends: inputs are placeholders in graph order.
+	if i, ok := slices.BinarySearch(s.InputPos, pos); ok && i < len(s.View.Inputs) {
+		return &s.View.Inputs[i]
+	}
+	return nil
 }
