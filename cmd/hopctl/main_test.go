@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"errors"
 	"os"
 	"os/exec"
@@ -18,7 +19,7 @@ import (
 // destination behind.
 func TestInterruptLeavesNoTemporaryFile(t *testing.T) {
 	dir, bin := buildHopctl(t)
-	ok, err := interruptWhileWriting(t, dir, func(args ...string) *exec.Cmd { return exec.Command(bin, args...) })
+	ok, err := interruptWhileWriting(t, dir, os.Interrupt, func(args ...string) *exec.Cmd { return exec.Command(bin, args...) })
 	if !ok {
 		t.Skip("the write always finished before the temporary file was seen")
 	}
@@ -46,7 +47,7 @@ func TestIgnoredInterruptStaysIgnored(t *testing.T) {
 		t.Fatal(syscall.Exec(bin, args, os.Environ()))
 	}
 	dir, bin := buildHopctl(t)
-	ok, err := interruptWhileWriting(t, dir, func(args ...string) *exec.Cmd {
+	ok, err := interruptWhileWriting(t, dir, os.Interrupt, func(args ...string) *exec.Cmd {
 		cmd := exec.Command(os.Args[0], "-test.run=^TestIgnoredInterruptStaysIgnored$")
 		cmd.Env = append(os.Environ(), "HOPCTL_TEST_EXEC_IGNORING_INT="+bin, "HOPCTL_TEST_ARGS="+strings.Join(args, " "))
 		return cmd
@@ -80,7 +81,7 @@ func buildHopctl(t *testing.T) (dir, bin string) {
 // (hopctl's arguments to command, which makes the process), sends SIGINT
 // once its temporary file exists, and returns how the process ended;
 // false if every attempt's write finished first.
-func interruptWhileWriting(t *testing.T, dir string, command func(args ...string) *exec.Cmd) (bool, error) {
+func interruptWhileWriting(t *testing.T, dir string, sig os.Signal, command func(args ...string) *exec.Cmd) (bool, error) {
 	for attempt := 0; attempt < 3; attempt++ {
 		out := filepath.Join(dir, "big.json") // the JSON encoding is slow to write: a wide window
 		cmd := command("synth", "-n", "40000", "-o", out)
@@ -98,17 +99,91 @@ func interruptWhileWriting(t *testing.T, dir string, command func(args ...string
 			default:
 			}
 			if tmps, _ := filepath.Glob(filepath.Join(dir, ".big.json.tmp*")); len(tmps) > 0 {
-				cmd.Process.Signal(os.Interrupt)
+				cmd.Process.Signal(sig)
 				signalled = true
 				break
 			}
 			time.Sleep(200 * time.Microsecond)
 		}
 		if !signalled {
-			os.Remove(out)
+			if old, err := os.ReadFile(out + ".old"); err == nil {
+				os.WriteFile(out, old, 0o644) // the old file again, for the next attempt
+			} else {
+				os.Remove(out)
+			}
 			continue // the write finished before the poll saw it; try again
 		}
 		return true, <-done
 	}
 	return false, nil
+}
+
+// TestTerminateKeepsTheOldFile: SIGTERM (what CI runners and timeouts send)
+// during a write over an existing file exits 143 and leaves that file as
+// it was, with no temporary file beside it.
+func TestTerminateKeepsTheOldFile(t *testing.T) {
+	dir, bin := buildHopctl(t)
+	old := []byte("the old file\n")
+	for _, name := range []string{"big.json", "big.json.old"} {
+		if err := os.WriteFile(filepath.Join(dir, name), old, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ok, err := interruptWhileWriting(t, dir, syscall.SIGTERM, func(args ...string) *exec.Cmd { return exec.Command(bin, args...) })
+	if !ok {
+		t.Skip("the write always finished before the temporary file was seen")
+	}
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.Sys().(syscall.WaitStatus).ExitStatus() != 143 {
+		t.Fatalf("exit: %v, want status 143", err)
+	}
+	if got, err := os.ReadFile(filepath.Join(dir, "big.json")); err != nil || !bytes.Equal(got, old) {
+		t.Errorf("the old file: %q, %v", got, err)
+	}
+	entries, _ := os.ReadDir(dir)
+	for _, e := range entries {
+		if n := e.Name(); n != "hopctl" && n != "big.json" && n != "big.json.old" {
+			t.Errorf("left behind: %s", n)
+		}
+	}
+}
+
+// TestConcurrentWritersLeaveOneWholeFile: four hopctl processes converting
+// one graph to the same target at once leave one whole file (equal to what
+// a single run writes) and no temporary file.
+func TestConcurrentWritersLeaveOneWholeFile(t *testing.T) {
+	dir, bin := buildHopctl(t)
+	in, want, out := filepath.Join(dir, "in.pb"), filepath.Join(dir, "want.json"), filepath.Join(dir, "out.json")
+	for _, args := range [][]string{{"synth", "-n", "40000", "-o", in}, {"convert", in, want}} {
+		if b, err := exec.Command(bin, args...).CombinedOutput(); err != nil {
+			t.Fatalf("%v: %v\n%s", args, err, b)
+		}
+	}
+	cmds := make([]*exec.Cmd, 4)
+	for i := range cmds {
+		cmds[i] = exec.Command(bin, "convert", in, out)
+		if err := cmds[i].Start(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i, c := range cmds {
+		if err := c.Wait(); err != nil {
+			t.Errorf("writer %d: %v", i, err)
+		}
+	}
+	got, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if w, _ := os.ReadFile(want); !bytes.Equal(got, w) {
+		t.Errorf("the target (%d bytes) is not what one run writes (%d bytes)", len(got), len(w))
+	}
+	entries, _ := os.ReadDir(dir)
+	for _, e := range entries {
+		switch e.Name() {
+		case "hopctl", "in.pb", "want.json", "out.json":
+		default:
+			t.Errorf("left behind: %s", e.Name())
+		}
+	}
 }

@@ -35,3 +35,12 @@ func dtypeSize(dtype string) (size int64, ok bool) {
 	size, ok = dtypeSizes[d]
 	return size, ok
 }
+
+// ElementSize is the element size of a dtype torch has, in bytes; ok is
+// false for an unrecorded dtype ("") and a name torch does not have.
+func ElementSize(dtype string) (size int64, ok bool) {
+	if dtype == "" {
+		return 0, false
+	}
+	return dtypeSize(dtype)
+}

@@ -12,23 +12,6 @@ import (
 // their operands' shapes, so every backward node carries a value like the
 // nodes make_fx records.
 
-// dtypeSize returns the element size of dtype in bytes.
-func dtypeSize(dtype string) (int64, bool) {
-	switch dtype {
-	case "float64", "int64", "complex64":
-		return 8, true
-	case "float32", "int32", "complex32", "qint32":
-		return 4, true
-	case "float16", "bfloat16", "int16":
-		return 2, true
-	case "complex128":
-		return 16, true
-	case "int8", "uint8", "bool", "float8_e4m3fn", "float8_e5m2", "qint8", "quint8":
-		return 1, true
-	}
-	return 0, false
-}
-
 // isDifferentiableDtype reports whether a tensor of dtype can require grad:
 // floating point and complex dtypes.
 func isDifferentiableDtype(dtype string) bool {
@@ -329,7 +312,7 @@ func tensorBytes(m *ir.TensorMeta) (int64, bool) {
 	if !ok {
 		return 0, false
 	}
-	sz, ok := dtypeSize(m.Dtype)
+	sz, ok := ir.ElementSize(m.Dtype)
 	return satMul(n, sz), ok
 }
 
@@ -416,6 +399,3 @@ func tensorValue(m *ir.TensorMeta) *ir.Value {
 // TensorBytes is tensorBytes for other packages (the partitioners' weights,
 // the report's saved-value sizes).
 func TensorBytes(m *ir.TensorMeta) (int64, bool) { return tensorBytes(m) }
-
-// ElementSize is dtypeSize for other packages.
-func ElementSize(dtype string) (int64, bool) { return dtypeSize(dtype) }

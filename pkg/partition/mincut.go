@@ -696,7 +696,7 @@ func nodeSize(v *ir.Value) (size int64, sym bool) {
 		if b, ok := jointgraph.TensorBytes(t); ok {
 			return b, false
 		}
-		if es, ok := jointgraph.ElementSize(t.Dtype); ok {
+		if es, ok := ir.ElementSize(t.Dtype); ok {
 			// A symbolic numel counts as 4096 elements, as AOTAutograd's
 			// _size_of does (hint_int(numel, fallback=4096)): an unbacked
 			// size has no hint, and hopctl keeps none (a while_loop's

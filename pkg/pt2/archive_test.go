@@ -4,7 +4,9 @@ import (
 	"archive/zip"
 	"bytes"
 	"compress/flate"
+	"fmt"
 	"hash/crc32"
+	"os"
 	"runtime"
 	"strings"
 	"testing"
@@ -77,5 +79,61 @@ func TestEntryLimitIsTheInputLimit(t *testing.T) {
 	// Under the limit the entry is read (and refused as a program, later).
 	if _, err := Decode(bomb(1000, 1001), "small.pt2"); err == nil || strings.Contains(err.Error(), "inflates past") || strings.Contains(err.Error(), "not JSON") {
 		t.Errorf("under the limit: got %v", err)
+	}
+}
+
+// TestManyEntries: an archive of a real program plus 100,000 weight
+// entries (a model with many tensors saves one entry each under data/) is
+// read whole, with memory within the contract's 50 × the input's size, and
+// one entry named twice among them is still found.
+func TestManyEntries(t *testing.T) {
+	real, err := os.ReadFile("../../testdata/pt2/2.14/cond.aten.pt2")
+	if err != nil {
+		t.Fatal(err)
+	}
+	zr, err := zip.NewReader(bytes.NewReader(real), int64(len(real)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	build := func(dup bool) []byte {
+		var b bytes.Buffer
+		zw := zip.NewWriter(&b)
+		for _, f := range zr.File {
+			if err := zw.Copy(f); err != nil {
+				t.Fatal(err)
+			}
+		}
+		prefix, _, _ := strings.Cut(zr.File[0].Name, "/")
+		for i := range 100_000 {
+			w, err := zw.CreateHeader(&zip.FileHeader{Name: fmt.Sprintf("%s/data/weights/w_%d", prefix, i), Method: zip.Store})
+			if err != nil {
+				t.Fatal(err)
+			}
+			w.Write([]byte{byte(i)})
+		}
+		if dup {
+			w, _ := zw.CreateHeader(&zip.FileHeader{Name: prefix + "/data/weights/w_99999", Method: zip.Store})
+			w.Write([]byte{1})
+		}
+		zw.Close()
+		return b.Bytes()
+	}
+	data := build(false)
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	m, err := Decode(data, "many.pt2")
+	runtime.ReadMemStats(&after)
+	if err != nil {
+		t.Fatalf("an archive of 100,000 entries: %v", err)
+	}
+	if len(m.Graphs) == 0 || len(m.Root().Nodes) == 0 {
+		t.Fatal("the program was not read")
+	}
+	if alloc := after.TotalAlloc - before.TotalAlloc; alloc > 50*uint64(len(data)) {
+		t.Errorf("reading a %d-byte archive of 100,000 entries allocated %d bytes", len(data), alloc)
+	}
+	if _, err := Decode(build(true), "many.pt2"); err == nil || !strings.Contains(err.Error(), "w_99999\" appears twice") {
+		t.Errorf("a duplicate among 100,000 entries: got %v", err)
 	}
 }
