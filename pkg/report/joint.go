@@ -40,6 +40,10 @@ type JointMetaDisagreement struct {
 type JointInput struct {
 	Index int    `json:"index"`
 	Name  string `json:"name"`
+	// ProgramName is the name the program knows the input by: its
+	// state_dict key for a parameter or buffer, else the forward's
+	// placeholder name.
+	ProgramName string `json:"program_name,omitempty"`
 }
 
 // JointPartition is what the forward saves for the backward.
@@ -75,11 +79,14 @@ type SaveAll struct {
 // numel × element size, -1 when the shape is symbolic; Shape is empty for
 // a SymInt.
 type SavedValue struct {
-	Name  string `json:"name"`
-	Kind  string `json:"kind"`
-	Shape string `json:"shape,omitempty"`
-	Dtype string `json:"dtype,omitempty"`
-	Bytes int64  `json:"bytes"`
+	Name string `json:"name"`
+	// ProgramName is, for a saved primal, the name the program knows it
+	// by (JointInput.ProgramName).
+	ProgramName string `json:"program_name,omitempty"`
+	Kind        string `json:"kind"`
+	Shape       string `json:"shape,omitempty"`
+	Dtype       string `json:"dtype,omitempty"`
+	Bytes       int64  `json:"bytes"`
 	// Source is where the program makes it (partition.SavedValue.Source);
 	// Why, why the partition saves it.
 	Source string `json:"source"`

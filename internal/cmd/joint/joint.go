@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 
@@ -207,6 +208,7 @@ func jointRun(opts *Options) error {
 	// not referenced past Build, so the collector can free it while the
 	// partition and the outputs are made.
 	frozen := frozenAttributes(in.Module)
+	names := newPrimalNames(in.Module)
 	mode, masks, _ := jointgraph.ParseMasks(opts.Masks)
 	conv, _ := jointgraph.ParseConvention(opts.HOPConvention)
 	j, err := jointgraph.Build(in.Module, jointgraph.Options{
@@ -220,7 +222,7 @@ func jointRun(opts *Options) error {
 		}
 		return err
 	}
-	summary := jointSummary(j, opts, frozen)
+	summary := jointSummary(j, opts, frozen, names)
 	timings.Lap("joint")
 
 	var part, all *partition.Partition
@@ -259,7 +261,7 @@ func jointRun(opts *Options) error {
 		w = opts.IO.ErrOut // the graph is standard output: the summary goes to stderr
 	}
 	if opts.Format == "json" {
-		return report.WriteJSON(w, jointDoc(j, opts, frozen, part, all))
+		return report.WriteJSON(w, jointDoc(j, opts, frozen, part, all, names))
 	}
 	io.WriteString(w, summary)
 	if part != nil {
@@ -269,7 +271,7 @@ func jointRun(opts *Options) error {
 		}
 		fmt.Fprintf(w, "partition %s%s: %d saved values, %s\n", part.Mode, budget, part.NumSaved(), humanBytes(part.TotalBytes()))
 		if opts.Report {
-			writeReport(w, part, all)
+			writeReport(w, part, all, names)
 		}
 	}
 	return nil
@@ -397,7 +399,7 @@ func invalidOutput(path string, err error) error {
 
 // jointSummary is what the command prints of the joint: its masks, the
 // frozen attributes, mutated inputs and inputs updated in place.
-func jointSummary(j *jointgraph.Joint, opts *Options, frozen []string) string {
+func jointSummary(j *jointgraph.Joint, opts *Options, frozen []string, names primalNames) string {
 	var b strings.Builder
 	if len(j.Masks) <= maxPrintedMasks {
 		fmt.Fprintf(&b, "masks: %s (%s)\n", jointgraph.FormatMasks(j.Masks), maskSource(opts.Masks))
@@ -416,10 +418,10 @@ func jointSummary(j *jointgraph.Joint, opts *Options, frozen []string) string {
 			len(frozen), abbreviateList(frozen, 8))
 	}
 	if len(j.MutatedInputs) > 0 {
-		fmt.Fprintf(&b, "mutated inputs (written back with copy_): %s\n", inputNames(j, j.MutatedInputs))
+		fmt.Fprintf(&b, "mutated inputs (written back with copy_): %s\n", inputNames(j, j.MutatedInputs, names))
 	}
 	if len(j.InPlaceInputs) > 0 {
-		fmt.Fprintf(&b, "inputs updated in place (kept as in the forward): %s\n", inputNames(j, j.InPlaceInputs))
+		fmt.Fprintf(&b, "inputs updated in place (kept as in the forward): %s\n", inputNames(j, j.InPlaceInputs, names))
 	}
 	for _, d := range j.MetaDisagreements {
 		fmt.Fprintf(&b, "recorded meta: node %s (%s) was traced from x.detach() (%s) and requires no grad there, but %s requires grad in this graph: it gets a gradient, as torch gives it running this graph; the training IR keeps the detach\n",
@@ -480,10 +482,10 @@ func maskSource(s string) string {
 }
 
 // jointDoc is the summary as the JSON document.
-func jointDoc(j *jointgraph.Joint, opts *Options, frozen []string, part, all *partition.Partition) *report.JointDoc {
+func jointDoc(j *jointgraph.Joint, opts *Options, frozen []string, part, all *partition.Partition, names primalNames) *report.JointDoc {
 	d := &report.JointDoc{SchemaVersion: report.JointSchemaVersion, File: opts.In, Masks: j.Masks,
 		MaskSource: maskSource(opts.Masks), FrozenAttributes: append([]string{}, frozen...),
-		MutatedInputs: jointInputs(j, j.MutatedInputs), InPlaceInputs: jointInputs(j, j.InPlaceInputs)}
+		MutatedInputs: jointInputs(j, j.MutatedInputs, names), InPlaceInputs: jointInputs(j, j.InPlaceInputs, names)}
 	for _, m := range j.MetaDisagreements {
 		d.MetaDisagreements = append(d.MetaDisagreements, report.JointMetaDisagreement{Node: m.Node, Target: m.Target, Recorded: m.Recorded})
 	}
@@ -496,7 +498,7 @@ func jointDoc(j *jointgraph.Joint, opts *Options, frozen []string, part, all *pa
 		}
 		saved := part.Saved()
 		for _, s := range saved {
-			v := report.SavedValue{Name: s.Name, Kind: s.Kind, Dtype: s.Dtype, Bytes: s.Bytes, Source: s.Source, Why: s.Why}
+			v := report.SavedValue{Name: s.Name, ProgramName: names.of(s.Name), Kind: s.Kind, Dtype: s.Dtype, Bytes: s.Bytes, Source: s.Source, Why: s.Why}
 			if s.Kind == "tensor" {
 				v.Shape = ir.FormatDims(s.Shape)
 			}
@@ -513,33 +515,78 @@ func jointDoc(j *jointgraph.Joint, opts *Options, frozen []string, part, all *pa
 	return d
 }
 
-func jointInputs(j *jointgraph.Joint, idx []int) []report.JointInput {
+func jointInputs(j *jointgraph.Joint, idx []int, names primalNames) []report.JointInput {
 	ph := j.Module.Root().Placeholders()
 	out := []report.JointInput{}
 	for _, i := range idx {
 		if i < len(ph) {
-			out = append(out, report.JointInput{Index: i, Name: j.Module.Root().Nodes[ph[i]].Name})
+			n := j.Module.Root().Nodes[ph[i]].Name
+			out = append(out, report.JointInput{Index: i, Name: n, ProgramName: names.of(n)})
 		}
 	}
 	return out
 }
 
-func inputNames(j *jointgraph.Joint, idx []int) string {
+func inputNames(j *jointgraph.Joint, idx []int, names primalNames) string {
 	ph := j.Module.Root().Placeholders()
-	var names []string
+	var out []string
 	for _, i := range idx {
 		if i < len(ph) {
-			names = append(names, j.Module.Root().Nodes[ph[i]].Name)
+			out = append(out, names.label(j.Module.Root().Nodes[ph[i]].Name))
 		}
 	}
-	return strings.Join(names, ", ")
+	return strings.Join(out, ", ")
+}
+
+// primalNames are the names the program knows the joint's primals by:
+// primals_k is the forward's k-th placeholder, known by its state_dict key
+// (bn.running_mean) when the export signature gives one, else by the
+// placeholder's own name (x). They are read before Build, which consumes
+// the forward graph. The joint's own names stay what AOTAutograd calls
+// them (primals_k, tangents_k), and each is printed with the name it
+// stands for.
+type primalNames []string
+
+func newPrimalNames(m *ir.Module) primalNames {
+	root := m.Root()
+	var out primalNames
+	for _, id := range root.Placeholders() {
+		name := root.Nodes[id].Name
+		if m.Signature != nil {
+			name = m.Signature.StateName(name)
+		}
+		out = append(out, ir.Printable(name))
+	}
+	return out
+}
+
+// of returns the program's name for joint placeholder n ("primals_3"), ""
+// for any other name.
+func (p primalNames) of(n string) string {
+	k, ok := strings.CutPrefix(n, "primals_")
+	if !ok {
+		return ""
+	}
+	i, err := strconv.Atoi(k)
+	if err != nil || i < 1 || i > len(p) {
+		return ""
+	}
+	return p[i-1]
+}
+
+// label is n with the program's name beside it: "primals_3 (steps)".
+func (p primalNames) label(n string) string {
+	if pn := p.of(n); pn != "" && pn != n {
+		return n + " (" + pn + ")"
+	}
+	return n
 }
 
 // writeReport lists the saved values as a table, with where the program
 // makes each and why it is saved, then the saved bytes per source line (the
 // per-layer view of activation memory), and what a partition saving every
 // forward value the backward reads keeps (all: the default partition's).
-func writeReport(w io.Writer, p *partition.Partition, all *partition.Partition) {
+func writeReport(w io.Writer, p *partition.Partition, all *partition.Partition, names primalNames) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "saved value\tkind\tshape\tdtype\tbytes\twhy\t")
 	saved := p.Saved()
@@ -552,7 +599,7 @@ func writeReport(w io.Writer, p *partition.Partition, all *partition.Partition) 
 		if s.Bytes >= 0 {
 			b = fmt.Sprint(s.Bytes)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t\n", s.Name, s.Kind, shape, s.Dtype, b, s.Why)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t\n", names.label(s.Name), s.Kind, shape, s.Dtype, b, s.Why)
 	}
 	fmt.Fprintf(tw, "total\t\t\t\t%d\t\t\n", p.TotalBytes())
 	tw.Flush()
