@@ -48,9 +48,13 @@ type AnalyzeGraph struct {
 	// program (a file with a graph signature), say what each input is:
 	// its torch.export InputKind (PARAMETER, BUFFER, USER_INPUT, …) and
 	// its state_dict key ("lin.weight"; "" for user inputs and tokens).
-	InputKinds    []string `json:"input_kinds,omitempty"`
-	InputTargets  []string `json:"input_targets,omitempty"`
-	NumOutputs    int      `json:"num_outputs"`
+	InputKinds   []string `json:"input_kinds,omitempty"`
+	InputTargets []string `json:"input_targets,omitempty"`
+	NumOutputs   int      `json:"num_outputs"`
+	// Outputs names each output as the program does: the node it returns
+	// ("" for a constant). The alias maps' keys and values index Inputs
+	// and Outputs.
+	Outputs       []string `json:"outputs"`
 	InpInpAlias   IndexMap `json:"inp_inp_alias"`
 	InpOutAlias   IndexMap `json:"inp_out_alias"`
 	OutOutAlias   IndexMap `json:"out_out_alias"`
@@ -254,10 +258,18 @@ func NewAnalyzeFile(path string, m *ir.Module, res *analyze.Result) AnalyzeFile 
 		byGraph[f.Graph] = append(byGraph[f.Graph], NewFinding(f))
 	}
 	for _, g := range m.Graphs {
-		ag := AnalyzeGraph{Name: g.Name, Inputs: []string{}, InpInpAlias: IndexMap{}, InpOutAlias: IndexMap{}, OutOutAlias: IndexMap{}, MutatedInputs: []int{}, Findings: []Finding{}}
+		ag := AnalyzeGraph{Name: g.Name, Inputs: []string{}, Outputs: []string{}, InpInpAlias: IndexMap{}, InpOutAlias: IndexMap{}, OutOutAlias: IndexMap{}, MutatedInputs: []int{}, Findings: []Finding{}}
 		if s, ok := sums[g.Name].(*alias.Summary); ok {
 			ag.Inputs = append(ag.Inputs, s.Inputs...)
 			ag.NumOutputs = s.NumOutputs
+			leaves, _ := g.Outputs()
+			for _, l := range leaves {
+				name := ""
+				if l.Kind == ir.ArgNode {
+					name = l.S
+				}
+				ag.Outputs = append(ag.Outputs, name)
+			}
 			ag.InpInpAlias = append(ag.InpInpAlias, s.InpInpAlias...)
 			ag.InpOutAlias = append(ag.InpOutAlias, s.InpOutAlias...)
 			ag.OutOutAlias = append(ag.OutOutAlias, s.OutOutAlias...)
@@ -347,7 +359,7 @@ func WriteAnalyzeText(w io.Writer, doc *AnalyzeDoc) error {
 				fmt.Fprintf(&b, "      %s: %s\n", l[1:len(l)-1], mu.Provenance())
 			}
 			fmt.Fprintf(&b, "    inp_inp_alias: %s  inp_out_alias: %s  out_out_alias: %s\n",
-				pairs(g.InpInpAlias), pairs(g.InpOutAlias), pairs(g.OutOutAlias))
+				pairs(g.InpInpAlias, g.Inputs, g.Inputs), pairs(g.InpOutAlias, g.Inputs, g.Outputs), pairs(g.OutOutAlias, g.Outputs, g.Outputs))
 			writeViewMetaText(&b, g)
 			nfind += len(g.Findings)
 		}
@@ -434,12 +446,22 @@ func indexList(xs []int, names []string) string {
 	return "[" + strings.Join(parts, ", ") + "]"
 }
 
-func pairs(m IndexMap) string {
+// pairs prints an alias map with each index named as the program names it
+// ("1 (y): 1 (unsqueeze)"), the indices being what PyTorch's
+// check_input_alias_and_mutation returns.
+func pairs(m IndexMap, from, to []string) string {
 	parts := make([]string, len(m))
 	for i, p := range m {
-		parts[i] = fmt.Sprintf("%d: %d", p.From, p.To)
+		parts[i] = named(p.From, from) + ": " + named(p.To, to)
 	}
 	return "{" + strings.Join(parts, ", ") + "}"
+}
+
+func named(i int, names []string) string {
+	if i >= 0 && i < len(names) && names[i] != "" {
+		return fmt.Sprintf("%d (%s)", i, ir.Printable(names[i]))
+	}
+	return strconv.Itoa(i)
 }
 
 // writeViewMetaText prints AOTAutograd's kinds: one line per input that is
@@ -470,11 +492,21 @@ func writeViewMetaText(b *strings.Builder, g AnalyzeGraph) {
 		if out.OutputType == alias.OutNonAlias && out.BaseIdx == nil {
 			continue
 		}
+		// base_idx indexes the inputs for an alias of an input, the
+		// outputs for an intermediate base that is a user output, and
+		// AOTAutograd's list of intermediate bases otherwise.
 		base := ""
-		if out.BaseIdx != nil {
-			base = fmt.Sprintf(" base_idx=%d", *out.BaseIdx)
+		if k := out.BaseIdx; k != nil {
+			switch out.OutputType {
+			case alias.OutAliasOfInput, alias.OutIsInput:
+				base = " of input " + named(*k, names)
+			case alias.OutAliasOfIntermediateBaseOut:
+				base = " of output " + named(*k, g.Outputs)
+			default:
+				base = fmt.Sprintf(" base_idx=%d", *k)
+			}
 		}
-		fmt.Fprintf(b, "    aot output %d: %s%s\n", j, out.OutputType, base)
+		fmt.Fprintf(b, "    aot output %s: %s%s\n", named(j, g.Outputs), out.OutputType, base)
 	}
 	if vm.StorageSharing == "unknown" && len(vm.Inputs) > 1 {
 		b.WriteString("    aot storage sharing between inputs: unknown (nothing in the file records it)\n")

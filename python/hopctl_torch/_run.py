@@ -138,6 +138,13 @@ class Report(dict):
         return ", ".join("%d (%s)" % (i, names[i]) if i < len(names) else str(i) for i in indices)
 
     @staticmethod
+    def _pairs(m, src, dst):
+        """An alias map as hopctl's text report prints it: {1 (y): 1 (unsqueeze)}."""
+        def named(i, names):
+            return "%d (%s)" % (i, names[i]) if 0 <= i < len(names) and names[i] else str(i)
+        return "{" + ", ".join("%s: %s" % (named(int(k), src), named(v, dst)) for k, v in m.items()) + "}"
+
+    @staticmethod
     def _provenance(m):
         """Where a write comes from, as hopctl's text report says it."""
         if "signature_output" in m:
@@ -161,8 +168,10 @@ class Report(dict):
                     lines.append("    mutated_inputs: [%s]" % self._named(g, g["mutated_inputs"]))
                     for m in g.get("mutations", []):
                         lines.append("      %s: %s" % (self._named(g, [m["input"]]), self._provenance(m)))
+                    ins, outs = g.get("inputs", []), g.get("outputs", [])
                     lines.append("    inp_inp_alias: %s  inp_out_alias: %s  out_out_alias: %s" % (
-                        g.get("inp_inp_alias", {}), g.get("inp_out_alias", {}), g.get("out_out_alias", {})))
+                        self._pairs(g.get("inp_inp_alias", {}), ins, ins), self._pairs(g.get("inp_out_alias", {}), ins, outs),
+                        self._pairs(g.get("out_out_alias", {}), outs, outs)))
         findings = list(self._findings())
         if findings:
             lines.append("findings (%d):" % len(findings))
