@@ -330,7 +330,6 @@ func WriteJSON(w io.Writer, v any) error {
 	return err
 }
 
-
 // WriteAnalyzeText renders the document for people.
 func WriteAnalyzeText(w io.Writer, doc *AnalyzeDoc) error {
 	var b strings.Builder
@@ -370,6 +369,7 @@ func WriteAnalyzeText(w io.Writer, doc *AnalyzeDoc) error {
 func writeFindingText(b *strings.Builder, path string, f Finding) {
 	fmt.Fprintf(b, "    %s: %s: graph %s: node %s: %s [%s]\n", f.Severity, ir.Printable(path), ir.Abbrev(ir.DisplayName(f.Graph)), ir.Abbrev(f.Node), printableLines(f.Message), ir.Printable(f.Rule))
 	writeProvenanceText(b, "      ", f.Provenance)
+	writeHelpText(b, "      ", f.Rule)
 }
 
 // writeProvenanceText renders a finding's provenance under it, each line
