@@ -32,7 +32,9 @@ func TestMistakenInputs(t *testing.T) {
 	}
 	var names []string
 	for _, e := range entries {
-		names = append(names, e.Name())
+		if e.Name() != "README.md" {
+			names = append(names, e.Name())
+		}
 	}
 	if keys := slices.Sorted(maps.Keys(want)); !slices.Equal(names, keys) {
 		t.Fatalf("testdata/mistaken holds %v, the test expects %v: regenerate with python/tools/make_mistaken.py or update the test", names, keys)
