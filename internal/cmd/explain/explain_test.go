@@ -1,6 +1,7 @@
 package explain_test
 
 import (
+	"encoding/json"
 	"html"
 	"os"
 	"path/filepath"
@@ -86,6 +87,14 @@ func TestEmittedRules(t *testing.T) {
 	}
 }
 
+// sarifRule is what TestHelpLine reads of a SARIF reportingDescriptor.
+type sarifRule struct {
+	ID   string `json:"id"`
+	Help struct {
+		Text string `json:"text"`
+	} `json:"help"`
+}
+
 // explainFix is the Fix section of `hopctl explain id`.
 func explainFix(t *testing.T, id string) string {
 	t.Helper()
@@ -98,14 +107,15 @@ func explainFix(t *testing.T, id string) string {
 // TestHelpLine lints testdata/lint/<id>.pbtxt, which triggers rule id, for
 // every rule: each of its findings is followed by a "help:" line in the
 // text output (after the provenance, before the next finding), the GitHub
-// annotation and the JUnit failure carry the same line, and the fix is the
-// one `hopctl explain` prints.
+// annotation and the JUnit failure carry the same line, SARIF's rule help
+// ends with it, and the fix is the one `hopctl explain` prints.
 func TestHelpLine(t *testing.T) {
 	dir := t.TempDir()
 	for _, r := range lint.Rules() {
 		file := filepath.Join("..", "..", "..", "testdata", "lint", r.ID+".pbtxt")
-		gh, junit := filepath.Join(dir, r.ID+".gh"), filepath.Join(dir, r.ID+".xml")
-		code, out, stderr := run("lint", "--fail-on", "none", "--format", "text", "--format", "github="+gh, "--format", "junit="+junit, file)
+		gh, junit, sarif := filepath.Join(dir, r.ID+".gh"), filepath.Join(dir, r.ID+".xml"), filepath.Join(dir, r.ID+".sarif")
+		code, out, stderr := run("lint", "--fail-on", "none", "--format", "text", "--format", "github="+gh, "--format", "junit="+junit,
+			"--format", "sarif="+sarif, file)
 		if code != cli.ExitOK && code != cli.ExitInput {
 			t.Errorf("lint %s: exit %d: %s", file, code, stderr)
 			continue
@@ -140,6 +150,23 @@ func TestHelpLine(t *testing.T) {
 		ghText, _ := os.ReadFile(gh)
 		if want := "%0Ahelp: " + r.Fix; !strings.Contains(string(ghText), want) {
 			t.Errorf("%s: GitHub annotations lack %q:\n%s", r.ID, want, ghText)
+		}
+		var log struct {
+			Runs []struct {
+				Tool struct {
+					Driver struct {
+						Rules []sarifRule `json:"rules"`
+					} `json:"driver"`
+				} `json:"tool"`
+			} `json:"runs"`
+		}
+		sarifText, _ := os.ReadFile(sarif)
+		if err := json.Unmarshal(sarifText, &log); err != nil || len(log.Runs) != 1 {
+			t.Errorf("%s: SARIF: %v", r.ID, err)
+		} else if rules := log.Runs[0].Tool.Driver.Rules; !slices.ContainsFunc(rules, func(sr sarifRule) bool {
+			return sr.ID == r.ID && strings.HasSuffix(sr.Help.Text, "\nFix: "+r.Fix)
+		}) {
+			t.Errorf("%s: SARIF's rule help does not end with the fix %q", r.ID, r.Fix)
 		}
 		junitText, _ := os.ReadFile(junit)
 		if want := "  help: " + html.EscapeString(r.Fix); !strings.Contains(string(junitText), want) {
