@@ -141,10 +141,12 @@ func isPython(path string, data []byte, _ []string) bool {
 	case ".py", ".pyw", ".pyi":
 		return true
 	}
-	if SniffEncoding(data) != Text {
+	// Only the start is read: a large file that failed to decode is not
+	// scanned again.
+	head := data[:min(len(data), 4096)]
+	if !textLike(head) {
 		return false
 	}
-	head := data[:min(len(data), 4096)]
 	if bytes.HasPrefix(head, []byte("#!")) {
 		line, _, _ := bytes.Cut(head, []byte("\n"))
 		return bytes.Contains(line, []byte("python"))
