@@ -161,6 +161,9 @@ type Finding struct {
 	Node       string      `json:"node"`
 	Message    string      `json:"message"`
 	Provenance *Provenance `json:"provenance,omitempty"`
+	// Help is the rule's fix (analyze.Rule.Fix), as text output prints it
+	// under the finding.
+	Help string `json:"help,omitempty"`
 	// FileWide marks a finding about the whole file (graph and node are
 	// then empty), such as a schema table entry that does not parse.
 	FileWide bool `json:"file_wide,omitempty"`
@@ -235,7 +238,8 @@ func sortPairs(ps []alias.Pair) {
 
 // NewFinding converts an analysis finding.
 func NewFinding(f analyze.Finding) Finding {
-	out := Finding{Rule: f.Rule, Severity: f.Severity.String(), Graph: f.Graph, Node: f.Node, Message: f.Message, FileWide: f.FileWide}
+	out := Finding{Rule: f.Rule, Severity: f.Severity.String(), Graph: f.Graph, Node: f.Node, Message: f.Message, FileWide: f.FileWide,
+		Help: ruleFix(f.Rule)}
 	if p := f.Provenance; p != nil {
 		out.Provenance = &Provenance{Input: p.Input, InputIndex: p.InputIndex, Views: p.Views, Node: p.Node, Path: p.Path, StackTrace: p.StackTrace}
 	}
