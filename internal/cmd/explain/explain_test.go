@@ -108,7 +108,8 @@ func explainFix(t *testing.T, id string) string {
 // every rule: each of its findings is followed by a "help:" line in the
 // text output (after the provenance, before the next finding), the GitHub
 // annotation and the JUnit failure carry the same line, SARIF's rule help
-// ends with it, and the fix is the one `hopctl explain` prints.
+// ends with it, analyze's text has it too, and the fix is the one
+// `hopctl explain` prints.
 func TestHelpLine(t *testing.T) {
 	dir := t.TempDir()
 	for _, r := range lint.Rules() {
@@ -167,6 +168,13 @@ func TestHelpLine(t *testing.T) {
 			return sr.ID == r.ID && strings.HasSuffix(sr.Help.Text, "\nFix: "+r.Fix)
 		}) {
 			t.Errorf("%s: SARIF's rule help does not end with the fix %q", r.ID, r.Fix)
+		}
+		// analyze prints the findings of its own analyzers (alias and
+		// unknown-op) with the same line.
+		if _, out, _ := run("analyze", file); strings.Contains(out, " ["+r.ID+"]\n") != strings.Contains(out, "\n      help: "+r.Fix+"\n") {
+			t.Errorf("%s: analyze's text has the finding without the help line %q or the reverse:\n%s", r.ID, r.Fix, out)
+		} else if slices.Contains([]string{"hop-input-mutation", "hop-input-alias", "unknown-op"}, r.ID) && !strings.Contains(out, " ["+r.ID+"]\n") {
+			t.Errorf("%s: analyze reports no finding of it:\n%s", r.ID, out)
 		}
 		junitText, _ := os.ReadFile(junit)
 		if want := "  help: " + html.EscapeString(r.Fix); !strings.Contains(string(junitText), want) {
