@@ -104,6 +104,31 @@ func TestMistakenByContent(t *testing.T) {
 	}
 }
 
+// TestLintDirOfModels: lint on a directory holding a project's models but
+// no graph file says what they are and the export to run, not only that
+// it found nothing; a walk counts what Expand walks (not the files in a
+// skipped .git, nor below DIR without /...).
+func TestLintDirOfModels(t *testing.T) {
+	sandbox(t)
+	for _, f := range []string{"ckpt/a.pt", "ckpt/b.pt", "ckpt/model.py", "ckpt/sub/c.onnx", "ckpt/.git/d.pt", "empty/x.txt"} {
+		if err := os.MkdirAll(filepath.Dir(f), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(f, []byte("x"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, tc := range []struct{ arg, want string }{
+		{"ckpt", "lint: no graph files in ckpt: the 2 .pt and 1 .py files there are not graph files; export the model: torch.export.save("},
+		{"ckpt/...", "lint: no graph files in ckpt/...: the 2 .pt, 1 .onnx and 1 .py files there are not graph files;"},
+		{"empty", "lint: no graph files in empty\n"},
+	} {
+		if code, _, stderr := run(t, "lint", tc.arg); code != cli.ExitUsage || !strings.Contains(stderr, tc.want) {
+			t.Errorf("lint %s: exit %d, want 2 and %q: %s", tc.arg, code, tc.want, stderr)
+		}
+	}
+}
+
 // TestDirectoryToSingleFileCommand: a directory given where one graph file
 // is read names the command that reads directories.
 func TestDirectoryToSingleFileCommand(t *testing.T) {
