@@ -216,9 +216,9 @@ func NewLintDocWith(results []lint.FileResult, o LintOptions) *LintDoc {
 // finding ("path: graph g: node n: severity: message [rule]"), message
 // continuation lines indented, then the provenance as analyze prints it
 // (input → views → path, and the stack trace with the source line) and the
-// rule's fix ("help: ..."), then a summary line. Findings a --baseline lists are only counted. Files that
-// could not be read are counted in the summary; the command reports their
-// errors on stderr.
+// rule's fix ("help: ..."), then a summary line. Findings a --baseline
+// lists are only counted. Files that could not be read are counted in the
+// summary; the command reports their errors on stderr.
 func WriteLintText(w io.Writer, doc *LintDoc) error {
 	var b strings.Builder
 	for _, f := range doc.Files {
