@@ -14,6 +14,7 @@ import (
 	"sync"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/hopctl/hopctl/internal/atomicfile"
 	"github.com/hopctl/hopctl/internal/build"
@@ -250,7 +251,7 @@ in hopctl).`,
 	cmd.SetErr(f.IOStreams.ErrOut)
 	cmd.SetVersionTemplate("hopctl version {{.Version}}\n")
 	cmd.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
-		return cmdutil.FlagErrorf("%v (see '%s --help')", err, c.CommandPath())
+		return cmdutil.FlagErrorf("%v%s (see '%s --help')", err, flagSuggestion(c, err), c.CommandPath())
 	})
 	cmd.PersistentFlags().String("config", "", "configuration file (default .hopctl.yaml from the current directory up to the repository's root, if present)")
 	cmdutil.BindFlag(cmd, "config", hopconfig.KeyConfig)
@@ -378,6 +379,44 @@ func requireSubcommand(cmd *cobra.Command) {
 		return cmdutil.FlagErrorf("%s; see '%s --help'", msg, c.CommandPath())
 	}
 	cmd.RunE = func(c *cobra.Command, args []string) error { return c.Help() }
+}
+
+// flagSuggestion is ", did you mean --format?" for an unknown flag near
+// enough to one of c's flags to be a typo of it, else "": cobra suggests
+// subcommands, never flags. A long flag typed with one dash ("-format")
+// is parsed as shorthands, so the suggestion is the long flag.
+func flagSuggestion(c *cobra.Command, err error) string {
+	var ne *pflag.NotExistError
+	if !errors.As(err, &ne) {
+		return ""
+	}
+	typed := ne.GetSpecifiedName()
+	if s := ne.GetSpecifiedShortnames(); s != "" {
+		typed, _, _ = strings.Cut(s, "=")
+		if len(typed) < 3 {
+			return "" // -Z: a shorthand, not a long flag typed with one dash
+		}
+	}
+	var names []string
+	c.Flags().VisitAll(func(f *pflag.Flag) {
+		if !f.Hidden {
+			names = append(names, f.Name)
+		}
+	})
+	best, bestD := "", -1
+	for _, n := range names {
+		d := cmdutil.EditDistance(strings.ToLower(typed), n)
+		if len(typed) >= 3 && strings.HasPrefix(n, strings.ToLower(typed)) {
+			d = 1 // --part for --partition: pflag takes no abbreviations
+		}
+		if bestD < 0 || d < bestD {
+			best, bestD = n, d
+		}
+	}
+	if best == "" || bestD >= len(typed) || bestD > max(2, len(best)/3) {
+		return ""
+	}
+	return ", did you mean --" + best + "?"
 }
 
 // closest returns the suggestion nearest to typed in edit distance (cobra

@@ -121,9 +121,13 @@ type Rule struct {
 	Category string
 	Short    string // one line
 	Doc      string // a paragraph
-	// Example is a small example in Markdown: what triggers the rule and
-	// how to fix it. docs/lint-rules.md and SARIF's rule help show it.
+	// Example is a small example in Markdown of what triggers the rule.
 	Example string
+	// Fix says how to fix a finding, in one sentence starting lower case.
+	// It is written once, here: text output prints it under every finding
+	// ("help: ..."), hopctl explain under "Fix", docs/lint-rules.md and
+	// SARIF's rule help after the example.
+	Fix string
 	// Invalid marks rules whose findings mean the file is invalid input
 	// (exit 3): structure defects, a schema table that does not parse,
 	// calls that do not fit their schemas or subgraphs. Every command
@@ -139,9 +143,10 @@ const RuleDocsURL = "https://github.com/hopctl/hopctl/blob/main/docs/lint-rules.
 // HelpURI is the link to the rule's section of RuleDocsURL.
 func (r Rule) HelpURI() string { return RuleDocsURL + "#" + r.ID }
 
-// Help is the rule's help in Markdown: what it checks, then the example.
+// Help is the rule's help in Markdown: what it checks, the example, then
+// the fix.
 func (r Rule) Help() string {
-	return r.Doc + "\n\n" + r.Example
+	return r.Doc + "\n\n" + r.Example + "\nFix: " + r.Fix
 }
 
 // Analyzer describes one analysis.

@@ -51,7 +51,7 @@ func LoadFile(path string) (m *Module, err error) {
 		return fail(err)
 	}
 	if st.IsDir() {
-		return fail(errors.New("is a directory, not a graph file"))
+		return fail(DirectoryError(path))
 	}
 	size := int64(-1)
 	if st.Mode().IsRegular() {
@@ -74,18 +74,37 @@ func LoadFile(path string) (m *Module, err error) {
 		}()
 		defer catchFault(data, &err)
 		if fm := formatOf(path, data); fm != nil {
-			return fm.Decode(data, path)
+			return mistaken(fm.Decode(data, path))(path, data)
 		}
-		return decodeMapped(data, encodingOf(path, data), path)
+		return mistaken(decodeMapped(data, encodingOf(path, data), path))(path, data)
 	}
 	data, err := readInput(f, size, limit, checkStreamStart)
 	if err != nil {
 		return fail(err)
 	}
 	if fm := formatOf(path, data); fm != nil {
-		return fm.Decode(data, path)
+		return mistaken(fm.Decode(data, path))(path, data)
 	}
-	return decode(data, encodingOf(path, data), path, true)
+	return mistaken(decode(data, encodingOf(path, data), path, true))(path, data)
+}
+
+// mistaken passes a decoding's result on, but replaces the decoder's
+// error on a file torch users pass by mistake (mistakeOf) by what the
+// file is and what to run instead.
+func mistaken(m *Module, err error) func(path string, data []byte) (*Module, error) {
+	return func(path string, data []byte) (*Module, error) {
+		if err == nil || errors.Is(err, errTruncatedWhileRead) {
+			return m, err
+		}
+		var de *DecodeError
+		if !errors.As(err, &de) {
+			return m, err
+		}
+		if what := mistakeOf(path, data); what != nil {
+			return nil, &DecodeError{Loc: Location{File: path}, Err: what}
+		}
+		return m, err
+	}
 }
 
 // afterMapHook, when set (by tests), runs between mapping a file and

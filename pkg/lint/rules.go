@@ -68,31 +68,31 @@ var ownRules = []Rule{
 		Doc:   "An entry of the file's op schema table does not parse, names a different op than its schema, or repeats an op with a different schema. The file is invalid input; the other checks run without that entry.",
 		Example: `~~~
 schemas { name: "aten::add.Tensor" schema: "aten::add.Tensor(Tensor self, Tensor other" }
-~~~
-Fix: re-export the graph so that the table holds 'str(op._schema)' verbatim.`},
+~~~`,
+		Fix: "re-export the graph so that the table holds 'str(op._schema)' verbatim."},
 	{ID: RuleUseBeforeDef, Name: "UseBeforeDefinition", Severity: analyze.Error, Category: "structure", Invalid: true,
 		Short: "a node uses a node defined after it",
 		Doc:   "FX graphs are in topological order: every argument refers to an earlier node.",
 		Example: `~~~
 add = torch.ops.aten.add.Tensor(x, mul)   # mul is defined below
 mul = torch.ops.aten.mul.Tensor(x, x)
-~~~
-Fix: re-export the graph (FX graphs are topologically sorted).`},
+~~~`,
+		Fix: "re-export the graph (FX graphs are topologically sorted)."},
 	{ID: RuleDanglingRef, Name: "DanglingReference", Severity: analyze.Error, Category: "structure", Invalid: true,
 		Short: "a node refers to a node that does not exist in its graph",
 		Doc:   "An argument names a node that is not in the same graph.",
 		Example: `~~~
 add = torch.ops.aten.add.Tensor(x, y_9)   # no node y_9 in this graph
-~~~
-Fix: re-export the graph.`},
+~~~`,
+		Fix: "re-export the graph."},
 	{ID: RuleDuplicateName, Name: "DuplicateName", Severity: analyze.Error, Category: "structure", Invalid: true,
 		Short: "two nodes, submodules or attributes share a name",
 		Doc:   "Node names are unique within a graph, submodule names and attribute names within a file.",
 		Example: `~~~
 add = torch.ops.aten.add.Tensor(x, x)
 add = torch.ops.aten.mul.Tensor(x, x)   # second node named add
-~~~
-Fix: re-export the graph.`},
+~~~`,
+		Fix: "re-export the graph."},
 	{ID: RuleMissingOutput, Name: "MissingOutputNode", Severity: analyze.Error, Category: "structure", Invalid: true,
 		Short: "a graph has no output node",
 		Doc:   "Every graph ends with exactly one output node.",
@@ -100,44 +100,44 @@ Fix: re-export the graph.`},
 def forward(self, x):
     add = torch.ops.aten.add.Tensor(x, x)
     # no return
-~~~
-Fix: re-export the graph.`},
+~~~`,
+		Fix: "re-export the graph."},
 	{ID: RuleExtraOutput, Name: "ExtraOutputNode", Severity: analyze.Error, Category: "structure", Invalid: true,
 		Short: "a graph has more than one output node, or nodes after it",
 		Doc:   "Every graph ends with exactly one output node.",
 		Example: `~~~
 return (add,)
 mul = torch.ops.aten.mul.Tensor(x, x)   # a node after the output
-~~~
-Fix: re-export the graph.`},
+~~~`,
+		Fix: "re-export the graph."},
 	{ID: RuleCycle, Name: "GraphCycle", Severity: analyze.Error, Category: "structure", Invalid: true,
 		Short: "nodes (or subgraphs calling each other) form a cycle",
 		Doc:   "A node that uses itself, a cycle of nodes, or subgraphs that call each other.",
 		Example: `~~~
 add = torch.ops.aten.add.Tensor(x, add)   # uses itself
-~~~
-Fix: re-export the graph.`},
+~~~`,
+		Fix: "re-export the graph."},
 	{ID: RuleMissingAttr, Name: "MissingAttribute", Severity: analyze.Error, Category: "structure", Invalid: true,
 		Short: "get_attr or call_module target does not exist",
 		Doc:   "A get_attr names no submodule or tensor attribute; a call_module names no submodule.",
 		Example: `~~~
 true_graph_0 = self.true_graph_0   # no submodule true_graph_0 in the file
-~~~
-Fix: re-export the graph with its subgraphs and attributes.`},
+~~~`,
+		Fix: "re-export the graph with its subgraphs and attributes."},
 	{ID: RuleMalformedNode, Name: "MalformedNode", Severity: analyze.Error, Category: "structure", Invalid: true,
 		Short: "malformed node, submodule or module",
 		Doc:   "A node with an empty name or no op kind, a submodule with an empty name, a module without a root graph, or subgraphs nested more than ir.MaxNesting (1000) levels deep (reported once, at the first such graph).",
 		Example: `~~~
 nodes { name: "" op: CALL_FUNCTION target: "aten.add.Tensor" }   # no name
-~~~
-Fix: re-export the graph.`},
+~~~`,
+		Fix: "re-export the graph."},
 	{ID: RuleBadShape, Name: "ImpossibleShape", Severity: analyze.Error, Category: "structure", Invalid: true,
 		Short: "a tensor's recorded shape is impossible",
 		Doc:   "A negative size, an element count or a storage size in bytes that overflows int64, a negative or missing stride, or a dtype or layout torch does not have, in a node's value or an attribute's metadata.",
 		Example: `~~~
 val { tensor { shape: [2, -3] } }   # a negative size
-~~~
-Fix: re-export the graph; the recorded metadata is corrupt.`},
+~~~`,
+		Fix: "re-export the graph; the recorded metadata is corrupt."},
 }
 
 // Rules returns every rule, in listing order.

@@ -240,3 +240,53 @@ func graphJSON(p string) (bool, error) {
 	head = head[:n]
 	return bytes.Contains(head, []byte(`"formatVersion"`)) || bytes.Contains(head, []byte(`"format_version"`)) || pt2.IsProgramJSON(head), nil
 }
+
+// modelExtensions are the extensions of the files a PyTorch project keeps
+// models in that are not graph files: torch.save checkpoints and
+// TorchScript (.pt, .pth, .ckpt), ONNX and the Python source. A walk that
+// finds no graph file but these says so (NotGraphFiles).
+var modelExtensions = []string{".pt", ".pth", ".ckpt", ".onnx", ".py"}
+
+// NotGraphFiles describes the model files that are not graph files which
+// the directories of args hold, walked as Expand walks them: "2 .pt and 1
+// .py files", or "" when there are none.
+func NotGraphFiles(args []string) string {
+	counts := map[string]int{}
+	for _, a := range args {
+		dir, recursive := strings.CutSuffix(filepath.ToSlash(a), "/...")
+		if a == "..." || recursive && dir == "" {
+			dir, recursive = ".", true
+		}
+		if st, err := os.Stat(filepath.FromSlash(dir)); err != nil || !st.IsDir() {
+			continue
+		}
+		root := filepath.FromSlash(dir)
+		_ = filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+			switch {
+			case err != nil:
+				return nil
+			case d.IsDir() && p != root && (!recursive || skippedDir(d.Name())):
+				return filepath.SkipDir
+			case d.Type().IsRegular():
+				if ext := strings.ToLower(filepath.Ext(p)); slices.Contains(modelExtensions, ext) {
+					counts[ext]++
+				}
+			}
+			return nil
+		})
+	}
+	var parts []string
+	for _, ext := range modelExtensions {
+		if n := counts[ext]; n > 0 {
+			parts = append(parts, fmt.Sprintf("%d %s", n, ext))
+		}
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	s := strings.Join(parts, ", ")
+	if i := strings.LastIndex(s, ", "); i >= 0 {
+		s = s[:i] + " and " + s[i+2:]
+	}
+	return s + " files"
+}

@@ -165,6 +165,9 @@ type Finding struct {
 	Node       string      `json:"node"`
 	Message    string      `json:"message"`
 	Provenance *Provenance `json:"provenance,omitempty"`
+	// Help is the rule's fix (analyze.Rule.Fix), as text output prints it
+	// under the finding.
+	Help string `json:"help,omitempty"`
 	// FileWide marks a finding about the whole file (graph and node are
 	// then empty), such as a schema table entry that does not parse.
 	FileWide bool `json:"file_wide,omitempty"`
@@ -239,7 +242,8 @@ func sortPairs(ps []alias.Pair) {
 
 // NewFinding converts an analysis finding.
 func NewFinding(f analyze.Finding) Finding {
-	out := Finding{Rule: f.Rule, Severity: f.Severity.String(), Graph: f.Graph, Node: f.Node, Message: f.Message, FileWide: f.FileWide}
+	out := Finding{Rule: f.Rule, Severity: f.Severity.String(), Graph: f.Graph, Node: f.Node, Message: f.Message, FileWide: f.FileWide,
+		Help: ruleFix(f.Rule)}
 	if p := f.Provenance; p != nil {
 		out.Provenance = &Provenance{Input: p.Input, InputIndex: p.InputIndex, Views: p.Views, Node: p.Node, Path: p.Path, StackTrace: p.StackTrace}
 	}
@@ -381,6 +385,7 @@ func WriteAnalyzeText(w io.Writer, doc *AnalyzeDoc) error {
 func writeFindingText(b *strings.Builder, path string, f Finding) {
 	fmt.Fprintf(b, "    %s: %s: graph %s: node %s: %s [%s]\n", f.Severity, ir.Printable(path), ir.Abbrev(ir.DisplayName(f.Graph)), ir.Abbrev(f.Node), printableLines(f.Message), ir.Printable(f.Rule))
 	writeProvenanceText(b, "      ", f.Provenance)
+	writeHelpText(b, "      ", f.Rule)
 }
 
 // writeProvenanceText renders a finding's provenance under it, each line

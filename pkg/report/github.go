@@ -27,10 +27,10 @@ func ghPath(uri string) string {
 // The file and line are SARIF's primary location (the user's Python line
 // when the stack trace leads into the source root, else the graph file and,
 // in text and JSON graph files, the node's line), relative to the source
-// root with the path prefix; the
-// message carries the graph, node and provenance. Findings a baseline
-// lists and suppressed findings are left out; unreadable files are
-// ::error annotations on the file, skipped ones ::notice.
+// root with the path prefix; the message carries the graph, node,
+// provenance and the rule's fix ("help: ..."). Findings a baseline lists
+// and suppressed findings are left out; unreadable files are ::error
+// annotations on the file, skipped ones ::notice.
 func WriteGitHub(w io.Writer, doc *LintDoc, o SARIFOptions) error {
 	b := newSarifBuilder(o)
 	var sb strings.Builder
@@ -65,6 +65,7 @@ func WriteGitHub(w io.Writer, doc *LintDoc, o SARIFOptions) error {
 			}
 			msg.WriteString("\n" + where + "\n")
 			writeProvenanceText(&msg, "", fd.Provenance)
+			writeHelpText(&msg, "", fd.Rule)
 			sev, _ := analyze.ParseSeverity(fd.Severity)
 			fmt.Fprintf(&sb, "::%s %s::%s\n", ghLevel(sev), props, ghData(strings.TrimRight(msg.String(), "\n")))
 		}

@@ -13,9 +13,9 @@ import (
 // JUnit XML for `hopctl lint --format junit`, the shape CI systems
 // (Jenkins, GitLab, GitHub test reporters) read: one testsuite per graph
 // file, one testcase per finding (a failure whose type is the rule id and
-// whose text has the location and provenance), and one passing testcase
-// "lint" for a file without findings. An unreadable file is a testcase
-// with an error. Findings a baseline lists and suppressed findings are
+// whose text has the location, provenance and the rule's fix), and one
+// passing testcase "lint" for a file without findings. An unreadable file
+// is a testcase with an error. Findings a baseline lists and suppressed findings are
 // left out, as in the text output.
 
 type junitSuites struct {
@@ -80,6 +80,7 @@ func WriteJUnit(w io.Writer, doc *LintDoc) error {
 			var text strings.Builder
 			fmt.Fprintf(&text, "%s: %s: %s [%s]\n", f.Path, fd.Severity, fd.Message, fd.Rule)
 			writeProvenanceText(&text, "  ", fd.Provenance)
+			writeHelpText(&text, "  ", fd.Rule)
 			s.Cases = append(s.Cases, junitCase{Name: name, Classname: f.Path,
 				Failure: &junitProblem{Message: firstLine(fd.Message), Type: fd.Rule, Text: text.String()}})
 			s.Failures++

@@ -215,10 +215,10 @@ func NewLintDocWith(results []lint.FileResult, o LintOptions) *LintDoc {
 // WriteLintText renders a run for people, golangci-lint style: one line per
 // finding ("path: graph g: node n: severity: message [rule]"), message
 // continuation lines indented, then the provenance as analyze prints it
-// (input → views → path, and the stack trace with the source line), then a
-// summary line. Findings a --baseline lists are only counted. Files that
-// could not be read are counted in the summary; the command reports their
-// errors on stderr.
+// (input → views → path, and the stack trace with the source line) and the
+// rule's fix ("help: ..."), then a summary line. Findings a --baseline
+// lists are only counted. Files that could not be read are counted in the
+// summary; the command reports their errors on stderr.
 func WriteLintText(w io.Writer, doc *LintDoc) error {
 	var b strings.Builder
 	for _, f := range doc.Files {
@@ -239,6 +239,7 @@ func WriteLintText(w io.Writer, doc *LintDoc) error {
 				fmt.Fprintf(&b, "    %s\n", l)
 			}
 			writeProvenanceText(&b, "    ", fd.Provenance)
+			writeHelpText(&b, "    ", fd.Rule)
 		}
 	}
 	s := doc.Summary
@@ -271,6 +272,22 @@ func WriteLintText(w io.Writer, doc *LintDoc) error {
 	b.WriteString("\n")
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// writeHelpText prints the fix of a finding's rule under it, as rustc and
+// ruff print theirs: "help: return a fresh tensor ...". The text is the
+// rule table's (analyze.Rule.Fix), the one hopctl explain shows.
+func writeHelpText(b *strings.Builder, indent, rule string) {
+	if fix := ruleFix(rule); fix != "" {
+		fmt.Fprintf(b, "%shelp: %s\n", indent, fix)
+	}
+}
+
+// ruleFix is the fix of the rule with the given id, "" for an id the
+// table does not have.
+func ruleFix(rule string) string {
+	r, _ := lint.LookupRule(rule)
+	return r.Fix
 }
 
 func plural(n int) string {
@@ -307,6 +324,7 @@ type RuleDoc struct {
 	Category string `json:"category"`
 	Short    string `json:"short"`
 	Doc      string `json:"doc"`
+	Fix      string `json:"fix"`
 	Invalid  bool   `json:"invalid_input"`
 }
 
@@ -314,7 +332,7 @@ type RuleDoc struct {
 func NewRuleDocs(rules []lint.Rule) []RuleDoc {
 	out := make([]RuleDoc, len(rules))
 	for i, r := range rules {
-		out[i] = RuleDoc{ID: r.ID, Severity: r.Severity.String(), Category: r.Category, Short: r.Short, Doc: r.Doc, Invalid: r.Invalid}
+		out[i] = RuleDoc{ID: r.ID, Severity: r.Severity.String(), Category: r.Category, Short: r.Short, Doc: r.Doc, Fix: r.Fix, Invalid: r.Invalid}
 	}
 	return out
 }

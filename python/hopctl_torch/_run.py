@@ -178,6 +178,8 @@ class Report(dict):
             for f, x in findings:
                 where = "graph %s: node %s" % (x.get("graph") or "<root>", x.get("node", ""))
                 lines.append("  %s: %s: %s: %s [%s]" % (x.get("severity"), f.get("path"), where, x.get("message", "").split("\n")[0], x.get("rule")))
+                if x.get("help"):
+                    lines.append("    help: %s" % x["help"])
         else:
             lines.append("no findings")
         return "\n".join(lines)

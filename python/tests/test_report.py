@@ -20,6 +20,8 @@ class ReportTest(unittest.TestCase):
         text = str(r)
         self.assertIn("mutated_inputs: [1 (x_1)]", text)
         self.assertIn("cond_true might be modifying the input! [hop-input-mutation]", text)
+        # The rule's fix under the finding, as hopctl's text output prints it.
+        self.assertIn("[hop-input-mutation]\n    help: compute out of place ('y = x + 1')", text)
         html = r._repr_html_()
         self.assertIn("<td>1 (x_1): node cond → true_graph_0 → ", html)
         self.assertIn("&lt;root&gt;", html)

@@ -73,20 +73,18 @@ func Write(w io.Writer, r lint.Rule) error {
 		b.WriteString("; a finding makes the file invalid input (exit 3)")
 	}
 	fmt.Fprintf(&b, ".\n\n%s\n\n## PyTorch\n\n%s\n\n", r.Doc, mirrors[r.ID])
-	trigger, fix := splitExample(r.Example)
-	fmt.Fprintf(&b, "## Trigger\n\n%s\n\n## Fix\n\n%s\n\nMore: %s\n", trigger, fix, r.HelpURI())
+	fmt.Fprintf(&b, "## Trigger\n\n%s\n\n## Fix\n\n%s\n\nMore: %s\n", strings.TrimSpace(r.Example), sentence(r.Fix), r.HelpURI())
 	_, err := io.WriteString(w, b.String())
 	return err
 }
 
-// splitExample splits a rule's example at its "Fix: " line: every example
-// in the table is the triggering code, then the fix (TestEveryRule checks).
-func splitExample(ex string) (trigger, fix string) {
-	trigger, fix, _ = strings.Cut(ex, "\nFix: ")
-	if fix != "" {
-		fix = strings.ToUpper(fix[:1]) + fix[1:] // the table's fixes start lower case, after "Fix: "
+// sentence is a rule's fix as a sentence of its own: the table's fixes
+// start lower case, as they follow "help: " and "Fix: ".
+func sentence(fix string) string {
+	if fix == "" {
+		return fix
 	}
-	return strings.TrimSpace(trigger), strings.TrimSpace(fix)
+	return strings.ToUpper(fix[:1]) + fix[1:]
 }
 
 // closest returns the rule id nearest to typed in edit distance, if it is

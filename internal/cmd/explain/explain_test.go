@@ -1,6 +1,9 @@
 package explain_test
 
 import (
+	"encoding/json"
+	"html"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -27,8 +30,8 @@ func TestEveryRule(t *testing.T) {
 			t.Errorf("explain %s: exit %d, stderr %q", r.ID, code, stderr)
 			continue
 		}
-		if strings.Count(r.Example, "\nFix: ") != 1 {
-			t.Errorf("%s: the example has no single \"Fix: \" line to split trigger and fix at:\n%s", r.ID, r.Example)
+		if r.Fix == "" || strings.Contains(r.Example, "Fix:") || strings.Contains(r.Fix, "\n") {
+			t.Errorf("%s: the fix must be one line in Rule.Fix, not in the example: fix %q, example:\n%s", r.ID, r.Fix, r.Example)
 		}
 		sections := map[string]string{}
 		head, rest, _ := strings.Cut(out, "\n## ")
@@ -80,6 +83,102 @@ func TestEmittedRules(t *testing.T) {
 	for _, r := range lint.Rules() {
 		if !slices.Contains(emitted[r.ID], r.ID+".pbtxt") {
 			t.Errorf("testdata/lint/%s.pbtxt does not trigger %s (files that do: %v)", r.ID, r.ID, emitted[r.ID])
+		}
+	}
+}
+
+// sarifRule is what TestHelpLine reads of a SARIF reportingDescriptor.
+type sarifRule struct {
+	ID   string `json:"id"`
+	Help struct {
+		Text string `json:"text"`
+	} `json:"help"`
+}
+
+// explainFix is the Fix section of `hopctl explain id`.
+func explainFix(t *testing.T, id string) string {
+	t.Helper()
+	_, out, _ := run("explain", id)
+	_, fix, _ := strings.Cut(out, "\n## Fix\n\n")
+	fix, _, _ = strings.Cut(fix, "\n\nMore: ")
+	return fix
+}
+
+// TestHelpLine lints testdata/lint/<id>.pbtxt, which triggers rule id, for
+// every rule: each of its findings is followed by a "help:" line in the
+// text output (after the provenance, before the next finding), the GitHub
+// annotation and the JUnit failure carry the same line, SARIF's rule help
+// ends with it, analyze's text has it too, and the fix is the one
+// `hopctl explain` prints.
+func TestHelpLine(t *testing.T) {
+	dir := t.TempDir()
+	for _, r := range lint.Rules() {
+		file := filepath.Join("..", "..", "..", "testdata", "lint", r.ID+".pbtxt")
+		gh, junit, sarif := filepath.Join(dir, r.ID+".gh"), filepath.Join(dir, r.ID+".xml"), filepath.Join(dir, r.ID+".sarif")
+		code, out, stderr := run("lint", "--fail-on", "none", "--format", "text", "--format", "github="+gh, "--format", "junit="+junit,
+			"--format", "sarif="+sarif, file)
+		if code != cli.ExitOK && code != cli.ExitInput {
+			t.Errorf("lint %s: exit %d: %s", file, code, stderr)
+			continue
+		}
+		findings := 0
+		lines := strings.Split(out, "\n")
+		for i, l := range lines {
+			if !strings.HasSuffix(l, " ["+r.ID+"]") {
+				continue
+			}
+			findings++
+			help := ""
+			for _, next := range lines[i+1:] {
+				if !strings.HasPrefix(next, "    ") {
+					break // the next finding or the summary
+				}
+				if h, ok := strings.CutPrefix(next, "    help: "); ok {
+					help = h
+				}
+			}
+			if help != r.Fix {
+				t.Errorf("%s: finding %q has help %q, want %q:\n%s", r.ID, l, help, r.Fix, out)
+				continue
+			}
+			if fix := explainFix(t, r.ID); !strings.EqualFold(fix[:1], help[:1]) || fix[1:] != help[1:] {
+				t.Errorf("%s: explain's fix %q differs from the help line %q", r.ID, fix, help)
+			}
+		}
+		if findings == 0 {
+			t.Errorf("%s: no finding of %s in the text output:\n%s", file, r.ID, out)
+		}
+		ghText, _ := os.ReadFile(gh)
+		if want := "%0Ahelp: " + r.Fix; !strings.Contains(string(ghText), want) {
+			t.Errorf("%s: GitHub annotations lack %q:\n%s", r.ID, want, ghText)
+		}
+		var log struct {
+			Runs []struct {
+				Tool struct {
+					Driver struct {
+						Rules []sarifRule `json:"rules"`
+					} `json:"driver"`
+				} `json:"tool"`
+			} `json:"runs"`
+		}
+		sarifText, _ := os.ReadFile(sarif)
+		if err := json.Unmarshal(sarifText, &log); err != nil || len(log.Runs) != 1 {
+			t.Errorf("%s: SARIF: %v", r.ID, err)
+		} else if rules := log.Runs[0].Tool.Driver.Rules; !slices.ContainsFunc(rules, func(sr sarifRule) bool {
+			return sr.ID == r.ID && strings.HasSuffix(sr.Help.Text, "\nFix: "+r.Fix)
+		}) {
+			t.Errorf("%s: SARIF's rule help does not end with the fix %q", r.ID, r.Fix)
+		}
+		// analyze prints the findings of its own analyzers (alias and
+		// unknown-op) with the same line.
+		if _, out, _ := run("analyze", file); strings.Contains(out, " ["+r.ID+"]\n") != strings.Contains(out, "\n      help: "+r.Fix+"\n") {
+			t.Errorf("%s: analyze's text has the finding without the help line %q or the reverse:\n%s", r.ID, r.Fix, out)
+		} else if slices.Contains([]string{"hop-input-mutation", "hop-input-alias", "unknown-op"}, r.ID) && !strings.Contains(out, " ["+r.ID+"]\n") {
+			t.Errorf("%s: analyze reports no finding of it:\n%s", r.ID, out)
+		}
+		junitText, _ := os.ReadFile(junit)
+		if want := "  help: " + html.EscapeString(r.Fix); !strings.Contains(string(junitText), want) {
+			t.Errorf("%s: JUnit lacks %q:\n%s", r.ID, want, junitText)
 		}
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -67,7 +68,8 @@ mutated inputs are written back with copy_ at the end of the graph.
 
 --masks (or --masks=auto) infers the masks as prepare_fw_with_masks does: an
 output gets a tangent iff it is a tensor that requires grad. --masks=all
-follows prepare_fw_with_masks_all_requires_grad. --masks=1,0,1 is explicit.
+follows prepare_fw_with_masks_all_requires_grad. --masks=1,0,1 is explicit
+(--masks 1,0,1 too, unless a file is named 1,0,1).
 The masks used are printed and recorded in the file (annotation
 hopctl.joint.masks).
 
@@ -97,9 +99,12 @@ atomically.`,
   hopctl joint model.pb -o joint.pb --masks=1,0
   hopctl joint model.pb --partition mincut --fw-out fw.pb --bw-out bw.pb --report
   hopctl joint model.pb --partition mincut --memory-budget 0.5 --report`,
-		Args: cmdutil.ExactArgs(1, "IN"),
+		Args: func(cmd *cobra.Command, args []string) error {
+			in, err := masksArg(cmd, args, opts)
+			opts.In = in
+			return err
+		},
 		RunE: func(cmd *cobra.Command, args []string) error {
-			opts.In = args[0]
 			if cmd.Flags().Changed("memory-budget") {
 				b := budget
 				opts.MemoryBudget = &b
@@ -140,6 +145,40 @@ func (opts *Options) budget() float64 {
 		return 1
 	}
 	return *opts.MemoryBudget
+}
+
+// masksArg returns the input file of args. --masks takes an optional
+// value, which pflag only reads after '=': in "--masks 1,0 model.pb" it
+// sets the masks to auto and leaves 1,0 as a second argument. When one of
+// two arguments is a mask list and no file of that name exists, it is
+// what the user meant as the value; otherwise the error shows the form.
+func masksArg(cmd *cobra.Command, args []string, opts *Options) (string, error) {
+	bare := cmd.Flags().Changed("masks") && opts.Masks == cmd.Flags().Lookup("masks").NoOptDefVal
+	if len(args) == 2 && bare {
+		var masks []int
+		for i, a := range args {
+			if _, _, err := jointgraph.ParseMasks(a); err == nil && a != "" && !exists(a) {
+				masks = append(masks, i)
+			}
+		}
+		if len(masks) == 1 {
+			opts.Masks = args[masks[0]]
+			return args[1-masks[0]], nil
+		}
+	}
+	if err := cmdutil.ExactArgs(1, "IN")(cmd, args); err != nil {
+		if bare && len(args) > 1 {
+			return "", cmdutil.FlagErrorf("%s: too many arguments, want IN: --masks takes its value after '=' (--masks=1,0,1, --masks=all) (see '%s --help')", cmd.Name(), cmd.CommandPath())
+		}
+		return "", err
+	}
+	return args[0], nil
+}
+
+// exists reports whether a file of that name exists.
+func exists(name string) bool {
+	_, err := os.Stat(name)
+	return err == nil
 }
 
 func validate(opts *Options) error {

@@ -31,6 +31,13 @@ func TestNewCmdJoint(t *testing.T) {
 		{Args: "a.pb -o j.pb", Want: Options{In: "a.pb", Out: "j.pb", Masks: "auto", HOPConvention: "none", Format: "text"}},
 		{Args: "a.pb -o j.pb --masks", Want: Options{In: "a.pb", Out: "j.pb", Masks: "auto", HOPConvention: "none", Format: "text"}},
 		{Args: "a.pb -o j.pb --masks=1,0,1", Want: Options{In: "a.pb", Out: "j.pb", Masks: "1,0,1", HOPConvention: "none", Format: "text"}},
+		// --masks VALUE as users type it: pflag leaves VALUE as an argument.
+		{Args: "a.pb -o j.pb --masks 1,0,1", Want: Options{In: "a.pb", Out: "j.pb", Masks: "1,0,1", HOPConvention: "none", Format: "text"}},
+		{Args: "--masks 1 a.pb -o j.pb", Want: Options{In: "a.pb", Out: "j.pb", Masks: "1", HOPConvention: "none", Format: "text"}},
+		{Args: "a.pb --masks all -o j.pb", Want: Options{In: "a.pb", Out: "j.pb", Masks: "all", HOPConvention: "none", Format: "text"}},
+		{Args: "a.pb --masks 1 b.pb -o j.pb", WantErr: "--masks takes its value after '=' (--masks=1,0,1"},
+		{Args: "a.pb b.pb -o j.pb", WantErr: "too many arguments, want IN"},
+		{Args: "a.pb --masks 1,x -o j.pb", WantErr: "--masks takes its value after '='"},
 		{Args: "a.pb --masks=all --unmask-none-gradients --hop-convention create_bw_fn -o j.pb",
 			Want: Options{In: "a.pb", Out: "j.pb", Masks: "all", UnmaskNone: true, HOPConvention: "create_bw_fn", Format: "text"}},
 		{Args: "a.pb --partition mincut --fw-out f.pb --bw-out b.pb --report",

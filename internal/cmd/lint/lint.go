@@ -215,7 +215,13 @@ func lintRun(opts *Options) error {
 		}
 	}
 	if len(entries) == 0 {
-		return cmdutil.FlagErrorf("lint: no graph files in %s", strings.Join(opts.Files, " "))
+		msg := "lint: no graph files in " + strings.Join(opts.Files, " ")
+		if other := lint.NotGraphFiles(opts.Files); other != "" {
+			// A project's checkpoints, TorchScript, ONNX or sources: say
+			// what hopctl reads instead of only that nothing was found.
+			msg += fmt.Sprintf(": the %s there are not graph files; export the model: %s", other, ir.ExportHint)
+		}
+		return cmdutil.FlagErrorf("%s", msg)
 	}
 	if err := checkOutputs(opts, outs, files); err != nil {
 		return err

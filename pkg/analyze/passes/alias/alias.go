@@ -55,8 +55,8 @@ def true_fn(x):
     x.add_(1)          # writes the branch's input
     return (x.sin(),)
 torch.cond(pred, true_fn, false_fn, (x,))
-~~~
-Fix: compute out of place ('y = x + 1') and return the new value; write the caller's tensor outside the HOP.`},
+~~~`,
+			Fix: "compute out of place ('y = x + 1') and return the new value; write the caller's tensor outside the HOP."},
 		{ID: RuleHOPAlias, Name: "HopSubgraphAliasesInput", Severity: analyze.Error, Category: "hop",
 			Short: "a HOP subgraph aliases its inputs or outputs",
 			Doc: "A HOP subgraph returns one of its inputs or a view of it, returns the same storage twice, or is called with two operands " +
@@ -64,23 +64,23 @@ Fix: compute out of place ('y = x + 1') and return the new value; write the call
 			Example: `~~~python
 def body_fn(i, x):
     return i + 1, x.view(-1)   # returns a view of its input
-~~~
-Fix: return a fresh tensor ('x.clone()', or an out-of-place op) instead of the input or a view of it.`},
+~~~`,
+			Fix: "return a fresh tensor ('x.clone()', or an out-of-place op) instead of the input or a view of it."},
 		{ID: RuleBadHOPCall, Name: "MalformedHopCall", Severity: analyze.Error, Category: "hop", Invalid: true,
 			Short: "malformed HOP call",
 			Doc:   "A HOP call whose subgraph arguments are not get_attr nodes of existing subgraphs, whose operand lists are not lists, or whose subgraph takes a different number of inputs than the call passes. The file is invalid input.",
 			Example: `~~~
 cond = torch.ops.higher_order.cond(pred, true_graph_0, false_graph_0, (x, y))
 # true_graph_0 takes one placeholder, the call passes two operands
-~~~
-Fix: re-export the graph; a traced program cannot produce this.`},
+~~~`,
+			Fix: "re-export the graph; a traced program cannot produce this."},
 		{ID: RuleUnknownOp, Name: "UnknownOperator", Severity: analyze.Warning, Category: "schema",
 			Short: "op with no schema: its aliasing and writes are unknown",
 			Doc:   "No schema for the call target in the file's schema table, the built-in ATen table or the HOP definitions; the alias analysis treats its result as fresh and cannot see writes.",
 			Example: `~~~
 my_op = torch.ops.mylib.fused.default(x)   # no schema in the file
-~~~
-Fix: export with the bridge, which records 'str(op._schema)' of every op in the file, or register the op's schema.`},
+~~~`,
+			Fix: "export with the bridge, which records 'str(op._schema)' of every op in the file, or register the op's schema."},
 	},
 	Requires: []*analyze.Analyzer{hopcalls.Analyzer},
 	Run:      run,

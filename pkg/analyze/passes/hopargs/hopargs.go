@@ -35,8 +35,8 @@ var Analyzer = hopcalls.Check("hopargs",
 			"may only be Tensor, int or SymInt (invoke_subgraph also allows Generator and script objects).",
 		Example: `~~~python
 torch.cond(pred, true_fn, false_fn, (x, 1.5))   # a float operand
-~~~
-Fix: pass tensors, ints or SymInts ('torch.tensor(1.5)'), or close over constants in the branch functions.`}, run)
+~~~`,
+		Fix: "pass tensors, ints or SymInts ('torch.tensor(1.5)'), or close over constants in the branch functions."}, run)
 
 // operand is one checked element.
 type operand struct {

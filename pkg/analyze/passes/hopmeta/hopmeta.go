@@ -61,8 +61,8 @@ var Analyzer = hopcalls.Check("hopmeta",
 def body_fn(i, x):              # x: (2, 3)
     return i + 1, x.t()          # carry comes back as (3, 2)
 torch._higher_order_ops.while_loop(cond_fn, body_fn, (i, x))
-~~~
-Fix: return carried values with the shape, dtype, stride and device they came in with ('x.t().contiguous().view(2, 3)' or a different carry).`}, run)
+~~~`,
+		Fix: "return carried values with the shape, dtype, stride and device they came in with ('x.t().contiguous().view(2, 3)' or a different carry)."}, run)
 
 func run(pass *analyze.Pass) (any, error) {
 	version := pass.TorchVersion()

@@ -83,8 +83,8 @@ var Analyzer = hopcalls.Check("hopstruct",
 			"(is_pointwise_use). PyTorch refuses such programs when it traces them.",
 		Example: `~~~python
 torch.cond(pred, lambda x: x.sin(), lambda x: x.cos().long(), (x,))   # float32 vs int64 outputs
-~~~
-Fix: make both branches return the same number of tensors with the same dtype, device and rank; make cond_fn return a bool scalar.`}, run)
+~~~`,
+		Fix: "make both branches return the same number of tensors with the same dtype, device and rank; make cond_fn return a bool scalar."}, run)
 
 func run(pass *analyze.Pass) (any, error) {
 	for _, c := range hopcalls.Of(pass).Calls {

@@ -45,15 +45,15 @@ var Analyzer = &analyze.Analyzer{
 			Doc:   "Too many positional arguments, an unknown keyword argument, an argument given twice, or a required argument missing. The file is invalid input.",
 			Example: `~~~
 add = torch.ops.aten.add.Tensor(x)   # add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1)
-~~~
-Fix: re-export the graph; the file was edited or written by another tool.`},
+~~~`,
+			Fix: "re-export the graph; the file was edited or written by another tool."},
 		{ID: RuleArgType, Name: "ArgumentKindMismatch", Severity: analyze.Error, Category: "schema", Invalid: true,
 			Short: "argument of an obviously wrong kind for its schema type",
 			Doc:   "A list, string, dtype or None where a Tensor is expected, a tensor or list where an int is expected, and so on. Python scalars passed to Tensor parameters (wrapped numbers, as make_fx records aten.add.Tensor(x, 1)) are accepted. The file is invalid input.",
 			Example: `~~~
 view = torch.ops.aten.view.default(x, "2, 3")   # a string where int[] is expected
-~~~
-Fix: re-export the graph; the file was edited or written by another tool.`},
+~~~`,
+			Fix: "re-export the graph; the file was edited or written by another tool."},
 	},
 	Run: run,
 }

@@ -46,8 +46,8 @@ var Analyzer = &analyze.Analyzer{
 			Example: `~~~
 ep = torch.export.export(m, (x,)).run_decompositions()
 # the graph still calls aten.add_.Tensor on buffer b, but the signature declares no buffer_mutation for it
-~~~
-Fix: re-export the program; do not edit an exported program's graph without updating its signature.`},
+~~~`,
+			Fix: "re-export the program; do not edit an exported program's graph without updating its signature."},
 	},
 	Requires: []*analyze.Analyzer{alias.Analyzer},
 	Run:      run,
