@@ -58,8 +58,11 @@ const (
 
 // MinInputsBox is the number of placeholders from which a graph's inputs
 // get a box of their own (lifted parameters and buffers are most of a real
-// model's placeholders).
-const MinInputsBox = 12
+// model's placeholders). Placeholders are laid out side by side in one
+// rank, so from a handful on they make a graph wider than a window at a
+// legible scale; folded into one box, the report opens with the whole root
+// graph in view (TestBrowserOpensFitted).
+const MinInputsBox = 4
 
 // Doc is everything the page shows.
 type Doc struct {

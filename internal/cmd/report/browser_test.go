@@ -422,3 +422,60 @@ func chromeOptions(execPath, userDataDir string) []chromedp.ExecAllocatorOption 
 		chromedp.WindowSize(1400, 900),
 	}
 }
+
+// TestBrowserOpensFitted opens reports of a HOP program and of real models
+// at a normal window size and checks the first view, as a user sees it
+// before touching anything: every node and box drawn is inside the canvas,
+// and labels are at least 9 CSS pixels tall (at 100 % zoom) — or, for a
+// graph too large to fit legibly, labels are readable and the drawing
+// starts at the canvas's top-left. A screenshot of each is kept.
+func TestBrowserOpensFitted(t *testing.T) {
+	ctx := browser(t)
+	const minLabelPx = 9
+	cases := []struct {
+		file string
+		fits bool // the whole root drawing fits at a legible scale
+	}{
+		{"testdata/hops/nested3_mutation.pbtxt", true},
+		{"testdata/hops/cond_returns_input.pbtxt", true},
+		{"testdata/models/mlp.pb", true},
+		{"testdata/models/resnet18.pb", false},
+	}
+	var files []string
+	for _, c := range cases {
+		files = append(files, c.file)
+	}
+	open(t, ctx, writeReport(t, false, files...))
+	for i, c := range cases {
+		evalJS[any](t, ctx, fmt.Sprintf(`hopctlReport.showFile(%d)`, i))
+		type rect struct{ X, Y, W, H float64 }
+		v := evalJS[struct {
+			Width, Height, LabelPx float64
+			Nodes, Boxes           []rect
+		}](t, ctx, `hopctlReport.view()`)
+		if v.LabelPx < minLabelPx {
+			t.Errorf("%s: labels are %.1f px tall on opening, want ≥ %d", c.file, v.LabelPx, minLabelPx)
+		}
+		all := append(v.Nodes, v.Boxes...)
+		if len(all) == 0 {
+			t.Fatalf("%s: nothing drawn", c.file)
+		}
+		inside := 0
+		for _, r := range all {
+			if r.X >= 0 && r.Y >= 0 && r.X+r.W <= v.Width && r.Y+r.H <= v.Height {
+				inside++
+			}
+		}
+		if c.fits && inside != len(all) {
+			t.Errorf("%s: %d of %d nodes and boxes are inside the %.0f×%.0f canvas on opening", c.file, inside, len(all), v.Width, v.Height)
+		}
+		if !c.fits && inside == 0 {
+			t.Errorf("%s: no node is inside the canvas on opening", c.file)
+		}
+		img := screenshot(t, ctx, filepath.Base(c.file)+".png")
+		if ink, _ := canvasStats(t, ctx, img); ink == 0 {
+			t.Errorf("%s: the canvas is blank", c.file)
+		}
+		t.Logf("%s: labels %.1f px, %d of %d inside %.0f×%.0f", c.file, v.LabelPx, inside, len(all), v.Width, v.Height)
+	}
+}

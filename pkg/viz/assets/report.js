@@ -14,7 +14,9 @@
   const ctx = canvas.getContext("2d");
   const tooltip = document.getElementById("tooltip");
   const statusEl = document.getElementById("status");
-  const FONT = '12px "DejaVu Sans Mono", monospace';
+  const FONT_PX = 12;
+  const MIN_LABEL_PX = 9; // the smallest label the first view shows (CSS px)
+  const FONT = FONT_PX + 'px "DejaVu Sans Mono", monospace';
   const NODE_H = 22, BOX_H = 28, HEADER = 20, PAD = 10, MAX_CHARS = 64, FANOUT = 6;
   const PALETTE = ["#7e57c2", "#26a69a", "#ec407a", "#8d6e63", "#5c6bc0", "#9ccc65", "#ffa726", "#29b6f6", "#ab47bc", "#66bb6a"];
   const F_PH = 1, F_OUT = 2, F_ATTR = 4, F_MUT = 8, F_WRITER = 16, F_FW = 32, F_BW = 64, F_SAVED = 128, F_FINDING = 256;
@@ -86,6 +88,7 @@
   function defaultExpansion(f) {
     // Breadth first from the top boxes while at most ~120 items show.
     f.expanded.fill(0);
+    f.expandOrder = []; // the boxes opened beyond the tops, in order
     let visible = 0;
     const queue = [];
     for (const t of f.tops) { f.expanded[t] = 1; visible += f.childNodes[t].length + f.childGroups[t].length; queue.push(...f.childGroups[t]); }
@@ -95,6 +98,7 @@
       const add = f.childNodes[x].length + f.childGroups[x].length - 1;
       if (visible + add > 120) continue;
       f.expanded[x] = 1;
+      f.expandOrder.push(x);
       visible += add;
       queue.push(...f.childGroups[x]);
     }
@@ -703,13 +707,25 @@
     api.phases.total = performance.now() - t0;
   }
 
-  // The whole drawing if it is legible, else its top at a legible scale.
+  // The first view: the whole drawing at a scale where labels are legible
+  // (MIN_LABEL_PX at 100 % zoom). When the default expansion is too large
+  // for that, the boxes it opened are closed again, last opened first,
+  // until the drawing fits; a root graph too large even then is shown from
+  // its top-left corner at the legible scale.
   function initialView() {
+    const legible = MIN_LABEL_PX / FONT_PX;
     fitTo(drawList.bounds, 1.5);
-    if (view.k >= 0.6) return;
-    const r = canvas.getBoundingClientRect(), b = drawList.bounds;
-    view.k = 0.6;
-    view.x = Math.min(20 - b.minx * view.k, (r.width - (b.maxx + b.minx) * view.k) / 2);
+    while (view.k < legible && F.expandOrder.length) {
+      const x = F.expandOrder.pop();
+      F.expanded[x] = 0;
+      invalidate(x);
+      place();
+      fitTo(drawList.bounds, 1.5);
+    }
+    if (view.k >= legible) return;
+    const b = drawList.bounds;
+    view.k = legible;
+    view.x = 20 - b.minx * view.k;
     view.y = 20 - b.miny * view.k;
   }
 
@@ -738,6 +754,15 @@
     // The boxes drawn: label and whether expanded.
     boxes: () => drawList.boxes.map((b) => ({ label: F.src.groups.label[-b.it - 1], expanded: !!b.expanded })),
     visible: () => ({ nodes: drawList.nodes.length, boxes: drawList.boxes.length }),
+    // The view as the user sees it: the canvas's size in CSS pixels, the
+    // label font's size on screen, and every drawn node and box in canvas
+    // pixels (the browser test checks that the page opens fitted).
+    view: () => {
+      const r = canvas.getBoundingClientRect();
+      const px = (b) => ({ x: view.x + b.x * view.k, y: view.y + b.y * view.k, w: b.w * view.k, h: b.h * view.k });
+      return { width: r.width, height: r.height, labelPx: FONT_PX * view.k,
+        nodes: drawList.nodes.map(px), boxes: drawList.boxes.map(px) };
+    },
     // Screen position (CSS pixels in the canvas) of a visible node.
     nodeCenter: (name) => {
       for (const r of drawList.nodes) if (F.src.nodes.name[r.it] === name) {
