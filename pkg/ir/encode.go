@@ -62,6 +62,12 @@ func EncodeTo(w io.Writer, m *Module, enc Encoding) error {
 // that the output of a deeply nested file grows with its size, not with
 // the square of its depth. Both decoders ignore the whitespace.
 func libraryEncode(w io.Writer, f *pb.File, enc Encoding) error {
+	// Counted first: past Marshal the message is no longer referenced, and
+	// the collector can take it while its encoding is laid out.
+	n := len(f.GetGraph().GetNodes())
+	for _, s := range f.GetSubmodules() {
+		n += len(s.GetGraph().GetNodes())
+	}
 	var (
 		raw []byte
 		err error
@@ -84,10 +90,6 @@ func libraryEncode(w io.Writer, f *pb.File, enc Encoding) error {
 	reindent(bw, raw, enc == JSON)
 	if err := bw.Flush(); err != nil {
 		return &WriteError{Err: err}
-	}
-	n := len(f.GetGraph().GetNodes())
-	for _, s := range f.GetSubmodules() {
-		n += len(s.GetGraph().GetNodes())
 	}
 	nodesDone(n)
 	return nil
