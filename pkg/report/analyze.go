@@ -472,10 +472,33 @@ func named(i int, names []string) string {
 // writeViewMetaText prints AOTAutograd's kinds: one line per input that is
 // mutated and per output that is not a fresh (non_alias, base None) tensor.
 func writeViewMetaText(b *strings.Builder, g AnalyzeGraph) {
+	for _, k := range ViewMetaKinds(g) {
+		fmt.Fprintf(b, "    aot %s %s: %s\n", k.Side, k.Value, k.Kind)
+	}
+	if vm := g.ViewMeta; vm != nil && vm.StorageSharing == "unknown" && len(vm.Inputs) > 1 {
+		b.WriteString("    aot storage sharing between inputs: unknown (nothing in the file records it)\n")
+	}
+}
+
+// ViewMetaKind is one input or output whose AOTAutograd kind is not the
+// plain one, as the text report and the HTML report show it: Side "input"
+// or "output", Value the index and name ("2 (buf)"), Kind the kind and its
+// detail ("MUTATED_OUT_GRAPH (mutates data)", "alias_of_input of input 1
+// (y)").
+type ViewMetaKind struct {
+	Side  string `json:"side"`
+	Value string `json:"value"`
+	Kind  string `json:"kind"`
+}
+
+// ViewMetaKinds lists g's mutated inputs and its outputs that are not fresh
+// (non_alias with no base), in AOTAutograd's terms.
+func ViewMetaKinds(g AnalyzeGraph) []ViewMetaKind {
 	vm := g.ViewMeta
 	if vm == nil {
-		return
+		return nil
 	}
+	var out []ViewMetaKind
 	names := stateNames(g)
 	for i, in := range vm.Inputs {
 		if in.MutationType == "NOT_MUTATED" {
@@ -490,19 +513,18 @@ func writeViewMetaText(b *strings.Builder, g AnalyzeGraph) {
 				what = append(what, f.name)
 			}
 		}
-		l := indexList([]int{i}, names)
-		fmt.Fprintf(b, "    aot input %s: %s (mutates %s)\n", l[1:len(l)-1], in.MutationType, strings.Join(what, ", "))
+		out = append(out, ViewMetaKind{"input", named(i, names), fmt.Sprintf("%s (mutates %s)", in.MutationType, strings.Join(what, ", "))})
 	}
-	for j, out := range vm.Outputs {
-		if out.OutputType == alias.OutNonAlias && out.BaseIdx == nil {
+	for j, o := range vm.Outputs {
+		if o.OutputType == alias.OutNonAlias && o.BaseIdx == nil {
 			continue
 		}
 		// base_idx indexes the inputs for an alias of an input, the
 		// outputs for an intermediate base that is a user output, and
 		// AOTAutograd's list of intermediate bases otherwise.
 		base := ""
-		if k := out.BaseIdx; k != nil {
-			switch out.OutputType {
+		if k := o.BaseIdx; k != nil {
+			switch o.OutputType {
 			case alias.OutAliasOfInput, alias.OutIsInput:
 				base = " of input " + named(*k, names)
 			case alias.OutAliasOfIntermediateBaseOut:
@@ -511,9 +533,7 @@ func writeViewMetaText(b *strings.Builder, g AnalyzeGraph) {
 				base = fmt.Sprintf(" base_idx=%d", *k)
 			}
 		}
-		fmt.Fprintf(b, "    aot output %s: %s%s\n", named(j, g.Outputs), out.OutputType, base)
+		out = append(out, ViewMetaKind{"output", named(j, g.Outputs), o.OutputType + base})
 	}
-	if vm.StorageSharing == "unknown" && len(vm.Inputs) > 1 {
-		b.WriteString("    aot storage sharing between inputs: unknown (nothing in the file records it)\n")
-	}
+	return out
 }

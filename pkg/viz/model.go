@@ -25,6 +25,7 @@ import (
 	"github.com/hopctl/hopctl/pkg/ir"
 	"github.com/hopctl/hopctl/pkg/jointgraph"
 	"github.com/hopctl/hopctl/pkg/partition"
+	"github.com/hopctl/hopctl/pkg/report"
 )
 
 // DocVersion is the version of the data the page embeds (Doc). It changes
@@ -124,7 +125,11 @@ type Graph struct {
 	// provenance (sigmut.Mutations): "node add_" or "declared by the graph
 	// signature, output 1 (BUFFER_MUTATION)", in input order.
 	Mutations []Mutation `json:"mutations"`
-	NumNodes  int        `json:"num_nodes"`
+	// AOTKinds are the inputs and outputs whose AOTAutograd view and
+	// mutation kind is not the plain one, as the text report prints them
+	// (report.ViewMetaKinds).
+	AOTKinds []report.ViewMetaKind `json:"aot_kinds"`
+	NumNodes int                   `json:"num_nodes"`
 }
 
 // Mutation is one write to input Input, with its provenance as the text
@@ -532,12 +537,14 @@ func (b *builder) analysis(res *analyze.Result) {
 	}
 	ns := &b.f.Nodes
 	sums := res.Results[alias.Analyzer]
+	doc := report.NewAnalyzeFile(b.f.Path, b.m, res) // graphs in b.m's order
 	for gi, g := range b.m.Graphs {
 		s, ok := sums[g.Name].(*alias.Summary)
 		if !ok {
 			continue
 		}
 		gr := &b.f.Graphs[gi]
+		gr.AOTKinds = report.ViewMetaKinds(doc.Graphs[gi])
 		gr.Inputs = append(gr.Inputs, s.Inputs...)
 		inNode := make([]int32, len(s.Inputs))
 		for i, name := range s.Inputs {

@@ -151,6 +151,13 @@ class Report(dict):
             return "declared by the graph signature, output %d (%s)" % (m["signature_output"], m.get("kind", ""))
         return "node " + " → ".join(m.get("path") or [m.get("node", "")])
 
+    def view_meta(self, graph=""):
+        """AOTAutograd's view and mutation metadata of each file's graph
+        (ViewAndMutationMeta's input_info and output_info, with torch's field
+        names: docs/formats.md, view_meta): {path: view_meta}."""
+        return {f.get("path"): g["view_meta"] for f, g in self._graphs()
+                if g.get("name", "") == graph and "view_meta" in g}
+
     def mutations(self):
         """Every write the program makes to an input: (path, graph, input index, input name, provenance)."""
         return [(f.get("path"), g.get("name", ""), m["input"], m.get("name", ""), self._provenance(m))

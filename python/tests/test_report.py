@@ -41,6 +41,15 @@ class ReportTest(unittest.TestCase):
         train = hopctl_torch.analyze(os.path.join(pt2, "buffer_update.train.pt2"))
         self.assertEqual([(m[3], m[4]) for m in train.mutations()], [("b_running", "node add_"), ("b_steps", "node add__1")])
 
+    def test_view_meta(self):
+        # AOTAutograd's kinds, as analyze --format json carries them.
+        path = os.path.join(ROOT, "testdata", "models", "inplace_views.pb")
+        vm = hopctl_torch.analyze(path).view_meta()[path]
+        self.assertEqual(vm["inputs"][2]["mutation_type"], "MUTATED_OUT_GRAPH")
+        self.assertEqual([o["output_type"] for o in vm["outputs"]],
+                         ["unsafe_view_alias", "alias_of_input", "alias_of_intermediate_save_as_output", "alias_of_intermediate"])
+        self.assertEqual(vm["outputs"][1]["base_idx"], 1)
+
     def test_clean(self):
         r = hopctl_torch.analyze(os.path.join(ROOT, "testdata", "hops", "cond.pbtxt"))
         self.assertIn("no findings", str(r))

@@ -479,3 +479,17 @@ func TestBrowserOpensFitted(t *testing.T) {
 		t.Logf("%s: labels %.1f px, %d of %d inside %.0f×%.0f", c.file, v.LabelPx, inside, len(all), v.Width, v.Height)
 	}
 }
+
+// TestBrowserShowsAOTKinds: the maps panel of inplace_views.pb lists each
+// input and output whose AOTAutograd kind is not plain, in the words of
+// hopctl analyze's "aot" lines (one source: report.ViewMetaKinds).
+func TestBrowserShowsAOTKinds(t *testing.T) {
+	ctx := browser(t)
+	open(t, ctx, writeReport(t, false, "testdata/models/inplace_views.pb"))
+	text := evalJS[string](t, ctx, `document.getElementById("maps").innerText`)
+	for _, want := range []string{"AOTAutograd kinds", "input 2 (buf)", "MUTATED_OUT_GRAPH (mutates data)", "output 1 (unsqueeze)", "alias_of_input of input 1 (y)", "alias_of_intermediate base_idx=0"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("the maps panel lacks %q:\n%s", want, text)
+		}
+	}
+}

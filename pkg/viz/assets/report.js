@@ -601,7 +601,8 @@
         table("mutated_inputs (provenance)", g.mutations.length ? g.mutations.map((m) => [m.input, m.provenance]) : g.mutated_inputs.map((i) => [i, ""]), inName, (p) => p) +
         table("inp_inp_alias (input → input)", g.inp_inp_alias, inName, inName) +
         table("inp_out_alias (input → output)", g.inp_out_alias, inName, outName) +
-        table("out_out_alias (output → output)", g.out_out_alias, outName, outName));
+        table("out_out_alias (output → output)", g.out_out_alias, outName, outName) +
+        table("AOTAutograd kinds (ViewAndMutationMeta)", (g.aot_kinds || []).map((k) => [k.side + " " + k.value, k.kind]), (x) => x, (y) => y));
     });
     if (s.graphs.length > 300) parts.push(`<div class="empty">${s.graphs.length - 300} more graphs not shown</div>`);
     mp.innerHTML = parts.join("");
