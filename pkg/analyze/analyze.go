@@ -68,6 +68,10 @@ type Finding struct {
 	// (Graph and Node are then empty): a schema table entry that does not
 	// parse, subgraphs that call each other.
 	FileWide bool
+	// Releases says in which torch releases of a run over several
+	// (--torch-version 2.6,2.14) the finding is reported; nil in a run
+	// over one release (MergeReleases sets it).
+	Releases *Releases
 }
 
 // Provenance traces a finding back to its cause.
@@ -233,6 +237,17 @@ type Options struct {
 	// (--grad-mode); "" is the default: grad enabled. A file's own
 	// record wins (ModuleGradMode).
 	GradMode string
+	// Releases are the torch releases of a run over several
+	// (--torch-version 2.6,2.14, ParseTorchReleases), oldest first; nil
+	// for one. RunWith applies TorchVersion only: lint and `hopctl analyze`
+	// run once per release (ForRelease) and merge (MergeReleases).
+	Releases []string
+}
+
+// ForRelease returns the options of the run of release v.
+func (o Options) ForRelease(v string) Options {
+	o.TorchVersion, o.Releases = v, nil
+	return o
 }
 
 // Report records a finding located in this pass's graph.

@@ -29,8 +29,13 @@ import (
 const AnalyzeSchemaVersion = 1
 
 // AnalyzeDoc is the `hopctl analyze --format json` document.
+//
+// Keys added since (same schema_version): in a run over several torch
+// releases, "torch_releases" lists them and every finding has "releases"
+// (FindingReleases).
 type AnalyzeDoc struct {
 	SchemaVersion int           `json:"schema_version"`
+	TorchReleases []string      `json:"torch_releases,omitempty"`
 	Files         []AnalyzeFile `json:"files"`
 }
 
@@ -170,6 +175,35 @@ type Finding struct {
 	Fingerprint string           `json:"fingerprint,omitempty"`
 	InBaseline  bool             `json:"in_baseline,omitempty"`
 	Suppression *SuppressionInfo `json:"suppression,omitempty"`
+	// Releases, in a run over several torch releases (--torch-version
+	// 2.6,2.14), says in which the finding is reported.
+	Releases *FindingReleases `json:"releases,omitempty"`
+}
+
+// FindingReleases is analyze.Releases as JSON: the releases of the run
+// that report the finding and those that do not (oldest first), the
+// version table rows that separate them (opschema.TorchDifferences, ids
+// as the README's table names them), and the same in words ("refused by
+// 2.14, accepted by 2.6").
+type FindingReleases struct {
+	Reported    []string `json:"reported"`
+	NotReported []string `json:"not_reported"`
+	Rows        []string `json:"rows,omitempty"`
+	Summary     string   `json:"summary"`
+}
+
+// releasesLine is the line text outputs print under a finding of a run
+// over several releases: "torch: refused by 2.14, accepted by 2.6
+// (version table: dynamo-unchecked-2.6)"; "" for other runs.
+func releasesLine(r *FindingReleases) string {
+	if r == nil {
+		return ""
+	}
+	line := "torch: " + r.Summary
+	if len(r.Rows) > 0 {
+		line += " (version table: " + strings.Join(r.Rows, ", ") + ")"
+	}
+	return line
 }
 
 // SuppressionInfo is the suppression that hid a finding: its index in
@@ -238,6 +272,9 @@ func NewFinding(f analyze.Finding) Finding {
 	out := Finding{Rule: f.Rule, Severity: f.Severity.String(), Graph: f.Graph, Node: f.Node, Message: f.Message, FileWide: f.FileWide}
 	if p := f.Provenance; p != nil {
 		out.Provenance = &Provenance{Input: p.Input, InputIndex: p.InputIndex, Views: p.Views, Node: p.Node, Path: p.Path, StackTrace: p.StackTrace}
+	}
+	if r := f.Releases; r != nil {
+		out.Releases = &FindingReleases{Reported: nonNil(r.Reported), NotReported: nonNil(r.Quiet), Rows: r.Rows, Summary: r.Summary(f.Severity)}
 	}
 	return out
 }
@@ -370,11 +407,21 @@ func WriteAnalyzeText(w io.Writer, doc *AnalyzeDoc) error {
 func writeFindingText(b *strings.Builder, path string, f Finding) {
 	fmt.Fprintf(b, "    %s: %s: graph %s: node %s: %s [%s]\n", f.Severity, ir.Printable(path), ir.Abbrev(ir.DisplayName(f.Graph)), ir.Abbrev(f.Node), printableLines(f.Message), ir.Printable(f.Rule))
 	writeProvenanceText(b, "      ", f.Provenance)
+	if l := releasesLine(f.Releases); l != "" {
+		fmt.Fprintf(b, "      %s\n", l)
+	}
 }
 
 // writeProvenanceText renders a finding's provenance under it, each line
 // indented: "via" and the chain input → views → path, then the stack
 // trace, each line prefixed "| ". analyze and lint print it alike.
+func nonNil(vs []string) []string {
+	if vs == nil {
+		return []string{}
+	}
+	return vs
+}
+
 func writeProvenanceText(b *strings.Builder, indent string, p *Provenance) {
 	if p == nil {
 		return

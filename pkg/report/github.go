@@ -65,6 +65,9 @@ func WriteGitHub(w io.Writer, doc *LintDoc, o SARIFOptions) error {
 			}
 			msg.WriteString("\n" + where + "\n")
 			writeProvenanceText(&msg, "", fd.Provenance)
+			if l := releasesLine(fd.Releases); l != "" {
+				msg.WriteString(l + "\n")
+			}
 			sev, _ := analyze.ParseSeverity(fd.Severity)
 			fmt.Fprintf(&sb, "::%s %s::%s\n", ghLevel(sev), props, ghData(strings.TrimRight(msg.String(), "\n")))
 		}
