@@ -126,7 +126,11 @@ func MergeReleases(m *ir.Module, releases []string, runs [][]Finding) []Finding 
 			e.reported[releases[i]] = true
 		}
 	}
-	dynamo := m != nil && DynamoLevel(m)
+	var lv moduleLevel
+	if m != nil {
+		v, _ := m.Annotation("torch.export.verifiers")
+		lv = moduleLevel{dynamo: DynamoLevel(m), exportTraining: v == "TRAINING"}
+	}
 	out := make([]Finding, 0, len(order))
 	for _, k := range order {
 		e := byKey[k]
@@ -138,13 +142,17 @@ func MergeReleases(m *ir.Module, releases []string, runs [][]Finding) []Finding 
 				r.Quiet = append(r.Quiet, v)
 			}
 		}
-		r.Rows = separatingRows(e.f.Rule, nodeTarget(m, e.f), dynamo, r.Reported, r.Quiet)
+		r.Rows = separatingRows(e.f.Rule, nodeTarget(m, e.f), lv, r.Reported, r.Quiet)
 		f := e.f
 		f.Releases = r
 		out = append(out, f)
 	}
 	return out
 }
+
+// moduleLevel is what of a module decides which rows its rules consult:
+// a Dynamo-level graph, torch.export's training IR.
+type moduleLevel struct{ dynamo, exportTraining bool }
 
 // nodeTarget is the op target of f's node, "" when it has none.
 func nodeTarget(m *ir.Module, f Finding) string {
@@ -163,14 +171,23 @@ func nodeTarget(m *ir.Module, f Finding) string {
 
 // separatingRows are the rows rule consults that hold in every release of
 // one side and in none of the other's.
-func separatingRows(rule, target string, dynamo bool, yes, no []string) []string {
+func separatingRows(rule, target string, lv moduleLevel, yes, no []string) []string {
 	if len(yes) == 0 || len(no) == 0 {
 		return nil
 	}
 	consulted := opschema.RowsOfRule(rule, target)
-	if !dynamo {
+	if !lv.dynamo {
 		// Dynamo's own checks are consulted on Dynamo-level graphs only.
 		consulted = slices.DeleteFunc(slices.Clone(consulted), func(id string) bool { return id == opschema.DiffDynamoUnchecked26 })
+	}
+	if slices.Contains(consulted, opschema.DiffExportTraining26) {
+		if lv.exportTraining {
+			// A release that exports the training IR unchecked accepts
+			// it whatever the other rows say (the alias pass returns first).
+			consulted = []string{opschema.DiffExportTraining26}
+		} else {
+			consulted = slices.DeleteFunc(slices.Clone(consulted), func(id string) bool { return id == opschema.DiffExportTraining26 })
+		}
 	}
 	var out []string
 	for _, d := range opschema.TorchDifferences() {

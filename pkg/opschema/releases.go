@@ -153,8 +153,8 @@ func DifferingRows(releases []string) []TorchDifference {
 // table's bounds): the rule changes that can make one of its findings
 // appear in some releases only.
 var rowsOfRule = map[string][]string{
-	"hop-input-alias":    {DiffAliasInputOnly, DiffDynamoUnchecked26, DiffScanAlias26, DiffInvokeSubgraph26},
-	"hop-input-mutation": {DiffDynamoUnchecked26, DiffInvokeSubgraph26},
+	"hop-input-alias":    {DiffExportTraining26, DiffAliasInputOnly, DiffDynamoUnchecked26, DiffScanAlias26, DiffInvokeSubgraph26},
+	"hop-input-mutation": {DiffExportTraining26, DiffDynamoUnchecked26, DiffInvokeSubgraph26},
 	"hop-meta-mismatch":  {DiffWhileMeta26, DiffScanCarry26, DiffCondSameMetadata},
 	"hop-structure": {DiffDynamoUnchecked26, DiffCondSameMetadata, DiffMapOutputs26, DiffAssocSparse26,
 		DiffScanXsLength26, DiffScanZeroLength26},

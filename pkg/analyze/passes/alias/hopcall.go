@@ -287,13 +287,25 @@ type ruleLevel struct {
 	// Dynamo does not (opschema.DiffDynamoUnchecked26).
 	dynamo, dynamoUnchecked bool
 	gradEnabled             bool
+	// exportUnchecked: torch.export's training IR under a release that
+	// exports it unchecked (opschema.DiffExportTraining26).
+	exportUnchecked bool
+}
+
+// exportTrainingIR reports whether m is a torch.export program in the
+// training IR (its verifiers are TRAINING: the default export, before
+// run_decompositions).
+func exportTrainingIR(m *ir.Module) bool {
+	v, ok := m.Annotation("torch.export.verifiers")
+	return ok && v == "TRAINING"
 }
 
 func (st *state) level(id ir.NodeID) ruleLevel {
 	v := st.pass.TorchVersion()
 	d := st.pass.DynamoLevel()
 	unchecked := opschema.TorchDiffers(opschema.DiffDynamoUnchecked26, v)
-	return ruleLevel{version: v, dynamo: d && !unchecked, dynamoUnchecked: d && unchecked, gradEnabled: st.pass.GradEnabledAt(st.g, id)}
+	return ruleLevel{version: v, dynamo: d && !unchecked, dynamoUnchecked: d && unchecked, gradEnabled: st.pass.GradEnabledAt(st.g, id),
+		exportUnchecked: st.pass.Module != nil && exportTrainingIR(st.pass.Module) && opschema.TorchDiffers(opschema.DiffExportTraining26, v)}
 }
 
 // noGrad reports whether r's grad-disabled form applies: a Dynamo-level
@@ -318,6 +330,9 @@ func (l ruleLevel) noGrad(r *opschema.Restriction) bool {
 //     Dynamo's words on Dynamo-level modules of releases whose Dynamo
 //     checks, and accepted everywhere else.
 func (l ruleLevel) message(sc *hop.SubgraphCall, r *opschema.Restriction, alias bool) (string, bool) {
+	if l.exportUnchecked {
+		return "", false
+	}
 	if l.dynamoUnchecked && r.DynamoAccepts != "" && opschema.TorchDiffers(r.DynamoAccepts, l.version) {
 		return "", false
 	}

@@ -1,0 +1,171 @@
+package cli_test
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/hopctl/hopctl/pkg/report"
+)
+
+// releaseVerdicts reads testdata/releases/verdicts.json, which
+// python/tools/make_releases.py writes in the torch 2.6 and 2.14 chroots:
+// per program, per release, "ok" or the refusal. It returns, per program,
+// the releases that refused it.
+func releaseVerdicts(t *testing.T) (dir string, refused map[string][]string, releases []string) {
+	t.Helper()
+	dir = testdata(t, "releases")
+	data, err := os.ReadFile(filepath.Join(dir, "verdicts.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc struct {
+		Programs map[string]map[string]json.RawMessage `json:"programs"`
+	}
+	if err := json.Unmarshal(data, &doc); err != nil {
+		t.Fatal(err)
+	}
+	refused = map[string][]string{}
+	seen := map[string]bool{}
+	for name, byRelease := range doc.Programs {
+		refused[name] = []string{}
+		for v, verdict := range byRelease {
+			seen[v] = true
+			if string(verdict) != `"ok"` {
+				refused[name] = append(refused[name], v)
+			}
+		}
+		sort.Strings(refused[name])
+	}
+	for v := range seen {
+		releases = append(releases, v)
+	}
+	sort.Strings(releases)
+	if len(doc.Programs) == 0 || len(releases) < 2 {
+		t.Fatalf("verdicts.json: %d programs, releases %v", len(doc.Programs), releases)
+	}
+	return dir, refused, releases
+}
+
+// TestReleasesAgainstTorch: one `hopctl lint --torch-version 2.6,2.14` run
+// over the programs of testdata/releases reports each as refused by
+// exactly the releases that refused it in the chroots, and accepted by the
+// others: the transformers shape (a cond branch returning a view of its
+// operand, pytorch/pytorch#158375) is accepted by 2.6's export and refused
+// by 2.14's, its .clone()d near miss accepted by both.
+func TestReleasesAgainstTorch(t *testing.T) {
+	dir, refused, releases := releaseVerdicts(t)
+	sandbox(t)
+	var files []string
+	for name := range refused {
+		files = append(files, filepath.Join(dir, name+".pt2"))
+	}
+	sort.Strings(files)
+	spec := strings.Join(releases, ",")
+	code, out, errOut := run(t, append([]string{"lint", "--torch-version", spec, "--format", "json"}, files...)...)
+	if code > 1 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	var doc report.LintDoc
+	if err := json.Unmarshal([]byte(out), &doc); err != nil {
+		t.Fatalf("%v:\n%s", err, out)
+	}
+	if !slices.Equal(doc.TorchReleases, []string{"2.6", "2.14"}) {
+		t.Errorf("torch_releases %v", doc.TorchReleases)
+	}
+	for _, f := range doc.Files {
+		name := strings.TrimSuffix(filepath.Base(f.Path), ".pt2")
+		got := []string{}
+		for _, fd := range f.Findings {
+			if fd.Releases == nil {
+				t.Errorf("%s: finding %s has no releases", name, fd.Rule)
+				continue
+			}
+			if fd.Rule != "hop-input-alias" && fd.Rule != "hop-input-mutation" {
+				t.Errorf("%s: finding %s: %s", name, fd.Rule, fd.Message)
+			}
+			for _, v := range fd.Releases.Reported {
+				if !slices.Contains(got, v) {
+					got = append(got, v)
+				}
+			}
+		}
+		sort.Strings(got)
+		if !slices.Equal(got, refused[name]) {
+			t.Errorf("%s: hopctl refuses it under %v, torch refused it in %v", name, got, refused[name])
+		}
+	}
+	if len(doc.Files) != len(refused) {
+		t.Errorf("%d files in the report, %d programs", len(doc.Files), len(refused))
+	}
+
+	// The text, SARIF and GitHub forms of the transformers shape, and
+	// each release alone as before.
+	trigger := filepath.Join(dir, "cond_view.pt2")
+	_, text, _ := run(t, "lint", "--torch-version", "2.6..2.14", trigger)
+	if !strings.Contains(text, "torch: refused by 2.14, accepted by 2.6 (version table: export-training-unchecked-2.6)") {
+		t.Errorf("text:\n%s", text)
+	}
+	_, sarif, _ := run(t, "lint", "--torch-version", spec, "--format", "sarif", trigger)
+	if !strings.Contains(sarif, `"torchReleases"`) || !strings.Contains(sarif, `"not_reported": [`) {
+		t.Errorf("sarif:\n%s", sarif)
+	}
+	_, gh, _ := run(t, "lint", "--torch-version", spec, "--format", "github", trigger)
+	if !strings.Contains(gh, "torch: refused by 2.14, accepted by 2.6") {
+		t.Errorf("github:\n%s", gh)
+	}
+	for _, v := range releases {
+		code, text, _ := run(t, "lint", "--torch-version", v, trigger)
+		if want := slices.Contains(refused["cond_view"], v); (code == 1) != want || strings.Contains(text, "torch: ") {
+			t.Errorf("--torch-version %s: exit %d (refused by torch: %v):\n%s", v, code, want, text)
+		}
+	}
+}
+
+// TestFailOnSupported: --fail-on supported fails on the errors a release
+// of input.torch-supported reports, and only on them; --torch-version
+// takes the supported releases as "supported"; a command that follows one
+// release refuses several (exit 2), as do bad release lists.
+func TestFailOnSupported(t *testing.T) {
+	dir, _, _ := releaseVerdicts(t)
+	trigger := filepath.Join(dir, "cond_view.pt2")
+	sandbox(t)
+	conf := func(supported string) string {
+		p := filepath.Join(t.TempDir(), "hopctl.yaml")
+		if err := os.WriteFile(p, []byte("version: 1\ninput:\n  torch-supported: \""+supported+"\"\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	for _, tc := range []struct {
+		supported string
+		args      []string
+		code      int
+		want      string
+	}{
+		// Only 2.14 refuses the program: a project supporting 2.6 alone passes.
+		{"2.6", []string{"--fail-on", "supported"}, 0, "0 findings"},
+		{"2.6..2.14", []string{"--fail-on", "supported"}, 1, "refused by 2.14, accepted by 2.6"},
+		{"2.14", []string{"--fail-on", "supported"}, 1, "cond_true might be aliasing"},
+		// A wider run still reports the 2.14 finding; 2.6 alone is supported.
+		{"2.6", []string{"--fail-on", "supported", "--torch-version", "2.6,2.14"}, 0, "refused by 2.14, accepted by 2.6"},
+		{"2.6,2.14", []string{"--torch-version", "supported"}, 1, "refused by 2.14, accepted by 2.6"},
+		{"2.6", []string{"--torch-version", "2.6..2.14", "--fail-on", "error"}, 1, "refused by 2.14"},
+		{"2.6", []string{"--torch-version", "2.x"}, 2, "invalid release"},
+		{"2.6", []string{"--torch-version", "2.14..2.6"}, 2, "newer"},
+		{"supported", nil, 2, "torch-supported"},
+	} {
+		args := append([]string{"lint", "--config", conf(tc.supported)}, tc.args...)
+		code, out, errOut := run(t, append(args, trigger)...)
+		if code != tc.code || !strings.Contains(out+errOut, tc.want) {
+			t.Errorf("supported %q %v: exit %d, want %d and %q:\n%s%s", tc.supported, tc.args, code, tc.code, tc.want, out, errOut)
+		}
+	}
+	if code, _, errOut := run(t, "joint", "--torch-version", "2.6,2.14", "-o", "-", trigger); code != 2 || !strings.Contains(errOut, "one torch release") {
+		t.Errorf("joint with two releases: exit %d: %s", code, errOut)
+	}
+}
