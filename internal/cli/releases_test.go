@@ -103,6 +103,22 @@ func TestReleasesAgainstTorch(t *testing.T) {
 		t.Errorf("%d files in the report, %d programs", len(doc.Files), len(refused))
 	}
 
+	// The trigger's finding names the .clone() that its near miss (the
+	// program with it, accepted by every release) places.
+	for _, f := range doc.Files {
+		if !strings.HasSuffix(f.Path, "cond_view.pt2") {
+			continue
+		}
+		if len(f.Findings) != 1 || f.Findings[0].Fix == nil {
+			t.Fatalf("cond_view: findings %+v", f.Findings)
+		}
+		fix := f.Findings[0].Fix
+		if fix.Graph != "true_graph_0" || fix.Node != "view" || !strings.HasSuffix(fix.Source, "python/tools/make_releases.py:43") ||
+			fix.Code != "return x.view(-1)" || fix.Suggestion != "return x.view(-1).clone()" || !strings.Contains(fix.Text, "input 0 (x)") {
+			t.Errorf("cond_view: fix %+v", fix)
+		}
+	}
+
 	// The text, SARIF and GitHub forms of the transformers shape, and
 	// each release alone as before.
 	trigger := filepath.Join(dir, "cond_view.pt2")

@@ -72,6 +72,30 @@ type Finding struct {
 	// (--torch-version 2.6,2.14) the finding is reported; nil in a run
 	// over one release (MergeReleases sets it).
 	Releases *Releases
+	// Fix says what breaks the finding's cause, for the findings that
+	// know it (HOP input aliasing and mutation); nil otherwise.
+	Fix *Fix
+}
+
+// Fix is what removes one finding, as PyTorch's own refusal suggests ("If
+// you are returning a view of the input, please make sure to clone it",
+// "Consider cloning the input before modifying it"): the value to copy,
+// the node that makes it, and the user's source line when the node's
+// stack trace records one.
+type Fix struct {
+	// Text says it in words: "output 0 of true_graph_0 is a view of its
+	// input 0 (x), made by view: return view's .clone()".
+	Text string
+	// Graph and Node are the subgraph and node whose value to copy (the
+	// returning node of an alias, the writing node of a mutation).
+	Graph, Node string
+	// Source is the innermost frame of Node's stack trace, "FILE:LINE",
+	// and Code its line ("return x.view(-1)"); both "" without one.
+	Source, Code string
+	// Suggestion is Code with the .clone() placed, when Code is a plain
+	// `return EXPR` of the value ("return x.view(-1).clone()"); "" when
+	// hopctl cannot place it on the line.
+	Suggestion string
 }
 
 // Provenance traces a finding back to its cause.

@@ -178,6 +178,19 @@ type Finding struct {
 	// Releases, in a run over several torch releases (--torch-version
 	// 2.6,2.14), says in which the finding is reported.
 	Releases *FindingReleases `json:"releases,omitempty"`
+	// Fix, on HOP alias and mutation findings, says what breaks the
+	// cause (analyze.Fix).
+	Fix *FindingFix `json:"fix,omitempty"`
+}
+
+// FindingFix is analyze.Fix as JSON.
+type FindingFix struct {
+	Text       string `json:"text"`
+	Graph      string `json:"graph,omitempty"`
+	Node       string `json:"node,omitempty"`
+	Source     string `json:"source,omitempty"`
+	Code       string `json:"code,omitempty"`
+	Suggestion string `json:"suggestion,omitempty"`
 }
 
 // FindingReleases is analyze.Releases as JSON: the releases of the run
@@ -272,6 +285,9 @@ func NewFinding(f analyze.Finding) Finding {
 	out := Finding{Rule: f.Rule, Severity: f.Severity.String(), Graph: f.Graph, Node: f.Node, Message: f.Message, FileWide: f.FileWide}
 	if p := f.Provenance; p != nil {
 		out.Provenance = &Provenance{Input: p.Input, InputIndex: p.InputIndex, Views: p.Views, Node: p.Node, Path: p.Path, StackTrace: p.StackTrace}
+	}
+	if x := f.Fix; x != nil {
+		out.Fix = &FindingFix{Text: x.Text, Graph: x.Graph, Node: x.Node, Source: x.Source, Code: x.Code, Suggestion: x.Suggestion}
 	}
 	if r := f.Releases; r != nil {
 		out.Releases = &FindingReleases{Reported: nonNil(r.Reported), NotReported: nonNil(r.Quiet), Rows: r.Rows, Summary: r.Summary(f.Severity)}

@@ -129,7 +129,7 @@ is the order of the arguments.`,
 		},
 	}
 	cmd.Flags().StringArrayVar(&opts.Formats, "format", []string{"text"}, "output format, repeatable: text, json, sarif, github or junit, each as FORMAT (stdout) or FORMAT=FILE")
-	cmd.Flags().String("fail-on", "", "least severe level that fails the run: error, warning, info (note) or none (default lint.fail-on, else error)")
+	cmd.Flags().String("fail-on", "", "least severe level that fails the run: error, warning, info (note) or none, or supported: the errors a release of input.torch-supported reports (default lint.fail-on, else error)")
 	cmdutil.BindFlag(cmd, "fail-on", hopconfig.KeyLintFailOn)
 	cmd.Flags().IntVarP(&opts.Jobs, "jobs", "j", 0, "files checked in parallel (0: one per CPU)")
 	cmd.Flags().BoolVar(&opts.ListRules, "list-rules", false, "list the rules with their ids and severities, and exit")

@@ -105,7 +105,7 @@ func (st *state) subgraphCall(id ir.NodeID, sc *hop.SubgraphCall, outs map[int][
 		if prov, ok := st.aliasAtCall(id, sc, sum, opStor, opVia, lv.version); ok {
 			if msg, refused := lv.message(sc, r, true); refused {
 				st.pass.Report(analyze.Finding{Rule: RuleHOPAlias, Severity: analyze.Error, Node: n.Name,
-					Message: msg, Provenance: &prov})
+					Message: msg, Provenance: &prov, Fix: aliasFix(sc, sum, prov, opschema.TorchDiffers(opschema.DiffAliasInputOnly, lv.version))})
 			}
 		}
 	}
@@ -120,7 +120,8 @@ func (st *state) subgraphCall(id ir.NodeID, sc *hop.SubgraphCall, outs map[int][
 		if msg, refused := lv.message(sc, r, false); refused && len(muts) > 0 {
 			m := muts[0]
 			prov := st.provenance(id, opVia[m.Pos], &m.Prov, path)
-			st.pass.Report(analyze.Finding{Rule: RuleHOPMutation, Severity: analyze.Error, Node: n.Name, Message: msg, Provenance: &prov})
+			st.pass.Report(analyze.Finding{Rule: RuleHOPMutation, Severity: analyze.Error, Node: n.Name, Message: msg, Provenance: &prov,
+				Fix: mutationFix(sc, sum, m, prov)})
 		}
 	}
 	// What each callee storage is at this call: the union of the operands
