@@ -134,6 +134,20 @@ func TestReleasesAgainstTorch(t *testing.T) {
 	if !strings.Contains(gh, "torch: refused by 2.14, accepted by 2.6") {
 		t.Errorf("github:\n%s", gh)
 	}
+	// analyze: the same finding, with its releases, in its document.
+	_, aj, _ := run(t, "analyze", "--torch-version", spec, "--format", "json", trigger)
+	var adoc report.AnalyzeDoc
+	if err := json.Unmarshal([]byte(aj), &adoc); err != nil {
+		t.Fatalf("analyze: %v:\n%s", err, aj)
+	}
+	var afs []report.Finding
+	for _, g := range adoc.Files[0].Graphs {
+		afs = append(afs, g.Findings...)
+	}
+	if !slices.Equal(adoc.TorchReleases, []string{"2.6", "2.14"}) || len(afs) != 1 || afs[0].Releases == nil ||
+		afs[0].Releases.Summary != "refused by 2.14, accepted by 2.6" {
+		t.Errorf("analyze:\n%s", aj)
+	}
 	for _, v := range releases {
 		code, text, _ := run(t, "lint", "--torch-version", v, trigger)
 		if want := slices.Contains(refused["cond_view"], v); (code == 1) != want || strings.Contains(text, "torch: ") {
