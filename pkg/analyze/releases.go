@@ -22,6 +22,10 @@ type Releases struct {
 	// separate Reported from Quiet and that the finding's rule consults:
 	// the rule change between the releases.
 	Rows []string
+	// Messages are the words of the reporting releases that word the
+	// finding otherwise than Message (2.6's per-HOP refusals,
+	// hop-messages-2.6), by release; nil when all agree.
+	Messages map[string]string
 }
 
 // Summary is the releases in words: "refused by 2.14, accepted by 2.6"
@@ -102,6 +106,7 @@ func MergeReleases(m *ir.Module, releases []string, runs [][]Finding) []Finding 
 	type entry struct {
 		f        Finding
 		reported map[string]bool
+		messages map[string]string
 	}
 	var order []releaseKey
 	byKey := map[releaseKey]*entry{}
@@ -119,11 +124,14 @@ func MergeReleases(m *ir.Module, releases []string, runs [][]Finding) []Finding 
 			}
 			e, ok := byKey[kn]
 			if !ok {
-				e = &entry{f: f, reported: map[string]bool{}}
+				e = &entry{f: f, reported: map[string]bool{}, messages: map[string]string{}}
 				byKey[kn] = e
 				order = append(order, kn)
 			}
 			e.reported[releases[i]] = true
+			if f.Message != e.f.Message {
+				e.messages[releases[i]] = f.Message
+			}
 		}
 	}
 	var lv moduleLevel
@@ -141,6 +149,9 @@ func MergeReleases(m *ir.Module, releases []string, runs [][]Finding) []Finding 
 			} else {
 				r.Quiet = append(r.Quiet, v)
 			}
+		}
+		if len(e.messages) > 0 {
+			r.Messages = e.messages
 		}
 		r.Rows = separatingRows(e.f.Rule, nodeTarget(m, e.f), lv, r.Reported, r.Quiet)
 		f := e.f

@@ -22,6 +22,7 @@ import (
 	"github.com/hopctl/hopctl/pkg/analyze/passes/alias"
 	"github.com/hopctl/hopctl/pkg/analyze/passes/sigmut"
 	"github.com/hopctl/hopctl/pkg/ir"
+	"github.com/hopctl/hopctl/pkg/opschema"
 )
 
 // AnalyzeSchemaVersion is the version of the `hopctl analyze --format json`
@@ -203,9 +204,12 @@ type FindingReleases struct {
 	NotReported []string `json:"not_reported"`
 	Rows        []string `json:"rows,omitempty"`
 	Summary     string   `json:"summary"`
+	// Messages: the words of reporting releases that word it otherwise
+	// than message, by release.
+	Messages map[string]string `json:"messages,omitempty"`
 }
 
-// releasesLine is the line text outputs print under a finding of a run
+// releasesLine is the lines text outputs print under a finding of a run
 // over several releases: "torch: refused by 2.14, accepted by 2.6
 // (version table: dynamo-unchecked-2.6)"; "" for other runs.
 func releasesLine(r *FindingReleases) string {
@@ -215,6 +219,14 @@ func releasesLine(r *FindingReleases) string {
 	line := "torch: " + r.Summary
 	if len(r.Rows) > 0 {
 		line += " (version table: " + strings.Join(r.Rows, ", ") + ")"
+	}
+	vs := make([]string, 0, len(r.Messages))
+	for v := range r.Messages {
+		vs = append(vs, v)
+	}
+	opschema.SortReleases(vs)
+	for _, v := range vs {
+		line += "\ntorch " + v + " words it: " + ir.Printable(strings.SplitN(r.Messages[v], "\n", 2)[0])
 	}
 	return line
 }
@@ -290,7 +302,8 @@ func NewFinding(f analyze.Finding) Finding {
 		out.Fix = &FindingFix{Text: x.Text, Graph: x.Graph, Node: x.Node, Source: x.Source, Code: x.Code, Suggestion: x.Suggestion}
 	}
 	if r := f.Releases; r != nil {
-		out.Releases = &FindingReleases{Reported: nonNil(r.Reported), NotReported: nonNil(r.Quiet), Rows: r.Rows, Summary: r.Summary(f.Severity)}
+		out.Releases = &FindingReleases{Reported: nonNil(r.Reported), NotReported: nonNil(r.Quiet), Rows: r.Rows, Summary: r.Summary(f.Severity),
+			Messages: r.Messages}
 	}
 	return out
 }
@@ -424,7 +437,7 @@ func writeFindingText(b *strings.Builder, path string, f Finding) {
 	fmt.Fprintf(b, "    %s: %s: graph %s: node %s: %s [%s]\n", f.Severity, ir.Printable(path), ir.Abbrev(ir.DisplayName(f.Graph)), ir.Abbrev(f.Node), printableLines(f.Message), ir.Printable(f.Rule))
 	writeProvenanceText(b, "      ", f.Provenance)
 	if l := releasesLine(f.Releases); l != "" {
-		fmt.Fprintf(b, "      %s\n", l)
+		fmt.Fprintf(b, "      %s\n", strings.ReplaceAll(l, "\n", "\n      "))
 	}
 }
 

@@ -81,7 +81,7 @@ func WriteJUnit(w io.Writer, doc *LintDoc) error {
 			fmt.Fprintf(&text, "%s: %s: %s [%s]\n", f.Path, fd.Severity, fd.Message, fd.Rule)
 			writeProvenanceText(&text, "  ", fd.Provenance)
 			if l := releasesLine(fd.Releases); l != "" {
-				text.WriteString("  " + l + "\n")
+				text.WriteString("  " + strings.ReplaceAll(l, "\n", "\n  ") + "\n")
 			}
 			s.Cases = append(s.Cases, junitCase{Name: name, Classname: f.Path,
 				Failure: &junitProblem{Message: firstLine(fd.Message), Type: fd.Rule, Text: text.String()}})

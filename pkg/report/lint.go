@@ -284,7 +284,7 @@ func WriteLintText(w io.Writer, doc *LintDoc) error {
 			}
 			writeProvenanceText(&b, "    ", fd.Provenance)
 			if l := releasesLine(fd.Releases); l != "" {
-				fmt.Fprintf(&b, "    %s\n", l)
+				fmt.Fprintf(&b, "    %s\n", strings.ReplaceAll(l, "\n", "\n    "))
 			}
 		}
 	}
