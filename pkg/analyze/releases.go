@@ -22,6 +22,9 @@ type Releases struct {
 	// separate Reported from Quiet and that the finding's rule consults:
 	// the rule change between the releases.
 	Rows []string
+	// Changes are the pull requests of those rows that hopctl knows
+	// (TorchDifference.Change).
+	Changes []string
 	// Messages are the words of the reporting releases that word the
 	// finding otherwise than Message (2.6's per-HOP refusals,
 	// hop-messages-2.6), by release; nil when all agree.
@@ -154,6 +157,11 @@ func MergeReleases(m *ir.Module, releases []string, runs [][]Finding) []Finding 
 			r.Messages = e.messages
 		}
 		r.Rows = separatingRows(e.f.Rule, nodeTarget(m, e.f), lv, r.Reported, r.Quiet)
+		for _, d := range opschema.TorchDifferences() {
+			if d.Change != "" && slices.Contains(r.Rows, d.ID) {
+				r.Changes = append(r.Changes, d.Change)
+			}
+		}
 		f := e.f
 		f.Releases = r
 		out = append(out, f)

@@ -18,6 +18,11 @@ type TorchDifference struct {
 	Torch  TorchVersions
 	What   string
 	Source string // the PyTorch sources the rule is read from, per release
+	// Change is the PyTorch pull request that made the change, with the
+	// release it shipped in as its issue tracker says ("" where hopctl
+	// has not located it): what a finding reported by some releases only
+	// cites.
+	Change string
 }
 
 // Version table rows.
@@ -146,7 +151,13 @@ var torchDifferences = []TorchDifference{
 			"make_fx's words. 2.14's export refuses it (\"Encountered aliasing during higher order op tracing\")",
 		Source: "2.6.0: torch/_dynamo/variables/higher_order_ops.py speculate_subgraph (no check), torch/_higher_order_ops/cond.py " +
 			"cond_func (the check, under functionalization only); 2.14.1: higher_order_ops.py check_aliasing_and_input_mutation; " +
-			"testdata/releases/verdicts.json (python/tools/make_releases.py)"},
+			"testdata/releases/verdicts.json (python/tools/make_releases.py)",
+		// ydwu4 on pytorch/pytorch#153832 names #146658 as the PR that added
+		// the input-output aliasing checks; #158375 ("torch 2.8 RC regression
+		// - part 2") is transformers' export refused by the 2.8 RC, fixed
+		// by huggingface/transformers#39488's .clone()s. The row's bound stays
+		// the release verified here.
+		Change: "pytorch/pytorch#146658 in 2.8"},
 	{ID: DiffWhileMeta26, Torch: TorchVersions{Until: "2.14"},
 		What: "while_loop compares body_fn's outputs with the carried inputs pair by zipped pair (different counts pass: while_count " +
 			"traces in 2.6), requires_grad and memory_format included, worded \"Expected carried_inputs and body outputs return tensors " +

@@ -203,6 +203,7 @@ type FindingReleases struct {
 	Reported    []string `json:"reported"`
 	NotReported []string `json:"not_reported"`
 	Rows        []string `json:"rows,omitempty"`
+	Changes     []string `json:"changes,omitempty"`
 	Summary     string   `json:"summary"`
 	// Messages: the words of reporting releases that word it otherwise
 	// than message, by release.
@@ -218,7 +219,11 @@ func releasesLine(r *FindingReleases) string {
 	}
 	line := "torch: " + r.Summary
 	if len(r.Rows) > 0 {
-		line += " (version table: " + strings.Join(r.Rows, ", ") + ")"
+		line += " (version table: " + strings.Join(r.Rows, ", ")
+		if len(r.Changes) > 0 {
+			line += "; " + strings.Join(r.Changes, ", ")
+		}
+		line += ")"
 	}
 	vs := make([]string, 0, len(r.Messages))
 	for v := range r.Messages {
@@ -302,7 +307,7 @@ func NewFinding(f analyze.Finding) Finding {
 		out.Fix = &FindingFix{Text: x.Text, Graph: x.Graph, Node: x.Node, Source: x.Source, Code: x.Code, Suggestion: x.Suggestion}
 	}
 	if r := f.Releases; r != nil {
-		out.Releases = &FindingReleases{Reported: nonNil(r.Reported), NotReported: nonNil(r.Quiet), Rows: r.Rows, Summary: r.Summary(f.Severity),
+		out.Releases = &FindingReleases{Reported: nonNil(r.Reported), NotReported: nonNil(r.Quiet), Rows: r.Rows, Changes: r.Changes, Summary: r.Summary(f.Severity),
 			Messages: r.Messages}
 	}
 	return out
