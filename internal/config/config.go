@@ -134,7 +134,6 @@ func (in Input) MaxSizeBytes() int64 {
 	return n
 }
 
-
 var sizeRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^\s*([0-9]+)\s*([kKmMgG]?)(i?[bB]?)\s*$`) })
 
 // ParseSize parses a byte count such as 1048576, 512MiB, 1GB or 64k

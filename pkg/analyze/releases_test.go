@@ -23,7 +23,9 @@ func TestReleasesSummary(t *testing.T) {
 }
 
 func TestMergeReleases(t *testing.T) {
-	prov := func(in, node string) *Provenance { return &Provenance{Input: in, InputIndex: 0, Node: node, Path: []string{"cond", "g", node}} }
+	prov := func(in, node string) *Provenance {
+		return &Provenance{Input: in, InputIndex: 0, Node: node, Path: []string{"cond", "g", node}}
+	}
 	// 2.6 words the same finding otherwise; 2.14 adds one and drops one.
 	runs := [][]Finding{
 		{
@@ -37,7 +39,7 @@ func TestMergeReleases(t *testing.T) {
 	}
 	got := MergeReleases(nil, []string{"2.6", "2.14"}, runs)
 	type row struct {
-		msg            string
+		msg             string
 		reported, quiet []string
 	}
 	var rows []row

@@ -401,7 +401,6 @@ func WriteJSON(w io.Writer, v any) error {
 	return err
 }
 
-
 // WriteAnalyzeText renders the document for people.
 func WriteAnalyzeText(w io.Writer, doc *AnalyzeDoc) error {
 	var b strings.Builder

@@ -44,12 +44,12 @@ const LintSchemaVersion = 1
 // them report it: FindingReleases) and fail_on may be "supported" (the
 // errors a release of "torch_supported" reports fail the run).
 type LintDoc struct {
-	SchemaVersion  int      `json:"schema_version"`
-	TorchReleases  []string `json:"torch_releases,omitempty"`
-	TorchSupported []string `json:"torch_supported,omitempty"`
-	FailOn        string      `json:"fail_on"`
-	Files         []LintFile  `json:"files"`
-	Summary       LintSummary `json:"summary"`
+	SchemaVersion  int         `json:"schema_version"`
+	TorchReleases  []string    `json:"torch_releases,omitempty"`
+	TorchSupported []string    `json:"torch_supported,omitempty"`
+	FailOn         string      `json:"fail_on"`
+	Files          []LintFile  `json:"files"`
+	Summary        LintSummary `json:"summary"`
 	// UnmatchedSuppressions are the configured suppressions that matched
 	// no finding in this run.
 	UnmatchedSuppressions []UnmatchedSuppression `json:"unmatched_suppressions,omitempty"`
