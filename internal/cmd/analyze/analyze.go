@@ -43,6 +43,9 @@ of views, the writing or returning node, the path through nested
 subgraphs, and the node's stack trace.
 
 --format json prints the versioned document described in the README.
+With several torch releases (--torch-version 2.6,2.14, 2.6..2.14 or
+supported) each release's rules run and every finding says which
+releases report it.
 Exit status: 0 when the analysis ran (findings or not), 3 when a file is
 unreadable or invalid; the other files are still reported.`,
 		Example: `  hopctl analyze graph.pb
