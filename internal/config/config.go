@@ -7,7 +7,7 @@
 //
 //	version: 1
 //	lint:
-//	  fail-on: warning          # error | warning | info (or note) | none
+//	  fail-on: warning          # error | warning | info (or note) | none | supported
 //	  suppress:
 //	    - rule: hop-input-mutation
 //	      path: "exported/**/*.pb"  # glob on the input file path
