@@ -28,7 +28,7 @@ FUZZTIME ?= 3s
 HOPCTL_TOOLS ?= /var/cache/hopctl/tools
 SARIF_MULTITOOL ?= $(HOPCTL_TOOLS)/sarif-multitool/node_modules/@microsoft/sarif-multitool-linux/Sarif.Multitool
 
-.PHONY: deps build test gotest gotest-race pytest pytest-pt2 fuzz-short fuzz bench proto testdata testdata-pt2 demo clean wheel pytest-install
+.PHONY: deps build test gotest gotest-race pytest pytest-pt2 fuzz-short fuzz bench proto testdata testdata-pt2 testdata-releases demo clean wheel pytest-install
 
 # A static, reproducible binary, as gh's release build: CGO_ENABLED=0 (no
 # libc to load), -trimpath (no machine paths), -s -w (no symbol tables).
@@ -108,7 +108,7 @@ proto:
 
 # The real-model corpus from torch 1.13 (host) and 2.14 (chroot); see
 # python/tools/corpus.py (COMMITTED).
-testdata: build testdata-pt2
+testdata: build testdata-pt2 testdata-releases
 	PYTHONPATH=python $(PYTHON) python/tools/make_testdata.py testdata/models
 	PYTHONPATH=python scripts/torch.sh 2.14 -- python3 python/tools/make_testdata.py testdata/models-torch2.14
 
@@ -117,6 +117,12 @@ testdata: build testdata-pt2
 testdata-pt2:
 	scripts/torch.sh 2.6 -- python3 python/tools/make_pt2.py testdata/pt2
 	scripts/torch.sh 2.14 -- python3 python/tools/make_pt2.py testdata/pt2
+
+# Programs one release accepts and the next refuses, with both releases'
+# verdicts (the 2.6 run writes the graphs, the 2.14 run adds its verdicts).
+testdata-releases:
+	scripts/torch.sh 2.6 -- python3 python/tools/make_releases.py testdata/releases
+	scripts/torch.sh 2.14 -- python3 python/tools/make_releases.py testdata/releases
 
 demo: build
 	@echo '$$ hopctl analyze testdata/models/inplace_views.pb'

@@ -257,7 +257,7 @@ in hopctl).`,
 	cmdutil.BindFlag(cmd, "config", hopconfig.KeyConfig)
 	cmd.PersistentFlags().String("max-input-size", "", "read at most `SIZE` bytes of an input file (e.g. 512MiB; default "+hopconfig.DefaultInputSize+", configuration key input.max-size)")
 	cmdutil.BindFlag(cmd, "max-input-size", hopconfig.KeyInputMaxSize)
-	cmd.PersistentFlags().String("torch-version", "", "follow the HOP rules of torch `X.Y` (default: the version each file records, else the newest; configuration key input.torch-version)")
+	cmd.PersistentFlags().String("torch-version", "", "follow the HOP rules of torch `X.Y`; lint and analyze also take several, each finding then saying in which it is reported: a list 2.6,2.14, a range 2.6..2.14 or supported (input.torch-supported, else the version table's releases) (default: the version each file records, else the newest; configuration key input.torch-version)")
 	cmdutil.BindFlag(cmd, "torch-version", hopconfig.KeyInputTorchVersion)
 	cmd.PersistentFlags().String("grad-mode", "", "grad mode `enabled|disabled|inference` of files that record none: PyTorch relaxes HOP input mutation and aliasing rules when grad is disabled (default: enabled; configuration key input.grad-mode)")
 	cmdutil.BindFlag(cmd, "grad-mode", hopconfig.KeyInputGradMode)

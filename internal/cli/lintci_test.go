@@ -425,7 +425,7 @@ func TestConfigVerify(t *testing.T) {
 	for name, c := range map[string]struct{ content, want string }{
 		"no reason":    {"version: 1\nlint:\n  suppress:\n    - rule: cycle\n", `schema: at /lint/suppress/0: required: missing properties: ["reason"]`},
 		"unknown key":  {"version: 1\nlint:\n  failon: error\n", `schema: at /lint: unexpected additional properties ["failon"]`},
-		"bad level":    {"version: 1\nlint:\n  fail-on: loud\n", `schema: at /lint/fail-on: enum: loud does not equal any of: [error warning info note none]`},
+		"bad level":    {"version: 1\nlint:\n  fail-on: loud\n", `schema: at /lint/fail-on: enum: loud does not equal any of: [error warning info note none supported]`},
 		"unknown rule": {"version: 1\nlint:\n  suppress:\n    - rule: cylce\n      reason: r\n", `unknown rule "cylce"`},
 	} {
 		p := cmdtest.WriteFile(t, strings.ReplaceAll(name, " ", "_")+".yaml", c.content)

@@ -37,6 +37,8 @@ func corpusSARIF(t *testing.T, dir string) []string {
 		{"bad", badArgs(t)},
 		{"pt2", []string{"../../testdata/pt2/..."}},
 		{"clean", []string{"../../testdata/lint/cycle_ok.pbtxt"}},
+		// Several torch releases: every result has its torchReleases property.
+		{"releases", []string{"--torch-version", "2.6,2.14", "../../testdata/releases", "../../testdata/hops_real"}},
 		{"rules", []string{"--list-rules"}},
 		{"baseline", []string{"--write-baseline", filepath.Join(dir, "base.json"), "../../testdata/hops", "../../testdata/lint/hop-input-alias.pbtxt"}},
 		{"suppressed", []string{"--config", cmdtest.WriteFile(t, filepath.Join(dir, "supp.yaml"),

@@ -96,7 +96,7 @@ func Sandbox(t *testing.T, dir string) string {
 		dir = t.TempDir()
 	}
 	t.Chdir(dir)
-	for _, k := range []string{"HOPCTL_CONFIG", "HOPCTL_LINT_FAIL_ON", "HOPCTL_LINT_SUPPRESS", "HOPCTL_INPUT_MAX_SIZE"} {
+	for _, k := range []string{"HOPCTL_CONFIG", "HOPCTL_LINT_FAIL_ON", "HOPCTL_LINT_SUPPRESS", "HOPCTL_INPUT_MAX_SIZE", "HOPCTL_INPUT_TORCH_VERSION", "HOPCTL_INPUT_TORCH_SUPPORTED"} {
 		t.Setenv(k, "")
 	}
 	return td

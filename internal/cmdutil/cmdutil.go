@@ -49,6 +49,9 @@ func (e *FindingsError) Error() string {
 	if e.Count == 1 {
 		s = ""
 	}
+	if e.Threshold == "supported" {
+		return fmt.Sprintf("%d error%s refused by a supported torch release", e.Count, s)
+	}
 	return fmt.Sprintf("%d finding%s at or above %s", e.Count, s, e.Threshold)
 }
 

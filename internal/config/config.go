@@ -7,7 +7,7 @@
 //
 //	version: 1
 //	lint:
-//	  fail-on: warning          # error | warning | info (or note) | none
+//	  fail-on: warning          # error | warning | info (or note) | none | supported
 //	  suppress:
 //	    - rule: hop-input-mutation
 //	      path: "exported/**/*.pb"  # glob on the input file path
@@ -16,7 +16,9 @@
 //	      reason: the branch writes a buffer on purpose (issue 12)
 //	input:
 //	  max-size: 1GiB            # read limit per input file (B, KiB, MiB, GiB)
-//	  torch-version: "2.6"      # HOP rules of this torch release (default: the file's, else the newest)
+//	  torch-version: "2.6"      # HOP rules of this torch release (default: the file's, else the newest);
+//	                            # a list "2.6,2.14", a range "2.6..2.14" or supported: each release's
+//	  torch-supported: 2.6..2.14  # the releases the project supports (torch-version supported, fail-on supported)
 //	  grad-mode: disabled       # enabled | disabled | inference, for files that record none
 //
 // Unknown keys, a missing version, versions this build does not know,
@@ -46,6 +48,7 @@ import (
 	"github.com/hopctl/hopctl/pkg/analyze"
 	"github.com/hopctl/hopctl/pkg/ir"
 	"github.com/hopctl/hopctl/pkg/lint"
+	"github.com/hopctl/hopctl/pkg/opschema"
 )
 
 // Version is the configuration format version this build reads.
@@ -73,6 +76,9 @@ const (
 	// (opschema.TorchDifferences); empty: the version each file records,
 	// else the newest.
 	KeyInputTorchVersion = "input.torch-version"
+	// KeyInputTorchSupported is the torch releases the project supports
+	// (what torch-version "supported" and fail-on "supported" mean).
+	KeyInputTorchSupported = "input.torch-supported"
 	// KeyInputGradMode is the grad mode (enabled, disabled, inference) of
 	// files that record none (analyze.Options.GradMode); empty: enabled.
 	KeyInputGradMode = "input.grad-mode"
@@ -85,8 +91,10 @@ const (
 const MaxFileSize = 1 << 20
 
 // FailOn levels, most to least severe. "note" is SARIF's name for "info";
-// "none" never fails.
-var FailOnLevels = []string{"error", "warning", "info", "note", "none"}
+// "none" never fails; "supported" fails on the errors some supported
+// release (input.torch-supported) reports: "refused by any supported
+// release".
+var FailOnLevels = []string{"error", "warning", "info", "note", "none", "supported"}
 
 // Config is the validated configuration of one invocation.
 type Config struct {
@@ -105,7 +113,15 @@ type Input struct {
 	MaxSize string `mapstructure:"max-size" yaml:"max-size"`
 	// TorchVersion is the torch release ("major.minor") whose HOP rules the
 	// checks follow; empty: the version each file records, else the newest.
+	// It may also be several (opschema.ParseTorchReleases): a list
+	// "2.6,2.14", a range "2.6..2.14" or "supported"; the checks then run
+	// under each and every finding says in which it is reported.
 	TorchVersion string `mapstructure:"torch-version" yaml:"torch-version,omitempty"`
+	// TorchSupported are the torch releases the project supports, in the
+	// same syntax (not "supported"): what torch-version supported selects
+	// and lint.fail-on supported gates on; empty: the version table's
+	// releases.
+	TorchSupported string `mapstructure:"torch-supported" yaml:"torch-supported,omitempty"`
 	// GradMode is the grad mode ("enabled", "disabled", "inference") the
 	// HOP rules assume for a file that records none; empty: enabled. A
 	// file's own record wins.
@@ -117,8 +133,6 @@ func (in Input) MaxSizeBytes() int64 {
 	n, _ := ParseSize(in.MaxSize)
 	return n
 }
-
-var torchVersionRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[0-9]+\.[0-9]+(\.[0-9]+)?$`) })
 
 var sizeRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^\s*([0-9]+)\s*([kKmMgG]?)(i?[bB]?)\s*$`) })
 
@@ -377,8 +391,13 @@ func (c *Config) Validate() error {
 	if _, err := ParseSize(c.Input.MaxSize); err != nil {
 		errs = append(errs, fmt.Errorf("input.max-size: %w", err))
 	}
-	if v := c.Input.TorchVersion; v != "" && !torchVersionRE().MatchString(v) {
-		errs = append(errs, fmt.Errorf("input.torch-version: invalid version %q (want major.minor, e.g. 2.6)", v))
+	if v := c.Input.TorchSupported; strings.Contains(v, "supported") {
+		errs = append(errs, fmt.Errorf("input.torch-supported: invalid releases %q (name releases: 2.6,2.14 or 2.6..2.14)", v))
+	} else if _, err := opschema.ParseTorchReleases(v, ""); err != nil {
+		errs = append(errs, fmt.Errorf("input.torch-supported: %w", err))
+	}
+	if _, err := opschema.ParseTorchReleases(c.Input.TorchVersion, c.Input.TorchSupported); err != nil && !strings.Contains(c.Input.TorchSupported, "supported") {
+		errs = append(errs, fmt.Errorf("input.torch-version: %w", err))
 	}
 	if !analyze.ValidGradMode(c.Input.GradMode) {
 		errs = append(errs, fmt.Errorf("input.grad-mode: invalid mode %q (want %s)", c.Input.GradMode, strings.Join(analyze.GradModes, ", ")))

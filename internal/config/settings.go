@@ -31,6 +31,7 @@ func NewSettings() *Settings {
 	v.SetDefault(KeyLintSuppress, []Suppression{})
 	v.SetDefault(KeyInputMaxSize, DefaultInputSize)
 	v.SetDefault(KeyInputTorchVersion, "")
+	v.SetDefault(KeyInputTorchSupported, "")
 	v.SetDefault(KeyInputGradMode, "")
 	return &Settings{v: v}
 }

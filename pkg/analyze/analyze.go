@@ -68,6 +68,34 @@ type Finding struct {
 	// (Graph and Node are then empty): a schema table entry that does not
 	// parse, subgraphs that call each other.
 	FileWide bool
+	// Releases says in which torch releases of a run over several
+	// (--torch-version 2.6,2.14) the finding is reported; nil in a run
+	// over one release (MergeReleases sets it).
+	Releases *Releases
+	// Fix says what breaks the finding's cause, for the findings that
+	// know it (HOP input aliasing and mutation); nil otherwise.
+	Fix *Fix
+}
+
+// Fix is what removes one finding, as PyTorch's own refusal suggests ("If
+// you are returning a view of the input, please make sure to clone it",
+// "Consider cloning the input before modifying it"): the value to copy,
+// the node that makes it, and the user's source line when the node's
+// stack trace records one.
+type Fix struct {
+	// Text says it in words: "output 0 of true_graph_0 is a view of its
+	// input 0 (x), made by view: return view's .clone()".
+	Text string
+	// Graph and Node are the subgraph and node whose value to copy (the
+	// returning node of an alias, the writing node of a mutation).
+	Graph, Node string
+	// Source is the innermost frame of Node's stack trace, "FILE:LINE",
+	// and Code its line ("return x.view(-1)"); both "" without one.
+	Source, Code string
+	// Suggestion is Code with the .clone() placed, when Code is a plain
+	// `return EXPR` of the value ("return x.view(-1).clone()"); "" when
+	// hopctl cannot place it on the line.
+	Suggestion string
 }
 
 // Provenance traces a finding back to its cause.
@@ -238,6 +266,17 @@ type Options struct {
 	// (--grad-mode); "" is the default: grad enabled. A file's own
 	// record wins (ModuleGradMode).
 	GradMode string
+	// Releases are the torch releases of a run over several
+	// (--torch-version 2.6,2.14, ParseTorchReleases), oldest first; nil
+	// for one. RunWith applies TorchVersion only: lint and `hopctl analyze`
+	// run once per release (ForRelease) and merge (MergeReleases).
+	Releases []string
+}
+
+// ForRelease returns the options of the run of release v.
+func (o Options) ForRelease(v string) Options {
+	o.TorchVersion, o.Releases = v, nil
+	return o
 }
 
 // Report records a finding located in this pass's graph.

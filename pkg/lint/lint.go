@@ -191,7 +191,7 @@ func checkFile(p string, opts Options) (r FileResult) {
 	if err != nil {
 		r = FileResult{Path: p, Err: err}
 	} else {
-		r = check(f, opts.Analysis)
+		r = checkReleases(f, opts.Analysis)
 	}
 	r.fingerprint(opts.Root)
 	r.suppress(opts.Suppress)
@@ -214,6 +214,33 @@ func Module(m *ir.Module, p string) FileResult {
 		return FileResult{Path: p, Err: err}
 	}
 	return check(f, analyze.Options{})
+}
+
+// checkReleases runs every check on a file opened leniently, under each
+// release of opts.Releases when there are several: one finding per
+// finding of any release, with the releases that report it
+// (analyze.MergeReleases). The file is invalid when some release finds
+// it so; its signature mutations are the newest release's.
+func checkReleases(f *load.File, opts analyze.Options) FileResult {
+	if len(opts.Releases) < 2 {
+		return check(f, opts)
+	}
+	var runs [][]analyze.Finding
+	var r FileResult
+	invalid := false
+	for _, v := range opts.Releases {
+		r = check(f, opts.ForRelease(v))
+		if r.Err != nil {
+			return r
+		}
+		runs = append(runs, r.Findings)
+		invalid = invalid || r.Invalid
+	}
+	r.Findings = analyze.MergeReleases(f.Module, opts.Releases, runs)
+	analyze.SortFindings(f.Module, r.Findings)
+	r.Invalid = invalid
+	r.resolve(f.Module)
+	return r
 }
 
 // check runs every check on a file opened leniently.

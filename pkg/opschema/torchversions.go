@@ -18,6 +18,11 @@ type TorchDifference struct {
 	Torch  TorchVersions
 	What   string
 	Source string // the PyTorch sources the rule is read from, per release
+	// Change is the PyTorch pull request that made the change, with the
+	// release it shipped in as its issue tracker says ("" where hopctl
+	// has not located it): what a finding reported by some releases only
+	// cites.
+	Change string
 }
 
 // Version table rows.
@@ -52,6 +57,9 @@ const (
 	// DiffDynamoUnchecked26: Dynamo checks no HOP subgraph for mutation or
 	// aliasing; AOTAutograd accepts cond and while_loop writes.
 	DiffDynamoUnchecked26 = "dynamo-unchecked-2.6"
+	// DiffExportTraining26: torch.export's training IR is not checked for
+	// HOP input mutation or aliasing.
+	DiffExportTraining26 = "export-training-unchecked-2.6"
 	// DiffWhileMeta26: while_loop compares body_fn's outputs with the
 	// carried inputs in check_outputs_carry_consistency.
 	DiffWhileMeta26 = "while-meta-2.6"
@@ -135,6 +143,21 @@ var torchDifferences = []TorchDifference{
 		Source: "2.6.0: torch/_dynamo/variables/higher_order_ops.py speculate_subgraph (no mutation or aliasing check); 2.14.1: " +
 			"check_aliasing_and_input_mutation, supports_input_mutation = not torch.is_grad_enabled(); " +
 			"testdata/hops_real/dynamo and testdata/hops_real/torch2.6/dynamo (python/tools/hop_corpus_dynamo.py)"},
+	{ID: DiffExportTraining26, Torch: TorchVersions{Until: "2.14"},
+		What: "torch.export's training IR (an ExportedProgram whose verifiers are TRAINING, the default export) is not checked for " +
+			"HOP input mutation or aliasing: strict export's Dynamo speculates the subgraphs unchecked and pre-dispatch tracing does " +
+			"not functionalize, so a cond branch returning a view of its operand exports (testdata/releases/cond_view.pt2, the " +
+			"shape of pytorch/pytorch#158375 → huggingface/transformers#39488); run_decompositions() then refuses the aliasing in " +
+			"make_fx's words. 2.14's export refuses it (\"Encountered aliasing during higher order op tracing\")",
+		Source: "2.6.0: torch/_dynamo/variables/higher_order_ops.py speculate_subgraph (no check), torch/_higher_order_ops/cond.py " +
+			"cond_func (the check, under functionalization only); 2.14.1: higher_order_ops.py check_aliasing_and_input_mutation; " +
+			"testdata/releases/verdicts.json (python/tools/make_releases.py)",
+		// ydwu4 on pytorch/pytorch#153832 names #146658 as the PR that added
+		// the input-output aliasing checks; #158375 ("torch 2.8 RC regression
+		// - part 2") is transformers' export refused by the 2.8 RC, fixed
+		// by huggingface/transformers#39488's .clone()s. The row's bound stays
+		// the release verified here.
+		Change: "pytorch/pytorch#146658 in 2.8"},
 	{ID: DiffWhileMeta26, Torch: TorchVersions{Until: "2.14"},
 		What: "while_loop compares body_fn's outputs with the carried inputs pair by zipped pair (different counts pass: while_count " +
 			"traces in 2.6), requires_grad and memory_format included, worded \"Expected carried_inputs and body outputs return tensors " +

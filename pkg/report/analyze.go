@@ -22,6 +22,7 @@ import (
 	"github.com/hopctl/hopctl/pkg/analyze/passes/alias"
 	"github.com/hopctl/hopctl/pkg/analyze/passes/sigmut"
 	"github.com/hopctl/hopctl/pkg/ir"
+	"github.com/hopctl/hopctl/pkg/opschema"
 )
 
 // AnalyzeSchemaVersion is the version of the `hopctl analyze --format json`
@@ -29,8 +30,13 @@ import (
 const AnalyzeSchemaVersion = 1
 
 // AnalyzeDoc is the `hopctl analyze --format json` document.
+//
+// Keys added since (same schema_version): in a run over several torch
+// releases, "torch_releases" lists them and every finding has "releases"
+// (FindingReleases).
 type AnalyzeDoc struct {
 	SchemaVersion int           `json:"schema_version"`
+	TorchReleases []string      `json:"torch_releases,omitempty"`
 	Files         []AnalyzeFile `json:"files"`
 }
 
@@ -177,6 +183,64 @@ type Finding struct {
 	Fingerprint string           `json:"fingerprint,omitempty"`
 	InBaseline  bool             `json:"in_baseline,omitempty"`
 	Suppression *SuppressionInfo `json:"suppression,omitempty"`
+	// Releases, in a run over several torch releases (--torch-version
+	// 2.6,2.14), says in which the finding is reported.
+	Releases *FindingReleases `json:"releases,omitempty"`
+	// Fix, on HOP alias and mutation findings, says what breaks the
+	// cause (analyze.Fix).
+	Fix *FindingFix `json:"fix,omitempty"`
+}
+
+// FindingFix is analyze.Fix as JSON.
+type FindingFix struct {
+	Text       string `json:"text"`
+	Graph      string `json:"graph,omitempty"`
+	Node       string `json:"node,omitempty"`
+	Source     string `json:"source,omitempty"`
+	Code       string `json:"code,omitempty"`
+	Suggestion string `json:"suggestion,omitempty"`
+}
+
+// FindingReleases is analyze.Releases as JSON: the releases of the run
+// that report the finding and those that do not (oldest first), the
+// version table rows that separate them (opschema.TorchDifferences, ids
+// as the README's table names them), and the same in words ("refused by
+// 2.14, accepted by 2.6").
+type FindingReleases struct {
+	Reported    []string `json:"reported"`
+	NotReported []string `json:"not_reported"`
+	Rows        []string `json:"rows,omitempty"`
+	Changes     []string `json:"changes,omitempty"`
+	Summary     string   `json:"summary"`
+	// Messages: the words of reporting releases that word it otherwise
+	// than message, by release.
+	Messages map[string]string `json:"messages,omitempty"`
+}
+
+// releasesLine is the lines text outputs print under a finding of a run
+// over several releases: "torch: refused by 2.14, accepted by 2.6
+// (version table: dynamo-unchecked-2.6)"; "" for other runs.
+func releasesLine(r *FindingReleases) string {
+	if r == nil {
+		return ""
+	}
+	line := "torch: " + r.Summary
+	if len(r.Rows) > 0 {
+		line += " (version table: " + strings.Join(r.Rows, ", ")
+		if len(r.Changes) > 0 {
+			line += "; " + strings.Join(r.Changes, ", ")
+		}
+		line += ")"
+	}
+	vs := make([]string, 0, len(r.Messages))
+	for v := range r.Messages {
+		vs = append(vs, v)
+	}
+	opschema.SortReleases(vs)
+	for _, v := range vs {
+		line += "\ntorch " + v + " words it: " + ir.Printable(strings.SplitN(r.Messages[v], "\n", 2)[0])
+	}
+	return line
 }
 
 // SuppressionInfo is the suppression that hid a finding: its index in
@@ -246,6 +310,13 @@ func NewFinding(f analyze.Finding) Finding {
 		Help: ruleFix(f.Rule)}
 	if p := f.Provenance; p != nil {
 		out.Provenance = &Provenance{Input: p.Input, InputIndex: p.InputIndex, Views: p.Views, Node: p.Node, Path: p.Path, StackTrace: p.StackTrace}
+	}
+	if x := f.Fix; x != nil {
+		out.Fix = &FindingFix{Text: x.Text, Graph: x.Graph, Node: x.Node, Source: x.Source, Code: x.Code, Suggestion: x.Suggestion}
+	}
+	if r := f.Releases; r != nil {
+		out.Releases = &FindingReleases{Reported: nonNil(r.Reported), NotReported: nonNil(r.Quiet), Rows: r.Rows, Changes: r.Changes, Summary: r.Summary(f.Severity),
+			Messages: r.Messages}
 	}
 	return out
 }
@@ -385,12 +456,22 @@ func WriteAnalyzeText(w io.Writer, doc *AnalyzeDoc) error {
 func writeFindingText(b *strings.Builder, path string, f Finding) {
 	fmt.Fprintf(b, "    %s: %s: graph %s: node %s: %s [%s]\n", f.Severity, ir.Printable(path), ir.Abbrev(ir.DisplayName(f.Graph)), ir.Abbrev(f.Node), printableLines(f.Message), ir.Printable(f.Rule))
 	writeProvenanceText(b, "      ", f.Provenance)
-	writeHelpText(b, "      ", f.Rule)
+	if l := releasesLine(f.Releases); l != "" {
+		fmt.Fprintf(b, "      %s\n", strings.ReplaceAll(l, "\n", "\n      "))
+	}
+	writeHelpText(b, "      ", f)
 }
 
 // writeProvenanceText renders a finding's provenance under it, each line
 // indented: "via" and the chain input → views → path, then the stack
 // trace, each line prefixed "| ". analyze and lint print it alike.
+func nonNil(vs []string) []string {
+	if vs == nil {
+		return []string{}
+	}
+	return vs
+}
+
 func writeProvenanceText(b *strings.Builder, indent string, p *Provenance) {
 	if p == nil {
 		return

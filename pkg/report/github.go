@@ -65,7 +65,10 @@ func WriteGitHub(w io.Writer, doc *LintDoc, o SARIFOptions) error {
 			}
 			msg.WriteString("\n" + where + "\n")
 			writeProvenanceText(&msg, "", fd.Provenance)
-			writeHelpText(&msg, "", fd.Rule)
+			if l := releasesLine(fd.Releases); l != "" {
+				msg.WriteString(l + "\n")
+			}
+			writeHelpText(&msg, "", fd)
 			sev, _ := analyze.ParseSeverity(fd.Severity)
 			fmt.Fprintf(&sb, "::%s %s::%s\n", ghLevel(sev), props, ghData(strings.TrimRight(msg.String(), "\n")))
 		}

@@ -80,7 +80,10 @@ func WriteJUnit(w io.Writer, doc *LintDoc) error {
 			var text strings.Builder
 			fmt.Fprintf(&text, "%s: %s: %s [%s]\n", f.Path, fd.Severity, fd.Message, fd.Rule)
 			writeProvenanceText(&text, "  ", fd.Provenance)
-			writeHelpText(&text, "  ", fd.Rule)
+			if l := releasesLine(fd.Releases); l != "" {
+				text.WriteString("  " + strings.ReplaceAll(l, "\n", "\n  ") + "\n")
+			}
+			writeHelpText(&text, "  ", fd)
 			s.Cases = append(s.Cases, junitCase{Name: name, Classname: f.Path,
 				Failure: &junitProblem{Message: firstLine(fd.Message), Type: fd.Rule, Text: text.String()}})
 			s.Failures++

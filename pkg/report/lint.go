@@ -3,12 +3,14 @@ package report
 import (
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 
 	"github.com/hopctl/hopctl/pkg/analyze"
 	"github.com/hopctl/hopctl/pkg/analyze/passes/sigmut"
 	"github.com/hopctl/hopctl/pkg/ir"
 	"github.com/hopctl/hopctl/pkg/lint"
+	"github.com/hopctl/hopctl/pkg/opschema"
 )
 
 // LintSchemaVersion is the version of the `hopctl lint --format json`
@@ -36,11 +38,18 @@ const LintSchemaVersion = 1
 // "skipped" is a file a directory walk did not read (a named pipe, a
 // device, a link to a directory: "reason" says why), counted in
 // summary.skipped and not in summary.files.
+//
+// In a run over several torch releases (--torch-version 2.6,2.14),
+// "torch_releases" lists them, every finding has "releases" (which of
+// them report it: FindingReleases) and fail_on may be "supported" (the
+// errors a release of "torch_supported" reports fail the run).
 type LintDoc struct {
-	SchemaVersion int         `json:"schema_version"`
-	FailOn        string      `json:"fail_on"`
-	Files         []LintFile  `json:"files"`
-	Summary       LintSummary `json:"summary"`
+	SchemaVersion  int         `json:"schema_version"`
+	TorchReleases  []string    `json:"torch_releases,omitempty"`
+	TorchSupported []string    `json:"torch_supported,omitempty"`
+	FailOn         string      `json:"fail_on"`
+	Files          []LintFile  `json:"files"`
+	Summary        LintSummary `json:"summary"`
 	// UnmatchedSuppressions are the configured suppressions that matched
 	// no finding in this run.
 	UnmatchedSuppressions []UnmatchedSuppression `json:"unmatched_suppressions,omitempty"`
@@ -116,12 +125,20 @@ const (
 // FailOnNone is the fail-on level no finding reaches.
 const FailOnNone = "none"
 
+// FailOnSupported is the fail-on level of the errors some supported torch
+// release (LintOptions.Supported) reports: a library that supports
+// 2.6..2.14 fails on what any of them refuses, not on what only an
+// unsupported release would.
+const FailOnSupported = "supported"
+
 // FailOnSeverity parses a fail-on level: error, warning, info (or note, its
 // SARIF name) and none. ok is false for none.
 func FailOnSeverity(level string) (sev analyze.Severity, ok bool, err error) {
 	switch level {
 	case FailOnNone:
 		return 0, false, nil
+	case FailOnSupported:
+		return analyze.Error, true, nil
 	case "note":
 		return analyze.Info, true, nil
 	}
@@ -140,6 +157,29 @@ type LintOptions struct {
 	Suppress   []lint.Suppression
 	Counts     []int
 	ConfigFile string
+	// Releases are the torch releases of a run over several (each
+	// finding's Releases then says which report it); Release the one
+	// release of another run ("" the files' own). Supported are the
+	// project's releases, which FailOn "supported" gates on.
+	Releases  []string
+	Release   string
+	Supported []string
+}
+
+// refusedBySupported reports whether finding f, an error, is reported by
+// a supported release: by one of its Releases, or, in a run over one
+// release, when that release is supported ("" the files' own: it counts).
+func (o LintOptions) refusedBySupported(f analyze.Finding) bool {
+	if f.Releases == nil {
+		v := opschema.NormalizeTorchVersion(o.Release)
+		return v == "" || slices.Contains(o.Supported, v)
+	}
+	for _, v := range f.Releases.Reported {
+		if slices.Contains(o.Supported, v) {
+			return true
+		}
+	}
+	return false
 }
 
 // NewLintDoc builds the document of a run without baseline.
@@ -150,7 +190,11 @@ func NewLintDoc(results []lint.FileResult, failOn string) *LintDoc {
 // NewLintDocWith builds the document of a run.
 func NewLintDocWith(results []lint.FileResult, o LintOptions) *LintDoc {
 	failOn := o.FailOn
-	doc := &LintDoc{SchemaVersion: LintSchemaVersion, FailOn: failOn, Files: []LintFile{}, baseline: o.Baseline != nil}
+	doc := &LintDoc{SchemaVersion: LintSchemaVersion, FailOn: failOn, Files: []LintFile{}, baseline: o.Baseline != nil,
+		TorchReleases: o.Releases}
+	if failOn == FailOnSupported {
+		doc.TorchSupported = o.Supported
+	}
 	threshold, fails, _ := FailOnSeverity(failOn)
 	for i, s := range o.Suppress {
 		if i < len(o.Counts) && o.Counts[i] == 0 {
@@ -200,7 +244,7 @@ func NewLintDocWith(results []lint.FileResult, o LintOptions) *LintDoc {
 			default:
 				doc.Summary.Infos++
 			}
-			if fails && f.Severity >= threshold && !jf.InBaseline {
+			if fails && f.Severity >= threshold && !jf.InBaseline && (failOn != FailOnSupported || o.refusedBySupported(f)) {
 				doc.Summary.Failing++
 			}
 		}
@@ -239,7 +283,10 @@ func WriteLintText(w io.Writer, doc *LintDoc) error {
 				fmt.Fprintf(&b, "    %s\n", l)
 			}
 			writeProvenanceText(&b, "    ", fd.Provenance)
-			writeHelpText(&b, "    ", fd.Rule)
+			if l := releasesLine(fd.Releases); l != "" {
+				fmt.Fprintf(&b, "    %s\n", strings.ReplaceAll(l, "\n", "\n    "))
+			}
+			writeHelpText(&b, "    ", fd)
 		}
 	}
 	s := doc.Summary
@@ -277,9 +324,20 @@ func WriteLintText(w io.Writer, doc *LintDoc) error {
 // writeHelpText prints the fix of a finding's rule under it, as rustc and
 // ruff print theirs: "help: return a fresh tensor ...". The text is the
 // rule table's (analyze.Rule.Fix), the one hopctl explain shows.
-func writeHelpText(b *strings.Builder, indent, rule string) {
-	if fix := ruleFix(rule); fix != "" {
+//
+// Under it, a HOP alias or mutation finding's own fix (analyze.Fix): which
+// output aliases which input or which write to undo, and the line to
+// change as the program's stack trace records it, as rustc prints a
+// suggestion under its help.
+func writeHelpText(b *strings.Builder, indent string, f Finding) {
+	if fix := ruleFix(f.Rule); fix != "" {
 		fmt.Fprintf(b, "%shelp: %s\n", indent, fix)
+	}
+	if x := f.Fix; x != nil && x.Text != "" {
+		fmt.Fprintf(b, "%s  here: %s\n", indent, ir.Printable(x.Text))
+		if x.Source != "" && x.Code != "" && x.Suggestion != "" {
+			fmt.Fprintf(b, "%s  %s: %s  →  %s\n", indent, ir.Printable(x.Source), ir.Printable(x.Code), ir.Printable(x.Suggestion))
+		}
 	}
 }
 

@@ -167,6 +167,14 @@ type SARIFResult struct {
 	PartialFingerprints map[string]string  `json:"partialFingerprints,omitempty"`
 	Suppressions        []SARIFSuppression `json:"suppressions,omitempty"`
 	BaselineState       string             `json:"baselineState,omitempty"`
+	// Properties carry hopctl's own facts: in a run over several torch
+	// releases, the releases that report the result (torchReleases).
+	Properties *SARIFResultProperties `json:"properties,omitempty"`
+}
+
+// SARIFResultProperties is a result's property bag.
+type SARIFResultProperties struct {
+	TorchReleases *FindingReleases `json:"torchReleases,omitempty"`
 }
 
 // SARIFLocation is a location.
@@ -581,6 +589,11 @@ func (b *sarifBuilder) result(file string, fd Finding, d lint.Detail) SARIFResul
 			locs = append(append(locs[:maxFlowSteps/2:maxFlowSteps/2], gap), locs[len(locs)-(maxFlowSteps-maxFlowSteps/2-1):]...)
 		}
 		res.CodeFlows = []SARIFCodeFlow{{ThreadFlows: []SARIFThreadFlow{{Locations: locs}}}}
+	}
+	if fd.Releases != nil {
+		res.Properties = &SARIFResultProperties{TorchReleases: fd.Releases}
+		// Code scanning shows the message, not the property bag.
+		res.Message.Text += "\n" + releasesLine(fd.Releases)
 	}
 	if s := fd.Suppression; s != nil {
 		res.Suppressions = []SARIFSuppression{{Kind: "external", Status: "accepted", Justification: s.Reason}}

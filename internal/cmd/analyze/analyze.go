@@ -43,6 +43,9 @@ of views, the writing or returning node, the path through nested
 subgraphs, and the node's stack trace.
 
 --format json prints the versioned document described in the README.
+With several torch releases (--torch-version 2.6,2.14, 2.6..2.14 or
+supported) each release's rules run and every finding says which
+releases report it.
 Exit status: 0 when the analysis ran (findings or not), 3 when a file is
 unreadable or invalid; the other files are still reported.`,
 		Example: `  hopctl analyze graph.pb
@@ -53,7 +56,7 @@ unreadable or invalid; the other files are still reported.`,
 			if err := cmdutil.Enum("format", opts.Format, "text", "json"); err != nil {
 				return err
 			}
-			a, err := cmdutil.AnalysisOptions(f)
+			a, err := cmdutil.AnalysisOptionsReleases(f)
 			if err != nil {
 				return err
 			}
@@ -68,12 +71,36 @@ unreadable or invalid; the other files are still reported.`,
 	return cmd
 }
 
+// analyzeReleases analyses one file, under each release of a.Releases
+// when there are several: the newest release's summaries, and every
+// release's findings merged (analyze.MergeReleases). A file one release
+// cannot analyse is reported as that release's error.
+func analyzeReleases(path string, a analyze.Options) (*load.File, *analyze.Result, error) {
+	if len(a.Releases) < 2 {
+		return load.AnalyzeWith(path, a, alias.Analyzer)
+	}
+	var runs [][]analyze.Finding
+	var f *load.File
+	var res *analyze.Result
+	for _, v := range a.Releases {
+		var err error
+		f, res, err = load.AnalyzeWith(path, a.ForRelease(v), alias.Analyzer)
+		if err != nil {
+			return nil, nil, err
+		}
+		runs = append(runs, res.Findings)
+	}
+	res.Findings = analyze.MergeReleases(f.Module, a.Releases, runs)
+	analyze.SortFindings(f.Module, res.Findings)
+	return f, res, nil
+}
+
 func analyzeRun(opts *Options) error {
-	doc := &report.AnalyzeDoc{SchemaVersion: report.AnalyzeSchemaVersion, Files: []report.AnalyzeFile{}}
+	doc := &report.AnalyzeDoc{SchemaVersion: report.AnalyzeSchemaVersion, Files: []report.AnalyzeFile{}, TorchReleases: opts.Analysis.Releases}
 	var errs []error
 	for _, path := range opts.Files {
 		progress.Phase("analyze "+path, 0)
-		f, res, err := load.AnalyzeWith(path, opts.Analysis, alias.Analyzer)
+		f, res, err := analyzeReleases(path, opts.Analysis)
 		if err != nil {
 			errs = append(errs, err)
 			continue

@@ -22,7 +22,6 @@ import (
 	"github.com/hopctl/hopctl/internal/gitutil"
 	"github.com/hopctl/hopctl/internal/iostreams"
 	"github.com/hopctl/hopctl/internal/progress"
-	"github.com/hopctl/hopctl/pkg/analyze"
 	"github.com/hopctl/hopctl/pkg/ir"
 	"github.com/hopctl/hopctl/pkg/lint"
 	"github.com/hopctl/hopctl/pkg/report"
@@ -130,7 +129,7 @@ is the order of the arguments.`,
 		},
 	}
 	cmd.Flags().StringArrayVar(&opts.Formats, "format", []string{"text"}, "output format, repeatable: text, json, sarif, github or junit, each as FORMAT (stdout) or FORMAT=FILE")
-	cmd.Flags().String("fail-on", "", "least severe level that fails the run: error, warning, info (note) or none (default lint.fail-on, else error)")
+	cmd.Flags().String("fail-on", "", "least severe level that fails the run: error, warning, info (note) or none, or supported: the errors a release of input.torch-supported reports (default lint.fail-on, else error)")
 	cmdutil.BindFlag(cmd, "fail-on", hopconfig.KeyLintFailOn)
 	cmd.Flags().IntVarP(&opts.Jobs, "jobs", "j", 0, "files checked in parallel (0: one per CPU)")
 	cmd.Flags().BoolVar(&opts.ListRules, "list-rules", false, "list the rules with their ids and severities, and exit")
@@ -184,6 +183,20 @@ func lintRun(opts *Options) error {
 	supp, err := cfg.LintSuppressions()
 	if err != nil {
 		return err
+	}
+	analysis, err := cmdutil.ConfigAnalysisOptions(cfg)
+	if err != nil {
+		return err
+	}
+	// --fail-on supported asks about the supported releases: without
+	// --torch-version the run is over them.
+	supported := cmdutil.SupportedReleases(cfg)
+	if cfg.Lint.FailOn == report.FailOnSupported && cfg.Input.TorchVersion == "" {
+		if len(supported) > 1 {
+			analysis.Releases = supported
+		} else if len(supported) == 1 {
+			analysis.TorchVersion = supported[0]
+		}
 	}
 	root := opts.SourceRoot
 	var vcs *report.VCS
@@ -246,7 +259,7 @@ func lintRun(opts *Options) error {
 		}
 	}
 	checked, counts := lint.RunCounting(files, lint.Options{Jobs: opts.Jobs, Suppress: supp, Root: root,
-		Analysis: analyze.Options{TorchVersion: cfg.Input.TorchVersion, GradMode: cfg.Input.GradMode}})
+		Analysis: analysis})
 	// Every entry in the order the walk found it: the files checked, the
 	// ones it skipped (with why) and the paths it could not list.
 	results := make([]lint.FileResult, 0, len(entries))
@@ -279,7 +292,8 @@ func lintRun(opts *Options) error {
 		}
 	}
 	doc := report.NewLintDocWith(results, report.LintOptions{FailOn: cfg.Lint.FailOn, Baseline: baseline,
-		Suppress: supp, Counts: counts, ConfigFile: cfg.File})
+		Suppress: supp, Counts: counts, ConfigFile: cfg.File, Releases: analysis.Releases,
+		Supported: supported, Release: analysis.TorchVersion})
 	// A run over the files --new-from-rev kept says nothing about the
 	// suppressions that would match the others.
 	if opts.NewFromRev != "" {

@@ -107,7 +107,7 @@ func (st *state) subgraphCall(id ir.NodeID, sc *hop.SubgraphCall, outs map[int][
 		if prov, ok := st.aliasAtCall(id, sc, sum, opStor, opVia, lv.version); ok {
 			if msg, refused := lv.message(sc, r, true); refused {
 				st.pass.Report(analyze.Finding{Rule: RuleHOPAlias, Severity: analyze.Error, Node: n.Name,
-					Message: msg, Provenance: &prov})
+					Message: msg, Provenance: &prov, Fix: aliasFix(sc, sum, prov, opschema.TorchDiffers(opschema.DiffAliasInputOnly, lv.version))})
 			}
 		}
 	}
@@ -122,7 +122,8 @@ func (st *state) subgraphCall(id ir.NodeID, sc *hop.SubgraphCall, outs map[int][
 		if msg, refused := lv.message(sc, r, false); refused && len(muts) > 0 {
 			m := muts[0]
 			prov := st.provenance(id, opVia[m.Pos], &m.Prov, path)
-			st.pass.Report(analyze.Finding{Rule: RuleHOPMutation, Severity: analyze.Error, Node: n.Name, Message: msg, Provenance: &prov})
+			st.pass.Report(analyze.Finding{Rule: RuleHOPMutation, Severity: analyze.Error, Node: n.Name, Message: msg, Provenance: &prov,
+				Fix: mutationFix(sc, sum, m, prov)})
 		}
 	}
 	// What each callee storage is at this call: the union of the operands
@@ -289,13 +290,25 @@ type ruleLevel struct {
 	// Dynamo does not (opschema.DiffDynamoUnchecked26).
 	dynamo, dynamoUnchecked bool
 	gradEnabled             bool
+	// exportUnchecked: torch.export's training IR under a release that
+	// exports it unchecked (opschema.DiffExportTraining26).
+	exportUnchecked bool
+}
+
+// exportTrainingIR reports whether m is a torch.export program in the
+// training IR (its verifiers are TRAINING: the default export, before
+// run_decompositions).
+func exportTrainingIR(m *ir.Module) bool {
+	v, ok := m.Annotation("torch.export.verifiers")
+	return ok && v == "TRAINING"
 }
 
 func (st *state) level(id ir.NodeID) ruleLevel {
 	v := st.pass.TorchVersion()
 	d := st.pass.DynamoLevel()
 	unchecked := opschema.TorchDiffers(opschema.DiffDynamoUnchecked26, v)
-	return ruleLevel{version: v, dynamo: d && !unchecked, dynamoUnchecked: d && unchecked, gradEnabled: st.pass.GradEnabledAt(st.g, id)}
+	return ruleLevel{version: v, dynamo: d && !unchecked, dynamoUnchecked: d && unchecked, gradEnabled: st.pass.GradEnabledAt(st.g, id),
+		exportUnchecked: st.pass.Module != nil && exportTrainingIR(st.pass.Module) && opschema.TorchDiffers(opschema.DiffExportTraining26, v)}
 }
 
 // noGrad reports whether r's grad-disabled form applies: a Dynamo-level
@@ -320,6 +333,9 @@ func (l ruleLevel) noGrad(r *opschema.Restriction) bool {
 //     Dynamo's words on Dynamo-level modules of releases whose Dynamo
 //     checks, and accepted everywhere else.
 func (l ruleLevel) message(sc *hop.SubgraphCall, r *opschema.Restriction, alias bool) (string, bool) {
+	if l.exportUnchecked {
+		return "", false
+	}
 	if l.dynamoUnchecked && r.DynamoAccepts != "" && opschema.TorchDiffers(r.DynamoAccepts, l.version) {
 		return "", false
 	}
