@@ -14,6 +14,7 @@ import (
 	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/encoding/prototext"
 	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/reflect/protoreflect"
 )
 
 // textHeader starts every text-encoded file.
@@ -61,33 +62,125 @@ func EncodeTo(w io.Writer, m *Module, enc Encoding) error {
 // and, in both, with no line indented deeper than maxIndent levels, so
 // that the output of a deeply nested file grows with its size, not with
 // the square of its depth. Both decoders ignore the whitespace.
+//
+// The file is marshalled in pieces — the fields before submodules, each
+// submodule, the fields after — laid out one after the other as the
+// single-line form of the whole file would be, in field order: the
+// encoding of a file with many subgraphs is many times its binary size,
+// and the whole of it in one buffer, beside the message and the graphs it
+// was made from, took a joint's write past its memory bound (150 MiB + 50
+// × the input's size). Each submodule is dropped from f once written (f is
+// consumed).
 func libraryEncode(w io.Writer, f *pb.File, enc Encoding) error {
-	// Counted first: past Marshal the message is no longer referenced, and
-	// the collector can take it while its encoding is laid out.
 	n := len(f.GetGraph().GetNodes())
 	for _, s := range f.GetSubmodules() {
 		n += len(s.GetGraph().GetNodes())
 	}
-	var (
-		raw []byte
-		err error
-	)
+	var marshal func(proto.Message) ([]byte, error)
 	switch enc {
 	case JSON:
-		raw, err = protojson.MarshalOptions{UseProtoNames: true}.Marshal(f)
+		marshal = protojson.MarshalOptions{UseProtoNames: true}.Marshal
 	case Text:
-		raw, err = prototext.Marshal(f)
+		marshal = prototext.Marshal
 	default:
 		return fmt.Errorf("unknown encoding")
 	}
-	if err != nil {
-		return err
-	}
+	subs := f.GetSubmodules()
+	subsField := f.ProtoReflect().Descriptor().Fields().ByName("submodules")
+	head, tail := &pb.File{}, &pb.File{}
+	f.ProtoReflect().Range(func(fd protoreflect.FieldDescriptor, v protoreflect.Value) bool {
+		switch {
+		case fd.Number() < subsField.Number():
+			head.ProtoReflect().Set(fd, v)
+		case fd.Number() > subsField.Number():
+			tail.ProtoReflect().Set(fd, v)
+		}
+		return true
+	})
 	bw := bufio.NewWriterSize(w, printBuffer)
 	if enc == Text {
 		bw.WriteString(textHeader)
 	}
-	reindent(bw, raw, enc == JSON)
+	r := &reindenter{out: bw, json: enc == JSON}
+	h, err := marshal(head)
+	if err != nil {
+		return err
+	}
+	t, err := marshal(tail)
+	if err != nil {
+		return err
+	}
+	h, t = bytes.TrimSpace(h), bytes.TrimSpace(t)
+	if enc == JSON {
+		// {"a":…,"graph":{…} ,"submodules":[{…},{…}] ,"attributes":…}
+		wrote := len(h) > 2
+		if !wrote && len(subs) == 0 && len(t) <= 2 {
+			r.write([]byte("{}"))
+			r.finish()
+			return finishEncode(bw, n)
+		}
+		r.write(h[:len(h)-1])
+		if len(subs) > 0 {
+			if wrote {
+				r.write([]byte(","))
+			}
+			r.write([]byte(`"submodules":[`))
+			for i, s := range subs {
+				if i > 0 {
+					r.write([]byte(","))
+				}
+				b, err := marshal(s)
+				if err != nil {
+					return err
+				}
+				r.write(bytes.TrimSpace(b))
+				subs[i] = nil
+			}
+			r.write([]byte("]"))
+			wrote = true
+		}
+		if body := bytes.TrimSpace(t[1 : len(t)-1]); len(body) > 0 {
+			if wrote {
+				r.write([]byte(","))
+			}
+			r.write(body)
+		}
+		r.write([]byte("}"))
+	} else {
+		// a:… graph:{…} submodules:{…} submodules:{…} attributes:…
+		// (a piece starts with the space that separates it: the space
+		// before a field is what starts its line)
+		r.write(h)
+		sep := func(b []byte) []byte {
+			if !r.written {
+				return b
+			}
+			return append([]byte(" "), b...)
+		}
+		for i, s := range subs {
+			b, err := marshal(s)
+			if err != nil {
+				return err
+			}
+			if b = bytes.TrimSpace(b); len(b) == 0 {
+				r.write(sep([]byte("submodules:{}")))
+			} else {
+				r.write(sep([]byte("submodules:{")))
+				r.write(b)
+				r.write([]byte("}"))
+			}
+			subs[i] = nil
+		}
+		if len(t) > 0 {
+			r.write(sep(t))
+		}
+	}
+	r.finish()
+	return finishEncode(bw, n)
+}
+
+// finishEncode flushes an encoding of n nodes and reports them done.
+func finishEncode(bw *bufio.Writer, n int) error {
 	if err := bw.Flush(); err != nil {
 		return &WriteError{Err: err}
 	}
@@ -101,18 +194,28 @@ const maxIndent = 32
 // indentation is maxIndent levels of two spaces.
 var indentation = strings.Repeat("  ", maxIndent)
 
-// reindent writes to out src, the single-line output of protojson (json
-// set) or prototext, one member (field) a line, indented two spaces per
-// level of nesting up to maxIndent; an empty object, array or message
-// stays "{}" or "[]". Whitespace outside strings is dropped; strings,
-// whose escapes the libraries write, are copied as they are. Errors are
-// bufio.Writer's, reported by its Flush.
-func reindent(out *bufio.Writer, src []byte, json bool) {
-	depth := 0
-	newline := func() {
-		out.WriteByte('\n')
-		out.WriteString(indentation[:2*min(depth, maxIndent)])
-	}
+// reindenter writes to out the single-line output of protojson (json
+// set) or prototext, given in pieces (write), one member (field) a line,
+// indented two spaces per level of nesting up to maxIndent; an empty
+// object, array or message stays "{}" or "[]". Whitespace outside strings
+// is dropped; strings, whose escapes the libraries write, are copied as
+// they are (a piece never ends inside a string or between a bracket and
+// its closing one). Errors are bufio.Writer's, reported by its Flush.
+type reindenter struct {
+	out     *bufio.Writer
+	json    bool
+	depth   int
+	written bool
+}
+
+func (r *reindenter) newline() {
+	r.out.WriteByte('\n')
+	r.out.WriteString(indentation[:2*min(r.depth, maxIndent)])
+}
+
+func (r *reindenter) write(src []byte) {
+	out := r.out
+	r.written = r.written || len(src) > 0
 	for i := 0; i < len(src); i++ {
 		switch c := src[i]; c {
 		case '"':
@@ -126,8 +229,8 @@ func reindent(out *bufio.Writer, src []byte, json bool) {
 			i = j
 		case ' ', '\t', '\n', '\r':
 			// In prototext's single-line form a space separates fields.
-			if !json && i+1 < len(src) && src[i+1] != ' ' && src[i+1] != '}' {
-				newline()
+			if !r.json && i+1 < len(src) && src[i+1] != ' ' && src[i+1] != '}' {
+				r.newline()
 			}
 		case '{', '[':
 			j := i + 1
@@ -141,23 +244,27 @@ func reindent(out *bufio.Writer, src []byte, json bool) {
 				break
 			}
 			out.WriteByte(c)
-			depth++
-			newline()
+			r.depth++
+			r.newline()
 		case '}', ']':
-			depth--
-			newline()
+			r.depth--
+			r.newline()
 			out.WriteByte(c)
 		case ',':
 			out.WriteByte(c)
-			newline()
+			r.newline()
 		case ':':
 			out.WriteString(": ")
 		default:
 			out.WriteByte(c)
 		}
 	}
-	if len(src) > 0 {
-		out.WriteByte('\n')
+}
+
+// finish ends the output with a newline, if there was any.
+func (r *reindenter) finish() {
+	if r.written {
+		r.out.WriteByte('\n')
 	}
 }
 
