@@ -32,6 +32,9 @@ type archive struct {
 	programPath string // entry name of the program JSON
 	program     []byte
 	version     string // legacy "version" entry ("8.2"), if any
+	// sampleInputs is the torch.save zip of the program's example inputs,
+	// nil when the archive has none (sampleinputs.go).
+	sampleInputs []byte
 }
 
 // readArchive finds and reads the ExportedProgram JSON of a .pt2 archive
@@ -102,7 +105,22 @@ func readArchive(data []byte) (*archive, error) {
 	if a.program, err = readProgram(f); err != nil {
 		return nil, err
 	}
+	a.sampleInputs = readSampleInputs(byName["serialized_example_inputs.pt"])
 	return a, nil
+}
+
+// readSampleInputs reads the example inputs entry f, if any, within the
+// input size limit; nil when there is none or it cannot be read (the
+// program does not need it: storage sharing then stays unknown).
+func readSampleInputs(f *zip.File) []byte {
+	if f == nil {
+		return nil
+	}
+	b, err := readEntry(f, ir.MaxInputSize())
+	if err != nil {
+		return nil
+	}
+	return b
 }
 
 // readPackage reads a pt2_archive package rooted at prefix ("model/").
@@ -152,7 +170,9 @@ func readPackage(byName map[string]*zip.File, prefix string) (*archive, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &archive{layout: "pt2_archive", programPath: pick, program: prog}, nil
+	name := strings.TrimSuffix(strings.TrimPrefix(pick, prefix+"models/"), ".json")
+	return &archive{layout: "pt2_archive", programPath: pick, program: prog,
+		sampleInputs: readSampleInputs(byName[prefix+"data/sample_inputs/"+name+".pt"])}, nil
 }
 
 // checkEntryName refuses names that would escape the archive's folder.

@@ -99,6 +99,9 @@ func Decode(data []byte, file string) (*ir.Module, error) {
 		}
 		return fail(fmt.Errorf("%s%w", where, err))
 	}
+	if src != nil && src.sampleInputs != nil {
+		recordSampleSharing(m, src.sampleInputs)
+	}
 	return m, nil
 }
 
@@ -206,7 +209,9 @@ func bound(v *pyInt, inf string) string {
 // (torch 2.6's training IR lifted a parameter twice when the forward both
 // called the module and read the parameter) one storage_id, so the alias
 // analysis sees them alias, as torch's own check does (inp_inp_alias).
-// Other placeholders get storages of their own.
+// Other placeholders get storages of their own, except user inputs: which
+// of those were one tensor only the archive's example inputs say
+// (recordSampleSharing); without them it is unknown, and they get none.
 func shareStorage(g *ir.Graph, sig *ir.Signature) {
 	ids := map[string]int64{}
 	next := int64(0)
@@ -216,7 +221,11 @@ func shareStorage(g *ir.Graph, sig *ir.Signature) {
 			continue
 		}
 		key := "placeholder:" + n.Name
-		if sp := sig.InputByName(n.Name); sp != nil && sp.Target != "" {
+		sp := sig.InputByName(n.Name)
+		if sp != nil && sp.Kind == ir.InputUserInput {
+			continue
+		}
+		if sp != nil && sp.Target != "" {
 			key = sp.Kind.String() + ":" + sp.Target
 		}
 		id, ok := ids[key]

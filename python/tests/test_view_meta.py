@@ -35,9 +35,6 @@ except ImportError:
 # In each, the graph torch wrote does not carry what the Python program did.
 _NO_GRAD_SWITCH = ("make_fx (without pre_dispatch) records no grad-mode switch: the graph does not "
                    "say that the write ran under torch.no_grad()")
-_SAME_TENSOR = ("torch.export traced f(t, t) as one tensor and wrote the second placeholder "
-                "(mul_(args_1)); the archive saves no example inputs, so nothing says the two "
-                "inputs are one tensor (view_meta's storage_sharing is \"unknown\")")
 KNOWN = {
     ("out_detach", "outputs[0].requires_grad"): (
         "torch 2.14's make_fx traces x.detach() (2.6's keeps aten.detach) as aten.alias.default and records nothing of the "
@@ -45,9 +42,6 @@ KNOWN = {
     ("mut_no_grad", "inputs[0].mutations_under_no_grad_or_inference_mode"): _NO_GRAD_SWITCH,
     ("mut_data.pt2", "inputs"): ("torch.export lifts x.data as a constant tensor input "
                                  "(c_lifted_tensor_0): the graph has two inputs, the program one"),
-    ("shared_same_tensor.pt2", "inputs[0].mutates_data"): _SAME_TENSOR,
-    ("shared_same_tensor.pt2", "inputs[0].mutation_type"): _SAME_TENSOR,
-    ("shared_same_tensor.pt2", "inputs[0].mutations_hidden_from_autograd"): _SAME_TENSOR,
 }
 
 

@@ -22,10 +22,10 @@ type ViewMeta struct {
 	// needs_autograd: an input requires grad and grad mode is on). It
 	// decides MutationType.
 	KeepInputMutations bool
-	// StorageSharing is "recorded" when the file says which inputs share
-	// storage (the bridge's storage_id), "unknown" when nothing does (a
-	// .pt2 archive without example inputs): inputs are then taken as not
-	// sharing, which may be wrong.
+	// StorageSharing is "recorded" when the file says for every tensor
+	// input which storage it is (the bridge's storage_id, a .pt2's saved
+	// example inputs), "unknown" otherwise (a .pt2 archive without example
+	// inputs): inputs are then taken as not sharing, which may be wrong.
 	StorageSharing string
 	Inputs         []InputMeta
 	Outputs        []OutputMeta
@@ -126,14 +126,22 @@ func (st *state) viewMeta(leaves []*ir.Arg, outVals []aval) *ViewMeta {
 	gradOn := !st.pass.Module.HasGradEnabled || st.pass.Module.GradEnabled
 	multiView := make([]bool, n)
 	anyRG := false
+	// Recorded when every tensor input has a storage id (the bridge's
+	// example inputs, a .pt2's saved example inputs); one without leaves
+	// the sharing unknown.
+	tensors, withID := 0, 0
 	for _, in := range st.inputs {
 		if t := tensorOf(g.Nodes[in].Val); t != nil {
 			rg[in] = t.RequiresGrad
 			anyRG = anyRG || t.RequiresGrad
+			tensors++
 			if t.HasStorageID {
-				vm.StorageSharing = "recorded"
+				withID++
 			}
 		}
+	}
+	if tensors > 0 && withID == tensors {
+		vm.StorageSharing = "recorded"
 	}
 	vm.KeepInputMutations = !(anyRG && gradOn)
 	grad := gradOn
