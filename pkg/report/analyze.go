@@ -65,6 +65,9 @@ type AnalyzeGraph struct {
 	InpOutAlias   IndexMap `json:"inp_out_alias"`
 	OutOutAlias   IndexMap `json:"out_out_alias"`
 	MutatedInputs []int    `json:"mutated_inputs"`
+	// Aliases are the three alias maps' pairs with the names of what
+	// their indices stand for (the maps keep PyTorch's form: indices).
+	Aliases []NamedAlias `json:"aliases"`
 	// DeclaredMutations, for the root graph of an exported program, are
 	// the writes its graph signature declares (torch.export's
 	// buffers_to_mutate, user_inputs_to_mutate: after run_decompositions
@@ -260,6 +263,47 @@ type Provenance struct {
 	StackTrace string   `json:"stack_trace,omitempty"`
 }
 
+// NamedAlias is one pair of an alias map, named: Map is "inp_inp_alias",
+// "inp_out_alias" or "out_out_alias"; From and To its key and value, with
+// the input's or output's name beside each.
+type NamedAlias struct {
+	Map      string `json:"map"`
+	From     int    `json:"from"`
+	FromName string `json:"from_name"`
+	To       int    `json:"to"`
+	ToName   string `json:"to_name"`
+}
+
+func namedAliases(g *AnalyzeGraph) []NamedAlias {
+	out := []NamedAlias{}
+	at := func(names []string, i int) string {
+		if i >= 0 && i < len(names) {
+			return names[i]
+		}
+		return ""
+	}
+	// An input is named by its state_dict key where it has one
+	// (bn.running_mean), else by its placeholder.
+	ins := slices.Clone(g.Inputs)
+	if len(g.InputTargets) == len(ins) {
+		for i, t := range g.InputTargets {
+			if t != "" {
+				ins[i] = t
+			}
+		}
+	}
+	for _, m := range []struct {
+		name     string
+		pairs    IndexMap
+		from, to []string
+	}{{"inp_inp_alias", g.InpInpAlias, ins, ins}, {"inp_out_alias", g.InpOutAlias, ins, g.Outputs}, {"out_out_alias", g.OutOutAlias, g.Outputs, g.Outputs}} {
+		for _, p := range m.pairs {
+			out = append(out, NamedAlias{m.name, p.From, at(m.from, p.From), p.To, at(m.to, p.To)})
+		}
+	}
+	return out
+}
+
 // IndexMap is an int→int map that marshals as a JSON object with string
 // keys in ascending numeric order.
 type IndexMap []alias.Pair
@@ -368,6 +412,7 @@ func NewAnalyzeFile(path string, m *ir.Module, res *analyze.Result) AnalyzeFile 
 				ag.ViewMeta = newViewMetaDoc(s.View, declared)
 			}
 		}
+		ag.Aliases = namedAliases(&ag)
 		if fs := byGraph[g.Name]; len(fs) > 0 {
 			ag.Findings = fs
 			delete(byGraph, g.Name) // (a duplicate graph name, which Verify refuses, gets them once)

@@ -58,3 +58,47 @@ func TestTextNamesEveryIndex(t *testing.T) {
 		}
 	}
 }
+
+// TestJSONNamesEveryIndex: in the JSON document of the same files, every
+// pair of the three alias maps is in aliases with both names, and every
+// mutated input has its writes, named, in mutations.
+func TestJSONNamesEveryIndex(t *testing.T) {
+	paths, _ := filepath.Glob("../../testdata/pt2/*/*.pt2")
+	models, _ := filepath.Glob("../../testdata/models/*.pb")
+	paths = append(paths, models...)
+	pairs := 0
+	for _, p := range paths {
+		f, res, err := load.Analyze(p, alias.Analyzer)
+		if err != nil {
+			continue
+		}
+		for _, g := range report.NewAnalyzeFile(p, f.Module, res).Graphs {
+			named := map[[3]int]report.NamedAlias{}
+			for _, a := range g.Aliases {
+				k := map[string]int{"inp_inp_alias": 0, "inp_out_alias": 1, "out_out_alias": 2}[a.Map]
+				named[[3]int{k, a.From, a.To}] = a
+			}
+			for k, m := range []report.IndexMap{g.InpInpAlias, g.InpOutAlias, g.OutOutAlias} {
+				for _, pr := range m {
+					pairs++
+					a, ok := named[[3]int{k, pr.From, pr.To}]
+					if !ok || a.FromName == "" || a.ToName == "" {
+						t.Errorf("%s: graph %q: alias %d→%d of map %d without its names (%+v)", p, g.Name, pr.From, pr.To, k, a)
+					}
+				}
+			}
+			for _, in := range g.MutatedInputs {
+				found := false
+				for _, mu := range g.Mutations {
+					found = found || mu.Input == in && mu.Name != ""
+				}
+				if !found {
+					t.Errorf("%s: graph %q: mutated input %d has no named write", p, g.Name, in)
+				}
+			}
+		}
+	}
+	if pairs == 0 {
+		t.Fatal("no alias pair in the files: the test proves nothing")
+	}
+}
