@@ -61,7 +61,7 @@ ratios() {
   # AOTAutograd's joint + min-cut of a 4.4k-node Linear/LayerNorm/GELU stack
   # over hopctl's whole command on the same graph (goal ≥ 500x); needs torch.
   if "$py" -c 'import torch' 2>/dev/null; then
-    PYTHONPATH=python "$py" python/tools/bench_aot.py --hopctl bin/hopctl --workdir "$out" --layers 400 --runs "$runs" \
+    PYTHONWARNINGS=ignore PYTHONPATH=python "$py" python/tools/bench_aot.py --hopctl bin/hopctl --workdir "$out" --layers 400 --runs "$runs" \
       | sed -n 's/^ratio: \([0-9]*x\) (whole command).*/  4.4k-node stack: AOTAutograd joint+min-cut \/ hopctl whole command  \1  goal ≥500x/p'
   else
     echo "  4.4k-node stack: AOTAutograd / hopctl: skipped (no torch under $py)"
