@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"sync"
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
@@ -314,11 +315,27 @@ func writeOutputs(opts *Options, j *jointgraph.Joint, part *partition.Partition,
 	if err := jointChecked(); err != nil {
 		return err
 	}
-	for _, o := range outs {
+	// The forward's and the backward's checks read the joint and write
+	// nothing they share: they run at the same time, and the first failure
+	// in the outputs' order is the one reported.
+	errs := make([]error, len(outs))
+	var checks sync.WaitGroup
+	for i, o := range outs {
 		if o.partitioned {
-			if err := verifyPartitioned(o.m, o.nodes, o.path); err != nil {
-				return err
-			}
+			checks.Go(func() {
+				defer func() {
+					if r := recover(); r != nil {
+						errs[i] = ir.Panicked("validate output", ir.Location{File: o.path}, r)
+					}
+				}()
+				errs[i] = verifyPartitioned(o.m, o.nodes, o.path)
+			})
+		}
+	}
+	checks.Wait()
+	for _, err := range errs {
+		if err != nil {
+			return err
 		}
 	}
 	// The outputs' binary encoders share one memo of the values'
