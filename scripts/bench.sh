@@ -1,30 +1,24 @@
 #!/usr/bin/env bash
-# `make bench`: the benchmark suite whose results the README records.
-#  1. Go benchmarks of each stage at 10k, 100k and 1M nodes (ns/node), each
-#     run COUNT times; the summary keeps each benchmark's best run (the
-#     machine's noise only ever adds time) and, per stage, the ratio of the
-#     largest to the smallest cost per node across sizes ("flat" ≤ 1.5);
-#  2. end-to-end `hopctl analyze` runs: RUNS runs per size, wall time
-#     (min and median) and peak memory (/usr/bin/time);
-#  3. the side-by-side with AOTAutograd (python/tools/bench_aot.py);
-#  4. `hopctl report` of a 100k-node graph in headless Chromium: time until
-#     the page is interactive and time to expand a box (REPORT_RUNS runs).
-#  4. whole commands as a user runs them (python/tools/bench_cmd.py): start-up
-#     and resnet18-sized jobs net of spawning /bin/true, the 4.4k-node stack
-#     beside AOTAutograd, every command at 1M nodes; `scripts/bench.sh whole`
-#     runs only these, `scripts/bench.sh whole ROW...` only the rows named
-#     (version analyze-resnet18 joint-resnet18 aot-4k joint-1m convert-json-1m
-#     convert-pbtxt-1m print-1m analyze-1m).
-# BENCHTIME (default 1s), COUNT (default 3), RUNS (default 5), SMALL_RUNS
-# (default 50, the millisecond rows), BENCH_DIR; VS=OTHER_BINARY makes every
-# whole-command row but aot-4k also run OTHER_BINARY alternately with
-# bin/hopctl (bench_cmd.py --vs), a before/after under the same load; rows
-# that write files give each binary its own ("{k}"), which each run replaces.
+# `make bench`: the ratio table of issue 38, then per-node cost across sizes.
+#
+#  scripts/bench.sh [ratios] [scaling] [report]   (default: ratios scaling)
+#
+#  ratios   each row the ratio of two commands run in turn in this one
+#           invocation (python/tools/bench_cmd.py --over): median of RUNS
+#           (default 7) pairwise ratios with their range, beside the floor
+#           it divides by and its goal. Absolute times move with the
+#           machine's load from one day to the next; a ratio measured in
+#           pairs moves far less, so the goals are ratios.
+#  scaling  Go benchmarks of each stage at 10k, 100k and 1M nodes (ns/node),
+#           best of COUNT (default 3) runs, and per stage the ratio of the
+#           largest to the smallest cost per node ("flat" is ≤ 1.5).
+#  report   `hopctl report` of a 100k-node graph in headless Chromium.
+#
+# BENCHTIME (default 1s), COUNT, RUNS, SMALL_RUNS (default 30: the
+# millisecond row), BENCH_DIR (keeps the generated graphs, otherwise in a
+# temporary directory removed on exit).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-# Without BENCH_DIR the generated graphs (1M nodes: hundreds of MB) and raw
-# outputs go to a temporary directory removed on exit, however the script
-# ends; set BENCH_DIR to keep them.
 kept=""
 if [ -n "${BENCH_DIR:-}" ]; then
   out=$BENCH_DIR
@@ -39,45 +33,40 @@ mkdir -p "$out"
 make -s build
 py=$(scripts/find-python.sh)
 
-# whole ROW...: the whole-command rows of issue 18's table (all when none is
-# named); medians over RUNS (SMALL_RUNS for the millisecond rows), ranges in
-# brackets, peak RSS.
-whole() {
-  local rows=("$@") bench=(python3 python/tools/bench_cmd.py ${VS:+--vs "$VS"}) r18=testdata/models/resnet18.pb
-  [ ${#rows[@]} -gt 0 ] || rows=(version analyze-resnet18 joint-resnet18 aot-4k joint-1m convert-json-1m convert-pbtxt-1m print-1m analyze-1m)
-  echo "== whole commands (median [range], peak RSS; the first three net of spawning /bin/true)"
-  for row in "${rows[@]}"; do
-    case $row in
-    version) "${bench[@]}" --runs "${SMALL_RUNS:-50}" --net --label "hopctl version (start-up)" -- bin/hopctl version ;;
-    analyze-resnet18) "${bench[@]}" --runs "${SMALL_RUNS:-50}" --net --label "resnet18 analyze --format json" -- bin/hopctl analyze --format json "$r18" ;;
-    joint-resnet18) "${bench[@]}" --runs "${SMALL_RUNS:-50}" --net --label "resnet18 joint --partition mincut -o --fw-out --bw-out" -- \
-        bin/hopctl joint "$r18" --partition mincut -o "$out/r18-joint{k}.pb" --fw-out "$out/r18-fw{k}.pb" --bw-out "$out/r18-bw{k}.pb" ;;
-    aot-4k) PYTHONPATH=python "$py" python/tools/bench_aot.py --hopctl bin/hopctl --workdir "$out" --layers 400 --runs "${SMALL_RUNS:-50}" ;;
-    *-1m)
-      local big="$out/synth-1000000.pb" plain="$out/synth-1000000-nohops.pb"
-      [ -f "$big" ] || bin/hopctl synth -n 1000000 --hops -o "$big"
-      case $row in
-      joint-1m)
-        [ -f "$plain" ] || bin/hopctl synth -n 1000000 -o "$plain"
-        "${bench[@]}" --runs "${RUNS:-5}" --label "1M joint --partition mincut (synth, no HOPs)" -- \
-          bin/hopctl joint "$plain" --partition mincut -o "$out/j1m{k}.pb" --fw-out "$out/fw1m{k}.pb" --bw-out "$out/bw1m{k}.pb" ;;
-      convert-json-1m) "${bench[@]}" --runs "${RUNS:-5}" --label "1M convert to .json" -- bin/hopctl convert "$big" "$out/c1m{k}.json" ;;
-      convert-pbtxt-1m) "${bench[@]}" --runs "${RUNS:-5}" --label "1M convert to .pbtxt" -- bin/hopctl convert "$big" "$out/c1m{k}.pbtxt" ;;
-      print-1m) "${bench[@]}" --runs "${RUNS:-5}" --label "1M print" -- bin/hopctl print "$big" ;;
-      analyze-1m) "${bench[@]}" --runs "${RUNS:-5}" --label "1M analyze --format json" -- bin/hopctl analyze --format json "$big" ;;
-      *) echo "unknown row $row" >&2; return 2 ;;
-      esac
-      ;;
-    *) echo "unknown row $row" >&2; return 2 ;;
-    esac
-  done
+ratios() {
+  local runs=${RUNS:-7} b=(python3 python/tools/bench_cmd.py)
+  local g1m="$out/synth-1000000.pb" g100k="$out/synth-100000.pb" an="bin/hopctl analyze $out/synth-1000000.pb"
+  # The floors: an empty static Go program (what any Go binary's start-up
+  # costs) and protobuf-go's proto.Unmarshal of the same file.
+  printf 'package main\n\nfunc main() {}\n' > "$out/empty.go"
+  (cd "$out" && CGO_ENABLED=0 go build -trimpath -ldflags "-s -w" -o empty empty.go)
+  CGO_ENABLED=0 go build -trimpath -o "$out/unmarshal" ./internal/benchmarks/unmarshal
+  [ -f "$g1m" ] || bin/hopctl synth -n 1000000 -o "$g1m"
+  [ -f "$g100k" ] || bin/hopctl synth -n 100000 -o "$g100k"
+  local joint=(joint --masks --partition mincut)
+  echo "== ratios: A / B run in turn, median [range] of $runs pairs (${SMALL_RUNS:-30} for start-up); graphs: hopctl synth"
+  "${b[@]}" --runs "${SMALL_RUNS:-30}" --over "$out/empty" --goal '≤1.5x' \
+    --label "hopctl version / empty static Go program" -- bin/hopctl version
+  "${b[@]}" --runs "$runs" --over "$out/unmarshal $g1m" --goal '≤0.5x' \
+    --label "1M analyze / protobuf-go proto.Unmarshal" -- bin/hopctl analyze "$g1m"
+  "${b[@]}" --runs "$runs" --over "$an" --rss --goal '≤3x' \
+    --label "1M joint --masks --partition mincut / 1M analyze" -- \
+    bin/hopctl "${joint[@]}" "$g1m" --fw-out "$out/fw.pb" --bw-out "$out/bw.pb"
+  "${b[@]}" --runs "$runs" --over "$an" --goal '≤2x' --label "1M print / 1M analyze" -- bin/hopctl print "$g1m"
+  "${b[@]}" --runs "$runs" --over "$an" --label "1M convert to JSON / 1M analyze" -- \
+    bin/hopctl convert "$g1m" "$out/c1m.json"
+  "${b[@]}" --runs "$runs" --per 10 --goal '≤1.5x' --label "joint per node: 1M / 100k" \
+    --over "bin/hopctl ${joint[*]} $g100k --fw-out $out/fw100k.pb --bw-out $out/bw100k.pb" -- \
+    bin/hopctl "${joint[@]}" "$g1m" --fw-out "$out/fw.pb" --bw-out "$out/bw.pb"
+  # AOTAutograd's joint + min-cut of a 4.4k-node Linear/LayerNorm/GELU stack
+  # over hopctl's whole command on the same graph (goal ≥ 500x); needs torch.
+  if "$py" -c 'import torch' 2>/dev/null; then
+    PYTHONWARNINGS=ignore PYTHONPATH=python "$py" python/tools/bench_aot.py --hopctl bin/hopctl --workdir "$out" --layers 400 --runs "$runs" \
+      | sed -n 's/^ratio: \([0-9]*x\) (whole command).*/  4.4k-node stack: AOTAutograd joint+min-cut \/ hopctl whole command  \1  goal ≥500x/p'
+  else
+    echo "  4.4k-node stack: AOTAutograd / hopctl: skipped (no torch under $py)"
+  fi
 }
-
-if [ "${1:-}" = whole ]; then
-  shift
-  whole "$@"
-  exit
-fi
 
 # summarize reads `go test -bench` output and prints, per benchmark, the
 # best ns/node (and cpu-ns/node when reported), then per stage the spread.
@@ -108,42 +97,31 @@ summarize() {
     }'
 }
 
-bench() {
+gobench() {
   go test "$1" -run='^$' -bench="$2" -benchtime="${BENCHTIME:-1s}" -count="${COUNT:-3}" | tee -a "$out/go-bench.txt" | summarize
 }
 
-: > "$out/go-bench.txt"
-echo "== Go benchmarks: decode, verify, analyze, meta-diff (internal/benchmarks); best of ${COUNT:-3}"
-bench ./internal/benchmarks/ .
-echo
-echo "== joint and partition (pkg/jointgraph): synthetic graphs at 10k/100k/1M, the 11k-node stack"
-bench ./pkg/jointgraph/ 'Synth|JointMinCut'
-echo "  (raw output: $out/go-bench.txt$kept)"
+scaling() {
+  : > "$out/go-bench.txt"
+  echo "== per-node cost at 10k, 100k, 1M: decode, verify, analyze, meta-diff (internal/benchmarks); best of ${COUNT:-3}"
+  gobench ./internal/benchmarks/ .
+  echo "== joint and partition (pkg/jointgraph): synthetic graphs at 10k/100k/1M, the 11k-node stack"
+  gobench ./pkg/jointgraph/ 'Synth|JointMinCut'
+  echo "  (raw output: $out/go-bench.txt$kept)"
+}
 
-echo
-echo "== hopctl analyze --format json, end to end (binary synthetic graphs with HOPs), ${RUNS:-5} runs"
-printf '  %-8s %10s %10s %12s\n' nodes min_s median_s peak_MiB
-for n in 10000 100000 1000000; do
-  f="$out/synth-$n.pb"
-  [ -f "$f" ] || bin/hopctl synth -n "$n" --hops -o "$f"
-  : > "$out/time-$n.txt"
-  for _ in $(seq "${RUNS:-5}"); do
-    /usr/bin/time -f '%e %M' -a -o "$out/time-$n.txt" bin/hopctl analyze --format json "$f" >/dev/null
-  done
-  sort -n "$out/time-$n.txt" | awk -v n="$n" '
-    { w[NR] = $1; if ($2 > rss) rss = $2 }
-    END { printf "  %-8s %10.2f %10.2f %12.0f\n", n, w[1], w[int((NR + 1) / 2)], rss / 1024 }'
+report() {
+  echo "== hopctl report: a 100k-node graph (synth --hops) in headless Chromium, ${REPORT_RUNS:-5} page loads"
+  echo "   (ready: navigation start to interactive; expand: relayout after clicking a box; ms)"
+  go test ./internal/cmd/report/ -run='^$' -bench=ReportInteractive -benchtime="${REPORT_RUNS:-5}x" -count=1 \
+    | grep -E '^Benchmark|report of|SKIP' || true
+}
+
+sections=("$@")
+[ ${#sections[@]} -gt 0 ] || sections=(ratios scaling)
+for s in "${sections[@]}"; do
+  case $s in
+  ratios | scaling | report) "$s"; echo ;;
+  *) echo "unknown section $s (ratios, scaling, report)" >&2; exit 2 ;;
+  esac
 done
-
-echo
-echo "== joint + min-cut partition: hopctl vs AOTAutograd (same graph, one run)"
-PYTHONPATH=python "$py" python/tools/bench_aot.py --hopctl bin/hopctl --workdir "$out"
-
-echo
-echo "== hopctl report: a 100k-node graph (synth --hops) in headless Chromium, ${REPORT_RUNS:-5} page loads"
-echo "   (ready: navigation start to interactive; expand: relayout after clicking a box; ms)"
-go test ./internal/cmd/report/ -run='^$' -bench=ReportInteractive -benchtime="${REPORT_RUNS:-5}x" -count=1 \
-  | tee -a "$out/go-bench.txt" | grep -E '^Benchmark|report of|SKIP' || true
-
-echo
-whole

@@ -64,6 +64,9 @@ type builder struct {
 	metas *metaTable
 	// ints interns the elements of the integer lists it emits (intsArg).
 	ints map[intsKey][]ir.Arg
+	// dims is scratch for the shapes and strides of metadata being
+	// looked up (permuteMeta); what is kept is copied out of it.
+	dims []ir.Dim
 	// bad is the first dimension out of range an op was given (dim), ""
 	// while none: the caller reports it at its node.
 	bad string

@@ -4,6 +4,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"unsafe"
 
 	"github.com/hopctl/hopctl/pkg/ir"
 )
@@ -24,6 +25,26 @@ type names struct {
 	// first fresh name is needed (often none is).
 	lazy []lazyNames
 	buf  []byte
+	// text holds the bytes of the names fresh and numbered make, many to
+	// a chunk (chunks start small and double to nameChunk, as argument
+	// chunks do): one allocation per chunk, not one per node. A chunk's
+	// bytes are never written again once a name is cut from them.
+	text []byte
+}
+
+const nameChunk = 16 << 10
+
+// keep returns b's bytes as a string cut from n.text.
+func (n *names) keep(b []byte) string {
+	if len(b) == 0 {
+		return ""
+	}
+	if len(n.text)+len(b) > cap(n.text) {
+		n.text = make([]byte, 0, max(min(2*cap(n.text), nameChunk), 64, len(b)))
+	}
+	off := len(n.text)
+	n.text = append(n.text, b...)
+	return unsafe.String(&n.text[off], len(b))
 }
 
 type nameBase struct {
@@ -171,7 +192,7 @@ func (n *names) fresh(candidate string) string {
 			n.other[string(n.buf)] = true
 		}
 		e.next = num
-		return string(n.buf)
+		return n.keep(n.buf)
 	}
 }
 
@@ -180,7 +201,10 @@ func (n *names) fresh(candidate string) string {
 func (n *names) freshOp(target string) string { return n.fresh(opBaseName(target)) }
 
 // numbered returns prefix followed by k ("primals_" and 3: "primals_3").
-func (n *names) numbered(prefix string, k int) string { return prefix + strconv.Itoa(k) }
+func (n *names) numbered(prefix string, k int) string {
+	n.buf = strconv.AppendInt(append(n.buf[:0], prefix...), int64(k), 10)
+	return n.keep(n.buf)
+}
 
 func sanitize(s string) string {
 	if cleanName(s) {
@@ -228,11 +252,34 @@ func splitSuffix(s string) (string, int) {
 	if i <= 0 || i == len(s)-1 {
 		return s, -1
 	}
+	// Most names without a number end in a word ("native_layer_norm"):
+	// those are told apart here, as Atoi would refuse them, without the
+	// error value it allocates.
+	if !signedDigits(s[i+1:]) {
+		return s, -1
+	}
 	v, err := strconv.Atoi(s[i+1:])
 	if err != nil || v < 0 {
 		return s, -1
 	}
 	return s[:i], v
+}
+
+// signedDigits reports whether s is an optional sign and one or more
+// decimal digits: the syntax strconv.Atoi accepts.
+func signedDigits(s string) bool {
+	if s != "" && (s[0] == '+' || s[0] == '-') {
+		s = s[1:]
+	}
+	if s == "" {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+	}
+	return true
 }
 
 // opBaseName is the name make_fx gives a call to target: the operator's

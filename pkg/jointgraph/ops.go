@@ -213,7 +213,12 @@ func (b *builder) permuteMeta(m *ir.TensorMeta, perm []int64) *ir.TensorMeta {
 	if m == nil {
 		return nil
 	}
-	shape, stride := make([]ir.Dim, len(perm)), make([]ir.Dim, len(perm))
+	// The shape and stride are built in the builder's scratch: view interns
+	// them or copies them (buildView), so a transpose, in every layer's
+	// forward and backward, allocates nothing once its metadata is known.
+	k := len(perm)
+	b.dims = slices.Grow(b.dims[:0], 2*k)[:2*k]
+	shape, stride := b.dims[:k:k], b.dims[k:]
 	st := m.Stride
 	if st == nil {
 		st = ir.ContiguousStrides(m.Shape)

@@ -120,18 +120,36 @@ func (p *Partition) Saved() []SavedValue {
 // and the bytes the tensor takes at runtime (emptyAtRuntime).
 func (p *partitioner) savedValue(id ir.NodeID) SavedValue {
 	n := &p.g.Nodes[id]
-	sv := SavedValue{Name: n.Name, Kind: "tensor", Bytes: -1, Source: valueSource(n)}
+	sv := SavedValue{Name: n.Name, Kind: "tensor", Bytes: p.savedBytes(id), Source: valueSource(n)}
 	if t := valueTensor(n.Val); t != nil {
 		sv.Shape, sv.Dtype = t.Shape, t.Dtype
 		if p.emptyAtRuntime(n) {
-			sv.Shape, sv.Bytes = []ir.Dim{{Val: 0}}, 0
-		} else if b, ok := jointgraph.TensorBytes(t); ok {
-			sv.Bytes = b
+			sv.Shape = []ir.Dim{{Val: 0}}
 		}
 	} else if isSymValue(n.Val) {
-		sv.Kind, sv.Bytes = "symint", 0
+		sv.Kind = "symint"
 	}
 	return sv
+}
+
+// savedBytes is savedValue(id).Bytes without the rest: the partition sums
+// it over every saved value, and the source text (a stack trace parsed
+// per value) is only for the reports that list them.
+func (p *partitioner) savedBytes(id ir.NodeID) int64 {
+	n := &p.g.Nodes[id]
+	if t := valueTensor(n.Val); t != nil {
+		if p.emptyAtRuntime(n) {
+			return 0
+		}
+		if b, ok := jointgraph.TensorBytes(t); ok {
+			return b
+		}
+		return -1
+	}
+	if isSymValue(n.Val) {
+		return 0
+	}
+	return -1
 }
 
 // emptyAtRuntime reports whether n is a tensor the kernel makes empty
@@ -771,7 +789,7 @@ func (p *partitioner) extract(cands []int32, mode Mode) (*Partition, error) {
 			id := p.jointID(c)
 			n := &p.g.Nodes[id]
 			fwOuts = append(fwOuts, ir.NodeArg(ir.NodeID(id), n.Name))
-			if b := p.savedValue(ir.NodeID(id)).Bytes; b > 0 {
+			if b := p.savedBytes(ir.NodeID(id)); b > 0 {
 				savedBytes = satAdd(savedBytes, b)
 			}
 		}

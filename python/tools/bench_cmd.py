@@ -29,11 +29,21 @@ how the page cache holds it and so how the binary is mapped at every start
 "Thirteenth pass", what it costs), which would bias a comparison towards
 the binary written the better way.
 
+With --over 'FLOOR ARGS' (one string, split as a shell splits words), CMD
+and FLOOR run in turn, which goes first alternating, and one row of the
+ratio CMD / FLOOR is printed: the median of the pairwise ratios of wall
+time with their range, the same for peak RSS with --rss, and each side's
+median wall time and peak RSS. Pairing keeps the ratio meaningful while
+the machine's speed drifts under other load. --per F divides the ratios
+by F (a per-node ratio of two graph sizes F apart). These are the rows of
+`make bench` (scripts/bench.sh ratios).
+
 Standard library only, so it runs under any python3.
 """
 
 import argparse
 import os
+import shlex
 import shutil
 import statistics
 import sys
@@ -79,12 +89,19 @@ def main():
     ap.add_argument("--ok-codes", default="0", help="exit codes that count as success (comma-separated)")
     ap.add_argument("--vs", action="append", default=[], help="another binary run alternately with the same arguments (repeatable)")
     ap.add_argument("--no-copy", action="store_true", help="with --vs, run the binaries as they are, not copies")
+    ap.add_argument("--over", default=None, help="the floor: a command run in turn with CMD; prints CMD / FLOOR")
+    ap.add_argument("--rss", action="store_true", help="with --over, also the ratio of peak RSS")
+    ap.add_argument("--per", type=float, default=1.0, help="with --over, divide the ratios by this")
+    ap.add_argument("--goal", default="", help="with --over, the goal printed beside the ratio")
     ap.add_argument("cmd", nargs=argparse.REMAINDER)
     args = ap.parse_args()
     cmd = args.cmd[1:] if args.cmd and args.cmd[0] == "--" else args.cmd
     if not cmd:
         ap.error("no command")
     ok = {int(c) for c in args.ok_codes.split(",")}
+    if args.over:
+        ratio(args, cmd, shlex.split(args.over), ok)
+        return
     cmds = [own(cmd, 0)] + [own([vs] + cmd[1:], k + 1) for k, vs in enumerate(args.vs)]
     names = [c[0] for c in cmds]
     if args.vs and not args.no_copy:
@@ -131,6 +148,37 @@ def measure(args, cmds, names, ok):
         if args.vs:
             label = "%s: %s" % (os.path.basename(c[0]), label)
         report(label, walls[k], cpus[k], rss[k], spawn, args)
+
+
+def ratio(args, a, b, ok):
+    """One ratio row: a and b in turn, args.runs pairs, pairwise ratios."""
+    for c in (a, b):
+        if run_once(c)[2] not in ok:  # warm-up: page cache, binary
+            sys.exit("bench_cmd: %s failed" % " ".join(c))
+    runs = {0: [], 1: []}
+    for i in range(args.runs):
+        pair = [None, None]
+        for k in ((0, 1) if i % 2 == 0 else (1, 0)):
+            w, r, code, _ = run_once((a, b)[k])
+            if code not in ok:
+                sys.exit("bench_cmd: %s exited %d" % (" ".join((a, b)[k]), code))
+            pair[k] = (w, r)
+        runs[0].append(pair[0])
+        runs[1].append(pair[1])
+    walls = sorted(x[0] / y[0] / args.per for x, y in zip(runs[0], runs[1]))
+    rsss = sorted(x[1] / y[1] / args.per for x, y in zip(runs[0], runs[1]))
+
+    def side(rs):
+        w = statistics.median(x[0] for x in rs)
+        t = "%.2f ms" % (w * 1e3) if w < 1 else "%.2f s" % w
+        return "%s %.0f MiB" % (t, max(x[1] for x in rs) / 1024)
+
+    cell = "%6.2fx [%.2f–%.2f]" % (statistics.median(walls), walls[0], walls[-1])
+    if args.rss:
+        cell += "  rss %5.2fx [%.2f–%.2f]" % (statistics.median(rsss), rsss[0], rsss[-1])
+    print("  %-52s %s  goal %-7s (%s / %s, n=%d)" % (
+        args.label or " ".join(a), cell, args.goal or "-", side(runs[0]), side(runs[1]), args.runs))
+    sys.stdout.flush()
 
 
 def report(label, walls, cpus, rss, spawn, args):

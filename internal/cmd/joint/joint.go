@@ -11,6 +11,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"sync"
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
@@ -263,6 +264,13 @@ func jointRun(opts *Options) error {
 	}
 	summary := jointSummary(j, opts, frozen, names)
 	timings.Lap("joint")
+	// The joint's own check reads the joint as the partition does, and
+	// neither changes what the other reads: it runs beside the partition,
+	// which is sequential, so that on a second processor its cost leaves
+	// the command's critical path. writeOutputs takes its verdict before
+	// anything is written.
+	jointChecked := checkJointAsync(opts, j)
+	defer jointChecked()
 
 	var part, all *partition.Partition
 	if opts.Partition != "" {
@@ -290,7 +298,7 @@ func jointRun(opts *Options) error {
 		timings.Lap("partition")
 	}
 	progress.Phase("write", 0)
-	if err := writeOutputs(opts, j, part); err != nil {
+	if err := writeOutputs(opts, j, part, jointChecked); err != nil {
 		return err
 	}
 	timings.Lap("write")
@@ -335,7 +343,7 @@ type output struct {
 // (atomicfile.WriteFilesFunc), each encoding streamed into its temporary
 // file so that memory stays proportional to the graph. Standard output,
 // which has no temporary file to drop, gets the encoding whole or nothing.
-func writeOutputs(opts *Options, j *jointgraph.Joint, part *partition.Partition) error {
+func writeOutputs(opts *Options, j *jointgraph.Joint, part *partition.Partition, jointChecked func() error) error {
 	var outs []output
 	if opts.Out != "" {
 		outs = append(outs, output{path: opts.Out, m: j.Module, nodes: ir.GraphNodes(j.Module.Root())})
@@ -344,19 +352,29 @@ func writeOutputs(opts *Options, j *jointgraph.Joint, part *partition.Partition)
 		fw, fwNodes := part.Source(false)
 		bw, bwNodes := part.Source(true)
 		outs = append(outs, output{opts.FwOut, fw, fwNodes, true}, output{opts.BwOut, bw, bwNodes, true})
-		if opts.Out == "" {
-			if err := verifyWritten(j.Module, opts.In+" (joint graph)"); err != nil {
-				return err
-			}
+	}
+	if err := jointChecked(); err != nil {
+		return err
+	}
+	// The forward's and the backward's checks read the joint and write
+	// nothing they share: they run at the same time, and the first failure
+	// in the outputs' order is the one reported.
+	errs := make([]error, len(outs))
+	var checks sync.WaitGroup
+	for i, o := range outs {
+		if o.partitioned {
+			checks.Go(func() {
+				defer func() {
+					if r := recover(); r != nil {
+						errs[i] = ir.Panicked("validate output", ir.Location{File: o.path}, r)
+					}
+				}()
+				errs[i] = verifyPartitioned(o.m, o.nodes, o.path)
+			})
 		}
 	}
-	for _, o := range outs {
-		var err error
-		if o.partitioned {
-			err = verifyPartitioned(o.m, o.nodes, o.path)
-		} else {
-			err = verifyWritten(o.m, o.path)
-		}
+	checks.Wait()
+	for _, err := range errs {
 		if err != nil {
 			return err
 		}
@@ -408,6 +426,38 @@ func writeOutputs(opts *Options, j *jointgraph.Joint, part *partition.Partition)
 		return fmt.Errorf("cannot write the outputs: %w", werr)
 	}
 	return nil
+}
+
+// checkJointAsync starts the check of the joint that writeOutputs needs
+// (verifyWritten: of the joint written to -o or, when only the forward
+// and backward graphs are written, of the joint they are read from) and
+// returns the function that waits for its verdict; it may be called more
+// than once.
+func checkJointAsync(opts *Options, j *jointgraph.Joint) func() error {
+	path := opts.Out
+	if path == "" && opts.Partition != "" && opts.FwOut != "" {
+		path = opts.In + " (joint graph)"
+	}
+	if path == "" {
+		return func() error { return nil }
+	}
+	done := make(chan struct{})
+	var err error
+	go func() {
+		defer close(done)
+		// A panic here is a bug of hopctl, reported as the command's own
+		// are (exit 4), not a crash of the process.
+		defer func() {
+			if r := recover(); r != nil {
+				err = ir.Panicked("validate output", ir.Location{File: path}, r)
+			}
+		}()
+		err = verifyWritten(j.Module, path)
+	}()
+	return func() error {
+		<-done
+		return err
+	}
 }
 
 // verifyWritten checks a module hopctl built as every command checks what

@@ -337,7 +337,7 @@ func TestBrowserJointSavedTable(t *testing.T) {
 // Chromium: from navigation start to the page's ready flag (data parsed,
 // boxes built, first layout drawn, handlers attached), and then how long
 // expanding a box by a mouse click takes to re-lay out. scripts/bench.sh
-// runs it; it asserts nothing about time.
+// report runs it; it asserts nothing about time.
 func BenchmarkReportInteractive(b *testing.B) {
 	path, err := exec.LookPath("chromium")
 	if err != nil {
