@@ -441,8 +441,9 @@ func condBackward(j *jointBuilder, id ir.NodeID, grads []V) error {
 		}
 	}
 	// PyTorch's cond backward (torch/_higher_order_ops/cond.py,
-	// CondAutogradOp.backward) filters the branch joints' gradients with
-	// filter_with_masks: one per tensor operand, no slot for a SymInt.
+	// CondAutogradOp.backward) drops the branch joints' None gradients with
+	// utils.py create_fn_remove_none: one per tensor operand, no slot for a
+	// SymInt (fill_none_with_masks puts the Nones back for autograd).
 	// (subJoint's results have roots of their own: editing them leaves
 	// the cache's copy as built.)
 	keepOutputs(tbw.Module.Root(), tensorOps)

@@ -125,9 +125,9 @@ var torchDifferences = []TorchDifference{
 	{ID: DiffCondBackward26, Torch: TorchVersions{Until: "2.14"},
 		What: "cond's backward is cond(pred, joint_true, joint_false, [*grads, *operands]) over create_fw_bw_graph joints " +
 			"((*tangents, *primals) → a gradient for every operand, a SymInt's included); 2.14 passes [*operands, *grads] to " +
-			"create_bw_fn joints and keeps one gradient per tensor operand (filter_with_masks)",
+			"create_bw_fn joints and keeps one gradient per tensor operand (create_fn_remove_none; fill_none_with_masks restores the Nones)",
 		Source: "2.6.0: torch/_higher_order_ops/cond.py CondAutogradOp.backward, create_fw_bw_graph_branches; 2.14.1: cond.py " +
-			"CondAutogradOp.backward (create_bw_fn, filter_with_masks)"},
+			"CondAutogradOp.backward (create_bw_fn, utils.py create_fn_remove_none, fill_none_with_masks)"},
 	{ID: DiffInvokeSubgraph26, Torch: TorchVersions{Until: "2.14"},
 		What: "invoke_subgraph's backward: the forward call is named ___forward_<identifier>, the backward " +
 			"invoke_subgraph(bw_graph, ___backward_<identifier>, (*operands, *tangents)) takes a tangent for every output and " +
@@ -156,7 +156,10 @@ var torchDifferences = []TorchDifference{
 		// the input-output aliasing checks; #158375 ("torch 2.8 RC regression
 		// - part 2") is transformers' export refused by the 2.8 RC, fixed
 		// by huggingface/transformers#39488's .clone()s. The row's bound stays
-		// the release verified here.
+		// the release verified here. Not checked at a release tag: no
+		// pytorch/pytorch history can be read here (its snapshot is over the
+		// fetch limit), so the other rows leave Change empty rather than
+		// date a PR by its merge.
 		Change: "pytorch/pytorch#146658 in 2.8"},
 	{ID: DiffWhileMeta26, Torch: TorchVersions{Until: "2.14"},
 		What: "while_loop compares body_fn's outputs with the carried inputs pair by zipped pair (different counts pass: while_count " +
