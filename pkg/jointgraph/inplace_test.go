@@ -7,6 +7,7 @@ import (
 
 	"github.com/hopctl/hopctl/pkg/ir"
 	"github.com/hopctl/hopctl/pkg/load"
+	"github.com/hopctl/hopctl/pkg/synth"
 )
 
 // TestForwardInPlaceMatchesCopy: the joint built on the functional
@@ -36,7 +37,7 @@ func TestForwardInPlaceMatchesCopy(t *testing.T) {
 		}
 		inputs = append(inputs, input{filepath.Base(f), in.Module, Options{File: f, Registry: in.Registry}})
 	}
-	inputs = append(inputs, input{"stack", mlpStack(20), Options{}})
+	inputs = append(inputs, input{"stack", synth.MLPStack(20), Options{}})
 	build := func(m *ir.Module, opts Options, copied bool) ([]byte, error) {
 		copyForward = copied
 		defer func() { copyForward = false }()
@@ -81,7 +82,7 @@ func TestForwardInPlaceMatchesCopy(t *testing.T) {
 			mlp = in.m
 		}
 	}
-	for _, m := range []*ir.Module{mlp, mlpStack(3)} {
+	for _, m := range []*ir.Module{mlp, synth.MLPStack(3)} {
 		f, err := functionalize(m, "", nil, new(*ir.Node), 3*len(m.Root().Nodes))
 		if err != nil {
 			t.Fatal(err)

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/hopctl/hopctl/pkg/ir"
+	"github.com/hopctl/hopctl/pkg/synth"
 )
 
 // tensorMetas returns the tensor metadata pointers of g's node values.
@@ -33,7 +34,7 @@ func tensorMetas(g *ir.Graph) map[*ir.TensorMeta]bool {
 // `go test -race` — share none of what they made (the forward's own
 // metadata, copied into both joints, aside).
 func TestMetadataInternedPerBuild(t *testing.T) {
-	m := mlpStack(50)
+	m := synth.MLPStack(50)
 	fwd := tensorMetas(m.Root())
 	var joints [2]*Joint
 	var wg sync.WaitGroup

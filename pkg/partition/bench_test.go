@@ -12,7 +12,7 @@ import (
 // 1,000-layer stack (11k forward nodes) that python/tools/bench_aot.py
 // runs through AOTAutograd.
 func BenchmarkJointMinCut(b *testing.B) {
-	m := mlpStack(1000)
+	m := synth.MLPStack(1000)
 	b.ReportMetric(float64(len(m.Root().Nodes)), "fwd-nodes")
 	for b.Loop() {
 		j, err := jointgraph.Build(m, jointgraph.Options{})
@@ -101,7 +101,7 @@ func TestJointMinCutScale(t *testing.T) {
 		saved, joint int
 	}
 	measure := func(layers int) work {
-		m := mlpStack(layers)
+		m := synth.MLPStack(layers)
 		if err := ir.Verify(m, "stack"); err != nil {
 			t.Fatal(err)
 		}
