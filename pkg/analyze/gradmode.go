@@ -1,8 +1,6 @@
 package analyze
 
 import (
-	"fmt"
-
 	"github.com/hopctl/hopctl/pkg/ir"
 )
 
@@ -192,17 +190,4 @@ func (p *Pass) GradEnabledAt(g *ir.Graph, id ir.NodeID) bool {
 		return p.GradEnabled()
 	}
 	return at[id]
-}
-
-// GradModeDescription says in words which mode a module starts in and
-// why, for reports ("disabled (recorded by the file)").
-func GradModeDescription(m *ir.Module, opts Options) string {
-	mode, from := ModuleGradMode(m, opts)
-	switch from {
-	case "file":
-		return fmt.Sprintf("%s (recorded by the file)", mode)
-	case "option":
-		return fmt.Sprintf("%s (--grad-mode; the file records none)", mode)
-	}
-	return fmt.Sprintf("%s (the file records none)", mode)
 }

@@ -17,7 +17,7 @@ import (
 // GraphExtensions are the extensions directory walking takes for graph
 // files: hopctl's three encodings and torch.export's .pt2 archives (package
 // pt2). A ".json" file is taken only when it looks like a hopctl graph or
-// an ExportedProgram (IsGraphJSON): repositories hold many other JSON
+// an ExportedProgram (graphJSON): repositories hold many other JSON
 // files.
 var GraphExtensions = []string{".pb", ".binpb", ".pbtxt", ".txtpb", ".textproto", ".prototxt", ".pt2", ".json"}
 
@@ -198,15 +198,9 @@ func hasGraphExtension(p string) bool {
 	return slices.Contains(GraphExtensions, ext)
 }
 
-// IsGraphFile reports whether walking takes file p: its extension is one
-// of GraphExtensions and, for ".json", IsGraphJSON.
-func IsGraphFile(p string) bool {
-	ok, _ := isGraphFile(p)
-	return ok
-}
-
-// isGraphFile is IsGraphFile, with the error of a ".json" file that could
-// not be opened to look at.
+// isGraphFile reports whether walking takes file p: its extension is one
+// of GraphExtensions and, for ".json", graphJSON; the error is that of a
+// ".json" file that could not be opened to look at.
 func isGraphFile(p string) (bool, error) {
 	if !hasGraphExtension(p) {
 		return false, nil
@@ -217,15 +211,10 @@ func isGraphFile(p string) (bool, error) {
 	return graphJSON(p)
 }
 
-// IsGraphJSON reports whether a JSON file looks like a graph file: its
+// graphJSON reports whether a JSON file looks like a graph file: its
 // first 64 KiB name hopctl's format version ("formatVersion", protobuf
 // JSON's name of format_version), or it is an ExportedProgram
 // (pt2.IsProgramJSON).
-func IsGraphJSON(p string) bool {
-	ok, _ := graphJSON(p)
-	return ok
-}
-
 func graphJSON(p string) (bool, error) {
 	f, err := os.Open(p)
 	if err != nil {
