@@ -172,16 +172,6 @@ func truncateDirectory(z []byte) []byte {
 	return append(out, z[eocd:]...)
 }
 
-// manyEntries is a valid package plus n one-byte entries.
-func manyEntries(prog []byte, n int) []byte {
-	es := []entry{{name: "m/archive_format", data: []byte("pt2")}, {name: "m/archive_version", data: []byte("0")},
-		{name: "m/models/model.json", data: prog}}
-	for i := range n {
-		es = append(es, entry{name: fmt.Sprintf("m/data/%d", i), data: []byte{'x'}})
-	}
-	return zipOf(es...)
-}
-
 // programOf extracts the program JSON of a pt2_archive package.
 func programOf(data []byte) ([]byte, error) {
 	zr, err := zip.NewReader(bytes.NewReader(data), int64(len(data)))

@@ -1,7 +1,6 @@
 package ir
 
 import (
-	"os"
 	"path/filepath"
 	"sync/atomic"
 	"testing"
@@ -41,13 +40,4 @@ func TestHooks(t *testing.T) {
 	if _, err := LoadFile(bin); err != nil || nodes.Load() != 0 {
 		t.Errorf("without hooks: %v, %d nodes reported", err, nodes.Load())
 	}
-}
-
-func fileSize(t *testing.T, path string) int64 {
-	t.Helper()
-	st, err := os.Stat(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return st.Size()
 }
