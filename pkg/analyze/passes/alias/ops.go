@@ -3,6 +3,7 @@ package alias
 import (
 	"fmt"
 	"slices"
+	"strings"
 
 	"github.com/hopctl/hopctl/pkg/analyze"
 	"github.com/hopctl/hopctl/pkg/hop"
@@ -104,7 +105,7 @@ func (st *state) applySchema(id ir.NodeID, info *opInfo, args []ir.Arg, kwargs [
 	rets, aliased = rets[:len(s.Returns)], aliased[:len(s.Returns)]
 	for _, ra := range info.rets {
 		a := bound[ra.Arg]
-		if a == nil || info.viewOrCopy != opschema.AlwaysAsSchema && st.recordedCopy(info.viewOrCopy, a, val) {
+		if a == nil || info.viewOrCopy != opschema.AlwaysAsSchema && st.recordedCopy(info, bound, a, val) {
 			continue
 		}
 		stor := st.argVal(a).storages()
@@ -156,7 +157,17 @@ func (st *state) applySchema(id ir.NodeID, info *opInfo, args []ir.Arg, kwargs [
 // (reshape, contiguous) made a copy, as the recorded layouts of self and of
 // the result say; without concrete recorded sizes and strides it did not
 // (the schema's alias stands).
-func (st *state) recordedCopy(k opschema.ViewOrCopyKind, self *ir.Arg, val *ir.Value) bool {
+//
+// contiguous with a memory_format other than the default is left to the
+// schema: whether the input is already in that format is not judged.
+func (st *state) recordedCopy(info *opInfo, bound []*ir.Arg, self *ir.Arg, val *ir.Value) bool {
+	k := info.viewOrCopy
+	if k == opschema.ContiguousLike {
+		if i := info.schema.Argument("memory_format"); i >= 0 && i < len(bound) && bound[i] != nil &&
+			bound[i].Kind == ir.ArgMemoryFormat && strings.TrimPrefix(bound[i].S, "torch.") != "contiguous_format" {
+			return false
+		}
+	}
 	out := tensorOf(val)
 	if self.Kind != ir.ArgNode || self.Ref < 0 || out == nil {
 		return false
