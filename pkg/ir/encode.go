@@ -63,120 +63,209 @@ func EncodeTo(w io.Writer, m *Module, enc Encoding) error {
 // that the output of a deeply nested file grows with its size, not with
 // the square of its depth. Both decoders ignore the whitespace.
 //
-// The file is marshalled in pieces — the fields before submodules, each
-// submodule, the fields after — laid out one after the other as the
-// single-line form of the whole file would be, in field order: the
-// encoding of a file with many subgraphs is many times its binary size,
-// and the whole of it in one buffer, beside the message and the graphs it
-// was made from, took a joint's write past its memory bound (150 MiB + 50
-// × the input's size). Each submodule is dropped from f once written (f is
-// consumed).
+// The file is marshalled in pieces — each field of the file, of each
+// submodule and of each graph by itself, each node whole — and the pieces
+// laid out one after the other as the single-line form of the whole file
+// would be, in field order: the encoding of a large file is many times its
+// binary size, and the whole of it in one buffer, beside the message and
+// the graphs it was made from, took a joint's write past its memory bound
+// (150 MiB + 50 × the input's size). Each node and submodule is dropped
+// from f once written (f is consumed).
 func libraryEncode(w io.Writer, f *pb.File, enc Encoding) error {
 	n := len(f.GetGraph().GetNodes())
 	for _, s := range f.GetSubmodules() {
 		n += len(s.GetGraph().GetNodes())
 	}
-	var marshal func(proto.Message) ([]byte, error)
+	p := &pieceWriter{json: enc == JSON}
 	switch enc {
 	case JSON:
-		marshal = protojson.MarshalOptions{UseProtoNames: true}.Marshal
+		p.marshal = protojson.MarshalOptions{UseProtoNames: true}.Marshal
 	case Text:
-		marshal = prototext.Marshal
+		p.marshal = prototext.Marshal
 	default:
 		return fmt.Errorf("unknown encoding")
 	}
-	subs := f.GetSubmodules()
-	subsField := f.ProtoReflect().Descriptor().Fields().ByName("submodules")
-	head, tail := &pb.File{}, &pb.File{}
-	f.ProtoReflect().Range(func(fd protoreflect.FieldDescriptor, v protoreflect.Value) bool {
-		switch {
-		case fd.Number() < subsField.Number():
-			head.ProtoReflect().Set(fd, v)
-		case fd.Number() > subsField.Number():
-			tail.ProtoReflect().Set(fd, v)
-		}
-		return true
-	})
 	bw := bufio.NewWriterSize(w, printBuffer)
 	if enc == Text {
 		bw.WriteString(textHeader)
 	}
-	r := &reindenter{out: bw, json: enc == JSON}
-	h, err := marshal(head)
-	if err != nil {
-		return err
-	}
-	t, err := marshal(tail)
-	if err != nil {
-		return err
-	}
-	h, t = bytes.TrimSpace(h), bytes.TrimSpace(t)
-	if enc == JSON {
-		// {"a":…,"graph":{…} ,"submodules":[{…},{…}] ,"attributes":…}
-		wrote := len(h) > 2
-		if !wrote && len(subs) == 0 && len(t) <= 2 {
-			r.write([]byte("{}"))
-			r.finish()
-			return finishEncode(bw, n)
-		}
-		r.write(h[:len(h)-1])
-		if len(subs) > 0 {
-			if wrote {
-				r.write([]byte(","))
-			}
-			r.write([]byte(`"submodules":[`))
-			for i, s := range subs {
-				if i > 0 {
-					r.write([]byte(","))
-				}
-				b, err := marshal(s)
-				if err != nil {
-					return err
-				}
-				r.write(bytes.TrimSpace(b))
-				subs[i] = nil
-			}
-			r.write([]byte("]"))
-			wrote = true
-		}
-		if body := bytes.TrimSpace(t[1 : len(t)-1]); len(body) > 0 {
-			if wrote {
-				r.write([]byte(","))
-			}
-			r.write(body)
-		}
-		r.write([]byte("}"))
+	p.r = &reindenter{out: bw, json: p.json}
+	var err error
+	if p.json {
+		err = p.object(f.ProtoReflect())
 	} else {
-		// a:… graph:{…} submodules:{…} submodules:{…} attributes:…
-		// (a piece starts with the space that separates it: the space
-		// before a field is what starts its line)
-		r.write(h)
-		sep := func(b []byte) []byte {
-			if !r.written {
-				return b
-			}
-			return append([]byte(" "), b...)
+		err = p.fields(f.ProtoReflect(), "")
+	}
+	if err != nil {
+		return err
+	}
+	p.r.finish()
+	return finishEncode(bw, n)
+}
+
+// pieceWriter lays out a file's encoding piece by piece (libraryEncode).
+type pieceWriter struct {
+	r       *reindenter
+	json    bool
+	marshal func(proto.Message) ([]byte, error)
+}
+
+// descend reports whether a field's messages are written field by field
+// (the file's graphs and submodules), not marshalled whole.
+func descend(fd protoreflect.FieldDescriptor) bool {
+	if fd.Kind() != protoreflect.MessageKind {
+		return false
+	}
+	switch fd.Message().FullName() {
+	case "hopctl.v1.Graph", "hopctl.v1.Submodule":
+		return true
+	}
+	return false
+}
+
+// object writes m as a JSON object.
+func (p *pieceWriter) object(m protoreflect.Message) error {
+	if !populated(m) {
+		p.r.write([]byte("{}"))
+		return nil
+	}
+	p.r.write([]byte("{"))
+	if err := p.fields(m, ""); err != nil {
+		return err
+	}
+	p.r.write([]byte("}"))
+	return nil
+}
+
+// fields writes m's populated fields in the libraries' order (the order of
+// declaration), each led by lead or, after the first, by the separator.
+func (p *pieceWriter) fields(m protoreflect.Message, lead string) error {
+	fds := m.Descriptor().Fields()
+	first := true
+	for i := 0; i < fds.Len(); i++ {
+		fd := fds.Get(i)
+		if !m.Has(fd) {
+			continue
 		}
-		for i, s := range subs {
-			b, err := marshal(s)
+		sep := lead
+		if !first {
+			sep = map[bool]string{true: ",", false: " "}[p.json]
+		}
+		first = false
+		name := string(fd.Name())
+		switch {
+		case descend(fd) || fd.IsList() && fd.Kind() == protoreflect.MessageKind:
+			if err := p.messages(m, fd, sep, name); err != nil {
+				return err
+			}
+		default:
+			one := m.Type().New()
+			one.Set(fd, m.Get(fd))
+			b, err := p.marshal(one.Interface())
 			if err != nil {
 				return err
 			}
-			if b = bytes.TrimSpace(b); len(b) == 0 {
-				r.write(sep([]byte("submodules:{}")))
-			} else {
-				r.write(sep([]byte("submodules:{")))
-				r.write(b)
-				r.write([]byte("}"))
+			b = bytes.TrimSpace(b)
+			if p.json {
+				b = b[1 : len(b)-1] // the field without its object's braces
 			}
-			subs[i] = nil
-		}
-		if len(t) > 0 {
-			r.write(sep(t))
+			p.r.write(append([]byte(sep), b...))
 		}
 	}
-	r.finish()
-	return finishEncode(bw, n)
+	return nil
+}
+
+// messages writes a message field (a list of them, or one): elements of a
+// graph or submodule field field by field, others marshalled whole, each
+// dropped from m once written.
+func (p *pieceWriter) messages(m protoreflect.Message, fd protoreflect.FieldDescriptor, sep, name string) error {
+	one := func(e protoreflect.Message, lead string) error {
+		if descend(fd) {
+			if p.json {
+				p.r.write([]byte(lead))
+				return p.object(e)
+			}
+			if !populated(e) {
+				p.r.write([]byte(lead + name + ":{}"))
+				return nil
+			}
+			p.r.write([]byte(lead + name + ":{"))
+			if err := p.fields(e, ""); err != nil {
+				return err
+			}
+			p.r.write([]byte("}"))
+			return nil
+		}
+		b, err := p.marshal(e.Interface())
+		if err != nil {
+			return err
+		}
+		b = bytes.TrimSpace(b)
+		if p.json {
+			p.r.write(append([]byte(lead), b...))
+		} else if len(b) == 0 {
+			p.r.write([]byte(lead + name + ":{}"))
+		} else {
+			p.r.write([]byte(lead + name + ":{"))
+			p.r.write(b)
+			p.r.write([]byte("}"))
+		}
+		return nil
+	}
+	if !fd.IsList() {
+		lead := sep
+		if p.json {
+			lead = sep + `"` + name + `":`
+		}
+		return one(m.Get(fd).Message(), lead)
+	}
+	l := m.Get(fd).List()
+	if p.json {
+		p.r.write([]byte(sep + `"` + name + `":[`))
+	}
+	drop := dropper(m, fd)
+	for j := 0; j < l.Len(); j++ {
+		lead := sep
+		if p.json {
+			lead = map[bool]string{true: "", false: ","}[j == 0]
+		} else if j > 0 {
+			lead = " "
+		}
+		if err := one(l.Get(j).Message(), lead); err != nil {
+			return err
+		}
+		drop(j)
+	}
+	if p.json {
+		p.r.write([]byte("]"))
+	}
+	return nil
+}
+
+// dropper returns a function that lets element j of the big lists (a
+// graph's nodes, a file's submodules) go once written.
+func dropper(m protoreflect.Message, fd protoreflect.FieldDescriptor) func(int) {
+	switch x := m.Interface().(type) {
+	case *pb.Graph:
+		if fd.Name() == "nodes" {
+			return func(j int) { x.Nodes[j] = nil }
+		}
+	case *pb.File:
+		if fd.Name() == "submodules" {
+			return func(j int) { x.Submodules[j] = nil }
+		}
+	}
+	return func(int) {}
+}
+
+// populated reports whether m has a field set.
+func populated(m protoreflect.Message) bool {
+	has := false
+	m.Range(func(protoreflect.FieldDescriptor, protoreflect.Value) bool {
+		has = true
+		return false
+	})
+	return has
 }
 
 // finishEncode flushes an encoding of n nodes and reports them done.
