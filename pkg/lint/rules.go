@@ -8,6 +8,7 @@ import (
 	"sync"
 
 	"github.com/hopctl/hopctl/pkg/analyze"
+	"github.com/hopctl/hopctl/pkg/opschema"
 	"github.com/hopctl/hopctl/pkg/analyze/passes"
 )
 
@@ -179,6 +180,40 @@ func RulesMarkdown() string {
 			b.WriteString(", the file is invalid input: exit 3")
 		}
 		fmt.Fprintf(&b, "): %s.\n\n%s\n", r.Short, r.Help())
+		writeReleases(&b, r.ID)
 	}
 	return b.String()
+}
+
+// writeReleases lists, under a rule, the version table rows its checks
+// consult: where the rule's verdict or words differ between torch
+// releases (docs/hops.md#version-aware-rules; --torch-version 2.6,2.14
+// says per finding).
+func writeReleases(b *strings.Builder, rule string) {
+	rows := opschema.RowsOfRule(rule, "")
+	if len(rows) == 0 {
+		return
+	}
+	byID := map[string]opschema.TorchDifference{}
+	for _, d := range opschema.TorchDifferences() {
+		byID[d.ID] = d
+	}
+	b.WriteString("\n**Torch releases.** Where this rule differs by release ([version table](hops.md#version-aware-rules)):\n\n")
+	for _, id := range rows {
+		d := byID[id]
+		fmt.Fprintf(b, "- `%s`, torch %s: %s\n", id, releaseRange(d.Torch), d.What)
+	}
+}
+
+// releaseRange writes a row's releases: "before 2.14", "2.6 and later", "2.0 up to 2.6".
+func releaseRange(v opschema.TorchVersions) string {
+	switch {
+	case v.From == "" && v.Until != "":
+		return "before " + v.Until
+	case v.From != "" && v.Until == "":
+		return v.From + " and later"
+	case v.From != "" && v.Until != "":
+		return v.From + " up to " + v.Until
+	}
+	return "every release"
 }
