@@ -8,8 +8,8 @@ import (
 	"sync"
 
 	"github.com/hopctl/hopctl/pkg/analyze"
-	"github.com/hopctl/hopctl/pkg/opschema"
 	"github.com/hopctl/hopctl/pkg/analyze/passes"
+	"github.com/hopctl/hopctl/pkg/opschema"
 )
 
 // Rule ids of the graph-structure rules (ir.Verify's defects) and of the
