@@ -110,6 +110,15 @@ type pieceWriter struct {
 	marshal func(proto.Message) ([]byte, error)
 }
 
+// sep is what separates two fields, or two elements of a list: JSON's
+// comma, the single-line text form's space.
+func (p *pieceWriter) sep() string {
+	if p.json {
+		return ","
+	}
+	return " "
+}
+
 // descend reports whether a field's messages are written field by field
 // (the file's graphs and submodules), not marshalled whole.
 func descend(fd protoreflect.FieldDescriptor) bool {
@@ -149,7 +158,7 @@ func (p *pieceWriter) fields(m protoreflect.Message, lead string) error {
 		}
 		sep := lead
 		if !first {
-			sep = map[bool]string{true: ",", false: " "}[p.json]
+			sep = p.sep()
 		}
 		first = false
 		name := string(fd.Name())
@@ -227,9 +236,10 @@ func (p *pieceWriter) messages(m protoreflect.Message, fd protoreflect.FieldDesc
 	for j := 0; j < l.Len(); j++ {
 		lead := sep
 		if p.json {
-			lead = map[bool]string{true: "", false: ","}[j == 0]
-		} else if j > 0 {
-			lead = " "
+			lead = "" // inside [ ]
+		}
+		if j > 0 {
+			lead = p.sep()
 		}
 		if err := one(l.Get(j).Message(), lead); err != nil {
 			return err

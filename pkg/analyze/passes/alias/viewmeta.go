@@ -1,6 +1,7 @@
 package alias
 
 import (
+	"fmt"
 	"slices"
 	"strings"
 
@@ -191,10 +192,20 @@ func (st *state) viewMeta(leaves []*ir.Arg, outVals []aval) *ViewMeta {
 	}
 	// Inputs that are one tensor passed twice: the same storage and the
 	// same metadata (AOTAutograd's fake-tensor memo makes them one
-	// functional tensor, so a write to one is a write to both).
-	same := func(i, j int) bool {
-		a, b := tensorOf(g.Nodes[st.inputs[i]].Val), tensorOf(g.Nodes[st.inputs[j]].Val)
-		return a != nil && b != nil && a.HasStorageID && b.HasStorageID && a.StorageID == b.StorageID && sameLayout(a, b)
+	// functional tensor, so a write to one is a write to both). Grouped
+	// once by storage and layout: a write marks its input's group.
+	twins := make([][]int, len(st.inputs))
+	groups := map[string][]int{}
+	for i, in := range st.inputs {
+		if t := tensorOf(g.Nodes[in].Val); t != nil && t.HasStorageID {
+			k := layoutKey(t)
+			groups[k] = append(groups[k], i)
+		}
+	}
+	for _, members := range groups {
+		for _, i := range members {
+			twins[i] = members
+		}
 	}
 	inputOfCanon := func(id ir.NodeID) int {
 		c := canonOf(id)
@@ -208,13 +219,17 @@ func (st *state) viewMeta(leaves []*ir.Arg, outVals []aval) *ViewMeta {
 	noGradWrites := make([]int, len(st.inputs))
 	metaOp := make([]bool, len(st.inputs))
 	markData := func(i int, ng bool) {
-		for j := range st.inputs {
-			if j == i || same(i, j) {
-				dataWrites[j]++
-				if ng {
-					noGradWrites[j]++
-				}
+		mark := func(j int) {
+			dataWrites[j]++
+			if ng {
+				noGradWrites[j]++
 			}
+		}
+		if twins[i] == nil {
+			mark(i)
+		}
+		for _, j := range twins[i] {
+			mark(j)
 		}
 	}
 	// The input each written value derives from through views (st.chain's
@@ -432,6 +447,31 @@ func mutationType(im *InputMeta) string {
 func (im *InputMeta) Recompute() {
 	im.MutationsHiddenFromAutograd = !im.MutatesData
 	im.MutationType = mutationType(im)
+}
+
+// layoutKey identifies a tensor's storage and layout as sameLayout
+// compares them (ir.Dim.Equal: integers by value, expressions as written
+// without spaces).
+func layoutKey(t *ir.TensorMeta) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%d", t.StorageID)
+	dim := func(d ir.Dim) {
+		if v, ok := d.Concrete(); ok {
+			fmt.Fprintf(&b, "|%d", v)
+		} else {
+			b.WriteString("|s" + strings.Join(strings.Fields(d.Expr), ""))
+		}
+	}
+	for _, d := range t.Shape {
+		dim(d)
+	}
+	b.WriteString("/")
+	for _, d := range t.Stride {
+		dim(d)
+	}
+	b.WriteString("/")
+	dim(t.StorageOffset)
+	return b.String()
 }
 
 func sameLayout(a, b *ir.TensorMeta) bool {
