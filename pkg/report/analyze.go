@@ -377,42 +377,8 @@ func NewAnalyzeFile(path string, m *ir.Module, res *analyze.Result) AnalyzeFile 
 		byGraph[f.Graph] = append(byGraph[f.Graph], NewFinding(f))
 	}
 	for _, g := range m.Graphs {
-		ag := AnalyzeGraph{Name: g.Name, Inputs: []string{}, Outputs: []string{}, InpInpAlias: IndexMap{}, InpOutAlias: IndexMap{}, OutOutAlias: IndexMap{}, MutatedInputs: []int{}, Findings: []Finding{}}
-		if s, ok := sums[g.Name].(*alias.Summary); ok {
-			ag.Inputs = append(ag.Inputs, s.Inputs...)
-			ag.NumOutputs = s.NumOutputs
-			leaves, _ := g.Outputs()
-			for _, l := range leaves {
-				name := ""
-				if l.Kind == ir.ArgNode {
-					name = l.S
-				}
-				ag.Outputs = append(ag.Outputs, name)
-			}
-			ag.InpInpAlias = append(ag.InpInpAlias, s.InpInpAlias...)
-			ag.InpOutAlias = append(ag.InpOutAlias, s.InpOutAlias...)
-			ag.OutOutAlias = append(ag.OutOutAlias, s.OutOutAlias...)
-			ag.MutatedInputs = append(ag.MutatedInputs, s.MutatedInputs...)
-			if sig := m.Signature; sig != nil && g.Name == "" {
-				for _, in := range s.Inputs {
-					kind, target := "", ""
-					if sp := sig.InputByName(in); sp != nil {
-						kind, target = sp.Kind.String(), sp.Target
-					}
-					ag.InputKinds = append(ag.InputKinds, kind)
-					ag.InputTargets = append(ag.InputTargets, target)
-				}
-			}
-			ag.addMutations(sigmut.Mutations(m, s))
-			if s.View != nil {
-				var declared []int
-				for _, dm := range ag.DeclaredMutations {
-					declared = append(declared, dm.Input)
-				}
-				ag.ViewMeta = newViewMetaDoc(s.View, declared)
-			}
-		}
-		ag.Aliases = namedAliases(&ag)
+		s, _ := sums[g.Name].(*alias.Summary)
+		ag := NewAnalyzeGraph(m, g, s)
 		if fs := byGraph[g.Name]; len(fs) > 0 {
 			ag.Findings = fs
 			delete(byGraph, g.Name) // (a duplicate graph name, which Verify refuses, gets them once)
@@ -420,6 +386,48 @@ func NewAnalyzeFile(path string, m *ir.Module, res *analyze.Result) AnalyzeFile 
 		af.Graphs = append(af.Graphs, ag)
 	}
 	return af
+}
+
+// NewAnalyzeGraph builds the document entry of graph g of m from its alias
+// summary s (nil: the graph was not analysed), without findings.
+func NewAnalyzeGraph(m *ir.Module, g *ir.Graph, s *alias.Summary) AnalyzeGraph {
+	ag := AnalyzeGraph{Name: g.Name, Inputs: []string{}, Outputs: []string{}, InpInpAlias: IndexMap{}, InpOutAlias: IndexMap{}, OutOutAlias: IndexMap{}, MutatedInputs: []int{}, Findings: []Finding{}}
+	if s != nil {
+		ag.Inputs = append(ag.Inputs, s.Inputs...)
+		ag.NumOutputs = s.NumOutputs
+		leaves, _ := g.Outputs()
+		for _, l := range leaves {
+			name := ""
+			if l.Kind == ir.ArgNode {
+				name = l.S
+			}
+			ag.Outputs = append(ag.Outputs, name)
+		}
+		ag.InpInpAlias = append(ag.InpInpAlias, s.InpInpAlias...)
+		ag.InpOutAlias = append(ag.InpOutAlias, s.InpOutAlias...)
+		ag.OutOutAlias = append(ag.OutOutAlias, s.OutOutAlias...)
+		ag.MutatedInputs = append(ag.MutatedInputs, s.MutatedInputs...)
+		if sig := m.Signature; sig != nil && g.Name == "" {
+			for _, in := range s.Inputs {
+				kind, target := "", ""
+				if sp := sig.InputByName(in); sp != nil {
+					kind, target = sp.Kind.String(), sp.Target
+				}
+				ag.InputKinds = append(ag.InputKinds, kind)
+				ag.InputTargets = append(ag.InputTargets, target)
+			}
+		}
+		ag.addMutations(sigmut.Mutations(m, s))
+		if s.View != nil {
+			var declared []int
+			for _, dm := range ag.DeclaredMutations {
+				declared = append(declared, dm.Input)
+			}
+			ag.ViewMeta = newViewMetaDoc(s.View, declared)
+		}
+	}
+	ag.Aliases = namedAliases(&ag)
+	return ag
 }
 
 // addMutations records the program's writes with their provenance; the

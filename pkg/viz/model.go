@@ -537,14 +537,13 @@ func (b *builder) analysis(res *analyze.Result) {
 	}
 	ns := &b.f.Nodes
 	sums := res.Results[alias.Analyzer]
-	doc := report.NewAnalyzeFile(b.f.Path, b.m, res) // graphs in b.m's order
 	for gi, g := range b.m.Graphs {
 		s, ok := sums[g.Name].(*alias.Summary)
 		if !ok {
 			continue
 		}
 		gr := &b.f.Graphs[gi]
-		gr.AOTKinds = report.ViewMetaKinds(doc.Graphs[gi])
+		gr.AOTKinds = report.ViewMetaKinds(report.NewAnalyzeGraph(b.m, g, s))
 		gr.Inputs = append(gr.Inputs, s.Inputs...)
 		inNode := make([]int32, len(s.Inputs))
 		for i, name := range s.Inputs {
