@@ -439,7 +439,9 @@ func (b *builder) sumMeta(x V, dimsToSum []int64, keepdim bool) *ir.TensorMeta {
 	if r > maxInternRank {
 		red = make([]bool, 0, r)
 	}
-	red = red[:r]
+	// A 0-dim tensor reduces over dim 0 or -1 (dim wraps scalars as rank
+	// 1, as ATen's maybe_wrap_dim does) and stays 0-dim.
+	red = red[:max(r, 1)]
 	for _, d := range dimsToSum {
 		w, ok := b.dim(d, r)
 		if !ok {
